@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The vocabulary of timerd: the model's enums and the typed errors. Shared by the service's pure
+ * core, the varlink codec and libtimerd, so that one failure has one name end to end. Data only:
+ * no functions, no includes of the project.
+ */
+
+#define TIMERD_NAME_MAX 128
+
+enum timerd_clock {
+        TIMERD_CLOCK_MONOTONIC,
+        TIMERD_CLOCK_BOOTTIME,
+        TIMERD_CLOCK_REALTIME,
+        TIMERD_CLOCK_BOOTTIME_ALARM,
+        TIMERD_CLOCK_REALTIME_ALARM,
+        TIMERD_CLOCK_MAX,
+        TIMERD_CLOCK_INVALID = -1,
+};
+
+enum timerd_policy {
+        TIMERD_POLICY_ONCE,
+        TIMERD_POLICY_AFTER_COMPLETION,
+        TIMERD_POLICY_WATCHDOG,
+        TIMERD_POLICY_INTERVAL,
+        TIMERD_POLICY_MAX,
+        TIMERD_POLICY_INVALID = -1,
+};
+
+enum timerd_lifetime {
+        TIMERD_LIFETIME_TRANSIENT,
+        TIMERD_LIFETIME_RETAINED,
+        TIMERD_LIFETIME_MAX,
+        TIMERD_LIFETIME_INVALID = -1,
+};
+
+enum timerd_delivery {
+        TIMERD_DELIVERY_NOTIFY,
+        TIMERD_DELIVERY_ALARM,
+        TIMERD_DELIVERY_SIGNAL,
+        TIMERD_DELIVERY_MAX,
+        TIMERD_DELIVERY_INVALID = -1,
+};
+
+enum timerd_state {
+        TIMERD_STATE_INACTIVE,
+        TIMERD_STATE_SCHEDULED,
+        TIMERD_STATE_RUNNING,
+        TIMERD_STATE_FAILED,
+        TIMERD_STATE_MAX,
+        TIMERD_STATE_INVALID = -1,
+};
+
+enum timerd_outcome {
+        TIMERD_OUTCOME_NONE, /* no run has finished yet */
+        TIMERD_OUTCOME_SUCCESS,
+        TIMERD_OUTCOME_EXPECTED_FAILURE,
+        TIMERD_OUTCOME_INVARIANT_FAILURE,
+        TIMERD_OUTCOME_MAX,
+        TIMERD_OUTCOME_INVALID = -1,
+};
+
+enum timerd_directive {
+        TIMERD_DIRECTIVE_CONTINUE,
+        TIMERD_DIRECTIVE_STOP,
+        TIMERD_DIRECTIVE_MAX,
+        TIMERD_DIRECTIVE_INVALID = -1,
+};
+
+/* Why a timer is in state `failed`. */
+enum timerd_failure {
+        TIMERD_FAILURE_NONE,
+        TIMERD_FAILURE_INVARIANT,                /* a run completed with invariant-failure */
+        TIMERD_FAILURE_PROVIDER_BINDING, /* the kernel timer could not be armed */
+        TIMERD_FAILURE_OVERFLOW,         /* a deadline or counter would overflow */
+        TIMERD_FAILURE_MAX,
+        TIMERD_FAILURE_INVALID = -1,
+};
+
+/* What `Reconcile` should leave live. */
+enum timerd_desired {
+        TIMERD_DESIRED_INACTIVE,  /* keep the declaration, clear its wake-up */
+        TIMERD_DESIRED_SCHEDULED, /* ensure one wake-up exists */
+        TIMERD_DESIRED_EXACT,     /* the wake-up is exactly the given deadline */
+        TIMERD_DESIRED_MAX,
+        TIMERD_DESIRED_INVALID = -1,
+};
+
+/*
+ * Typed errors. Functions return them negated (-TIMERD_E_NOT_FOUND); they start above every errno
+ * value so one int carries either a timerd error or a negative errno.
+ */
+enum timerd_error {
+        TIMERD_E_BASE = 10000,
+        /* org.varlink.service */
+        TIMERD_E_INVALID_PARAMETER = TIMERD_E_BASE,
+        TIMERD_E_METHOD_NOT_FOUND,
+        TIMERD_E_INTERFACE_NOT_FOUND,
+        TIMERD_E_EXPECTED_MORE,
+        TIMERD_E_PERMISSION_DENIED,
+        /* io.timerd.Timer */
+        TIMERD_E_NOT_FOUND,
+        TIMERD_E_ALREADY_REGISTERED,
+        TIMERD_E_REGISTRATION_EXPIRED,
+        TIMERD_E_WRONG_POLICY,
+        TIMERD_E_RECONCILIATION_CONFLICT,
+        TIMERD_E_INVALID_NAME,
+        TIMERD_E_INVALID_SCHEDULE,
+        TIMERD_E_OVERFLOW,
+        TIMERD_E_UNSUPPORTED,
+        TIMERD_E_CLOCK_UNAVAILABLE,
+        TIMERD_E_PROVIDER_BINDING_FAILED,
+        TIMERD_E_LIMIT_EXCEEDED,
+        TIMERD_E_NOT_RUNNING,
+        TIMERD_E_TIMEOUT,
+        TIMERD_E_SHUTTING_DOWN,
+        TIMERD_E_BUSY,
+        TIMERD_E_REQUEST_TOO_LARGE,
+        TIMERD_E_INVALID_MESSAGE, /* not JSON, or not a varlink call */
+        /* a Finish/Resume broke the parked-request protocol; the kind is in service/parked.h */
+        TIMERD_E_PROTOCOL_FAILURE,
+        /* client side only: never sent by the service */
+        TIMERD_E_DISCONNECTED,
+        TIMERD_E_PROTOCOL,
+        TIMERD_E_UNKNOWN_ERROR, /* a varlink error name this library does not know */
+        TIMERD_E_MAX,
+};
