@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "varlink/frame.h"
+
+#define STR_AND_LEN(s) (s), (sizeof(s) - 1)
+
+static void make_socketpair(int fds[2])
+{
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds),
+                         0);
+}
+
+static void write_all(int fd, const void *data, size_t len)
+{
+        assert_int_equal(write(fd, data, len), (ssize_t)len);
+}
+
+static void assert_next(struct vl_reader *r, const char *expected)
+{
+        const char *msg = NULL;
+        size_t len = SIZE_MAX;
+
+        assert_int_equal(vl_reader_next(r, &msg, &len), 1);
+        assert_int_equal(len, strlen(expected));
+        assert_memory_equal(msg, expected, len);
+        assert_int_equal(msg[len], 0);
+}
+
+static void assert_no_next(struct vl_reader *r)
+{
+        const char *msg;
+        size_t len;
+
+        assert_int_equal(vl_reader_next(r, &msg, &len), 0);
+}
+
+static void reader_split_message(void **state)
+{
+        struct vl_reader r;
+
+        (void)state;
+        vl_reader_init(&r, 1024);
+        assert_false(vl_reader_partial(&r));
+        assert_no_next(&r);
+
+        assert_int_equal(vl_reader_feed(&r, STR_AND_LEN("{\"meth")), 0);
+        assert_no_next(&r);
+        assert_true(vl_reader_partial(&r));
+        assert_int_equal(vl_reader_feed(&r, STR_AND_LEN("od\":\"a.B\"}")), 0);
+        assert_no_next(&r);
+        assert_int_equal(vl_reader_feed(&r, "", 1), 0);
+        assert_next(&r, "{\"method\":\"a.B\"}");
+        assert_false(vl_reader_partial(&r));
+        assert_no_next(&r);
+        vl_reader_done(&r);
+}
+
+static void reader_many_messages_in_one_feed(void **state)
+{
+        static const char input[] = "a\0bb\0\0ccc";
+        struct vl_reader r;
+
+        (void)state;
+        vl_reader_init(&r, 1024);
+        assert_int_equal(vl_reader_feed(&r, input, sizeof(input) - 1), 0);
+        assert_next(&r, "a");
+        assert_next(&r, "bb");
+        assert_next(&r, ""); /* an empty message is a message: the caller rejects it as JSON */
+        assert_no_next(&r);
+        assert_true(vl_reader_partial(&r));
+        assert_int_equal(vl_reader_feed(&r, "\0d", 2), 0);
+        assert_next(&r, "ccc");
+        assert_true(vl_reader_partial(&r));
+        vl_reader_done(&r);
+}
+
+static void reader_many_messages_in_one_read(void **state)
+{
+        static const char input[] = "m1\0m22\0m333\0";
+        struct vl_reader r;
+        int fds[2];
+
+        (void)state;
+        make_socketpair(fds);
+        vl_reader_init(&r, 1024);
+        write_all(fds[1], input, sizeof(input) - 1);
+
+        assert_int_equal(vl_reader_fill(&r, fds[0]), (long)(sizeof(input) - 1));
+        assert_next(&r, "m1");
+        assert_next(&r, "m22");
+        assert_next(&r, "m333");
+        assert_no_next(&r);
+        assert_int_equal(vl_reader_fill(&r, fds[0]), -EAGAIN);
+
+        assert_int_equal(close(fds[1]), 0);
+        assert_int_equal(vl_reader_fill(&r, fds[0]), 0);
+        assert_false(vl_reader_partial(&r));
+        vl_reader_done(&r);
+        assert_int_equal(close(fds[0]), 0);
+}
+
+/* A message much larger than the first buffer, arriving in many reads, comes out whole. */
+static void reader_message_split_across_reads(void **state)
+{
+        enum { SIZE = 100000, CHUNK = 1000 };
+        struct vl_reader r;
+        const char *msg;
+        size_t len;
+        char *text;
+        int fds[2];
+
+        (void)state;
+        text = malloc(SIZE + 1);
+        assert_non_null(text);
+        for (size_t i = 0; i < SIZE; i++)
+                text[i] = (char)('a' + i % 26);
+        text[SIZE] = 0;
+
+        make_socketpair(fds);
+        vl_reader_init(&r, 2 * SIZE);
+        for (size_t off = 0; off < SIZE + 1; off += CHUNK) {
+                size_t n = off + CHUNK <= SIZE + 1 ? CHUNK : SIZE + 1 - off;
+                long got = 0, k;
+
+                write_all(fds[1], text + off, n);
+                while ((k = vl_reader_fill(&r, fds[0])) > 0)
+                        got += k;
+                assert_int_equal(k, -EAGAIN);
+                assert_int_equal(got, (long)n);
+                if (off + n < SIZE + 1) {
+                        assert_no_next(&r);
+                        assert_true(vl_reader_partial(&r));
+                }
+        }
+        assert_int_equal(vl_reader_next(&r, &msg, &len), 1);
+        assert_int_equal(len, SIZE);
+        assert_memory_equal(msg, text, SIZE);
+        assert_false(vl_reader_partial(&r));
+
+        vl_reader_done(&r);
+        free(text);
+        assert_int_equal(close(fds[0]), 0);
+        assert_int_equal(close(fds[1]), 0);
+}
+
+static void reader_message_of_max_size(void **state)
+{
+        struct vl_reader r;
+
+        (void)state;
+        vl_reader_init(&r, 4);
+        assert_int_equal(vl_reader_feed(&r, "1234", 5), 0);
+        assert_next(&r, "1234");
+        assert_int_equal(vl_reader_feed(&r, "5678", 5), 0);
+        assert_next(&r, "5678");
+        vl_reader_done(&r);
+}
+
+static void reader_oversize_without_nul(void **state)
+{
+        const char *msg;
+        size_t len;
+        struct vl_reader r;
+
+        (void)state;
+        vl_reader_init(&r, 8);
+        assert_int_equal(vl_reader_feed(&r, STR_AND_LEN("12345678")), 0);
+        assert_no_next(&r);
+        assert_int_equal(vl_reader_feed(&r, STR_AND_LEN("9")), 0);
+        assert_int_equal(vl_reader_next(&r, &msg, &len), -EMSGSIZE);
+        assert_int_equal(vl_reader_feed(&r, STR_AND_LEN("0")), -EMSGSIZE);
+        vl_reader_done(&r);
+}
+
+static void reader_oversize_with_nul(void **state)
+{
+        const char *msg;
+        size_t len;
+        struct vl_reader r;
+
+        (void)state;
+        vl_reader_init(&r, 4);
+        assert_int_equal(vl_reader_feed(&r, "12345", 6), -EMSGSIZE);
+        assert_int_equal(vl_reader_next(&r, &msg, &len), -EMSGSIZE);
+        vl_reader_done(&r);
+}
+
+/* Whole messages are handed out before the one that is too long. */
+static void reader_oversize_after_good_message(void **state)
+{
+        const char *msg;
+        size_t len;
+        struct vl_reader r;
+
+        (void)state;
+        vl_reader_init(&r, 6);
+        assert_int_equal(vl_reader_feed(&r, STR_AND_LEN("ok\0abcd")), 0);
+        assert_next(&r, "ok");
+        assert_int_equal(vl_reader_feed(&r, STR_AND_LEN("efg")), 0);
+        assert_int_equal(vl_reader_next(&r, &msg, &len), -EMSGSIZE);
+        vl_reader_done(&r);
+}
+
+static void reader_fill_oversize(void **state)
+{
+        char junk[100];
+        const char *msg;
+        size_t len;
+        struct vl_reader r;
+        int fds[2];
+
+        (void)state;
+        memset(junk, 'x', sizeof(junk));
+        make_socketpair(fds);
+        write_all(fds[1], junk, sizeof(junk));
+        vl_reader_init(&r, 16);
+
+        assert_int_equal(vl_reader_fill(&r, fds[0]), 17);
+        assert_int_equal(vl_reader_next(&r, &msg, &len), -EMSGSIZE);
+        assert_int_equal(vl_reader_fill(&r, fds[0]), -EMSGSIZE);
+
+        vl_reader_done(&r);
+        assert_int_equal(close(fds[0]), 0);
+        assert_int_equal(close(fds[1]), 0);
+}
+
+/* A full buffer of whole messages is not an oversize message: take them, then read on. */
+static void reader_full_of_whole_messages(void **state)
+{
+        struct vl_reader r;
+
+        (void)state;
+        vl_reader_init(&r, 4);
+        assert_int_equal(vl_reader_feed(&r, STR_AND_LEN("ab\0cd\0")), -ENOBUFS);
+        assert_next(&r, "ab");
+        assert_no_next(&r);
+        assert_int_equal(vl_reader_feed(&r, "", 1), 0);
+        assert_next(&r, "cd");
+        vl_reader_done(&r);
+}
+
+static void reader_fill_full_of_whole_messages(void **state)
+{
+        struct vl_reader r;
+        int fds[2];
+
+        (void)state;
+        make_socketpair(fds);
+        write_all(fds[1], STR_AND_LEN("ab\0cd\0"));
+        vl_reader_init(&r, 4);
+        assert_int_equal(vl_reader_fill(&r, fds[0]), 5);
+        assert_int_equal(vl_reader_fill(&r, fds[0]), -ENOBUFS);
+        assert_next(&r, "ab");
+        assert_int_equal(vl_reader_fill(&r, fds[0]), 1);
+        assert_next(&r, "cd");
+        assert_no_next(&r);
+        vl_reader_done(&r);
+        assert_int_equal(close(fds[0]), 0);
+        assert_int_equal(close(fds[1]), 0);
+}
+
+static void reader_fill_errors(void **state)
+{
+        struct vl_reader r;
+        int fds[2];
+
+        (void)state;
+        vl_reader_init(&r, 64);
+        assert_int_equal(vl_reader_fill(&r, -1), -EBADF);
+        assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+        assert_int_equal(vl_reader_fill(&r, fds[1]), -EBADF); /* the write end */
+        vl_reader_done(&r);
+        assert_int_equal(close(fds[0]), 0);
+        assert_int_equal(close(fds[1]), 0);
+}
+
+static void reader_reusable_after_done(void **state)
+{
+        struct vl_reader r;
+
+        (void)state;
+        vl_reader_init(&r, 64);
+        assert_int_equal(vl_reader_feed(&r, STR_AND_LEN("half")), 0);
+        vl_reader_done(&r);
+        assert_false(vl_reader_partial(&r));
+        assert_no_next(&r);
+        assert_int_equal(vl_reader_feed(&r, "new", 4), 0);
+        assert_next(&r, "new");
+        vl_reader_done(&r);
+        vl_reader_done(&r);
+}
+
+static void read_exactly(int fd, const char *expected, size_t len)
+{
+        char buf[256];
+
+        assert_true(len <= sizeof(buf));
+        assert_int_equal(read(fd, buf, sizeof(buf)), (ssize_t)len);
+        assert_memory_equal(buf, expected, len);
+}
+
+static void writer_queue_and_flush(void **state)
+{
+        struct vl_writer w;
+        int fds[2];
+
+        (void)state;
+        make_socketpair(fds);
+        vl_writer_init(&w, 1024);
+        assert_int_equal(vl_writer_pending(&w), 0);
+        assert_int_equal(vl_writer_flush(&w, fds[0]), 0);
+
+        assert_int_equal(vl_writer_queue(&w, STR_AND_LEN("a")), 0);
+        assert_int_equal(vl_writer_queue(&w, STR_AND_LEN("bc")), 0);
+        assert_int_equal(vl_writer_queue(&w, "", 0), 0);
+        assert_int_equal(vl_writer_pending(&w), 6);
+        assert_int_equal(vl_writer_flush(&w, fds[0]), 0);
+        assert_int_equal(vl_writer_pending(&w), 0);
+        read_exactly(fds[1], "a\0bc\0\0", 6);
+
+        vl_writer_done(&w);
+        assert_int_equal(close(fds[0]), 0);
+        assert_int_equal(close(fds[1]), 0);
+}
+
+static void writer_bound(void **state)
+{
+        struct vl_writer w;
+        int fds[2];
+
+        (void)state;
+        vl_writer_init(&w, 10);
+        assert_int_equal(vl_writer_queue(&w, STR_AND_LEN("0123456789")), -ENOBUFS);
+        assert_int_equal(vl_writer_queue(&w, (const char *)"x", SIZE_MAX), -ENOBUFS);
+        assert_int_equal(vl_writer_queue(&w, STR_AND_LEN("01234")), 0);
+        assert_int_equal(vl_writer_queue(&w, STR_AND_LEN("567")), 0);
+        assert_int_equal(vl_writer_pending(&w), 10);
+        assert_int_equal(vl_writer_queue(&w, "", 0), -ENOBUFS);
+        assert_int_equal(vl_writer_pending(&w), 10);
+
+        /* Once flushed, the room is there again. */
+        make_socketpair(fds);
+        assert_int_equal(vl_writer_flush(&w, fds[0]), 0);
+        assert_int_equal(vl_writer_queue(&w, STR_AND_LEN("012345678")), 0);
+        assert_int_equal(vl_writer_flush(&w, fds[0]), 0);
+        read_exactly(fds[1],
+                     "01234\0"
+                     "567\0"
+                     "012345678\0",
+                     20);
+
+        vl_writer_done(&w);
+        assert_int_equal(close(fds[0]), 0);
+        assert_int_equal(close(fds[1]), 0);
+}
+
+/* Appends what the socket holds to out[*len], never past room. */
+static void drain(int fd, char *out, size_t *len, size_t room)
+{
+        char buf[65536];
+        ssize_t n;
+
+        while ((n = read(fd, buf, sizeof(buf))) > 0) {
+                assert_true((size_t)n <= room - *len);
+                memcpy(out + *len, buf, (size_t)n);
+                *len += (size_t)n;
+        }
+        assert_int_equal(n, -1);
+        assert_int_equal(errno, EAGAIN);
+}
+
+static void writer_partial_writes(void **state)
+{
+        /* The bound holds both messages only once part of the first is written. */
+        enum { FIRST = 300000, SECOND = 1000, TOTAL = FIRST + 1 + SECOND + 1, BOUND = TOTAL - 1 };
+        struct vl_writer w;
+        size_t received = 0;
+        char *first, *second, *out;
+        int fds[2], small = 4096, r = -1;
+
+        (void)state;
+        first = malloc(FIRST);
+        second = malloc(SECOND);
+        out = malloc(TOTAL);
+        assert_non_null(first);
+        assert_non_null(second);
+        assert_non_null(out);
+        memset(first, 'f', FIRST);
+        memset(second, 's', SECOND);
+
+        make_socketpair(fds);
+        assert_int_equal(setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+        assert_int_equal(setsockopt(fds[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+        vl_writer_init(&w, BOUND);
+
+        assert_int_equal(vl_writer_queue(&w, first, FIRST), 0);
+        assert_int_equal(vl_writer_queue(&w, second, SECOND), -ENOBUFS);
+        assert_int_equal(vl_writer_flush(&w, fds[0]), -EAGAIN);
+        assert_true(vl_writer_pending(&w) > 0);
+        assert_true(vl_writer_pending(&w) < FIRST + 1);
+
+        /* Queueing behind a half-written message keeps both whole and in order. */
+        assert_int_equal(vl_writer_queue(&w, second, SECOND), 0);
+
+        for (unsigned i = 0; i < 100000; i++) {
+                drain(fds[1], out, &received, TOTAL);
+                r = vl_writer_flush(&w, fds[0]);
+                if (r == 0)
+                        break;
+                assert_int_equal(r, -EAGAIN);
+        }
+        assert_int_equal(r, 0);
+        assert_int_equal(vl_writer_pending(&w), 0);
+        drain(fds[1], out, &received, TOTAL);
+
+        assert_int_equal(received, TOTAL);
+        assert_memory_equal(out, first, FIRST);
+        assert_int_equal(out[FIRST], 0);
+        assert_memory_equal(out + FIRST + 1, second, SECOND);
+        assert_int_equal(out[TOTAL - 1], 0);
+
+        vl_writer_done(&w);
+        free(first);
+        free(second);
+        free(out);
+        assert_int_equal(close(fds[0]), 0);
+        assert_int_equal(close(fds[1]), 0);
+}
+
+/* With SIGPIPE's default action a raised SIGPIPE would kill the test. */
+static void writer_closed_peer_socket(void **state)
+{
+        struct vl_writer w;
+        int fds[2];
+
+        (void)state;
+        assert_true(signal(SIGPIPE, SIG_DFL) != SIG_ERR);
+        make_socketpair(fds);
+        assert_int_equal(close(fds[1]), 0);
+        vl_writer_init(&w, 64);
+        assert_int_equal(vl_writer_queue(&w, STR_AND_LEN("lost")), 0);
+        assert_int_equal(vl_writer_flush(&w, fds[0]), -EPIPE);
+        assert_int_equal(vl_writer_pending(&w), 5);
+        vl_writer_done(&w);
+        assert_int_equal(close(fds[0]), 0);
+}
+
+static void writer_pipe(void **state)
+{
+        struct vl_writer w;
+        sigset_t pending;
+        int fds[2];
+
+        (void)state;
+        assert_true(signal(SIGPIPE, SIG_DFL) != SIG_ERR);
+        assert_int_equal(pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
+        vl_writer_init(&w, 64);
+
+        assert_int_equal(vl_writer_queue(&w, STR_AND_LEN("via pipe")), 0);
+        assert_int_equal(vl_writer_flush(&w, fds[1]), 0);
+        read_exactly(fds[0], "via pipe", 9);
+
+        assert_int_equal(close(fds[0]), 0);
+        assert_int_equal(vl_writer_queue(&w, STR_AND_LEN("lost")), 0);
+        assert_int_equal(vl_writer_flush(&w, fds[1]), -EPIPE);
+        assert_int_equal(sigpending(&pending), 0);
+        assert_int_equal(sigismember(&pending, SIGPIPE), 0);
+
+        vl_writer_done(&w);
+        assert_int_equal(close(fds[1]), 0);
+}
+
+static void writer_bad_fd(void **state)
+{
+        struct vl_writer w;
+
+        (void)state;
+        vl_writer_init(&w, 64);
+        assert_int_equal(vl_writer_queue(&w, STR_AND_LEN("x")), 0);
+        assert_int_equal(vl_writer_flush(&w, -1), -EBADF);
+        assert_int_equal(vl_writer_pending(&w), 2);
+        vl_writer_done(&w);
+        assert_int_equal(vl_writer_pending(&w), 0);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(reader_split_message),
+            cmocka_unit_test(reader_many_messages_in_one_feed),
+            cmocka_unit_test(reader_many_messages_in_one_read),
+            cmocka_unit_test(reader_message_split_across_reads),
+            cmocka_unit_test(reader_message_of_max_size),
+            cmocka_unit_test(reader_oversize_without_nul),
+            cmocka_unit_test(reader_oversize_with_nul),
+            cmocka_unit_test(reader_oversize_after_good_message),
+            cmocka_unit_test(reader_fill_oversize),
+            cmocka_unit_test(reader_full_of_whole_messages),
+            cmocka_unit_test(reader_fill_full_of_whole_messages),
+            cmocka_unit_test(reader_fill_errors),
+            cmocka_unit_test(reader_reusable_after_done),
+            cmocka_unit_test(writer_queue_and_flush),
+            cmocka_unit_test(writer_bound),
+            cmocka_unit_test(writer_partial_writes),
+            cmocka_unit_test(writer_closed_peer_socket),
+            cmocka_unit_test(writer_pipe),
+            cmocka_unit_test(writer_bad_fd),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "varlink/message.h"
+
+#define STR_AND_LEN(s) (s), (sizeof(s) - 1)
+
+static int call_parse(const char *text, struct vl_call *ret)
+{
+        return vl_call_parse(text, strlen(text), VL_MAX_DEPTH_DEFAULT, ret);
+}
+
+static int call_parse_status(const char *text)
+{
+        struct vl_call c;
+        int r = call_parse(text, &c);
+
+        if (r == 0)
+                vl_call_done(&c);
+        return r;
+}
+
+static int reply_parse(const char *text, struct vl_reply *ret)
+{
+        return vl_reply_parse(text, strlen(text), VL_MAX_DEPTH_DEFAULT, ret);
+}
+
+static int reply_parse_status(const char *text)
+{
+        struct vl_reply reply;
+        int r = reply_parse(text, &reply);
+
+        if (r == 0)
+                vl_reply_done(&reply);
+        return r;
+}
+
+static json_object *parse_object(const char *text)
+{
+        json_object *obj = json_tokener_parse(text);
+
+        assert_non_null(obj);
+        return obj;
+}
+
+static void call_full(void **state)
+{
+        struct vl_call c;
+        bool all = false;
+
+        (void)state;
+        assert_int_equal(call_parse("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"all\":"
+                                    "true},\"more\":true,\"oneway\":false,\"upgrade\":true,"
+                                    "\"unknown\":[1]}",
+                                    &c),
+                         0);
+        assert_string_equal(c.method, "io.timerd.Timer.List");
+        assert_true(c.more);
+        assert_false(c.oneway);
+        assert_true(c.upgrade);
+        assert_int_equal(vl_get_bool(c.parameters, "all", &all), 0);
+        assert_true(all);
+        vl_call_done(&c);
+        assert_null(c.root);
+        vl_call_done(&c);
+}
+
+static void call_defaults(void **state)
+{
+        struct vl_call c;
+
+        (void)state;
+        assert_int_equal(call_parse(" {\"method\":\"a.B\"} ", &c), 0);
+        assert_string_equal(c.method, "a.B");
+        assert_non_null(c.parameters);
+        assert_true(json_object_is_type(c.parameters, json_type_object));
+        assert_int_equal(json_object_object_length(c.parameters), 0);
+        assert_false(c.more);
+        assert_false(c.oneway);
+        assert_false(c.upgrade);
+        vl_call_done(&c);
+
+        assert_int_equal(call_parse("{\"method\":\"a.B\",\"parameters\":null,\"more\":null}", &c),
+                         0);
+        assert_true(json_object_is_type(c.parameters, json_type_object));
+        assert_false(c.more);
+        vl_call_done(&c);
+}
+
+static void call_bad_json(void **state)
+{
+        static const char *const bad[] = {
+            "",
+            " ",
+            "{",
+            "nope",
+            "{\"method\":\"a.B\",}",
+            "[1,]",
+            "{'method':1",
+            "\"\xff\"",
+            "{\"method\":\"a.B\"",
+        };
+        struct vl_call c;
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                assert_int_equal(call_parse_status(bad[i]), -EBADMSG);
+        assert_int_equal(vl_call_parse("{\"method\":\"a.B\"}", SIZE_MAX, 16, &c), -EMSGSIZE);
+        assert_int_equal(vl_call_parse("{\"method\":\"a.B\"}", 16, 0, &c), -EINVAL);
+}
+
+static void call_trailing_garbage(void **state)
+{
+        struct vl_call c;
+
+        (void)state;
+        assert_int_equal(call_parse_status("{\"method\":\"a.B\"} x"), -EBADMSG);
+        assert_int_equal(call_parse_status("{\"method\":\"a.B\"}{}"), -EBADMSG);
+        assert_int_equal(call_parse_status("{\"method\":\"a.B\"}1"), -EBADMSG);
+        /* A NUL inside the given length is not the end of the message. */
+        assert_int_equal(vl_call_parse(STR_AND_LEN("{\"method\":\"a.B\"}\0{}"), 16, &c), -EBADMSG);
+}
+
+/* json-c counts every value: {"method":"a.B"} is 2 deep, an empty object inside it 3. */
+static void call_depth(void **state)
+{
+        static const char flat[] = "{\"method\":\"a.B\"}";
+        static const char nested[] = "{\"method\":\"a.B\",\"parameters\":{}}";
+        static const char deeper[] = "{\"method\":\"a.B\",\"parameters\":{\"x\":{}}}";
+        struct vl_call c;
+
+        (void)state;
+        assert_int_equal(vl_call_parse(STR_AND_LEN(flat), 1, &c), -EBADMSG);
+        assert_int_equal(vl_call_parse(STR_AND_LEN(flat), 2, &c), 0);
+        vl_call_done(&c);
+        assert_int_equal(vl_call_parse(STR_AND_LEN(nested), 2, &c), 0);
+        vl_call_done(&c);
+        assert_int_equal(vl_call_parse(STR_AND_LEN(deeper), 2, &c), -EBADMSG);
+        assert_int_equal(vl_call_parse(STR_AND_LEN(deeper), 3, &c), 0);
+        vl_call_done(&c);
+}
+
+static void call_not_a_call(void **state)
+{
+        static const char *const bad[] = {
+            "[]",
+            "\"a.B\"",
+            "12",
+            "null",
+            "{}",
+            "{\"parameters\":{}}",
+            "{\"method\":null}",
+            "{\"method\":1}",
+            "{\"method\":[\"a.B\"]}",
+            "{\"method\":\"a.B\",\"parameters\":[]}",
+            "{\"method\":\"a.B\",\"parameters\":\"x\"}",
+            "{\"method\":\"a.B\",\"parameters\":1}",
+            "{\"method\":\"a.B\",\"more\":\"yes\"}",
+            "{\"method\":\"a.B\",\"more\":1}",
+            "{\"method\":\"a.B\",\"oneway\":0}",
+            "{\"method\":\"a.B\",\"upgrade\":{}}",
+        };
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                assert_int_equal(call_parse_status(bad[i]), -EPROTO);
+}
+
+static void reply_success(void **state)
+{
+        struct vl_reply reply;
+        uint64_t next = 0;
+
+        (void)state;
+        assert_int_equal(reply_parse("{\"parameters\":{\"next_usec\":5}}", &reply), 0);
+        assert_null(reply.error);
+        assert_false(reply.continues);
+        assert_int_equal(vl_get_u64(reply.parameters, "next_usec", &next), 0);
+        assert_int_equal(next, 5);
+        vl_reply_done(&reply);
+        assert_null(reply.root);
+
+        assert_int_equal(reply_parse("{\"continues\":true}", &reply), 0);
+        assert_true(reply.continues);
+        assert_int_equal(json_object_object_length(reply.parameters), 0);
+        vl_reply_done(&reply);
+}
+
+static void reply_error(void **state)
+{
+        struct vl_reply reply;
+        const char *name = NULL;
+
+        (void)state;
+        assert_int_equal(
+            reply_parse("{\"error\":\"io.timerd.Timer.NotFound\",\"parameters\":{\"name\":\"t\"}}",
+                        &reply),
+            0);
+        assert_string_equal(reply.error, "io.timerd.Timer.NotFound");
+        assert_int_equal(vl_get_string(reply.parameters, "name", &name), 0);
+        assert_string_equal(name, "t");
+        vl_reply_done(&reply);
+
+        assert_int_equal(reply_parse("{\"error\":\"io.timerd.Timer.Busy\"}", &reply), 0);
+        assert_string_equal(reply.error, "io.timerd.Timer.Busy");
+        assert_int_equal(json_object_object_length(reply.parameters), 0);
+        vl_reply_done(&reply);
+
+        assert_int_equal(reply_parse("{\"error\":null,\"parameters\":{}}", &reply), 0);
+        assert_null(reply.error);
+        vl_reply_done(&reply);
+}
+
+static void reply_bad(void **state)
+{
+        static const char *const not_reply[] = {
+            "[]",
+            "true",
+            "{\"error\":5}",
+            "{\"error\":\"\"}",
+            "{\"error\":{}}",
+            "{\"parameters\":[]}",
+            "{\"parameters\":0}",
+            "{\"continues\":\"yes\"}",
+        };
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(not_reply) / sizeof(not_reply[0]); i++)
+                assert_int_equal(reply_parse_status(not_reply[i]), -EPROTO);
+        assert_int_equal(reply_parse_status("{\"parameters\":"), -EBADMSG);
+        assert_int_equal(reply_parse_status("{} {}"), -EBADMSG);
+}
+
+/* {"method":"a.B","parameters":{"x":[[...]]}} nested depth levels deep (the root is level 1). */
+static char *nested_call(size_t depth)
+{
+        static const char head[] = "{\"method\":\"a.B\",\"parameters\":{\"x\":";
+        size_t arrays = depth - 2;
+        size_t len = strlen(head) + 2 * arrays + 2;
+        char *text = malloc(len + 1);
+
+        assert_non_null(text);
+        memcpy(text, head, strlen(head));
+        memset(text + strlen(head), '[', arrays);
+        memset(text + strlen(head) + arrays, ']', arrays);
+        memcpy(text + len - 2, "}}", 3);
+        return text;
+}
+
+static void default_depth(void **state)
+{
+        char *ok = nested_call(VL_MAX_DEPTH_DEFAULT);
+        char *deep = nested_call(VL_MAX_DEPTH_DEFAULT + 1);
+
+        (void)state;
+        assert_int_equal(call_parse_status(ok), 0);
+        assert_int_equal(call_parse_status(deep), -EBADMSG);
+        assert_int_equal(reply_parse_status(deep), -EBADMSG);
+        free(ok);
+        free(deep);
+}
+
+static void encode_call(void **state)
+{
+        json_object *parameters;
+        struct vl_call c;
+        const char *name;
+        char *text;
+
+        (void)state;
+        text = vl_call_encode("io.timerd.Timer.Get", NULL, false, false);
+        assert_non_null(text);
+        assert_string_equal(text, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{}}");
+        free(text);
+
+        parameters = json_object_new_object();
+        assert_non_null(parameters);
+        assert_int_equal(vl_add_string(parameters, "name", "a/b"), 0);
+        text = vl_call_encode("io.timerd.Timer.Wait", parameters, true, true);
+        assert_non_null(text);
+        assert_non_null(strstr(text, "\"a/b\"")); /* no "a\/b" */
+
+        assert_int_equal(call_parse(text, &c), 0);
+        assert_string_equal(c.method, "io.timerd.Timer.Wait");
+        assert_true(c.more);
+        assert_true(c.oneway);
+        assert_false(c.upgrade);
+        assert_int_equal(vl_get_string(c.parameters, "name", &name), 0);
+        assert_string_equal(name, "a/b");
+        vl_call_done(&c);
+        free(text);
+}
+
+static void encode_reply(void **state)
+{
+        json_object *parameters;
+        struct vl_reply reply;
+        uint64_t big = 0;
+        int64_t negative = 0;
+        char *text;
+
+        (void)state;
+        text = vl_reply_encode(NULL, false);
+        assert_non_null(text);
+        assert_string_equal(text, "{\"parameters\":{}}");
+        free(text);
+
+        parameters = json_object_new_object();
+        assert_non_null(parameters);
+        assert_int_equal(vl_add_u64(parameters, "big", UINT64_MAX - 1), 0);
+        assert_int_equal(vl_add_i64(parameters, "negative", INT64_MIN + 1), 0);
+        text = vl_reply_encode(parameters, true);
+        assert_non_null(text);
+
+        assert_int_equal(reply_parse(text, &reply), 0);
+        assert_null(reply.error);
+        assert_true(reply.continues);
+        assert_int_equal(vl_get_u64(reply.parameters, "big", &big), 0);
+        assert_true(big == UINT64_MAX - 1);
+        assert_int_equal(vl_get_i64(reply.parameters, "negative", &negative), 0);
+        assert_true(negative == INT64_MIN + 1);
+        vl_reply_done(&reply);
+        free(text);
+}
+
+static void encode_error(void **state)
+{
+        json_object *parameters;
+        struct vl_reply reply;
+        uint64_t max = 0;
+        char *text;
+
+        (void)state;
+        text = vl_error_encode("io.timerd.Timer.Timeout", NULL);
+        assert_non_null(text);
+        assert_string_equal(text, "{\"error\":\"io.timerd.Timer.Timeout\",\"parameters\":{}}");
+        free(text);
+
+        parameters = json_object_new_object();
+        assert_non_null(parameters);
+        assert_int_equal(vl_add_u64(parameters, "max", 65536), 0);
+        text = vl_error_encode("io.timerd.Timer.RequestTooLarge", parameters);
+        assert_non_null(text);
+        assert_int_equal(reply_parse(text, &reply), 0);
+        assert_string_equal(reply.error, "io.timerd.Timer.RequestTooLarge");
+        assert_false(reply.continues);
+        assert_int_equal(vl_get_u64(reply.parameters, "max", &max), 0);
+        assert_int_equal(max, 65536);
+        vl_reply_done(&reply);
+        free(text);
+}
+
+static void get_string_and_bool(void **state)
+{
+        json_object *obj = parse_object("{\"s\":\"x\",\"b\":false,\"n\":null,\"i\":1}");
+        const char *s = "untouched";
+        bool b = true;
+
+        (void)state;
+        assert_int_equal(vl_get_string(obj, "s", &s), 0);
+        assert_string_equal(s, "x");
+        assert_int_equal(vl_get_string(obj, "i", &s), -EINVAL);
+        assert_int_equal(vl_get_string(obj, "b", &s), -EINVAL);
+        assert_int_equal(vl_get_string(obj, "n", &s), -ENOENT);
+        assert_int_equal(vl_get_string(obj, "absent", &s), -ENOENT);
+        assert_string_equal(s, "x");
+
+        assert_int_equal(vl_get_bool(obj, "b", &b), 0);
+        assert_false(b);
+        assert_int_equal(vl_get_bool(obj, "i", &b), -EINVAL);
+        assert_int_equal(vl_get_bool(obj, "s", &b), -EINVAL);
+        assert_int_equal(vl_get_bool(obj, "n", &b), -ENOENT);
+        assert_int_equal(vl_get_bool(obj, "absent", &b), -ENOENT);
+        json_object_put(obj);
+}
+
+static void get_u64(void **state)
+{
+        json_object *obj =
+            parse_object("{\"zero\":0,\"small\":42,\"i64max\":9223372036854775807,"
+                         "\"above_i64\":9223372036854775808,\"near_max\":18446744073709551614,"
+                         "\"u64max\":18446744073709551615,\"over\":18446744073709551616,"
+                         "\"huge\":99999999999999999999,\"minus\":-1,\"double\":1.0,\"exp\":1e3,"
+                         "\"string\":\"1\",\"bool\":true,\"null\":null,\"array\":[1]}");
+        static const char *const invalid[] = {"u64max", "over",   "huge", "minus", "double",
+                                              "exp",    "string", "bool", "array"};
+        uint64_t v = 7;
+
+        (void)state;
+        assert_int_equal(vl_get_u64(obj, "zero", &v), 0);
+        assert_true(v == 0);
+        assert_int_equal(vl_get_u64(obj, "small", &v), 0);
+        assert_true(v == 42);
+        assert_int_equal(vl_get_u64(obj, "i64max", &v), 0);
+        assert_true(v == INT64_MAX);
+        assert_int_equal(vl_get_u64(obj, "above_i64", &v), 0);
+        assert_true(v == (uint64_t)INT64_MAX + 1);
+        assert_int_equal(vl_get_u64(obj, "near_max", &v), 0);
+        assert_true(v == UINT64_MAX - 1);
+
+        v = 7;
+        for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
+                assert_int_equal(vl_get_u64(obj, invalid[i], &v), -EINVAL);
+        assert_int_equal(vl_get_u64(obj, "null", &v), -ENOENT);
+        assert_int_equal(vl_get_u64(obj, "absent", &v), -ENOENT);
+        assert_true(v == 7);
+        json_object_put(obj);
+}
+
+static void get_i64(void **state)
+{
+        json_object *obj = parse_object(
+            "{\"minus\":-5,\"max\":9223372036854775807,\"min1\":-9223372036854775807,"
+            "\"min\":-9223372036854775808,\"under\":-9223372036854775809,"
+            "\"above\":9223372036854775808,\"double\":-1.5,\"string\":\"-1\",\"null\":null}");
+        static const char *const invalid[] = {"min", "under", "above", "double", "string"};
+        int64_t v = 7;
+
+        (void)state;
+        assert_int_equal(vl_get_i64(obj, "minus", &v), 0);
+        assert_true(v == -5);
+        assert_int_equal(vl_get_i64(obj, "max", &v), 0);
+        assert_true(v == INT64_MAX);
+        assert_int_equal(vl_get_i64(obj, "min1", &v), 0);
+        assert_true(v == INT64_MIN + 1);
+
+        v = 7;
+        for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
+                assert_int_equal(vl_get_i64(obj, invalid[i], &v), -EINVAL);
+        assert_int_equal(vl_get_i64(obj, "null", &v), -ENOENT);
+        assert_int_equal(vl_get_i64(obj, "absent", &v), -ENOENT);
+        assert_true(v == 7);
+        json_object_put(obj);
+}
+
+static void get_object_and_array(void **state)
+{
+        json_object *obj = parse_object("{\"o\":{\"k\":1},\"a\":[1,2],\"n\":null}");
+        json_object *v = NULL;
+
+        (void)state;
+        assert_int_equal(vl_get_object(obj, "o", &v), 0);
+        assert_int_equal(json_object_object_length(v), 1);
+        assert_int_equal(vl_get_object(obj, "a", &v), -EINVAL);
+        assert_int_equal(vl_get_object(obj, "n", &v), -ENOENT);
+        assert_int_equal(vl_get_array(obj, "a", &v), 0);
+        assert_int_equal(json_object_array_length(v), 2);
+        assert_int_equal(vl_get_array(obj, "o", &v), -EINVAL);
+        assert_int_equal(vl_get_array(obj, "absent", &v), -ENOENT);
+        json_object_put(obj);
+}
+
+static void add_fields(void **state)
+{
+        json_object *obj = json_object_new_object();
+        json_object *inner = json_object_new_object();
+        json_object *got = NULL;
+        const char *s = NULL;
+        bool b = false;
+        uint64_t u = 0;
+        int64_t i = 0;
+
+        (void)state;
+        assert_non_null(obj);
+        assert_non_null(inner);
+        assert_int_equal(vl_add_string(obj, "s", "text"), 0);
+        assert_int_equal(vl_add_bool(obj, "b", true), 0);
+        assert_int_equal(vl_add_u64(obj, "u", (uint64_t)INT64_MAX + 5), 0);
+        assert_int_equal(vl_add_i64(obj, "i", -12), 0);
+        assert_int_equal(vl_add_object(obj, "o", inner), 0);
+        assert_int_equal(vl_add_string(obj, "s", "replaced"), 0);
+
+        assert_int_equal(vl_get_string(obj, "s", &s), 0);
+        assert_string_equal(s, "replaced");
+        assert_int_equal(vl_get_bool(obj, "b", &b), 0);
+        assert_true(b);
+        assert_int_equal(vl_get_u64(obj, "u", &u), 0);
+        assert_true(u == (uint64_t)INT64_MAX + 5);
+        assert_int_equal(vl_get_i64(obj, "i", &i), 0);
+        assert_true(i == -12);
+        assert_int_equal(vl_get_object(obj, "o", &got), 0);
+        assert_ptr_equal(got, inner);
+        json_object_put(obj);
+}
+
+static void method_interface(void **state)
+{
+        static const char *const invalid[] = {
+            "", "List", ".List", "io.timerd.Timer.", "io..Timer.List", ".", "a.", "..B",
+        };
+        char buf[32];
+        char small[4];
+
+        (void)state;
+        assert_int_equal(vl_method_interface("io.timerd.Timer.List", buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "io.timerd.Timer");
+        assert_int_equal(vl_method_interface("org.varlink.service.GetInfo", buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "org.varlink.service");
+        assert_int_equal(vl_method_interface("a.B", buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "a");
+
+        for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
+                assert_int_equal(vl_method_interface(invalid[i], buf, sizeof(buf)), -EINVAL);
+
+        assert_int_equal(vl_method_interface("abc.D", small, sizeof(small)), 0);
+        assert_string_equal(small, "abc");
+        assert_int_equal(vl_method_interface("abcd.E", small, sizeof(small)), -ENOBUFS);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(call_full),
+            cmocka_unit_test(call_defaults),
+            cmocka_unit_test(call_bad_json),
+            cmocka_unit_test(call_trailing_garbage),
+            cmocka_unit_test(call_depth),
+            cmocka_unit_test(default_depth),
+            cmocka_unit_test(call_not_a_call),
+            cmocka_unit_test(reply_success),
+            cmocka_unit_test(reply_error),
+            cmocka_unit_test(reply_bad),
+            cmocka_unit_test(encode_call),
+            cmocka_unit_test(encode_reply),
+            cmocka_unit_test(encode_error),
+            cmocka_unit_test(get_string_and_bool),
+            cmocka_unit_test(get_u64),
+            cmocka_unit_test(get_i64),
+            cmocka_unit_test(get_object_and_array),
+            cmocka_unit_test(add_fields),
+            cmocka_unit_test(method_interface),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

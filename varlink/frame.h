@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Varlink framing: NUL-terminated messages on a byte stream. A reader accumulates input and hands
+ * out whole messages; a writer queues output up to a bound. Neither blocks: the fd is
+ * non-blocking and the caller polls. Shared by the service and libtimerd.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct vl_reader {
+        char *buf;
+        size_t len;   /* bytes held */
+        size_t start; /* first byte not yet handed out */
+        size_t cap;
+        size_t max_message; /* a message longer than this is refused */
+        size_t scanned;     /* bytes from start known to hold no NUL: each byte is searched once */
+};
+
+/* max_message: the largest message accepted, NUL excluded. */
+void vl_reader_init(struct vl_reader *r, size_t max_message);
+void vl_reader_done(struct vl_reader *r);
+
+/*
+ * Read what the fd has. Returns bytes read (>0), 0 at end of stream, -EAGAIN when nothing is
+ * ready, -EMSGSIZE when the pending message outgrew max_message, -ENOBUFS when the buffer (one
+ * message long) is full of whole messages not yet taken with vl_reader_next, or another -errno.
+ */
+long vl_reader_fill(struct vl_reader *r, int fd);
+
+/* Add bytes as if read (tests, fuzzers). Same errors as vl_reader_fill. */
+int vl_reader_feed(struct vl_reader *r, const void *data, size_t len);
+
+/*
+ * Hand out the next whole message: returns 1 and sets *ret_msg (NUL-terminated, valid until the
+ * next call on r) and *ret_len, 0 when no whole message is held, -EMSGSIZE when the pending one is
+ * too long.
+ */
+int vl_reader_next(struct vl_reader *r, const char **ret_msg, size_t *ret_len);
+
+/* True when bytes of an unfinished message are held. */
+bool vl_reader_partial(const struct vl_reader *r);
+
+struct vl_writer {
+        char *buf;
+        size_t len;
+        size_t start; /* first byte not yet written */
+        size_t cap;
+        size_t max_buffered; /* more queued output than this is refused */
+};
+
+void vl_writer_init(struct vl_writer *w, size_t max_buffered);
+void vl_writer_done(struct vl_writer *w);
+
+/* Queue one message (a NUL is appended). -ENOBUFS past max_buffered, -ENOMEM. */
+int vl_writer_queue(struct vl_writer *w, const char *msg, size_t len);
+
+/*
+ * Write what is queued. Returns 0 when all is written, -EAGAIN when the fd would block with bytes
+ * left, or another -errno (e.g. -EPIPE). Never raises SIGPIPE.
+ */
+int vl_writer_flush(struct vl_writer *w, int fd);
+
+size_t vl_writer_pending(const struct vl_writer *w);

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <assert.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "varlink/message.h"
+
+/* Parses msg as exactly one JSON value, nested at most max_depth deep. *ret is NULL for null. */
+static int json_parse(const char *msg, size_t len, int max_depth, json_object **ret)
+{
+        enum json_tokener_error error;
+        json_tokener *tok;
+        json_object *obj;
+
+        if (max_depth < 1)
+                return -EINVAL;
+        if (len > INT_MAX)
+                return -EMSGSIZE;
+
+        tok = json_tokener_new_ex(max_depth);
+        if (!tok)
+                return -ENOMEM;
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+
+        obj = json_tokener_parse_ex(tok, msg, (int)len);
+        error = json_tokener_get_error(tok);
+        if (error == json_tokener_continue) {
+                /* All input was taken but a top-level number may go on: end the input. */
+                obj = json_tokener_parse_ex(tok, "", 1);
+                error = json_tokener_get_error(tok);
+        } else if (error == json_tokener_success && json_tokener_get_parse_end(tok) != len) {
+                json_object_put(obj);
+                error = json_tokener_error_parse_unexpected;
+        }
+        json_tokener_free(tok);
+
+        if (error != json_tokener_success)
+                return -EBADMSG;
+        *ret = obj;
+        return 0;
+}
+
+static int get_field(json_object *obj, const char *field, json_type type, json_object **ret)
+{
+        json_object *v;
+
+        if (!json_object_object_get_ex(obj, field, &v) || json_object_is_type(v, json_type_null))
+                return -ENOENT;
+        if (!json_object_is_type(v, type))
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* Takes value, NULL when its allocation failed. */
+static int add_field(json_object *obj, const char *field, json_object *value)
+{
+        if (!value)
+                return -ENOMEM;
+        if (json_object_object_add(obj, field, value) < 0) {
+                json_object_put(value);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* An absent (or null) flag is false; anything but a boolean is a protocol error. */
+static int get_flag(json_object *root, const char *field, bool *ret)
+{
+        int r = vl_get_bool(root, field, ret);
+
+        if (r == -ENOENT) {
+                *ret = false;
+                return 0;
+        }
+        return r < 0 ? -EPROTO : 0;
+}
+
+/* "parameters" of a message; absent (or null) means {}, allocated here and owned by root. */
+static int get_parameters(json_object *root, json_object **ret)
+{
+        json_object *parameters;
+        int r;
+
+        r = get_field(root, "parameters", json_type_object, &parameters);
+        if (r == -EINVAL)
+                return -EPROTO;
+        if (r == -ENOENT) {
+                parameters = json_object_new_object();
+                r = add_field(root, "parameters", parameters);
+                if (r < 0)
+                        return r;
+        }
+        *ret = parameters;
+        return 0;
+}
+
+static int call_from_json(json_object *root, struct vl_call *ret)
+{
+        struct vl_call c = {.root = root};
+        int r;
+
+        if (!json_object_is_type(root, json_type_object))
+                return -EPROTO;
+        r = vl_get_string(root, "method", &c.method);
+        if (r < 0)
+                return -EPROTO;
+        r = get_parameters(root, &c.parameters);
+        if (r < 0)
+                return r;
+        r = get_flag(root, "more", &c.more);
+        if (r < 0)
+                return r;
+        r = get_flag(root, "oneway", &c.oneway);
+        if (r < 0)
+                return r;
+        r = get_flag(root, "upgrade", &c.upgrade);
+        if (r < 0)
+                return r;
+
+        *ret = c;
+        return 0;
+}
+
+int vl_call_parse(const char *msg, size_t len, int max_depth, struct vl_call *ret)
+{
+        json_object *root;
+        int r;
+
+        r = json_parse(msg, len, max_depth, &root);
+        if (r < 0)
+                return r;
+        r = call_from_json(root, ret);
+        if (r < 0)
+                json_object_put(root);
+        return r;
+}
+
+void vl_call_done(struct vl_call *c)
+{
+        json_object_put(c->root);
+        *c = (struct vl_call){0};
+}
+
+static int reply_from_json(json_object *root, struct vl_reply *ret)
+{
+        struct vl_reply reply = {.root = root};
+        int r;
+
+        if (!json_object_is_type(root, json_type_object))
+                return -EPROTO;
+        r = vl_get_string(root, "error", &reply.error);
+        if (r == -EINVAL || (r == 0 && reply.error[0] == 0))
+                return -EPROTO;
+        r = get_parameters(root, &reply.parameters);
+        if (r < 0)
+                return r;
+        r = get_flag(root, "continues", &reply.continues);
+        if (r < 0)
+                return r;
+
+        *ret = reply;
+        return 0;
+}
+
+int vl_reply_parse(const char *msg, size_t len, int max_depth, struct vl_reply *ret)
+{
+        json_object *root;
+        int r;
+
+        r = json_parse(msg, len, max_depth, &root);
+        if (r < 0)
+                return r;
+        r = reply_from_json(root, ret);
+        if (r < 0)
+                json_object_put(root);
+        return r;
+}
+
+void vl_reply_done(struct vl_reply *r)
+{
+        json_object_put(r->root);
+        *r = (struct vl_reply){0};
+}
+
+int vl_method_interface(const char *method, char *buf, size_t size)
+{
+        const char *dot = strrchr(method, '.');
+        size_t len;
+
+        if (!dot || dot[1] == 0)
+                return -EINVAL;
+        /* Every part of the interface name is non-empty. */
+        for (const char *p = method; p <= dot; p++)
+                if (*p == '.' && (p == method || p[-1] == '.'))
+                        return -EINVAL;
+
+        len = (size_t)(dot - method);
+        if (len >= size)
+                return -ENOBUFS;
+        memcpy(buf, method, len);
+        buf[len] = 0;
+        return 0;
+}
+
+/* Adds parameters (takes it; NULL for {}) to message and serialises it; puts message. */
+static char *message_encode(json_object *message, json_object *parameters)
+{
+        const char *text;
+        char *s = NULL;
+
+        if (!message) {
+                json_object_put(parameters);
+                return NULL;
+        }
+        if (!parameters)
+                parameters = json_object_new_object();
+        if (add_field(message, "parameters", parameters) < 0)
+                goto out;
+
+        text = json_object_to_json_string_ext(message, JSON_C_TO_STRING_PLAIN |
+                                                           JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (text)
+                s = strdup(text);
+out:
+        json_object_put(message);
+        return s;
+}
+
+char *vl_call_encode(const char *method, json_object *parameters, bool more, bool oneway)
+{
+        json_object *message = json_object_new_object();
+
+        assert(method);
+
+        if (message && (vl_add_string(message, "method", method) < 0 ||
+                        (more && vl_add_bool(message, "more", true) < 0) ||
+                        (oneway && vl_add_bool(message, "oneway", true) < 0))) {
+                json_object_put(message);
+                message = NULL;
+        }
+        return message_encode(message, parameters);
+}
+
+char *vl_reply_encode(json_object *parameters, bool continues)
+{
+        json_object *message = json_object_new_object();
+
+        if (message && continues && vl_add_bool(message, "continues", true) < 0) {
+                json_object_put(message);
+                message = NULL;
+        }
+        return message_encode(message, parameters);
+}
+
+char *vl_error_encode(const char *error, json_object *parameters)
+{
+        json_object *message = json_object_new_object();
+
+        assert(error);
+
+        if (message && vl_add_string(message, "error", error) < 0) {
+                json_object_put(message);
+                message = NULL;
+        }
+        return message_encode(message, parameters);
+}
+
+int vl_get_string(json_object *obj, const char *field, const char **ret)
+{
+        json_object *v;
+        int r;
+
+        r = get_field(obj, field, json_type_string, &v);
+        if (r < 0)
+                return r;
+        *ret = json_object_get_string(v);
+        return 0;
+}
+
+int vl_get_bool(json_object *obj, const char *field, bool *ret)
+{
+        json_object *v;
+        int r;
+
+        r = get_field(obj, field, json_type_boolean, &v);
+        if (r < 0)
+                return r;
+        *ret = json_object_get_boolean(v);
+        return 0;
+}
+
+/*
+ * json-c saturates integers out of range to INT64_MIN or UINT64_MAX without telling; those two
+ * values are refused as out of range because they cannot be told from an overflow. Values above
+ * INT64_MAX are held as unsigned: get_int64 reads them as INT64_MAX, get_uint64 exactly.
+ */
+int vl_get_u64(json_object *obj, const char *field, uint64_t *ret)
+{
+        json_object *v;
+        uint64_t u;
+        int r;
+
+        r = get_field(obj, field, json_type_int, &v);
+        if (r < 0)
+                return r;
+        if (json_object_get_int64(v) < 0)
+                return -EINVAL;
+        u = json_object_get_uint64(v);
+        if (u == UINT64_MAX)
+                return -EINVAL;
+        *ret = u;
+        return 0;
+}
+
+int vl_get_i64(json_object *obj, const char *field, int64_t *ret)
+{
+        json_object *v;
+        int64_t i;
+        int r;
+
+        r = get_field(obj, field, json_type_int, &v);
+        if (r < 0)
+                return r;
+        i = json_object_get_int64(v);
+        if (i == INT64_MIN || (i == INT64_MAX && json_object_get_uint64(v) != (uint64_t)INT64_MAX))
+                return -EINVAL;
+        *ret = i;
+        return 0;
+}
+
+int vl_get_object(json_object *obj, const char *field, json_object **ret)
+{
+        return get_field(obj, field, json_type_object, ret);
+}
+
+int vl_get_array(json_object *obj, const char *field, json_object **ret)
+{
+        return get_field(obj, field, json_type_array, ret);
+}
+
+int vl_add_string(json_object *obj, const char *field, const char *value)
+{
+        assert(value);
+        return add_field(obj, field, json_object_new_string(value));
+}
+
+int vl_add_bool(json_object *obj, const char *field, bool value)
+{
+        return add_field(obj, field, json_object_new_boolean(value));
+}
+
+int vl_add_u64(json_object *obj, const char *field, uint64_t value)
+{
+        return add_field(obj, field, json_object_new_uint64(value));
+}
+
+int vl_add_i64(json_object *obj, const char *field, int64_t value)
+{
+        return add_field(obj, field, json_object_new_int64(value));
+}
+
+int vl_add_object(json_object *obj, const char *field, json_object *value)
+{
+        assert(value);
+        return add_field(obj, field, value);
+}

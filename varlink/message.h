@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Varlink messages as JSON (json-c): decoding calls and replies, encoding them, and reading typed
+ * parameters with errors that name the parameter.
+ */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VL_MAX_DEPTH_DEFAULT 16
+
+struct vl_call {
+        json_object *root;       /* owns everything below */
+        const char *method;      /* "iface.Method" */
+        json_object *parameters; /* an object; never NULL after a successful parse */
+        bool more;
+        bool oneway;
+        bool upgrade;
+};
+
+/*
+ * Parse a call. Returns 0, -EBADMSG for text that is not JSON (or nests deeper than max_depth),
+ * -EPROTO for JSON that is not a varlink call (no string "method", "parameters" not an object,
+ * "more"/"oneway" not booleans).
+ */
+int vl_call_parse(const char *msg, size_t len, int max_depth, struct vl_call *ret);
+void vl_call_done(struct vl_call *c);
+
+/* The interface part of a method name ("io.timerd.Timer" of "io.timerd.Timer.List"); a copy. */
+int vl_method_interface(const char *method, char *buf, size_t size);
+
+struct vl_reply {
+        json_object *root;
+        json_object *parameters; /* an object, possibly empty */
+        const char *error;       /* the error name, NULL for a success reply */
+        bool continues;
+};
+
+/* Parse a reply. -EBADMSG (not JSON), -EPROTO (not a reply). */
+int vl_reply_parse(const char *msg, size_t len, int max_depth, struct vl_reply *ret);
+void vl_reply_done(struct vl_reply *r);
+
+/*
+ * Encoding. Each takes ownership of `parameters` (may be NULL for {}), and returns a malloc'd
+ * NUL-terminated string (caller frees) or NULL on allocation failure.
+ */
+char *vl_call_encode(const char *method, json_object *parameters, bool more, bool oneway);
+char *vl_reply_encode(json_object *parameters, bool continues);
+char *vl_error_encode(const char *error, json_object *parameters);
+
+/*
+ * Typed parameter access. Each returns 0 and sets *ret when the field is present and of the right
+ * type; -ENOENT when absent (the caller decides whether that is allowed: *ret untouched); -EINVAL
+ * when present but of the wrong type or out of range. A JSON null counts as absent.
+ */
+int vl_get_string(json_object *obj, const char *field, const char **ret);
+int vl_get_bool(json_object *obj, const char *field, bool *ret);
+int vl_get_u64(json_object *obj, const char *field, uint64_t *ret); /* int >= 0 */
+int vl_get_i64(json_object *obj, const char *field, int64_t *ret);
+int vl_get_object(json_object *obj, const char *field, json_object **ret);
+int vl_get_array(json_object *obj, const char *field, json_object **ret);
+
+/* Adding fields; each returns 0 or -ENOMEM. */
+int vl_add_string(json_object *obj, const char *field, const char *value);
+int vl_add_bool(json_object *obj, const char *field, bool value);
+int vl_add_u64(json_object *obj, const char *field, uint64_t value);
+int vl_add_i64(json_object *obj, const char *field, int64_t value);
+int vl_add_object(json_object *obj, const char *field, json_object *value); /* takes value */
