@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connection.h"
+
+/* Any method by name, with parameters and reply as JSON text: for tools like timerctl --json. */
+
+/* Exactly one JSON object, nothing but white space after it. */
+static int parse_parameters(const char *text, json_object **ret)
+{
+        json_tokener *tokener;
+        json_object *obj;
+        size_t len, end;
+
+        if (!text) {
+                *ret = NULL;
+                return 0;
+        }
+        len = strlen(text);
+        if (len > CONNECTION_REQUEST_MAX) /* could never be sent; and it fits the parser's int */
+                return -EMSGSIZE;
+        tokener = json_tokener_new();
+        if (!tokener)
+                return -ENOMEM;
+        obj = json_tokener_parse_ex(tokener, text, (int)len);
+        end = json_tokener_get_parse_end(tokener);
+        if (obj && (strspn(text + end, " \t\r\n") != len - end ||
+                    !json_object_is_type(obj, json_type_object))) {
+                json_object_put(obj);
+                obj = NULL;
+        }
+        json_tokener_free(tokener);
+        if (!obj)
+                return -EINVAL;
+        *ret = obj;
+        return 0;
+}
+
+int timerd_call_raw(struct timerd *t, const char *method, const char *parameters_json,
+                    char **ret_reply_json)
+{
+        json_object *parameters;
+        struct vl_reply reply;
+        const char *text;
+        char *copy;
+        int r;
+
+        if (ret_reply_json)
+                *ret_reply_json = NULL;
+        if (!t || !method)
+                return -EINVAL;
+        r = parse_parameters(parameters_json, &parameters);
+        if (r < 0)
+                return r;
+
+        r = connection_call(t, method, parameters, &reply);
+        /* A varlink error leaves its parameters too: they say what went wrong. */
+        if (reply.root && ret_reply_json) {
+                text = json_object_to_json_string_ext(reply.parameters, JSON_C_TO_STRING_PLAIN);
+                copy = text ? strdup(text) : NULL;
+                if (!copy && r >= 0)
+                        r = -ENOMEM;
+                *ret_reply_json = copy;
+        }
+        vl_reply_done(&reply);
+        return r;
+}

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "connection.h"
+#include "varlink/names.h"
+#include "wire.h"
+
+/* The io.timerd.Timer methods that declare and control timers, and read them back. */
+
+#define TIMER_METHOD(name) VL_INTERFACE_TIMER "." name
+
+void timerd_declaration_init(struct timerd_declaration *d, enum timerd_policy policy,
+                             uint64_t cadence_usec)
+{
+        if (!d)
+                return;
+        *d = (struct timerd_declaration){
+            .policy = policy,
+            .cadence_usec = cadence_usec,
+            .clock = TIMERD_CLOCK_MONOTONIC,
+            .lifetime = TIMERD_LIFETIME_TRANSIENT,
+            .delivery = TIMERD_DELIVERY_NOTIFY,
+        };
+}
+
+/* Sends the call unless building its parameters failed (r < 0); either way takes parameters. */
+static int call(struct timerd *t, const char *method, json_object *parameters, int r,
+                struct vl_reply *ret)
+{
+        if (r < 0) {
+                *ret = (struct vl_reply){};
+                json_object_put(parameters);
+                return r;
+        }
+        return connection_call(t, method, parameters, ret);
+}
+
+static json_object *new_parameters(int *ret_error)
+{
+        json_object *parameters = json_object_new_object();
+
+        *ret_error = parameters ? 0 : -ENOMEM;
+        return parameters;
+}
+
+/* For calls whose reply carries nothing: release it and pass the result on. */
+static int call_without_result(struct timerd *t, const char *method, json_object *parameters, int r)
+{
+        struct vl_reply reply;
+
+        r = call(t, method, parameters, r, &reply);
+        vl_reply_done(&reply);
+        return r;
+}
+
+int timerd_register(struct timerd *t, const char *name, const struct timerd_declaration *d,
+                    const struct timerd_start *start, bool replace, struct timerd_claim *ret)
+{
+        json_object *parameters, *claim;
+        struct vl_reply reply;
+        int r;
+
+        if (!t || !name || !d || !ret)
+                return -EINVAL;
+        parameters = new_parameters(&r);
+        if (r >= 0)
+                r = vl_add_string(parameters, "name", name);
+        if (r >= 0)
+                r = wire_add_declaration(parameters, d);
+        if (r >= 0 && start)
+                r = wire_add_start(parameters, start, "start_usec");
+        if (r >= 0 && replace)
+                r = vl_add_bool(parameters, "replace", true);
+
+        r = call(t, TIMER_METHOD("Register"), parameters, r, &reply);
+        if (r >= 0)
+                r = vl_get_object(reply.parameters, "claim", &claim) < 0
+                        ? -TIMERD_E_PROTOCOL
+                        : wire_decode_claim(claim, ret);
+        vl_reply_done(&reply);
+        return r;
+}
+
+int timerd_reconcile(struct timerd *t, const char *name, const struct timerd_declaration *d,
+                     enum timerd_desired desired, uint64_t deadline_usec, struct timerd_claim *ret,
+                     bool *ret_created)
+{
+        const char *desired_name = vl_desired_to_string(desired);
+        json_object *parameters, *claim;
+        struct vl_reply reply;
+        bool created;
+        int r;
+
+        if (!t || !name || !d || !desired_name || !ret)
+                return -EINVAL;
+        parameters = new_parameters(&r);
+        if (r >= 0)
+                r = vl_add_string(parameters, "name", name);
+        if (r >= 0)
+                r = wire_add_declaration(parameters, d);
+        if (r >= 0)
+                r = vl_add_string(parameters, "desired", desired_name);
+        if (r >= 0 && (desired == TIMERD_DESIRED_EXACT || deadline_usec > 0))
+                r = vl_add_u64(parameters, "deadline_usec", deadline_usec);
+
+        r = call(t, TIMER_METHOD("Reconcile"), parameters, r, &reply);
+        if (r >= 0 && (vl_get_object(reply.parameters, "claim", &claim) < 0 ||
+                       wire_decode_claim(claim, ret) < 0 ||
+                       vl_get_bool(reply.parameters, "created", &created) < 0))
+                r = -TIMERD_E_PROTOCOL;
+        if (r >= 0 && ret_created)
+                *ret_created = created;
+        vl_reply_done(&reply);
+        return r;
+}
+
+/* The parameters every control call starts with: who acts (claim or token), and when. */
+static json_object *control_parameters(const struct timerd_claim *claim,
+                                       const struct timerd_token *token,
+                                       const struct timerd_start *start, int *ret_error)
+{
+        json_object *parameters = new_parameters(ret_error);
+
+        if (*ret_error >= 0)
+                *ret_error = wire_add_claim_or_token(parameters, claim, token);
+        if (*ret_error >= 0 && start)
+                *ret_error = start->kind == TIMERD_START_DEFAULT
+                                 ? -EINVAL
+                                 : wire_add_start(parameters, start, "deadline_usec");
+        return parameters;
+}
+
+int timerd_schedule(struct timerd *t, const struct timerd_claim *claim,
+                    const struct timerd_token *token, const struct timerd_start *start)
+{
+        json_object *parameters;
+        int r;
+
+        if (!t || !start)
+                return -EINVAL;
+        parameters = control_parameters(claim, token, start, &r);
+        return call_without_result(t, TIMER_METHOD("Schedule"), parameters, r);
+}
+
+int timerd_reschedule(struct timerd *t, const struct timerd_claim *claim,
+                      const struct timerd_token *token, const struct timerd_start *start,
+                      uint64_t cadence_usec, uint64_t *ret_remaining_usec,
+                      uint64_t *ret_cadence_usec)
+{
+        uint64_t remaining, cadence;
+        json_object *parameters;
+        struct vl_reply reply;
+        int r;
+
+        if (!t)
+                return -EINVAL;
+        parameters = control_parameters(claim, token, start, &r);
+        if (r >= 0 && cadence_usec > 0)
+                r = vl_add_u64(parameters, "cadence_usec", cadence_usec);
+
+        r = call(t, TIMER_METHOD("Reschedule"), parameters, r, &reply);
+        if (r >= 0 && (vl_get_u64(reply.parameters, "remaining_usec", &remaining) < 0 ||
+                       vl_get_u64(reply.parameters, "cadence_usec", &cadence) < 0))
+                r = -TIMERD_E_PROTOCOL;
+        if (r >= 0 && ret_remaining_usec)
+                *ret_remaining_usec = remaining;
+        if (r >= 0 && ret_cadence_usec)
+                *ret_cadence_usec = cadence;
+        vl_reply_done(&reply);
+        return r;
+}
+
+int timerd_cancel(struct timerd *t, const struct timerd_claim *claim,
+                  const struct timerd_token *token)
+{
+        json_object *parameters;
+        int r;
+
+        if (!t)
+                return -EINVAL;
+        parameters = control_parameters(claim, token, NULL, &r);
+        return call_without_result(t, TIMER_METHOD("Cancel"), parameters, r);
+}
+
+int timerd_kick(struct timerd *t, const struct timerd_claim *claim,
+                const struct timerd_token *token, uint64_t *ret_next_usec)
+{
+        json_object *parameters;
+        struct vl_reply reply;
+        uint64_t next;
+        int r;
+
+        if (!t)
+                return -EINVAL;
+        parameters = control_parameters(claim, token, NULL, &r);
+        r = call(t, TIMER_METHOD("Kick"), parameters, r, &reply);
+        if (r >= 0 && vl_get_u64(reply.parameters, "next_usec", &next) < 0)
+                r = -TIMERD_E_PROTOCOL;
+        if (r >= 0 && ret_next_usec)
+                *ret_next_usec = next;
+        vl_reply_done(&reply);
+        return r;
+}
+
+int timerd_unregister(struct timerd *t, const struct timerd_claim *claim)
+{
+        json_object *parameters;
+        int r;
+
+        if (!t || !claim)
+                return -EINVAL;
+        parameters = control_parameters(claim, NULL, NULL, &r);
+        return call_without_result(t, TIMER_METHOD("Unregister"), parameters, r);
+}
+
+int timerd_get(struct timerd *t, const char *name, uint32_t owner, struct timerd_timer *ret)
+{
+        json_object *parameters, *timer;
+        struct vl_reply reply;
+        int r;
+
+        if (!t || !name || !ret)
+                return -EINVAL;
+        parameters = new_parameters(&r);
+        if (r >= 0)
+                r = vl_add_string(parameters, "name", name);
+        if (r >= 0)
+                r = wire_add_owner(parameters, owner);
+
+        r = call(t, TIMER_METHOD("Get"), parameters, r, &reply);
+        if (r >= 0)
+                r = vl_get_object(reply.parameters, "timer", &timer) < 0
+                        ? -TIMERD_E_PROTOCOL
+                        : wire_decode_timer(timer, ret);
+        vl_reply_done(&reply);
+        return r;
+}
+
+static long decode_timers(json_object *array, struct timerd_timer **ret)
+{
+        size_t n = json_object_array_length(array);
+        struct timerd_timer *timers;
+
+        if (n == 0) {
+                *ret = NULL;
+                return 0;
+        }
+        timers = calloc(n, sizeof(*timers));
+        if (!timers)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (wire_decode_timer(json_object_array_get_idx(array, i), &timers[i]) < 0) {
+                        free(timers);
+                        return -TIMERD_E_PROTOCOL;
+                }
+        *ret = timers;
+        return (long)n;
+}
+
+long timerd_list(struct timerd *t, uint32_t owner, bool all, struct timerd_timer **ret)
+{
+        json_object *parameters, *timers;
+        struct vl_reply reply;
+        long n;
+        int r;
+
+        if (!t || !ret)
+                return -EINVAL;
+        parameters = new_parameters(&r);
+        if (r >= 0)
+                r = wire_add_owner(parameters, owner);
+        if (r >= 0 && all)
+                r = vl_add_bool(parameters, "all", true);
+
+        n = call(t, TIMER_METHOD("List"), parameters, r, &reply);
+        if (n >= 0)
+                n = vl_get_array(reply.parameters, "timers", &timers) < 0
+                        ? -TIMERD_E_PROTOCOL
+                        : decode_timers(timers, ret);
+        vl_reply_done(&reply);
+        return n;
+}
+
+int timerd_complete(struct timerd *t, const struct timerd_token *token, enum timerd_outcome outcome,
+                    enum timerd_directive directive, uint64_t duration_usec)
+{
+        const char *directive_name = vl_directive_to_string(directive);
+        json_object *parameters;
+        int r;
+
+        /* NONE describes a timer that has not run yet; a run cannot end with it. */
+        if (!t || !token || outcome == TIMERD_OUTCOME_NONE || !vl_outcome_to_string(outcome) ||
+            !directive_name)
+                return -EINVAL;
+        parameters = new_parameters(&r);
+        if (r >= 0)
+                r = wire_add_token(parameters, token);
+        if (r >= 0)
+                r = vl_add_string(parameters, "outcome", vl_outcome_to_string(outcome));
+        if (r >= 0)
+                r = vl_add_string(parameters, "directive", directive_name);
+        if (r >= 0 && duration_usec > 0)
+                r = vl_add_u64(parameters, "duration_usec", duration_usec);
+        return call_without_result(t, TIMER_METHOD("Complete"), parameters, r);
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+
+#include "connection.h"
+#include "varlink/names.h"
+#include "wire.h"
+
+/* Waiting for firings of notify timers: one Wait call, or a `more` stream of them. */
+
+#define WAIT_METHOD VL_INTERFACE_TIMER ".Wait"
+
+static int wait_parameters(const char *const *names, size_t n_names, uint64_t timeout_usec,
+                           json_object **ret)
+{
+        json_object *parameters, *array;
+
+        if (n_names > 0 && !names)
+                return -EINVAL;
+        for (size_t i = 0; i < n_names; i++)
+                if (!names[i])
+                        return -EINVAL;
+
+        parameters = json_object_new_object();
+        if (!parameters)
+                return -ENOMEM;
+        if (n_names > 0) {
+                array = json_object_new_array();
+                if (!array || json_object_object_add(parameters, "names", array) < 0) {
+                        json_object_put(array);
+                        json_object_put(parameters);
+                        return -ENOMEM;
+                }
+                for (size_t i = 0; i < n_names; i++) {
+                        json_object *name = json_object_new_string(names[i]);
+
+                        if (!name || json_object_array_add(array, name) < 0) {
+                                json_object_put(name);
+                                json_object_put(parameters);
+                                return -ENOMEM;
+                        }
+                }
+        }
+        if (timeout_usec > 0 && vl_add_u64(parameters, "timeout_usec", timeout_usec) < 0) {
+                json_object_put(parameters);
+                return -ENOMEM;
+        }
+        *ret = parameters;
+        return 0;
+}
+
+static int decode_firing_reply(int r, struct vl_reply *reply, struct timerd_firing *ret)
+{
+        json_object *firing;
+
+        if (r >= 0)
+                r = vl_get_object(reply->parameters, "firing", &firing) < 0
+                        ? -TIMERD_E_PROTOCOL
+                        : wire_decode_firing(firing, ret);
+        vl_reply_done(reply);
+        return r;
+}
+
+int timerd_wait(struct timerd *t, const char *const *names, size_t n_names, uint64_t timeout_usec,
+                struct timerd_firing *ret)
+{
+        json_object *parameters;
+        struct vl_reply reply;
+        int r;
+
+        if (!t || !ret)
+                return -EINVAL;
+        r = wait_parameters(names, n_names, timeout_usec, &parameters);
+        if (r < 0)
+                return r;
+        r = connection_call(t, WAIT_METHOD, parameters, &reply);
+        return decode_firing_reply(r, &reply, ret);
+}
+
+int timerd_wait_stream(struct timerd *t, const char *const *names, size_t n_names)
+{
+        json_object *parameters;
+        int r;
+
+        if (!t)
+                return -EINVAL;
+        r = wait_parameters(names, n_names, 0, &parameters);
+        if (r < 0)
+                return r;
+        return connection_open_stream(t, WAIT_METHOD, parameters);
+}
+
+int timerd_wait_next(struct timerd *t, struct timerd_firing *ret)
+{
+        struct vl_reply reply;
+        int r;
+
+        if (!t || !ret)
+                return -EINVAL;
+        r = connection_next_in_stream(t, &reply);
+        return decode_firing_reply(r, &reply, ret);
+}

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <string.h>
+
+#include "varlink/message.h"
+#include "varlink/names.h"
+#include "wire.h"
+
+/* Optional integers are sent only when they differ from the IDL's default, 0. */
+static int add_nonzero_u64(json_object *obj, const char *field, uint64_t value)
+{
+        return value == 0 ? 0 : vl_add_u64(obj, field, value);
+}
+
+static int add_new_object(json_object *parameters, const char *field, json_object **ret)
+{
+        json_object *obj = json_object_new_object();
+
+        if (!obj)
+                return -ENOMEM;
+        if (vl_add_object(parameters, field, obj) < 0)
+                return -ENOMEM;
+        *ret = obj;
+        return 0;
+}
+
+int wire_add_declaration(json_object *parameters, const struct timerd_declaration *d)
+{
+        const char *policy = vl_policy_to_string(d->policy);
+        const char *clock = vl_clock_to_string(d->clock);
+        const char *lifetime = vl_lifetime_to_string(d->lifetime);
+        const char *delivery = vl_delivery_to_string(d->delivery);
+        json_object *obj;
+
+        if (!policy || !clock || !lifetime || !delivery)
+                return -EINVAL;
+        if (add_new_object(parameters, "declaration", &obj) < 0 ||
+            vl_add_string(obj, "policy", policy) < 0 ||
+            add_nonzero_u64(obj, "cadence_usec", d->cadence_usec) < 0 ||
+            vl_add_string(obj, "clock", clock) < 0 ||
+            vl_add_string(obj, "lifetime", lifetime) < 0 ||
+            vl_add_string(obj, "delivery", delivery) < 0 ||
+            add_nonzero_u64(obj, "accuracy_usec", d->accuracy_usec) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int add_claim(json_object *parameters, const struct timerd_claim *claim)
+{
+        json_object *obj;
+
+        if (add_new_object(parameters, "claim", &obj) < 0 ||
+            vl_add_string(obj, "name", claim->name) < 0 ||
+            vl_add_u64(obj, "generation", claim->generation) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+int wire_add_token(json_object *parameters, const struct timerd_token *token)
+{
+        json_object *obj;
+
+        if (add_new_object(parameters, "token", &obj) < 0 ||
+            vl_add_string(obj, "name", token->name) < 0 ||
+            vl_add_u64(obj, "generation", token->generation) < 0 ||
+            vl_add_u64(obj, "run", token->run) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+int wire_add_claim_or_token(json_object *parameters, const struct timerd_claim *claim,
+                            const struct timerd_token *token)
+{
+        if (!claim == !token)
+                return -EINVAL;
+        return claim ? add_claim(parameters, claim) : wire_add_token(parameters, token);
+}
+
+int wire_add_start(json_object *parameters, const struct timerd_start *start,
+                   const char *absolute_field)
+{
+        switch (start->kind) {
+        case TIMERD_START_DEFAULT:
+                return 0;
+        case TIMERD_START_AT:
+                return vl_add_u64(parameters, absolute_field, start->usec);
+        case TIMERD_START_AFTER:
+                return vl_add_u64(parameters, "delay_usec", start->usec);
+        }
+        return -EINVAL;
+}
+
+int wire_add_owner(json_object *parameters, uint32_t owner)
+{
+        return owner == TIMERD_OWNER_SELF ? 0 : vl_add_u64(parameters, "owner", owner);
+}
+
+static int get_u64(json_object *obj, const char *field, uint64_t *ret)
+{
+        return vl_get_u64(obj, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
+}
+
+/* An optional integer: absent (or null) leaves *ret_has false and *ret 0. */
+static int get_optional_u64(json_object *obj, const char *field, bool *ret_has, uint64_t *ret)
+{
+        int r = vl_get_u64(obj, field, ret);
+
+        *ret_has = r >= 0;
+        if (r == -ENOENT)
+                *ret = 0;
+        return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
+}
+
+static int get_default_u64(json_object *obj, const char *field, uint64_t *ret)
+{
+        bool has;
+
+        return get_optional_u64(obj, field, &has, ret);
+}
+
+static int get_bool(json_object *obj, const char *field, bool *ret)
+{
+        return vl_get_bool(obj, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
+}
+
+static int get_string(json_object *obj, const char *field, const char **ret)
+{
+        return vl_get_string(obj, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
+}
+
+/* NULL when absent; -TIMERD_E_PROTOCOL when not a string. */
+static int get_optional_string(json_object *obj, const char *field, const char **ret)
+{
+        int r = vl_get_string(obj, field, ret);
+
+        if (r == -ENOENT)
+                *ret = NULL;
+        return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
+}
+
+/* A string that must fit the struct's buffer whole: a truncated name would name another timer. */
+static int get_string_into(json_object *obj, const char *field, char *buf, size_t size)
+{
+        const char *s;
+        size_t len;
+
+        if (get_string(obj, field, &s) < 0)
+                return -TIMERD_E_PROTOCOL;
+        len = strlen(s);
+        if (len >= size)
+                return -TIMERD_E_PROTOCOL;
+        memcpy(buf, s, len + 1);
+        return 0;
+}
+
+static int get_object(json_object *obj, const char *field, json_object **ret)
+{
+        return vl_get_object(obj, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
+}
+
+int wire_decode_claim(json_object *obj, struct timerd_claim *ret)
+{
+        if (get_string_into(obj, "name", ret->name, sizeof(ret->name)) < 0 ||
+            get_u64(obj, "generation", &ret->generation) < 0)
+                return -TIMERD_E_PROTOCOL;
+        return 0;
+}
+
+static int decode_token(json_object *obj, struct timerd_token *ret)
+{
+        if (get_string_into(obj, "name", ret->name, sizeof(ret->name)) < 0 ||
+            get_u64(obj, "generation", &ret->generation) < 0 || get_u64(obj, "run", &ret->run) < 0)
+                return -TIMERD_E_PROTOCOL;
+        return 0;
+}
+
+static int decode_clock(json_object *obj, const char *field, enum timerd_clock *ret)
+{
+        const char *s;
+
+        if (get_string(obj, field, &s) < 0)
+                return -TIMERD_E_PROTOCOL;
+        *ret = vl_clock_from_string(s);
+        return *ret == TIMERD_CLOCK_INVALID ? -TIMERD_E_PROTOCOL : 0;
+}
+
+static int decode_declaration(json_object *obj, struct timerd_declaration *ret)
+{
+        const char *policy, *clock, *lifetime, *delivery;
+
+        if (get_string(obj, "policy", &policy) < 0 ||
+            get_default_u64(obj, "cadence_usec", &ret->cadence_usec) < 0 ||
+            get_optional_string(obj, "clock", &clock) < 0 ||
+            get_optional_string(obj, "lifetime", &lifetime) < 0 ||
+            get_optional_string(obj, "delivery", &delivery) < 0 ||
+            get_default_u64(obj, "accuracy_usec", &ret->accuracy_usec) < 0)
+                return -TIMERD_E_PROTOCOL;
+
+        ret->policy = vl_policy_from_string(policy);
+        ret->clock = clock ? vl_clock_from_string(clock) : TIMERD_CLOCK_MONOTONIC;
+        ret->lifetime = lifetime ? vl_lifetime_from_string(lifetime) : TIMERD_LIFETIME_TRANSIENT;
+        ret->delivery = delivery ? vl_delivery_from_string(delivery) : TIMERD_DELIVERY_NOTIFY;
+        if (ret->policy == TIMERD_POLICY_INVALID || ret->clock == TIMERD_CLOCK_INVALID ||
+            ret->lifetime == TIMERD_LIFETIME_INVALID || ret->delivery == TIMERD_DELIVERY_INVALID)
+                return -TIMERD_E_PROTOCOL;
+        return 0;
+}
+
+static int decode_timer_enums(json_object *obj, struct timerd_timer *ret)
+{
+        const char *state, *failure, *outcome;
+
+        if (get_string(obj, "state", &state) < 0 ||
+            get_optional_string(obj, "failure", &failure) < 0 ||
+            get_optional_string(obj, "last_outcome", &outcome) < 0)
+                return -TIMERD_E_PROTOCOL;
+
+        ret->state = vl_state_from_string(state);
+        ret->failure = failure ? vl_failure_from_string(failure) : TIMERD_FAILURE_NONE;
+        ret->last_outcome = outcome ? vl_outcome_from_string(outcome) : TIMERD_OUTCOME_NONE;
+        if (ret->state == TIMERD_STATE_INVALID || ret->failure == TIMERD_FAILURE_INVALID ||
+            ret->last_outcome == TIMERD_OUTCOME_INVALID)
+                return -TIMERD_E_PROTOCOL;
+        return 0;
+}
+
+int wire_decode_timer(json_object *obj, struct timerd_timer *ret)
+{
+        json_object *declaration;
+        uint64_t owner;
+        bool has_remaining;
+
+        *ret = (struct timerd_timer){};
+        if (get_u64(obj, "owner", &owner) < 0 || owner > UINT32_MAX ||
+            get_string_into(obj, "name", ret->name, sizeof(ret->name)) < 0 ||
+            get_object(obj, "declaration", &declaration) < 0 ||
+            decode_declaration(declaration, &ret->declaration) < 0 ||
+            get_u64(obj, "generation", &ret->generation) < 0 || decode_timer_enums(obj, ret) < 0 ||
+            get_optional_u64(obj, "next_usec", &ret->has_next, &ret->next_usec) < 0 ||
+            get_optional_u64(obj, "remaining_usec", &has_remaining, &ret->remaining_usec) < 0 ||
+            get_u64(obj, "run", &ret->run) < 0 ||
+            get_bool(obj, "run_active", &ret->run_active) < 0 ||
+            get_bool(obj, "pending", &ret->pending) < 0 || get_u64(obj, "runs", &ret->runs) < 0 ||
+            get_u64(obj, "consecutive_expected_failures", &ret->consecutive_expected_failures) <
+                0 ||
+            get_u64(obj, "overruns", &ret->overruns) < 0 ||
+            get_optional_u64(obj, "last_start_usec", &ret->has_last_start, &ret->last_start_usec) <
+                0 ||
+            get_optional_u64(obj, "last_finish_usec", &ret->has_last_finish,
+                             &ret->last_finish_usec) < 0 ||
+            get_u64(obj, "last_duration_usec", &ret->last_duration_usec) < 0 ||
+            get_u64(obj, "total_duration_usec", &ret->total_duration_usec) < 0)
+                return -TIMERD_E_PROTOCOL;
+        ret->owner = (uint32_t)owner;
+        return 0;
+}
+
+int wire_decode_firing(json_object *obj, struct timerd_firing *ret)
+{
+        json_object *token;
+
+        *ret = (struct timerd_firing){};
+        if (get_object(obj, "token", &token) < 0 || decode_token(token, &ret->token) < 0 ||
+            decode_clock(obj, "clock", &ret->clock) < 0 ||
+            get_u64(obj, "deadline_usec", &ret->deadline_usec) < 0 ||
+            get_u64(obj, "fired_usec", &ret->fired_usec) < 0 ||
+            get_u64(obj, "overruns", &ret->overruns) < 0)
+                return -TIMERD_E_PROTOCOL;
+        return 0;
+}
+
+int wire_decode_status(json_object *obj, struct timerd_status *ret)
+{
+        json_object *lateness;
+
+        *ret = (struct timerd_status){};
+        if (get_string_into(obj, "epoch", ret->epoch, sizeof(ret->epoch)) < 0 ||
+            get_string_into(obj, "version", ret->version, sizeof(ret->version)) < 0 ||
+            get_string_into(obj, "backend", ret->backend, sizeof(ret->backend)) < 0 ||
+            get_string_into(obj, "backend_reason", ret->backend_reason,
+                            sizeof(ret->backend_reason)) < 0 ||
+            get_string_into(obj, "store", ret->store, sizeof(ret->store)) < 0 ||
+            get_u64(obj, "pid", &ret->pid) < 0 ||
+            get_u64(obj, "uptime_usec", &ret->uptime_usec) < 0 ||
+            get_u64(obj, "timers", &ret->timers) < 0 ||
+            get_u64(obj, "scheduled", &ret->scheduled) < 0 ||
+            get_u64(obj, "running", &ret->running) < 0 ||
+            get_u64(obj, "failed", &ret->failed) < 0 ||
+            get_u64(obj, "pending", &ret->pending) < 0 ||
+            get_u64(obj, "connections", &ret->connections) < 0 ||
+            get_u64(obj, "waiters", &ret->waiters) < 0 ||
+            get_u64(obj, "clock_changes", &ret->clock_changes) < 0 ||
+            get_u64(obj, "iterations", &ret->iterations) < 0 ||
+            get_u64(obj, "wakeups", &ret->wakeups) < 0 ||
+            get_u64(obj, "firings", &ret->firings) < 0 ||
+            get_u64(obj, "overruns", &ret->overruns) < 0 ||
+            get_u64(obj, "stale_expiries", &ret->stale_expiries) < 0 ||
+            get_u64(obj, "slowest_iteration_usec", &ret->slowest_iteration_usec) < 0 ||
+            get_object(obj, "lateness", &lateness) < 0 ||
+            get_u64(lateness, "samples", &ret->lateness_samples) < 0 ||
+            get_u64(lateness, "p50_usec", &ret->lateness_p50_usec) < 0 ||
+            get_u64(lateness, "p99_usec", &ret->lateness_p99_usec) < 0 ||
+            get_u64(lateness, "max_usec", &ret->lateness_max_usec) < 0)
+                return -TIMERD_E_PROTOCOL;
+        return 0;
+}

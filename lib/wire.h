@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The wire form of libtimerd's structs, as io.timerd.Timer and io.timerd.Service spell them.
+ * Encoders add fields to a parameters object and return 0, -EINVAL for a value the protocol cannot
+ * carry, or -ENOMEM. Decoders return 0 or -TIMERD_E_PROTOCOL for a reply that breaks the IDL.
+ */
+
+#include <json-c/json.h>
+
+#include "timerd/timerd.h"
+
+int wire_add_declaration(json_object *parameters, const struct timerd_declaration *d);
+/* Exactly one of claim and token, as "claim" or "token". */
+int wire_add_claim_or_token(json_object *parameters, const struct timerd_claim *claim,
+                            const struct timerd_token *token);
+int wire_add_token(json_object *parameters, const struct timerd_token *token);
+/* An AT start as `absolute_field`, an AFTER start as "delay_usec"; a DEFAULT start adds nothing. */
+int wire_add_start(json_object *parameters, const struct timerd_start *start,
+                   const char *absolute_field);
+/* Only when it is not TIMERD_OWNER_SELF. */
+int wire_add_owner(json_object *parameters, uint32_t owner);
+
+int wire_decode_claim(json_object *obj, struct timerd_claim *ret);
+int wire_decode_timer(json_object *obj, struct timerd_timer *ret);
+int wire_decode_firing(json_object *obj, struct timerd_firing *ret);
+int wire_decode_status(json_object *obj, struct timerd_status *ret);

@@ -1,0 +1,735 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Each libtimerd call against a scripted service: the call it sends (method and parameters as the
+ * IDL spells them) and how it decodes the reply, including replies that break the IDL.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "fake-server.h"
+#include "timerd/timerd.h"
+
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+
+#define EMPTY_REPLY "{\"parameters\":{}}"
+#define CLAIM_A     "{\"name\":\"a\",\"generation\":4}"
+#define TOKEN_A     "{\"name\":\"a\",\"generation\":4,\"run\":9}"
+
+/* Every field of a Timer, optional ones included. */
+#define FULL_TIMER                                                                                 \
+        "{\"owner\":1000,\"name\":\"backup\",\"declaration\":{\"policy\":\"interval\","            \
+        "\"cadence_usec\":300000000,\"clock\":\"boottime_alarm\",\"lifetime\":\"retained\","       \
+        "\"delivery\":\"signal\",\"accuracy_usec\":1000},\"generation\":3,\"state\":\"failed\","   \
+        "\"failure\":\"provider_binding\",\"next_usec\":5000000,\"remaining_usec\":250000,"        \
+        "\"run\":7,\"run_active\":true,\"pending\":true,\"runs\":12,"                              \
+        "\"consecutive_expected_failures\":2,\"overruns\":5,\"last_start_usec\":4000000,"          \
+        "\"last_finish_usec\":4100000,\"last_outcome\":\"expected_failure\","                      \
+        "\"last_duration_usec\":100000,\"total_duration_usec\":900000}"
+
+/* Only the required fields. */
+#define BARE_TIMER(name)                                                                           \
+        "{\"owner\":0,\"name\":\"" name "\",\"declaration\":{\"policy\":\"once\"},"                \
+        "\"generation\":1,\"state\":\"inactive\",\"run\":0,\"run_active\":false,"                  \
+        "\"pending\":false,\"runs\":0,\"consecutive_expected_failures\":0,\"overruns\":0,"         \
+        "\"last_duration_usec\":0,\"total_duration_usec\":0}"
+
+#define FIRING                                                                                     \
+        "{\"token\":" TOKEN_A ",\"clock\":\"realtime\",\"deadline_usec\":100,\"fired_usec\":105,"  \
+        "\"overruns\":1}"
+
+#define STATUS_REPLY                                                                               \
+        "{\"parameters\":{\"epoch\":\"b1d-17-1\",\"version\":\"0.1.0\",\"backend\":\"io_uring\","  \
+        "\"backend_reason\":\"\",\"pid\":42,\"uptime_usec\":1000,\"timers\":5,\"scheduled\":3,"    \
+        "\"running\":1,\"failed\":1,\"pending\":2,\"connections\":4,\"waiters\":1,"                \
+        "\"clock_changes\":6,\"iterations\":700,\"wakeups\":600,\"firings\":50,\"overruns\":7,"    \
+        "\"stale_expiries\":8,\"slowest_iteration_usec\":900,\"lateness\":{\"samples\":50,"        \
+        "\"p50_usec\":10,\"p99_usec\":250,\"max_usec\":1000},\"store\":\"ok\"}}"
+
+static struct timerd *start(const struct fake_step *steps, size_t n_steps,
+                            struct fake_server **ret_server)
+{
+        struct timerd *t = NULL;
+
+        *ret_server = fake_server_start(steps, n_steps);
+        assert_int_equal(timerd_connect(fake_server_path(*ret_server), &t), 0);
+        return t;
+}
+
+#define START(script, server) start((script), ELEMENTSOF(script), (server))
+
+static void finish(struct timerd *t, struct fake_server *s)
+{
+        timerd_close(t);
+        fake_server_finish(s);
+}
+
+static const struct fake_step register_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"a\","
+              "\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":5000000,"
+              "\"clock\":\"boottime\",\"lifetime\":\"retained\",\"delivery\":\"signal\","
+              "\"accuracy_usec\":1000},\"start_usec\":123,\"replace\":true}}"),
+    FAKE_REPLY("{\"parameters\":{\"claim\":" CLAIM_A "}}"),
+    /* The defaults: optional integers at 0 are left out. */
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"b\","
+              "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
+              "\"lifetime\":\"transient\",\"delivery\":\"notify\"}}}"),
+    FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"b\",\"generation\":1}}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"c\","
+              "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
+              "\"lifetime\":\"transient\",\"delivery\":\"notify\"},\"delay_usec\":7}}"),
+    FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"c\",\"generation\":2}}}"),
+};
+
+static void test_register(void **state)
+{
+        struct timerd_declaration d;
+        struct timerd_claim claim;
+        struct fake_server *s;
+        struct timerd *t = START(register_script, &s);
+
+        (void)state;
+        timerd_declaration_init(&d, TIMERD_POLICY_INTERVAL, 5000000);
+        d.clock = TIMERD_CLOCK_BOOTTIME;
+        d.lifetime = TIMERD_LIFETIME_RETAINED;
+        d.delivery = TIMERD_DELIVERY_SIGNAL;
+        d.accuracy_usec = 1000;
+        assert_int_equal(
+            timerd_register(t, "a", &d, &(struct timerd_start){TIMERD_START_AT, 123}, true, &claim),
+            0);
+        assert_string_equal(claim.name, "a");
+        assert_int_equal(claim.generation, 4);
+
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 0);
+        assert_int_equal(timerd_register(t, "b", &d, NULL, false, &claim), 0);
+        assert_string_equal(claim.name, "b");
+        assert_int_equal(claim.generation, 1);
+
+        assert_int_equal(timerd_register(t, "c", &d, &(struct timerd_start){TIMERD_START_AFTER, 7},
+                                         false, &claim),
+                         0);
+        assert_int_equal(claim.generation, 2);
+        finish(t, s);
+}
+
+static const struct fake_step register_bad_reply_script[] = {
+    FAKE_ANY_CALL,
+    FAKE_REPLY(EMPTY_REPLY),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"a\"}}}"),
+    FAKE_ANY_CALL,
+    /* 129 bytes: longer than any timer name, it cannot be held. */
+    FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+               "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+               "aaaaaaaaaaaaaa\",\"generation\":1}}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"a\",\"generation\":-1}}}"),
+};
+
+static void test_register_bad_reply(void **state)
+{
+        struct timerd_declaration d;
+        struct timerd_claim claim;
+        struct fake_server *s;
+        struct timerd *t = START(register_bad_reply_script, &s);
+
+        (void)state;
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 0);
+        for (int i = 0; i < 4; i++)
+                assert_int_equal(timerd_register(t, "a", &d, NULL, false, &claim),
+                                 -TIMERD_E_PROTOCOL);
+        finish(t, s);
+}
+
+static const struct fake_step nothing_script[] = {
+    FAKE_CLOSE,
+};
+
+/* Arguments the protocol cannot carry are refused before anything is sent. */
+static void test_bad_arguments(void **state)
+{
+        struct timerd_claim claim = {.name = "a", .generation = 1};
+        struct timerd_token token = {.name = "a", .generation = 1, .run = 1};
+        struct timerd_start at = {TIMERD_START_AT, 5}, deflt = {TIMERD_START_DEFAULT, 0};
+        struct timerd_declaration d, bad;
+        struct timerd_firing firing;
+        struct timerd_timer timer, *timers;
+        struct fake_server *s;
+        struct timerd *t = START(nothing_script, &s);
+
+        (void)state;
+        fake_server_join(s);
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 0);
+        assert_int_equal(timerd_register(t, NULL, &d, NULL, false, &claim), -EINVAL);
+        assert_int_equal(timerd_register(t, "a", NULL, NULL, false, &claim), -EINVAL);
+        assert_int_equal(timerd_register(t, "a", &d, NULL, false, NULL), -EINVAL);
+        assert_int_equal(timerd_register(NULL, "a", &d, NULL, false, &claim), -EINVAL);
+        assert_int_equal(
+            timerd_register(t, "a", &d, &(struct timerd_start){.kind = 7}, false, &claim), -EINVAL);
+        bad = d;
+        bad.clock = TIMERD_CLOCK_MAX;
+        assert_int_equal(timerd_register(t, "a", &bad, NULL, false, &claim), -EINVAL);
+        bad = d;
+        bad.policy = TIMERD_POLICY_INVALID;
+        assert_int_equal(timerd_register(t, "a", &bad, NULL, false, &claim), -EINVAL);
+        bad = d;
+        bad.lifetime = TIMERD_LIFETIME_MAX;
+        assert_int_equal(timerd_register(t, "a", &bad, NULL, false, &claim), -EINVAL);
+        bad = d;
+        bad.delivery = TIMERD_DELIVERY_MAX;
+        assert_int_equal(timerd_register(t, "a", &bad, NULL, false, &claim), -EINVAL);
+        assert_int_equal(timerd_reconcile(t, "a", &d, TIMERD_DESIRED_MAX, 0, &claim, NULL),
+                         -EINVAL);
+
+        /* Control calls act through exactly one of claim and token. */
+        assert_int_equal(timerd_schedule(t, NULL, NULL, &at), -EINVAL);
+        assert_int_equal(timerd_schedule(t, &claim, &token, &at), -EINVAL);
+        assert_int_equal(timerd_schedule(t, &claim, NULL, &deflt), -EINVAL);
+        assert_int_equal(timerd_schedule(t, &claim, NULL, NULL), -EINVAL);
+        assert_int_equal(timerd_reschedule(t, &claim, NULL, &deflt, 0, NULL, NULL), -EINVAL);
+        assert_int_equal(timerd_cancel(t, NULL, NULL), -EINVAL);
+        assert_int_equal(timerd_kick(t, &claim, &token, NULL), -EINVAL);
+        assert_int_equal(timerd_unregister(t, NULL), -EINVAL);
+
+        assert_int_equal(timerd_get(t, NULL, TIMERD_OWNER_SELF, &timer), -EINVAL);
+        assert_int_equal(timerd_list(t, TIMERD_OWNER_SELF, false, NULL), -EINVAL);
+        assert_int_equal(timerd_list(NULL, TIMERD_OWNER_SELF, false, &timers), -EINVAL);
+        assert_int_equal(timerd_wait(t, NULL, 2, 0, &firing), -EINVAL);
+        assert_int_equal(timerd_wait(t, (const char *const[]){"a", NULL}, 2, 0, &firing), -EINVAL);
+        assert_int_equal(timerd_wait_stream(t, NULL, 1), -EINVAL);
+        assert_int_equal(
+            timerd_complete(t, &token, TIMERD_OUTCOME_NONE, TIMERD_DIRECTIVE_CONTINUE, 0), -EINVAL);
+        assert_int_equal(
+            timerd_complete(t, &token, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_MAX, 0), -EINVAL);
+        assert_int_equal(
+            timerd_complete(t, NULL, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            -EINVAL);
+        assert_int_equal(timerd_status(t, NULL), -EINVAL);
+        assert_int_equal(timerd_call_raw(t, NULL, NULL, NULL), -EINVAL);
+        finish(t, s);
+}
+
+static const struct fake_step reconcile_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Reconcile\",\"parameters\":{\"name\":\"a\","
+              "\"declaration\":{\"policy\":\"watchdog\",\"cadence_usec\":1000000,"
+              "\"clock\":\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\"},"
+              "\"desired\":\"exact\",\"deadline_usec\":500}}"),
+    FAKE_REPLY("{\"parameters\":{\"claim\":" CLAIM_A ",\"created\":true}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Reconcile\",\"parameters\":{\"name\":\"a\","
+              "\"declaration\":{\"policy\":\"watchdog\",\"cadence_usec\":1000000,"
+              "\"clock\":\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\"},"
+              "\"desired\":\"inactive\"}}"),
+    FAKE_REPLY("{\"parameters\":{\"claim\":" CLAIM_A ",\"created\":false}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"claim\":" CLAIM_A "}}"),
+};
+
+static void test_reconcile(void **state)
+{
+        struct timerd_declaration d;
+        struct timerd_claim claim;
+        struct fake_server *s;
+        struct timerd *t = START(reconcile_script, &s);
+        bool created = false;
+
+        (void)state;
+        timerd_declaration_init(&d, TIMERD_POLICY_WATCHDOG, 1000000);
+        assert_int_equal(timerd_reconcile(t, "a", &d, TIMERD_DESIRED_EXACT, 500, &claim, &created),
+                         0);
+        assert_true(created);
+        assert_string_equal(claim.name, "a");
+        assert_int_equal(claim.generation, 4);
+        assert_int_equal(timerd_reconcile(t, "a", &d, TIMERD_DESIRED_INACTIVE, 0, &claim, NULL), 0);
+        /* "created" is required. */
+        assert_int_equal(
+            timerd_reconcile(t, "a", &d, TIMERD_DESIRED_SCHEDULED, 0, &claim, &created),
+            -TIMERD_E_PROTOCOL);
+        finish(t, s);
+}
+
+static const struct fake_step control_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Schedule\",\"parameters\":{\"claim\":" CLAIM_A
+              ",\"deadline_usec\":99}}"),
+    FAKE_REPLY(EMPTY_REPLY),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Schedule\",\"parameters\":{\"token\":" TOKEN_A
+              ",\"delay_usec\":5}}"),
+    FAKE_REPLY(EMPTY_REPLY),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Reschedule\",\"parameters\":{\"claim\":" CLAIM_A "}}"),
+    FAKE_REPLY("{\"parameters\":{\"remaining_usec\":70,\"cadence_usec\":80}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Reschedule\",\"parameters\":{\"token\":" TOKEN_A
+              ",\"delay_usec\":6,\"cadence_usec\":60}}"),
+    FAKE_REPLY("{\"parameters\":{\"remaining_usec\":0,\"cadence_usec\":80}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"remaining_usec\":0}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Cancel\",\"parameters\":{\"claim\":" CLAIM_A "}}"),
+    FAKE_REPLY(EMPTY_REPLY),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Cancel\",\"parameters\":{\"token\":" TOKEN_A "}}"),
+    FAKE_REPLY(EMPTY_REPLY),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Kick\",\"parameters\":{\"claim\":" CLAIM_A "}}"),
+    FAKE_REPLY("{\"parameters\":{\"next_usec\":12345}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"next_usec\":\"soon\"}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Unregister\",\"parameters\":{\"claim\":" CLAIM_A "}}"),
+    FAKE_REPLY(EMPTY_REPLY),
+};
+
+static void test_control_calls(void **state)
+{
+        const struct timerd_claim claim = {.name = "a", .generation = 4};
+        const struct timerd_token token = {.name = "a", .generation = 4, .run = 9};
+        uint64_t remaining = 1, cadence = 1, next = 0;
+        struct fake_server *s;
+        struct timerd *t = START(control_script, &s);
+
+        (void)state;
+        assert_int_equal(
+            timerd_schedule(t, &claim, NULL, &(struct timerd_start){TIMERD_START_AT, 99}), 0);
+        assert_int_equal(
+            timerd_schedule(t, NULL, &token, &(struct timerd_start){TIMERD_START_AFTER, 5}), 0);
+        assert_int_equal(timerd_reschedule(t, &claim, NULL, NULL, 0, &remaining, &cadence), 0);
+        assert_int_equal(remaining, 70);
+        assert_int_equal(cadence, 80);
+        assert_int_equal(timerd_reschedule(t, NULL, &token,
+                                           &(struct timerd_start){TIMERD_START_AFTER, 6}, 60, NULL,
+                                           NULL),
+                         0);
+        assert_int_equal(timerd_reschedule(t, &claim, NULL, NULL, 0, &remaining, &cadence),
+                         -TIMERD_E_PROTOCOL);
+        assert_int_equal(timerd_cancel(t, &claim, NULL), 0);
+        assert_int_equal(timerd_cancel(t, NULL, &token), 0);
+        assert_int_equal(timerd_kick(t, &claim, NULL, &next), 0);
+        assert_int_equal(next, 12345);
+        assert_int_equal(timerd_kick(t, &claim, NULL, &next), -TIMERD_E_PROTOCOL);
+        assert_int_equal(timerd_unregister(t, &claim), 0);
+        finish(t, s);
+}
+
+static const struct fake_step get_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"backup\","
+              "\"owner\":1000}}"),
+    FAKE_REPLY("{\"parameters\":{\"timer\":" FULL_TIMER "}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"bare\"}}"),
+    FAKE_REPLY("{\"parameters\":{\"timer\":" BARE_TIMER("bare") "}}"),
+};
+
+static void test_get(void **state)
+{
+        struct timerd_timer timer;
+        struct fake_server *s;
+        struct timerd *t = START(get_script, &s);
+
+        (void)state;
+        assert_int_equal(timerd_get(t, "backup", 1000, &timer), 0);
+        assert_int_equal(timer.owner, 1000);
+        assert_string_equal(timer.name, "backup");
+        assert_int_equal(timer.declaration.policy, TIMERD_POLICY_INTERVAL);
+        assert_int_equal(timer.declaration.cadence_usec, 300000000);
+        assert_int_equal(timer.declaration.clock, TIMERD_CLOCK_BOOTTIME_ALARM);
+        assert_int_equal(timer.declaration.lifetime, TIMERD_LIFETIME_RETAINED);
+        assert_int_equal(timer.declaration.delivery, TIMERD_DELIVERY_SIGNAL);
+        assert_int_equal(timer.declaration.accuracy_usec, 1000);
+        assert_int_equal(timer.generation, 3);
+        assert_int_equal(timer.state, TIMERD_STATE_FAILED);
+        assert_int_equal(timer.failure, TIMERD_FAILURE_PROVIDER_BINDING);
+        assert_true(timer.has_next);
+        assert_int_equal(timer.next_usec, 5000000);
+        assert_int_equal(timer.remaining_usec, 250000);
+        assert_int_equal(timer.run, 7);
+        assert_true(timer.run_active);
+        assert_true(timer.pending);
+        assert_int_equal(timer.runs, 12);
+        assert_int_equal(timer.consecutive_expected_failures, 2);
+        assert_int_equal(timer.overruns, 5);
+        assert_true(timer.has_last_start);
+        assert_int_equal(timer.last_start_usec, 4000000);
+        assert_true(timer.has_last_finish);
+        assert_int_equal(timer.last_finish_usec, 4100000);
+        assert_int_equal(timer.last_outcome, TIMERD_OUTCOME_EXPECTED_FAILURE);
+        assert_int_equal(timer.last_duration_usec, 100000);
+        assert_int_equal(timer.total_duration_usec, 900000);
+
+        /* Absent optional fields take the IDL's defaults. */
+        assert_int_equal(timerd_get(t, "bare", TIMERD_OWNER_SELF, &timer), 0);
+        assert_string_equal(timer.name, "bare");
+        assert_int_equal(timer.declaration.policy, TIMERD_POLICY_ONCE);
+        assert_int_equal(timer.declaration.cadence_usec, 0);
+        assert_int_equal(timer.declaration.clock, TIMERD_CLOCK_MONOTONIC);
+        assert_int_equal(timer.declaration.lifetime, TIMERD_LIFETIME_TRANSIENT);
+        assert_int_equal(timer.declaration.delivery, TIMERD_DELIVERY_NOTIFY);
+        assert_int_equal(timer.state, TIMERD_STATE_INACTIVE);
+        assert_int_equal(timer.failure, TIMERD_FAILURE_NONE);
+        assert_false(timer.has_next);
+        assert_false(timer.has_last_start);
+        assert_false(timer.has_last_finish);
+        assert_int_equal(timer.last_outcome, TIMERD_OUTCOME_NONE);
+        finish(t, s);
+}
+
+/* One field at a time broken; each reply must be refused as a protocol error. */
+static const char *const broken_timers[] = {
+    "{\"owner\":4294967296,\"name\":\"a\",\"declaration\":{\"policy\":\"once\"},"
+    "\"generation\":1,\"state\":\"inactive\",\"run\":0,\"run_active\":false,\"pending\":false,"
+    "\"runs\":0,\"consecutive_expected_failures\":0,\"overruns\":0,\"last_duration_usec\":0,"
+    "\"total_duration_usec\":0}",
+    "{\"owner\":0,\"name\":\"a\",\"declaration\":{\"policy\":\"sometimes\"},"
+    "\"generation\":1,\"state\":\"inactive\",\"run\":0,\"run_active\":false,\"pending\":false,"
+    "\"runs\":0,\"consecutive_expected_failures\":0,\"overruns\":0,\"last_duration_usec\":0,"
+    "\"total_duration_usec\":0}",
+    "{\"owner\":0,\"name\":\"a\",\"declaration\":{\"policy\":\"once\",\"clock\":\"sundial\"},"
+    "\"generation\":1,\"state\":\"inactive\",\"run\":0,\"run_active\":false,\"pending\":false,"
+    "\"runs\":0,\"consecutive_expected_failures\":0,\"overruns\":0,\"last_duration_usec\":0,"
+    "\"total_duration_usec\":0}",
+    "{\"owner\":0,\"name\":\"a\",\"declaration\":{\"policy\":\"once\"},"
+    "\"generation\":1,\"state\":\"sleeping\",\"run\":0,\"run_active\":false,\"pending\":false,"
+    "\"runs\":0,\"consecutive_expected_failures\":0,\"overruns\":0,\"last_duration_usec\":0,"
+    "\"total_duration_usec\":0}",
+    "{\"owner\":0,\"name\":\"a\",\"declaration\":{\"policy\":\"once\"},"
+    "\"generation\":1,\"state\":\"failed\",\"failure\":\"bad luck\",\"run\":0,"
+    "\"run_active\":false,\"pending\":false,\"runs\":0,\"consecutive_expected_failures\":0,"
+    "\"overruns\":0,\"last_duration_usec\":0,\"total_duration_usec\":0}",
+    "{\"owner\":0,\"name\":\"a\",\"declaration\":{\"policy\":\"once\"},"
+    "\"generation\":1,\"state\":\"inactive\",\"next_usec\":true,\"run\":0,"
+    "\"run_active\":false,\"pending\":false,\"runs\":0,\"consecutive_expected_failures\":0,"
+    "\"overruns\":0,\"last_duration_usec\":0,\"total_duration_usec\":0}",
+    "{\"owner\":0,\"name\":\"a\",\"declaration\":{\"policy\":\"once\"},"
+    "\"generation\":1,\"state\":\"inactive\",\"run\":0,\"run_active\":\"no\","
+    "\"pending\":false,\"runs\":0,\"consecutive_expected_failures\":0,\"overruns\":0,"
+    "\"last_duration_usec\":0,\"total_duration_usec\":0}",
+    "{\"owner\":0,\"name\":\"a\",\"declaration\":{\"policy\":\"once\"},"
+    "\"generation\":1,\"state\":\"inactive\",\"run\":0,\"run_active\":false,\"pending\":false,"
+    "\"runs\":0,\"consecutive_expected_failures\":0,\"overruns\":0,"
+    "\"last_outcome\":\"meh\",\"last_duration_usec\":0,\"total_duration_usec\":0}",
+    /* total_duration_usec missing */
+    "{\"owner\":0,\"name\":\"a\",\"declaration\":{\"policy\":\"once\"},"
+    "\"generation\":1,\"state\":\"inactive\",\"run\":0,\"run_active\":false,\"pending\":false,"
+    "\"runs\":0,\"consecutive_expected_failures\":0,\"overruns\":0,\"last_duration_usec\":0}",
+    /* declaration not an object */
+    "{\"owner\":0,\"name\":\"a\",\"declaration\":\"once\","
+    "\"generation\":1,\"state\":\"inactive\",\"run\":0,\"run_active\":false,\"pending\":false,"
+    "\"runs\":0,\"consecutive_expected_failures\":0,\"overruns\":0,\"last_duration_usec\":0,"
+    "\"total_duration_usec\":0}",
+};
+
+static void test_get_broken_timer(void **state)
+{
+        struct fake_step steps[2 * ELEMENTSOF(broken_timers)];
+        char *replies[ELEMENTSOF(broken_timers)];
+        struct timerd_timer timer;
+        struct fake_server *s;
+        struct timerd *t;
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(broken_timers); i++) {
+                assert_true(
+                    asprintf(&replies[i], "{\"parameters\":{\"timer\":%s}}", broken_timers[i]) > 0);
+                steps[2 * i] = (struct fake_step)FAKE_ANY_CALL;
+                steps[2 * i + 1] = (struct fake_step)FAKE_REPLY(replies[i]);
+        }
+        t = START(steps, &s);
+        for (size_t i = 0; i < ELEMENTSOF(broken_timers); i++)
+                if (timerd_get(t, "a", TIMERD_OWNER_SELF, &timer) != -TIMERD_E_PROTOCOL)
+                        fail_msg("accepted broken timer %zu: %s", i, broken_timers[i]);
+        finish(t, s);
+        for (size_t i = 0; i < ELEMENTSOF(broken_timers); i++)
+                free(replies[i]);
+}
+
+static const struct fake_step list_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{}}"),
+    FAKE_REPLY("{\"parameters\":{\"timers\":[" BARE_TIMER("one") "," FULL_TIMER "]}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"all\":true}}"),
+    FAKE_REPLY("{\"parameters\":{\"timers\":[]}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"owner\":5}}"),
+    FAKE_REPLY("{\"parameters\":{\"timers\":{}}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"timers\":[" BARE_TIMER("one") ",{}]}}"),
+};
+
+static void test_list(void **state)
+{
+        struct timerd_timer *timers = NULL;
+        struct fake_server *s;
+        struct timerd *t = START(list_script, &s);
+
+        (void)state;
+        assert_int_equal(timerd_list(t, TIMERD_OWNER_SELF, false, &timers), 2);
+        assert_string_equal(timers[0].name, "one");
+        assert_string_equal(timers[1].name, "backup");
+        assert_int_equal(timers[1].owner, 1000);
+        free(timers);
+
+        assert_int_equal(timerd_list(t, TIMERD_OWNER_SELF, true, &timers), 0);
+        assert_null(timers);
+        assert_int_equal(timerd_list(t, 5, false, &timers), -TIMERD_E_PROTOCOL);
+        assert_int_equal(timerd_list(t, TIMERD_OWNER_SELF, false, &timers), -TIMERD_E_PROTOCOL);
+        finish(t, s);
+}
+
+#define MANY_TIMERS 5000
+
+/* A List of thousands of timers is one large reply; it must come through whole. */
+static void test_list_large(void **state)
+{
+        static const char head[] = "{\"parameters\":{\"timers\":[";
+        size_t timer_len = strlen(BARE_TIMER("t00000")), size;
+        struct timerd_timer *timers = NULL;
+        struct fake_step steps[2];
+        struct fake_server *s;
+        struct timerd *t;
+        char *reply, *p;
+        long n;
+
+        (void)state;
+        size = sizeof(head) + MANY_TIMERS * (timer_len + 1) + 8;
+        reply = malloc(size);
+        assert_non_null(reply);
+        p = stpcpy(reply, head);
+        for (int i = 0; i < MANY_TIMERS; i++) {
+                char name[8];
+
+                snprintf(name, sizeof(name), "t%05d", i);
+                p += sprintf(p, "%s" BARE_TIMER("%s"), i > 0 ? "," : "", name);
+        }
+        strcpy(p, "]}}");
+        steps[0] = (struct fake_step)FAKE_ANY_CALL;
+        steps[1] = (struct fake_step)FAKE_REPLY(reply);
+
+        t = START(steps, &s);
+        n = timerd_list(t, TIMERD_OWNER_SELF, false, &timers);
+        assert_int_equal(n, MANY_TIMERS);
+        assert_string_equal(timers[0].name, "t00000");
+        assert_string_equal(timers[MANY_TIMERS - 1].name, "t04999");
+        free(timers);
+        finish(t, s);
+        free(reply);
+}
+
+static const struct fake_step wait_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{\"names\":[\"a\",\"b\"],"
+              "\"timeout_usec\":1000000}}"),
+    FAKE_REPLY("{\"parameters\":{\"firing\":" FIRING "}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{}}"),
+    FAKE_REPLY("{\"error\":\"io.timerd.Timer.Timeout\",\"parameters\":{}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"firing\":{\"token\":{\"name\":\"a\"},\"clock\":\"realtime\","
+               "\"deadline_usec\":1,\"fired_usec\":1,\"overruns\":0}}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"firing\":{\"token\":" TOKEN_A ",\"clock\":\"water\","
+               "\"deadline_usec\":1,\"fired_usec\":1,\"overruns\":0}}}"),
+};
+
+static void test_wait(void **state)
+{
+        const char *const names[] = {"a", "b"};
+        struct timerd_firing firing;
+        struct fake_server *s;
+        struct timerd *t = START(wait_script, &s);
+
+        (void)state;
+        assert_int_equal(timerd_wait(t, names, 2, 1000000, &firing), 0);
+        assert_string_equal(firing.token.name, "a");
+        assert_int_equal(firing.token.generation, 4);
+        assert_int_equal(firing.token.run, 9);
+        assert_int_equal(firing.clock, TIMERD_CLOCK_REALTIME);
+        assert_int_equal(firing.deadline_usec, 100);
+        assert_int_equal(firing.fired_usec, 105);
+        assert_int_equal(firing.overruns, 1);
+
+        assert_int_equal(timerd_wait(t, NULL, 0, 0, &firing), -TIMERD_E_TIMEOUT);
+        assert_int_equal(timerd_wait(t, NULL, 0, 0, &firing), -TIMERD_E_PROTOCOL);
+        assert_int_equal(timerd_wait(t, NULL, 0, 0, &firing), -TIMERD_E_PROTOCOL);
+        finish(t, s);
+}
+
+static const struct fake_step stream_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{\"names\":[\"a\"]},"
+              "\"more\":true}"),
+    FAKE_REPLY("{\"parameters\":{\"firing\":" FIRING "},\"continues\":true}"),
+    FAKE_REPLY("{\"parameters\":{\"firing\":{\"token\":{\"name\":\"a\",\"generation\":4,"
+               "\"run\":10},\"clock\":\"realtime\",\"deadline_usec\":200,\"fired_usec\":201,"
+               "\"overruns\":0}},\"continues\":true}"),
+    FAKE_REPLY("{\"error\":\"io.timerd.Timer.ShuttingDown\",\"parameters\":{}}"),
+    /* The stream is over: the connection serves calls again. */
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{},\"more\":true}"),
+    FAKE_REPLY("{\"parameters\":{\"firing\":" FIRING "}}"),
+};
+
+static void test_wait_stream(void **state)
+{
+        const char *const names[] = {"a"};
+        struct timerd_firing firing;
+        struct timerd_status status;
+        struct fake_server *s;
+        struct timerd *t = START(stream_script, &s);
+
+        (void)state;
+        assert_int_equal(timerd_wait_next(t, &firing), -EINVAL);
+        assert_int_equal(timerd_wait_stream(t, names, 1), 0);
+        assert_int_equal(timerd_wait_stream(t, names, 1), -EBUSY);
+        assert_int_equal(timerd_status(t, &status), -EBUSY);
+        assert_int_equal(timerd_wait_next(t, &firing), 0);
+        assert_int_equal(firing.token.run, 9);
+        assert_int_equal(timerd_wait_next(t, &firing), 0);
+        assert_int_equal(firing.token.run, 10);
+        assert_int_equal(firing.deadline_usec, 200);
+        assert_int_equal(timerd_wait_next(t, &firing), -TIMERD_E_SHUTTING_DOWN);
+        assert_string_equal(timerd_last_error_name(t), "io.timerd.Timer.ShuttingDown");
+        assert_int_equal(timerd_wait_next(t, &firing), -EINVAL);
+
+        /* A last reply without "continues" ends the stream too. */
+        assert_int_equal(timerd_wait_stream(t, NULL, 0), 0);
+        assert_int_equal(timerd_wait_next(t, &firing), 0);
+        assert_int_equal(timerd_wait_next(t, &firing), -EINVAL);
+        finish(t, s);
+}
+
+static const struct fake_step complete_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Complete\",\"parameters\":{\"token\":" TOKEN_A
+              ",\"outcome\":\"expected_failure\",\"directive\":\"stop\","
+              "\"duration_usec\":250}}"),
+    FAKE_REPLY(EMPTY_REPLY),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Complete\",\"parameters\":{\"token\":" TOKEN_A
+              ",\"outcome\":\"success\",\"directive\":\"continue\"}}"),
+    FAKE_REPLY("{\"error\":\"io.timerd.Timer.NotRunning\",\"parameters\":{\"name\":\"a\"}}"),
+};
+
+static void test_complete(void **state)
+{
+        const struct timerd_token token = {.name = "a", .generation = 4, .run = 9};
+        struct fake_server *s;
+        struct timerd *t = START(complete_script, &s);
+
+        (void)state;
+        assert_int_equal(
+            timerd_complete(t, &token, TIMERD_OUTCOME_EXPECTED_FAILURE, TIMERD_DIRECTIVE_STOP, 250),
+            0);
+        assert_int_equal(
+            timerd_complete(t, &token, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            -TIMERD_E_NOT_RUNNING);
+        finish(t, s);
+}
+
+static const struct fake_step status_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Service.Status\",\"parameters\":{}}"),
+    FAKE_REPLY(STATUS_REPLY),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"epoch\":\"x\"}}"),
+    FAKE_ANY_CALL,
+    /* A backend name longer than the struct holds is refused, not cut. */
+    FAKE_REPLY("{\"parameters\":{\"epoch\":\"b1d-17-1\",\"version\":\"0.1.0\","
+               "\"backend\":\"io_uring_with_a_very_long_name_indeed\","
+               "\"backend_reason\":\"\",\"pid\":42,\"uptime_usec\":1000,\"timers\":5,"
+               "\"scheduled\":3,\"running\":1,\"failed\":1,\"pending\":2,\"connections\":4,"
+               "\"waiters\":1,\"clock_changes\":6,\"iterations\":700,\"wakeups\":600,"
+               "\"firings\":50,\"overruns\":7,\"stale_expiries\":8,"
+               "\"slowest_iteration_usec\":900,\"lateness\":{\"samples\":50,\"p50_usec\":10,"
+               "\"p99_usec\":250,\"max_usec\":1000},\"store\":\"ok\"}}"),
+};
+
+static void test_status(void **state)
+{
+        struct timerd_status status;
+        struct fake_server *s;
+        struct timerd *t = START(status_script, &s);
+
+        (void)state;
+        assert_int_equal(timerd_status(t, &status), 0);
+        assert_string_equal(status.epoch, "b1d-17-1");
+        assert_string_equal(status.version, "0.1.0");
+        assert_string_equal(status.backend, "io_uring");
+        assert_string_equal(status.backend_reason, "");
+        assert_string_equal(status.store, "ok");
+        assert_int_equal(status.pid, 42);
+        assert_int_equal(status.uptime_usec, 1000);
+        assert_int_equal(status.timers, 5);
+        assert_int_equal(status.scheduled, 3);
+        assert_int_equal(status.running, 1);
+        assert_int_equal(status.failed, 1);
+        assert_int_equal(status.pending, 2);
+        assert_int_equal(status.connections, 4);
+        assert_int_equal(status.waiters, 1);
+        assert_int_equal(status.clock_changes, 6);
+        assert_int_equal(status.iterations, 700);
+        assert_int_equal(status.wakeups, 600);
+        assert_int_equal(status.firings, 50);
+        assert_int_equal(status.overruns, 7);
+        assert_int_equal(status.stale_expiries, 8);
+        assert_int_equal(status.slowest_iteration_usec, 900);
+        assert_int_equal(status.lateness_samples, 50);
+        assert_int_equal(status.lateness_p50_usec, 10);
+        assert_int_equal(status.lateness_p99_usec, 250);
+        assert_int_equal(status.lateness_max_usec, 1000);
+
+        assert_int_equal(timerd_status(t, &status), -TIMERD_E_PROTOCOL);
+        assert_int_equal(timerd_status(t, &status), -TIMERD_E_PROTOCOL);
+        finish(t, s);
+}
+
+static const struct fake_step raw_script[] = {
+    FAKE_CALL("{\"method\":\"org.varlink.service.GetInfo\",\"parameters\":{}}"),
+    FAKE_REPLY("{\"parameters\":{\"vendor\":\"timerd\",\"interfaces\":[\"io.timerd.Timer\"]}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"x\"}}"),
+    FAKE_REPLY("{\"error\":\"io.timerd.Timer.NotFound\",\"parameters\":{\"name\":\"x\"}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"all\":true}}"),
+    FAKE_REPLY("{\"parameters\":{\"timers\":[]}}"),
+};
+
+static void assert_json_equal(const char *actual, const char *expected)
+{
+        json_object *a = json_tokener_parse(actual), *e = json_tokener_parse(expected);
+
+        assert_non_null(a);
+        assert_true(json_object_equal(a, e));
+        json_object_put(a);
+        json_object_put(e);
+}
+
+static void test_call_raw(void **state)
+{
+        struct fake_server *s;
+        struct timerd *t = START(raw_script, &s);
+        char *reply = NULL;
+
+        (void)state;
+        assert_int_equal(timerd_call_raw(t, "org.varlink.service.GetInfo", NULL, &reply), 0);
+        assert_json_equal(reply, "{\"vendor\":\"timerd\",\"interfaces\":[\"io.timerd.Timer\"]}");
+        free(reply);
+
+        /* An error's parameters say what went wrong. */
+        assert_int_equal(timerd_call_raw(t, "io.timerd.Timer.Get", "{\"name\":\"x\"}", &reply),
+                         -TIMERD_E_NOT_FOUND);
+        assert_json_equal(reply, "{\"name\":\"x\"}");
+        free(reply);
+
+        assert_int_equal(timerd_call_raw(t, "io.timerd.Timer.Get", "{\"name\":", &reply), -EINVAL);
+        assert_null(reply);
+        assert_int_equal(timerd_call_raw(t, "io.timerd.Timer.Get", "[1]", &reply), -EINVAL);
+        assert_null(reply);
+        assert_int_equal(timerd_call_raw(t, "io.timerd.Timer.Get", "{} {}", &reply), -EINVAL);
+        assert_int_equal(timerd_call_raw(t, "io.timerd.Timer.Get", "{}x", &reply), -EINVAL);
+        assert_int_equal(timerd_call_raw(t, "io.timerd.Timer.Get", "", &reply), -EINVAL);
+        assert_int_equal(timerd_call_raw(t, "io.timerd.Timer.List", " {\"all\": true}\n", NULL), 0);
+        finish(t, s);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_register),         cmocka_unit_test(test_register_bad_reply),
+            cmocka_unit_test(test_bad_arguments),    cmocka_unit_test(test_reconcile),
+            cmocka_unit_test(test_control_calls),    cmocka_unit_test(test_get),
+            cmocka_unit_test(test_get_broken_timer), cmocka_unit_test(test_list),
+            cmocka_unit_test(test_list_large),       cmocka_unit_test(test_wait),
+            cmocka_unit_test(test_wait_stream),      cmocka_unit_test(test_complete),
+            cmocka_unit_test(test_status),           cmocka_unit_test(test_call_raw),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "print.h"
+#include "timespan.h"
+#include "varlink/names.h"
+
+/* "Sat 2024-11-30 10:05:00 CET" */
+#define TIMESTAMP_MAX 64
+/* "213503982d 8h 1min 49s left" */
+#define RELATIVE_MAX (TIMESPAN_FORMAT_MAX + 8)
+/* Wire names spelled for people: "after_completion" → "after-completion". */
+#define WORD_MAX 32
+
+static const char *human_word(const char *wire, char buf[static WORD_MAX])
+{
+        size_t i;
+
+        if (!wire)
+                return "?";
+        for (i = 0; wire[i] != 0 && i < WORD_MAX - 1; i++)
+                buf[i] = wire[i] == '_' ? '-' : wire[i];
+        buf[i] = 0;
+        return buf;
+}
+
+static const char *format_timestamp(char buf[static TIMESTAMP_MAX], const struct clocks *now,
+                                    enum timerd_clock clock, uint64_t usec)
+{
+        uint64_t wall;
+        struct tm tm;
+        time_t seconds;
+
+        if (!clocks_to_realtime(now, clock, usec, &wall))
+                return "-";
+        seconds = (time_t)(wall / USEC_PER_SEC);
+        if (!localtime_r(&seconds, &tm) ||
+            strftime(buf, TIMESTAMP_MAX, "%a %Y-%m-%d %H:%M:%S %Z", &tm) == 0)
+                return "-";
+        return buf;
+}
+
+/* "4min 12s left" for a time ahead of now, "3s ago" for one behind. */
+static const char *format_relative(char buf[static RELATIVE_MAX], const struct clocks *now,
+                                   enum timerd_clock clock, uint64_t usec)
+{
+        uint64_t clock_now = clocks_now(now, clock);
+        char span[TIMESPAN_FORMAT_MAX];
+
+        if (usec > clock_now)
+                snprintf(buf, RELATIVE_MAX, "%s left",
+                         timespan_format(span, usec - clock_now, USEC_PER_SEC));
+        else
+                snprintf(buf, RELATIVE_MAX, "%s ago",
+                         timespan_format(span, clock_now - usec, USEC_PER_SEC));
+        return buf;
+}
+
+enum column {
+        COLUMN_NEXT,
+        COLUMN_LEFT,
+        COLUMN_LAST,
+        COLUMN_PASSED,
+        COLUMN_NAME,
+        COLUMN_POLICY,
+        COLUMN_STATE,
+        COLUMN_MAX,
+};
+
+static const char *const column_titles[COLUMN_MAX] = {
+    [COLUMN_NEXT] = "NEXT",     [COLUMN_LEFT] = "LEFT", [COLUMN_LAST] = "LAST",
+    [COLUMN_PASSED] = "PASSED", [COLUMN_NAME] = "NAME", [COLUMN_POLICY] = "POLICY",
+    [COLUMN_STATE] = "STATE",
+};
+
+struct row {
+        bool has_next_wall;
+        uint64_t next_wall; /* the sort key */
+        const char *name;
+        const char *cells[COLUMN_MAX];
+        char next[TIMESTAMP_MAX], left[RELATIVE_MAX], last[TIMESTAMP_MAX], passed[RELATIVE_MAX];
+        char policy[WORD_MAX], state[WORD_MAX];
+};
+
+static void row_fill(struct row *row, const struct timerd_timer *timer, const struct clocks *now)
+{
+        enum timerd_clock clock = timer->declaration.clock;
+        const char **cells = row->cells;
+
+        row->name = timer->name;
+        row->has_next_wall =
+            timer->has_next && clocks_to_realtime(now, clock, timer->next_usec, &row->next_wall);
+
+        cells[COLUMN_NEXT] =
+            timer->has_next ? format_timestamp(row->next, now, clock, timer->next_usec) : "-";
+        cells[COLUMN_LEFT] =
+            timer->has_next ? format_relative(row->left, now, clock, timer->next_usec) : "-";
+        cells[COLUMN_LAST] = timer->has_last_start
+                                 ? format_timestamp(row->last, now, clock, timer->last_start_usec)
+                                 : "-";
+        cells[COLUMN_PASSED] =
+            timer->has_last_start ? format_relative(row->passed, now, clock, timer->last_start_usec)
+                                  : "-";
+        cells[COLUMN_NAME] = timer->name;
+        cells[COLUMN_POLICY] =
+            human_word(vl_policy_to_string(timer->declaration.policy), row->policy);
+        cells[COLUMN_STATE] = human_word(vl_state_to_string(timer->state), row->state);
+}
+
+/* Soonest first, timers with nothing due last, ties by name: like systemctl list-timers. */
+static int row_compare(const void *a, const void *b)
+{
+        const struct row *x = *(const struct row *const *)a, *y = *(const struct row *const *)b;
+
+        if (x->has_next_wall != y->has_next_wall)
+                return x->has_next_wall ? -1 : 1;
+        if (x->has_next_wall && x->next_wall != y->next_wall)
+                return x->next_wall < y->next_wall ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+static void print_row(FILE *f, const char *const cells[COLUMN_MAX], const size_t widths[COLUMN_MAX])
+{
+        for (size_t c = 0; c < COLUMN_MAX - 1; c++)
+                fprintf(f, "%-*s  ", (int)widths[c], cells[c]);
+        fprintf(f, "%s\n", cells[COLUMN_MAX - 1]);
+}
+
+int print_timer_table(FILE *f, const struct timerd_timer *timers, size_t n,
+                      const struct clocks *now)
+{
+        size_t widths[COLUMN_MAX];
+        struct row *rows, **order;
+
+        if (n == 0) {
+                fprintf(f, "0 timers listed.\n");
+                return 0;
+        }
+        rows = calloc(n, sizeof(*rows));
+        order = calloc(n, sizeof(*order));
+        if (!rows || !order) {
+                free(rows);
+                free(order);
+                return -ENOMEM;
+        }
+
+        for (size_t c = 0; c < COLUMN_MAX; c++)
+                widths[c] = strlen(column_titles[c]);
+        for (size_t i = 0; i < n; i++) {
+                row_fill(&rows[i], &timers[i], now);
+                order[i] = &rows[i];
+                for (size_t c = 0; c < COLUMN_MAX; c++) {
+                        size_t len = strlen(rows[i].cells[c]);
+
+                        if (len > widths[c])
+                                widths[c] = len;
+                }
+        }
+        /* Sorting pointers: a row's cells point into the row itself. */
+        qsort(order, n, sizeof(*order), row_compare);
+
+        print_row(f, column_titles, widths);
+        for (size_t i = 0; i < n; i++)
+                print_row(f, order[i]->cells, widths);
+        fprintf(f, "\n%zu %s listed.\n", n, n == 1 ? "timer" : "timers");
+
+        free(order);
+        free(rows);
+        return 0;
+}
+
+#define LABEL_WIDTH 18
+
+static void print_field(FILE *f, const char *label, const char *value)
+{
+        fprintf(f, "%*s: %s\n", LABEL_WIDTH, label, value);
+}
+
+static void print_u64_field(FILE *f, const char *label, uint64_t value)
+{
+        fprintf(f, "%*s: %" PRIu64 "\n", LABEL_WIDTH, label, value);
+}
+
+static void print_span_field(FILE *f, const char *label, uint64_t usec)
+{
+        char span[TIMESPAN_FORMAT_MAX];
+
+        print_field(f, label, timespan_format(span, usec, 1));
+}
+
+/* "Sat 2024-11-30 10:05:00 UTC (4min 12s left)" */
+static void print_time_field(FILE *f, const char *label, const struct clocks *now,
+                             enum timerd_clock clock, bool has, uint64_t usec)
+{
+        char timestamp[TIMESTAMP_MAX], relative[RELATIVE_MAX];
+
+        if (!has) {
+                print_field(f, label, "-");
+                return;
+        }
+        fprintf(f, "%*s: %s (%s)\n", LABEL_WIDTH, label,
+                format_timestamp(timestamp, now, clock, usec),
+                format_relative(relative, now, clock, usec));
+}
+
+static void print_declaration(FILE *f, const struct timerd_declaration *d)
+{
+        char word[WORD_MAX], span[TIMESPAN_FORMAT_MAX];
+
+        if (d->policy == TIMERD_POLICY_ONCE)
+                print_field(f, "Policy", "once");
+        else
+                fprintf(f, "%*s: %s, every %s\n", LABEL_WIDTH, "Policy",
+                        human_word(vl_policy_to_string(d->policy), word),
+                        timespan_format(span, d->cadence_usec, 1));
+        print_field(f, "Clock", human_word(vl_clock_to_string(d->clock), word));
+        print_field(f, "Lifetime", human_word(vl_lifetime_to_string(d->lifetime), word));
+        print_field(f, "Delivery", human_word(vl_delivery_to_string(d->delivery), word));
+        print_span_field(f, "Accuracy", d->accuracy_usec);
+}
+
+void print_timer(FILE *f, const struct timerd_timer *timer, const struct clocks *now)
+{
+        enum timerd_clock clock = timer->declaration.clock;
+        char word[WORD_MAX], failure[WORD_MAX];
+
+        fprintf(f, "%s\n", timer->name);
+        print_u64_field(f, "Owner", timer->owner);
+        print_declaration(f, &timer->declaration);
+        print_u64_field(f, "Generation", timer->generation);
+        if (timer->state == TIMERD_STATE_FAILED)
+                fprintf(f, "%*s: failed (%s)\n", LABEL_WIDTH, "State",
+                        human_word(vl_failure_to_string(timer->failure), failure));
+        else
+                print_field(f, "State", human_word(vl_state_to_string(timer->state), word));
+        print_time_field(f, "Next", now, clock, timer->has_next, timer->next_usec);
+        fprintf(f, "%*s: %" PRIu64 "%s\n", LABEL_WIDTH, "Run", timer->run,
+                timer->run_active ? " (active)" : "");
+        print_field(f, "Pending", timer->pending ? "yes" : "no");
+        print_u64_field(f, "Runs", timer->runs);
+        print_u64_field(f, "Failures in a row", timer->consecutive_expected_failures);
+        print_u64_field(f, "Overruns", timer->overruns);
+        print_time_field(f, "Last start", now, clock, timer->has_last_start,
+                         timer->last_start_usec);
+        print_time_field(f, "Last finish", now, clock, timer->has_last_finish,
+                         timer->last_finish_usec);
+        print_field(f, "Last outcome",
+                    timer->last_outcome == TIMERD_OUTCOME_NONE
+                        ? "-"
+                        : human_word(vl_outcome_to_string(timer->last_outcome), word));
+        print_span_field(f, "Last duration", timer->last_duration_usec);
+        print_span_field(f, "Total duration", timer->total_duration_usec);
+}
+
+static void print_lateness(FILE *f, const struct timerd_status *s)
+{
+        char p50[TIMESPAN_FORMAT_MAX], p99[TIMESPAN_FORMAT_MAX], max[TIMESPAN_FORMAT_MAX];
+
+        if (s->lateness_samples == 0) {
+                print_field(f, "Lateness", "-");
+                return;
+        }
+        fprintf(f, "%*s: p50 %s, p99 %s, max %s (%" PRIu64 " samples)\n", LABEL_WIDTH, "Lateness",
+                timespan_format(p50, s->lateness_p50_usec, 1),
+                timespan_format(p99, s->lateness_p99_usec, 1),
+                timespan_format(max, s->lateness_max_usec, 1), s->lateness_samples);
+}
+
+void print_status(FILE *f, const struct timerd_status *s)
+{
+        char span[TIMESPAN_FORMAT_MAX];
+
+        print_field(f, "Version", s->version);
+        print_u64_field(f, "PID", s->pid);
+        print_field(f, "Epoch", s->epoch);
+        if (s->backend_reason[0] != 0)
+                fprintf(f, "%*s: %s (%s)\n", LABEL_WIDTH, "Backend", s->backend, s->backend_reason);
+        else
+                print_field(f, "Backend", s->backend);
+        print_field(f, "Store", s->store);
+        print_field(f, "Uptime", timespan_format(span, s->uptime_usec, USEC_PER_SEC));
+        fprintf(f,
+                "%*s: %" PRIu64 " (%" PRIu64 " scheduled, %" PRIu64 " running, %" PRIu64
+                " failed, %" PRIu64 " pending)\n",
+                LABEL_WIDTH, "Timers", s->timers, s->scheduled, s->running, s->failed, s->pending);
+        fprintf(f, "%*s: %" PRIu64 " (%" PRIu64 " waiting)\n", LABEL_WIDTH, "Connections",
+                s->connections, s->waiters);
+        print_u64_field(f, "Clock changes", s->clock_changes);
+        fprintf(f, "%*s: %" PRIu64 " (%" PRIu64 " wake-ups)\n", LABEL_WIDTH, "Iterations",
+                s->iterations, s->wakeups);
+        fprintf(f, "%*s: %" PRIu64 " (%" PRIu64 " overruns, %" PRIu64 " stale expiries)\n",
+                LABEL_WIDTH, "Firings", s->firings, s->overruns, s->stale_expiries);
+        print_span_field(f, "Slowest iteration", s->slowest_iteration_usec);
+        print_lateness(f, s);
+}
