@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The io_uring backend: one ring; fd readiness through multishot polls (level-triggered, like
+ * the timerfd backend); monotonic, boottime and realtime timers as one absolute
+ * IORING_OP_TIMEOUT per clock, moved with timeout updates; alarm clocks and the realtime
+ * clock-set watch as timerfds polled through the ring.
+ */
+
+#include "loop/loop.h"
+
+/*
+ * -ENOSYS or -EPERM when io_uring is refused here (old kernel, seccomp, kernel.io_uring_disabled),
+ * -EOPNOTSUPP when the kernel lacks something the backend needs: then *ret_missing (when not NULL)
+ * names it, as a static string.
+ */
+int uring_loop_new(const struct loop_callbacks *cb, const char **ret_missing, struct loop **ret);

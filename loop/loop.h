@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The loop interface: the seam between timerd's core and the kernel. A backend watches fds and
+ * keeps ONE kernel timer per clock, armed at an absolute deadline the service chooses. Every arm
+ * carries a generation; an expiry is reported with the generation it was armed with, so the
+ * caller can drop a stale one in O(1). Backends: timerfd (epoll + one timerfd per clock) and
+ * io_uring. Single-threaded: all calls come from the thread that runs the loop.
+ */
+
+#include <stdint.h>
+
+#include "timerd/timerd-types.h"
+
+enum loop_backend {
+        LOOP_BACKEND_TIMERFD,
+        LOOP_BACKEND_IO_URING,
+        LOOP_BACKEND_MAX,
+        LOOP_BACKEND_INVALID = -1,
+};
+
+/* fd readiness, as a mask. */
+#define LOOP_IN  (1u << 0)
+#define LOOP_OUT (1u << 1)
+#define LOOP_ERR (1u << 2) /* error or hang-up; always reported, never requested */
+
+struct loop;
+struct loop_watch;
+
+/*
+ * An fd is ready. Level-triggered on every backend: readiness left unconsumed is reported again
+ * on a later iteration. The callback may unwatch this or any other watch.
+ */
+typedef void (*loop_io_fn)(struct loop_watch *w, int fd, uint32_t events, void *userdata);
+
+/* The kernel timer of `clock` armed with `generation` expired. */
+typedef void (*loop_expiry_fn)(enum timerd_clock clock, uint64_t generation, void *userdata);
+
+/* The realtime clock was set (TFD_TIMER_CANCEL_ON_SET): realtime deadlines need re-evaluation. */
+typedef void (*loop_clock_set_fn)(void *userdata);
+
+struct loop_callbacks {
+        loop_expiry_fn expired;
+        loop_clock_set_fn clock_set;
+        void *userdata;
+};
+
+/* Create a loop on `backend`. -ENOSYS/-EPERM/-EOPNOTSUPP when the backend is refused here. */
+int loop_new(enum loop_backend backend, const struct loop_callbacks *cb, struct loop **ret);
+void loop_free(struct loop *l);
+
+enum loop_backend loop_backend(const struct loop *l);
+const char *loop_backend_to_string(enum loop_backend b);
+enum loop_backend loop_backend_from_string(const char *s);
+
+/* Watch fd for `events` (LOOP_IN|LOOP_OUT). The fd stays the caller's to close (unwatch first). */
+int loop_watch(struct loop *l, int fd, uint32_t events, loop_io_fn cb, void *userdata,
+               struct loop_watch **ret);
+int loop_watch_update(struct loop_watch *w, uint32_t events);
+/* Safe inside any callback; NULL is ignored. */
+void loop_unwatch(struct loop_watch *w);
+
+/*
+ * Arm `clock`'s kernel timer at absolute `deadline_usec` on that clock, replacing any earlier arm.
+ * A deadline in the past expires at once. -EPERM for an alarm clock without CAP_WAKE_ALARM,
+ * -EINVAL for a bad clock, other -errno from the kernel.
+ */
+int loop_arm(struct loop *l, enum timerd_clock clock, uint64_t deadline_usec, uint64_t generation);
+/* Disarm `clock`. Idempotent. */
+int loop_disarm(struct loop *l, enum timerd_clock clock);
+
+/*
+ * Wait for events and dispatch them: at most `timeout_usec` (-1: until something happens).
+ * Returns the number of events dispatched (0 on timeout) or -errno (-EINTR is retried inside).
+ */
+int loop_run_once(struct loop *l, int64_t timeout_usec);
+
+/* Counters for Status. */
+struct loop_stats {
+        uint64_t wakeups;      /* returns from the kernel wait */
+        uint64_t expiries;     /* expiries reported (stale ones included) */
+        uint64_t clock_sets;   /* realtime clock-set events seen */
+        uint64_t arms;         /* loop_arm calls that reached the kernel */
+        uint64_t stale;        /* kernel completions of replaced arms or watches, dropped */
+};
+void loop_get_stats(const struct loop *l, struct loop_stats *ret);

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The service's own signals, read from a signalfd instead of handled: SIGTERM and SIGINT (stop),
+ * SIGHUP (reload). No handler ever runs; SIGPIPE is ignored so a peer that hangs up turns into
+ * EPIPE on write.
+ */
+
+/*
+ * Ignore SIGPIPE, block SIGTERM, SIGINT and SIGHUP in the calling thread and return a signalfd
+ * for them (non-blocking, close-on-exec) or -errno. Call before starting any other thread.
+ */
+int sigfd_open(void);
+
+/* Read one pending signal: its number, -EAGAIN when none is pending, or -errno. */
+int sigfd_read(int fd);
