@@ -1,0 +1,1044 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "service/crc32c.h"
+#include "service/journal.h"
+
+#define JOURNAL_FILE  "journal"
+#define JOURNAL_TMP   "journal.tmp"
+#define SNAPSHOT_FILE "snapshot"
+#define SNAPSHOT_TMP  "snapshot.tmp"
+
+#define FORMAT_VERSION 1u
+#define MAGIC_SIZE     8
+#define JOURNAL_MAGIC  "TIMERDJ1"
+#define SNAPSHOT_MAGIC "TIMERDS1"
+
+/* Headers: magic, u32 version, u64 epoch, (snapshot only: u64 number of records), u32 CRC-32C of
+ * the header before it. */
+#define JOURNAL_HEADER_SIZE  (MAGIC_SIZE + 4 + 8 + 4)
+#define SNAPSHOT_HEADER_SIZE (JOURNAL_HEADER_SIZE + 8)
+
+/* A record: u32 payload length, u32 CRC-32C of the payload, the payload. The payload starts with
+ * u8 type, u8 flags, u64 batch sequence (0 in the snapshot), u32 owner, u8 length + name. */
+#define FRAME_SIZE     8
+#define PAYLOAD_FLAGS  1
+#define PAYLOAD_SEQ    2
+#define PAYLOAD_MIN    (1 + 1 + 8 + 4 + 1 + 1)
+#define PAYLOAD_MAX    512 /* a PUT with the longest name and boot id is 312 */
+#define FLAG_BATCH_END 0x01u
+
+#define COMPACT_SLACK (UINT64_C(1) << 20)
+
+enum record_type {
+        RECORD_PUT = 1,
+        RECORD_DELETE = 2,
+};
+
+/* The format stores these enums by value: changing them changes the format version. */
+static_assert(TIMERD_POLICY_ONCE == 0 && TIMERD_POLICY_AFTER_COMPLETION == 1 &&
+                  TIMERD_POLICY_WATCHDOG == 2 && TIMERD_POLICY_INTERVAL == 3 &&
+                  TIMERD_POLICY_MAX == 4,
+              "journal format: policy");
+static_assert(TIMERD_CLOCK_MONOTONIC == 0 && TIMERD_CLOCK_BOOTTIME == 1 &&
+                  TIMERD_CLOCK_REALTIME == 2 && TIMERD_CLOCK_BOOTTIME_ALARM == 3 &&
+                  TIMERD_CLOCK_REALTIME_ALARM == 4 && TIMERD_CLOCK_MAX == 5,
+              "journal format: clock");
+static_assert(TIMERD_LIFETIME_TRANSIENT == 0 && TIMERD_LIFETIME_RETAINED == 1 &&
+                  TIMERD_LIFETIME_MAX == 2,
+              "journal format: lifetime");
+static_assert(TIMERD_DELIVERY_NOTIFY == 0 && TIMERD_DELIVERY_ALARM == 1 &&
+                  TIMERD_DELIVERY_SIGNAL == 2 && TIMERD_DELIVERY_MAX == 3,
+              "journal format: delivery");
+static_assert(TIMERD_STATE_INACTIVE == 0 && TIMERD_STATE_SCHEDULED == 1 &&
+                  TIMERD_STATE_RUNNING == 2 && TIMERD_STATE_FAILED == 3 && TIMERD_STATE_MAX == 4,
+              "journal format: state");
+static_assert(TIMERD_FAILURE_NONE == 0 && TIMERD_FAILURE_INVARIANT == 1 &&
+                  TIMERD_FAILURE_PROVIDER_BINDING == 2 && TIMERD_FAILURE_OVERFLOW == 3 &&
+                  TIMERD_FAILURE_MAX == 4,
+              "journal format: failure");
+static_assert(TIMERD_OUTCOME_NONE == 0 && TIMERD_OUTCOME_SUCCESS == 1 &&
+                  TIMERD_OUTCOME_EXPECTED_FAILURE == 2 && TIMERD_OUTCOME_INVARIANT_FAILURE == 3 &&
+                  TIMERD_OUTCOME_MAX == 4,
+              "journal format: outcome");
+static_assert(TIMERD_NAME_MAX <= UINT8_MAX && JOURNAL_BOOT_ID_MAX <= UINT8_MAX,
+              "journal format: one length byte");
+
+static const struct journal_ops system_ops = {
+    .pwrite = pwrite,
+    .fdatasync = fdatasync,
+    .ftruncate = ftruncate,
+    .renameat = renameat,
+};
+
+struct buffer {
+        uint8_t *data;
+        size_t size;
+        size_t allocated;
+};
+
+struct journal {
+        const struct journal_ops *ops;
+        int dir_fd;
+        int fd; /* the journal; -1 while a fresh one must be started */
+        uint64_t epoch;
+        uint64_t next_seq; /* of the next batch */
+        uint64_t committed_size;
+        uint64_t snapshot_size;
+        bool needs_truncate; /* bytes past committed_size may be on disk */
+        int error;
+        struct buffer batch;
+};
+
+/* A decoded record. For a DELETE only owner and name of the timer are set. */
+struct record {
+        enum record_type type;
+        bool ends_batch;
+        uint64_t seq;
+        struct journal_timer timer;
+};
+
+enum frame_check {
+        FRAME_VALID,
+        FRAME_DAMAGED,   /* runs past the end, or its checksum fails: a torn or rotten write */
+        FRAME_MALFORMED, /* checksum right, content wrong: never written by this code */
+};
+
+static int negative_errno(void)
+{
+        return errno > 0 ? -errno : -EIO;
+}
+
+static int buffer_reserve(struct buffer *b, size_t more)
+{
+        size_t need, allocated;
+        uint8_t *p;
+
+        if (more > SIZE_MAX - b->size)
+                return -ENOMEM;
+        need = b->size + more;
+        if (need <= b->allocated)
+                return 0;
+        allocated = b->allocated > 0 ? b->allocated : 4096;
+        while (allocated < need)
+                allocated = allocated > SIZE_MAX / 2 ? need : allocated * 2;
+        p = realloc(b->data, allocated);
+        if (!p)
+                return -ENOMEM;
+        b->data = p;
+        b->allocated = allocated;
+        return 0;
+}
+
+static void put_u8(uint8_t **p, uint8_t v)
+{
+        *(*p)++ = v;
+}
+
+static void put_u32(uint8_t **p, uint32_t v)
+{
+        for (unsigned i = 0; i < 4; i++)
+                put_u8(p, (uint8_t)(v >> (8 * i)));
+}
+
+static void put_u64(uint8_t **p, uint64_t v)
+{
+        for (unsigned i = 0; i < 8; i++)
+                put_u8(p, (uint8_t)(v >> (8 * i)));
+}
+
+static void put_string(uint8_t **p, const char *s)
+{
+        size_t n = strlen(s);
+
+        put_u8(p, (uint8_t)n);
+        memcpy(*p, s, n);
+        *p += n;
+}
+
+static uint32_t load_u32(const uint8_t *p)
+{
+        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t load_u64(const uint8_t *p)
+{
+        return (uint64_t)load_u32(p) | (uint64_t)load_u32(p + 4) << 32;
+}
+
+struct reader {
+        const uint8_t *p;
+        size_t left;
+        bool bad;
+};
+
+static const uint8_t *take(struct reader *r, size_t n)
+{
+        const uint8_t *p = r->p;
+
+        if (r->bad || r->left < n) {
+                r->bad = true;
+                return NULL;
+        }
+        r->p += n;
+        r->left -= n;
+        return p;
+}
+
+static uint8_t get_u8(struct reader *r)
+{
+        const uint8_t *p = take(r, 1);
+
+        return p ? p[0] : 0;
+}
+
+static uint32_t get_u32(struct reader *r)
+{
+        const uint8_t *p = take(r, 4);
+
+        return p ? load_u32(p) : 0;
+}
+
+static uint64_t get_u64(struct reader *r)
+{
+        const uint8_t *p = take(r, 8);
+
+        return p ? load_u64(p) : 0;
+}
+
+static bool get_bool(struct reader *r)
+{
+        uint8_t v = get_u8(r);
+
+        if (v > 1)
+                r->bad = true;
+        return v == 1;
+}
+
+static int get_enum(struct reader *r, int max)
+{
+        uint8_t v = get_u8(r);
+
+        if (v >= max)
+                r->bad = true;
+        return v;
+}
+
+static void get_string(struct reader *r, char *dst, size_t min, size_t max)
+{
+        size_t n = get_u8(r);
+        const uint8_t *p;
+
+        if (n < min || n > max)
+                r->bad = true;
+        p = take(r, n);
+        if (!p || memchr(p, 0, n)) {
+                r->bad = true;
+                return;
+        }
+        memcpy(dst, p, n);
+        dst[n] = 0;
+}
+
+static bool name_valid(const char *name)
+{
+        size_t n;
+
+        if (!name)
+                return false;
+        n = strnlen(name, TIMERD_NAME_MAX + 1);
+        return n >= 1 && n <= TIMERD_NAME_MAX;
+}
+
+static bool timer_valid(const struct journal_timer *t)
+{
+        return name_valid(t->name) &&
+               strnlen(t->boot_id, sizeof(t->boot_id)) <= JOURNAL_BOOT_ID_MAX &&
+               (unsigned)t->policy < TIMERD_POLICY_MAX && (unsigned)t->clock < TIMERD_CLOCK_MAX &&
+               (unsigned)t->lifetime < TIMERD_LIFETIME_MAX &&
+               (unsigned)t->delivery < TIMERD_DELIVERY_MAX &&
+               (unsigned)t->state < TIMERD_STATE_MAX && (unsigned)t->failure < TIMERD_FAILURE_MAX &&
+               (unsigned)t->last_outcome < TIMERD_OUTCOME_MAX;
+}
+
+static void encode_timer(uint8_t **p, const struct journal_timer *t)
+{
+        put_u8(p, (uint8_t)t->policy);
+        put_u64(p, t->cadence_usec);
+        put_u8(p, (uint8_t)t->clock);
+        put_u8(p, (uint8_t)t->lifetime);
+        put_u8(p, (uint8_t)t->delivery);
+        put_u64(p, t->accuracy_usec);
+        put_u8(p, t->catch_up);
+        put_u64(p, t->randomized_delay_usec);
+
+        put_u64(p, t->generation);
+        put_u8(p, (uint8_t)t->state);
+        put_u8(p, (uint8_t)t->failure);
+        put_u8(p, t->has_deadline);
+        put_u64(p, t->deadline_usec);
+        put_u64(p, t->run);
+        put_u8(p, t->pending);
+        put_u64(p, t->runs);
+        put_u64(p, t->consecutive_expected_failures);
+        put_u64(p, t->overruns);
+        put_u8(p, t->has_last_start);
+        put_u64(p, t->last_start_usec);
+        put_u8(p, t->has_last_finish);
+        put_u64(p, t->last_finish_usec);
+        put_u8(p, (uint8_t)t->last_outcome);
+        put_u64(p, t->last_duration_usec);
+        put_u64(p, t->total_duration_usec);
+
+        put_u64(p, t->written_realtime_usec);
+        put_u64(p, t->written_clock_usec);
+        put_string(p, t->boot_id);
+}
+
+static void decode_timer(struct reader *r, struct journal_timer *t)
+{
+        t->policy = (enum timerd_policy)get_enum(r, TIMERD_POLICY_MAX);
+        t->cadence_usec = get_u64(r);
+        t->clock = (enum timerd_clock)get_enum(r, TIMERD_CLOCK_MAX);
+        t->lifetime = (enum timerd_lifetime)get_enum(r, TIMERD_LIFETIME_MAX);
+        t->delivery = (enum timerd_delivery)get_enum(r, TIMERD_DELIVERY_MAX);
+        t->accuracy_usec = get_u64(r);
+        t->catch_up = get_bool(r);
+        t->randomized_delay_usec = get_u64(r);
+
+        t->generation = get_u64(r);
+        t->state = (enum timerd_state)get_enum(r, TIMERD_STATE_MAX);
+        t->failure = (enum timerd_failure)get_enum(r, TIMERD_FAILURE_MAX);
+        t->has_deadline = get_bool(r);
+        t->deadline_usec = get_u64(r);
+        t->run = get_u64(r);
+        t->pending = get_bool(r);
+        t->runs = get_u64(r);
+        t->consecutive_expected_failures = get_u64(r);
+        t->overruns = get_u64(r);
+        t->has_last_start = get_bool(r);
+        t->last_start_usec = get_u64(r);
+        t->has_last_finish = get_bool(r);
+        t->last_finish_usec = get_u64(r);
+        t->last_outcome = (enum timerd_outcome)get_enum(r, TIMERD_OUTCOME_MAX);
+        t->last_duration_usec = get_u64(r);
+        t->total_duration_usec = get_u64(r);
+
+        t->written_realtime_usec = get_u64(r);
+        t->written_clock_usec = get_u64(r);
+        get_string(r, t->boot_id, 0, JOURNAL_BOOT_ID_MAX);
+}
+
+/* Append an unsealed record (sequence, flags and checksum come with record_seal()); `t` is NULL
+ * for a DELETE. */
+static int record_append(struct buffer *b, uint32_t owner, const char *name,
+                         const struct journal_timer *t)
+{
+        uint8_t *frame, *payload, *p;
+        size_t payload_size;
+        int r;
+
+        r = buffer_reserve(b, FRAME_SIZE + PAYLOAD_MAX);
+        if (r < 0)
+                return r;
+        frame = b->data + b->size;
+        payload = p = frame + FRAME_SIZE;
+        put_u8(&p, t ? RECORD_PUT : RECORD_DELETE);
+        put_u8(&p, 0);
+        put_u64(&p, 0);
+        put_u32(&p, owner);
+        put_string(&p, name);
+        if (t)
+                encode_timer(&p, t);
+        payload_size = (size_t)(p - payload);
+        assert(payload_size <= PAYLOAD_MAX);
+
+        p = frame;
+        put_u32(&p, (uint32_t)payload_size);
+        put_u32(&p, 0);
+        b->size += FRAME_SIZE + payload_size;
+        return 0;
+}
+
+static size_t record_size(const uint8_t *frame)
+{
+        return FRAME_SIZE + load_u32(frame);
+}
+
+static void record_seal(uint8_t *frame, uint64_t seq, bool ends_batch)
+{
+        uint8_t *payload = frame + FRAME_SIZE, *p;
+        uint32_t payload_size = load_u32(frame);
+
+        payload[PAYLOAD_FLAGS] = ends_batch ? FLAG_BATCH_END : 0;
+        p = payload + PAYLOAD_SEQ;
+        put_u64(&p, seq);
+        p = frame + 4;
+        put_u32(&p, crc32c(0, payload, payload_size));
+}
+
+static bool record_decode(const uint8_t *payload, size_t size, struct record *ret)
+{
+        struct reader r = {.p = payload, .left = size};
+        uint8_t type, flags;
+
+        *ret = (struct record){};
+        type = get_u8(&r);
+        flags = get_u8(&r);
+        ret->seq = get_u64(&r);
+        ret->timer.owner = get_u32(&r);
+        get_string(&r, ret->timer.name, 1, TIMERD_NAME_MAX);
+        if (type == RECORD_PUT)
+                decode_timer(&r, &ret->timer);
+        else if (type != RECORD_DELETE)
+                return false;
+        if (flags & ~FLAG_BATCH_END)
+                return false;
+        ret->type = type;
+        ret->ends_batch = flags & FLAG_BATCH_END;
+        return !r.bad && r.left == 0;
+}
+
+static enum frame_check frame_check(const uint8_t *data, size_t size, size_t offset,
+                                    struct record *ret, size_t *ret_size)
+{
+        const uint8_t *frame = data + offset;
+        uint32_t payload_size;
+
+        if (size - offset < FRAME_SIZE)
+                return FRAME_DAMAGED;
+        payload_size = load_u32(frame);
+        if (payload_size < PAYLOAD_MIN || payload_size > PAYLOAD_MAX ||
+            payload_size > size - offset - FRAME_SIZE)
+                return FRAME_DAMAGED;
+        if (crc32c(0, frame + FRAME_SIZE, payload_size) != load_u32(frame + 4))
+                return FRAME_DAMAGED;
+        if (!record_decode(frame + FRAME_SIZE, payload_size, ret))
+                return FRAME_MALFORMED;
+        *ret_size = FRAME_SIZE + payload_size;
+        return FRAME_VALID;
+}
+
+static void header_encode(uint8_t *header, size_t header_size, const char *magic, uint64_t epoch,
+                          uint64_t n_records)
+{
+        uint8_t *p = header + MAGIC_SIZE;
+
+        memcpy(header, magic, MAGIC_SIZE);
+        put_u32(&p, FORMAT_VERSION);
+        put_u64(&p, epoch);
+        if (header_size == SNAPSHOT_HEADER_SIZE)
+                put_u64(&p, n_records);
+        put_u32(&p, crc32c(0, header, header_size - 4));
+}
+
+/* The format first, so that a file of another version is named as such, not as damage. */
+static int header_decode(const uint8_t *data, size_t size, size_t header_size, const char *magic,
+                         uint64_t *ret_epoch, uint64_t *ret_n_records)
+{
+        if (size < MAGIC_SIZE + 4)
+                return -EBADMSG;
+        if (memcmp(data, magic, MAGIC_SIZE) != 0 || load_u32(data + MAGIC_SIZE) != FORMAT_VERSION)
+                return -EPROTONOSUPPORT;
+        if (size < header_size ||
+            crc32c(0, data, header_size - 4) != load_u32(data + header_size - 4))
+                return -EBADMSG;
+        *ret_epoch = load_u64(data + MAGIC_SIZE + 4);
+        if (ret_n_records)
+                *ret_n_records = load_u64(data + MAGIC_SIZE + 4 + 8);
+        return 0;
+}
+
+static int key_compare(uint32_t a_owner, const char *a_name, uint32_t b_owner, const char *b_name)
+{
+        if (a_owner != b_owner)
+                return a_owner < b_owner ? -1 : 1;
+        return strcmp(a_name, b_name);
+}
+
+/* One replayed record; `index` orders the changes to one timer. */
+struct change {
+        uint64_t index;
+        bool deleted;
+        struct journal_timer timer;
+};
+
+struct changes {
+        struct change *items;
+        size_t n;
+        size_t allocated;
+};
+
+static int changes_add(struct changes *c, const struct record *rec)
+{
+        if (c->n == c->allocated) {
+                size_t allocated = c->allocated > 0 ? c->allocated * 2 : 64;
+                struct change *items = reallocarray(c->items, allocated, sizeof(*items));
+
+                if (!items)
+                        return -ENOMEM;
+                c->items = items;
+                c->allocated = allocated;
+        }
+        c->items[c->n] = (struct change){
+            .index = c->n,
+            .deleted = rec->type == RECORD_DELETE,
+            .timer = rec->timer,
+        };
+        c->n++;
+        return 0;
+}
+
+static int change_compare(const void *a, const void *b)
+{
+        const struct change *x = a, *y = b;
+        int r = key_compare(x->timer.owner, x->timer.name, y->timer.owner, y->timer.name);
+
+        if (r != 0)
+                return r;
+        return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The latest change of each timer, minus deletions, in (owner, name) order. */
+static int changes_live_set(struct changes *c, struct journal_timer **ret, size_t *ret_n)
+{
+        struct journal_timer *timers;
+        size_t n = 0;
+
+        timers = calloc(c->n > 0 ? c->n : 1, sizeof(*timers));
+        if (!timers)
+                return -ENOMEM;
+        if (c->n > 0)
+                qsort(c->items, c->n, sizeof(*c->items), change_compare);
+        for (size_t i = 0; i < c->n; i++) {
+                const struct change *latest = &c->items[i];
+
+                if (i + 1 < c->n &&
+                    key_compare(latest->timer.owner, latest->timer.name,
+                                c->items[i + 1].timer.owner, c->items[i + 1].timer.name) == 0)
+                        continue;
+                if (!latest->deleted)
+                        timers[n++] = latest->timer;
+        }
+        *ret = timers;
+        *ret_n = n;
+        return 0;
+}
+
+/* The whole file, or -ENOENT. `ret_fd` keeps it open for writing. */
+static int file_read(int dir_fd, const char *name, int *ret_fd, struct buffer *ret)
+{
+        struct buffer b = {};
+        int fd, r;
+
+        fd = openat(dir_fd, name, (ret_fd ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        for (;;) {
+                ssize_t n;
+
+                r = buffer_reserve(&b, 64 * 1024);
+                if (r < 0)
+                        goto fail;
+                n = pread(fd, b.data + b.size, b.allocated - b.size, (off_t)b.size);
+                if (n < 0) {
+                        r = negative_errno();
+                        goto fail;
+                }
+                if (n == 0)
+                        break;
+                b.size += (size_t)n;
+        }
+        if (ret_fd)
+                *ret_fd = fd;
+        else
+                close(fd);
+        *ret = b;
+        return 0;
+fail:
+        free(b.data);
+        close(fd);
+        return r;
+}
+
+/* A snapshot: every record a PUT, unsequenced, in strictly ascending (owner, name) order. */
+static int snapshot_replay(const struct buffer *file, uint64_t *ret_epoch, struct changes *c)
+{
+        size_t offset = SNAPSHOT_HEADER_SIZE;
+        uint64_t n_records;
+        int r;
+
+        r = header_decode(file->data, file->size, SNAPSHOT_HEADER_SIZE, SNAPSHOT_MAGIC, ret_epoch,
+                          &n_records);
+        if (r < 0)
+                return r;
+        for (uint64_t i = 0; i < n_records; i++) {
+                struct record rec;
+                size_t size;
+
+                if (frame_check(file->data, file->size, offset, &rec, &size) != FRAME_VALID ||
+                    rec.type != RECORD_PUT || rec.seq != 0 || rec.ends_batch)
+                        return -EBADMSG;
+                if (i > 0 &&
+                    key_compare(c->items[c->n - 1].timer.owner, c->items[c->n - 1].timer.name,
+                                rec.timer.owner, rec.timer.name) >= 0)
+                        return -EBADMSG;
+                r = changes_add(c, &rec);
+                if (r < 0)
+                        return r;
+                offset += size;
+        }
+        return offset == file->size ? 0 : -EBADMSG;
+}
+
+/*
+ * After a damaged record of batch `seq`, look for valid records: ones of the same batch belong to
+ * the torn tail (counted in *ret_n); one of another batch proves the damaged one had been synced.
+ */
+static int journal_scan_damage(const struct buffer *file, size_t offset, uint64_t seq,
+                               uint64_t *ret_n)
+{
+        uint64_t n = 0;
+
+        while (offset < file->size) {
+                struct record rec;
+                size_t size;
+
+                switch (frame_check(file->data, file->size, offset, &rec, &size)) {
+                case FRAME_DAMAGED:
+                        offset++;
+                        break;
+                case FRAME_MALFORMED:
+                        return -EBADMSG;
+                case FRAME_VALID:
+                        if (rec.seq != seq)
+                                return -EBADMSG;
+                        n++;
+                        offset += size;
+                        break;
+                }
+        }
+        *ret_n = n;
+        return 0;
+}
+
+struct journal_replay {
+        uint64_t next_seq;
+        size_t valid_size; /* up to the end of the last complete batch */
+        uint64_t n_replayed;
+        uint64_t n_dropped;
+};
+
+/* The records after the header; only complete batches are added to `c`. */
+static int journal_replay(const struct buffer *file, struct changes *c, struct journal_replay *ret)
+{
+        size_t offset = JOURNAL_HEADER_SIZE, n_before = c->n, n_committed = c->n;
+        uint64_t seq = 1, n_damaged = 0;
+        int r;
+
+        ret->valid_size = offset;
+        while (offset < file->size) {
+                struct record rec;
+                size_t size;
+                enum frame_check check = frame_check(file->data, file->size, offset, &rec, &size);
+
+                if (check == FRAME_MALFORMED)
+                        return -EBADMSG;
+                if (check == FRAME_DAMAGED) {
+                        r = journal_scan_damage(file, offset + 1, seq, &n_damaged);
+                        if (r < 0)
+                                return r;
+                        n_damaged++;
+                        break;
+                }
+                if (rec.seq != seq)
+                        return -EBADMSG;
+                r = changes_add(c, &rec);
+                if (r < 0)
+                        return r;
+                offset += size;
+                if (rec.ends_batch) {
+                        seq++;
+                        ret->valid_size = offset;
+                        n_committed = c->n;
+                }
+        }
+        ret->n_replayed = n_committed - n_before;
+        ret->n_dropped = (c->n - n_committed) + n_damaged;
+        c->n = n_committed;
+        ret->next_seq = seq;
+        return 0;
+}
+
+static int write_all(const struct journal *j, int fd, const void *data, size_t size,
+                     uint64_t offset)
+{
+        const uint8_t *p = data;
+
+        while (size > 0) {
+                ssize_t n = j->ops->pwrite(fd, p, size, (off_t)offset);
+
+                if (n < 0)
+                        return negative_errno();
+                if (n == 0)
+                        return -EIO;
+                p += n;
+                size -= (size_t)n;
+                offset += (uint64_t)n;
+        }
+        return 0;
+}
+
+static int sync_fd(const struct journal *j, int fd)
+{
+        return j->ops->fdatasync(fd) < 0 ? negative_errno() : 0;
+}
+
+/*
+ * Put `size` bytes in place as `name`, whole or not at all: a tmp file, synced, renamed over it.
+ * The directory is synced before the rename, so that a snapshot renamed earlier is durable before
+ * the journal that continues it. Fails with nothing renamed; returns the new file's fd.
+ */
+static int file_install(struct journal *j, const char *tmp, const char *name, const void *data,
+                        size_t size, int *ret_fd)
+{
+        int fd, r;
+
+        fd = openat(j->dir_fd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return negative_errno();
+        r = write_all(j, fd, data, size, 0);
+        if (r >= 0)
+                r = sync_fd(j, fd);
+        if (r >= 0)
+                r = sync_fd(j, j->dir_fd);
+        if (r >= 0 && j->ops->renameat(j->dir_fd, tmp, j->dir_fd, name) < 0)
+                r = negative_errno();
+        if (r < 0) {
+                close(fd);
+                /* Best effort: a leftover tmp file is ignored and removed by the next open. */
+                (void)unlinkat(j->dir_fd, tmp, 0);
+                return r;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+static int journal_start_fresh(struct journal *j)
+{
+        uint8_t header[JOURNAL_HEADER_SIZE];
+        int fd, r;
+
+        /* Whatever happens below, the old journal is superseded: never append to it again. */
+        if (j->fd >= 0)
+                close(j->fd);
+        j->fd = -1;
+        j->committed_size = JOURNAL_HEADER_SIZE;
+        j->needs_truncate = false;
+
+        header_encode(header, sizeof(header), JOURNAL_MAGIC, j->epoch, 0);
+        r = file_install(j, JOURNAL_TMP, JOURNAL_FILE, header, sizeof(header), &fd);
+        if (r < 0)
+                return r;
+        /* Appends to it must not be lost to a rename that did not reach the disk. */
+        r = sync_fd(j, j->dir_fd);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        j->fd = fd;
+        j->next_seq = 1;
+        return 0;
+}
+
+/* Undo what a failure may have left behind before anything new is written. */
+static int journal_repair(struct journal *j)
+{
+        int r;
+
+        if (j->fd < 0)
+                return journal_start_fresh(j);
+        if (!j->needs_truncate)
+                return 0;
+        if (j->ops->ftruncate(j->fd, (off_t)j->committed_size) < 0)
+                return negative_errno();
+        /* The shorter size must be durable too, or a crash could bring the failed batch back. */
+        r = sync_fd(j, j->fd);
+        if (r < 0)
+                return r;
+        j->needs_truncate = false;
+        return 0;
+}
+
+static int journal_fail(struct journal *j, int error)
+{
+        j->error = error;
+        return error;
+}
+
+static int journal_open_dir(struct journal *j, const char *state_dir)
+{
+        if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
+                return negative_errno();
+        j->dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (j->dir_fd < 0)
+                return negative_errno();
+        if (flock(j->dir_fd, LOCK_EX | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK ? -EBUSY : negative_errno();
+        for (size_t i = 0; i < 2; i++) {
+                const char *tmp = i == 0 ? SNAPSHOT_TMP : JOURNAL_TMP;
+
+                if (unlinkat(j->dir_fd, tmp, 0) < 0 && errno != ENOENT)
+                        return negative_errno();
+        }
+        return 0;
+}
+
+static int journal_load(struct journal *j, struct changes *c, struct journal_open_result *result)
+{
+        struct buffer snapshot = {}, file = {};
+        struct journal_replay replay = {};
+        uint64_t epoch;
+        bool has_snapshot;
+        int r;
+
+        r = file_read(j->dir_fd, SNAPSHOT_FILE, NULL, &snapshot);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        has_snapshot = r >= 0;
+        if (has_snapshot) {
+                r = snapshot_replay(&snapshot, &j->epoch, c);
+                j->snapshot_size = snapshot.size;
+                free(snapshot.data);
+                if (r < 0)
+                        return r;
+        }
+        result->n_replayed = c->n;
+
+        r = file_read(j->dir_fd, JOURNAL_FILE, &j->fd, &file);
+        if (r == -ENOENT)
+                return has_snapshot ? -EBADMSG : journal_start_fresh(j);
+        if (r < 0)
+                return r;
+        r = header_decode(file.data, file.size, JOURNAL_HEADER_SIZE, JOURNAL_MAGIC, &epoch, NULL);
+        if (r >= 0 && epoch > j->epoch)
+                r = -EBADMSG;
+        if (r >= 0 && epoch < j->epoch) {
+                /* Left by a crash during compaction: the snapshot holds all of it. */
+                free(file.data);
+                result->stale_journal = true;
+                return journal_start_fresh(j);
+        }
+        if (r >= 0)
+                r = journal_replay(&file, c, &replay);
+        free(file.data);
+        if (r < 0)
+                return r;
+
+        j->committed_size = replay.valid_size;
+        j->next_seq = replay.next_seq;
+        result->n_replayed += replay.n_replayed;
+        result->n_dropped = replay.n_dropped;
+        result->bytes_truncated = file.size - replay.valid_size;
+        if (result->bytes_truncated > 0) {
+                j->needs_truncate = true;
+                return journal_repair(j);
+        }
+        return 0;
+}
+
+int journal_open(const char *state_dir, const struct journal_ops *ops,
+                 struct journal_open_result *ret_result, struct journal **ret_journal)
+{
+        struct journal_open_result result = {};
+        struct changes c = {};
+        struct journal *j;
+        int r;
+
+        if (!state_dir || !ret_result || !ret_journal)
+                return -EINVAL;
+        j = calloc(1, sizeof(*j));
+        if (!j)
+                return -ENOMEM;
+        *j = (struct journal){.ops = ops ? ops : &system_ops, .dir_fd = -1, .fd = -1};
+
+        r = journal_open_dir(j, state_dir);
+        if (r >= 0)
+                r = journal_load(j, &c, &result);
+        if (r >= 0)
+                r = changes_live_set(&c, &result.timers, &result.n_timers);
+        free(c.items);
+        if (r < 0) {
+                journal_close(j);
+                return r;
+        }
+        *ret_result = result;
+        *ret_journal = j;
+        return 0;
+}
+
+void journal_close(struct journal *j)
+{
+        if (!j)
+                return;
+        if (j->fd >= 0)
+                close(j->fd);
+        if (j->dir_fd >= 0)
+                close(j->dir_fd);
+        free(j->batch.data);
+        free(j);
+}
+
+int journal_put(struct journal *j, const struct journal_timer *timer)
+{
+        if (!j || !timer || !timer_valid(timer))
+                return -EINVAL;
+        return record_append(&j->batch, timer->owner, timer->name, timer);
+}
+
+int journal_delete(struct journal *j, uint32_t owner, const char *name)
+{
+        if (!j || !name_valid(name))
+                return -EINVAL;
+        return record_append(&j->batch, owner, name, NULL);
+}
+
+int journal_commit(struct journal *j)
+{
+        struct buffer *b;
+        int r;
+
+        if (!j)
+                return -EINVAL;
+        b = &j->batch;
+        r = journal_repair(j);
+        if (r < 0) {
+                b->size = 0;
+                return journal_fail(j, r);
+        }
+        if (b->size == 0)
+                return 0;
+
+        for (size_t offset = 0; offset < b->size;) {
+                size_t next = offset + record_size(b->data + offset);
+
+                record_seal(b->data + offset, j->next_seq, next == b->size);
+                offset = next;
+        }
+        r = write_all(j, j->fd, b->data, b->size, j->committed_size);
+        if (r >= 0)
+                r = sync_fd(j, j->fd);
+        if (r < 0) {
+                b->size = 0;
+                j->needs_truncate = true;
+                /* At once if the disk lets us; else the next commit tries again first. */
+                (void)journal_repair(j);
+                return journal_fail(j, r);
+        }
+        j->committed_size += b->size;
+        j->next_seq++;
+        b->size = 0;
+        j->error = 0;
+        return 0;
+}
+
+static int timer_ptr_compare(const void *a, const void *b)
+{
+        const struct journal_timer *x = *(const struct journal_timer *const *)a;
+        const struct journal_timer *y = *(const struct journal_timer *const *)b;
+
+        return key_compare(x->owner, x->name, y->owner, y->name);
+}
+
+static int snapshot_encode(const struct journal_timer *timers, size_t n_timers, uint64_t epoch,
+                           struct buffer *ret)
+{
+        const struct journal_timer **sorted;
+        struct buffer b = {};
+        int r;
+
+        for (size_t i = 0; i < n_timers; i++)
+                if (!timer_valid(&timers[i]))
+                        return -EINVAL;
+        sorted = calloc(n_timers > 0 ? n_timers : 1, sizeof(*sorted));
+        if (!sorted)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_timers; i++)
+                sorted[i] = &timers[i];
+        if (n_timers > 0)
+                qsort(sorted, n_timers, sizeof(*sorted), timer_ptr_compare);
+
+        r = buffer_reserve(&b, SNAPSHOT_HEADER_SIZE);
+        if (r < 0)
+                goto finish;
+        header_encode(b.data, SNAPSHOT_HEADER_SIZE, SNAPSHOT_MAGIC, epoch, n_timers);
+        b.size = SNAPSHOT_HEADER_SIZE;
+        for (size_t i = 0; i < n_timers; i++) {
+                size_t offset = b.size;
+
+                if (i > 0 && timer_ptr_compare(&sorted[i - 1], &sorted[i]) == 0) {
+                        r = -EINVAL;
+                        goto finish;
+                }
+                r = record_append(&b, sorted[i]->owner, sorted[i]->name, sorted[i]);
+                if (r < 0)
+                        goto finish;
+                record_seal(b.data + offset, 0, false);
+        }
+        *ret = b;
+        b = (struct buffer){};
+finish:
+        free(sorted);
+        free(b.data);
+        return r;
+}
+
+int journal_compact(struct journal *j, const struct journal_timer *timers, size_t n_timers)
+{
+        struct buffer snapshot = {};
+        int fd, r;
+
+        if (!j || (n_timers > 0 && !timers))
+                return -EINVAL;
+        if (j->batch.size > 0)
+                return -EBUSY;
+        r = snapshot_encode(timers, n_timers, j->epoch + 1, &snapshot);
+        if (r < 0)
+                return r;
+        r = file_install(j, SNAPSHOT_TMP, SNAPSHOT_FILE, snapshot.data, snapshot.size, &fd);
+        free(snapshot.data);
+        if (r < 0)
+                return journal_fail(j, r);
+        close(fd);
+
+        /* The snapshot is in place and holds everything; a failure from here on leaves starting
+         * the fresh journal to the next commit. */
+        j->epoch++;
+        j->snapshot_size = snapshot.size;
+        r = journal_start_fresh(j);
+        if (r < 0)
+                return journal_fail(j, r);
+        j->error = 0;
+        return 0;
+}
+
+bool journal_should_compact(const struct journal *j)
+{
+        uint64_t records = j->committed_size - JOURNAL_HEADER_SIZE;
+
+        return records > 2 * j->snapshot_size + COMPACT_SLACK;
+}
+
+int journal_error(const struct journal *j)
+{
+        return j->error;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The journal of retained timers: their durable state in the state directory, so that a restart
+ * (or a kill -9 at any moment) loses nothing that was acknowledged.
+ *
+ * Two files: `snapshot`, written atomically (tmp, fdatasync, rename, sync the directory) by
+ * compaction, and `journal`, append-only, replayed on top of it. Each starts with a checksummed
+ * header (magic "TIMERDS1"/"TIMERDJ1", format version, epoch: the snapshot names the epoch of the
+ * journal that continues it, so a journal left over by a crash during compaction is recognised and
+ * discarded). Records are [u32 payload length][u32 CRC-32C of the payload][payload], everything
+ * little-endian, encoded field by field; a journal record also carries its batch's sequence.
+ *
+ * Group commit: journal_put()/journal_delete() only append to an in-memory batch; journal_commit()
+ * writes the whole batch with one write and one fdatasync. A batch is atomic on replay: its last
+ * record carries an end mark, and a batch without one (a crash before its fdatasync returned) is
+ * dropped whole.
+ *
+ * Replay (journal_open):
+ *   - damage after the last complete batch is a torn tail: truncated away and counted. Only the
+ *     unsynced last batch can be torn, so only unacknowledged changes are ever dropped. That
+ *     includes a bad record followed by valid records of the same batch: pages of an unsynced
+ *     write can reach the disk in any order.
+ *   - a bad record followed by a valid record of a later batch (which proves the bad one had been
+ *     synced), a bad snapshot, or records out of sequence: -EBADMSG, a store fault. Nothing is
+ *     guessed and nothing is changed on disk.
+ *   - a wrong magic or format version: -EPROTONOSUPPORT.
+ *   - a missing state directory (its parent must exist) or an empty one: an empty store, created.
+ *     A snapshot without a journal, or a journal that continues a missing snapshot: -EBADMSG.
+ *   - another journal holds the directory (flock): -EBUSY.
+ *
+ * Disk trouble: a failing write or fdatasync fails the commit with its -errno and drops the batch
+ * (the caller rolls its in-memory changes back). The file is truncated back to its committed length
+ * so nothing half-written stays; when even that fails, the next commit repairs it first and fails
+ * if it cannot. journal_error() says whether the store is degraded.
+ *
+ * Single-threaded: one loop owns a journal.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "timerd/timerd-types.h"
+
+/* The text of /proc/sys/kernel/random/boot_id. */
+#define JOURNAL_BOOT_ID_MAX 36
+
+/* The durable state of one retained timer. */
+struct journal_timer {
+        uint32_t owner;
+        char name[TIMERD_NAME_MAX + 1]; /* 1..TIMERD_NAME_MAX bytes, NUL-terminated */
+
+        /* The declaration. */
+        enum timerd_policy policy;
+        uint64_t cadence_usec;
+        enum timerd_clock clock;
+        enum timerd_lifetime lifetime;
+        enum timerd_delivery delivery;
+        uint64_t accuracy_usec;
+        bool catch_up; /* fire once on start when the deadline passed while the service was down */
+        uint64_t randomized_delay_usec;
+
+        /* The runtime state. Times are absolute on `clock`. */
+        uint64_t generation;
+        enum timerd_state state;
+        enum timerd_failure failure;
+        bool has_deadline;
+        uint64_t deadline_usec;
+        uint64_t run; /* sequence of the current or last run: a restart must not reuse tokens */
+        bool pending; /* fired, not yet handed to a waiter */
+        uint64_t runs;
+        uint64_t consecutive_expected_failures;
+        uint64_t overruns;
+        bool has_last_start;
+        uint64_t last_start_usec;
+        bool has_last_finish;
+        uint64_t last_finish_usec;
+        enum timerd_outcome last_outcome;
+        uint64_t last_duration_usec;
+        uint64_t total_duration_usec;
+
+        /* When this state was written, to re-base a monotonic or boottime deadline after a reboot
+         * (a different boot id): realtime and `clock` read at the same moment. */
+        uint64_t written_realtime_usec;
+        uint64_t written_clock_usec;
+        char boot_id[JOURNAL_BOOT_ID_MAX + 1]; /* "" when unknown */
+};
+
+/*
+ * The journal's writes go through these, with the system calls' contract (-1 and errno). Tests
+ * replace them to inject ENOSPC or EIO at any call; production passes NULL to journal_open().
+ */
+struct journal_ops {
+        ssize_t (*pwrite)(int fd, const void *buf, size_t size, off_t offset);
+        int (*fdatasync)(int fd);
+        int (*ftruncate)(int fd, off_t length);
+        int (*renameat)(int old_dir_fd, const char *old_path, int new_dir_fd, const char *new_path);
+};
+
+struct journal_open_result {
+        struct journal_timer *timers; /* the live set in (owner, name) order; free() it */
+        size_t n_timers;
+        uint64_t n_replayed;      /* snapshot and journal records applied */
+        uint64_t n_dropped;       /* torn-tail records truncated away (those of the incomplete
+                                   * last batch, a damaged one counted once): never acknowledged */
+        uint64_t bytes_truncated; /* the size of that tail */
+        bool stale_journal;       /* a journal the snapshot already covers was replaced */
+};
+
+struct journal;
+
+/* Replay `state_dir`, repair a torn tail, and keep the journal open for appending. On failure
+ * nothing is returned. -errno for system errors; see the top of this file for the store faults. */
+int journal_open(const char *state_dir, const struct journal_ops *ops,
+                 struct journal_open_result *ret_result, struct journal **ret_journal);
+
+/* Drops an uncommitted batch: commit first. */
+void journal_close(struct journal *j);
+
+/* Append to the batch. -EINVAL for a name that is not 1..TIMERD_NAME_MAX bytes, a boot id longer
+ * than JOURNAL_BOOT_ID_MAX or an enum out of range (the batch is unchanged); -ENOMEM. */
+int journal_put(struct journal *j, const struct journal_timer *timer);
+int journal_delete(struct journal *j, uint32_t owner, const char *name);
+
+/* Make the batch durable: one write, one fdatasync. 0 with an empty batch (after a pending repair).
+ * On failure the batch is dropped and the journal is as it was before it. */
+int journal_commit(struct journal *j);
+
+/*
+ * Replace snapshot and journal by a snapshot of `timers` (any order, unique (owner, name)) and an
+ * empty journal. `timers` must be the committed state, every retained timer as a replay would
+ * return it now: the snapshot becomes the truth. -EBUSY while a batch is uncommitted, -EINVAL for
+ * an invalid or duplicate timer (nothing written). A failure before the new snapshot is in place
+ * leaves everything as it was; after, the snapshot is authoritative and the next commit first
+ * starts the fresh journal.
+ */
+int journal_compact(struct journal *j, const struct journal_timer *timers, size_t n_timers);
+
+/* Whether the journal outgrew its snapshot: more than 2 × snapshot + 1 MiB of records. */
+bool journal_should_compact(const struct journal *j);
+
+/* 0 while healthy; else the -errno of the last failed commit, compaction or repair, until a
+ * non-empty commit or a compaction succeeds: the store is degraded. */
+int journal_error(const struct journal *j);

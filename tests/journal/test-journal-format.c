@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* The record format: every field survives a commit and a compaction, the bytes on disk are the
+ * documented little-endian layout, and invalid input is refused before anything is written. */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "journal-test.h"
+#include "service/crc32c.h"
+
+static int setup(void **state)
+{
+        struct jt_dir *d = calloc(1, sizeof(*d));
+
+        assert_non_null(d);
+        jt_dir_make(d);
+        jt_faults_reset();
+        *state = d;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        jt_dir_remove(*state);
+        free(*state);
+        return 0;
+}
+
+static void name_of_length(char *buf, size_t n, char fill)
+{
+        memset(buf, fill, n);
+        buf[n] = 0;
+}
+
+/* The extremes of every field, and every value of every enum, in (owner, name) order. */
+static size_t boundary_timers(struct journal_timer *t)
+{
+        char name[TIMERD_NAME_MAX + 1];
+        size_t n = 0;
+
+        t[n] = (struct journal_timer){.name = "a"};
+        n++;
+
+        for (uint64_t seed = 1; seed <= 60; seed++) {
+                char short_name[16];
+
+                snprintf(short_name, sizeof(short_name), "seed-%02u", (unsigned)seed);
+                t[n++] = jt_timer(7, short_name, seed);
+        }
+
+        name_of_length(name, TIMERD_NAME_MAX, 'z');
+        t[n] = jt_timer(UINT32_MAX, name, 3);
+        t[n].policy = TIMERD_POLICY_MAX - 1;
+        t[n].clock = TIMERD_CLOCK_MAX - 1;
+        t[n].lifetime = TIMERD_LIFETIME_MAX - 1;
+        t[n].delivery = TIMERD_DELIVERY_MAX - 1;
+        t[n].state = TIMERD_STATE_MAX - 1;
+        t[n].failure = TIMERD_FAILURE_MAX - 1;
+        t[n].last_outcome = TIMERD_OUTCOME_MAX - 1;
+        t[n].catch_up = t[n].has_deadline = t[n].pending = true;
+        t[n].has_last_start = t[n].has_last_finish = true;
+        t[n].cadence_usec = t[n].accuracy_usec = t[n].randomized_delay_usec = UINT64_MAX;
+        t[n].generation = t[n].deadline_usec = t[n].run = t[n].runs = UINT64_MAX;
+        t[n].consecutive_expected_failures = t[n].overruns = UINT64_MAX;
+        t[n].last_start_usec = t[n].last_finish_usec = UINT64_MAX;
+        t[n].last_duration_usec = t[n].total_duration_usec = UINT64_MAX;
+        t[n].written_realtime_usec = t[n].written_clock_usec = UINT64_MAX;
+        name_of_length(t[n].boot_id, JOURNAL_BOOT_ID_MAX, 'f');
+        n++;
+        return n;
+}
+
+static void test_round_trip(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer timers[64];
+        struct journal_open_result result;
+        struct journal *j;
+        size_t n = boundary_timers(timers);
+
+        j = jt_open_expect(d, NULL, 0, NULL);
+        /* In reverse, so that the order of the live set is the journal's doing. */
+        for (size_t i = n; i > 0; i--)
+                assert_int_equal(journal_put(j, &timers[i - 1]), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+
+        j = jt_open_expect(d, timers, n, &result);
+        assert_int_equal(result.n_replayed, n);
+        assert_int_equal(result.n_dropped, 0);
+        assert_int_equal(result.bytes_truncated, 0);
+        assert_false(result.stale_journal);
+
+        /* The same through the snapshot. */
+        assert_int_equal(journal_compact(j, timers, n), 0);
+        journal_close(j);
+        assert_int_equal(jt_size(d, "journal"), 24);
+        j = jt_open_expect(d, timers, n, &result);
+        assert_int_equal(result.n_replayed, n);
+        journal_close(j);
+}
+
+static void store_u32(uint8_t *p, uint32_t v)
+{
+        for (unsigned i = 0; i < 4; i++)
+                p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The format is portable: these exact bytes, whatever the host. */
+static void test_layout(void **state)
+{
+        struct jt_dir *d = *state;
+        uint8_t expected[24 + 8 + 17] = {
+            'T', 'I', 'M', 'E', 'R', 'D', 'J', '1', /* magic */
+            1,   0,   0,   0,                       /* format version */
+            0,   0,   0,   0,   0,   0,   0,   0,   /* epoch */
+            0,   0,   0,   0,                       /* header checksum */
+            17,  0,   0,   0,                       /* payload length */
+            0,   0,   0,   0,                       /* payload checksum */
+            2,                                      /* DELETE */
+            1,                                      /* ends its batch */
+            1,   0,   0,   0,   0,   0,   0,   0,   /* batch 1 */
+            4,   3,   2,   1,                       /* owner 0x01020304 */
+            2,   'a', 'b',
+        };
+        struct journal *j;
+        uint8_t *data;
+        size_t size;
+
+        store_u32(expected + 20, crc32c(0, expected, 20));
+        store_u32(expected + 28, crc32c(0, expected + 32, 17));
+        j = jt_open_expect(d, NULL, 0, NULL);
+        assert_int_equal(journal_delete(j, 0x01020304, "ab"), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+
+        data = jt_read(d, "journal", &size);
+        assert_int_equal(size, sizeof(expected));
+        assert_memory_equal(data, expected, sizeof(expected));
+        free(data);
+}
+
+static void test_invalid_input(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer good = jt_timer(1, "ok", 1), t;
+        char long_name[TIMERD_NAME_MAX + 2];
+        struct journal *j;
+
+        j = jt_open_expect(d, NULL, 0, NULL);
+        jt_faults_reset();
+
+        t = good;
+        t.name[0] = 0;
+        assert_int_equal(journal_put(j, &t), -EINVAL);
+        t = good;
+        memset(t.name, 'x', sizeof(t.name)); /* no terminating NUL: 129 bytes */
+        assert_int_equal(journal_put(j, &t), -EINVAL);
+        t = good;
+        memset(t.boot_id, 'x', sizeof(t.boot_id));
+        assert_int_equal(journal_put(j, &t), -EINVAL);
+
+        for (int bad = -1; bad <= 0; bad++) {
+                t = good;
+                t.policy = bad < 0 ? TIMERD_POLICY_INVALID : TIMERD_POLICY_MAX;
+                assert_int_equal(journal_put(j, &t), -EINVAL);
+                t = good;
+                t.clock = bad < 0 ? TIMERD_CLOCK_INVALID : TIMERD_CLOCK_MAX;
+                assert_int_equal(journal_put(j, &t), -EINVAL);
+                t = good;
+                t.lifetime = bad < 0 ? TIMERD_LIFETIME_INVALID : TIMERD_LIFETIME_MAX;
+                assert_int_equal(journal_put(j, &t), -EINVAL);
+                t = good;
+                t.delivery = bad < 0 ? TIMERD_DELIVERY_INVALID : TIMERD_DELIVERY_MAX;
+                assert_int_equal(journal_put(j, &t), -EINVAL);
+                t = good;
+                t.state = bad < 0 ? TIMERD_STATE_INVALID : TIMERD_STATE_MAX;
+                assert_int_equal(journal_put(j, &t), -EINVAL);
+                t = good;
+                t.failure = bad < 0 ? TIMERD_FAILURE_INVALID : TIMERD_FAILURE_MAX;
+                assert_int_equal(journal_put(j, &t), -EINVAL);
+                t = good;
+                t.last_outcome = bad < 0 ? TIMERD_OUTCOME_INVALID : TIMERD_OUTCOME_MAX;
+                assert_int_equal(journal_put(j, &t), -EINVAL);
+        }
+        assert_int_equal(journal_put(j, NULL), -EINVAL);
+        assert_int_equal(journal_put(NULL, &good), -EINVAL);
+
+        name_of_length(long_name, TIMERD_NAME_MAX + 1, 'y');
+        assert_int_equal(journal_delete(j, 1, long_name), -EINVAL);
+        assert_int_equal(journal_delete(j, 1, ""), -EINVAL);
+        assert_int_equal(journal_delete(j, 1, NULL), -EINVAL);
+        assert_int_equal(journal_delete(NULL, 1, "ok"), -EINVAL);
+        assert_int_equal(journal_commit(NULL), -EINVAL);
+
+        /* Nothing reached the batch: the commit writes nothing. */
+        assert_int_equal(journal_commit(j), 0);
+        assert_int_equal(jt_calls(), 0);
+        assert_int_equal(jt_size(d, "journal"), 24);
+        journal_close(j);
+}
+
+static void test_compact_refuses(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer timers[2] = {jt_timer(1, "same", 1), jt_timer(1, "same", 2)};
+        struct journal *j;
+
+        j = jt_open_expect(d, NULL, 0, NULL);
+        jt_faults_reset();
+        assert_int_equal(journal_compact(j, timers, 2), -EINVAL);
+        timers[1].name[0] = 0;
+        assert_int_equal(journal_compact(j, timers, 2), -EINVAL);
+        assert_int_equal(journal_compact(j, NULL, 1), -EINVAL);
+        assert_int_equal(journal_compact(NULL, timers, 1), -EINVAL);
+
+        assert_int_equal(journal_put(j, &timers[0]), 0);
+        assert_int_equal(journal_compact(j, timers, 1), -EBUSY);
+        assert_int_equal(jt_calls(), 0);
+        assert_false(jt_exists(d, "snapshot"));
+        assert_int_equal(journal_error(j), 0);
+
+        /* The batch survived the refusal. */
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+        j = jt_open_expect(d, timers, 1, NULL);
+
+        /* An empty store compacts to an empty snapshot. */
+        assert_int_equal(journal_compact(j, NULL, 0), 0);
+        journal_close(j);
+        j = jt_open_expect(d, NULL, 0, NULL);
+        journal_close(j);
+}
+
+static void test_should_compact(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t = jt_timer(5, "churn", 5);
+        struct journal *j;
+        unsigned n = 0;
+
+        j = jt_open_expect(d, NULL, 0, NULL);
+        assert_false(journal_should_compact(j));
+        while (!journal_should_compact(j)) {
+                t.runs = n++;
+                assert_int_equal(journal_put(j, &t), 0);
+                if (n % 256 == 0)
+                        assert_int_equal(journal_commit(j), 0);
+                assert_true(n < 10000);
+        }
+        /* More than 1 MiB of records over an empty snapshot. */
+        assert_true(jt_size(d, "journal") > (1u << 20));
+        assert_true(n > (1u << 20) / 400);
+
+        assert_int_equal(journal_compact(j, &t, 1), 0);
+        assert_false(journal_should_compact(j));
+        journal_close(j);
+        j = jt_open_expect(d, &t, 1, NULL);
+        assert_false(journal_should_compact(j));
+        journal_close(j);
+}
+
+/* Owners compare as numbers, names as bytes; the last change of a timer wins, even in one batch. */
+static void test_live_set(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer expected[4] = {
+            jt_timer(9, "b", 100),
+            jt_timer(10, "A", 101),
+            jt_timer(10, "a", 102),
+            jt_timer(10, "a.b", 103),
+        };
+        struct journal_timer stale = jt_timer(10, "a", 1);
+        struct journal *j;
+
+        j = jt_open_expect(d, NULL, 0, NULL);
+        assert_int_equal(journal_put(j, &expected[3]), 0);
+        assert_int_equal(journal_put(j, &stale), 0);
+        assert_int_equal(journal_put(j, &expected[1]), 0);
+        assert_int_equal(journal_commit(j), 0);
+
+        assert_int_equal(journal_delete(j, 10, "a"), 0);
+        assert_int_equal(journal_delete(j, 10, "never-existed"), 0);
+        assert_int_equal(journal_put(j, &expected[0]), 0);
+        assert_int_equal(journal_commit(j), 0);
+        assert_int_equal(journal_put(j, &expected[2]), 0);
+        assert_int_equal(journal_commit(j), 0);
+
+        /* Deleted and put again in one batch, and a delete as the last word. */
+        assert_int_equal(journal_put(j, &stale), 0);
+        assert_int_equal(journal_delete(j, 9, "b"), 0);
+        assert_int_equal(journal_put(j, &expected[0]), 0);
+        assert_int_equal(journal_put(j, &stale), 0);
+        assert_int_equal(journal_put(j, &expected[2]), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+
+        j = jt_open_expect(d, expected, 4, NULL);
+        assert_int_equal(journal_delete(j, 10, "A"), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+
+        expected[1] = expected[2];
+        expected[2] = expected[3];
+        j = jt_open_expect(d, expected, 3, NULL);
+        journal_close(j);
+}
+
+/* The real system calls, where the other tests count and inject through their own. */
+static void test_system_calls(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[3] = {jt_timer(1, "a", 1), jt_timer(1, "b", 2), jt_timer(1, "c", 3)};
+        struct journal *j;
+
+        j = jt_open_expect_ops(d, NULL, NULL, 0, NULL);
+        assert_int_equal(journal_put(j, &t[0]), 0);
+        assert_int_equal(journal_put(j, &t[1]), 0);
+        assert_int_equal(journal_commit(j), 0);
+        assert_int_equal(journal_compact(j, t, 2), 0);
+        assert_int_equal(journal_put(j, &t[2]), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+        j = jt_open_expect_ops(d, NULL, t, 3, NULL);
+        journal_close(j);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(test_system_calls, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_invalid_input, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_compact_refuses, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_should_compact, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_live_set, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * Replay of damaged files: a torn or corrupt tail is truncated and counted, anything that proves a
+ * synced record was lost is a store fault that changes nothing, and the files of an interrupted
+ * compaction combine correctly.
+ */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "journal-test.h"
+#include "service/crc32c.h"
+
+#define HEADER_SIZE          24
+#define SNAPSHOT_HEADER_SIZE 32
+
+static int setup(void **state)
+{
+        struct jt_dir *d = calloc(1, sizeof(*d));
+
+        assert_non_null(d);
+        jt_dir_make(d);
+        jt_faults_reset();
+        *state = d;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        jt_dir_remove(*state);
+        free(*state);
+        return 0;
+}
+
+static uint32_t load_u32(const uint8_t *p)
+{
+        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void store_u32(uint8_t *p, uint32_t v)
+{
+        for (unsigned i = 0; i < 4; i++)
+                p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Commit each group of timers as one batch; ret_ends[i] is the journal size after batch i. */
+static void write_batches(const struct jt_dir *d, const struct journal_timer *timers,
+                          const size_t *batch_sizes, size_t n_batches, size_t *ret_ends)
+{
+        struct journal *j = jt_open_expect(d, NULL, 0, NULL);
+        size_t k = 0;
+
+        for (size_t b = 0; b < n_batches; b++) {
+                for (size_t i = 0; i < batch_sizes[b]; i++)
+                        assert_int_equal(journal_put(j, &timers[k++]), 0);
+                assert_int_equal(journal_commit(j), 0);
+                ret_ends[b] = jt_size(d, "journal");
+        }
+        journal_close(j);
+}
+
+static void assert_open_fails(const struct jt_dir *d, int error)
+{
+        struct journal_open_result result;
+        struct journal *j = NULL;
+
+        assert_int_equal(journal_open(d->state, &jt_ops, &result, &j), error);
+        assert_null(j);
+}
+
+/* The open refuses, and leaves the journal exactly as it was. */
+static void assert_store_fault(const struct jt_dir *d, const char *file, const uint8_t *data,
+                               size_t size, int error)
+{
+        uint8_t *after;
+        size_t after_size;
+
+        jt_write(d, file, data, size);
+        assert_open_fails(d, error);
+        after = jt_read(d, file, &after_size);
+        assert_int_equal(after_size, size);
+        assert_memory_equal(after, data, size);
+        free(after);
+}
+
+static void test_fresh_state_dir(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_open_result result;
+        struct journal *j;
+        char *missing;
+
+        j = jt_open_expect(d, NULL, 0, &result);
+        assert_int_equal(result.n_replayed, 0);
+        assert_int_equal(jt_size(d, "journal"), HEADER_SIZE);
+        assert_false(jt_exists(d, "snapshot"));
+
+        /* One journal per directory. */
+        assert_open_fails(d, -EBUSY);
+        journal_close(j);
+
+        /* Leftovers of an interrupted compaction are ignored and removed. */
+        jt_write(d, "snapshot.tmp", "garbage", 7);
+        jt_write(d, "journal.tmp", "TIMERDJ1", 8);
+        j = jt_open_expect(d, NULL, 0, NULL);
+        assert_false(jt_exists(d, "snapshot.tmp"));
+        assert_false(jt_exists(d, "journal.tmp"));
+        journal_close(j);
+
+        assert_true(asprintf(&missing, "%s/no/such/dir", d->root) > 0);
+        assert_int_equal(journal_open(missing, NULL, &result, &j), -ENOENT);
+        free(missing);
+        assert_int_equal(journal_open(NULL, NULL, &result, &j), -EINVAL);
+}
+
+/* Every prefix of the last batch: it is dropped and counted, the rest is kept and appendable. */
+static void test_torn_tail_every_offset(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[5] = {jt_timer(1, "a", 1), jt_timer(1, "b", 2), jt_timer(1, "c", 3),
+                                     jt_timer(1, "d", 4), jt_timer(1, "e", 5)};
+        size_t batches[2] = {1, 3}, ends[2], starts[4], n_starts = 0, size;
+        uint8_t *data;
+
+        write_batches(d, t, batches, 2, ends);
+        data = jt_read(d, "journal", &size);
+        assert_int_equal(size, ends[1]);
+        for (size_t o = ends[0]; o < ends[1]; o += 8 + load_u32(data + o))
+                starts[n_starts++] = o;
+        assert_int_equal(n_starts, 3);
+
+        for (size_t cut = ends[0]; cut < ends[1]; cut++) {
+                struct journal_timer kept[2] = {t[0], jt_timer(2, "after", cut)};
+                struct journal_open_result result;
+                struct journal *j;
+                uint64_t dropped = 0;
+
+                for (size_t i = 0; i < n_starts; i++)
+                        dropped += starts[i] < cut;
+                jt_write(d, "journal", data, cut);
+                j = jt_open_expect(d, kept, 1, &result);
+                assert_int_equal(result.n_replayed, 1);
+                assert_int_equal(result.n_dropped, dropped);
+                assert_int_equal(result.bytes_truncated, cut - ends[0]);
+                assert_int_equal(jt_size(d, "journal"), ends[0]);
+
+                assert_int_equal(journal_put(j, &kept[1]), 0);
+                assert_int_equal(journal_commit(j), 0);
+                journal_close(j);
+                j = jt_open_expect(d, kept, 2, &result);
+                assert_int_equal(result.n_dropped, 0);
+                assert_int_equal(result.bytes_truncated, 0);
+                journal_close(j);
+        }
+        free(data);
+}
+
+static void flip(uint8_t *data, size_t i)
+{
+        data[i] ^= 0x5a;
+}
+
+static void test_corrupt_tail(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[3] = {jt_timer(1, "a", 1), jt_timer(1, "b", 2), jt_timer(1, "c", 3)};
+        size_t batches[2] = {1, 1}, ends[2], size;
+        uint8_t *data;
+
+        write_batches(d, t, batches, 2, ends);
+        data = jt_read(d, "journal", &size);
+        for (size_t i = ends[0]; i < ends[1]; i++) {
+                struct journal_open_result result;
+                struct journal *j;
+
+                flip(data, i);
+                jt_write(d, "journal", data, size);
+                flip(data, i);
+                j = jt_open_expect(d, t, 1, &result);
+                assert_int_equal(result.n_dropped, 1);
+                assert_int_equal(result.bytes_truncated, ends[1] - ends[0]);
+                journal_close(j);
+        }
+        free(data);
+
+        /* The first record of a two-record last batch: its pages may have reached the disk in any
+         * order before the fdatasync, so a valid record of the same batch after it is tail too. */
+        batches[1] = 2;
+        jt_dir_remove(d);
+        jt_dir_make(d);
+        write_batches(d, t, batches, 2, ends);
+        data = jt_read(d, "journal", &size);
+        for (size_t i = ends[0] + 8; i < ends[0] + 8 + load_u32(data + ends[0]); i++) {
+                struct journal_open_result result;
+                struct journal *j;
+
+                flip(data, i);
+                jt_write(d, "journal", data, size);
+                flip(data, i);
+                j = jt_open_expect(d, t, 1, &result);
+                assert_int_equal(result.n_dropped, 2);
+                assert_int_equal(result.bytes_truncated, ends[1] - ends[0]);
+                journal_close(j);
+        }
+        free(data);
+}
+
+/* A damaged record followed by a later batch had been synced: refuse, whatever the byte. */
+static void test_corrupt_middle(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[3] = {jt_timer(1, "a", 1), jt_timer(1, "b", 2), jt_timer(1, "c", 3)};
+        size_t batches[3] = {1, 1, 1}, ends[3], size;
+        uint8_t *data;
+
+        write_batches(d, t, batches, 3, ends);
+        data = jt_read(d, "journal", &size);
+        for (size_t i = HEADER_SIZE; i < ends[1]; i++) {
+                flip(data, i);
+                assert_store_fault(d, "journal", data, size, -EBADMSG);
+                flip(data, i);
+        }
+        free(data);
+
+        /* Bytes that are no record between two batches. */
+        data = jt_read(d, "journal", &size);
+        data = realloc(data, size + 3);
+        assert_non_null(data);
+        memmove(data + ends[0] + 3, data + ends[0], size - ends[0]);
+        assert_store_fault(d, "journal", data, size + 3, -EBADMSG);
+        free(data);
+}
+
+/* A record whose checksum matches but whose content is not ours is never a torn write. */
+static void test_malformed_record(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[2] = {jt_timer(1, "a", 1), jt_timer(1, "b", 2)};
+        size_t batches[2] = {1, 1}, ends[2], size;
+        /* Payload offsets: type, flags, sequence, owner, name length, name "b", policy. */
+        const struct {
+                size_t offset;
+                uint8_t value;
+        } edits[] = {
+            {0, 3},    /* unknown type */
+            {1, 0x03}, /* unknown flag */
+            {2, 7},    /* batch 7 where 2 is due */
+            {14, 0},   /* empty name */
+            {15, 0},   /* NUL in the name */
+            {16, 99},  /* policy out of range */
+        };
+        uint8_t *data;
+
+        write_batches(d, t, batches, 2, ends);
+        data = jt_read(d, "journal", &size);
+        for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+                uint8_t *frame = data + ends[0], *payload = frame + 8, saved;
+
+                saved = payload[edits[i].offset];
+                payload[edits[i].offset] = edits[i].value;
+                store_u32(frame + 4, crc32c(0, payload, load_u32(frame)));
+                assert_store_fault(d, "journal", data, size, -EBADMSG);
+                payload[edits[i].offset] = saved;
+        }
+        free(data);
+}
+
+static void test_headers(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t = jt_timer(1, "a", 1);
+        struct journal *j;
+        uint8_t *journal, *snapshot;
+        size_t journal_size, snapshot_size;
+
+        j = jt_open_expect(d, NULL, 0, NULL);
+        assert_int_equal(journal_compact(j, &t, 1), 0);
+        journal_close(j);
+        journal = jt_read(d, "journal", &journal_size);
+        snapshot = jt_read(d, "snapshot", &snapshot_size);
+        assert_memory_equal(snapshot, "TIMERDS1", 8);
+
+        for (int file = 0; file < 2; file++) {
+                const char *name = file == 0 ? "journal" : "snapshot";
+                uint8_t *data = file == 0 ? journal : snapshot;
+                size_t size = file == 0 ? journal_size : snapshot_size;
+
+                data[7] = '2';
+                assert_store_fault(d, name, data, size, -EPROTONOSUPPORT);
+                data[7] = '1';
+                data[8] = 2;
+                assert_store_fault(d, name, data, size, -EPROTONOSUPPORT);
+                data[8] = 1;
+                assert_store_fault(d, name, data, 11, -EBADMSG);
+                assert_store_fault(d, name, data, HEADER_SIZE - 1, -EBADMSG);
+                data[12] ^= 1; /* the epoch */
+                assert_store_fault(d, name, data, size, -EBADMSG);
+                data[12] ^= 1;
+                jt_write(d, name, data, size);
+        }
+        j = jt_open_expect(d, &t, 1, NULL);
+        journal_close(j);
+        free(journal);
+        free(snapshot);
+}
+
+static void test_snapshot_damage(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[3] = {jt_timer(1, "a", 1), jt_timer(1, "b", 2), jt_timer(2, "a", 3)};
+        size_t size, first;
+        struct journal *j;
+        uint8_t *data, *swapped;
+
+        j = jt_open_expect(d, NULL, 0, NULL);
+        assert_int_equal(journal_compact(j, t, 3), 0);
+        journal_close(j);
+        data = jt_read(d, "snapshot", &size);
+
+        /* It was written whole and synced before it was renamed: no damage is a torn tail. The
+         * header's epoch and count are checksummed too. */
+        for (size_t i = 12; i < size; i++) {
+                flip(data, i);
+                assert_store_fault(d, "snapshot", data, size, -EBADMSG);
+                flip(data, i);
+        }
+        assert_store_fault(d, "snapshot", data, size - 1, -EBADMSG);
+        first = SNAPSHOT_HEADER_SIZE + 8 + load_u32(data + SNAPSHOT_HEADER_SIZE);
+        assert_store_fault(d, "snapshot", data, first, -EBADMSG);
+
+        /* Valid records out of order. */
+        swapped = malloc(size);
+        assert_non_null(swapped);
+        memcpy(swapped, data, SNAPSHOT_HEADER_SIZE);
+        memcpy(swapped + SNAPSHOT_HEADER_SIZE, data + first, size - first);
+        memcpy(swapped + SNAPSHOT_HEADER_SIZE + size - first, data + SNAPSHOT_HEADER_SIZE,
+               first - SNAPSHOT_HEADER_SIZE);
+        assert_store_fault(d, "snapshot", swapped, size, -EBADMSG);
+        free(swapped);
+
+        jt_write(d, "snapshot", data, size);
+        j = jt_open_expect(d, t, 3, NULL);
+        journal_close(j);
+        free(data);
+}
+
+static void test_snapshot_plus_journal(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[3] = {jt_timer(1, "a", 1), jt_timer(1, "b", 2), jt_timer(1, "c", 3)};
+        struct journal_timer expected[3] = {jt_timer(1, "a", 10), t[2], jt_timer(1, "d", 4)};
+        struct journal_open_result result;
+        struct journal *j;
+
+        j = jt_open_expect(d, NULL, 0, NULL);
+        assert_int_equal(journal_compact(j, t, 3), 0);
+        assert_int_equal(journal_delete(j, 1, "b"), 0);
+        assert_int_equal(journal_put(j, &expected[0]), 0);
+        assert_int_equal(journal_commit(j), 0);
+        assert_int_equal(journal_put(j, &expected[2]), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+
+        j = jt_open_expect(d, expected, 3, &result);
+        assert_int_equal(result.n_replayed, 3 + 3);
+        journal_close(j);
+}
+
+/* A crash after the new snapshot was renamed but before the fresh journal was: the old journal is
+ * covered by the snapshot, and replaying it again would undo newer state. */
+static void test_stale_journal(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer old = jt_timer(1, "a", 1), newer = jt_timer(1, "a", 2);
+        struct journal_timer after = jt_timer(1, "b", 3), both[2] = {newer, after};
+        struct journal_open_result result;
+        struct journal *j;
+        uint8_t *stale;
+        size_t size;
+
+        j = jt_open_expect(d, NULL, 0, NULL);
+        assert_int_equal(journal_put(j, &old), 0);
+        assert_int_equal(journal_commit(j), 0);
+        stale = jt_read(d, "journal", &size);
+        assert_int_equal(journal_compact(j, &newer, 1), 0);
+        journal_close(j);
+
+        jt_write(d, "journal", stale, size);
+        free(stale);
+        j = jt_open_expect(d, &newer, 1, &result);
+        assert_true(result.stale_journal);
+        assert_int_equal(result.n_replayed, 1);
+        assert_int_equal(jt_size(d, "journal"), HEADER_SIZE);
+        assert_int_equal(journal_put(j, &after), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+
+        j = jt_open_expect(d, both, 2, &result);
+        assert_false(result.stale_journal);
+        journal_close(j);
+}
+
+/* Files that cannot both be ours: a journal continuing a missing snapshot, or the reverse. */
+static void test_inconsistent_files(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t = jt_timer(1, "a", 1);
+        uint8_t *snapshot;
+        struct journal *j;
+        char *path;
+        size_t size;
+
+        j = jt_open_expect(d, NULL, 0, NULL);
+        assert_int_equal(journal_compact(j, &t, 1), 0);
+        journal_close(j);
+        snapshot = jt_read(d, "snapshot", &size);
+
+        path = jt_path(d, "snapshot");
+        assert_int_equal(unlink(path), 0);
+        free(path);
+        assert_open_fails(d, -EBADMSG);
+
+        jt_write(d, "snapshot", snapshot, size);
+        path = jt_path(d, "journal");
+        assert_int_equal(unlink(path), 0);
+        free(path);
+        assert_open_fails(d, -EBADMSG);
+        assert_false(jt_exists(d, "journal"));
+        free(snapshot);
+}
+
+/* Something else where the store's files belong: an error, and nothing is removed. */
+static void test_not_files(void **state)
+{
+        struct jt_dir *d = *state;
+        const char *const files[] = {"snapshot", "journal", "journal.tmp"};
+        struct journal_open_result result;
+        struct journal *j;
+        char *path, *inner;
+
+        assert_int_equal(mkdir(d->state, 0700), 0);
+        for (size_t i = 0; i < 3; i++) {
+                path = jt_path(d, files[i]);
+                assert_true(asprintf(&inner, "%s/inner", path) > 0);
+                assert_int_equal(mkdir(path, 0700), 0);
+                assert_int_equal(mkdir(inner, 0700), 0);
+                assert_open_fails(d, -EISDIR);
+                assert_int_equal(rmdir(inner), 0);
+                assert_int_equal(rmdir(path), 0);
+                free(inner);
+                free(path);
+        }
+        j = jt_open_expect(d, NULL, 0, NULL);
+        journal_close(j);
+
+        /* The state directory is a file. */
+        jt_dir_remove(d);
+        jt_dir_make(d);
+        fclose(fopen(d->state, "we"));
+        assert_int_equal(access(d->state, F_OK), 0);
+        assert_int_equal(journal_open(d->state, NULL, &result, &j), -ENOTDIR);
+        assert_int_equal(journal_open(d->state, NULL, NULL, &j), -EINVAL);
+        assert_int_equal(journal_open(d->state, NULL, &result, NULL), -EINVAL);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(test_fresh_state_dir, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_torn_tail_every_offset, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_corrupt_tail, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_corrupt_middle, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_malformed_record, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_headers, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_snapshot_damage, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_snapshot_plus_journal, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_stale_journal, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_inconsistent_files, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_not_files, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
