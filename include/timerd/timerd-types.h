@@ -71,7 +71,7 @@ enum timerd_directive {
 /* Why a timer is in state `failed`. */
 enum timerd_failure {
         TIMERD_FAILURE_NONE,
-        TIMERD_FAILURE_INVARIANT,                /* a run completed with invariant-failure */
+        TIMERD_FAILURE_INVARIANT,        /* a run completed with invariant-failure */
         TIMERD_FAILURE_PROVIDER_BINDING, /* the kernel timer could not be armed */
         TIMERD_FAILURE_OVERFLOW,         /* a deadline or counter would overflow */
         TIMERD_FAILURE_MAX,

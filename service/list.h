@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* A circular doubly linked intrusive list. A detached node links to itself. */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct list_node {
+        struct list_node *prev, *next;
+};
+
+#define list_entry(node, type, member) ((type *)(void *)((char *)(node)-offsetof(type, member)))
+
+static inline void list_init(struct list_node *n)
+{
+        n->prev = n->next = n;
+}
+
+static inline bool list_empty(const struct list_node *head)
+{
+        return head->next == head;
+}
+
+/* For a member node: whether it is in a list. */
+static inline bool list_linked(const struct list_node *n)
+{
+        return n->next != n;
+}
+
+static inline void list_append(struct list_node *head, struct list_node *n)
+{
+        n->prev = head->prev;
+        n->next = head;
+        head->prev->next = n;
+        head->prev = n;
+}
+
+static inline void list_remove(struct list_node *n)
+{
+        n->prev->next = n->next;
+        n->next->prev = n->prev;
+        list_init(n);
+}

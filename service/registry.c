@@ -1,0 +1,1543 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <assert.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service/hashmap.h"
+#include "service/list.h"
+#include "service/registry.h"
+#include "service/timerq.h"
+
+/* What a once or after-completion timer does when its run ends with directive continue. */
+enum after_run {
+        AFTER_RUN_POLICY,   /* once: nothing; after-completion: completion + cadence */
+        AFTER_RUN_DEADLINE, /* the deadline set during the run */
+        AFTER_RUN_NONE,     /* cancelled during the run */
+};
+
+struct owner {
+        uint32_t uid;
+        size_t n_timers;
+        struct list_node timers;
+        struct list_node pending; /* firings not yet handed to a waiter, oldest first */
+};
+
+/* Kept from a session's first transient timer or delivered run until registry_session_closed(). */
+struct session {
+        uint64_t id;
+        struct list_node transient;
+        struct list_node delivered; /* timers whose active run was handed to this session */
+};
+
+/* What a registration has done so far; a replace starts it over (all zero). */
+struct timer_runtime {
+        enum timerd_failure failure;
+
+        enum after_run after_run;
+        uint64_t deferred_deadline_usec;
+
+        uint64_t run;
+        bool run_active;
+        uint64_t run_deadline_usec;
+        uint64_t run_fired_usec;
+
+        uint64_t runs;
+        uint64_t consecutive_expected_failures;
+        uint64_t overruns;
+        bool has_last_start;
+        uint64_t last_start_usec;
+        bool has_last_finish;
+        uint64_t last_finish_usec;
+        enum timerd_outcome last_outcome;
+        uint64_t last_duration_usec;
+        uint64_t total_duration_usec;
+};
+
+struct timer {
+        struct timerq_entry entry;
+        uint64_t hash;
+        struct owner *owner;
+        struct session *transient_of;
+        struct session *delivered_to;
+        struct list_node owner_node;
+        struct list_node pending_node;
+        struct list_node transient_node;
+        struct list_node delivered_node;
+
+        struct td_declaration declaration;
+        uint64_t generation;
+        uint64_t session;
+        struct timer_runtime rt;
+
+        char name[];
+};
+
+/* The one kernel timer of a clock, as last requested from the runtime. */
+struct clock_arm {
+        bool armed;
+        uint64_t deadline_usec;
+        uint64_t generation;
+};
+
+struct registry {
+        struct registry_config config;
+        struct hashmap timers;   /* (owner, name) → struct timer */
+        struct hashmap owners;   /* uid → struct owner */
+        struct hashmap sessions; /* id → struct session */
+        struct timerq queues[TIMERD_CLOCK_MAX];
+        size_t n_declared[TIMERD_CLOCK_MAX]; /* the room each queue keeps reserved */
+        struct clock_arm arms[TIMERD_CLOCK_MAX];
+        uint64_t last_generation;
+        uint64_t last_handle_generation;
+
+        uint64_t n_state[TIMERD_STATE_MAX];
+        uint64_t n_pending;
+        uint64_t firings;
+        uint64_t overruns;
+        uint64_t stale_expiries;
+
+        struct td_effect *effects;
+        size_t n_effects;
+        size_t effects_capacity;
+};
+
+struct identity {
+        uint32_t owner;
+        const char *name;
+};
+
+static uint64_t saturating_add(uint64_t a, uint64_t b)
+{
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static bool clock_valid(enum timerd_clock c)
+{
+        return c >= 0 && c < TIMERD_CLOCK_MAX;
+}
+
+static uint64_t identity_hash(uint32_t owner, const char *name)
+{
+        uint64_t h = UINT64_C(0xcbf29ce484222325) ^ owner;
+
+        for (const char *p = name; *p; p++)
+                h = (h ^ (unsigned char)*p) * UINT64_C(0x100000001b3);
+        return hash_mix64(h);
+}
+
+static bool timer_matches(const void *entry, const void *key)
+{
+        const struct timer *t = entry;
+        const struct identity *id = key;
+
+        return t->entry.owner == id->owner && strcmp(t->name, id->name) == 0;
+}
+
+static bool owner_matches(const void *entry, const void *key)
+{
+        return ((const struct owner *)entry)->uid == *(const uint32_t *)key;
+}
+
+static bool session_matches(const void *entry, const void *key)
+{
+        return ((const struct session *)entry)->id == *(const uint64_t *)key;
+}
+
+static struct timer *timer_find(const struct registry *r, uint32_t owner, const char *name)
+{
+        struct identity id = {.owner = owner, .name = name};
+
+        return hashmap_find(&r->timers, identity_hash(owner, name), timer_matches, &id);
+}
+
+static struct owner *owner_find(const struct registry *r, uint32_t uid)
+{
+        return hashmap_find(&r->owners, hash_mix64(uid), owner_matches, &uid);
+}
+
+static struct session *session_find(const struct registry *r, uint64_t id)
+{
+        return hashmap_find(&r->sessions, hash_mix64(id), session_matches, &id);
+}
+
+/* The session's record, created on first use. -ENOMEM. */
+static int session_get(struct registry *r, uint64_t id, struct session **ret)
+{
+        struct session *s = session_find(r, id);
+        int e;
+
+        if (!s) {
+                e = hashmap_reserve(&r->sessions, r->sessions.n_entries + 1);
+                if (e < 0)
+                        return e;
+                s = malloc(sizeof(*s));
+                if (!s)
+                        return -ENOMEM;
+                s->id = id;
+                list_init(&s->transient);
+                list_init(&s->delivered);
+                hashmap_insert(&r->sessions, hash_mix64(id), s);
+        }
+        *ret = s;
+        return 0;
+}
+
+bool registry_name_valid(const char *name)
+{
+        size_t n;
+
+        if (!name)
+                return false;
+        for (n = 0; name[n]; n++) {
+                char c = name[n];
+
+                if (n >= TIMERD_NAME_MAX)
+                        return false;
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == ':' || c == '@' || c == '-'))
+                        return false;
+        }
+        return n > 0;
+}
+
+static int declaration_validate(const struct td_declaration *d)
+{
+        if (d->policy < 0 || d->policy >= TIMERD_POLICY_MAX || !clock_valid(d->clock) ||
+            d->lifetime < 0 || d->lifetime >= TIMERD_LIFETIME_MAX || d->delivery < 0 ||
+            d->delivery >= TIMERD_DELIVERY_MAX)
+                return -TIMERD_E_INVALID_PARAMETER;
+        /* The only place deliveries are gated: signal needs pidfd delivery in the service. */
+        if (d->delivery == TIMERD_DELIVERY_SIGNAL)
+                return -TIMERD_E_UNSUPPORTED;
+        if (d->policy == TIMERD_POLICY_ONCE ? d->cadence_usec != 0 : d->cadence_usec == 0)
+                return -TIMERD_E_INVALID_SCHEDULE;
+        return 0;
+}
+
+static bool declaration_equal(const struct td_declaration *a, const struct td_declaration *b)
+{
+        return a->policy == b->policy && a->cadence_usec == b->cadence_usec &&
+               a->clock == b->clock && a->lifetime == b->lifetime && a->delivery == b->delivery &&
+               a->accuracy_usec == b->accuracy_usec;
+}
+
+/* Once and after-completion timers leave the queue while a run is active; the others stay. */
+static bool policy_runs_off_queue(enum timerd_policy p)
+{
+        return p == TIMERD_POLICY_ONCE || p == TIMERD_POLICY_AFTER_COMPLETION;
+}
+
+static struct timer *timer_of_entry(struct timerq_entry *e)
+{
+        return (struct timer *)(void *)((char *)e - offsetof(struct timer, entry));
+}
+
+static bool timer_queued(const struct timer *t)
+{
+        return timerq_entry_queued(&t->entry);
+}
+
+static bool timer_pending(const struct timer *t)
+{
+        return list_linked(&t->pending_node);
+}
+
+static enum timerd_state timer_state(const struct timer *t)
+{
+        if (t->rt.failure != TIMERD_FAILURE_NONE)
+                return TIMERD_STATE_FAILED;
+        if (t->rt.run_active)
+                return TIMERD_STATE_RUNNING;
+        if (timer_queued(t))
+                return TIMERD_STATE_SCHEDULED;
+        return TIMERD_STATE_INACTIVE;
+}
+
+/* Every change of a timer's state or pending flag is bracketed by these two, to keep counts. */
+static void stats_leave(struct registry *r, const struct timer *t)
+{
+        r->n_state[timer_state(t)]--;
+        if (timer_pending(t))
+                r->n_pending--;
+}
+
+static void stats_enter(struct registry *r, const struct timer *t)
+{
+        r->n_state[timer_state(t)]++;
+        if (timer_pending(t))
+                r->n_pending++;
+}
+
+static void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec)
+{
+        timerq_put(&r->queues[t->declaration.clock], &t->entry, deadline_usec,
+                   t->declaration.accuracy_usec);
+}
+
+static void timer_dequeue(struct registry *r, struct timer *t)
+{
+        timerq_remove(&r->queues[t->declaration.clock], &t->entry);
+}
+
+/* Detach an active run from its waiter bookkeeping (pending list or receiving session). */
+static void run_detach(struct timer *t)
+{
+        if (timer_pending(t))
+                list_remove(&t->pending_node);
+        if (t->delivered_to) {
+                list_remove(&t->delivered_node);
+                t->delivered_to = NULL;
+        }
+}
+
+/* Counter room: each mutating call needs `n` handle generations (one per clock it may re-arm). */
+static int handle_generations_check(const struct registry *r, uint64_t n)
+{
+        return UINT64_MAX - r->last_handle_generation >= n ? 0 : -TIMERD_E_OVERFLOW;
+}
+
+static int generation_check(const struct registry *r)
+{
+        return r->last_generation < UINT64_MAX ? 0 : -TIMERD_E_OVERFLOW;
+}
+
+static void effects_begin(struct registry *r)
+{
+        r->n_effects = 0;
+}
+
+static int effects_reserve(struct registry *r, size_t n)
+{
+        struct td_effect *effects;
+        size_t capacity;
+
+        if (n <= r->effects_capacity)
+                return 0;
+        if (r->effects_capacity > SIZE_MAX / 2 / sizeof(struct td_effect))
+                return -ENOMEM;
+        capacity = r->effects_capacity * 2 > n ? r->effects_capacity * 2 : n;
+        effects = realloc(r->effects, capacity * sizeof(struct td_effect));
+        if (!effects)
+                return -ENOMEM;
+        r->effects = effects;
+        r->effects_capacity = capacity;
+        return 0;
+}
+
+static void effect_push(struct registry *r, const struct td_effect *e)
+{
+        assert(r->n_effects < r->effects_capacity);
+        r->effects[r->n_effects++] = *e;
+}
+
+static struct td_transition transition_done(const struct registry *r)
+{
+        return (struct td_transition){.n_effects = r->n_effects, .effects = r->effects};
+}
+
+static struct td_transition transition_failed(struct registry *r, int failure)
+{
+        assert(failure < 0);
+        r->n_effects = 0;
+        return (struct td_transition){.failure = failure, .effects = r->effects};
+}
+
+/*
+ * Bring the clock's kernel timer in line with its queue: ARM when the arm time changed, DISARM
+ * when nothing is left. `spent`: the kernel timer expired, failed to arm or must be re-armed, so
+ * there is always a new ARM or DISARM (and the old generation goes stale). Every entry point ends
+ * with every clock in sync.
+ */
+static void clock_sync(struct registry *r, enum timerd_clock c, bool spent)
+{
+        struct clock_arm *a = &r->arms[c];
+        uint64_t when;
+
+        if (!timerq_arm_time(&r->queues[c], &when)) {
+                if (!a->armed && !spent)
+                        return;
+                *a = (struct clock_arm){.generation = ++r->last_handle_generation};
+                effect_push(r, &(struct td_effect){
+                                   .kind = TD_EFFECT_DISARM,
+                                   .arm = {.clock = c, .generation = a->generation},
+                               });
+                return;
+        }
+        if (!spent && a->armed && a->deadline_usec == when)
+                return;
+        *a = (struct clock_arm){
+            .armed = true,
+            .deadline_usec = when,
+            .generation = ++r->last_handle_generation,
+        };
+        effect_push(r, &(struct td_effect){
+                           .kind = TD_EFFECT_ARM,
+                           .arm = {.clock = c, .deadline_usec = when, .generation = a->generation},
+                       });
+}
+
+static struct td_transition transition_sync(struct registry *r)
+{
+        for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
+                clock_sync(r, c, false);
+        return transition_done(r);
+}
+
+static int session_validate(uint64_t session)
+{
+        return session > 0 ? 0 : -EINVAL;
+}
+
+/* Where a new registration starts: start_usec, or now + cadence, or nowhere (once). */
+static int first_deadline(const struct td_declaration *d, const struct td_now *now, bool has_start,
+                          uint64_t start_usec, bool *ret_has, uint64_t *ret_deadline)
+{
+        *ret_has = has_start || d->policy != TIMERD_POLICY_ONCE;
+        if (has_start)
+                *ret_deadline = start_usec;
+        else if (*ret_has &&
+                 __builtin_add_overflow(now->usec[d->clock], d->cadence_usec, ret_deadline))
+                return -TIMERD_E_OVERFLOW;
+        return 0;
+}
+
+/* Give t a declaration and a fresh generation. Its session record must exist when transient. */
+static void timer_declare(struct registry *r, struct timer *t, const struct td_caller *caller,
+                          const struct td_declaration *d, struct session *transient_of)
+{
+        t->declaration = *d;
+        t->session = caller->session;
+        t->generation = ++r->last_generation;
+        t->transient_of = d->lifetime == TIMERD_LIFETIME_TRANSIENT ? transient_of : NULL;
+        if (t->transient_of)
+                list_append(&t->transient_of->transient, &t->transient_node);
+        r->n_declared[d->clock]++;
+        t->rt = (struct timer_runtime){
+            .failure = TIMERD_FAILURE_NONE,
+            .after_run = AFTER_RUN_POLICY,
+            .last_outcome = TIMERD_OUTCOME_NONE,
+        };
+}
+
+static int timer_create(struct registry *r, const struct td_caller *caller, const char *name,
+                        const struct td_declaration *d, struct timer **ret)
+{
+        struct owner *owner = owner_find(r, caller->uid), *new_owner = NULL;
+        struct session *session = NULL;
+        size_t len = strlen(name);
+        struct timer *t;
+        int e = -ENOMEM;
+
+        if (r->config.max_timers > 0 && r->timers.n_entries >= r->config.max_timers)
+                return -TIMERD_E_LIMIT_EXCEEDED;
+        if (r->config.max_timers_per_owner > 0 && owner &&
+            owner->n_timers >= r->config.max_timers_per_owner)
+                return -TIMERD_E_LIMIT_EXCEEDED;
+
+        /* Every allocation first: past this block nothing can fail. */
+        t = calloc(1, sizeof(*t) + len + 1);
+        if (!t)
+                return -ENOMEM;
+        if (!owner) {
+                new_owner = malloc(sizeof(*new_owner));
+                if (!new_owner)
+                        goto fail;
+                e = hashmap_reserve(&r->owners, r->owners.n_entries + 1);
+                if (e < 0)
+                        goto fail;
+        }
+        e = hashmap_reserve(&r->timers, r->timers.n_entries + 1);
+        if (e >= 0)
+                e = timerq_reserve(&r->queues[d->clock], r->n_declared[d->clock] + 1);
+        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
+                e = session_get(r, caller->session, &session);
+        if (e < 0)
+                goto fail;
+
+        if (new_owner) {
+                *new_owner = (struct owner){.uid = caller->uid};
+                list_init(&new_owner->timers);
+                list_init(&new_owner->pending);
+                hashmap_insert(&r->owners, hash_mix64(caller->uid), new_owner);
+                owner = new_owner;
+        }
+        memcpy(t->name, name, len + 1);
+        timerq_entry_init(&t->entry, caller->uid, t->name);
+        t->hash = identity_hash(caller->uid, t->name);
+        t->owner = owner;
+        list_init(&t->pending_node);
+        list_init(&t->transient_node);
+        list_init(&t->delivered_node);
+        list_append(&owner->timers, &t->owner_node);
+        owner->n_timers++;
+        hashmap_insert(&r->timers, t->hash, t);
+        timer_declare(r, t, caller, d, session);
+        stats_enter(r, t);
+        *ret = t;
+        return 0;
+
+fail:
+        free(new_owner);
+        free(t);
+        return e;
+}
+
+/* Register(replace): the same identity starts over with a new declaration and generation. */
+static int timer_redeclare(struct registry *r, struct timer *t, const struct td_caller *caller,
+                           const struct td_declaration *d)
+{
+        struct session *session = NULL;
+        int e = 0;
+
+        if (d->clock != t->declaration.clock)
+                e = timerq_reserve(&r->queues[d->clock], r->n_declared[d->clock] + 1);
+        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
+                e = session_get(r, caller->session, &session);
+        if (e < 0)
+                return e;
+
+        stats_leave(r, t);
+        timer_dequeue(r, t);
+        run_detach(t);
+        if (t->transient_of)
+                list_remove(&t->transient_node);
+        r->n_declared[t->declaration.clock]--;
+        timer_declare(r, t, caller, d, session);
+        stats_enter(r, t);
+        return 0;
+}
+
+static void timer_destroy(struct registry *r, struct timer *t)
+{
+        struct owner *owner = t->owner;
+
+        stats_leave(r, t);
+        timer_dequeue(r, t);
+        run_detach(t);
+        if (t->transient_of)
+                list_remove(&t->transient_node);
+        list_remove(&t->owner_node);
+        r->n_declared[t->declaration.clock]--;
+        hashmap_remove(&r->timers, t->hash, t);
+        free(t);
+
+        if (--owner->n_timers == 0) {
+                hashmap_remove(&r->owners, hash_mix64(owner->uid), owner);
+                free(owner);
+        }
+}
+
+/*
+ * Make `deadline` the timer's next wake-up: queued now, or, for a once or after-completion timer
+ * during a run, armed when the run completes. An explicit schedule also clears a failure.
+ */
+static void timer_set_wakeup(struct registry *r, struct timer *t, uint64_t deadline_usec)
+{
+        stats_leave(r, t);
+        t->rt.failure = TIMERD_FAILURE_NONE;
+        if (t->rt.run_active && policy_runs_off_queue(t->declaration.policy)) {
+                t->rt.after_run = AFTER_RUN_DEADLINE;
+                t->rt.deferred_deadline_usec = deadline_usec;
+        } else
+                timer_enqueue(r, t, deadline_usec);
+        stats_enter(r, t);
+}
+
+/* Clear the live wake-up (and the one an active run would arm); the declaration stays. */
+static void timer_clear_wakeup(struct registry *r, struct timer *t)
+{
+        stats_leave(r, t);
+        t->rt.failure = TIMERD_FAILURE_NONE;
+        timer_dequeue(r, t);
+        if (t->rt.run_active && policy_runs_off_queue(t->declaration.policy))
+                t->rt.after_run = AFTER_RUN_NONE;
+        t->rt.deferred_deadline_usec = 0;
+        stats_enter(r, t);
+}
+
+static void timer_fail(struct registry *r, struct timer *t, enum timerd_failure failure)
+{
+        stats_leave(r, t);
+        timer_dequeue(r, t);
+        t->rt.failure = failure;
+        stats_enter(r, t);
+}
+
+/* The next wake-up, if any: the queued one, or the one a running timer arms at completion. */
+static bool timer_next_deadline(const struct timer *t, uint64_t *ret)
+{
+        if (timer_queued(t)) {
+                *ret = timerq_entry_deadline(&t->entry);
+                return true;
+        }
+        if (t->rt.run_active && t->rt.after_run == AFTER_RUN_DEADLINE) {
+                *ret = t->rt.deferred_deadline_usec;
+                return true;
+        }
+        return false;
+}
+
+static void timer_dispatch(const struct timer *t, struct td_dispatch *ret)
+{
+        *ret = (struct td_dispatch){
+            .owner = t->owner->uid,
+            .name = t->name,
+            .generation = t->generation,
+            .run = t->rt.run,
+            .clock = t->declaration.clock,
+            .delivery = t->declaration.delivery,
+            .deadline_usec = t->rt.run_deadline_usec,
+            .fired_usec = t->rt.run_fired_usec,
+            .overruns = t->rt.overruns,
+        };
+}
+
+/* A claim, or the token of the active run acting as one. */
+static int handle_resolve(const struct registry *r, const struct td_handle *h, struct timer **ret)
+{
+        struct timer *t;
+
+        if (!registry_name_valid(h->name))
+                return -TIMERD_E_INVALID_NAME;
+        t = timer_find(r, h->owner, h->name);
+        if (!t)
+                return -TIMERD_E_NOT_FOUND;
+        if (h->generation != t->generation)
+                return -TIMERD_E_REGISTRATION_EXPIRED;
+        if (h->run != 0 && (!t->rt.run_active || h->run != t->rt.run))
+                return -TIMERD_E_REGISTRATION_EXPIRED;
+        *ret = t;
+        return 0;
+}
+
+int registry_new(const struct registry_config *config, struct registry **ret)
+{
+        struct registry *r;
+
+        if (!config || config->first_generation < 1 || config->first_handle_generation < 1)
+                return -EINVAL;
+        r = calloc(1, sizeof(*r));
+        if (!r)
+                return -ENOMEM;
+        r->config = *config;
+        r->last_generation = config->first_generation - 1;
+        r->last_handle_generation = config->first_handle_generation - 1;
+        hashmap_init(&r->timers);
+        hashmap_init(&r->owners);
+        hashmap_init(&r->sessions);
+        for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
+                timerq_init(&r->queues[c]);
+        /* Transitions other than expiries emit at most one ARM or DISARM per clock. */
+        if (effects_reserve(r, TIMERD_CLOCK_MAX) < 0) {
+                free(r);
+                return -ENOMEM;
+        }
+        *ret = r;
+        return 0;
+}
+
+void registry_free(struct registry *r)
+{
+        size_t i = 0;
+        void *p;
+
+        if (!r)
+                return;
+        while ((p = hashmap_next(&r->timers, &i)))
+                free(p);
+        i = 0;
+        while ((p = hashmap_next(&r->owners, &i)))
+                free(p);
+        i = 0;
+        while ((p = hashmap_next(&r->sessions, &i)))
+                free(p);
+        hashmap_done(&r->timers);
+        hashmap_done(&r->owners);
+        hashmap_done(&r->sessions);
+        for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
+                timerq_done(&r->queues[c]);
+        free(r->effects);
+        free(r);
+}
+
+struct td_transition registry_register(struct registry *r, const struct td_now *now,
+                                       const struct td_register_args *a, uint64_t *ret_generation)
+{
+        struct timer *t;
+        uint64_t deadline = 0;
+        bool has_deadline;
+        int e;
+
+        effects_begin(r);
+        e = session_validate(a->caller.session);
+        if (e < 0)
+                return transition_failed(r, e);
+        if (!registry_name_valid(a->name))
+                return transition_failed(r, -TIMERD_E_INVALID_NAME);
+        e = declaration_validate(&a->declaration);
+        if (e < 0)
+                return transition_failed(r, e);
+        e = first_deadline(&a->declaration, now, a->has_start, a->start_usec, &has_deadline,
+                           &deadline);
+        if (e < 0)
+                return transition_failed(r, e);
+
+        t = timer_find(r, a->caller.uid, a->name);
+        if (t && !a->replace)
+                return transition_failed(r, -TIMERD_E_ALREADY_REGISTERED);
+        e = generation_check(r);
+        if (e >= 0)
+                e = handle_generations_check(
+                    r, t && t->declaration.clock != a->declaration.clock ? 2 : 1);
+        if (e >= 0)
+                e = t ? timer_redeclare(r, t, &a->caller, &a->declaration)
+                      : timer_create(r, &a->caller, a->name, &a->declaration, &t);
+        if (e < 0)
+                return transition_failed(r, e);
+
+        if (has_deadline)
+                timer_set_wakeup(r, t, deadline);
+        *ret_generation = t->generation;
+        return transition_sync(r);
+}
+
+/* What Reconcile must do to the live schedule, decided before anything changes. */
+enum reconcile_step {
+        RECONCILE_CLEAR,
+        RECONCILE_KEEP,
+        RECONCILE_RESUME_POLICY, /* after-completion cancelled during its run: re-arm at completion
+                                  */
+        RECONCILE_SET,
+};
+
+static int reconcile_plan(const struct timer *t, const struct td_now *now,
+                          const struct td_reconcile_args *a, enum reconcile_step *ret_step,
+                          uint64_t *ret_deadline)
+{
+        const struct td_declaration *d = &a->declaration;
+
+        switch (a->desired) {
+        case TIMERD_DESIRED_INACTIVE:
+                *ret_step = RECONCILE_CLEAR;
+                return 0;
+        case TIMERD_DESIRED_EXACT:
+                if (d->policy == TIMERD_POLICY_WATCHDOG)
+                        return -TIMERD_E_WRONG_POLICY;
+                *ret_step = RECONCILE_SET;
+                *ret_deadline = a->deadline_usec;
+                return 0;
+        case TIMERD_DESIRED_SCHEDULED:
+                if (t && timer_queued(t)) {
+                        *ret_step = RECONCILE_KEEP;
+                        return 0;
+                }
+                if (t && t->rt.run_active && policy_runs_off_queue(d->policy)) {
+                        if (t->rt.after_run == AFTER_RUN_DEADLINE) {
+                                *ret_step = RECONCILE_KEEP;
+                                return 0;
+                        }
+                        if (d->policy == TIMERD_POLICY_AFTER_COMPLETION) {
+                                *ret_step = RECONCILE_RESUME_POLICY;
+                                return 0;
+                        }
+                }
+                /* A once timer has no cadence to invent a wake-up from. */
+                if (d->policy == TIMERD_POLICY_ONCE)
+                        return -TIMERD_E_INVALID_SCHEDULE;
+                if (__builtin_add_overflow(now->usec[d->clock], d->cadence_usec, ret_deadline))
+                        return -TIMERD_E_OVERFLOW;
+                *ret_step = RECONCILE_SET;
+                return 0;
+        default:
+                return -TIMERD_E_INVALID_PARAMETER;
+        }
+}
+
+struct td_transition registry_reconcile(struct registry *r, const struct td_now *now,
+                                        const struct td_reconcile_args *a, uint64_t *ret_generation,
+                                        bool *ret_created)
+{
+        enum reconcile_step step;
+        uint64_t deadline = 0;
+        struct timer *t;
+        bool created;
+        int e;
+
+        effects_begin(r);
+        e = session_validate(a->caller.session);
+        if (e < 0)
+                return transition_failed(r, e);
+        if (!registry_name_valid(a->name))
+                return transition_failed(r, -TIMERD_E_INVALID_NAME);
+        e = declaration_validate(&a->declaration);
+        if (e < 0)
+                return transition_failed(r, e);
+        t = timer_find(r, a->caller.uid, a->name);
+        if (t && !declaration_equal(&t->declaration, &a->declaration))
+                return transition_failed(r, -TIMERD_E_RECONCILIATION_CONFLICT);
+        e = reconcile_plan(t, now, a, &step, &deadline);
+        if (e >= 0)
+                e = handle_generations_check(r, 1);
+        if (e >= 0 && !t)
+                e = generation_check(r);
+        created = !t;
+        if (e >= 0 && created)
+                e = timer_create(r, &a->caller, a->name, &a->declaration, &t);
+        if (e < 0)
+                return transition_failed(r, e);
+
+        switch (step) {
+        case RECONCILE_CLEAR:
+                timer_clear_wakeup(r, t);
+                break;
+        case RECONCILE_KEEP:
+                break;
+        case RECONCILE_RESUME_POLICY:
+                t->rt.after_run = AFTER_RUN_POLICY;
+                break;
+        case RECONCILE_SET:
+                timer_set_wakeup(r, t, deadline);
+                break;
+        }
+        *ret_generation = t->generation;
+        *ret_created = created;
+        return transition_sync(r);
+}
+
+struct td_transition registry_schedule(struct registry *r, const struct td_now *now,
+                                       const struct td_handle *h, uint64_t deadline_usec)
+{
+        struct timer *t;
+        int e;
+
+        (void)now;
+        effects_begin(r);
+        e = handle_resolve(r, h, &t);
+        if (e >= 0 && t->declaration.policy == TIMERD_POLICY_WATCHDOG)
+                e = -TIMERD_E_WRONG_POLICY;
+        if (e >= 0)
+                e = handle_generations_check(r, 1);
+        if (e < 0)
+                return transition_failed(r, e);
+        timer_set_wakeup(r, t, deadline_usec);
+        return transition_sync(r);
+}
+
+struct td_transition registry_reschedule(struct registry *r, const struct td_now *now,
+                                         const struct td_handle *h, bool has_deadline,
+                                         uint64_t deadline_usec, bool has_cadence,
+                                         uint64_t cadence_usec, struct td_reschedule_result *ret)
+{
+        uint64_t previous = 0, n;
+        struct timer *t;
+        int e;
+
+        effects_begin(r);
+        e = handle_resolve(r, h, &t);
+        if (e < 0)
+                return transition_failed(r, e);
+        /* A watchdog's deadline moves only by Kick; disarming and a new cadence are fine. */
+        if (has_deadline && t->declaration.policy == TIMERD_POLICY_WATCHDOG)
+                return transition_failed(r, -TIMERD_E_WRONG_POLICY);
+        if (has_cadence &&
+            (t->declaration.policy == TIMERD_POLICY_ONCE ? cadence_usec != 0 : cadence_usec == 0))
+                return transition_failed(r, -TIMERD_E_INVALID_SCHEDULE);
+        e = handle_generations_check(r, 1);
+        if (e < 0)
+                return transition_failed(r, e);
+
+        n = now->usec[t->declaration.clock];
+        if (timer_next_deadline(t, &previous))
+                previous = previous > n ? previous - n : 0;
+        *ret = (struct td_reschedule_result){
+            .previous_remaining_usec = previous,
+            .previous_cadence_usec = t->declaration.cadence_usec,
+        };
+        if (has_cadence)
+                t->declaration.cadence_usec = cadence_usec;
+        if (has_deadline)
+                timer_set_wakeup(r, t, deadline_usec);
+        else
+                timer_clear_wakeup(r, t);
+        return transition_sync(r);
+}
+
+struct td_transition registry_cancel(struct registry *r, const struct td_now *now,
+                                     const struct td_handle *h)
+{
+        struct timer *t;
+        int e;
+
+        (void)now;
+        effects_begin(r);
+        e = handle_resolve(r, h, &t);
+        if (e >= 0)
+                e = handle_generations_check(r, 1);
+        if (e < 0)
+                return transition_failed(r, e);
+        timer_clear_wakeup(r, t);
+        return transition_sync(r);
+}
+
+struct td_transition registry_kick(struct registry *r, const struct td_now *now,
+                                   const struct td_handle *h, uint64_t *ret_deadline_usec)
+{
+        uint64_t deadline;
+        struct timer *t;
+        int e;
+
+        effects_begin(r);
+        e = handle_resolve(r, h, &t);
+        if (e < 0)
+                return transition_failed(r, e);
+        if (t->declaration.policy != TIMERD_POLICY_WATCHDOG)
+                return transition_failed(r, -TIMERD_E_WRONG_POLICY);
+        if (__builtin_add_overflow(now->usec[t->declaration.clock], t->declaration.cadence_usec,
+                                   &deadline))
+                return transition_failed(r, -TIMERD_E_OVERFLOW);
+        e = handle_generations_check(r, 1);
+        if (e < 0)
+                return transition_failed(r, e);
+        timer_set_wakeup(r, t, deadline);
+        *ret_deadline_usec = deadline;
+        return transition_sync(r);
+}
+
+struct td_transition registry_unregister(struct registry *r, const struct td_now *now,
+                                         const struct td_handle *h)
+{
+        struct timer *t;
+        int e;
+
+        (void)now;
+        effects_begin(r);
+        /* Unregister needs the claim itself: a run token delegates control, not ownership. */
+        if (h->run != 0)
+                return transition_failed(r, -TIMERD_E_INVALID_PARAMETER);
+        e = handle_resolve(r, h, &t);
+        if (e >= 0)
+                e = handle_generations_check(r, 1);
+        if (e < 0)
+                return transition_failed(r, e);
+        timer_destroy(r, t);
+        return transition_sync(r);
+}
+
+/* The counters a finished run leaves, computed before anything changes. */
+struct run_result {
+        enum timerd_outcome outcome;
+        uint64_t finish_usec;
+        uint64_t duration_usec;
+        uint64_t runs;
+        uint64_t total_duration_usec;
+        uint64_t consecutive_expected_failures;
+};
+
+static int run_result_compute(const struct timer *t, uint64_t now_usec, enum timerd_outcome outcome,
+                              uint64_t duration_usec, struct run_result *ret)
+{
+        /* The client measured the run, or the registry does (a clock set back counts 0). */
+        if (duration_usec == 0 && now_usec > t->rt.run_fired_usec)
+                duration_usec = now_usec - t->rt.run_fired_usec;
+        *ret = (struct run_result){
+            .outcome = outcome,
+            .finish_usec = now_usec,
+            .duration_usec = duration_usec,
+        };
+        if (__builtin_add_overflow(t->rt.runs, 1, &ret->runs) ||
+            __builtin_add_overflow(t->rt.total_duration_usec, ret->duration_usec,
+                                   &ret->total_duration_usec))
+                return -TIMERD_E_OVERFLOW;
+        if (outcome != TIMERD_OUTCOME_EXPECTED_FAILURE)
+                ret->consecutive_expected_failures = 0;
+        else if (__builtin_add_overflow(t->rt.consecutive_expected_failures, 1,
+                                        &ret->consecutive_expected_failures))
+                return -TIMERD_E_OVERFLOW;
+        return 0;
+}
+
+/* End the active run and apply what its outcome and directive ask of the schedule. */
+static void run_finish(struct registry *r, struct timer *t, const struct run_result *res,
+                       enum timerd_directive directive)
+{
+        const struct td_declaration *d = &t->declaration;
+        uint64_t next;
+
+        stats_leave(r, t);
+        run_detach(t);
+        t->rt.run_active = false;
+        t->rt.runs = res->runs;
+        t->rt.total_duration_usec = res->total_duration_usec;
+        t->rt.consecutive_expected_failures = res->consecutive_expected_failures;
+        t->rt.last_duration_usec = res->duration_usec;
+        t->rt.last_outcome = res->outcome;
+        t->rt.has_last_finish = true;
+        t->rt.last_finish_usec = res->finish_usec;
+
+        if (res->outcome == TIMERD_OUTCOME_INVARIANT_FAILURE) {
+                timer_dequeue(r, t);
+                t->rt.failure = TIMERD_FAILURE_INVARIANT;
+        } else if (directive == TIMERD_DIRECTIVE_STOP)
+                timer_dequeue(r, t);
+        else if (t->rt.failure == TIMERD_FAILURE_NONE && policy_runs_off_queue(d->policy)) {
+                if (t->rt.after_run == AFTER_RUN_DEADLINE)
+                        timer_enqueue(r, t, t->rt.deferred_deadline_usec);
+                else if (t->rt.after_run == AFTER_RUN_POLICY &&
+                         d->policy == TIMERD_POLICY_AFTER_COMPLETION) {
+                        if (__builtin_add_overflow(res->finish_usec, d->cadence_usec, &next))
+                                t->rt.failure = TIMERD_FAILURE_OVERFLOW;
+                        else
+                                timer_enqueue(r, t, next);
+                }
+        }
+        t->rt.after_run = AFTER_RUN_POLICY;
+        t->rt.deferred_deadline_usec = 0;
+        stats_enter(r, t);
+}
+
+struct td_transition registry_complete(struct registry *r, const struct td_now *now,
+                                       const struct td_handle *token, enum timerd_outcome outcome,
+                                       enum timerd_directive directive, uint64_t duration_usec)
+{
+        struct run_result res;
+        struct timer *t;
+        int e;
+
+        effects_begin(r);
+        if (outcome <= TIMERD_OUTCOME_NONE || outcome >= TIMERD_OUTCOME_MAX || directive < 0 ||
+            directive >= TIMERD_DIRECTIVE_MAX)
+                return transition_failed(r, -TIMERD_E_INVALID_PARAMETER);
+        e = handle_resolve(r, token, &t);
+        if (e >= 0 && token->run == 0)
+                e = -TIMERD_E_NOT_RUNNING;
+        if (e >= 0)
+                e = handle_generations_check(r, 1);
+        if (e >= 0)
+                e = run_result_compute(t, now->usec[t->declaration.clock], outcome, duration_usec,
+                                       &res);
+        if (e < 0)
+                return transition_failed(r, e);
+        run_finish(r, t, &res, directive);
+        return transition_sync(r);
+}
+
+static void effect_push_dispatch(struct registry *r, const struct timer *t)
+{
+        struct td_effect effect = {.kind = TD_EFFECT_DISPATCH};
+
+        timer_dispatch(t, &effect.dispatch);
+        effect_push(r, &effect);
+}
+
+/*
+ * Fire one due timer at `now`: move or drop its queue entry, count overruns, start a run unless
+ * one is active. Watchdog and interval successors are queued here, before any DISPATCH is emitted.
+ * A successor or counter that would overflow fails the timer instead (FAILURE_OVERFLOW).
+ */
+static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
+{
+        const struct td_declaration *d = &t->declaration;
+        uint64_t deadline = timerq_entry_deadline(&t->entry), next = 0, missed = 0, advance,
+                 periods, overruns, run = t->rt.run;
+        bool requeue = d->policy == TIMERD_POLICY_WATCHDOG || d->policy == TIMERD_POLICY_INTERVAL;
+        bool overflow = false;
+
+        assert(deadline <= now);
+        if (d->policy == TIMERD_POLICY_WATCHDOG)
+                overflow = __builtin_add_overflow(now, d->cadence_usec, &next);
+        else if (d->policy == TIMERD_POLICY_INTERVAL) {
+                /* The first deadline + k*cadence after now; the k-1 skipped are overruns. */
+                missed = (now - deadline) / d->cadence_usec;
+                overflow = __builtin_add_overflow(missed, 1, &periods) ||
+                           __builtin_mul_overflow(periods, d->cadence_usec, &advance) ||
+                           __builtin_add_overflow(deadline, advance, &next);
+        }
+        overflow = overflow || __builtin_add_overflow(t->rt.overruns, missed, &overruns) ||
+                   __builtin_add_overflow(overruns, t->rt.run_active ? 1 : 0, &overruns) ||
+                   (!t->rt.run_active && __builtin_add_overflow(run, 1, &run));
+        if (overflow) {
+                timer_fail(r, t, TIMERD_FAILURE_OVERFLOW);
+                return;
+        }
+
+        stats_leave(r, t);
+        if (requeue)
+                timer_enqueue(r, t, next);
+        else
+                timer_dequeue(r, t);
+        r->overruns = saturating_add(r->overruns, overruns - t->rt.overruns);
+        t->rt.overruns = overruns;
+        if (t->rt.run_active) {
+                stats_enter(r, t);
+                return;
+        }
+        t->rt.run = run;
+        t->rt.run_active = true;
+        t->rt.after_run = AFTER_RUN_POLICY;
+        t->rt.run_deadline_usec = deadline;
+        t->rt.run_fired_usec = now;
+        t->rt.has_last_start = true;
+        t->rt.last_start_usec = now;
+        list_append(&t->owner->pending, &t->pending_node);
+        r->firings = saturating_add(r->firings, 1);
+        stats_enter(r, t);
+        effect_push_dispatch(r, t);
+}
+
+struct td_transition registry_expire(struct registry *r, const struct td_now *now,
+                                     enum timerd_clock clock, uint64_t generation, bool *ret_stale)
+{
+        struct timerq_entry *e;
+        uint64_t n;
+        int error;
+
+        effects_begin(r);
+        *ret_stale = false;
+        if (!clock_valid(clock))
+                return transition_failed(r, -EINVAL);
+        if (!r->arms[clock].armed || r->arms[clock].generation != generation) {
+                *ret_stale = true;
+                r->stale_expiries = saturating_add(r->stale_expiries, 1);
+                return transition_done(r);
+        }
+        error = handle_generations_check(r, 1);
+        if (error < 0)
+                return transition_failed(r, error);
+
+        n = now->usec[clock];
+        while ((e = timerq_peek(&r->queues[clock])) && timerq_entry_deadline(e) <= n) {
+                /*
+                 * Out of memory for effects: stop here; the rest stays due and the clock is
+                 * re-armed in the past, so it fires again at once.
+                 */
+                if (effects_reserve(r, r->n_effects + 2) < 0)
+                        break;
+                timer_fire(r, timer_of_entry(e), n);
+        }
+
+        /* The kernel timer is one-shot and spent. Successors are armed before any run is
+         * dispatched: the ARM (or DISARM) goes first. */
+        clock_sync(r, clock, true);
+        if (r->n_effects > 1) {
+                struct td_effect arm = r->effects[r->n_effects - 1];
+
+                memmove(r->effects + 1, r->effects, (r->n_effects - 1) * sizeof(struct td_effect));
+                r->effects[0] = arm;
+        }
+        return transition_done(r);
+}
+
+struct td_transition registry_rearm(struct registry *r, const struct td_now *now,
+                                    enum timerd_clock clock)
+{
+        int e;
+
+        (void)now;
+        effects_begin(r);
+        if (!clock_valid(clock))
+                return transition_failed(r, -EINVAL);
+        if (!r->arms[clock].armed)
+                return transition_done(r);
+        e = handle_generations_check(r, 1);
+        if (e < 0)
+                return transition_failed(r, e);
+        clock_sync(r, clock, true);
+        return transition_done(r);
+}
+
+struct td_transition registry_confirm_arm(struct registry *r, const struct td_now *now,
+                                          enum timerd_clock clock, uint64_t generation, int error)
+{
+        struct timerq_entry *entry;
+        struct clock_arm *a;
+        int e;
+
+        (void)now;
+        effects_begin(r);
+        if (!clock_valid(clock))
+                return transition_failed(r, -EINVAL);
+        a = &r->arms[clock];
+        /* A success, a superseded arm or a failed disarm (its expiry is stale anyway): no-op. */
+        if (error == 0 || !a->armed || a->generation != generation)
+                return transition_done(r);
+        e = handle_generations_check(r, 1);
+        if (e < 0)
+                return transition_failed(r, e);
+
+        while ((entry = timerq_peek(&r->queues[clock])) &&
+               timerq_entry_deadline(entry) <= a->deadline_usec)
+                timer_fail(r, timer_of_entry(entry), TIMERD_FAILURE_PROVIDER_BINDING);
+        clock_sync(r, clock, true);
+        return transition_done(r);
+}
+
+static void timer_hand_over(struct registry *r, struct timer *t, struct session *s)
+{
+        stats_leave(r, t);
+        list_remove(&t->pending_node);
+        t->delivered_to = s;
+        list_append(&s->delivered, &t->delivered_node);
+        stats_enter(r, t);
+}
+
+int registry_deliver(struct registry *r, const struct td_dispatch *d, uint64_t session)
+{
+        struct session *s;
+        struct timer *t;
+        int e;
+
+        e = session_validate(session);
+        if (e < 0)
+                return e;
+        if (!registry_name_valid(d->name))
+                return -TIMERD_E_INVALID_NAME;
+        t = timer_find(r, d->owner, d->name);
+        if (!t)
+                return -TIMERD_E_NOT_FOUND;
+        if (t->generation != d->generation || !t->rt.run_active || t->rt.run != d->run)
+                return -TIMERD_E_REGISTRATION_EXPIRED;
+        if (!timer_pending(t))
+                return -EALREADY;
+        e = session_get(r, session, &s);
+        if (e < 0)
+                return e;
+        timer_hand_over(r, t, s);
+        return 0;
+}
+
+static bool name_listed(const char *name, const char *const *names, size_t n_names)
+{
+        for (size_t i = 0; i < n_names; i++)
+                if (strcmp(name, names[i]) == 0)
+                        return true;
+        return false;
+}
+
+int registry_take_pending(struct registry *r, uint32_t owner, const char *const *names,
+                          size_t n_names, uint64_t session, struct td_dispatch *ret)
+{
+        struct owner *o;
+        struct session *s;
+        int e;
+
+        e = session_validate(session);
+        if (e < 0)
+                return e;
+        if (n_names > 0 && !names)
+                return -EINVAL;
+        for (size_t i = 0; i < n_names; i++)
+                if (!names[i])
+                        return -EINVAL;
+        o = owner_find(r, owner);
+        if (!o)
+                return 0;
+        for (struct list_node *n = o->pending.next; n != &o->pending; n = n->next) {
+                struct timer *t = list_entry(n, struct timer, pending_node);
+
+                if (n_names > 0 && !name_listed(t->name, names, n_names))
+                        continue;
+                e = session_get(r, session, &s);
+                if (e < 0)
+                        return e;
+                timer_hand_over(r, t, s);
+                timer_dispatch(t, ret);
+                return 1;
+        }
+        return 0;
+}
+
+struct td_transition registry_session_closed(struct registry *r, const struct td_now *now,
+                                             uint64_t session)
+{
+        struct session *s;
+        int e;
+
+        effects_begin(r);
+        e = session_validate(session);
+        if (e < 0)
+                return transition_failed(r, e);
+        s = session_find(r, session);
+        if (!s)
+                return transition_done(r);
+        e = handle_generations_check(r, TIMERD_CLOCK_MAX);
+        if (e < 0)
+                return transition_failed(r, e);
+
+        while (!list_empty(&s->transient))
+                timer_destroy(r, list_entry(s->transient.next, struct timer, transient_node));
+        while (!list_empty(&s->delivered)) {
+                struct timer *t = list_entry(s->delivered.next, struct timer, delivered_node);
+                struct run_result res;
+
+                if (run_result_compute(t, now->usec[t->declaration.clock],
+                                       TIMERD_OUTCOME_EXPECTED_FAILURE, 0, &res) < 0) {
+                        /* Its counters cannot take the run: end it uncounted, failed. */
+                        stats_leave(r, t);
+                        run_detach(t);
+                        t->rt.run_active = false;
+                        t->rt.after_run = AFTER_RUN_POLICY;
+                        t->rt.deferred_deadline_usec = 0;
+                        stats_enter(r, t);
+                        timer_fail(r, t, TIMERD_FAILURE_OVERFLOW);
+                } else
+                        run_finish(r, t, &res, TIMERD_DIRECTIVE_CONTINUE);
+        }
+        hashmap_remove(&r->sessions, hash_mix64(session), s);
+        free(s);
+        return transition_sync(r);
+}
+
+static void timer_snapshot(const struct timer *t, struct td_snapshot *ret)
+{
+        *ret = (struct td_snapshot){
+            .owner = t->owner->uid,
+            .declaration = t->declaration,
+            .generation = t->generation,
+            .state = timer_state(t),
+            .failure = t->rt.failure,
+            .run = t->rt.run,
+            .run_active = t->rt.run_active,
+            .pending = timer_pending(t),
+            .runs = t->rt.runs,
+            .consecutive_expected_failures = t->rt.consecutive_expected_failures,
+            .overruns = t->rt.overruns,
+            .has_last_start = t->rt.has_last_start,
+            .last_start_usec = t->rt.last_start_usec,
+            .has_last_finish = t->rt.has_last_finish,
+            .last_finish_usec = t->rt.last_finish_usec,
+            .last_outcome = t->rt.last_outcome,
+            .last_duration_usec = t->rt.last_duration_usec,
+            .total_duration_usec = t->rt.total_duration_usec,
+            .session = t->session,
+        };
+        ret->has_deadline = timer_next_deadline(t, &ret->next_deadline_usec);
+        strcpy(ret->name, t->name);
+}
+
+int registry_get(const struct registry *r, uint32_t owner, const char *name,
+                 struct td_snapshot *ret)
+{
+        const struct timer *t;
+
+        if (!registry_name_valid(name))
+                return -TIMERD_E_INVALID_NAME;
+        t = timer_find(r, owner, name);
+        if (!t)
+                return -TIMERD_E_NOT_FOUND;
+        timer_snapshot(t, ret);
+        return 0;
+}
+
+static int snapshot_compare(const void *a, const void *b)
+{
+        const struct td_snapshot *x = a, *y = b;
+
+        if (x->owner != y->owner)
+                return x->owner < y->owner ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+long registry_list(const struct registry *r, uint32_t owner, bool all_owners,
+                   struct td_snapshot **ret)
+{
+        const struct owner *o = all_owners ? NULL : owner_find(r, owner);
+        size_t n = all_owners ? r->timers.n_entries : o ? o->n_timers : 0, i = 0;
+        struct td_snapshot *list;
+
+        *ret = NULL;
+        if (n == 0)
+                return 0;
+        list = calloc(n, sizeof(struct td_snapshot));
+        if (!list)
+                return -ENOMEM;
+        if (all_owners) {
+                size_t slot = 0;
+                const struct timer *t;
+
+                while ((t = hashmap_next(&r->timers, &slot)))
+                        timer_snapshot(t, &list[i++]);
+        } else
+                for (const struct list_node *p = o->timers.next; p != &o->timers; p = p->next)
+                        timer_snapshot(list_entry(p, struct timer, owner_node), &list[i++]);
+        assert(i == n);
+        qsort(list, n, sizeof(struct td_snapshot), snapshot_compare);
+        *ret = list;
+        return (long)n;
+}
+
+void registry_get_stats(const struct registry *r, struct registry_stats *ret)
+{
+        *ret = (struct registry_stats){
+            .timers = r->timers.n_entries,
+            .scheduled = r->n_state[TIMERD_STATE_SCHEDULED],
+            .running = r->n_state[TIMERD_STATE_RUNNING],
+            .failed = r->n_state[TIMERD_STATE_FAILED],
+            .pending = r->n_pending,
+            .firings = r->firings,
+            .overruns = r->overruns,
+            .stale_expiries = r->stale_expiries,
+        };
+}
+
+static size_t list_length(const struct list_node *head)
+{
+        size_t n = 0;
+
+        for (const struct list_node *p = head->next; p != head; p = p->next) {
+                if (p->next->prev != p)
+                        return SIZE_MAX;
+                n++;
+        }
+        return n;
+}
+
+static bool timer_consistent(const struct registry *r, const struct timer *t)
+{
+        const struct td_declaration *d = &t->declaration;
+
+        if (!registry_name_valid(t->name) || declaration_validate(d) < 0 ||
+            t->hash != identity_hash(t->owner->uid, t->name) ||
+            timer_find(r, t->owner->uid, t->name) != t || owner_find(r, t->owner->uid) != t->owner)
+                return false;
+        if (t->entry.owner != t->owner->uid || t->entry.name != t->name)
+                return false;
+        if (t->generation < r->config.first_generation || t->generation > r->last_generation ||
+            t->session == 0)
+                return false;
+        /* Transient timers belong to their session's record; retained ones to none. */
+        if ((d->lifetime == TIMERD_LIFETIME_TRANSIENT) != !!t->transient_of ||
+            (t->transient_of &&
+             (t->transient_of->id != t->session || session_find(r, t->session) != t->transient_of ||
+              !list_linked(&t->transient_node))))
+                return false;
+        if (t->rt.failure < TIMERD_FAILURE_NONE || t->rt.failure >= TIMERD_FAILURE_MAX)
+                return false;
+        /* A failed timer is never queued; once and after-completion leave it while running. */
+        if (timer_queued(t) && (t->rt.failure != TIMERD_FAILURE_NONE ||
+                                (t->rt.run_active && policy_runs_off_queue(d->policy))))
+                return false;
+        if (timer_queued(t)) {
+                const struct timerq *q = &r->queues[d->clock];
+                size_t i = t->entry.index[TIMERQ_BY_DEADLINE];
+
+                if (i >= timerq_size(q) || q->heap[TIMERQ_BY_DEADLINE].slots[i].entry != &t->entry)
+                        return false;
+        }
+        if (t->rt.after_run != AFTER_RUN_POLICY &&
+            (!t->rt.run_active || !policy_runs_off_queue(d->policy)))
+                return false;
+        if (t->rt.after_run != AFTER_RUN_DEADLINE && t->rt.deferred_deadline_usec != 0)
+                return false;
+        /* An active run is either pending or handed to exactly one session. */
+        if (t->rt.run_active != (timer_pending(t) || t->delivered_to))
+                return false;
+        if (timer_pending(t) && t->delivered_to)
+                return false;
+        if (t->delivered_to && (session_find(r, t->delivered_to->id) != t->delivered_to ||
+                                !list_linked(&t->delivered_node)))
+                return false;
+        if (!t->delivered_to && list_linked(&t->delivered_node))
+                return false;
+        if ((t->rt.run_active || t->rt.has_last_start) && t->rt.run == 0)
+                return false;
+        if (t->rt.runs > t->rt.run || t->rt.consecutive_expected_failures > t->rt.runs)
+                return false;
+        return true;
+}
+
+int registry_check(const struct registry *r)
+{
+        uint64_t n_state[TIMERD_STATE_MAX] = {}, n_pending = 0;
+        size_t n_declared[TIMERD_CLOCK_MAX] = {}, n_queued[TIMERD_CLOCK_MAX] = {};
+        size_t i = 0, n_owner_timers = 0, n_transient = 0, n_delivered = 0;
+        const struct session *s;
+        const struct owner *o;
+        const struct timer *t;
+
+        if (hashmap_check(&r->timers) < 0 || hashmap_check(&r->owners) < 0 ||
+            hashmap_check(&r->sessions) < 0)
+                return -EUCLEAN;
+        if (r->n_effects > r->effects_capacity || r->effects_capacity < TIMERD_CLOCK_MAX)
+                return -EUCLEAN;
+
+        while ((t = hashmap_next(&r->timers, &i))) {
+                if (!timer_consistent(r, t))
+                        return -EUCLEAN;
+                n_state[timer_state(t)]++;
+                n_pending += timer_pending(t);
+                n_declared[t->declaration.clock]++;
+                n_queued[t->declaration.clock] += timer_queued(t);
+        }
+        for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++)
+                if (n_state[st] != r->n_state[st])
+                        return -EUCLEAN;
+        if (n_pending != r->n_pending)
+                return -EUCLEAN;
+
+        for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++) {
+                const struct timerq *q = &r->queues[c];
+                const struct clock_arm *a = &r->arms[c];
+                uint64_t when;
+
+                if (timerq_check(q) < 0 || timerq_size(q) != n_queued[c] ||
+                    n_declared[c] != r->n_declared[c] || timerq_capacity(q) < n_declared[c])
+                        return -EUCLEAN;
+                /* In sync: armed exactly at the queue's arm time, or not armed when empty. */
+                if (timerq_arm_time(q, &when) ? !a->armed || a->deadline_usec != when : a->armed)
+                        return -EUCLEAN;
+                if (a->generation > r->last_handle_generation)
+                        return -EUCLEAN;
+        }
+
+        i = 0;
+        while ((o = hashmap_next(&r->owners, &i))) {
+                size_t n = 0;
+
+                if (o->n_timers == 0 || list_length(&o->timers) != o->n_timers)
+                        return -EUCLEAN;
+                for (const struct list_node *p = o->timers.next; p != &o->timers; p = p->next)
+                        if (list_entry(p, struct timer, owner_node)->owner != o)
+                                return -EUCLEAN;
+                for (const struct list_node *p = o->pending.next; p != &o->pending; p = p->next) {
+                        const struct timer *pt = list_entry(p, struct timer, pending_node);
+
+                        if (pt->owner != o || !pt->rt.run_active)
+                                return -EUCLEAN;
+                        n++;
+                }
+                if (list_length(&o->pending) != n)
+                        return -EUCLEAN;
+                n_owner_timers += o->n_timers;
+        }
+        if (n_owner_timers != r->timers.n_entries)
+                return -EUCLEAN;
+        if (r->config.max_timers > 0 && r->timers.n_entries > r->config.max_timers)
+                return -EUCLEAN;
+
+        i = 0;
+        while ((s = hashmap_next(&r->sessions, &i))) {
+                for (const struct list_node *p = s->transient.next; p != &s->transient;
+                     p = p->next) {
+                        if (list_entry(p, struct timer, transient_node)->transient_of != s)
+                                return -EUCLEAN;
+                        n_transient++;
+                }
+                for (const struct list_node *p = s->delivered.next; p != &s->delivered;
+                     p = p->next) {
+                        if (list_entry(p, struct timer, delivered_node)->delivered_to != s)
+                                return -EUCLEAN;
+                        n_delivered++;
+                }
+        }
+        i = 0;
+        while ((t = hashmap_next(&r->timers, &i))) {
+                n_transient -= !!t->transient_of;
+                n_delivered -= !!t->delivered_to;
+        }
+        if (n_transient != 0 || n_delivered != 0)
+                return -EUCLEAN;
+        return 0;
+}

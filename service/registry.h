@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The registry of named timers: timerd's canonical state, and a PURE core. It makes no system
+ * calls, reads no clock and allocates only for its own tables. Every entry point takes the
+ * current time of every clock (`now`) and returns a transition: a typed failure (0 or
+ * -TIMERD_E_*) and the effects the runtime must apply to the world:
+ *
+ *   ARM      arm the kernel timer of a clock at a deadline, with a handle generation
+ *   DISARM   nothing of this clock is due any more
+ *   DISPATCH a run started: hand its token to a waiter of the owner (or leave it pending)
+ *
+ * The runtime applies ARM/DISARM to the loop and reports each outcome with
+ * registry_confirm_arm(): a failure marks the timers that needed it `failed`
+ * (provider_binding_failed) and returns a follow-up transition. The registry stays consistent
+ * whatever the runtime reports.
+ *
+ * Ordering: timers due together are dispatched in (deadline, owner, name) order; the inventory is
+ * listed in (owner, name) order. Every counter is overflow-checked: overflow is -TIMERD_E_OVERFLOW,
+ * never a wrap.
+ *
+ * Decided where the model is silent:
+ *   - A failed call changes nothing and has no effects. Arguments only the runtime supplies (a
+ *     session of 0, a clock out of range, NULL names with n_names > 0) are -EINVAL.
+ *   - Each mutating call needs room for one handle generation per clock it may re-arm (two for
+ *     a replace that changes clock, every clock for session_closed), else -TIMERD_E_OVERFLOW.
+ *   - Schedule, Reschedule, Cancel, Kick and Reconcile clear a `failed` state: the owner asked
+ *     for a new schedule. Nothing else revives a failed timer; its completion never re-arms it.
+ *   - A provider-binding failure leaves an active run valid (it can still be completed).
+ *   - A firing whose successor (interval, watchdog) or run/overrun counter would overflow fails
+ *     the timer with TIMERD_FAILURE_OVERFLOW and dispatches nothing. An after-completion run whose
+ *     completion + cadence overflows completes normally and leaves the timer failed (overflow).
+ *   - The statistics counters firings, overruns and stale_expiries saturate instead.
+ *   - After an expiry, a failed arm or a rearm the clock always gets a new ARM, or a DISARM when
+ *     nothing is left on it, even if the arm time is unchanged: the kernel timer is spent, and the
+ *     old handle generation goes stale (a repeated expiry of it is dropped).
+ *   - Out of memory while firing a large batch: the firings done so far are dispatched and the
+ *     clock is re-armed at the (past) arm time, so the rest fire on the next expiry.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "timerd/timerd-types.h"
+
+/* The current time of each clock, microseconds on that clock. Alarm clocks read as their base. */
+struct td_now {
+        uint64_t usec[TIMERD_CLOCK_MAX];
+};
+
+struct td_declaration {
+        enum timerd_policy policy;
+        uint64_t cadence_usec; /* > 0 for all but once; ignored (must be 0) for once */
+        enum timerd_clock clock;
+        enum timerd_lifetime lifetime;
+        enum timerd_delivery delivery;
+        uint64_t accuracy_usec; /* coalescing window: may fire in [deadline, deadline+accuracy] */
+};
+
+/* Who asks: the owner uid, and the session (connection) that transient timers and runs bind to. */
+struct td_caller {
+        uint32_t uid;
+        uint64_t session; /* > 0 */
+};
+
+/* A claim or a run token, as the client presents it. run == 0: a plain claim. */
+struct td_handle {
+        uint32_t owner;
+        const char *name;
+        uint64_t generation;
+        uint64_t run;
+};
+
+enum td_effect_kind {
+        TD_EFFECT_ARM,
+        TD_EFFECT_DISARM,
+        TD_EFFECT_DISPATCH,
+};
+
+struct td_dispatch {
+        uint32_t owner;
+        const char *name; /* valid until the next mutating registry call */
+        uint64_t generation;
+        uint64_t run;
+        enum timerd_clock clock;
+        enum timerd_delivery delivery;
+        uint64_t deadline_usec; /* when it was due */
+        uint64_t fired_usec;    /* now[clock] when the run started */
+        uint64_t overruns;      /* the timer's overrun counter at dispatch */
+};
+
+struct td_effect {
+        enum td_effect_kind kind;
+        union {
+                struct {
+                        enum timerd_clock clock;
+                        uint64_t deadline_usec; /* absolute on clock */
+                        uint64_t generation;    /* the provider handle's generation */
+                } arm;                          /* ARM and DISARM (deadline 0) */
+                struct td_dispatch dispatch;
+        };
+};
+
+struct td_transition {
+        int failure; /* 0 or -TIMERD_E_* */
+        size_t n_effects;
+        const struct td_effect *effects; /* owned by the registry; valid until its next call */
+};
+
+/* A coherent copy of one timer. */
+struct td_snapshot {
+        uint32_t owner;
+        char name[TIMERD_NAME_MAX + 1];
+        struct td_declaration declaration;
+        uint64_t generation;
+        enum timerd_state state;
+        enum timerd_failure failure;
+        bool has_deadline;
+        uint64_t next_deadline_usec;
+        uint64_t run;  /* sequence of the current (or last) run; 0 = never ran */
+        bool run_active;
+        bool pending;  /* fired, not yet handed to a waiter */
+        uint64_t runs; /* completed runs */
+        uint64_t consecutive_expected_failures;
+        uint64_t overruns;
+        bool has_last_start;
+        uint64_t last_start_usec;
+        bool has_last_finish;
+        uint64_t last_finish_usec;
+        enum timerd_outcome last_outcome;
+        uint64_t last_duration_usec;
+        uint64_t total_duration_usec;
+        uint64_t session; /* the registering session; transient timers die with it */
+};
+
+struct registry_config {
+        uint32_t max_timers_per_owner; /* 0: unlimited */
+        uint32_t max_timers;           /* 0: unlimited */
+        uint64_t first_generation;     /* >= 1; journal replay or tests start elsewhere */
+        uint64_t first_handle_generation; /* >= 1 */
+};
+
+struct registry;
+
+int registry_new(const struct registry_config *config, struct registry **ret);
+void registry_free(struct registry *r);
+
+/* 1..128 bytes of [A-Za-z0-9._:@-]. Wherever a timer is looked up by name, one that is not valid
+ * is -TIMERD_E_INVALID_NAME. */
+bool registry_name_valid(const char *name);
+
+/*
+ * Register `name` for caller.uid. The first deadline is `start_usec` (absolute on the clock) when
+ * has_start, else: once → inactive; watchdog/interval/after-completion → now + cadence.
+ * An existing name → -TIMERD_E_ALREADY_REGISTERED unless `replace` (then its claim, run and
+ * pending firing expire and a new generation is given; the timer starts over: counters reset, it
+ * binds to the replacing session). Limits: -TIMERD_E_LIMIT_EXCEEDED (a replace never counts).
+ */
+struct td_register_args {
+        struct td_caller caller;
+        const char *name;
+        struct td_declaration declaration;
+        bool has_start;
+        uint64_t start_usec;
+        bool replace;
+};
+struct td_transition registry_register(struct registry *r, const struct td_now *now,
+                                       const struct td_register_args *a, uint64_t *ret_generation);
+
+/*
+ * Idempotent: create the declaration if missing, reuse the claim if it matches, else
+ * -TIMERD_E_RECONCILIATION_CONFLICT (nothing changes). Then make the live schedule exactly
+ * `desired` (EXACT uses deadline_usec).
+ * During a run of a once or after-completion timer, SCHEDULED and EXACT act on the wake-up the run
+ * arms at completion. EXACT on a watchdog is -TIMERD_E_WRONG_POLICY (its deadline moves by Kick).
+ * A reused timer keeps its registering session.
+ */
+struct td_reconcile_args {
+        struct td_caller caller;
+        const char *name;
+        struct td_declaration declaration;
+        enum timerd_desired desired;
+        uint64_t deadline_usec;
+};
+struct td_transition registry_reconcile(struct registry *r, const struct td_now *now,
+                                        const struct td_reconcile_args *a,
+                                        uint64_t *ret_generation, bool *ret_created);
+
+/*
+ * Control calls take a handle: a claim (run == 0) or, while that run is active, a run token that
+ * acts as a delegated claim. A stale generation or finished run → -TIMERD_E_REGISTRATION_EXPIRED;
+ * an unknown name → -TIMERD_E_NOT_FOUND.
+ */
+
+/* Set the next deadline (absolute). Not for watchdogs (-TIMERD_E_WRONG_POLICY: use kick). */
+struct td_transition registry_schedule(struct registry *r, const struct td_now *now,
+                                       const struct td_handle *h, uint64_t deadline_usec);
+
+/*
+ * setitimer-style: replace deadline and/or cadence, return the previous remaining time (0 when it
+ * was not scheduled) and cadence. has_deadline false → disarm.
+ * A watchdog takes a cadence or a disarm, but a deadline is -TIMERD_E_WRONG_POLICY (use kick).
+ */
+struct td_reschedule_result {
+        uint64_t previous_remaining_usec;
+        uint64_t previous_cadence_usec;
+};
+struct td_transition registry_reschedule(struct registry *r, const struct td_now *now,
+                                         const struct td_handle *h, bool has_deadline,
+                                         uint64_t deadline_usec, bool has_cadence,
+                                         uint64_t cadence_usec, struct td_reschedule_result *ret);
+
+/* Clear the live wake-up; the declaration stays (state inactive). An active run stays valid but
+ * will not re-arm the timer when it completes. */
+struct td_transition registry_cancel(struct registry *r, const struct td_now *now,
+                                     const struct td_handle *h);
+
+/* Watchdogs only: push the deadline to now + cadence. */
+struct td_transition registry_kick(struct registry *r, const struct td_now *now,
+                                   const struct td_handle *h, uint64_t *ret_deadline_usec);
+
+/* Remove the timer; its claims, run tokens and pending firing expire. Takes the claim itself: a
+ * run token (run > 0) is -TIMERD_E_INVALID_PARAMETER. */
+struct td_transition registry_unregister(struct registry *r, const struct td_now *now,
+                                         const struct td_handle *h);
+
+/*
+ * End the run of `token` (run > 0). Outcome success / expected-failure (counted; consecutive count
+ * resets on success) / invariant-failure (timer → failed). Directive stop → inactive. Otherwise
+ * the policy goes on: once → inactive unless a deadline was set during the run; after-completion →
+ * now + cadence (or the deadline set during the run); watchdog/interval keep their armed schedule.
+ * duration_usec is the client's measurement of the run (0: now - start).
+ * Invariant-failure and stop win over a deadline set during the run.
+ */
+struct td_transition registry_complete(struct registry *r, const struct td_now *now,
+                                       const struct td_handle *token, enum timerd_outcome outcome,
+                                       enum timerd_directive directive, uint64_t duration_usec);
+
+/*
+ * The kernel timer of `clock` expired with handle generation `generation`. A stale generation
+ * changes nothing (returns failure 0 and no effects; *ret_stale = true). Otherwise every timer of
+ * that clock whose deadline <= now is fired, in (deadline, owner, name) order:
+ *   - a notify/alarm/signal timer without an active run starts run n+1 and yields DISPATCH;
+ *   - one whose run is still active counts an overrun instead (never a second run, never a queue);
+ *   - watchdog: its successor deadline (now + cadence) is armed BEFORE the dispatch;
+ *   - interval: next = deadline + k*cadence, the first such time > now; k-1 missed periods count
+ *     as overruns;
+ *   - once/after-completion leave the queue until the run completes.
+ * Then ARM/DISARM for the clock's new earliest deadline. That ARM is the first effect, ahead of
+ * every DISPATCH.
+ */
+struct td_transition registry_expire(struct registry *r, const struct td_now *now,
+                                     enum timerd_clock clock, uint64_t generation, bool *ret_stale);
+
+/* The clock was set (realtime): re-arm it with a fresh generation so deadlines are re-evaluated. */
+struct td_transition registry_rearm(struct registry *r, const struct td_now *now,
+                                    enum timerd_clock clock);
+
+/*
+ * The runtime applied (or failed to apply) the ARM/DISARM with this generation. On error the
+ * timers that made it necessary (those due by the attempted deadline) go failed with
+ * provider_binding_failed and leave the queue; the follow-up transition arms the rest.
+ * A confirmation for a superseded generation is ignored.
+ */
+struct td_transition registry_confirm_arm(struct registry *r, const struct td_now *now,
+                                          enum timerd_clock clock, uint64_t generation,
+                                          int error);
+
+/*
+ * Delivery bookkeeping. A DISPATCH leaves the run pending until the runtime hands it to a waiter:
+ * registry_deliver() records the session it went to (a run whose session closes is ended as an
+ * expected failure). registry_take_pending() finds the oldest pending firing of `owner` (among
+ * `names` if n_names > 0), marks it delivered to `session` and fills *ret; returns 1 when found,
+ * 0 when none.
+ * Oldest means first fired: each owner's pending firings are kept in firing order, which for one
+ * expiry is (deadline, owner, name). The firing's overruns are the timer's counter now.
+ * deliver: -TIMERD_E_NOT_FOUND / -TIMERD_E_REGISTRATION_EXPIRED for a run that is gone, -EALREADY
+ * when it was handed over already. Both may allocate (-ENOMEM) and both leave the effects of the
+ * last transition intact, so the runtime may call them while it walks those DISPATCH effects.
+ */
+int registry_deliver(struct registry *r, const struct td_dispatch *d, uint64_t session);
+int registry_take_pending(struct registry *r, uint32_t owner, const char *const *names,
+                          size_t n_names, uint64_t session, struct td_dispatch *ret);
+
+/*
+ * A session (connection) closed: its transient timers are removed, the runs delivered to it are
+ * ended as expected failures (the policy goes on). Exactly once per session; a repeat is a no-op.
+ */
+struct td_transition registry_session_closed(struct registry *r, const struct td_now *now,
+                                             uint64_t session);
+
+/* Snapshots. get: -TIMERD_E_NOT_FOUND. */
+int registry_get(const struct registry *r, uint32_t owner, const char *name,
+                 struct td_snapshot *ret);
+
+/*
+ * The inventory in (owner, name) order: of `owner`, or of everyone when all_owners. Returns the
+ * number of timers (>= 0) and a malloc'd array in *ret (free() it), or -ENOMEM.
+ */
+long registry_list(const struct registry *r, uint32_t owner, bool all_owners,
+                   struct td_snapshot **ret);
+
+struct registry_stats {
+        uint64_t timers;
+        uint64_t scheduled;
+        uint64_t running;
+        uint64_t failed;
+        uint64_t pending;
+        uint64_t firings;
+        uint64_t overruns;
+        uint64_t stale_expiries;
+};
+void registry_get_stats(const struct registry *r, struct registry_stats *ret);
+
+/* Verify every internal invariant (queues, indexes, states, counters). 0 or -EUCLEAN, for tests. */
+int registry_check(const struct registry *r);

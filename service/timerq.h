@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The timer queue of one clock, internal to the pure core.
+ *
+ * Two 4-ary min-heaps over the same intrusive entries: one ordered by (deadline, owner, name), to
+ * pop due timers in deterministic order, and one by (deadline + accuracy, owner, name), whose
+ * minimum is the latest instant the clock may fire without delaying anyone (coalescing: arm there,
+ * then fire everything whose deadline has passed; an exact timer's latest is its deadline).
+ *
+ * Why heaps and not a timing wheel: deadlines are exact absolute microseconds up to 2^64 with no
+ * tick to round to, and the kernel is armed at the single earliest instant, so a heap's O(1) peek
+ * and O(log n) insert/remove with total (deadline, owner, name) ordering fit; a wheel would need
+ * cascading and would still have to sort a slot to order ties. 4-ary rather than binary: half the
+ * depth, and the four children of a node sit next to each other in memory (one or two cache
+ * lines), which is what dominates sift-down at a million timers. Each slot caches its key so most
+ * comparisons never touch the entry. Entries store their index in each heap, so removing or moving
+ * any timer is O(log n).
+ *
+ * Memory: timerq_reserve() grows both heaps ahead of time, so timerq_put() never allocates and a
+ * caller can finish a transition without a failure point.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum timerq_order {
+        TIMERQ_BY_DEADLINE,
+        TIMERQ_BY_LATEST,
+        TIMERQ_ORDER_MAX,
+};
+
+#define TIMERQ_NOT_QUEUED SIZE_MAX
+
+/* Embedded in what it queues. owner and name break ties and must outlive the entry. */
+struct timerq_entry {
+        uint64_t key[TIMERQ_ORDER_MAX]; /* deadline, deadline + accuracy (saturated) */
+        size_t index[TIMERQ_ORDER_MAX];
+        uint32_t owner;
+        const char *name;
+};
+
+struct timerq_slot {
+        uint64_t key;
+        struct timerq_entry *entry;
+};
+
+struct timerq_heap {
+        struct timerq_slot *slots;
+        size_t n_slots;
+        size_t capacity;
+};
+
+struct timerq {
+        struct timerq_heap heap[TIMERQ_ORDER_MAX];
+};
+
+void timerq_init(struct timerq *q);
+void timerq_done(struct timerq *q);
+
+/* Room for n entries: until then timerq_put() cannot fail. -ENOMEM. */
+int timerq_reserve(struct timerq *q, size_t n);
+size_t timerq_capacity(const struct timerq *q);
+size_t timerq_size(const struct timerq *q);
+
+void timerq_entry_init(struct timerq_entry *e, uint32_t owner, const char *name);
+bool timerq_entry_queued(const struct timerq_entry *e);
+uint64_t timerq_entry_deadline(const struct timerq_entry *e);
+
+/* Insert e, or move it when it is queued already. Needs reserved room for a new entry. */
+void timerq_put(struct timerq *q, struct timerq_entry *e, uint64_t deadline_usec,
+                uint64_t accuracy_usec);
+/* No-op when e is not queued. */
+void timerq_remove(struct timerq *q, struct timerq_entry *e);
+
+/* The entry with the smallest (deadline, owner, name), or NULL. */
+struct timerq_entry *timerq_peek(const struct timerq *q);
+/* When the clock must fire: the smallest deadline + accuracy. false when empty. */
+bool timerq_arm_time(const struct timerq *q, uint64_t *ret_usec);
+
+/* Heap order, cached keys and index back-pointers of both heaps. 0 or -EUCLEAN. */
+int timerq_check(const struct timerq *q);

@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * Out of memory at every allocation of every call that allocates. The allocator is wrapped at
+ * link time (-Wl,--wrap=malloc,calloc,realloc): the n-th allocation after arming fails. A call
+ * that fails must answer -ENOMEM, leave the registry exactly as it was, and leak nothing (ASan).
+ */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+
+/* The link-time wrapper has no other way to reach the test: allocations left before one fails. */
+static long allocations_until_failure = -1;
+
+static bool allocation_fails(void)
+{
+        if (allocations_until_failure < 0)
+                return false;
+        return allocations_until_failure-- == 0;
+}
+
+void *__wrap_malloc(size_t size)
+{
+        return allocation_fails() ? NULL : __real_malloc(size);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+        return allocation_fails() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t size)
+{
+        return allocation_fails() ? NULL : __real_realloc(p, size);
+}
+
+static void fail_nth_allocation(long n)
+{
+        allocations_until_failure = n;
+}
+
+/* Whether the armed failure was reached; disarms it. */
+static bool failure_injected(void)
+{
+        bool injected = allocations_until_failure < 0;
+
+        allocations_until_failure = -1;
+        return injected;
+}
+
+struct inventory {
+        long n;
+        struct td_snapshot *timers;
+        struct registry_stats stats;
+};
+
+static struct inventory inventory_take(const struct fx *f)
+{
+        struct inventory inv;
+
+        inv.n = registry_list(f->r, 0, true, &inv.timers);
+        assert_true(inv.n >= 0);
+        registry_get_stats(f->r, &inv.stats);
+        return inv;
+}
+
+static void assert_inventory_unchanged(const struct fx *f, struct inventory *before)
+{
+        struct inventory now = inventory_take(f);
+
+        assert_int_equal(now.n, before->n);
+        for (long i = 0; i < now.n; i++) {
+                const struct td_snapshot *a = &before->timers[i], *b = &now.timers[i];
+
+                assert_int_equal(a->owner, b->owner);
+                assert_string_equal(a->name, b->name);
+                assert_int_equal(a->generation, b->generation);
+                assert_int_equal(a->state, b->state);
+                assert_int_equal(a->declaration.clock, b->declaration.clock);
+                assert_int_equal(a->has_deadline, b->has_deadline);
+                assert_int_equal(a->next_deadline_usec, b->next_deadline_usec);
+                assert_int_equal(a->run, b->run);
+                assert_int_equal(a->run_active, b->run_active);
+                assert_int_equal(a->pending, b->pending);
+                assert_int_equal(a->session, b->session);
+        }
+        assert_memory_equal(&now.stats, &before->stats, sizeof(now.stats));
+        free(now.timers);
+}
+
+typedef int (*op_fn)(struct fx *f, const void *args);
+
+/*
+ * Run op with the n-th allocation failing, for n = 0, 1, ... until an attempt reaches no failure
+ * (it must then answer expect). Returns how many failures were survived.
+ */
+static long each_allocation_fails(struct fx *f, op_fn op, const void *args, int expect)
+{
+        for (long n = 0;; n++) {
+                struct inventory before = inventory_take(f);
+                int r;
+
+                fail_nth_allocation(n);
+                r = op(f, args);
+                if (!failure_injected()) {
+                        assert_int_equal(r, expect);
+                        free(before.timers);
+                        return n;
+                }
+                assert_int_equal(r, -ENOMEM);
+                assert_int_equal(registry_check(f->r), 0);
+                assert_inventory_unchanged(f, &before);
+                free(before.timers);
+        }
+}
+
+/*
+ * The same, each attempt on a fresh registry, so that every allocation point fails once on its
+ * own (no earlier attempt has reserved anything yet).
+ */
+static long each_allocation_fails_fresh(op_fn op, const void *args, int expect)
+{
+        for (long n = 0;; n++) {
+                struct registry_stats st;
+                struct fx f;
+                int r;
+
+                fx_init(&f, NULL);
+                fail_nth_allocation(n);
+                r = op(&f, args);
+                if (!failure_injected()) {
+                        assert_int_equal(r, expect);
+                        fx_done(&f);
+                        return n;
+                }
+                assert_int_equal(r, -ENOMEM);
+                registry_get_stats(f.r, &st);
+                assert_int_equal(st.timers, 0);
+                fx_done(&f);
+        }
+}
+
+struct register_op {
+        uint32_t uid;
+        uint64_t session;
+        const char *name;
+        struct td_declaration declaration;
+        bool has_start;
+        uint64_t start_usec;
+        bool replace;
+};
+
+static int op_register(struct fx *f, const void *args)
+{
+        const struct register_op *a = args;
+
+        return fx_register_full(f, a->uid, a->session, a->name, a->declaration, a->has_start,
+                                a->start_usec, a->replace, NULL);
+}
+
+static int op_reconcile(struct fx *f, const void *args)
+{
+        const struct td_reconcile_args *a = args;
+        uint64_t g;
+        bool created;
+
+        return fx_apply(f, registry_reconcile(f->r, &f->now, a, &g, &created));
+}
+
+struct delivery_op {
+        const struct td_dispatch *dispatch; /* deliver this, or take the oldest pending */
+        uint64_t session;
+        struct td_dispatch *ret;
+};
+
+static int op_deliver(struct fx *f, const void *args)
+{
+        const struct delivery_op *a = args;
+
+        if (a->dispatch)
+                return registry_deliver(f->r, a->dispatch, a->session);
+        return registry_take_pending(f->r, FX_UID, NULL, 0, a->session, a->ret);
+}
+
+static void test_new_out_of_memory(void **state)
+{
+        struct registry_config c = {.first_generation = 1, .first_handle_generation = 1};
+        struct registry *r = NULL;
+        long n;
+
+        (void)state;
+        for (n = 0;; n++) {
+                fail_nth_allocation(n);
+                if (registry_new(&c, &r) == 0)
+                        break;
+                assert_null(r);
+        }
+        assert_false(failure_injected());
+        assert_true(n >= 2);
+        assert_int_equal(registry_check(r), 0);
+        registry_free(r);
+}
+
+static void test_register_out_of_memory(void **state)
+{
+        struct register_op a = {
+            .uid = FX_UID,
+            .session = FX_SESSION,
+            .name = "a",
+            .declaration = fx_decl(TIMERD_POLICY_ONCE, 0),
+        };
+        struct td_snapshot s;
+        struct fx f;
+
+        (void)state;
+        /* The timer, its owner, its session, the clock's queues and three hash tables. */
+        assert_int_equal(each_allocation_fails_fresh(op_register, &a, 0), 8);
+
+        fx_init(&f, NULL);
+        assert_true(each_allocation_fails(&f, op_register, &a, 0) > 0);
+        assert_int_equal(registry_get(f.r, FX_UID, "a", &s), 0);
+
+        /* Growing the tables of an existing owner. */
+        a.declaration = fx_decl(TIMERD_POLICY_INTERVAL, 100);
+        a.declaration.lifetime = TIMERD_LIFETIME_RETAINED;
+        for (int i = 0; i < 40; i++) {
+                char name[4] = {'t', (char)('a' + i % 26), (char)('a' + i / 26), '\0'};
+
+                a.name = name;
+                each_allocation_fails(&f, op_register, &a, 0);
+        }
+
+        /* Replace onto another clock, from another session. */
+        a = (struct register_op){
+            .uid = FX_UID,
+            .session = FX_SESSION + 1,
+            .name = "a",
+            .declaration = fx_decl(TIMERD_POLICY_ONCE, 0),
+            .has_start = true,
+            .start_usec = 5000,
+            .replace = true,
+        };
+        a.declaration.clock = TIMERD_CLOCK_BOOTTIME;
+        assert_true(each_allocation_fails(&f, op_register, &a, 0) >= 2);
+        s = fx_get(&f, "a");
+        assert_int_equal(s.declaration.clock, TIMERD_CLOCK_BOOTTIME);
+        assert_int_equal(s.session, FX_SESSION + 1);
+        fx_done(&f);
+}
+
+static void test_reconcile_out_of_memory(void **state)
+{
+        struct td_reconcile_args a = {
+            .caller = {.uid = 5, .session = 3},
+            .name = "r",
+            .declaration = fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 10),
+            .desired = TIMERD_DESIRED_SCHEDULED,
+        };
+        struct td_snapshot s;
+        struct fx f;
+
+        (void)state;
+        assert_int_equal(each_allocation_fails_fresh(op_reconcile, &a, 0), 8);
+        fx_init(&f, NULL);
+        assert_true(each_allocation_fails(&f, op_reconcile, &a, 0) > 0);
+        assert_int_equal(registry_get(f.r, 5, "r", &s), 0);
+        assert_int_equal(s.state, TIMERD_STATE_SCHEDULED);
+        fx_done(&f);
+}
+
+static void test_delivery_out_of_memory(void **state)
+{
+        struct td_dispatch d, taken = {};
+        struct delivery_op a;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register_at(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), 2000, NULL), 0);
+        assert_int_equal(fx_register_at(&f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 2000, NULL), 0);
+        assert_int_equal(fx_advance(&f, TIMERD_CLOCK_MONOTONIC, 2000), 2);
+        d = *fx_dispatch(&f, 0);
+        /* Handing over to a session never seen before needs its record. */
+        a = (struct delivery_op){.dispatch = &d, .session = 40};
+        assert_true(each_allocation_fails(&f, op_deliver, &a, 0) >= 1);
+        assert_false(fx_get(&f, "a").pending);
+        a = (struct delivery_op){.session = 41, .ret = &taken};
+        assert_true(each_allocation_fails(&f, op_deliver, &a, 1) >= 1);
+        assert_string_equal(taken.name, "b");
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 40)), 0);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 41)), 0);
+        assert_int_equal(fx_get(&f, "a").last_outcome, TIMERD_OUTCOME_EXPECTED_FAILURE);
+        assert_int_equal(fx_get(&f, "b").last_outcome, TIMERD_OUTCOME_EXPECTED_FAILURE);
+        fx_done(&f);
+}
+
+static void test_list_out_of_memory(void **state)
+{
+        struct td_snapshot *list = NULL;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), NULL), 0);
+        fail_nth_allocation(0);
+        assert_int_equal(registry_list(f.r, FX_UID, false, &list), -ENOMEM);
+        assert_true(failure_injected());
+        assert_null(list);
+        fx_done(&f);
+}
+
+static void test_expire_out_of_memory_fires_the_rest_next(void **state)
+{
+        enum { N = 10 };
+        char names[N][4];
+        bool seen[N] = {};
+        size_t first;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        for (int i = 0; i < N; i++) {
+                names[i][0] = 't';
+                names[i][1] = (char)('0' + i);
+                names[i][2] = '\0';
+                assert_int_equal(
+                    fx_register_at(&f, names[i], fx_decl(TIMERD_POLICY_ONCE, 0), 2000, NULL), 0);
+        }
+        /* The effect table cannot grow: the firings that fit are dispatched, the rest wait. */
+        fail_nth_allocation(0);
+        first = fx_advance(&f, TIMERD_CLOCK_MONOTONIC, 2000);
+        assert_true(failure_injected());
+        assert_true(first > 0 && first < N);
+        /* Re-armed at once, in the past, ahead of the dispatches. */
+        assert_int_equal(fx_effect(&f, 0, TD_EFFECT_ARM)->arm.deadline_usec, 2000);
+        for (size_t i = 0; i < first; i++)
+                seen[fx_dispatch(&f, i)->name[1] - '0'] = true;
+        assert_int_equal(fx_advance(&f, TIMERD_CLOCK_MONOTONIC, 2000), N - first);
+        for (size_t i = 0; i < N - first; i++) {
+                int k = fx_dispatch(&f, i)->name[1] - '0';
+
+                assert_false(seen[k]);
+                seen[k] = true;
+        }
+        /* The dispatches and the DISARM of the emptied clock. */
+        assert_int_equal(f.last.n_effects, N - first + 1);
+        assert_int_equal(fx_effect(&f, 0, TD_EFFECT_DISARM)->arm.clock, TIMERD_CLOCK_MONOTONIC);
+        fx_done(&f);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_new_out_of_memory),
+            cmocka_unit_test(test_register_out_of_memory),
+            cmocka_unit_test(test_reconcile_out_of_memory),
+            cmocka_unit_test(test_delivery_out_of_memory),
+            cmocka_unit_test(test_list_out_of_memory),
+            cmocka_unit_test(test_expire_out_of_memory_fires_the_rest_next),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1595 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+
+#define MONO TIMERD_CLOCK_MONOTONIC
+
+static struct td_declaration decl_at(enum timerd_policy policy, uint64_t cadence_usec,
+                                     enum timerd_clock clock, uint64_t accuracy_usec)
+{
+        struct td_declaration d = fx_decl(policy, cadence_usec);
+
+        d.clock = clock;
+        d.accuracy_usec = accuracy_usec;
+        return d;
+}
+
+static int reschedule(struct fx *f, struct td_handle h, bool has_deadline, uint64_t deadline,
+                      bool has_cadence, uint64_t cadence, struct td_reschedule_result *ret)
+{
+        return fx_apply(f, registry_reschedule(f->r, &f->now, &h, has_deadline, deadline,
+                                               has_cadence, cadence, ret));
+}
+
+static int reconcile(struct fx *f, const char *name, struct td_declaration d,
+                     enum timerd_desired desired, uint64_t deadline, uint64_t *ret_generation,
+                     bool *ret_created)
+{
+        struct td_reconcile_args a = {
+            .caller = {.uid = FX_UID, .session = FX_SESSION},
+            .name = name,
+            .declaration = d,
+            .desired = desired,
+            .deadline_usec = deadline,
+        };
+        uint64_t generation = 0;
+        bool created = false;
+        int r = fx_apply(f, registry_reconcile(f->r, &f->now, &a, &generation, &created));
+
+        if (ret_generation)
+                *ret_generation = generation;
+        if (ret_created)
+                *ret_created = created;
+        return r;
+}
+
+static void assert_arm(const struct fx *f, size_t i, enum timerd_clock clock, uint64_t deadline)
+{
+        const struct td_effect *e = fx_effect(f, i, TD_EFFECT_ARM);
+
+        assert_int_equal(e->arm.clock, clock);
+        assert_int_equal(e->arm.deadline_usec, deadline);
+}
+
+static void assert_disarm(const struct fx *f, size_t i, enum timerd_clock clock)
+{
+        assert_int_equal(fx_effect(f, i, TD_EFFECT_DISARM)->arm.clock, clock);
+}
+
+static struct registry_stats stats(const struct fx *f)
+{
+        struct registry_stats s;
+
+        registry_get_stats(f->r, &s);
+        return s;
+}
+
+static struct td_dispatch take(struct fx *f, uint32_t owner, const char *const *names,
+                               size_t n_names, uint64_t session, int expect)
+{
+        struct td_dispatch d = {};
+
+        assert_int_equal(registry_take_pending(f->r, owner, names, n_names, session, &d), expect);
+        assert_int_equal(registry_check(f->r), 0);
+        return d;
+}
+
+static void test_name_valid(void **state)
+{
+        char name[TIMERD_NAME_MAX + 2];
+
+        (void)state;
+        assert_true(registry_name_valid("a"));
+        assert_true(registry_name_valid("backup.daily:0@host-1_x"));
+        assert_false(registry_name_valid(""));
+        assert_false(registry_name_valid(NULL));
+        assert_false(registry_name_valid("with space"));
+        assert_false(registry_name_valid("a/b"));
+        assert_false(registry_name_valid("caf\xc3\xa9"));
+        memset(name, 'n', TIMERD_NAME_MAX);
+        name[TIMERD_NAME_MAX] = '\0';
+        assert_true(registry_name_valid(name));
+        name[TIMERD_NAME_MAX] = 'n';
+        name[TIMERD_NAME_MAX + 1] = '\0';
+        assert_false(registry_name_valid(name));
+}
+
+static void test_new_rejects_bad_config(void **state)
+{
+        struct registry_config c = {.first_generation = 0, .first_handle_generation = 1};
+        struct registry *r = NULL;
+
+        (void)state;
+        assert_int_equal(registry_new(NULL, &r), -EINVAL);
+        assert_int_equal(registry_new(&c, &r), -EINVAL);
+        c = (struct registry_config){.first_generation = 1, .first_handle_generation = 0};
+        assert_int_equal(registry_new(&c, &r), -EINVAL);
+        assert_null(r);
+        registry_free(NULL);
+}
+
+static void test_register_rejects_bad_input(void **state)
+{
+        struct td_declaration d;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "bad name", fx_decl(TIMERD_POLICY_ONCE, 0), NULL),
+                         -TIMERD_E_INVALID_NAME);
+        assert_int_equal(fx_register_full(&f, FX_UID, 0, "a", fx_decl(TIMERD_POLICY_ONCE, 0), false,
+                                          0, false, NULL),
+                         -EINVAL);
+        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_MAX, 1), NULL),
+                         -TIMERD_E_INVALID_PARAMETER);
+        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_INVALID, 1), NULL),
+                         -TIMERD_E_INVALID_PARAMETER);
+        d = decl_at(TIMERD_POLICY_INTERVAL, 1, TIMERD_CLOCK_MAX, 0);
+        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        d = decl_at(TIMERD_POLICY_INTERVAL, 1, TIMERD_CLOCK_INVALID, 0);
+        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        d = fx_decl(TIMERD_POLICY_INTERVAL, 1);
+        d.lifetime = TIMERD_LIFETIME_MAX;
+        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        d = fx_decl(TIMERD_POLICY_INTERVAL, 1);
+        d.delivery = TIMERD_DELIVERY_INVALID;
+        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        d.delivery = TIMERD_DELIVERY_SIGNAL;
+        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_UNSUPPORTED);
+        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 5), NULL),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        for (enum timerd_policy p = TIMERD_POLICY_AFTER_COMPLETION; p < TIMERD_POLICY_MAX; p++)
+                assert_int_equal(fx_register(&f, "a", fx_decl(p, 0), NULL),
+                                 -TIMERD_E_INVALID_SCHEDULE);
+        /* now + cadence does not fit. */
+        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_INTERVAL, UINT64_MAX), NULL),
+                         -TIMERD_E_OVERFLOW);
+        assert_int_equal(stats(&f).timers, 0);
+
+        /* The registry accepts alarm clocks; arming them is the runtime's business. */
+        d = decl_at(TIMERD_POLICY_INTERVAL, 10, TIMERD_CLOCK_BOOTTIME_ALARM, 0);
+        assert_int_equal(fx_register(&f, "a", d, NULL), 0);
+        assert_int_equal(f.last.n_effects, 1);
+        assert_arm(&f, 0, TIMERD_CLOCK_BOOTTIME_ALARM, 1010);
+        fx_done(&f);
+}
+
+static void test_register_generations_and_arms(void **state)
+{
+        struct registry_config c = {.first_generation = 40, .first_handle_generation = 70};
+        struct td_snapshot s;
+        uint64_t g;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, &c);
+        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_INTERVAL, 100), &g), 0);
+        assert_int_equal(g, 40);
+        assert_int_equal(f.last.n_effects, 1);
+        assert_arm(&f, 0, MONO, 1100);
+        assert_int_equal(f.last.effects[0].arm.generation, 70);
+
+        /* A later deadline does not move the clock's arm time. */
+        assert_int_equal(fx_register(&f, "b", fx_decl(TIMERD_POLICY_INTERVAL, 200), &g), 0);
+        assert_int_equal(g, 41);
+        assert_int_equal(f.last.n_effects, 0);
+
+        assert_int_equal(fx_register_at(&f, "c", fx_decl(TIMERD_POLICY_ONCE, 0), 500, &g), 0);
+        assert_int_equal(g, 42);
+        assert_arm(&f, 0, MONO, 500);
+        assert_int_equal(f.last.effects[0].arm.generation, 71);
+        s = fx_get(&f, "c");
+        assert_int_equal(s.state, TIMERD_STATE_SCHEDULED);
+        assert_true(s.has_deadline);
+        assert_int_equal(s.next_deadline_usec, 500);
+        assert_int_equal(s.session, FX_SESSION);
+
+        /* A once timer without a start stays inactive. */
+        assert_int_equal(fx_register(&f, "d", fx_decl(TIMERD_POLICY_ONCE, 0), &g), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        s = fx_get(&f, "d");
+        assert_int_equal(s.state, TIMERD_STATE_INACTIVE);
+        assert_false(s.has_deadline);
+        assert_int_equal(s.run, 0);
+        assert_int_equal(s.last_outcome, TIMERD_OUTCOME_NONE);
+        fx_done(&f);
+}
+
+static void test_already_registered_and_replace(void **state)
+{
+        struct td_dispatch d;
+        struct td_snapshot s;
+        uint64_t g1, g2, g3;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 100), &g1),
+                         0);
+        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), NULL),
+                         -TIMERD_E_ALREADY_REGISTERED);
+        assert_int_equal(fx_get(&f, "a").generation, g1);
+
+        /* Replace onto another clock: the old clock is disarmed, the new one armed. */
+        assert_int_equal(
+            fx_register_full(&f, FX_UID, FX_SESSION, "a",
+                             decl_at(TIMERD_POLICY_INTERVAL, 50, TIMERD_CLOCK_BOOTTIME, 0), true,
+                             2000, true, &g2),
+            0);
+        assert_true(g2 > g1);
+        assert_int_equal(f.last.n_effects, 2);
+        assert_disarm(&f, 0, MONO);
+        assert_arm(&f, 1, TIMERD_CLOCK_BOOTTIME, 2000);
+        assert_int_equal(fx_cancel(&f, fx_claim("a", g1)), -TIMERD_E_REGISTRATION_EXPIRED);
+        s = fx_get(&f, "a");
+        assert_int_equal(s.declaration.policy, TIMERD_POLICY_INTERVAL);
+        assert_int_equal(s.declaration.clock, TIMERD_CLOCK_BOOTTIME);
+
+        /* Replacing during a run expires its token and its pending firing; counters restart. */
+        assert_int_equal(fx_advance(&f, TIMERD_CLOCK_BOOTTIME, 2000), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(stats(&f).pending, 1);
+        assert_int_equal(
+            fx_register_full(&f, FX_UID, FX_SESSION, "a",
+                             decl_at(TIMERD_POLICY_INTERVAL, 50, TIMERD_CLOCK_BOOTTIME, 0), false,
+                             0, true, &g3),
+            0);
+        assert_true(g3 > g2);
+        s = fx_get(&f, "a");
+        assert_int_equal(s.run, 0);
+        assert_false(s.run_active);
+        assert_false(s.pending);
+        assert_false(s.has_last_start);
+        assert_int_equal(s.state, TIMERD_STATE_SCHEDULED);
+        assert_int_equal(s.next_deadline_usec, 2050);
+        assert_int_equal(stats(&f).pending, 0);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            -TIMERD_E_REGISTRATION_EXPIRED);
+        fx_done(&f);
+}
+
+static void test_replace_moves_transient_session(void **state)
+{
+        struct td_snapshot s;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register_full(&f, FX_UID, 1, "a", fx_decl(TIMERD_POLICY_ONCE, 0), false,
+                                          0, false, NULL),
+                         0);
+        assert_int_equal(fx_register_full(&f, FX_UID, 2, "a", fx_decl(TIMERD_POLICY_ONCE, 0), false,
+                                          0, true, NULL),
+                         0);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 1)), 0);
+        assert_int_equal(registry_get(f.r, FX_UID, "a", &s), 0);
+        assert_int_equal(s.session, 2);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
+        assert_int_equal(registry_get(f.r, FX_UID, "a", &s), -TIMERD_E_NOT_FOUND);
+        fx_done(&f);
+}
+
+static void test_once_life(void **state)
+{
+        struct td_dispatch d;
+        struct td_snapshot s;
+        uint64_t g;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "once", fx_decl(TIMERD_POLICY_ONCE, 0), &g), 0);
+        assert_int_equal(fx_schedule(&f, fx_claim("once", g), 5000), 0);
+        assert_arm(&f, 0, MONO, 5000);
+        assert_int_equal(fx_advance(&f, MONO, 4999), 0);
+        assert_int_equal(fx_advance(&f, MONO, 5000), 1);
+        /* Nothing left on the clock: the spent kernel timer is disarmed, ahead of the dispatch. */
+        assert_int_equal(f.last.n_effects, 2);
+        assert_disarm(&f, 0, MONO);
+        d = *fx_dispatch(&f, 0);
+        assert_string_equal(d.name, "once");
+        assert_int_equal(d.owner, FX_UID);
+        assert_int_equal(d.generation, g);
+        assert_int_equal(d.run, 1);
+        assert_int_equal(d.clock, MONO);
+        assert_int_equal(d.delivery, TIMERD_DELIVERY_NOTIFY);
+        assert_int_equal(d.deadline_usec, 5000);
+        assert_int_equal(d.fired_usec, 5000);
+        assert_int_equal(d.overruns, 0);
+        s = fx_get(&f, "once");
+        assert_int_equal(s.state, TIMERD_STATE_RUNNING);
+        assert_true(s.run_active);
+        assert_true(s.pending);
+        assert_true(s.has_last_start);
+        assert_int_equal(s.last_start_usec, 5000);
+        assert_false(s.has_deadline);
+
+        fx_set_now(&f, MONO, 5300);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        s = fx_get(&f, "once");
+        assert_int_equal(s.state, TIMERD_STATE_INACTIVE);
+        assert_int_equal(s.runs, 1);
+        assert_int_equal(s.run, 1);
+        assert_false(s.run_active);
+        assert_false(s.pending);
+        assert_int_equal(s.last_outcome, TIMERD_OUTCOME_SUCCESS);
+        assert_int_equal(s.last_duration_usec, 300);
+        assert_int_equal(s.total_duration_usec, 300);
+        assert_true(s.has_last_finish);
+        assert_int_equal(s.last_finish_usec, 5300);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            -TIMERD_E_REGISTRATION_EXPIRED);
+        fx_done(&f);
+}
+
+static void test_once_schedule_during_run(void **state)
+{
+        struct td_dispatch d;
+        struct td_snapshot s;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register_at(&f, "o", fx_decl(TIMERD_POLICY_ONCE, 0), 2000, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 2000), 1);
+        d = *fx_dispatch(&f, 0);
+        /* The token is a delegated claim; the deadline waits for the run to complete. */
+        assert_int_equal(fx_schedule(&f, fx_token(&d), 9000), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        s = fx_get(&f, "o");
+        assert_int_equal(s.state, TIMERD_STATE_RUNNING);
+        assert_true(s.has_deadline);
+        assert_int_equal(s.next_deadline_usec, 9000);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_arm(&f, 0, MONO, 9000);
+        assert_int_equal(fx_get(&f, "o").state, TIMERD_STATE_SCHEDULED);
+
+        /* Stop wins over a deadline set during the run. */
+        assert_int_equal(fx_advance(&f, MONO, 9000), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(d.run, 2);
+        assert_int_equal(fx_schedule(&f, fx_token(&d), 12000), 0);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_STOP, 0), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        s = fx_get(&f, "o");
+        assert_int_equal(s.state, TIMERD_STATE_INACTIVE);
+        assert_false(s.has_deadline);
+        fx_done(&f);
+}
+
+static void test_after_completion_life(void **state)
+{
+        struct td_dispatch d;
+        struct td_snapshot s;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "ac", fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 1000), NULL),
+                         0);
+        assert_arm(&f, 0, MONO, 2000);
+        assert_int_equal(fx_advance(&f, MONO, 2000), 1);
+        d = *fx_dispatch(&f, 0);
+        /* Off the queue while it runs: runs never overlap. */
+        s = fx_get(&f, "ac");
+        assert_false(s.has_deadline);
+        assert_int_equal(stats(&f).scheduled, 0);
+        assert_int_equal(stats(&f).running, 1);
+        assert_int_equal(fx_advance(&f, MONO, 5000), 0);
+
+        fx_set_now(&f, MONO, 2600);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 250),
+            0);
+        assert_arm(&f, 0, MONO, 3600);
+        s = fx_get(&f, "ac");
+        assert_int_equal(s.last_duration_usec, 250);
+        assert_int_equal(s.total_duration_usec, 250);
+
+        for (int i = 0; i < 2; i++) {
+                uint64_t t = 3600 + 1100 * (uint64_t)i;
+
+                assert_int_equal(fx_advance(&f, MONO, t), 1);
+                d = *fx_dispatch(&f, 0);
+                fx_set_now(&f, MONO, t + 100);
+                assert_int_equal(fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_EXPECTED_FAILURE,
+                                             TIMERD_DIRECTIVE_CONTINUE, 0),
+                                 0);
+                assert_arm(&f, 0, MONO, t + 1100);
+                assert_int_equal(fx_get(&f, "ac").consecutive_expected_failures, (uint64_t)i + 1);
+        }
+        assert_int_equal(fx_advance(&f, MONO, 5800), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(d.run, 4);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        s = fx_get(&f, "ac");
+        assert_int_equal(s.consecutive_expected_failures, 0);
+        assert_int_equal(s.runs, 4);
+        assert_int_equal(s.total_duration_usec, 250 + 100 + 100);
+        assert_int_equal(s.last_outcome, TIMERD_OUTCOME_SUCCESS);
+        fx_done(&f);
+}
+
+static void test_watchdog_prearmed_and_kick(void **state)
+{
+        struct td_dispatch d;
+        uint64_t g, next;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "wd", fx_decl(TIMERD_POLICY_WATCHDOG, 100), &g), 0);
+        assert_arm(&f, 0, MONO, 1100);
+        assert_int_equal(fx_advance(&f, MONO, 1100), 1);
+        /* The successor is armed before the run is dispatched. */
+        assert_int_equal(f.last.n_effects, 2);
+        assert_arm(&f, 0, MONO, 1200);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(fx_effect(&f, 1, TD_EFFECT_DISPATCH)->dispatch.run, 1);
+        assert_int_equal(fx_get(&f, "wd").state, TIMERD_STATE_RUNNING);
+        assert_int_equal(fx_get(&f, "wd").next_deadline_usec, 1200);
+
+        fx_set_now(&f, MONO, 1150);
+        assert_int_equal(fx_kick(&f, fx_claim("wd", g), &next), 0);
+        assert_int_equal(next, 1250);
+        assert_arm(&f, 0, MONO, 1250);
+        fx_set_now(&f, MONO, 1180);
+        assert_int_equal(fx_kick(&f, fx_token(&d), &next), 0);
+        assert_int_equal(next, 1280);
+
+        /* A hung worker: the watchdog fires again, counts an overrun, dispatches nothing. */
+        assert_int_equal(fx_advance(&f, MONO, 1280), 0);
+        assert_int_equal(f.last.n_effects, 1);
+        assert_arm(&f, 0, MONO, 1380);
+        assert_int_equal(fx_get(&f, "wd").overruns, 1);
+        assert_int_equal(stats(&f).pending, 1);
+
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_get(&f, "wd").state, TIMERD_STATE_SCHEDULED);
+        assert_int_equal(fx_advance(&f, MONO, 1380), 1);
+        assert_arm(&f, 0, MONO, 1480);
+        assert_int_equal(fx_dispatch(&f, 0)->run, 2);
+        assert_int_equal(fx_dispatch(&f, 0)->overruns, 1);
+
+        /* Kick revives a watchdog that was cancelled. */
+        assert_int_equal(fx_cancel(&f, fx_claim("wd", g)), 0);
+        assert_disarm(&f, 0, MONO);
+        assert_int_equal(fx_kick(&f, fx_claim("wd", g), &next), 0);
+        assert_int_equal(next, 1480);
+        assert_arm(&f, 0, MONO, 1480);
+        fx_done(&f);
+}
+
+static void test_interval_overruns_after_jump(void **state)
+{
+        struct td_dispatch d;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 0);
+        assert_int_equal(fx_register_at(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 10), 100, NULL),
+                         0);
+        /* Jump over 100, 110, 120, 130: one dispatch, 3 missed periods, next 140. */
+        assert_int_equal(fx_advance(&f, MONO, 135), 1);
+        assert_arm(&f, 0, MONO, 140);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(d.deadline_usec, 100);
+        assert_int_equal(d.fired_usec, 135);
+        assert_int_equal(d.overruns, 3);
+        assert_int_equal(fx_get(&f, "iv").next_deadline_usec, 140);
+
+        /* Due again while the run is active: an overrun, no second run. */
+        assert_int_equal(fx_advance(&f, MONO, 140), 0);
+        assert_arm(&f, 0, MONO, 150);
+        assert_int_equal(fx_get(&f, "iv").overruns, 4);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_advance(&f, MONO, 150), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(d.run, 2);
+        assert_int_equal(d.deadline_usec, 150);
+        assert_int_equal(d.overruns, 4);
+        assert_int_equal(stats(&f).overruns, 4);
+        assert_int_equal(stats(&f).firings, 2);
+        fx_done(&f);
+}
+
+static void test_firing_during_run_never_queues(void **state)
+{
+        struct td_dispatch d;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 10), NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 1010), 1);
+        for (uint64_t t = 1020; t <= 1060; t += 10)
+                assert_int_equal(fx_advance(&f, MONO, t), 0);
+        assert_int_equal(fx_get(&f, "iv").overruns, 5);
+        assert_int_equal(stats(&f).pending, 1);
+        d = take(&f, FX_UID, NULL, 0, 3, 1);
+        assert_int_equal(d.run, 1);
+        assert_int_equal(d.overruns, 5);
+        take(&f, FX_UID, NULL, 0, 3, 0);
+        fx_done(&f);
+}
+
+static void test_interval_schedule_during_run(void **state)
+{
+        struct td_dispatch d;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 10), NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 1010), 1);
+        d = *fx_dispatch(&f, 0);
+        /* An interval stays queued during its run: the new deadline is armed at once. */
+        assert_int_equal(fx_schedule(&f, fx_token(&d), 5000), 0);
+        assert_arm(&f, 0, MONO, 5000);
+        assert_int_equal(fx_get(&f, "iv").state, TIMERD_STATE_RUNNING);
+        fx_done(&f);
+}
+
+static void test_wrong_policy(void **state)
+{
+        struct td_reschedule_result rr;
+        uint64_t go, gi, gw;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "o", fx_decl(TIMERD_POLICY_ONCE, 0), &go), 0);
+        assert_int_equal(fx_register(&f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 10), &gi), 0);
+        assert_int_equal(fx_register(&f, "w", fx_decl(TIMERD_POLICY_WATCHDOG, 10), &gw), 0);
+        assert_int_equal(fx_kick(&f, fx_claim("o", go), NULL), -TIMERD_E_WRONG_POLICY);
+        assert_int_equal(fx_kick(&f, fx_claim("i", gi), NULL), -TIMERD_E_WRONG_POLICY);
+        assert_int_equal(fx_schedule(&f, fx_claim("w", gw), 5000), -TIMERD_E_WRONG_POLICY);
+        assert_int_equal(reschedule(&f, fx_claim("w", gw), true, 5000, false, 0, &rr),
+                         -TIMERD_E_WRONG_POLICY);
+        assert_int_equal(reconcile(&f, "w", fx_decl(TIMERD_POLICY_WATCHDOG, 10),
+                                   TIMERD_DESIRED_EXACT, 5000, NULL, NULL),
+                         -TIMERD_E_WRONG_POLICY);
+        assert_int_equal(fx_get(&f, "w").next_deadline_usec, 1010);
+
+        /* A watchdog may take a new cadence (which disarms it, setitimer-style). */
+        assert_int_equal(reschedule(&f, fx_claim("w", gw), false, 0, true, 500, &rr), 0);
+        assert_int_equal(rr.previous_cadence_usec, 10);
+        assert_int_equal(rr.previous_remaining_usec, 10);
+        assert_int_equal(fx_get(&f, "w").declaration.cadence_usec, 500);
+        assert_int_equal(fx_get(&f, "w").state, TIMERD_STATE_INACTIVE);
+        fx_done(&f);
+}
+
+static void test_stale_claims_and_tokens(void **state)
+{
+        struct td_handle h;
+        struct td_dispatch d;
+        uint64_t g;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_INTERVAL, 100), &g), 0);
+        assert_int_equal(fx_schedule(&f, fx_claim("a", g + 1), 5000),
+                         -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_schedule(&f, fx_claim("a", g - 1), 5000),
+                         -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_schedule(&f, fx_claim("nope", g), 5000), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(fx_schedule(&f, fx_claim("bad name", g), 5000), -TIMERD_E_INVALID_NAME);
+        h = fx_claim("a", g);
+        h.owner = FX_UID + 1;
+        assert_int_equal(fx_schedule(&f, h, 5000), -TIMERD_E_NOT_FOUND);
+        /* A token of a run that does not exist yet. */
+        h = fx_claim("a", g);
+        h.run = 1;
+        assert_int_equal(fx_cancel(&f, h), -TIMERD_E_REGISTRATION_EXPIRED);
+
+        assert_int_equal(fx_advance(&f, MONO, 1100), 1);
+        d = *fx_dispatch(&f, 0);
+        h = fx_token(&d);
+        h.run = 2;
+        assert_int_equal(fx_cancel(&f, h), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(
+            fx_complete(&f, fx_claim("a", g), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            -TIMERD_E_NOT_RUNNING);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_NONE, TIMERD_DIRECTIVE_CONTINUE, 0),
+            -TIMERD_E_INVALID_PARAMETER);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_MAX, TIMERD_DIRECTIVE_CONTINUE, 0),
+            -TIMERD_E_INVALID_PARAMETER);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_MAX, 0),
+            -TIMERD_E_INVALID_PARAMETER);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_INVALID, 0),
+            -TIMERD_E_INVALID_PARAMETER);
+        assert_true(fx_get(&f, "a").run_active);
+        assert_int_equal(fx_unregister(&f, fx_token(&d)), -TIMERD_E_INVALID_PARAMETER);
+
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        /* The token expired with its run. */
+        assert_int_equal(fx_schedule(&f, fx_token(&d), 5000), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_cancel(&f, fx_token(&d)), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_kick(&f, fx_token(&d), NULL), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            -TIMERD_E_REGISTRATION_EXPIRED);
+
+        assert_int_equal(fx_unregister(&f, fx_claim("a", g)), 0);
+        assert_disarm(&f, 0, MONO);
+        assert_int_equal(fx_schedule(&f, fx_claim("a", g), 5000), -TIMERD_E_NOT_FOUND);
+        /* d.name pointed into the removed timer: spell the token out. */
+        h = fx_claim("a", g);
+        h.run = 1;
+        assert_int_equal(fx_complete(&f, h, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+                         -TIMERD_E_NOT_FOUND);
+        assert_int_equal(stats(&f).timers, 0);
+        fx_done(&f);
+}
+
+static void test_complete_outcomes_and_stop(void **state)
+{
+        struct td_dispatch d;
+        struct td_snapshot s;
+        uint64_t g;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "w", fx_decl(TIMERD_POLICY_WATCHDOG, 100), &g), 0);
+        assert_int_equal(fx_advance(&f, MONO, 1100), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_INVARIANT_FAILURE,
+                                     TIMERD_DIRECTIVE_CONTINUE, 0),
+                         0);
+        assert_int_equal(f.last.n_effects, 1);
+        assert_disarm(&f, 0, MONO);
+        s = fx_get(&f, "w");
+        assert_int_equal(s.state, TIMERD_STATE_FAILED);
+        assert_int_equal(s.failure, TIMERD_FAILURE_INVARIANT);
+        assert_false(s.has_deadline);
+        assert_int_equal(s.last_outcome, TIMERD_OUTCOME_INVARIANT_FAILURE);
+        assert_int_equal(stats(&f).failed, 1);
+
+        /* An explicit kick is a new schedule: it clears the failure. */
+        assert_int_equal(fx_kick(&f, fx_claim("w", g), NULL), 0);
+        s = fx_get(&f, "w");
+        assert_int_equal(s.state, TIMERD_STATE_SCHEDULED);
+        assert_int_equal(s.failure, TIMERD_FAILURE_NONE);
+
+        assert_int_equal(fx_register(&f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 50), &g), 0);
+        assert_int_equal(fx_advance(&f, MONO, 1150), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_string_equal(d.name, "i");
+        assert_int_equal(fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_EXPECTED_FAILURE,
+                                     TIMERD_DIRECTIVE_STOP, 0),
+                         0);
+        s = fx_get(&f, "i");
+        assert_int_equal(s.state, TIMERD_STATE_INACTIVE);
+        assert_int_equal(s.consecutive_expected_failures, 1);
+        assert_int_equal(s.failure, TIMERD_FAILURE_NONE);
+        fx_done(&f);
+}
+
+static void test_cancel(void **state)
+{
+        struct td_dispatch d;
+        uint64_t g;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "ac", fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 100), &g),
+                         0);
+        assert_int_equal(fx_cancel(&f, fx_claim("ac", g)), 0);
+        assert_int_equal(f.last.n_effects, 1);
+        assert_disarm(&f, 0, MONO);
+        assert_int_equal(fx_get(&f, "ac").state, TIMERD_STATE_INACTIVE);
+        assert_int_equal(fx_cancel(&f, fx_claim("ac", g)), 0);
+        assert_int_equal(f.last.n_effects, 0);
+
+        /* Cancel during the run: the run stays valid but will not re-arm the timer. */
+        assert_int_equal(fx_schedule(&f, fx_claim("ac", g), 1500), 0);
+        assert_int_equal(fx_advance(&f, MONO, 1500), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(fx_cancel(&f, fx_token(&d)), 0);
+        assert_true(fx_get(&f, "ac").run_active);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_get(&f, "ac").state, TIMERD_STATE_INACTIVE);
+        fx_done(&f);
+}
+
+static void test_reschedule(void **state)
+{
+        struct td_reschedule_result rr;
+        struct td_dispatch d;
+        uint64_t gi, go, ga;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register_at(&f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 100), 1500, &gi),
+                         0);
+        assert_int_equal(reschedule(&f, fx_claim("i", gi), true, 2000, true, 50, &rr), 0);
+        assert_int_equal(rr.previous_remaining_usec, 500);
+        assert_int_equal(rr.previous_cadence_usec, 100);
+        assert_arm(&f, 0, MONO, 2000);
+        assert_int_equal(fx_get(&f, "i").declaration.cadence_usec, 50);
+
+        assert_int_equal(reschedule(&f, fx_claim("i", gi), false, 0, false, 0, &rr), 0);
+        assert_int_equal(rr.previous_remaining_usec, 1000);
+        assert_int_equal(rr.previous_cadence_usec, 50);
+        assert_disarm(&f, 0, MONO);
+        assert_int_equal(fx_get(&f, "i").state, TIMERD_STATE_INACTIVE);
+        assert_int_equal(reschedule(&f, fx_claim("i", gi), false, 0, false, 0, &rr), 0);
+        assert_int_equal(rr.previous_remaining_usec, 0);
+
+        /* A deadline already passed has nothing remaining. */
+        assert_int_equal(reschedule(&f, fx_claim("i", gi), true, 900, false, 0, &rr), 0);
+        assert_int_equal(reschedule(&f, fx_claim("i", gi), true, 4000, false, 0, &rr), 0);
+        assert_int_equal(rr.previous_remaining_usec, 0);
+
+        assert_int_equal(reschedule(&f, fx_claim("i", gi), true, 4000, true, 0, &rr),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(reschedule(&f, fx_claim("i", gi + 9), true, 4000, false, 0, &rr),
+                         -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_register(&f, "o", fx_decl(TIMERD_POLICY_ONCE, 0), &go), 0);
+        assert_int_equal(reschedule(&f, fx_claim("o", go), true, 4000, true, 5, &rr),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(reschedule(&f, fx_claim("o", go), true, 4000, true, 0, &rr), 0);
+        assert_int_equal(fx_get(&f, "o").next_deadline_usec, 4000);
+
+        /* During an after-completion run the remaining time is that of the deferred wake-up. */
+        assert_int_equal(
+            fx_register_at(&f, "ac", fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 10), 1200, &ga), 0);
+        assert_int_equal(fx_advance(&f, MONO, 1200), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(reschedule(&f, fx_token(&d), true, 1700, false, 0, &rr), 0);
+        assert_int_equal(rr.previous_remaining_usec, 0);
+        assert_int_equal(reschedule(&f, fx_token(&d), true, 1900, false, 0, &rr), 0);
+        assert_int_equal(rr.previous_remaining_usec, 500);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_int_equal(fx_get(&f, "ac").next_deadline_usec, 1900);
+        fx_done(&f);
+}
+
+static void test_reconcile_create_reuse_conflict(void **state)
+{
+        struct td_declaration d = fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 100), other;
+        struct td_reconcile_args a;
+        uint64_t g, g2;
+        bool created;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        d.lifetime = TIMERD_LIFETIME_RETAINED;
+        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_SCHEDULED, 0, &g, &created), 0);
+        assert_true(created);
+        assert_arm(&f, 0, MONO, 1100);
+        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_SCHEDULED, 0, &g2, &created), 0);
+        assert_false(created);
+        assert_int_equal(g2, g);
+        assert_int_equal(f.last.n_effects, 0);
+
+        other = d;
+        other.cadence_usec = 200;
+        assert_int_equal(reconcile(&f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+                         -TIMERD_E_RECONCILIATION_CONFLICT);
+        other = d;
+        other.policy = TIMERD_POLICY_INTERVAL;
+        assert_int_equal(reconcile(&f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+                         -TIMERD_E_RECONCILIATION_CONFLICT);
+        other = d;
+        other.clock = TIMERD_CLOCK_BOOTTIME;
+        assert_int_equal(reconcile(&f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+                         -TIMERD_E_RECONCILIATION_CONFLICT);
+        other = d;
+        other.lifetime = TIMERD_LIFETIME_TRANSIENT;
+        assert_int_equal(reconcile(&f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+                         -TIMERD_E_RECONCILIATION_CONFLICT);
+        other = d;
+        other.accuracy_usec = 5;
+        assert_int_equal(reconcile(&f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+                         -TIMERD_E_RECONCILIATION_CONFLICT);
+        assert_int_equal(fx_get(&f, "a").state, TIMERD_STATE_SCHEDULED);
+
+        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_MAX, 0, NULL, NULL),
+                         -TIMERD_E_INVALID_PARAMETER);
+        assert_int_equal(reconcile(&f, "bad name", d, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+                         -TIMERD_E_INVALID_NAME);
+        other = d;
+        other.delivery = TIMERD_DELIVERY_SIGNAL;
+        assert_int_equal(reconcile(&f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+                         -TIMERD_E_UNSUPPORTED);
+        a = (struct td_reconcile_args){.name = "a", .declaration = d};
+        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g2, &created)), -EINVAL);
+        fx_done(&f);
+}
+
+static void test_reconcile_desired(void **state)
+{
+        struct td_declaration d = fx_decl(TIMERD_POLICY_INTERVAL, 100);
+        struct td_declaration once = fx_decl(TIMERD_POLICY_ONCE, 0);
+        struct td_snapshot s;
+        bool created;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_INACTIVE, 0, NULL, &created), 0);
+        assert_true(created);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_get(&f, "a").state, TIMERD_STATE_INACTIVE);
+        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_arm(&f, 0, MONO, 1100);
+        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_EXACT, 5000, NULL, NULL), 0);
+        assert_arm(&f, 0, MONO, 5000);
+        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_EXACT, 5000, NULL, NULL), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_get(&f, "a").next_deadline_usec, 5000);
+        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL), 0);
+        assert_disarm(&f, 0, MONO);
+        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL), 0);
+        assert_int_equal(f.last.n_effects, 0);
+
+        /* A once timer has no cadence to invent a wake-up from: not even created. */
+        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(registry_get(f.r, FX_UID, "o", &s), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_EXACT, 3000, NULL, &created), 0);
+        assert_true(created);
+        assert_arm(&f, 0, MONO, 3000);
+        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL), 0);
+        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        fx_done(&f);
+}
+
+static void test_reconcile_during_run(void **state)
+{
+        struct td_declaration ac = fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 100);
+        struct td_declaration once = fx_decl(TIMERD_POLICY_ONCE, 0);
+        struct td_dispatch d;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(reconcile(&f, "ac", ac, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 1100), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(reconcile(&f, "ac", ac, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL), 0);
+        assert_int_equal(reconcile(&f, "ac", ac, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        fx_set_now(&f, MONO, 1150);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_arm(&f, 0, MONO, 1250);
+
+        assert_int_equal(fx_advance(&f, MONO, 1250), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(reconcile(&f, "ac", ac, TIMERD_DESIRED_EXACT, 9000, NULL, NULL), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_get(&f, "ac").next_deadline_usec, 9000);
+        assert_int_equal(reconcile(&f, "ac", ac, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_arm(&f, 0, MONO, 9000);
+
+        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_EXACT, 2000, NULL, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 2000), 1);
+        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_EXACT, 3000, NULL, NULL), 0);
+        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_int_equal(fx_get(&f, "o").next_deadline_usec, 3000);
+        fx_done(&f);
+}
+
+static void test_coalescing(void **state)
+{
+        const char *order[] = {"a", "b", "c"};
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 0);
+        assert_int_equal(
+            fx_register_at(&f, "a", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 50), 100, NULL), 0);
+        assert_arm(&f, 0, MONO, 150);
+        /* Overlapping windows share the one wake-up. */
+        assert_int_equal(
+            fx_register_at(&f, "b", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 50), 120, NULL), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        /* An exact timer is never delayed: the clock moves to its deadline. */
+        assert_int_equal(fx_register_at(&f, "c", fx_decl(TIMERD_POLICY_ONCE, 0), 130, NULL), 0);
+        assert_arm(&f, 0, MONO, 130);
+        assert_int_equal(fx_advance(&f, MONO, 129), 0);
+        assert_int_equal(fx_advance(&f, MONO, 130), 3);
+        for (size_t i = 0; i < 3; i++) {
+                assert_string_equal(fx_dispatch(&f, i)->name, order[i]);
+                assert_int_equal(fx_dispatch(&f, i)->fired_usec, 130);
+        }
+
+        /* A window opening before an exact deadline fires with it. */
+        assert_int_equal(fx_register_at(&f, "d", fx_decl(TIMERD_POLICY_ONCE, 0), 200, NULL), 0);
+        assert_int_equal(
+            fx_register_at(&f, "e", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 100), 150, NULL), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_advance(&f, MONO, 200), 2);
+        assert_string_equal(fx_dispatch(&f, 0)->name, "e");
+        assert_string_equal(fx_dispatch(&f, 1)->name, "d");
+        fx_done(&f);
+}
+
+static void test_same_deadline_dispatch_order(void **state)
+{
+        static const uint32_t owners[] = {3, 1, 2, 1, 3, 2, 1};
+        static const char *const names[] = {"b", "c", "a", "a", "a", "c", "b"};
+        static const struct {
+                uint32_t owner;
+                const char *name;
+        } expected[] = {{1, "a"}, {1, "b"}, {1, "c"}, {2, "a"}, {2, "c"}, {3, "a"}, {3, "b"}};
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        for (size_t i = 0; i < 7; i++)
+                assert_int_equal(fx_register_full(&f, owners[i], FX_SESSION, names[i],
+                                                  fx_decl(TIMERD_POLICY_ONCE, 0), true, 500, false,
+                                                  NULL),
+                                 0);
+        fx_set_now(&f, MONO, 400);
+        assert_int_equal(fx_advance(&f, MONO, 500), 7);
+        for (size_t i = 0; i < 7; i++) {
+                assert_int_equal(fx_dispatch(&f, i)->owner, expected[i].owner);
+                assert_string_equal(fx_dispatch(&f, i)->name, expected[i].name);
+        }
+        fx_done(&f);
+}
+
+static void test_earliest_deadline_moves(void **state)
+{
+        uint64_t ga, gb, gen;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register_at(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), 5000, &ga), 0);
+        assert_arm(&f, 0, MONO, 5000);
+        gen = f.last.effects[0].arm.generation;
+        assert_int_equal(fx_schedule(&f, fx_claim("a", ga), 3000), 0);
+        assert_arm(&f, 0, MONO, 3000);
+        assert_true(f.last.effects[0].arm.generation > gen);
+        assert_int_equal(fx_register_at(&f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 4000, &gb), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_schedule(&f, fx_claim("a", ga), 6000), 0);
+        assert_arm(&f, 0, MONO, 4000);
+        assert_int_equal(fx_cancel(&f, fx_claim("b", gb)), 0);
+        assert_arm(&f, 0, MONO, 6000);
+        assert_int_equal(fx_cancel(&f, fx_claim("a", ga)), 0);
+        assert_disarm(&f, 0, MONO);
+        assert_false(f.kernel[MONO].armed);
+        fx_done(&f);
+}
+
+static void test_stale_expiry_dropped(void **state)
+{
+        uint64_t g, g1, g2, gd;
+        bool stale = false;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register_at(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), 2000, &g), 0);
+        g1 = f.last.effects[0].arm.generation;
+        assert_int_equal(fx_schedule(&f, fx_claim("a", g), 3000), 0);
+        g2 = f.last.effects[0].arm.generation;
+        fx_set_now(&f, MONO, 3000);
+        assert_int_equal(fx_apply(&f, registry_expire(f.r, &f.now, MONO, g1, &stale)), 0);
+        assert_true(stale);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_true(fx_get(&f, "a").has_deadline);
+        assert_int_equal(stats(&f).stale_expiries, 1);
+
+        assert_int_equal(fx_apply(&f, registry_expire(f.r, &f.now, MONO, g2, &stale)), 0);
+        assert_false(stale);
+        assert_int_equal(fx_count(&f, TD_EFFECT_DISPATCH), 1);
+        /* The same expiry twice: the kernel timer was spent by the first. */
+        assert_int_equal(fx_apply(&f, registry_expire(f.r, &f.now, MONO, g2, &stale)), 0);
+        assert_true(stale);
+
+        assert_int_equal(fx_register_at(&f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 9000, &g), 0);
+        assert_int_equal(fx_cancel(&f, fx_claim("b", g)), 0);
+        gd = fx_effect(&f, 0, TD_EFFECT_DISARM)->arm.generation;
+        assert_int_equal(fx_apply(&f, registry_expire(f.r, &f.now, MONO, gd, &stale)), 0);
+        assert_true(stale);
+        assert_int_equal(stats(&f).stale_expiries, 3);
+
+        assert_int_equal(fx_apply(&f, registry_expire(f.r, &f.now, TIMERD_CLOCK_MAX, gd, &stale)),
+                         -EINVAL);
+        assert_false(stale);
+        fx_done(&f);
+}
+
+static void test_provider_binding_failure(void **state)
+{
+        struct td_snapshot s;
+        uint64_t ga, gb, gd;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register_at(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), 2000, NULL), 0);
+        assert_int_equal(fx_register_at(&f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 3000, &gb), 0);
+        ga = f.kernel[MONO].generation;
+        assert_int_equal(fx_apply(&f, registry_confirm_arm(f.r, &f.now, MONO, ga, 0)), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_apply(&f, registry_confirm_arm(f.r, &f.now, MONO, ga - 1, -EPERM)), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_get(&f, "a").state, TIMERD_STATE_SCHEDULED);
+
+        assert_int_equal(fx_apply(&f, registry_confirm_arm(f.r, &f.now, MONO, ga, -EPERM)), 0);
+        assert_int_equal(f.last.n_effects, 1);
+        assert_arm(&f, 0, MONO, 3000);
+        s = fx_get(&f, "a");
+        assert_int_equal(s.state, TIMERD_STATE_FAILED);
+        assert_int_equal(s.failure, TIMERD_FAILURE_PROVIDER_BINDING);
+        assert_false(s.has_deadline);
+        assert_int_equal(fx_get(&f, "b").state, TIMERD_STATE_SCHEDULED);
+
+        /* A failed disarm changes nothing: the old arm's expiry is stale anyway. */
+        assert_int_equal(fx_cancel(&f, fx_claim("b", gb)), 0);
+        gd = fx_effect(&f, 0, TD_EFFECT_DISARM)->arm.generation;
+        assert_int_equal(fx_apply(&f, registry_confirm_arm(f.r, &f.now, MONO, gd, -EIO)), 0);
+        assert_int_equal(f.last.n_effects, 0);
+
+        /* An alarm clock the kernel refuses: its only timer fails, the clock is disarmed. */
+        assert_int_equal(
+            fx_register(&f, "alarm",
+                        decl_at(TIMERD_POLICY_INTERVAL, 10, TIMERD_CLOCK_REALTIME_ALARM, 0), NULL),
+            0);
+        gd = f.kernel[TIMERD_CLOCK_REALTIME_ALARM].generation;
+        assert_int_equal(fx_apply(&f, registry_confirm_arm(f.r, &f.now, TIMERD_CLOCK_REALTIME_ALARM,
+                                                           gd, -EPERM)),
+                         0);
+        assert_int_equal(f.last.n_effects, 1);
+        assert_disarm(&f, 0, TIMERD_CLOCK_REALTIME_ALARM);
+        assert_int_equal(fx_get(&f, "alarm").failure, TIMERD_FAILURE_PROVIDER_BINDING);
+        assert_int_equal(stats(&f).failed, 2);
+        assert_int_equal(
+            fx_apply(&f, registry_confirm_arm(f.r, &f.now, TIMERD_CLOCK_INVALID, gd, -EPERM)),
+            -EINVAL);
+        fx_done(&f);
+}
+
+static void test_provider_failure_takes_coalesced_batch(void **state)
+{
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 0);
+        assert_int_equal(
+            fx_register_at(&f, "a", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 50), 100, NULL), 0);
+        assert_int_equal(
+            fx_register_at(&f, "b", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 50), 140, NULL), 0);
+        assert_int_equal(fx_register_at(&f, "c", fx_decl(TIMERD_POLICY_ONCE, 0), 300, NULL), 0);
+        assert_int_equal(f.kernel[MONO].deadline_usec, 150);
+        assert_int_equal(fx_apply(&f, registry_confirm_arm(f.r, &f.now, MONO,
+                                                           f.kernel[MONO].generation, -ENOMEM)),
+                         0);
+        assert_arm(&f, 0, MONO, 300);
+        assert_int_equal(fx_get(&f, "a").state, TIMERD_STATE_FAILED);
+        assert_int_equal(fx_get(&f, "b").state, TIMERD_STATE_FAILED);
+        assert_int_equal(fx_get(&f, "c").state, TIMERD_STATE_SCHEDULED);
+        fx_done(&f);
+}
+
+static void test_session_closed(void **state)
+{
+        struct td_declaration keep = fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 100);
+        struct td_dispatch d;
+        struct td_snapshot s;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        keep.lifetime = TIMERD_LIFETIME_RETAINED;
+        assert_int_equal(fx_register_full(&f, FX_UID, 1, "t1", fx_decl(TIMERD_POLICY_INTERVAL, 500),
+                                          false, 0, false, NULL),
+                         0);
+        assert_int_equal(fx_register_full(&f, FX_UID, 1, "keep", keep, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, FX_UID, 2, "t2", fx_decl(TIMERD_POLICY_INTERVAL, 500),
+                                          false, 0, false, NULL),
+                         0);
+        assert_int_equal(fx_advance(&f, MONO, 1100), 1);
+        d = take(&f, FX_UID, NULL, 0, 1, 1);
+        assert_string_equal(d.name, "keep");
+        assert_false(fx_get(&f, "keep").pending);
+
+        fx_set_now(&f, MONO, 1130);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 1)), 0);
+        assert_int_equal(registry_get(f.r, FX_UID, "t1", &s), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(registry_get(f.r, FX_UID, "t2", &s), 0);
+        s = fx_get(&f, "keep");
+        assert_false(s.run_active);
+        assert_int_equal(s.runs, 1);
+        assert_int_equal(s.last_outcome, TIMERD_OUTCOME_EXPECTED_FAILURE);
+        assert_int_equal(s.consecutive_expected_failures, 1);
+        assert_int_equal(s.last_duration_usec, 30);
+        assert_int_equal(s.state, TIMERD_STATE_SCHEDULED);
+        assert_int_equal(s.next_deadline_usec, 1230);
+        assert_int_equal(f.kernel[MONO].deadline_usec, 1230);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            -TIMERD_E_REGISTRATION_EXPIRED);
+
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 1)), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 99)), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 0)), -EINVAL);
+        assert_int_equal(stats(&f).timers, 2);
+        fx_done(&f);
+}
+
+static void test_pending_firings(void **state)
+{
+        const char *const only_z[] = {"z"};
+        const char *const nothing[] = {"nope"};
+        const char *const with_null[] = {NULL};
+        struct td_dispatch d, taken;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 0);
+        assert_int_equal(fx_register_at(&f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 100, NULL), 0);
+        assert_int_equal(fx_register_at(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), 200, NULL), 0);
+        assert_int_equal(fx_register_at(&f, "z", fx_decl(TIMERD_POLICY_ONCE, 0), 400, NULL), 0);
+        assert_int_equal(fx_register_at(&f, "y", fx_decl(TIMERD_POLICY_ONCE, 0), 400, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 100), 1);
+        assert_int_equal(fx_advance(&f, MONO, 200), 1);
+        assert_int_equal(fx_advance(&f, MONO, 400), 2);
+        assert_int_equal(stats(&f).pending, 4);
+
+        take(&f, FX_UID + 1, NULL, 0, 5, 0);
+        take(&f, FX_UID, nothing, 1, 5, 0);
+        /* The filter picks z although y fired in the same expiry and sorts first. */
+        taken = take(&f, FX_UID, only_z, 1, 5, 1);
+        assert_string_equal(taken.name, "z");
+        assert_int_equal(taken.deadline_usec, 400);
+        /* Oldest first: b fired before a. */
+        assert_string_equal(take(&f, FX_UID, NULL, 0, 5, 1).name, "b");
+        assert_string_equal(take(&f, FX_UID, NULL, 0, 5, 1).name, "a");
+        taken = take(&f, FX_UID, NULL, 0, 5, 1);
+        assert_string_equal(taken.name, "y");
+        assert_int_equal(taken.run, 1);
+        assert_int_equal(taken.fired_usec, 400);
+        take(&f, FX_UID, NULL, 0, 5, 0);
+        assert_int_equal(stats(&f).pending, 0);
+        assert_int_equal(stats(&f).running, 4);
+
+        assert_int_equal(registry_take_pending(f.r, FX_UID, NULL, 0, 0, &taken), -EINVAL);
+        assert_int_equal(registry_take_pending(f.r, FX_UID, NULL, 1, 5, &taken), -EINVAL);
+        assert_int_equal(registry_take_pending(f.r, FX_UID, with_null, 1, 5, &taken), -EINVAL);
+
+        /* The runtime hands a DISPATCH straight to a waiter. */
+        assert_int_equal(fx_register_at(&f, "x", fx_decl(TIMERD_POLICY_ONCE, 0), 500, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 500), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(registry_deliver(f.r, &d, 0), -EINVAL);
+        d.generation++;
+        assert_int_equal(registry_deliver(f.r, &d, 5), -TIMERD_E_REGISTRATION_EXPIRED);
+        d.generation--;
+        d.run++;
+        assert_int_equal(registry_deliver(f.r, &d, 5), -TIMERD_E_REGISTRATION_EXPIRED);
+        d.run--;
+        d.name = "missing";
+        assert_int_equal(registry_deliver(f.r, &d, 5), -TIMERD_E_NOT_FOUND);
+        d.name = "bad name";
+        assert_int_equal(registry_deliver(f.r, &d, 5), -TIMERD_E_INVALID_NAME);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(registry_deliver(f.r, &d, 5), 0);
+        assert_int_equal(registry_check(f.r), 0);
+        assert_false(fx_get(&f, "x").pending);
+        assert_int_equal(registry_deliver(f.r, &d, 5), -EALREADY);
+        take(&f, FX_UID, NULL, 0, 5, 0);
+
+        /* Every run handed to session 5 ends when it closes. */
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 5)), 0);
+        assert_int_equal(stats(&f).running, 0);
+        assert_int_equal(fx_get(&f, "x").consecutive_expected_failures, 1);
+        fx_done(&f);
+}
+
+static void test_generation_overflow(void **state)
+{
+        struct registry_config c = {.first_generation = UINT64_MAX, .first_handle_generation = 1};
+        uint64_t g;
+        bool created;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, &c);
+        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_INTERVAL, 10), &g), 0);
+        assert_int_equal(g, UINT64_MAX);
+        assert_int_equal(fx_register(&f, "b", fx_decl(TIMERD_POLICY_INTERVAL, 10), NULL),
+                         -TIMERD_E_OVERFLOW);
+        assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION, "a",
+                                          fx_decl(TIMERD_POLICY_INTERVAL, 10), false, 0, true,
+                                          NULL),
+                         -TIMERD_E_OVERFLOW);
+        assert_int_equal(reconcile(&f, "b", fx_decl(TIMERD_POLICY_INTERVAL, 10),
+                                   TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+                         -TIMERD_E_OVERFLOW);
+        /* Reusing an existing claim needs no generation. */
+        assert_int_equal(reconcile(&f, "a", fx_decl(TIMERD_POLICY_INTERVAL, 10),
+                                   TIMERD_DESIRED_SCHEDULED, 0, &g, &created),
+                         0);
+        assert_int_equal(g, UINT64_MAX);
+        assert_false(created);
+        assert_int_equal(stats(&f).timers, 1);
+        assert_int_equal(fx_get(&f, "a").generation, UINT64_MAX);
+        fx_done(&f);
+}
+
+static void test_handle_generation_overflow(void **state)
+{
+        struct registry_config c = {.first_generation = 1,
+                                    .first_handle_generation = UINT64_MAX - 1};
+        struct td_reschedule_result rr;
+        uint64_t g, gb;
+        bool stale;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, &c);
+        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_WATCHDOG, 10), &g), 0);
+        assert_int_equal(f.kernel[MONO].generation, UINT64_MAX - 1);
+        /* Moving to another clock needs two handle generations; one is left. */
+        assert_int_equal(
+            fx_register_full(&f, FX_UID, FX_SESSION, "a",
+                             decl_at(TIMERD_POLICY_WATCHDOG, 10, TIMERD_CLOCK_BOOTTIME, 0), false,
+                             0, true, NULL),
+            -TIMERD_E_OVERFLOW);
+        assert_int_equal(fx_get(&f, "a").generation, g);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, FX_SESSION)),
+                         -TIMERD_E_OVERFLOW);
+        assert_int_equal(fx_register_at(&f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 1005, &gb), 0);
+        assert_int_equal(f.kernel[MONO].generation, UINT64_MAX);
+
+        /* None left: every mutating call fails and changes nothing. */
+        assert_int_equal(fx_register(&f, "c", fx_decl(TIMERD_POLICY_ONCE, 0), NULL),
+                         -TIMERD_E_OVERFLOW);
+        assert_int_equal(reconcile(&f, "a", fx_decl(TIMERD_POLICY_WATCHDOG, 10),
+                                   TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+                         -TIMERD_E_OVERFLOW);
+        assert_int_equal(fx_schedule(&f, fx_claim("b", gb), 5000), -TIMERD_E_OVERFLOW);
+        assert_int_equal(reschedule(&f, fx_claim("b", gb), false, 0, false, 0, &rr),
+                         -TIMERD_E_OVERFLOW);
+        assert_int_equal(fx_cancel(&f, fx_claim("a", g)), -TIMERD_E_OVERFLOW);
+        assert_int_equal(fx_kick(&f, fx_claim("a", g), NULL), -TIMERD_E_OVERFLOW);
+        assert_int_equal(fx_unregister(&f, fx_claim("a", g)), -TIMERD_E_OVERFLOW);
+        assert_int_equal(fx_apply(&f, registry_rearm(f.r, &f.now, MONO)), -TIMERD_E_OVERFLOW);
+        assert_int_equal(fx_apply(&f, registry_confirm_arm(f.r, &f.now, MONO, UINT64_MAX, -EIO)),
+                         -TIMERD_E_OVERFLOW);
+        /* A stale expiry is still recognised; a current one cannot re-arm. */
+        assert_int_equal(fx_apply(&f, registry_expire(f.r, &f.now, MONO, 3, &stale)), 0);
+        assert_true(stale);
+        fx_set_now(&f, MONO, 1005);
+        assert_int_equal(fx_apply(&f, registry_expire(f.r, &f.now, MONO, UINT64_MAX, &stale)),
+                         -TIMERD_E_OVERFLOW);
+        assert_false(stale);
+        assert_int_equal(fx_get(&f, "b").state, TIMERD_STATE_SCHEDULED);
+        assert_int_equal(stats(&f).timers, 2);
+        fx_done(&f);
+}
+
+static void test_deadline_overflow(void **state)
+{
+        const uint64_t max = UINT64_MAX;
+        struct td_dispatch d;
+        struct td_snapshot s;
+        uint64_t g;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, max - 10);
+        assert_int_equal(fx_register(&f, "w", fx_decl(TIMERD_POLICY_WATCHDOG, 100), NULL),
+                         -TIMERD_E_OVERFLOW);
+        assert_int_equal(reconcile(&f, "w", fx_decl(TIMERD_POLICY_WATCHDOG, 100),
+                                   TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
+                         -TIMERD_E_OVERFLOW);
+        assert_int_equal(registry_get(f.r, FX_UID, "w", &s), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(fx_register_at(&f, "w", fx_decl(TIMERD_POLICY_WATCHDOG, 100), max - 5, &g),
+                         0);
+        assert_int_equal(fx_kick(&f, fx_claim("w", g), NULL), -TIMERD_E_OVERFLOW);
+        assert_int_equal(fx_get(&f, "w").next_deadline_usec, max - 5);
+
+        /* Successors past the end of time fail the timer; nothing is dispatched. */
+        assert_int_equal(
+            fx_register_at(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 100), max - 8, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, max - 5), 0);
+        assert_int_equal(f.last.n_effects, 1);
+        assert_disarm(&f, 0, MONO);
+        assert_int_equal(fx_get(&f, "w").failure, TIMERD_FAILURE_OVERFLOW);
+        assert_int_equal(fx_get(&f, "iv").failure, TIMERD_FAILURE_OVERFLOW);
+        assert_int_equal(fx_get(&f, "iv").state, TIMERD_STATE_FAILED);
+        assert_int_equal(stats(&f).failed, 2);
+        fx_done(&f);
+
+        /* Missed periods beyond 2^64. */
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 0);
+        assert_int_equal(fx_register_at(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 1), 0, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, max), 0);
+        assert_int_equal(fx_get(&f, "iv").failure, TIMERD_FAILURE_OVERFLOW);
+        fx_done(&f);
+
+        /* completion + cadence past the end: the completion stands, the timer fails. */
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "ac", fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 100), NULL),
+                         0);
+        assert_int_equal(fx_advance(&f, MONO, 1100), 1);
+        d = *fx_dispatch(&f, 0);
+        fx_set_now(&f, MONO, max - 5);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        s = fx_get(&f, "ac");
+        assert_int_equal(s.runs, 1);
+        assert_int_equal(s.state, TIMERD_STATE_FAILED);
+        assert_int_equal(s.failure, TIMERD_FAILURE_OVERFLOW);
+        fx_done(&f);
+}
+
+static void test_duration_overflow(void **state)
+{
+        struct td_dispatch d;
+        struct td_snapshot s;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 100), NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 1100), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS,
+                                     TIMERD_DIRECTIVE_CONTINUE, UINT64_MAX - 1),
+                         0);
+        assert_int_equal(fx_advance(&f, MONO, 1200), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 5),
+            -TIMERD_E_OVERFLOW);
+        s = fx_get(&f, "iv");
+        assert_true(s.run_active);
+        assert_int_equal(s.runs, 1);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 1), 0);
+        assert_int_equal(fx_get(&f, "iv").total_duration_usec, UINT64_MAX);
+
+        /* A run ended by its session's close cannot be counted either: the timer fails. */
+        assert_int_equal(fx_advance(&f, MONO, 1300), 1);
+        assert_int_equal(take(&f, FX_UID, NULL, 0, 9, 1).run, 3);
+        fx_set_now(&f, MONO, 1310);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 9)), 0);
+        assert_disarm(&f, 0, MONO);
+        s = fx_get(&f, "iv");
+        assert_false(s.run_active);
+        assert_int_equal(s.failure, TIMERD_FAILURE_OVERFLOW);
+        assert_int_equal(s.runs, 2);
+        fx_done(&f);
+}
+
+static void test_limits(void **state)
+{
+        struct registry_config c = {.max_timers_per_owner = 2,
+                                    .max_timers = 3,
+                                    .first_generation = 1,
+                                    .first_handle_generation = 1};
+        struct td_declaration once = fx_decl(TIMERD_POLICY_ONCE, 0);
+        struct td_reconcile_args a = {
+            .caller = {.uid = 2, .session = 1},
+            .name = "r",
+            .declaration = once,
+            .desired = TIMERD_DESIRED_INACTIVE,
+        };
+        uint64_t g;
+        bool created;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, &c);
+        assert_int_equal(fx_register_full(&f, 1, 1, "a", once, false, 0, false, &g), 0);
+        assert_int_equal(fx_register_full(&f, 1, 1, "b", once, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 1, 1, "c", once, false, 0, false, NULL),
+                         -TIMERD_E_LIMIT_EXCEEDED);
+        assert_int_equal(fx_register_full(&f, 2, 1, "a", once, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 2, 1, "b", once, false, 0, false, NULL),
+                         -TIMERD_E_LIMIT_EXCEEDED);
+        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g, &created)),
+                         -TIMERD_E_LIMIT_EXCEEDED);
+        /* A replace does not count. */
+        assert_int_equal(fx_register_full(&f, 1, 1, "a", once, false, 0, true, &g), 0);
+        assert_int_equal(
+            fx_apply(&f, registry_unregister(
+                             f.r, &f.now,
+                             &(struct td_handle){.owner = 1, .name = "a", .generation = g})),
+            0);
+        assert_int_equal(fx_register_full(&f, 2, 1, "b", once, false, 0, false, NULL), 0);
+        assert_int_equal(stats(&f).timers, 3);
+        fx_done(&f);
+}
+
+static void test_list_and_get(void **state)
+{
+        static const uint32_t owners[] = {5, 2, 5, 2, 9};
+        static const char *const names[] = {"m", "z", "a", "b", "x"};
+        static const uint32_t sorted_owners[] = {2, 2, 5, 5, 9};
+        static const char *const sorted_names[] = {"b", "z", "a", "m", "x"};
+        struct td_snapshot *list, s;
+        long n;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        for (size_t i = 0; i < 5; i++)
+                assert_int_equal(fx_register_full(&f, owners[i], i + 1, names[i],
+                                                  fx_decl(TIMERD_POLICY_INTERVAL, 10 * (i + 1)),
+                                                  false, 0, false, NULL),
+                                 0);
+        n = registry_list(f.r, 0, true, &list);
+        assert_int_equal(n, 5);
+        for (size_t i = 0; i < 5; i++) {
+                assert_int_equal(list[i].owner, sorted_owners[i]);
+                assert_string_equal(list[i].name, sorted_names[i]);
+        }
+        free(list);
+        n = registry_list(f.r, 5, false, &list);
+        assert_int_equal(n, 2);
+        assert_string_equal(list[0].name, "a");
+        assert_string_equal(list[1].name, "m");
+        assert_int_equal(list[1].declaration.cadence_usec, 10);
+        free(list);
+        assert_int_equal(registry_list(f.r, 77, false, &list), 0);
+        assert_null(list);
+
+        assert_int_equal(registry_get(f.r, 2, "z", &s), 0);
+        assert_int_equal(s.session, 2);
+        assert_int_equal(registry_get(f.r, 2, "nope", &s), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(registry_get(f.r, 5, "z", &s), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(registry_get(f.r, 2, "", &s), -TIMERD_E_INVALID_NAME);
+        fx_done(&f);
+
+        fx_init(&f, NULL);
+        assert_int_equal(registry_list(f.r, 0, true, &list), 0);
+        assert_null(list);
+        fx_done(&f);
+}
+
+static void test_stats_counts(void **state)
+{
+        struct registry_stats st;
+        uint64_t g;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "idle", fx_decl(TIMERD_POLICY_ONCE, 0), NULL), 0);
+        assert_int_equal(fx_register(&f, "sched", fx_decl(TIMERD_POLICY_INTERVAL, 5000), NULL), 0);
+        assert_int_equal(fx_register(&f, "run", fx_decl(TIMERD_POLICY_INTERVAL, 100), NULL), 0);
+        assert_int_equal(fx_register(&f, "bad", fx_decl(TIMERD_POLICY_WATCHDOG, 100), &g), 0);
+        assert_int_equal(fx_advance(&f, MONO, 1100), 2);
+        assert_int_equal(fx_complete(&f, fx_token(fx_dispatch(&f, 0)),
+                                     TIMERD_OUTCOME_INVARIANT_FAILURE, TIMERD_DIRECTIVE_CONTINUE,
+                                     0),
+                         0);
+        st = stats(&f);
+        assert_int_equal(st.timers, 4);
+        assert_int_equal(st.scheduled, 1);
+        assert_int_equal(st.running, 1);
+        assert_int_equal(st.failed, 1);
+        assert_int_equal(st.pending, 1);
+        assert_int_equal(st.firings, 2);
+        fx_done(&f);
+}
+
+static void test_rearm_after_clock_set(void **state)
+{
+        uint64_t g;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register_at(&f, "wall",
+                                        decl_at(TIMERD_POLICY_ONCE, 0, TIMERD_CLOCK_REALTIME, 0),
+                                        5000, NULL),
+                         0);
+        g = f.kernel[TIMERD_CLOCK_REALTIME].generation;
+        assert_int_equal(fx_apply(&f, registry_rearm(f.r, &f.now, TIMERD_CLOCK_REALTIME)), 0);
+        assert_int_equal(f.last.n_effects, 1);
+        assert_arm(&f, 0, TIMERD_CLOCK_REALTIME, 5000);
+        assert_true(f.last.effects[0].arm.generation > g);
+        assert_int_equal(fx_apply(&f, registry_rearm(f.r, &f.now, TIMERD_CLOCK_BOOTTIME)), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_apply(&f, registry_rearm(f.r, &f.now, TIMERD_CLOCK_MAX)), -EINVAL);
+        fx_done(&f);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_name_valid),
+            cmocka_unit_test(test_new_rejects_bad_config),
+            cmocka_unit_test(test_register_rejects_bad_input),
+            cmocka_unit_test(test_register_generations_and_arms),
+            cmocka_unit_test(test_already_registered_and_replace),
+            cmocka_unit_test(test_replace_moves_transient_session),
+            cmocka_unit_test(test_once_life),
+            cmocka_unit_test(test_once_schedule_during_run),
+            cmocka_unit_test(test_after_completion_life),
+            cmocka_unit_test(test_watchdog_prearmed_and_kick),
+            cmocka_unit_test(test_interval_overruns_after_jump),
+            cmocka_unit_test(test_firing_during_run_never_queues),
+            cmocka_unit_test(test_interval_schedule_during_run),
+            cmocka_unit_test(test_wrong_policy),
+            cmocka_unit_test(test_stale_claims_and_tokens),
+            cmocka_unit_test(test_complete_outcomes_and_stop),
+            cmocka_unit_test(test_cancel),
+            cmocka_unit_test(test_reschedule),
+            cmocka_unit_test(test_reconcile_create_reuse_conflict),
+            cmocka_unit_test(test_reconcile_desired),
+            cmocka_unit_test(test_reconcile_during_run),
+            cmocka_unit_test(test_coalescing),
+            cmocka_unit_test(test_same_deadline_dispatch_order),
+            cmocka_unit_test(test_earliest_deadline_moves),
+            cmocka_unit_test(test_stale_expiry_dropped),
+            cmocka_unit_test(test_provider_binding_failure),
+            cmocka_unit_test(test_provider_failure_takes_coalesced_batch),
+            cmocka_unit_test(test_session_closed),
+            cmocka_unit_test(test_pending_firings),
+            cmocka_unit_test(test_generation_overflow),
+            cmocka_unit_test(test_handle_generation_overflow),
+            cmocka_unit_test(test_deadline_overflow),
+            cmocka_unit_test(test_duration_overflow),
+            cmocka_unit_test(test_limits),
+            cmocka_unit_test(test_list_and_get),
+            cmocka_unit_test(test_stats_counts),
+            cmocka_unit_test(test_rearm_after_clock_set),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
