@@ -64,7 +64,8 @@ static_assert(TIMERD_STATE_INACTIVE == 0 && TIMERD_STATE_SCHEDULED == 1 &&
               "journal format: state");
 static_assert(TIMERD_FAILURE_NONE == 0 && TIMERD_FAILURE_INVARIANT == 1 &&
                   TIMERD_FAILURE_PROVIDER_BINDING == 2 && TIMERD_FAILURE_OVERFLOW == 3 &&
-                  TIMERD_FAILURE_MAX == 4,
+                  TIMERD_FAILURE_TARGET_GONE == 4 && TIMERD_FAILURE_SIGNAL_REFUSED == 5 &&
+                  TIMERD_FAILURE_MAX == 6,
               "journal format: failure");
 static_assert(TIMERD_OUTCOME_NONE == 0 && TIMERD_OUTCOME_SUCCESS == 1 &&
                   TIMERD_OUTCOME_EXPECTED_FAILURE == 2 && TIMERD_OUTCOME_INVARIANT_FAILURE == 3 &&

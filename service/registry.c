@@ -209,9 +209,9 @@ static int declaration_validate(const struct td_declaration *d)
             d->lifetime < 0 || d->lifetime >= TIMERD_LIFETIME_MAX || d->delivery < 0 ||
             d->delivery >= TIMERD_DELIVERY_MAX)
                 return -TIMERD_E_INVALID_PARAMETER;
-        /* The only place deliveries are gated: signal needs pidfd delivery in the service. */
-        if (d->delivery == TIMERD_DELIVERY_SIGNAL)
-                return -TIMERD_E_UNSUPPORTED;
+        /* A signal number only with signal delivery; the runtime checks it is a real one. */
+        if (d->delivery == TIMERD_DELIVERY_SIGNAL ? d->signo <= 0 : d->signo != 0)
+                return -TIMERD_E_INVALID_PARAMETER;
         if (d->policy == TIMERD_POLICY_ONCE ? d->cadence_usec != 0 : d->cadence_usec == 0)
                 return -TIMERD_E_INVALID_SCHEDULE;
         return 0;
@@ -221,7 +221,7 @@ static bool declaration_equal(const struct td_declaration *a, const struct td_de
 {
         return a->policy == b->policy && a->cadence_usec == b->cadence_usec &&
                a->clock == b->clock && a->lifetime == b->lifetime && a->delivery == b->delivery &&
-               a->accuracy_usec == b->accuracy_usec;
+               a->accuracy_usec == b->accuracy_usec && a->signo == b->signo;
 }
 
 /* Once and after-completion timers leave the queue while a run is active; the others stay. */
@@ -923,6 +923,25 @@ struct td_transition registry_unregister(struct registry *r, const struct td_now
         if (e < 0)
                 return transition_failed(r, e);
         timer_destroy(r, t);
+        return transition_sync(r);
+}
+
+struct td_transition registry_fail(struct registry *r, const struct td_now *now,
+                                   const struct td_handle *h, enum timerd_failure failure)
+{
+        struct timer *t;
+        int e;
+
+        (void)now;
+        effects_begin(r);
+        if (failure <= TIMERD_FAILURE_NONE || failure >= TIMERD_FAILURE_MAX)
+                return transition_failed(r, -TIMERD_E_INVALID_PARAMETER);
+        e = handle_resolve(r, h, &t);
+        if (e >= 0)
+                e = handle_generations_check(r, 1);
+        if (e < 0)
+                return transition_failed(r, e);
+        timer_fail(r, t, failure);
         return transition_sync(r);
 }
 

@@ -57,6 +57,7 @@ struct td_declaration {
         enum timerd_lifetime lifetime;
         enum timerd_delivery delivery;
         uint64_t accuracy_usec; /* coalescing window: may fire in [deadline, deadline+accuracy] */
+        int signo;              /* delivery signal: the signal sent (> 0); otherwise 0 */
 };
 
 /* Who asks: the owner uid, and the session (connection) that transient timers and runs bind to. */
@@ -220,6 +221,14 @@ struct td_transition registry_cancel(struct registry *r, const struct td_now *no
 /* Watchdogs only: push the deadline to now + cadence. */
 struct td_transition registry_kick(struct registry *r, const struct td_now *now,
                                    const struct td_handle *h, uint64_t *ret_deadline_usec);
+
+/*
+ * The runtime could not deliver what the timer promises (a signal whose target process is gone):
+ * the timer goes failed with `failure` and leaves the queue. Its claim stays valid, so the owner
+ * can see why and reschedule it.
+ */
+struct td_transition registry_fail(struct registry *r, const struct td_now *now,
+                                   const struct td_handle *h, enum timerd_failure failure);
 
 /* Remove the timer; its claims, run tokens and pending firing expire. Takes the claim itself: a
  * run token (run > 0) is -TIMERD_E_INVALID_PARAMETER. */

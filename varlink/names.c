@@ -104,6 +104,8 @@ static const char *const failure_names[] = {
     [TIMERD_FAILURE_INVARIANT] = "invariant",
     [TIMERD_FAILURE_PROVIDER_BINDING] = "provider_binding",
     [TIMERD_FAILURE_OVERFLOW] = "overflow",
+    [TIMERD_FAILURE_TARGET_GONE] = "target_gone",
+    [TIMERD_FAILURE_SIGNAL_REFUSED] = "signal_refused",
 };
 DEFINE_NAME_LOOKUP(failure, enum timerd_failure, failure_names, TIMERD_FAILURE_MAX)
 

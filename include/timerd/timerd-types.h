@@ -74,6 +74,8 @@ enum timerd_failure {
         TIMERD_FAILURE_INVARIANT,        /* a run completed with invariant-failure */
         TIMERD_FAILURE_PROVIDER_BINDING, /* the kernel timer could not be armed */
         TIMERD_FAILURE_OVERFLOW,         /* a deadline or counter would overflow */
+        TIMERD_FAILURE_TARGET_GONE,      /* the process a signal was for has exited */
+        TIMERD_FAILURE_SIGNAL_REFUSED,   /* the kernel refused the signal (EPERM) */
         TIMERD_FAILURE_MAX,
         TIMERD_FAILURE_INVALID = -1,
 };

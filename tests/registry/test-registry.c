@@ -144,8 +144,12 @@ static void test_register_rejects_bad_input(void **state)
         d = fx_decl(TIMERD_POLICY_INTERVAL, 1);
         d.delivery = TIMERD_DELIVERY_INVALID;
         assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
-        d.delivery = TIMERD_DELIVERY_SIGNAL;
-        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_UNSUPPORTED);
+        d.delivery = TIMERD_DELIVERY_SIGNAL; /* needs a signal number */
+        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        d.delivery = TIMERD_DELIVERY_NOTIFY; /* takes none */
+        d.signo = 10;
+        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        d.signo = 0;
         assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 5), NULL),
                          -TIMERD_E_INVALID_SCHEDULE);
         for (enum timerd_policy p = TIMERD_POLICY_AFTER_COMPLETION; p < TIMERD_POLICY_MAX; p++)
@@ -828,7 +832,7 @@ static void test_reconcile_create_reuse_conflict(void **state)
         other = d;
         other.delivery = TIMERD_DELIVERY_SIGNAL;
         assert_int_equal(reconcile(&f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
-                         -TIMERD_E_UNSUPPORTED);
+                         -TIMERD_E_INVALID_PARAMETER);
         a = (struct td_reconcile_args){.name = "a", .declaration = d};
         assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g2, &created)), -EINVAL);
         fx_done(&f);
