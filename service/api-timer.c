@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service/api.h"
+#include "service/events.h"
+#include "service/peer.h"
+#include "service/service.h"
+#include "varlink/names.h"
+
+static bool clock_is_alarm(enum timerd_clock c)
+{
+        return c == TIMERD_CLOCK_BOOTTIME_ALARM || c == TIMERD_CLOCK_REALTIME_ALARM;
+}
+
+/* Name what a core failure was about, as its reply should say. */
+static int core_failure(struct service *s, struct param_error *err, int failure, uint32_t owner,
+                        const char *name)
+{
+        struct td_snapshot t;
+        bool known = name && registry_get(s->registry, owner, name, &t) == 0;
+
+        switch (-failure) {
+        case TIMERD_E_WRONG_POLICY:
+                return params_fail(err, failure, name,
+                                   known ? vl_policy_to_string(t.declaration.policy) : "", 0);
+        case TIMERD_E_ALREADY_REGISTERED:
+                return params_fail(err, failure, name, NULL, known ? t.generation : 0);
+        case TIMERD_E_INVALID_SCHEDULE:
+                return params_fail(err, failure, name,
+                                   "cadence must be > 0, and 0 for once; a deadline must be set",
+                                   0);
+        case TIMERD_E_OVERFLOW:
+                return params_fail(err, failure, name, "a deadline or counter", 0);
+        case TIMERD_E_UNSUPPORTED:
+                return params_fail(err, failure, name, "delivery", 0);
+        case TIMERD_E_LIMIT_EXCEEDED:
+                return params_fail(err, failure, name, "timers_per_owner",
+                                   s->config.max_timers_per_owner);
+        default:
+                return params_fail(err, failure, name, NULL, 0);
+        }
+}
+
+/* After applying: a timer whose kernel timer could not be armed failed the call that armed it. */
+static int check_binding(struct service *s, struct param_error *err, uint32_t owner,
+                         const char *name)
+{
+        struct td_snapshot t;
+        if (registry_get(s->registry, owner, name, &t) == 0 && t.state == TIMERD_STATE_FAILED &&
+            t.failure == TIMERD_FAILURE_PROVIDER_BINDING)
+                return params_fail(err, -TIMERD_E_PROVIDER_BINDING_FAILED, name, NULL, 0);
+        return 0;
+}
+
+/* Apply t; its failure, or a binding failure it caused, fills err. */
+static int run_transition(struct service *s, const struct td_now *now, struct td_transition t,
+                          struct param_error *err, uint32_t owner, const char *name)
+{
+        if (t.failure < 0) {
+                int failure = t.failure;
+                service_apply(s, now, t);
+                return core_failure(s, err, failure, owner, name);
+        }
+        service_apply(s, now, t);
+        return check_binding(s, err, owner, name);
+}
+
+static json_object *claim_json(const char *name, uint64_t generation)
+{
+        json_object *c = json_object_new_object();
+        vl_add_string(c, "name", name);
+        vl_add_u64(c, "generation", generation);
+        return c;
+}
+
+/* What the declaration needs from the service and the caller: an alarm clock needs
+ * CAP_WAKE_ALARM; a signal needs the caller's process pinned by a pidfd, the only target. */
+static int check_means(struct service *s, const struct peer *p, const struct td_declaration *d,
+                       struct param_error *err)
+{
+        if (clock_is_alarm(d->clock) && !s->alarm_clocks)
+                return params_fail(err, -TIMERD_E_CLOCK_UNAVAILABLE, NULL,
+                                   vl_clock_to_string(d->clock), 0);
+        if (d->delivery == TIMERD_DELIVERY_SIGNAL && p->pidfd < 0)
+                return params_fail(err, -TIMERD_E_UNSUPPORTED, NULL,
+                                   "signal delivery: the calling process is unknown", 0);
+        return 0;
+}
+
+static int do_register(struct service *s, struct peer *p, json_object *params,
+                       const struct td_now *now, json_object **reply, struct param_error *err)
+{
+        struct td_register_args a = {.caller = {.session = p->session}};
+        uint64_t generation;
+        int r;
+
+        if ((r = params_owner(params, p->uid, &a.caller.uid, err)) < 0 ||
+            (r = params_name(params, "name", false, &a.name, err)) < 0 ||
+            (r = params_declaration(params, &a.declaration, err)) < 0 ||
+            (r = check_means(s, p, &a.declaration, err)) < 0)
+                return r;
+        if (vl_get_bool(params, "replace", &a.replace) == -EINVAL)
+                return params_invalid(err, "replace");
+        r = params_when(params, "start_usec", now->usec[a.declaration.clock], &a.start_usec, err);
+        if (r < 0)
+                return r;
+        a.has_start = r > 0;
+
+        r = run_transition(s, now, registry_register(s->registry, now, &a, &generation), err,
+                           a.caller.uid, a.name);
+        if (r < 0)
+                return r;
+        *reply = json_object_new_object();
+        vl_add_object(*reply, "claim", claim_json(a.name, generation));
+        events_publish(s, EVENT_REGISTERED, a.caller.uid, a.name, 0);
+        return 0;
+}
+
+static int do_reconcile(struct service *s, struct peer *p, json_object *params,
+                        const struct td_now *now, json_object **reply, struct param_error *err)
+{
+        struct td_reconcile_args a = {.caller = {.session = p->session}};
+        const char *desired;
+        uint64_t generation;
+        bool created;
+        int r;
+
+        if ((r = params_owner(params, p->uid, &a.caller.uid, err)) < 0 ||
+            (r = params_name(params, "name", false, &a.name, err)) < 0 ||
+            (r = params_declaration(params, &a.declaration, err)) < 0 ||
+            (r = check_means(s, p, &a.declaration, err)) < 0)
+                return r;
+        if (params_string(params, "desired", "desired", &desired, err) <= 0 ||
+            (int)(a.desired = vl_desired_from_string(desired)) < 0)
+                return params_invalid(err, "desired");
+        r = params_when(params, "deadline_usec", now->usec[a.declaration.clock], &a.deadline_usec,
+                        err);
+        if (r < 0)
+                return r;
+        if (a.desired == TIMERD_DESIRED_EXACT && r == 0)
+                return params_invalid(err, "deadline_usec");
+
+        r = run_transition(s, now, registry_reconcile(s->registry, now, &a, &generation, &created),
+                           err, a.caller.uid, a.name);
+        if (r < 0)
+                return r;
+        *reply = json_object_new_object();
+        vl_add_object(*reply, "claim", claim_json(a.name, generation));
+        vl_add_bool(*reply, "created", created);
+        events_publish(s, EVENT_RECONCILED, a.caller.uid, a.name, 0);
+        return 0;
+}
+
+/* The handle of a control call, and the clock of its timer (for relative times). */
+static int control_handle(struct service *s, struct peer *p, json_object *params, bool allow_token,
+                          struct td_handle *h, enum timerd_clock *ret_clock,
+                          struct param_error *err)
+{
+        struct td_snapshot t;
+        uint32_t owner;
+        int r;
+
+        if ((r = params_owner(params, p->uid, &owner, err)) < 0 ||
+            (r = params_handle(params, owner, allow_token, h, err)) < 0)
+                return r;
+        r = registry_get(s->registry, owner, h->name, &t);
+        if (r < 0)
+                return params_fail(err, r, h->name, NULL, 0);
+        *ret_clock = t.declaration.clock;
+        return 0;
+}
+
+static int do_schedule(struct service *s, struct peer *p, json_object *params,
+                       const struct td_now *now, json_object **reply, struct param_error *err)
+{
+        struct td_handle h;
+        enum timerd_clock clock;
+        uint64_t deadline;
+        int r;
+
+        if ((r = control_handle(s, p, params, true, &h, &clock, err)) < 0)
+                return r;
+        r = params_when(params, "deadline_usec", now->usec[clock], &deadline, err);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return params_invalid(err, "deadline_usec");
+        r = run_transition(s, now, registry_schedule(s->registry, now, &h, deadline), err, h.owner,
+                           h.name);
+        if (r < 0)
+                return r;
+        *reply = json_object_new_object();
+        events_publish(s, EVENT_SCHEDULED, h.owner, h.name, 0);
+        return 0;
+}
+
+static int do_reschedule(struct service *s, struct peer *p, json_object *params,
+                         const struct td_now *now, json_object **reply, struct param_error *err)
+{
+        struct td_reschedule_result previous;
+        struct td_handle h;
+        enum timerd_clock clock;
+        uint64_t deadline = 0, cadence = 0;
+        int r;
+
+        if ((r = control_handle(s, p, params, true, &h, &clock, err)) < 0)
+                return r;
+        int has_deadline = params_when(params, "deadline_usec", now->usec[clock], &deadline, err);
+        if (has_deadline < 0)
+                return has_deadline;
+        r = vl_get_u64(params, "cadence_usec", &cadence);
+        if (r < 0 && r != -ENOENT)
+                return params_invalid(err, "cadence_usec");
+        r = run_transition(s, now,
+                           registry_reschedule(s->registry, now, &h, has_deadline > 0, deadline,
+                                               r == 0, cadence, &previous),
+                           err, h.owner, h.name);
+        if (r < 0)
+                return r;
+        *reply = json_object_new_object();
+        vl_add_u64(*reply, "remaining_usec", previous.previous_remaining_usec);
+        vl_add_u64(*reply, "cadence_usec", previous.previous_cadence_usec);
+        events_publish(s, EVENT_RESCHEDULED, h.owner, h.name, 0);
+        return 0;
+}
+
+/* A control call that takes nothing but its handle. */
+typedef struct td_transition (*handle_op_fn)(struct registry *r, const struct td_now *now,
+                                             const struct td_handle *h);
+
+static int control_simple(struct service *s, struct peer *p, json_object *params,
+                          const struct td_now *now, json_object **reply, struct param_error *err,
+                          handle_op_fn op, bool allow_token, enum event_kind event)
+{
+        struct td_handle h;
+        enum timerd_clock clock;
+        int r;
+
+        if ((r = control_handle(s, p, params, allow_token, &h, &clock, err)) < 0)
+                return r;
+        r = run_transition(s, now, op(s->registry, now, &h), err, h.owner, h.name);
+        if (r < 0)
+                return r;
+        *reply = json_object_new_object();
+        events_publish(s, event, h.owner, h.name, 0);
+        return 0;
+}
+
+static int do_cancel(struct service *s, struct peer *p, json_object *params,
+                     const struct td_now *now, json_object **reply, struct param_error *err)
+{
+        return control_simple(s, p, params, now, reply, err, registry_cancel, true,
+                              EVENT_CANCELLED);
+}
+
+static int do_unregister(struct service *s, struct peer *p, json_object *params,
+                         const struct td_now *now, json_object **reply, struct param_error *err)
+{
+        /* A run token is a delegated claim for the run's duration, not authority to remove. */
+        return control_simple(s, p, params, now, reply, err, registry_unregister, false,
+                              EVENT_UNREGISTERED);
+}
+
+static int do_kick(struct service *s, struct peer *p, json_object *params, const struct td_now *now,
+                   json_object **reply, struct param_error *err)
+{
+        struct td_handle h;
+        enum timerd_clock clock;
+        uint64_t next;
+        int r;
+
+        if ((r = control_handle(s, p, params, true, &h, &clock, err)) < 0)
+                return r;
+        r = run_transition(s, now, registry_kick(s->registry, now, &h, &next), err, h.owner,
+                           h.name);
+        if (r < 0)
+                return r;
+        *reply = json_object_new_object();
+        vl_add_u64(*reply, "next_usec", next);
+        events_publish(s, EVENT_KICKED, h.owner, h.name, 0);
+        return 0;
+}
+
+static int do_complete(struct service *s, struct peer *p, json_object *params,
+                       const struct td_now *now, json_object **reply, struct param_error *err)
+{
+        enum timerd_outcome outcome;
+        enum timerd_directive directive = TIMERD_DIRECTIVE_CONTINUE;
+        struct td_handle h;
+        uint32_t owner;
+        const char *v;
+        uint64_t duration = 0;
+        int r;
+
+        if ((r = params_owner(params, p->uid, &owner, err)) < 0 ||
+            (r = params_token(params, owner, &h, err)) < 0)
+                return r;
+        if (params_string(params, "outcome", "outcome", &v, err) <= 0 ||
+            (int)(outcome = vl_outcome_from_string(v)) <= (int)TIMERD_OUTCOME_NONE)
+                return params_invalid(err, "outcome");
+        r = params_string(params, "directive", "directive", &v, err);
+        if (r < 0 || (r > 0 && (int)(directive = vl_directive_from_string(v)) < 0))
+                return params_invalid(err, "directive");
+        r = vl_get_u64(params, "duration_usec", &duration);
+        if (r < 0 && r != -ENOENT)
+                return params_invalid(err, "duration_usec");
+        r = run_transition(s, now,
+                           registry_complete(s->registry, now, &h, outcome, directive, duration),
+                           err, h.owner, h.name);
+        if (r < 0)
+                return r;
+        *reply = json_object_new_object();
+        events_publish(s, EVENT_COMPLETED, h.owner, h.name, h.run);
+        return 0;
+}
+
+static void add_optional(json_object *o, const char *field, bool has, uint64_t v)
+{
+        if (has)
+                vl_add_u64(o, field, v);
+}
+
+json_object *api_timer_json(const struct td_snapshot *t, const struct td_now *now)
+{
+        json_object *o = json_object_new_object();
+        json_object *d = json_object_new_object();
+        const struct td_declaration *decl = &t->declaration;
+        uint64_t clock_now = now->usec[decl->clock];
+
+        if (!o || !d) {
+                json_object_put(o);
+                json_object_put(d);
+                return NULL;
+        }
+        vl_add_string(d, "policy", vl_policy_to_string(decl->policy));
+        vl_add_u64(d, "cadence_usec", decl->cadence_usec);
+        vl_add_string(d, "clock", vl_clock_to_string(decl->clock));
+        vl_add_string(d, "lifetime", vl_lifetime_to_string(decl->lifetime));
+        vl_add_string(d, "delivery", vl_delivery_to_string(decl->delivery));
+        vl_add_u64(d, "accuracy_usec", decl->accuracy_usec);
+        if (decl->delivery == TIMERD_DELIVERY_SIGNAL)
+                vl_add_u64(d, "signal", (uint64_t)decl->signo);
+
+        vl_add_u64(o, "owner", t->owner);
+        vl_add_string(o, "name", t->name);
+        vl_add_object(o, "declaration", d);
+        vl_add_u64(o, "generation", t->generation);
+        vl_add_string(o, "state", vl_state_to_string(t->state));
+        if (t->failure != TIMERD_FAILURE_NONE)
+                vl_add_string(o, "failure", vl_failure_to_string(t->failure));
+        add_optional(o, "next_usec", t->has_deadline, t->next_deadline_usec);
+        add_optional(o, "remaining_usec", t->has_deadline,
+                     t->next_deadline_usec > clock_now ? t->next_deadline_usec - clock_now : 0);
+        vl_add_u64(o, "run", t->run);
+        vl_add_bool(o, "run_active", t->run_active);
+        vl_add_bool(o, "pending", t->pending);
+        vl_add_u64(o, "runs", t->runs);
+        vl_add_u64(o, "consecutive_expected_failures", t->consecutive_expected_failures);
+        vl_add_u64(o, "overruns", t->overruns);
+        add_optional(o, "last_start_usec", t->has_last_start, t->last_start_usec);
+        add_optional(o, "last_finish_usec", t->has_last_finish, t->last_finish_usec);
+        if (t->last_outcome != TIMERD_OUTCOME_NONE)
+                vl_add_string(o, "last_outcome", vl_outcome_to_string(t->last_outcome));
+        vl_add_u64(o, "last_duration_usec", t->last_duration_usec);
+        vl_add_u64(o, "total_duration_usec", t->total_duration_usec);
+        return o;
+}
+
+static int do_get(struct service *s, struct peer *p, json_object *params, const struct td_now *now,
+                  json_object **reply, struct param_error *err)
+{
+        struct td_snapshot t;
+        const char *name;
+        uint32_t owner;
+        int r;
+
+        if ((r = params_owner(params, p->uid, &owner, err)) < 0 ||
+            (r = params_name(params, "name", false, &name, err)) < 0)
+                return r;
+        r = registry_get(s->registry, owner, name, &t);
+        if (r < 0)
+                return params_fail(err, r, name, NULL, 0);
+        *reply = json_object_new_object();
+        vl_add_object(*reply, "timer", api_timer_json(&t, now));
+        return 0;
+}
+
+static int do_list(struct service *s, struct peer *p, json_object *params, const struct td_now *now,
+                   json_object **reply, struct param_error *err)
+{
+        struct td_snapshot *timers;
+        uint32_t owner;
+        bool all = false;
+        int r;
+
+        if ((r = params_owner(params, p->uid, &owner, err)) < 0)
+                return r;
+        if (vl_get_bool(params, "all", &all) == -EINVAL)
+                return params_invalid(err, "all");
+        if (all && p->uid != 0)
+                return params_fail(err, -TIMERD_E_PERMISSION_DENIED, NULL, NULL, 0);
+        long n = registry_list(s->registry, owner, all, &timers);
+        if (n < 0)
+                return params_fail(err, -TIMERD_E_BUSY, NULL, NULL, 0);
+        json_object *array = json_object_new_array_ext((int)(n < 1 ? 1 : n));
+        for (long i = 0; array && i < n; i++)
+                json_object_array_add(array, api_timer_json(&timers[i], now));
+        free(timers);
+        *reply = json_object_new_object();
+        vl_add_object(*reply, "timers", array);
+        return 0;
+}
+
+typedef int (*timer_method_fn)(struct service *s, struct peer *p, json_object *params,
+                               const struct td_now *now, json_object **reply,
+                               struct param_error *err);
+
+static const struct {
+        const char *method;
+        timer_method_fn fn;
+} timer_methods[] = {
+    {"io.timerd.Timer.Register", do_register},
+    {"io.timerd.Timer.Reconcile", do_reconcile},
+    {"io.timerd.Timer.Schedule", do_schedule},
+    {"io.timerd.Timer.Reschedule", do_reschedule},
+    {"io.timerd.Timer.Cancel", do_cancel},
+    {"io.timerd.Timer.Kick", do_kick},
+    {"io.timerd.Timer.Unregister", do_unregister},
+    {"io.timerd.Timer.Get", do_get},
+    {"io.timerd.Timer.List", do_list},
+    {"io.timerd.Timer.Complete", do_complete},
+};
+
+bool api_timer_call(struct service *s, struct peer *p, const char *method, json_object *params)
+{
+        for (size_t i = 0; i < sizeof(timer_methods) / sizeof(timer_methods[0]); i++) {
+                if (strcmp(method, timer_methods[i].method) != 0)
+                        continue;
+                struct param_error err = {0};
+                json_object *reply = NULL;
+                struct td_now now;
+
+                if (service_now(s, &now) < 0) {
+                        service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
+                        return true;
+                }
+                if (timer_methods[i].fn(s, p, params, &now, &reply, &err) < 0)
+                        api_fail(s, p, &err);
+                else
+                        service_reply(s, p, reply, false);
+                return true;
+        }
+        return false;
+}

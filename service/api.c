@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "service/api.h"
+
+#include <inttypes.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "service/clock.h"
+#include "service/events.h"
+#include "service/log.h"
+#include "service/peer.h"
+#include "service/service.h"
+#include "varlink/idl.h"
+#include "varlink/names.h"
+
+void api_fail(struct service *s, struct peer *p, const struct param_error *err)
+{
+        service_error(s, p, err->error, params_error_json(err));
+}
+
+static void get_info(struct service *s, struct peer *p)
+{
+        json_object *o = json_object_new_object();
+        json_object *interfaces = json_object_new_array();
+
+        if (!o || !interfaces) {
+                json_object_put(o);
+                json_object_put(interfaces);
+                service_drop_peer(s, p);
+                return;
+        }
+        vl_add_string(o, "vendor", "timerd");
+        vl_add_string(o, "product", "timerd");
+        vl_add_string(o, "version", TIMERD_VERSION);
+        vl_add_string(o, "url", "https://github.com/timerd/timerd");
+        for (const char *const *i = vl_idl_interfaces; *i; i++)
+                json_object_array_add(interfaces, json_object_new_string(*i));
+        vl_add_object(o, "interfaces", interfaces);
+        service_reply(s, p, o, false);
+}
+
+static void get_interface_description(struct service *s, struct peer *p, json_object *params)
+{
+        const char *name;
+        if (vl_get_string(params, "interface", &name) < 0) {
+                struct param_error err;
+                params_invalid(&err, "interface");
+                api_fail(s, p, &err);
+                return;
+        }
+        const char *text = vl_idl_lookup(name);
+        if (!text) {
+                json_object *e = json_object_new_object();
+                vl_add_string(e, "interface", name);
+                service_error(s, p, TIMERD_E_INTERFACE_NOT_FOUND, e);
+                return;
+        }
+        json_object *o = json_object_new_object();
+        vl_add_string(o, "description", text);
+        service_reply(s, p, o, false);
+}
+
+static void status(struct service *s, struct peer *p)
+{
+        struct registry_stats rs;
+        struct loop_stats ls;
+        uint64_t now = 0;
+
+        registry_get_stats(s->registry, &rs);
+        loop_get_stats(s->loop, &ls);
+        (void)clock_read(TIMERD_CLOCK_MONOTONIC, &now);
+
+        json_object *o = json_object_new_object();
+        json_object *lateness = json_object_new_object();
+        if (!o || !lateness) {
+                json_object_put(o);
+                json_object_put(lateness);
+                service_drop_peer(s, p);
+                return;
+        }
+        vl_add_string(o, "epoch", s->epoch);
+        vl_add_string(o, "version", TIMERD_VERSION);
+        vl_add_string(o, "backend", loop_backend_to_string(loop_backend(s->loop)));
+        vl_add_string(o, "backend_reason", s->backend_reason);
+        vl_add_u64(o, "pid", (uint64_t)getpid());
+        vl_add_u64(o, "uptime_usec", now > s->started_usec ? now - s->started_usec : 0);
+        vl_add_u64(o, "timers", rs.timers);
+        vl_add_u64(o, "scheduled", rs.scheduled);
+        vl_add_u64(o, "running", rs.running);
+        vl_add_u64(o, "failed", rs.failed);
+        vl_add_u64(o, "pending", rs.pending);
+        vl_add_u64(o, "connections", s->n_peers);
+        vl_add_u64(o, "waiters", api_waiters(s));
+        vl_add_u64(o, "clock_changes", s->clock_changes);
+        vl_add_u64(o, "iterations", s->metrics.iterations);
+        vl_add_u64(o, "wakeups", ls.wakeups);
+        vl_add_u64(o, "firings", s->metrics.firings);
+        vl_add_u64(o, "overruns", rs.overruns);
+        vl_add_u64(o, "stale_expiries", rs.stale_expiries + s->stale_wakeups);
+        vl_add_u64(o, "signals_sent", s->signals.sent);
+        vl_add_u64(o, "signals_failed", s->signals.target_gone + s->signals.refused);
+        vl_add_u64(o, "slowest_iteration_usec", s->metrics.slowest_iteration_usec);
+        vl_add_u64(lateness, "samples", s->metrics.lateness.samples);
+        vl_add_u64(lateness, "p50_usec", lateness_percentile(&s->metrics.lateness, 500));
+        vl_add_u64(lateness, "p99_usec", lateness_percentile(&s->metrics.lateness, 990));
+        vl_add_u64(lateness, "max_usec", s->metrics.lateness.max_usec);
+        vl_add_object(o, "lateness", lateness);
+        vl_add_string(o, "store", "memory");
+        service_reply(s, p, o, false);
+}
+
+static void unknown_method(struct service *s, struct peer *p, const char *method)
+{
+        char interface[256];
+        json_object *e = json_object_new_object();
+
+        if (vl_method_interface(method, interface, sizeof(interface)) < 0 ||
+            !vl_idl_lookup(interface)) {
+                vl_add_string(e, "interface",
+                              vl_method_interface(method, interface, sizeof(interface)) < 0
+                                  ? method
+                                  : interface);
+                service_error(s, p, TIMERD_E_INTERFACE_NOT_FOUND, e);
+                return;
+        }
+        vl_add_string(e, "method", method);
+        service_error(s, p, TIMERD_E_METHOD_NOT_FOUND, e);
+}
+
+void api_handle_call(struct service *s, struct peer *p, const struct vl_call *call)
+{
+        const char *m = call->method;
+
+        log_debug("uid %u session %" PRIu64 ": %s", (unsigned)p->uid, p->session, m);
+        if (strcmp(m, "org.varlink.service.GetInfo") == 0)
+                get_info(s, p);
+        else if (strcmp(m, "org.varlink.service.GetInterfaceDescription") == 0)
+                get_interface_description(s, p, call->parameters);
+        else if (strcmp(m, "io.timerd.Service.Status") == 0)
+                status(s, p);
+        else if (strcmp(m, "io.timerd.Service.Subscribe") == 0)
+                events_subscribe(s, p, call->parameters);
+        else if (strcmp(m, "io.timerd.Timer.Wait") == 0)
+                api_wait(s, p, call->parameters);
+        else if (strcmp(m, "io.timerd.Timer.Sleep") == 0)
+                api_sleep(s, p, call->parameters);
+        else if (strcmp(m, "io.timerd.Timer.Finish") == 0)
+                api_finish(s, p, call->parameters);
+        else if (strcmp(m, "io.timerd.Timer.Resume") == 0)
+                api_resume(s, p, call->parameters);
+        else if (!api_timer_call(s, p, m, call->parameters))
+                unknown_method(s, p, m);
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The service's settings: defaults, then the environment, then the command line. */
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct config {
+        char socket_path[108]; /* sun_path size */
+        char state_dir[4096];
+        char backend[16]; /* auto | io_uring | timerfd */
+        char user[256];   /* switch to this user at start (root only); "": stay */
+        int log_level;
+        size_t max_message; /* bytes of one request */
+        int max_depth;      /* JSON nesting of one request */
+        size_t max_output;  /* bytes buffered for one connection before it is dropped */
+        uint32_t max_connections;
+        uint32_t max_timers;
+        uint32_t max_timers_per_owner;
+        uint32_t max_intents; /* requests handled per loop iteration */
+        uint64_t shutdown_grace_usec;
+};
+
+void config_defaults(struct config *c);
+
+enum config_parse_result {
+        CONFIG_RUN,
+        CONFIG_EXIT_OK,    /* --help, --version */
+        CONFIG_EXIT_USAGE, /* a bad argument; already reported */
+};
+
+/* Apply $TIMERD_SOCKET and argv on top of what c holds. */
+enum config_parse_result config_parse_args(struct config *c, int argc, char **argv);

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "service/events.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "service/clock.h"
+#include "service/peer.h"
+#include "service/service.h"
+#include "varlink/names.h"
+
+static const char *const kind_names[EVENT_KIND_MAX] = {
+    [EVENT_REGISTERED] = "registered",     [EVENT_RECONCILED] = "reconciled",
+    [EVENT_SCHEDULED] = "scheduled",       [EVENT_RESCHEDULED] = "rescheduled",
+    [EVENT_CANCELLED] = "cancelled",       [EVENT_KICKED] = "kicked",
+    [EVENT_UNREGISTERED] = "unregistered", [EVENT_FIRED] = "fired",
+    [EVENT_COMPLETED] = "completed",       [EVENT_REMOVED] = "removed",
+};
+
+void events_subscribe(struct service *s, struct peer *p, json_object *params)
+{
+        bool all = false;
+
+        if (!p->call_more) {
+                service_error(s, p, TIMERD_E_EXPECTED_MORE, NULL);
+                return;
+        }
+        if (vl_get_bool(params, "all", &all) == -EINVAL) {
+                json_object *e = json_object_new_object();
+                vl_add_string(e, "parameter", "all");
+                service_error(s, p, TIMERD_E_INVALID_PARAMETER, e);
+                return;
+        }
+        if (all && p->uid != 0) {
+                service_error(s, p, TIMERD_E_PERMISSION_DENIED, NULL);
+                return;
+        }
+        p->subscriber = true;
+        p->subscribe_all = all;
+        s->n_subscribers++;
+}
+
+void events_unsubscribe(struct service *s, struct peer *p)
+{
+        if (!p->subscriber)
+                return;
+        p->subscriber = false;
+        s->n_subscribers--;
+}
+
+static json_object *event_json(enum event_kind kind, uint32_t owner, const char *name, uint64_t run,
+                               const struct td_snapshot *t, uint64_t realtime)
+{
+        json_object *o = json_object_new_object();
+        json_object *e = json_object_new_object();
+        vl_add_string(e, "kind", kind_names[kind]);
+        vl_add_u64(e, "owner", owner);
+        vl_add_string(e, "name", name);
+        if (run > 0)
+                vl_add_u64(e, "run", run);
+        if (t)
+                vl_add_string(e, "state", vl_state_to_string(t->state));
+        vl_add_u64(e, "realtime_usec", realtime);
+        vl_add_object(o, "event", e);
+        return o;
+}
+
+void events_publish(struct service *s, enum event_kind kind, uint32_t owner, const char *name,
+                    uint64_t run)
+{
+        struct td_snapshot t;
+        uint64_t realtime = 0;
+
+        if (s->n_subscribers == 0)
+                return;
+        bool exists = kind != EVENT_REMOVED && kind != EVENT_UNREGISTERED &&
+                      registry_get(s->registry, owner, name, &t) == 0;
+        (void)clock_read(TIMERD_CLOCK_REALTIME, &realtime);
+        for (struct peer *p = s->peers, *next; p; p = next) {
+                next = p->next; /* a subscriber that cannot keep up is dropped */
+                if (!p->subscriber || (!p->subscribe_all && p->uid != owner))
+                        continue;
+                service_reply(
+                    s, p, event_json(kind, owner, name, run, exists ? &t : NULL, realtime), true);
+        }
+}
+
+void events_session_closing(struct service *s, uint64_t session)
+{
+        struct td_snapshot *timers;
+
+        if (s->n_subscribers == 0)
+                return;
+        long n = registry_list(s->registry, 0, true, &timers);
+        for (long i = 0; i < n; i++)
+                if (timers[i].session == session &&
+                    timers[i].declaration.lifetime == TIMERD_LIFETIME_TRANSIENT)
+                        events_publish(s, EVENT_REMOVED, timers[i].owner, timers[i].name, 0);
+        if (n >= 0)
+                free(timers);
+}
+
+void events_shutdown(struct service *s)
+{
+        for (struct peer *p = s->peers, *next; p; p = next) {
+                next = p->next;
+                if (p->subscriber) {
+                        events_unsubscribe(s, p);
+                        service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
+                }
+        }
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * io.timerd.Service.Subscribe: a stream of registry events to the connections that asked for one.
+ * Publishing costs one counter check while nobody subscribes.
+ */
+
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+struct service;
+struct peer;
+
+enum event_kind {
+        EVENT_REGISTERED,
+        EVENT_RECONCILED,
+        EVENT_SCHEDULED,
+        EVENT_RESCHEDULED,
+        EVENT_CANCELLED,
+        EVENT_KICKED,
+        EVENT_UNREGISTERED,
+        EVENT_FIRED,
+        EVENT_COMPLETED,
+        EVENT_REMOVED,
+        EVENT_KIND_MAX,
+};
+
+/* Answer p's Subscribe call: it becomes a stream (ExpectedMore without `more`). */
+void events_subscribe(struct service *s, struct peer *p, json_object *params);
+
+/* Tell the subscribers who may see owner's timers. run 0: not about a run. */
+void events_publish(struct service *s, enum event_kind kind, uint32_t owner, const char *name,
+                    uint64_t run);
+
+/* A session is closing: announce its transient timers as removed (before the registry drops
+ * them). */
+void events_session_closing(struct service *s, uint64_t session);
+
+/* A subscriber's connection is gone. */
+void events_unsubscribe(struct service *s, struct peer *p);
+
+/* Teardown: end every stream with ShuttingDown. */
+void events_shutdown(struct service *s);

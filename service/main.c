@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * timerd's lifecycle: setup → Ready → loop → teardown. Ready is announced only after everything
+ * is declared; teardown runs whatever ended the loop, answers every parked request, and closes
+ * within the grace deadline.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "service/api.h"
+#include "service/backend.h"
+#include "service/caps.h"
+#include "service/clock.h"
+#include "service/events.h"
+#include "service/listener.h"
+#include "service/log.h"
+#include "service/parked.h"
+#include "service/peer.h"
+#include "service/sd.h"
+#include "service/store.h"
+#include "service/service.h"
+#include "signalfd/sigfd.h"
+
+static void on_signal(struct loop_watch *w, int fd, uint32_t events, void *userdata)
+{
+        struct service *s = userdata;
+        (void)w;
+        (void)events;
+
+        service_note_work(s);
+        for (;;) {
+                int signo = sigfd_read(fd);
+                if (signo < 0) {
+                        if (signo != -EAGAIN) {
+                                log_errno(signo, "Cannot read signals");
+                                service_exit(s, EXIT_REASON_BACKEND_FAULT);
+                        }
+                        return;
+                }
+                if (signo == SIGTERM || signo == SIGINT) {
+                        log_info("Received %s, shutting down", strsignal(signo));
+                        service_exit(s, EXIT_REASON_SHUTDOWN_REQUESTED);
+                } else {
+                        systemd_notify_reloading();
+                        log_info("Received %s, nothing to reload yet", strsignal(signo));
+                        systemd_notify_reloaded();
+                }
+        }
+}
+
+/* An identity for this start: boot id, start time and pid. Clients compare it to see a restart. */
+static void make_epoch(struct service *s)
+{
+        char boot_id[64] = "unknown";
+        uint64_t realtime = 0;
+        int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                ssize_t n = read(fd, boot_id, sizeof(boot_id) - 1);
+                boot_id[n > 0 ? n : 0] = '\0';
+                boot_id[strcspn(boot_id, "\n")] = '\0';
+                close(fd);
+        }
+        (void)clock_read(TIMERD_CLOCK_REALTIME, &realtime);
+        snprintf(s->epoch, sizeof(s->epoch), "%.36s-%" PRIu64 "-%d", boot_id, realtime,
+                 (int)getpid());
+}
+
+/* Before privileges are dropped, since binding may need them; watched once the loop exists. */
+static int take_socket(struct service *s)
+{
+        int fd;
+        int r = systemd_listen_socket(&fd);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                log_info("Listening on the socket passed by systemd");
+        else {
+                r = listener_bind(s->config.socket_path, &fd);
+                if (r < 0)
+                        return log_errno(r, "Cannot listen on %s", s->config.socket_path);
+                s->listen_bound_here = true;
+                log_info("Listening on %s", s->config.socket_path);
+        }
+        s->listen_fd = fd;
+        return 0;
+}
+
+static void summarize(const struct service *s, struct systemd_summary *ret)
+{
+        struct registry_stats rs;
+
+        registry_get_stats(s->registry, &rs);
+        *ret = (struct systemd_summary){
+                .timers = rs.timers,
+                .waiters = api_waiters(s),
+                .backend = loop_backend_to_string(loop_backend(s->loop)),
+        };
+}
+
+static int setup_privileges(struct service *s)
+{
+        if (mkdir(s->config.state_dir, 0700) < 0 && errno != EEXIST)
+                return log_errno(-errno, "Cannot create the state directory %s",
+                                 s->config.state_dir);
+        return caps_drop(s->config.user, s->config.state_dir);
+}
+
+static int setup_signals(struct service *s)
+{
+        s->signal_fd = sigfd_open();
+        if (s->signal_fd < 0)
+                return log_errno(s->signal_fd, "Cannot set up signal handling");
+        return 0;
+}
+
+static int setup_backend(struct service *s)
+{
+        struct loop_callbacks cb;
+        int r;
+
+        service_loop_callbacks(s, &cb);
+        r = backend_open(s->config.backend, &cb, &s->loop, s->backend_reason,
+                         sizeof(s->backend_reason));
+        if (r < 0)
+                return log_errno(r, "No usable event loop backend (%s)", s->backend_reason);
+        log_info("Backend %s%s%s", loop_backend_to_string(loop_backend(s->loop)),
+                 s->backend_reason[0] ? ": " : "", s->backend_reason);
+        /* After the privileges step: what is probed is what the service may do. */
+        s->alarm_clocks = clock_alarm_available();
+        if (!s->alarm_clocks)
+                log_info("Alarm clocks unavailable (no CAP_WAKE_ALARM)");
+        r = loop_watch(s->loop, s->signal_fd, LOOP_IN, on_signal, s, &s->signal_watch);
+        if (r < 0)
+                return log_errno(r, "Cannot watch signals");
+        r = service_start_listening(s, s->listen_fd);
+        if (r < 0)
+                return log_errno(r, "Cannot watch the listening socket");
+        return 0;
+}
+
+static int setup_core(struct service *s)
+{
+        struct registry_config rc = {
+                .max_timers = s->config.max_timers,
+                .max_timers_per_owner = s->config.max_timers_per_owner,
+                .first_generation = 1,
+                .first_handle_generation = 1,
+        };
+        struct parked_config pc = {
+                .max_per_session = 1024,
+                .max_per_owner = 65536,
+                .max_names = 64,
+                .epoch = s->started_usec,
+                .first_nonce = 1,
+                .first_cycle = 1,
+        };
+        int r;
+
+        r = registry_new(&rc, &s->registry);
+        if (r < 0)
+                return log_errno(r, "Cannot create the registry");
+        r = parked_new(&pc, &s->parked);
+        if (r < 0)
+                return log_errno(r, "Cannot create the parked-request queue");
+        r = intent_queue_init(&s->intents, s->config.max_intents);
+        if (r < 0)
+                return log_errno(r, "Cannot create the intent queue");
+        return 0;
+}
+
+static int setup_store(struct service *s)
+{
+        return store_open(s);
+}
+
+/* Each step in order; the first failure stops setup (teardown still runs). */
+static bool setup(struct service *s)
+{
+        static int (*const steps[LIFECYCLE_STEP_MAX])(struct service *s) = {
+                [LIFECYCLE_STEP_SOCKET] = take_socket,
+                [LIFECYCLE_STEP_PRIVILEGES] = setup_privileges,
+                [LIFECYCLE_STEP_SIGNALS] = setup_signals,
+                [LIFECYCLE_STEP_BACKEND] = setup_backend,
+                [LIFECYCLE_STEP_CORE] = setup_core,
+                [LIFECYCLE_STEP_STORE] = setup_store,
+        };
+
+        if (clock_read(TIMERD_CLOCK_MONOTONIC, &s->started_usec) < 0) {
+                log_error("Cannot read the monotonic clock");
+                lifecycle_exit(&s->lifecycle, EXIT_REASON_CLOCK_FAULT);
+                return false;
+        }
+        make_epoch(s);
+        for (int step = 0; step < LIFECYCLE_STEP_MAX; step++) {
+                int r = steps[step](s);
+                lifecycle_step_done(&s->lifecycle, (enum lifecycle_step)step, r);
+                if (r < 0) {
+                        log_error("Start-up failed at step %s",
+                                  lifecycle_step_to_string((enum lifecycle_step)step));
+                        return false;
+                }
+        }
+        return lifecycle_ready(&s->lifecycle);
+}
+
+/* Write what can be written to every peer, until the grace deadline. */
+static void flush_peers(struct service *s)
+{
+        uint64_t now;
+
+        for (;;) {
+                bool pending = false;
+                for (struct peer *p = s->peers; p; p = p->next)
+                        if (peer_has_output(p) && peer_flush(p) == -EAGAIN)
+                                pending = true;
+                if (!pending)
+                        return;
+                uint64_t left = clock_read(TIMERD_CLOCK_MONOTONIC, &now) < 0
+                                        ? 0
+                                        : lifecycle_grace_left(&s->lifecycle, now);
+                if (left == 0) {
+                        log_warning("Grace period over: closing connections with unsent replies");
+                        return;
+                }
+                if (!s->loop || loop_run_once(s->loop, (int64_t)left) < 0)
+                        return;
+        }
+}
+
+static void teardown(struct service *s, struct systemd_notifier *notifier)
+{
+        uint64_t now = 0;
+
+        systemd_notify_stopping();
+        (void)clock_read(TIMERD_CLOCK_MONOTONIC, &now);
+        lifecycle_begin_teardown(&s->lifecycle, now);
+        if (s->listen_watch)
+                service_stop_listening(s);
+        if (s->parked)
+                api_shutdown_parked(s);
+        events_shutdown(s);
+        flush_peers(s);
+        while (s->peers)
+                service_drop_peer(s, s->peers);
+        while (s->closed) {
+                struct peer *p = s->closed;
+                s->closed = p->next;
+                peer_free(p);
+        }
+        intent_queue_done(&s->intents);
+        loop_unwatch(s->signal_watch);
+        if (s->listen_fd >= 0)
+                close(s->listen_fd);
+        if (s->listen_bound_here)
+                listener_unlink(s->config.socket_path);
+        store_close(s);
+        parked_free(s->parked);
+        registry_free(s->registry);
+        systemd_notifier_free(notifier);
+        loop_free(s->loop);
+        if (s->signal_fd >= 0)
+                close(s->signal_fd);
+        lifecycle_end(&s->lifecycle);
+}
+
+int main(int argc, char **argv)
+{
+        struct service s = {.listen_fd = -1, .signal_fd = -1};
+        struct systemd_notifier *notifier = NULL;
+        struct systemd_summary summary;
+
+        config_defaults(&s.config);
+        switch (config_parse_args(&s.config, argc, argv)) {
+        case CONFIG_EXIT_OK:
+                return EXIT_SUCCESS;
+        case CONFIG_EXIT_USAGE:
+                return 2;
+        case CONFIG_RUN:
+                break;
+        }
+        log_set_max_level(s.config.log_level);
+        lifecycle_init(&s.lifecycle, s.config.shutdown_grace_usec);
+
+        if (setup(&s) && systemd_notifier_new(s.loop, &notifier) >= 0) {
+                summarize(&s, &summary);
+                systemd_notify_ready(notifier, &summary);
+                log_info("timerd %s ready (epoch %s)", TIMERD_VERSION, s.epoch);
+                while (lifecycle_running(&s.lifecycle)) {
+                        service_iterate(&s, -1);
+                        summarize(&s, &summary);
+                        systemd_notify_status(notifier, &summary);
+                }
+        } else
+                lifecycle_exit(&s.lifecycle, EXIT_REASON_SETUP_FAILED);
+
+        log_info("Stopping: %s", exit_reason_to_string(s.lifecycle.reason));
+        teardown(&s, notifier);
+        return lifecycle_exit_status(&s.lifecycle);
+}

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "service/params.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "varlink/message.h"
+#include "varlink/names.h"
+
+int params_invalid(struct param_error *err, const char *path)
+{
+        return params_fail(err, -TIMERD_E_INVALID_PARAMETER, NULL, path, 0);
+}
+
+int params_fail(struct param_error *err, int failure, const char *name, const char *detail,
+                uint64_t value)
+{
+        *err = (struct param_error){.error = -failure, .value = value};
+        if (name)
+                snprintf(err->name, sizeof(err->name), "%s", name);
+        if (detail)
+                snprintf(err->detail, sizeof(err->detail), "%s", detail);
+        return failure;
+}
+
+int params_owner(json_object *params, uid_t caller, uint32_t *ret, struct param_error *err)
+{
+        uint64_t owner;
+        int r = vl_get_u64(params, "owner", &owner);
+        if (r == -ENOENT) {
+                *ret = (uint32_t)caller;
+                return 0;
+        }
+        if (r < 0 || owner >= UINT32_MAX)
+                return params_invalid(err, "owner");
+        if (owner != caller && caller != 0)
+                return params_fail(err, -TIMERD_E_PERMISSION_DENIED, NULL, NULL, 0);
+        *ret = (uint32_t)owner;
+        return 0;
+}
+
+int params_string(json_object *obj, const char *field, const char *path, const char **ret,
+                  struct param_error *err)
+{
+        int r = vl_get_string(obj, field, ret);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return params_invalid(err, path);
+        return 1;
+}
+
+int params_name(json_object *obj, const char *field, bool optional, const char **ret,
+                struct param_error *err)
+{
+        const char *name = NULL;
+        int r = params_string(obj, field, field, &name, err);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                if (!optional)
+                        return params_invalid(err, field);
+                *ret = NULL;
+                return 0;
+        }
+        if (!registry_name_valid(name))
+                return params_fail(err, -TIMERD_E_INVALID_NAME, name, NULL, 0);
+        *ret = name;
+        return 0;
+}
+
+static int get_u64_field(json_object *obj, const char *field, const char *path, uint64_t def,
+                         uint64_t *ret, struct param_error *err)
+{
+        int r = vl_get_u64(obj, field, ret);
+        if (r == -ENOENT) {
+                *ret = def;
+                return 0;
+        }
+        return r < 0 ? params_invalid(err, path) : 0;
+}
+
+/* Only signal delivery takes a signal: SIGALRM unless named, any real signal number. */
+static int params_signal(json_object *d, struct td_declaration *ret, struct param_error *err)
+{
+        uint64_t signo;
+        int r = vl_get_u64(d, "signal", &signo);
+
+        if (r == -ENOENT) {
+                ret->signo = ret->delivery == TIMERD_DELIVERY_SIGNAL ? SIGALRM : 0;
+                return 0;
+        }
+        if (r < 0 || ret->delivery != TIMERD_DELIVERY_SIGNAL || signo < 1 ||
+            signo > (uint64_t)SIGRTMAX)
+                return params_invalid(err, "declaration.signal");
+        ret->signo = (int)signo;
+        return 0;
+}
+
+int params_declaration(json_object *params, struct td_declaration *ret, struct param_error *err)
+{
+        json_object *d;
+        const char *s;
+        int r;
+
+        if (vl_get_object(params, "declaration", &d) < 0)
+                return params_invalid(err, "declaration");
+        *ret = (struct td_declaration){
+            .clock = TIMERD_CLOCK_MONOTONIC,
+            .lifetime = TIMERD_LIFETIME_TRANSIENT,
+            .delivery = TIMERD_DELIVERY_NOTIFY,
+        };
+
+        if (params_string(d, "policy", "declaration.policy", &s, err) <= 0 ||
+            (int)(ret->policy = vl_policy_from_string(s)) < 0)
+                return params_invalid(err, "declaration.policy");
+        r = params_string(d, "clock", "declaration.clock", &s, err);
+        if (r < 0 || (r > 0 && (int)(ret->clock = vl_clock_from_string(s)) < 0))
+                return params_invalid(err, "declaration.clock");
+        r = params_string(d, "lifetime", "declaration.lifetime", &s, err);
+        if (r < 0 || (r > 0 && (int)(ret->lifetime = vl_lifetime_from_string(s)) < 0))
+                return params_invalid(err, "declaration.lifetime");
+        r = params_string(d, "delivery", "declaration.delivery", &s, err);
+        if (r < 0 || (r > 0 && (int)(ret->delivery = vl_delivery_from_string(s)) < 0))
+                return params_invalid(err, "declaration.delivery");
+        r = get_u64_field(d, "cadence_usec", "declaration.cadence_usec", 0, &ret->cadence_usec,
+                          err);
+        if (r < 0)
+                return r;
+        r = params_signal(d, ret, err);
+        if (r < 0)
+                return r;
+        return get_u64_field(d, "accuracy_usec", "declaration.accuracy_usec", 0,
+                             &ret->accuracy_usec, err);
+}
+
+static int parse_handle_object(json_object *obj, const char *path, uint32_t owner, bool is_token,
+                               struct td_handle *ret, struct param_error *err)
+{
+        char field[64];
+        const char *name;
+
+        *ret = (struct td_handle){.owner = owner};
+        snprintf(field, sizeof(field), "%s.name", path);
+        if (vl_get_string(obj, "name", &name) < 0)
+                return params_invalid(err, field);
+        if (!registry_name_valid(name))
+                return params_fail(err, -TIMERD_E_INVALID_NAME, name, NULL, 0);
+        ret->name = name;
+        snprintf(field, sizeof(field), "%s.generation", path);
+        if (vl_get_u64(obj, "generation", &ret->generation) < 0)
+                return params_invalid(err, field);
+        if (is_token) {
+                snprintf(field, sizeof(field), "%s.run", path);
+                if (vl_get_u64(obj, "run", &ret->run) < 0 || ret->run == 0)
+                        return params_invalid(err, field);
+        }
+        return 0;
+}
+
+int params_handle(json_object *params, uint32_t owner, bool allow_token, struct td_handle *ret,
+                  struct param_error *err)
+{
+        json_object *claim = NULL, *token = NULL;
+        int rc = vl_get_object(params, "claim", &claim);
+        int rt = allow_token ? vl_get_object(params, "token", &token) : -ENOENT;
+
+        if (rc < 0 && rc != -ENOENT)
+                return params_invalid(err, "claim");
+        if (rt < 0 && rt != -ENOENT)
+                return params_invalid(err, "token");
+        if ((claim != NULL) == (token != NULL))
+                return params_invalid(err, allow_token ? "claim" : "claim");
+        if (claim)
+                return parse_handle_object(claim, "claim", owner, false, ret, err);
+        return parse_handle_object(token, "token", owner, true, ret, err);
+}
+
+int params_token(json_object *params, uint32_t owner, struct td_handle *ret,
+                 struct param_error *err)
+{
+        json_object *token;
+        if (vl_get_object(params, "token", &token) < 0)
+                return params_invalid(err, "token");
+        return parse_handle_object(token, "token", owner, true, ret, err);
+}
+
+int params_when(json_object *params, const char *absolute_field, uint64_t now, uint64_t *ret,
+                struct param_error *err)
+{
+        uint64_t v;
+        int ra = vl_get_u64(params, absolute_field, &v);
+        if (ra < 0 && ra != -ENOENT)
+                return params_invalid(err, absolute_field);
+        if (ra == 0) {
+                if (vl_get_u64(params, "delay_usec", &(uint64_t){0}) != -ENOENT)
+                        return params_invalid(err, "delay_usec");
+                *ret = v;
+                return 1;
+        }
+        int rd = vl_get_u64(params, "delay_usec", &v);
+        if (rd == -ENOENT)
+                return 0;
+        if (rd < 0)
+                return params_invalid(err, "delay_usec");
+        if (v > UINT64_MAX - now)
+                return params_fail(err, -TIMERD_E_OVERFLOW, NULL, "deadline", 0);
+        *ret = now + v;
+        return 1;
+}
+
+json_object *params_error_json(const struct param_error *err)
+{
+        json_object *o = json_object_new_object();
+        if (!o)
+                return NULL;
+        switch (err->error) {
+        case TIMERD_E_INVALID_PARAMETER:
+                vl_add_string(o, "parameter", err->detail);
+                break;
+        case TIMERD_E_NOT_FOUND:
+        case TIMERD_E_REGISTRATION_EXPIRED:
+        case TIMERD_E_RECONCILIATION_CONFLICT:
+        case TIMERD_E_INVALID_NAME:
+        case TIMERD_E_PROVIDER_BINDING_FAILED:
+        case TIMERD_E_NOT_RUNNING:
+                vl_add_string(o, "name", err->name);
+                break;
+        case TIMERD_E_ALREADY_REGISTERED:
+                vl_add_string(o, "name", err->name);
+                vl_add_u64(o, "generation", err->value);
+                break;
+        case TIMERD_E_WRONG_POLICY:
+                vl_add_string(o, "name", err->name);
+                vl_add_string(o, "policy", err->detail);
+                break;
+        case TIMERD_E_INVALID_SCHEDULE:
+                vl_add_string(o, "reason", err->detail);
+                break;
+        case TIMERD_E_OVERFLOW:
+        case TIMERD_E_UNSUPPORTED:
+                vl_add_string(o, "what", err->detail);
+                break;
+        case TIMERD_E_CLOCK_UNAVAILABLE:
+                vl_add_string(o, "clock", err->detail);
+                break;
+        case TIMERD_E_LIMIT_EXCEEDED:
+                vl_add_string(o, "limit", err->detail);
+                vl_add_u64(o, "max", err->value);
+                break;
+        default:
+                break;
+        }
+        return o;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Reading a call's parameters into the core's types. Every failure says which parameter was
+ * wrong (its dotted path), so the reply can be org.varlink.service.InvalidParameter naming it, or
+ * the more precise typed error (InvalidName, PermissionDenied).
+ */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "service/registry.h"
+
+/* A typed failure with what its reply names: the timer, a detail (the parameter of
+ * InvalidParameter, the reason of InvalidSchedule, …) and a number (a generation, a limit). */
+struct param_error {
+        int error; /* positive TIMERD_E_* */
+        char name[TIMERD_NAME_MAX + 1];
+        char detail[64];
+        uint64_t value;
+};
+
+/* The owner meant: "owner" when given (only uid 0 may name another uid), else the caller. */
+int params_owner(json_object *params, uid_t caller, uint32_t *ret, struct param_error *err);
+
+/* A required (or, with optional, absent → *ret = NULL) valid timer name in field. */
+int params_name(json_object *obj, const char *field, bool optional, const char **ret,
+                struct param_error *err);
+
+int params_declaration(json_object *params, struct td_declaration *ret, struct param_error *err);
+
+/* "claim" or "token" (exactly one), into a handle for owner. */
+int params_handle(json_object *params, uint32_t owner, bool allow_token, struct td_handle *ret,
+                  struct param_error *err);
+
+/* A required token in field "token". */
+int params_token(json_object *params, uint32_t owner, struct td_handle *ret,
+                 struct param_error *err);
+
+/*
+ * An optional point in time: "<prefix>_usec" or "delay_usec" (relative to now on clock). Returns 1
+ * when given (*ret absolute), 0 when neither is, or an error. -TIMERD_E_OVERFLOW when now + delay
+ * overflows.
+ */
+int params_when(json_object *params, const char *absolute_field, uint64_t now, uint64_t *ret,
+                struct param_error *err);
+
+/* An optional string field (absent: *ret untouched, returns 0; present: returns 1). */
+int params_string(json_object *obj, const char *field, const char *path, const char **ret,
+                  struct param_error *err);
+
+/* Fill err for InvalidParameter on path and return -TIMERD_E_INVALID_PARAMETER. */
+int params_invalid(struct param_error *err, const char *path);
+
+/* Fill err for a core failure (negative TIMERD_E_*) about timer `name`; returns failure. */
+int params_fail(struct param_error *err, int failure, const char *name, const char *detail,
+                uint64_t value);
+
+/* The error's reply parameters, as the IDL declares them. */
+json_object *params_error_json(const struct param_error *err);

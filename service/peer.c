@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "service/peer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Linux >= 6.5; Debian 12's headers predate it. */
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+static int peer_pidfd(int fd, pid_t pid)
+{
+        int pidfd;
+        socklen_t len = sizeof(pidfd);
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0)
+                return pidfd;
+        if (errno != ENOPROTOOPT && errno != EINVAL)
+                return -errno;
+        pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (pidfd < 0)
+                return -errno;
+        /* Between SO_PEERCRED and pidfd_open the peer may have died and its pid been reused: it
+         * is only ours if its end of the connection is still open. */
+        struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+        if (poll(&p, 1, 0) != 0) {
+                close(pidfd);
+                return -ESRCH;
+        }
+        return pidfd;
+}
+
+int peer_new(int fd, uint64_t session, size_t max_message, size_t max_output, struct peer **ret)
+{
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+                return -errno;
+        struct peer *p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        p->fd = fd;
+        p->pidfd = peer_pidfd(fd, cred.pid);
+        p->session = session;
+        p->uid = cred.uid;
+        p->gid = cred.gid;
+        p->pid = cred.pid;
+        vl_reader_init(&p->in, max_message);
+        vl_writer_init(&p->out, max_output);
+        *ret = p;
+        return 0;
+}
+
+void peer_free(struct peer *p)
+{
+        if (!p)
+                return;
+        vl_reader_done(&p->in);
+        vl_writer_done(&p->out);
+        if (p->fd >= 0)
+                close(p->fd);
+        if (p->pidfd >= 0)
+                close(p->pidfd);
+        free(p);
+}
+
+long peer_read(struct peer *p)
+{
+        return vl_reader_fill(&p->in, p->fd);
+}
+
+int peer_next_call(struct peer *p, int max_depth, struct vl_call *ret)
+{
+        const char *msg;
+        size_t len;
+        int r = vl_reader_next(&p->in, &msg, &len);
+        if (r <= 0)
+                return r;
+        r = vl_call_parse(msg, len, max_depth, ret);
+        return r < 0 ? r : 1;
+}
+
+int peer_queue(struct peer *p, char *msg)
+{
+        if (!msg)
+                return -ENOMEM;
+        int r = vl_writer_queue(&p->out, msg, strlen(msg));
+        free(msg);
+        return r;
+}
+
+int peer_flush(struct peer *p)
+{
+        return vl_writer_flush(&p->out, p->fd);
+}
+
+bool peer_has_output(const struct peer *p)
+{
+        return vl_writer_pending(&p->out) > 0;
+}

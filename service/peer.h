@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * One client connection: its credentials, its framed input and bounded output, and the state of
+ * the call it is being answered for. Calls on one connection are answered in order: the next
+ * message is not taken while a call is open (a parked Wait, a stream).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "varlink/frame.h"
+#include "varlink/message.h"
+
+struct loop_watch;
+struct service;
+
+struct peer {
+        struct service *service; /* the owner, for loop callbacks */
+        int fd;
+        uint64_t session; /* unique for the service's lifetime; never reused */
+        uid_t uid;
+        gid_t gid;
+        pid_t pid;
+        struct vl_reader in;
+        struct vl_writer out;
+        struct loop_watch *watch;
+        uint32_t watched_events;
+        int pidfd; /* the peer process; -1 when it could not be pinned down */
+        struct loop_watch *pidfd_watch;
+
+        bool call_open;       /* a call is taken and not finally answered */
+        bool call_more;       /* it asked for more: replies carry continues */
+        bool call_oneway;     /* it wants no reply */
+        uint64_t call_cookie; /* names the open call for parked requests */
+        bool queued;          /* an intent for it is in the queue */
+        bool eof;             /* the client closed its end */
+        bool input_full;      /* a whole buffer of calls waits for the open one to end */
+        bool subscriber;      /* the open call is a Subscribe stream */
+        bool subscribe_all;   /* … of every owner's events */
+        bool doomed;          /* close once output is flushed (or at once when it cannot be) */
+
+        struct peer *prev, *next; /* the service's list of live peers */
+};
+
+/*
+ * Take ownership of fd (non-blocking, accepted), read its SO_PEERCRED and pin the peer process
+ * with a pidfd (SO_PEERPIDFD, or pidfd_open checked against a reused pid), so a process that
+ * exits is noticed and never confused with a later one of the same pid.
+ */
+int peer_new(int fd, uint64_t session, size_t max_message, size_t max_output, struct peer **ret);
+void peer_free(struct peer *p);
+
+/* Read what the socket has: >0 bytes, 0 EOF, -EAGAIN, -EMSGSIZE, -errno. */
+long peer_read(struct peer *p);
+
+/*
+ * Take the next whole message as a call: 1 with *ret filled, 0 when none is held, -EMSGSIZE
+ * (oversize), -EBADMSG (not JSON), -EPROTO (not a call). Errors consume the message.
+ */
+int peer_next_call(struct peer *p, int max_depth, struct vl_call *ret);
+
+/* Queue a message (takes ownership of msg; NULL means allocation failed: -ENOMEM). -ENOBUFS when
+ * the client does not read and the bound is reached. */
+int peer_queue(struct peer *p, char *msg);
+
+/* Write queued output: 0 all written, -EAGAIN some left, -errno broken. */
+int peer_flush(struct peer *p);
+
+bool peer_has_output(const struct peer *p);

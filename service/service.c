@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "service/service.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "service/api.h"
+#include "service/clock.h"
+#include "service/events.h"
+#include "service/log.h"
+#include "service/parked.h"
+#include "service/peer.h"
+#include "varlink/names.h"
+
+int service_now(struct service *s, struct td_now *ret)
+{
+        int r = clock_read_all(ret);
+        if (r < 0) {
+                log_errno(r, "Cannot read the clocks");
+                service_exit(s, EXIT_REASON_CLOCK_FAULT);
+        }
+        return r;
+}
+
+void service_exit(struct service *s, enum exit_reason reason)
+{
+        if (lifecycle_exit(&s->lifecycle, reason) && reason != EXIT_REASON_SHUTDOWN_REQUESTED)
+                log_error("Fault: %s", exit_reason_to_string(reason));
+}
+
+/* Arm clock c's kernel timer at the earlier of the two cores' demands. */
+static int wake_sync(struct service *s, enum timerd_clock c)
+{
+        struct clock_wake *w = &s->wake[c];
+        bool want = w->registry_armed || w->parked_armed;
+        uint64_t deadline = UINT64_MAX;
+
+        if (w->registry_armed)
+                deadline = w->registry_deadline;
+        if (w->parked_armed && w->parked_deadline < deadline)
+                deadline = w->parked_deadline;
+
+        if (!want) {
+                if (!w->kernel_armed)
+                        return 0;
+                w->kernel_armed = false;
+                return loop_disarm(s->loop, c);
+        }
+        if (w->kernel_armed && w->kernel_deadline == deadline)
+                return 0;
+        uint64_t generation = ++s->last_kernel_generation;
+        int r = loop_arm(s->loop, c, deadline, generation);
+        if (r < 0) {
+                w->kernel_armed = false;
+                return r;
+        }
+        w->kernel_armed = true;
+        w->kernel_deadline = deadline;
+        w->kernel_generation = generation;
+        return 0;
+}
+
+/* Effects are copied out first: applying one calls back into the registry, which reuses its
+ * effect buffer and may move the names dispatches point to. */
+struct applied_effect {
+        struct td_effect effect;
+        char name[TIMERD_NAME_MAX + 1];
+};
+
+void service_apply(struct service *s, const struct td_now *now, struct td_transition t)
+{
+        if (t.n_effects == 0)
+                return;
+        struct applied_effect *copy = calloc(t.n_effects, sizeof(*copy));
+        if (!copy) {
+                /* Without memory the effects cannot be carried out; the registry still holds
+                 * every firing as pending, and the next wake-up re-arms. */
+                log_error("Out of memory applying %zu effects", t.n_effects);
+                return;
+        }
+        size_t n = t.n_effects;
+        for (size_t i = 0; i < n; i++) {
+                copy[i].effect = t.effects[i];
+                if (t.effects[i].kind == TD_EFFECT_DISPATCH) {
+                        snprintf(copy[i].name, sizeof(copy[i].name), "%s",
+                                 t.effects[i].dispatch.name);
+                        copy[i].effect.dispatch.name = copy[i].name;
+                }
+        }
+
+        for (size_t i = 0; i < n; i++) {
+                struct td_effect *e = &copy[i].effect;
+                switch (e->kind) {
+                case TD_EFFECT_ARM:
+                case TD_EFFECT_DISARM: {
+                        struct clock_wake *w = &s->wake[e->arm.clock];
+                        w->registry_armed = e->kind == TD_EFFECT_ARM;
+                        w->registry_deadline = e->arm.deadline_usec;
+                        w->registry_generation = e->arm.generation;
+                        int r = wake_sync(s, e->arm.clock);
+                        if (r < 0)
+                                log_warning("Cannot arm the %s timer: %s",
+                                            vl_clock_to_string(e->arm.clock), strerror(-r));
+                        service_apply(s, now,
+                                      registry_confirm_arm(s->registry, now, e->arm.clock,
+                                                           e->arm.generation, r));
+                        break;
+                }
+                case TD_EFFECT_DISPATCH: {
+                        const struct td_dispatch *d = &e->dispatch;
+                        s->metrics.firings++;
+                        events_publish(s, EVENT_FIRED, d->owner, d->name, d->run);
+                        lateness_record(&s->metrics.lateness, d->fired_usec > d->deadline_usec
+                                                                  ? d->fired_usec - d->deadline_usec
+                                                                  : 0);
+                        api_offer_firing(s, now, d);
+                        break;
+                }
+                }
+        }
+        free(copy);
+}
+
+void service_end_run(struct service *s, const struct td_now *now, const struct td_dispatch *d,
+                     enum timerd_outcome outcome, enum timerd_directive directive)
+{
+        const struct td_handle token = {
+                .owner = d->owner, .name = d->name, .generation = d->generation, .run = d->run};
+        service_apply(s, now, registry_complete(s->registry, now, &token, outcome, directive, 0));
+}
+
+void service_sync_parked_wake(struct service *s)
+{
+        for (int c = 0; c < TIMERD_CLOCK_MAX; c++) {
+                struct clock_wake *w = &s->wake[c];
+                uint64_t deadline;
+                w->parked_armed =
+                    parked_next_deadline(s->parked, (enum timerd_clock)c, &deadline) > 0;
+                w->parked_deadline = w->parked_armed ? deadline : 0;
+                int r = wake_sync(s, (enum timerd_clock)c);
+                if (r < 0) {
+                        log_errno(r, "Cannot arm the %s timer for parked requests",
+                                  vl_clock_to_string((enum timerd_clock)c));
+                        service_exit(s, EXIT_REASON_BACKEND_FAULT);
+                }
+        }
+}
+
+static void on_expired(enum timerd_clock clock, uint64_t generation, void *userdata)
+{
+        struct service *s = userdata;
+        struct clock_wake *w = &s->wake[clock];
+        struct td_now now;
+
+        service_note_work(s);
+        if (!w->kernel_armed || generation != w->kernel_generation) {
+                s->stale_wakeups++;
+                return;
+        }
+        w->kernel_armed = false;
+        if (service_now(s, &now) < 0)
+                return;
+        if (w->registry_armed) {
+                bool stale;
+                service_apply(
+                    s, &now,
+                    registry_expire(s->registry, &now, clock, w->registry_generation, &stale));
+        }
+        api_expire_parked(s, &now);
+        /* The kernel timer is spent: arm it again for whatever is due next. */
+        int r = wake_sync(s, clock);
+        if (r < 0) {
+                log_errno(r, "Cannot re-arm the %s timer", vl_clock_to_string(clock));
+                service_apply(
+                    s, &now,
+                    registry_confirm_arm(s->registry, &now, clock, w->registry_generation, r));
+        }
+}
+
+static void on_clock_set(void *userdata)
+{
+        struct service *s = userdata;
+        struct td_now now;
+
+        s->clock_changes++;
+        log_notice("The realtime clock was set; re-evaluating realtime deadlines");
+        if (service_now(s, &now) < 0)
+                return;
+        for (int c = 0; c < TIMERD_CLOCK_MAX; c++) {
+                if (c != TIMERD_CLOCK_REALTIME && c != TIMERD_CLOCK_REALTIME_ALARM)
+                        continue;
+                s->wake[c].kernel_armed = false;
+                service_apply(s, &now, registry_rearm(s->registry, &now, (enum timerd_clock)c));
+                api_expire_parked(s, &now);
+        }
+}
+
+void service_loop_callbacks(struct service *s, struct loop_callbacks *ret)
+{
+        *ret = (struct loop_callbacks){
+            .expired = on_expired,
+            .clock_set = on_clock_set,
+            .userdata = s,
+        };
+}
+
+struct peer *service_find_session(struct service *s, uint64_t session)
+{
+        for (struct peer *p = s->peers; p; p = p->next)
+                if (p->session == session)
+                        return p;
+        return NULL;
+}
+
+static void peer_update_watch(struct service *s, struct peer *p)
+{
+        /* Nothing more to read after end of stream, or while the input buffer is full of calls
+         * that wait their turn (level-triggered polling would spin). A hang-up still shows as
+         * LOOP_ERR. */
+        uint32_t events = p->doomed || p->eof || p->input_full ? 0 : LOOP_IN;
+        if (peer_has_output(p))
+                events |= LOOP_OUT;
+        if (events == p->watched_events)
+                return;
+        int r = loop_watch_update(p->watch, events);
+        if (r < 0) {
+                log_errno(r, "Cannot watch connection %" PRIu64, p->session);
+                service_drop_peer(s, p);
+                return;
+        }
+        p->watched_events = events;
+}
+
+static void peer_send(struct service *s, struct peer *p, char *msg)
+{
+        int r = peer_queue(p, msg);
+        if (r < 0) {
+                log_warning("Dropping connection %" PRIu64 " (uid %u): %s", p->session,
+                            (unsigned)p->uid,
+                            r == -ENOBUFS ? "it does not read its replies" : strerror(-r));
+                service_drop_peer(s, p);
+                return;
+        }
+        r = peer_flush(p);
+        if (r < 0 && r != -EAGAIN) {
+                service_drop_peer(s, p);
+                return;
+        }
+        if (p->doomed && !peer_has_output(p)) {
+                service_drop_peer(s, p);
+                return;
+        }
+        peer_update_watch(s, p);
+}
+
+static void peer_pump(struct service *s, struct peer *p);
+
+static void call_finished(struct service *s, struct peer *p)
+{
+        p->call_open = false;
+        p->call_more = false;
+        p->call_oneway = false;
+        if (p->input_full) {
+                p->input_full = false;
+                peer_update_watch(s, p);
+        }
+        peer_pump(s, p);
+}
+
+void service_reply(struct service *s, struct peer *p, json_object *parameters, bool continues)
+{
+        bool more = continues && p->call_more;
+        if (p->call_oneway)
+                json_object_put(parameters);
+        else
+                peer_send(s, p, vl_reply_encode(parameters, more));
+        if (!more && !p->doomed && p->fd >= 0)
+                call_finished(s, p);
+}
+
+void service_error(struct service *s, struct peer *p, int error, json_object *parameters)
+{
+        const char *name = vl_error_to_name(error);
+        if (!name)
+                name = vl_error_to_name(TIMERD_E_INVALID_PARAMETER);
+        if (p->call_oneway)
+                json_object_put(parameters);
+        else
+                peer_send(s, p, vl_error_encode(name, parameters));
+        if (!p->doomed && p->fd >= 0)
+                call_finished(s, p);
+}
+
+/* An error outside any call (bad framing): answer it, then hang up once it is written. */
+static void peer_protocol_error(struct service *s, struct peer *p, int error, json_object *params)
+{
+        p->doomed = true;
+        peer_send(s, p, vl_error_encode(vl_error_to_name(error), params));
+}
+
+/* Take the next message of p, if it may: one open call per connection. */
+static void peer_pump(struct service *s, struct peer *p)
+{
+        while (!p->call_open && !p->queued && !p->doomed && p->fd >= 0) {
+                struct vl_call call;
+                int r = peer_next_call(p, s->config.max_depth, &call);
+                if (r == 0) {
+                        if (p->eof)
+                                service_drop_peer(s, p);
+                        return;
+                }
+                if (r == -EMSGSIZE) {
+                        json_object *params = json_object_new_object();
+                        vl_add_u64(params, "max", s->config.max_message);
+                        peer_protocol_error(s, p, TIMERD_E_REQUEST_TOO_LARGE, params);
+                        return;
+                }
+                if (r < 0) {
+                        /* The framing is intact: answer and go on with the next message. */
+                        json_object *params = json_object_new_object();
+                        vl_add_string(params, "reason",
+                                      r == -EBADMSG ? "not JSON, or nested too deep"
+                                                    : "not a varlink call");
+                        p->call_open = true;
+                        service_error(s, p, TIMERD_E_INVALID_MESSAGE, params);
+                        continue;
+                }
+                p->call_open = true;
+                p->call_more = call.more;
+                p->call_oneway = call.oneway;
+                p->call_cookie = ++s->last_cookie;
+                r = intent_post(&s->intents, p, p->session, &call);
+                if (r < 0) {
+                        vl_call_done(&call);
+                        service_error(s, p, TIMERD_E_BUSY, NULL);
+                        continue;
+                }
+                p->queued = true;
+        }
+}
+
+static void on_peer_io(struct loop_watch *w, int fd, uint32_t events, void *userdata)
+{
+        struct peer *p = userdata;
+        struct service *s = p->service;
+        (void)w;
+        (void)fd;
+
+        service_note_work(s);
+        if (events & LOOP_OUT) {
+                int r = peer_flush(p);
+                if ((r < 0 && r != -EAGAIN) || (p->doomed && !peer_has_output(p))) {
+                        service_drop_peer(s, p);
+                        return;
+                }
+                peer_update_watch(s, p);
+        }
+        if (!(events & (LOOP_IN | LOOP_ERR)))
+                return;
+        long n = peer_read(p);
+        if (n == -ENOBUFS) {
+                p->input_full = true;
+                peer_update_watch(s, p);
+                return;
+        }
+        if (n == 0 || (n < 0 && n != -EAGAIN && n != -EMSGSIZE)) {
+                /* Gone, or only half-closed: calls already received are still answered, but a
+                 * parked call has nobody left to answer. */
+                p->eof = true;
+                if (n < 0 || (p->call_open && !p->queued)) {
+                        service_drop_peer(s, p);
+                        return;
+                }
+                peer_update_watch(s, p);
+        }
+        peer_pump(s, p);
+}
+
+/* The peer's process exited: whatever it left is retired, even if its socket lives on elsewhere. */
+static void on_peer_exit(struct loop_watch *w, int fd, uint32_t events, void *userdata)
+{
+        struct peer *p = userdata;
+        (void)w;
+        (void)fd;
+        (void)events;
+
+        service_note_work(p->service);
+        service_drop_peer(p->service, p);
+}
+
+static void on_accept(struct loop_watch *w, int fd, uint32_t events, void *userdata)
+{
+        struct service *s = userdata;
+        (void)w;
+        (void)events;
+
+        service_note_work(s);
+        for (int i = 0; i < 64; i++) {
+                int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (cfd < 0) {
+                        if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                                log_warning("accept: %s", strerror(errno));
+                        return;
+                }
+                if (s->n_peers >= s->config.max_connections) {
+                        /* Say why before hanging up; a full socket buffer just drops it. */
+                        json_object *params = json_object_new_object();
+                        vl_add_string(params, "limit", "connections");
+                        vl_add_u64(params, "max", s->config.max_connections);
+                        char *msg =
+                            vl_error_encode(vl_error_to_name(TIMERD_E_LIMIT_EXCEEDED), params);
+                        if (msg)
+                                (void)!send(cfd, msg, strlen(msg) + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+                        free(msg);
+                        close(cfd);
+                        continue;
+                }
+                struct peer *p;
+                int r = peer_new(cfd, ++s->last_session, s->config.max_message,
+                                 s->config.max_output, &p);
+                if (r < 0) {
+                        log_errno(r, "Cannot take a connection");
+                        close(cfd);
+                        continue;
+                }
+                p->service = s;
+                r = loop_watch(s->loop, cfd, LOOP_IN, on_peer_io, p, &p->watch);
+                if (r < 0) {
+                        log_errno(r, "Cannot watch a connection");
+                        peer_free(p);
+                        continue;
+                }
+                p->watched_events = LOOP_IN;
+                if (p->pidfd >= 0 &&
+                    loop_watch(s->loop, p->pidfd, LOOP_IN, on_peer_exit, p, &p->pidfd_watch) < 0) {
+                        close(p->pidfd);
+                        p->pidfd = -1;
+                }
+                p->next = s->peers;
+                if (s->peers)
+                        s->peers->prev = p;
+                s->peers = p;
+                s->n_peers++;
+        }
+}
+
+void service_drop_peer(struct service *s, struct peer *p)
+{
+        struct td_now now;
+
+        if (p->fd < 0)
+                return;
+        loop_unwatch(p->watch);
+        p->watch = NULL;
+        loop_unwatch(p->pidfd_watch);
+        p->pidfd_watch = NULL;
+        close(p->fd);
+        p->fd = -1;
+        if (p->prev)
+                p->prev->next = p->next;
+        else
+                s->peers = p->next;
+        if (p->next)
+                p->next->prev = p->prev;
+        s->n_peers--;
+        p->next = s->closed;
+        p->prev = NULL;
+        s->closed = p;
+
+        events_unsubscribe(s, p);
+        api_session_closed(s, p->session);
+        events_session_closing(s, p->session);
+        if (service_now(s, &now) < 0)
+                return;
+        service_apply(s, &now, registry_session_closed(s->registry, &now, p->session));
+}
+
+int service_start_listening(struct service *s, int listen_fd)
+{
+        s->listen_fd = listen_fd;
+        return loop_watch(s->loop, listen_fd, LOOP_IN, on_accept, s, &s->listen_watch);
+}
+
+void service_stop_listening(struct service *s)
+{
+        loop_unwatch(s->listen_watch);
+        s->listen_watch = NULL;
+}
+
+/* The one point per iteration where intents are handled. */
+static void drain_intents(struct service *s)
+{
+        struct intent it;
+
+        for (uint32_t n = 0; n < s->config.max_intents && intent_take(&s->intents, &it) > 0; n++) {
+                struct peer *p = it.peer;
+                /* A peer that went away before its turn is on the closed list, fd -1. */
+                if (p->fd < 0 || p->session != it.session) {
+                        vl_call_done(&it.call);
+                        continue;
+                }
+                p->queued = false;
+                api_handle_call(s, p, &it.call);
+                vl_call_done(&it.call);
+        }
+}
+
+static void free_closed(struct service *s)
+{
+        /* Queued intents may still name a closed peer: free only once none is queued. */
+        if (s->intents.count > 0)
+                return;
+        while (s->closed) {
+                struct peer *p = s->closed;
+                s->closed = p->next;
+                peer_free(p);
+        }
+}
+
+void service_note_work(struct service *s)
+{
+        if (s->iteration_start_usec == 0 &&
+            clock_read(TIMERD_CLOCK_MONOTONIC, &s->iteration_start_usec) < 0)
+                s->iteration_start_usec = 0;
+}
+
+int service_iterate(struct service *s, int64_t timeout_usec)
+{
+        uint64_t end;
+
+        s->iteration_start_usec = 0;
+        /* Intents left over from a bounded drain must not wait for another event. */
+        int r = loop_run_once(s->loop, s->intents.count > 0 ? 0 : timeout_usec);
+        if (r < 0) {
+                log_errno(r, "The event loop failed");
+                service_exit(s, EXIT_REASON_BACKEND_FAULT);
+                return r;
+        }
+        service_note_work(s);
+        drain_intents(s);
+        free_closed(s);
+        s->metrics.iterations++;
+        if (clock_read(TIMERD_CLOCK_MONOTONIC, &end) == 0 && end >= s->iteration_start_usec &&
+            end - s->iteration_start_usec > s->metrics.slowest_iteration_usec)
+                s->metrics.slowest_iteration_usec = end - s->iteration_start_usec;
+        return r;
+}

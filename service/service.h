@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The service context: everything the event loop owns (the registry, the parked queue, every
+ * connection, the kernel timers) and the one place where the core's transitions are applied to
+ * the world. Nothing here is touched by anything but the loop's thread.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loop/loop.h"
+#include "service/config.h"
+#include "service/intent.h"
+#include "service/lifecycle.h"
+#include "service/metrics.h"
+#include "service/registry.h"
+#include "service/signals.h"
+
+struct parked;
+struct peer;
+
+/* The kernel timer of one clock serves two cores: it is armed at the earlier of their demands. */
+struct clock_wake {
+        bool registry_armed;
+        uint64_t registry_deadline;
+        uint64_t registry_generation;
+        bool parked_armed;
+        uint64_t parked_deadline;
+        bool kernel_armed;
+        uint64_t kernel_deadline;
+        uint64_t kernel_generation;
+};
+
+struct service {
+        struct config config;
+        struct loop *loop;
+        char backend_reason[160];
+        bool alarm_clocks;
+
+        struct registry *registry;
+        struct parked *parked;
+
+        int listen_fd;
+        bool listen_bound_here; /* we created the socket file: unlink it at exit */
+        struct loop_watch *listen_watch;
+        int signal_fd;
+        struct loop_watch *signal_watch;
+
+        struct peer *peers;
+        uint32_t n_peers;
+        uint32_t n_subscribers;
+        struct peer *closed; /* freed at the end of the iteration */
+        uint64_t last_session;
+        uint64_t last_cookie;
+
+        struct intent_queue intents;
+
+        struct clock_wake wake[TIMERD_CLOCK_MAX];
+        uint64_t last_kernel_generation;
+
+        struct metrics metrics;
+        struct signal_stats signals;
+        uint64_t clock_changes;
+        uint64_t stale_wakeups;
+        uint64_t started_usec;         /* monotonic */
+        uint64_t iteration_start_usec; /* monotonic; 0 until work starts */
+        char epoch[96];
+
+        struct lifecycle lifecycle;
+};
+
+/* Read the clocks; a failure is a clock fault that ends the loop. */
+int service_now(struct service *s, struct td_now *ret);
+
+/* Apply a transition of the registry: arm kernel timers, deliver dispatches. */
+void service_apply(struct service *s, const struct td_now *now, struct td_transition t);
+
+/* End a run the service delivered itself (an alarm, a signal): there is no client to complete it. */
+void service_end_run(struct service *s, const struct td_now *now, const struct td_dispatch *d,
+                     enum timerd_outcome outcome, enum timerd_directive directive);
+
+/* Re-arm the parked queue's wake-up of every clock after it changed. */
+void service_sync_parked_wake(struct service *s);
+
+/* Answer the open call of p. */
+void service_reply(struct service *s, struct peer *p, json_object *parameters, bool continues);
+void service_error(struct service *s, struct peer *p, int error, json_object *parameters);
+
+/* A peer is gone: retire what it held, exactly once. */
+void service_drop_peer(struct service *s, struct peer *p);
+
+struct peer *service_find_session(struct service *s, uint64_t session);
+
+void service_loop_callbacks(struct service *s, struct loop_callbacks *ret);
+int service_start_listening(struct service *s, int listen_fd);
+void service_stop_listening(struct service *s);
+
+/* Mark that this iteration started doing work (for the slowest-iteration figure). */
+void service_note_work(struct service *s);
+
+/* One loop iteration: wait at most timeout_usec (-1: forever), dispatch, drain intents. */
+int service_iterate(struct service *s, int64_t timeout_usec);
+
+/* Request the loop to end with `reason` (the first reason wins). */
+void service_exit(struct service *s, enum exit_reason reason);

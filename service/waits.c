@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service/api.h"
+#include "service/parked.h"
+#include "service/peer.h"
+#include "service/service.h"
+#include "varlink/names.h"
+
+/* Names in one Wait filter; the parked queue enforces its own bound too. */
+#define WAIT_MAX_NAMES 64
+
+static json_object *firing_json(const struct td_dispatch *d)
+{
+        json_object *o = json_object_new_object();
+        json_object *f = json_object_new_object();
+        json_object *token = json_object_new_object();
+
+        if (!o || !f || !token) {
+                json_object_put(o);
+                json_object_put(f);
+                json_object_put(token);
+                return NULL;
+        }
+        vl_add_string(token, "name", d->name);
+        vl_add_u64(token, "generation", d->generation);
+        vl_add_u64(token, "run", d->run);
+        vl_add_object(f, "token", token);
+        vl_add_string(f, "clock", vl_clock_to_string(d->clock));
+        vl_add_u64(f, "deadline_usec", d->deadline_usec);
+        vl_add_u64(f, "fired_usec", d->fired_usec);
+        vl_add_u64(f, "overruns", d->overruns);
+        vl_add_object(o, "firing", f);
+        return o;
+}
+
+/* The peer whose open call `cookie` of `session` is, or NULL when it is gone. */
+static struct peer *call_peer(struct service *s, uint64_t session, uint64_t cookie)
+{
+        struct peer *p = service_find_session(s, session);
+        return p && p->call_open && p->call_cookie == cookie ? p : NULL;
+}
+
+static json_object *continuation_json(const struct parked_continuation *c)
+{
+        json_object *o = json_object_new_object();
+        vl_add_u64(o, "epoch", c->epoch);
+        vl_add_u64(o, "nonce", c->nonce);
+        vl_add_u64(o, "cycle", c->cycle);
+        return o;
+}
+
+static json_object *sleep_answer_json(const struct parked_effect *e)
+{
+        json_object *o = json_object_new_object();
+        vl_add_bool(o, "elapsed", e->kind == PARKED_EFFECT_ELAPSED);
+        if (e->kind == PARKED_EFFECT_OBSERVATION) {
+                json_object *obs = json_object_new_object();
+                vl_add_object(obs, "continuation", continuation_json(&e->continuation));
+                vl_add_u64(obs, "lease", e->observation.lease);
+                if (e->observation.has_remaining)
+                        vl_add_u64(obs, "remaining_usec", e->observation.remaining_usec);
+                vl_add_string(obs, "timer", e->observation.name);
+                vl_add_u64(obs, "alarms", e->observation.alarms);
+                vl_add_object(o, "observation", obs);
+        }
+        return o;
+}
+
+/*
+ * Carry out what the parked queue decided. `d` is the firing a REPLY hands over; `caller` is the
+ * peer of the call that caused the transition (a Finish is answered through it, whichever
+ * connection parked the Sleep).
+ */
+static void apply_parked(struct service *s, struct parked_transition t, const struct td_dispatch *d,
+                         struct peer *caller)
+{
+        for (size_t i = 0; i < t.n_effects; i++) {
+                const struct parked_effect *e = &t.effects[i];
+                struct peer *p = caller && caller->call_open && caller->call_cookie == e->cookie
+                                     ? caller
+                                     : call_peer(s, e->session, e->cookie);
+                if (!p)
+                        continue;
+                switch (e->kind) {
+                case PARKED_EFFECT_REPLY:
+                        if (d && registry_deliver(s->registry, d, e->session) >= 0)
+                                service_reply(s, p, firing_json(d), e->reply.continues);
+                        break;
+                case PARKED_EFFECT_OBSERVATION:
+                case PARKED_EFFECT_ELAPSED:
+                        service_reply(s, p, sleep_answer_json(e), false);
+                        break;
+                case PARKED_EFFECT_INTERRUPTED: {
+                        json_object *o = json_object_new_object();
+                        if (e->interrupted.has_remaining)
+                                vl_add_u64(o, "remaining_usec", e->interrupted.remaining_usec);
+                        service_reply(s, p, o, false);
+                        break;
+                }
+                case PARKED_EFFECT_RETIRED:
+                        service_reply(s, p, json_object_new_object(), false);
+                        break;
+                case PARKED_EFFECT_TIMED_OUT:
+                        service_error(s, p, TIMERD_E_TIMEOUT, NULL);
+                        break;
+                case PARKED_EFFECT_SHUTTING_DOWN:
+                        service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
+                        break;
+                case PARKED_EFFECT_FAILED: {
+                        json_object *params = json_object_new_object();
+                        vl_add_string(params, "kind", parked_failure_to_string(e->failed));
+                        service_error(s, p, TIMERD_E_PROTOCOL_FAILURE, params);
+                        break;
+                }
+                case _PARKED_EFFECT_MAX:
+                case _PARKED_EFFECT_INVALID:
+                        break;
+                }
+        }
+        service_sync_parked_wake(s);
+}
+
+/* A failed parked transition as the caller's error. */
+static void parked_failed(struct service *s, struct peer *p, const struct parked_transition *t)
+{
+        struct param_error err;
+
+        if (t->failure == -TIMERD_E_PROTOCOL_FAILURE) {
+                json_object *params = json_object_new_object();
+                vl_add_string(params, "kind", parked_failure_to_string(t->protocol));
+                service_error(s, p, TIMERD_E_PROTOCOL_FAILURE, params);
+                return;
+        }
+        params_fail(
+            &err, t->failure <= -TIMERD_E_BASE ? t->failure : -TIMERD_E_BUSY, NULL,
+            t->failure == -TIMERD_E_LIMIT_EXCEEDED ? parked_limit_to_string(t->limit) : NULL, 0);
+        api_fail(s, p, &err);
+}
+
+/* Hand over pending firings: one, or all of them for a stream. Returns whether the call ended. */
+static bool take_pending(struct service *s, struct peer *p, uint32_t owner,
+                         const char *const *names, size_t n_names)
+{
+        struct td_dispatch d;
+
+        while (registry_take_pending(s->registry, owner, names, n_names, p->session, &d) > 0) {
+                service_reply(s, p, firing_json(&d), true);
+                if (!p->call_more)
+                        return true;
+        }
+        return false;
+}
+
+void api_wait(struct service *s, struct peer *p, json_object *params)
+{
+        const char *names[WAIT_MAX_NAMES];
+        struct parked_wait_args a = {
+            .caller = {.session = p->session},
+            .cookie = p->call_cookie,
+            .names = names,
+            .clock = TIMERD_CLOCK_MONOTONIC,
+            .stream = p->call_more,
+        };
+        struct param_error err;
+        json_object *array = NULL;
+        uint64_t timeout = 0;
+        struct td_now now;
+        int r;
+
+        if (params_owner(params, p->uid, &a.caller.uid, &err) < 0)
+                goto fail;
+        r = vl_get_array(params, "names", &array);
+        if (r == -EINVAL) {
+                params_invalid(&err, "names");
+                goto fail;
+        }
+        if (array) {
+                size_t n = json_object_array_length(array);
+                if (n > WAIT_MAX_NAMES) {
+                        params_fail(&err, -TIMERD_E_LIMIT_EXCEEDED, NULL, "names", WAIT_MAX_NAMES);
+                        goto fail;
+                }
+                for (size_t i = 0; i < n; i++) {
+                        json_object *v = json_object_array_get_idx(array, i);
+                        if (!json_object_is_type(v, json_type_string)) {
+                                params_invalid(&err, "names");
+                                goto fail;
+                        }
+                        names[i] = json_object_get_string(v);
+                        if (!registry_name_valid(names[i])) {
+                                params_fail(&err, -TIMERD_E_INVALID_NAME, names[i], NULL, 0);
+                                goto fail;
+                        }
+                }
+                a.n_names = n;
+        }
+        r = vl_get_u64(params, "timeout_usec", &timeout);
+        if (r < 0 && r != -ENOENT) {
+                params_invalid(&err, "timeout_usec");
+                goto fail;
+        }
+        if (service_now(s, &now) < 0) {
+                service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
+                return;
+        }
+        if (take_pending(s, p, a.caller.uid, names, a.n_names))
+                return;
+        if (timeout > 0) {
+                if (timeout > UINT64_MAX - now.usec[a.clock]) {
+                        params_fail(&err, -TIMERD_E_OVERFLOW, NULL, "timeout_usec", 0);
+                        goto fail;
+                }
+                a.has_timeout = true;
+                a.timeout_usec = now.usec[a.clock] + timeout;
+        }
+
+        struct parked_continuation c;
+        struct parked_transition t = parked_wait(s->parked, &a, &c);
+        if (t.failure < 0) {
+                parked_failed(s, p, &t);
+                return;
+        }
+        apply_parked(s, t, NULL, p);
+        return;
+fail:
+        api_fail(s, p, &err);
+}
+
+void api_offer_firing(struct service *s, const struct td_now *now, const struct td_dispatch *d)
+{
+        struct td_snapshot t;
+        bool taken;
+
+        switch (d->delivery) {
+        case TIMERD_DELIVERY_NOTIFY:
+                apply_parked(s, parked_offer_firing(s->parked, d->owner, d->name, &taken), d, NULL);
+                break;
+        case TIMERD_DELIVERY_ALARM: {
+                /* An alarm is delivered by being observed (or left pending, coalesced): the run
+                 * has nothing more to wait for. */
+                if (registry_get(s->registry, d->owner, d->name, &t) < 0)
+                        return;
+                /* An alarm interrupts Sleeps of the connection that declared it; a retained
+                 * alarm whose connection is gone has nobody to interrupt. */
+                bool live = service_find_session(s, t.session) != NULL;
+                if (live)
+                        apply_parked(
+                            s, parked_offer_alarm(s->parked, now, d->owner, t.session, t.name),
+                            NULL, NULL);
+                service_end_run(s, now, d, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE);
+                break;
+        }
+        case TIMERD_DELIVERY_SIGNAL:
+                signals_deliver(s, now, d);
+                break;
+        case TIMERD_DELIVERY_MAX:
+        case TIMERD_DELIVERY_INVALID:
+                break;
+        }
+}
+
+static int continuation_param(json_object *params, const char *field,
+                              struct parked_continuation *ret, struct param_error *err)
+{
+        json_object *c;
+        char path[64];
+
+        if (vl_get_object(params, field, &c) < 0)
+                return params_invalid(err, field);
+        snprintf(path, sizeof(path), "%s.epoch", field);
+        if (vl_get_u64(c, "epoch", &ret->epoch) < 0)
+                return params_invalid(err, path);
+        snprintf(path, sizeof(path), "%s.nonce", field);
+        if (vl_get_u64(c, "nonce", &ret->nonce) < 0)
+                return params_invalid(err, path);
+        snprintf(path, sizeof(path), "%s.cycle", field);
+        if (vl_get_u64(c, "cycle", &ret->cycle) < 0)
+                return params_invalid(err, path);
+        return 0;
+}
+
+void api_sleep(struct service *s, struct peer *p, json_object *params)
+{
+        struct parked_sleep_args a = {
+            .caller = {.session = p->session},
+            .cookie = p->call_cookie,
+            .clock = TIMERD_CLOCK_MONOTONIC,
+        };
+        struct parked_continuation c;
+        struct param_error err;
+        struct td_now now;
+        const char *clock;
+        int r;
+
+        if (params_owner(params, p->uid, &a.caller.uid, &err) < 0)
+                goto fail;
+        r = params_string(params, "clock", "clock", &clock, &err);
+        if (r < 0 || (r > 0 && (int)(a.clock = vl_clock_from_string(clock)) < 0)) {
+                params_invalid(&err, "clock");
+                goto fail;
+        }
+        if (service_now(s, &now) < 0) {
+                service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
+                return;
+        }
+        uint64_t relative;
+        r = vl_get_u64(params, "for_usec", &relative);
+        if (r == 0) {
+                if (vl_get_u64(params, "until_usec", &(uint64_t){0}) != -ENOENT) {
+                        params_invalid(&err, "until_usec");
+                        goto fail;
+                }
+                if (relative > UINT64_MAX - now.usec[a.clock]) {
+                        params_fail(&err, -TIMERD_E_OVERFLOW, NULL, "for_usec", 0);
+                        goto fail;
+                }
+                a.has_deadline = true;
+                a.deadline_usec = now.usec[a.clock] + relative;
+        } else if (r != -ENOENT) {
+                params_invalid(&err, "for_usec");
+                goto fail;
+        } else {
+                r = params_when(params, "until_usec", now.usec[a.clock], &a.deadline_usec, &err);
+                if (r < 0)
+                        goto fail;
+                a.has_deadline = r > 0;
+        }
+
+        struct parked_transition t = parked_sleep(s->parked, &now, &a, &c);
+        if (t.failure < 0) {
+                parked_failed(s, p, &t);
+                return;
+        }
+        apply_parked(s, t, NULL, p);
+        return;
+fail:
+        api_fail(s, p, &err);
+}
+
+void api_finish(struct service *s, struct peer *p, json_object *params)
+{
+        struct parked_continuation c;
+        struct parked_ticket ticket;
+        struct param_error err;
+        enum parked_action action;
+        uint64_t lease;
+        uint32_t owner;
+        struct td_now now;
+        const char *v;
+
+        if (params_owner(params, p->uid, &owner, &err) < 0 ||
+            continuation_param(params, "continuation", &c, &err) < 0)
+                goto fail;
+        if (vl_get_u64(params, "lease", &lease) < 0) {
+                params_invalid(&err, "lease");
+                goto fail;
+        }
+        if (params_string(params, "action", "action", &v, &err) <= 0) {
+                params_invalid(&err, "action");
+                goto fail;
+        }
+        if (strcmp(v, "resume") == 0)
+                action = PARKED_ACTION_RESUME;
+        else if (strcmp(v, "interrupt") == 0)
+                action = PARKED_ACTION_INTERRUPT;
+        else if (strcmp(v, "terminate") == 0)
+                action = PARKED_ACTION_TERMINATE;
+        else {
+                params_invalid(&err, "action");
+                goto fail;
+        }
+        if (service_now(s, &now) < 0) {
+                service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
+                return;
+        }
+        const struct td_caller caller = {.uid = owner, .session = p->session};
+        struct parked_transition t =
+            parked_finish(s->parked, &now, &caller, &c, lease, action, p->call_cookie, &ticket);
+        if (t.failure < 0) {
+                parked_failed(s, p, &t);
+                return;
+        }
+        if (action == PARKED_ACTION_RESUME) {
+                json_object *o = json_object_new_object();
+                json_object *tk = json_object_new_object();
+                vl_add_object(tk, "continuation", continuation_json(&ticket.continuation));
+                vl_add_u64(tk, "nonce", ticket.nonce);
+                vl_add_object(o, "ticket", tk);
+                /* Effects first: an ended observation may let another Sleep observe. */
+                apply_parked(s, t, NULL, NULL);
+                service_reply(s, p, o, false);
+                return;
+        }
+        apply_parked(s, t, NULL, p);
+        return;
+fail:
+        api_fail(s, p, &err);
+}
+
+void api_resume(struct service *s, struct peer *p, json_object *params)
+{
+        struct td_caller caller = {.session = p->session};
+        struct parked_ticket ticket;
+        struct param_error err;
+        json_object *tk;
+        struct td_now now;
+
+        if (params_owner(params, p->uid, &caller.uid, &err) < 0)
+                goto fail;
+        if (vl_get_object(params, "ticket", &tk) < 0) {
+                params_invalid(&err, "ticket");
+                goto fail;
+        }
+        if (continuation_param(tk, "continuation", &ticket.continuation, &err) < 0)
+                goto fail;
+        if (vl_get_u64(tk, "nonce", &ticket.nonce) < 0) {
+                params_invalid(&err, "ticket.nonce");
+                goto fail;
+        }
+        if (service_now(s, &now) < 0) {
+                service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
+                return;
+        }
+        struct parked_transition t =
+            parked_resume(s->parked, &now, &caller, &ticket, p->call_cookie);
+        if (t.failure < 0) {
+                parked_failed(s, p, &t);
+                return;
+        }
+        apply_parked(s, t, NULL, p);
+        return;
+fail:
+        api_fail(s, p, &err);
+}
+
+void api_expire_parked(struct service *s, const struct td_now *now)
+{
+        apply_parked(s, parked_expire(s->parked, now), NULL, NULL);
+}
+
+void api_session_closed(struct service *s, uint64_t session)
+{
+        struct td_now now;
+        size_t retired;
+
+        if (service_now(s, &now) < 0)
+                return;
+        apply_parked(s, parked_session_closed(s->parked, &now, session, &retired), NULL, NULL);
+}
+
+void api_shutdown_parked(struct service *s)
+{
+        apply_parked(s, parked_shutdown(s->parked), NULL, NULL);
+}
+
+uint64_t api_waiters(const struct service *s)
+{
+        struct parked_stats st;
+        parked_get_stats(s->parked, &st);
+        return st.waiters + st.sleepers;
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "harness.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+const char *harness_backend(void)
+{
+        const char *b = getenv("TIMERD_TEST_BACKEND");
+        return b && b[0] ? b : "timerfd";
+}
+
+unsigned long long harness_now_usec(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000;
+}
+
+void harness_start(struct harness *h, const char *const *extra_args)
+{
+        const char *bin = getenv("TIMERD_BIN");
+        char state[320], backend[64];
+        const char *argv[32];
+        size_t n = 0;
+
+        assert_non_null(bin);
+        snprintf(h->dir, sizeof(h->dir), "/tmp/timerd-test.XXXXXX");
+        assert_non_null(mkdtemp(h->dir));
+        snprintf(h->socket, sizeof(h->socket), "%s/io.timerd", h->dir);
+        snprintf(state, sizeof(state), "%s/state", h->dir);
+        snprintf(backend, sizeof(backend), "--backend=%s", harness_backend());
+
+        argv[n++] = bin;
+        argv[n++] = "--socket";
+        argv[n++] = h->socket;
+        argv[n++] = "--state-dir";
+        argv[n++] = state;
+        argv[n++] = backend;
+        argv[n++] = "--log-level=warning";
+        for (size_t i = 0; extra_args && extra_args[i] && n < 31; i++)
+                argv[n++] = extra_args[i];
+        argv[n] = NULL;
+
+        h->pid = fork();
+        assert_true(h->pid >= 0);
+        if (h->pid == 0) {
+                execv(bin, (char *const *)argv);
+                _exit(127);
+        }
+        for (int i = 0; i < 500; i++) {
+                struct timerd *t;
+                if (timerd_connect(h->socket, &t) == 0) {
+                        timerd_close(t);
+                        return;
+                }
+                int status;
+                if (waitpid(h->pid, &status, WNOHANG) == h->pid)
+                        fail_msg("timerd exited at start (status %d)", status);
+                usleep(10000);
+        }
+        fail_msg("timerd did not answer on %s", h->socket);
+}
+
+int harness_kill(struct harness *h, int signo)
+{
+        int status = -1;
+        kill(h->pid, signo);
+        for (int i = 0; i < 1000; i++) {
+                if (waitpid(h->pid, &status, WNOHANG) == h->pid)
+                        break;
+                usleep(10000);
+        }
+        char cmd[300];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", h->dir);
+        if (system(cmd) != 0)
+                fprintf(stderr, "could not remove %s\n", h->dir);
+        return status;
+}
+
+void harness_stop(struct harness *h)
+{
+        int status = harness_kill(h, SIGTERM);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+struct timerd *harness_connect(const struct harness *h)
+{
+        struct timerd *t = NULL;
+        assert_int_equal(timerd_connect(h->socket, &t), 0);
+        return t;
+}
+
+int harness_raw_connect(const struct harness *h)
+{
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(fd >= 0);
+        snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", h->socket);
+        assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+        return fd;
+}
+
+void raw_send(int fd, const void *data, size_t len)
+{
+        const char *p = data;
+        while (len > 0) {
+                ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+                assert_true(n > 0);
+                p += n;
+                len -= (size_t)n;
+        }
+}
+
+long raw_recv(int fd, char *buf, size_t size, int timeout_ms)
+{
+        size_t len = 0;
+        while (len < size) {
+                struct pollfd pfd = {.fd = fd, .events = POLLIN};
+                int r = poll(&pfd, 1, timeout_ms);
+                if (r == 0)
+                        return -2;
+                ssize_t n = recv(fd, buf + len, 1, 0);
+                if (n <= 0)
+                        return -1;
+                if (buf[len] == '\0')
+                        return (long)len;
+                len++;
+        }
+        fail_msg("reply larger than %zu bytes", size);
+        return -1;
+}
+
+int harness_setup_with(void **state, const char *const *extra_args)
+{
+        struct harness *h = calloc(1, sizeof(*h));
+        assert_non_null(h);
+        harness_start(h, extra_args);
+        *state = h;
+        return 0;
+}
+
+int harness_setup(void **state)
+{
+        return harness_setup_with(state, NULL);
+}
+
+int harness_teardown(void **state)
+{
+        struct harness *h = *state;
+        harness_stop(h);
+        free(h);
+        return 0;
+}

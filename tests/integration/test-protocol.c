@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* Varlink on the wire against the real timerd: framing, pipelining, oneway, more, bad input. */
+
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define TIMEOUT_MS 5000
+
+static int setup(void **state)
+{
+        static const char *const args[] = {"--max-message=1024", NULL};
+        return harness_setup_with(state, args);
+}
+
+static void send_msg(int fd, const char *json)
+{
+        raw_send(fd, json, strlen(json) + 1);
+}
+
+/* Receive one reply and return it parsed (caller puts it). */
+static json_object *recv_json(int fd)
+{
+        char buf[65536];
+        long n = raw_recv(fd, buf, sizeof(buf), TIMEOUT_MS);
+        assert_true(n >= 0);
+        json_object *o = json_tokener_parse(buf);
+        assert_non_null(o);
+        return o;
+}
+
+static const char *error_of(json_object *reply)
+{
+        json_object *e;
+        return json_object_object_get_ex(reply, "error", &e) ? json_object_get_string(e) : NULL;
+}
+
+static void expect_error(int fd, const char *name)
+{
+        json_object *r = recv_json(fd);
+        assert_non_null(error_of(r));
+        assert_string_equal(error_of(r), name);
+        json_object_put(r);
+}
+
+static json_object *expect_reply(int fd)
+{
+        json_object *r = recv_json(fd), *params;
+        assert_null(error_of(r));
+        assert_true(json_object_object_get_ex(r, "parameters", &params));
+        json_object_get(params);
+        json_object_put(r);
+        return params;
+}
+
+static void test_get_info_lists_interfaces(void **state)
+{
+        int fd = harness_raw_connect(*state);
+        send_msg(fd, "{\"method\":\"org.varlink.service.GetInfo\"}");
+        json_object *p = expect_reply(fd), *interfaces;
+        assert_true(json_object_object_get_ex(p, "interfaces", &interfaces));
+        const char *text = json_object_to_json_string(interfaces);
+        assert_non_null(strstr(text, "io.timerd.Timer"));
+        assert_non_null(strstr(text, "io.timerd.Service"));
+        assert_non_null(strstr(text, "org.varlink.service"));
+        json_object_put(p);
+
+        send_msg(fd, "{\"method\":\"org.varlink.service.GetInterfaceDescription\","
+                     "\"parameters\":{\"interface\":\"io.timerd.Timer\"}}");
+        p = expect_reply(fd);
+        json_object *desc;
+        assert_true(json_object_object_get_ex(p, "description", &desc));
+        assert_non_null(strstr(json_object_get_string(desc), "interface io.timerd.Timer"));
+        json_object_put(p);
+
+        send_msg(fd, "{\"method\":\"org.varlink.service.GetInterfaceDescription\","
+                     "\"parameters\":{\"interface\":\"com.example.None\"}}");
+        expect_error(fd, "org.varlink.service.InterfaceNotFound");
+        close(fd);
+}
+
+static void test_split_and_pipelined_messages(void **state)
+{
+        int fd = harness_raw_connect(*state);
+        const char *call =
+            "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"none\"}}";
+
+        /* One message in three writes. */
+        size_t len = strlen(call) + 1;
+        raw_send(fd, call, 10);
+        usleep(20000);
+        raw_send(fd, call + 10, 20);
+        usleep(20000);
+        raw_send(fd, call + 30, len - 30);
+        expect_error(fd, "io.timerd.Timer.NotFound");
+
+        /* Three calls in one write are answered in order. */
+        char batch[1024];
+        int n =
+            snprintf(batch, sizeof(batch), "%s%c%s%c%s%c",
+                     "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"p1\","
+                     "\"declaration\":{\"policy\":\"once\"}}}",
+                     0, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"p1\"}}", 0,
+                     "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"p2\"}}", 0);
+        raw_send(fd, batch, (size_t)n);
+        json_object *p = expect_reply(fd), *claim;
+        assert_true(json_object_object_get_ex(p, "claim", &claim));
+        json_object_put(p);
+        p = expect_reply(fd);
+        json_object *timer;
+        assert_true(json_object_object_get_ex(p, "timer", &timer));
+        json_object_put(p);
+        expect_error(fd, "io.timerd.Timer.NotFound");
+        close(fd);
+}
+
+static void test_oneway_gets_no_reply(void **state)
+{
+        int fd = harness_raw_connect(*state);
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Register\",\"oneway\":true,\"parameters\":"
+                     "{\"name\":\"quiet\",\"declaration\":{\"policy\":\"once\"}}}");
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"quiet\"}}");
+        /* The first reply on the wire is Get's: the oneway call was done and not answered. */
+        json_object *p = expect_reply(fd), *timer;
+        assert_true(json_object_object_get_ex(p, "timer", &timer));
+        json_object_put(p);
+        close(fd);
+}
+
+static void test_bad_messages_get_typed_errors(void **state)
+{
+        int fd = harness_raw_connect(*state);
+
+        send_msg(fd, "this is not json");
+        expect_error(fd, "io.timerd.Timer.InvalidMessage");
+        send_msg(fd, "{\"parameters\":{}}");
+        expect_error(fd, "io.timerd.Timer.InvalidMessage");
+        send_msg(fd, "{\"method\":42}");
+        expect_error(fd, "io.timerd.Timer.InvalidMessage");
+        send_msg(
+            fd, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]");
+        expect_error(fd, "io.timerd.Timer.InvalidMessage");
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Unknown\"}");
+        expect_error(fd, "org.varlink.service.MethodNotFound");
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":[]}}");
+        expect_error(fd, "org.varlink.service.InvalidParameter");
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{}}");
+        expect_error(fd, "org.varlink.service.InvalidParameter");
+        /* The connection still works after all of that. */
+        send_msg(fd, "{\"method\":\"io.timerd.Service.Status\"}");
+        json_object_put(expect_reply(fd));
+        close(fd);
+}
+
+static void test_oversize_message_is_refused_and_disconnected(void **state)
+{
+        int fd = harness_raw_connect(*state);
+        char big[4096];
+        memset(big, ' ', sizeof(big));
+        raw_send(fd, big, sizeof(big));
+        expect_error(fd, "io.timerd.Timer.RequestTooLarge");
+        char buf[16];
+        assert_int_equal(raw_recv(fd, buf, sizeof(buf), TIMEOUT_MS), -1);
+        close(fd);
+
+        /* Others are unaffected. */
+        fd = harness_raw_connect(*state);
+        send_msg(fd, "{\"method\":\"io.timerd.Service.Status\"}");
+        json_object_put(expect_reply(fd));
+        close(fd);
+}
+
+static void test_wait_with_more_streams(void **state)
+{
+        int fd = harness_raw_connect(*state);
+        /* Three timers, each firing once: the stream hands over each firing as it comes. */
+        for (int i = 1; i <= 3; i++) {
+                char call[256];
+                snprintf(call, sizeof(call),
+                         "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":"
+                         "\"rapid%d\",\"delay_usec\":%d,\"declaration\":{\"policy\":\"once\"}}}",
+                         i, i * 20000);
+                send_msg(fd, call);
+                json_object_put(expect_reply(fd));
+        }
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Wait\",\"more\":true,\"parameters\":"
+                     "{\"names\":[\"rapid1\",\"rapid2\",\"rapid3\"]}}");
+        for (int i = 0; i < 3; i++) {
+                json_object *r = recv_json(fd), *continues;
+                assert_null(error_of(r));
+                assert_true(json_object_object_get_ex(r, "continues", &continues));
+                assert_true(json_object_get_boolean(continues));
+                json_object_put(r);
+        }
+        close(fd);
+}
+
+static void test_disconnect_mid_call_is_harmless(void **state)
+{
+        for (int i = 0; i < 20; i++) {
+                int fd = harness_raw_connect(*state);
+                send_msg(fd, "{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{}}");
+                raw_send(fd, "{\"method\":\"io.timerd", 18);
+                close(fd);
+        }
+        /* Every parked Wait of the vanished clients is retired. */
+        int fd = harness_raw_connect(*state);
+        int64_t waiters = -1;
+        for (int i = 0; i < 500 && waiters != 0; i++) {
+                send_msg(fd, "{\"method\":\"io.timerd.Service.Status\"}");
+                json_object *p = expect_reply(fd), *w;
+                assert_true(json_object_object_get_ex(p, "waiters", &w));
+                waiters = json_object_get_int64(w);
+                json_object_put(p);
+                if (waiters != 0)
+                        usleep(10000);
+        }
+        assert_int_equal(waiters, 0);
+        close(fd);
+}
+
+static void test_subscribe_streams_events_of_others(void **state)
+{
+        int watcher = harness_raw_connect(*state);
+        int actor = harness_raw_connect(*state);
+
+        send_msg(watcher, "{\"method\":\"io.timerd.Service.Subscribe\"}");
+        expect_error(watcher, "org.varlink.service.ExpectedMore");
+        send_msg(watcher, "{\"method\":\"io.timerd.Service.Subscribe\",\"more\":true}");
+        /* The subscription is in place once Status shows the watcher's call is taken. */
+        usleep(100000);
+
+        send_msg(actor, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":"
+                        "\"watched\",\"delay_usec\":1000,\"declaration\":{\"policy\":\"once\"}}}");
+        json_object_put(expect_reply(actor));
+
+        const char *expected[] = {"registered", "fired"};
+        for (size_t i = 0; i < 2; i++) {
+                json_object *r = recv_json(watcher), *params, *event, *kind, *name;
+                assert_null(error_of(r));
+                assert_true(json_object_object_get_ex(r, "parameters", &params));
+                assert_true(json_object_object_get_ex(params, "event", &event));
+                assert_true(json_object_object_get_ex(event, "kind", &kind));
+                assert_true(json_object_object_get_ex(event, "name", &name));
+                assert_string_equal(json_object_get_string(kind), expected[i]);
+                assert_string_equal(json_object_get_string(name), "watched");
+                json_object_put(r);
+        }
+        /* The actor leaves: its transient timer is announced as removed. */
+        close(actor);
+        json_object *r = recv_json(watcher);
+        assert_non_null(strstr(json_object_to_json_string(r), "\"removed\""));
+        json_object_put(r);
+        close(watcher);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_get_info_lists_interfaces),
+            cmocka_unit_test(test_split_and_pipelined_messages),
+            cmocka_unit_test(test_oneway_gets_no_reply),
+            cmocka_unit_test(test_bad_messages_get_typed_errors),
+            cmocka_unit_test(test_oversize_message_is_refused_and_disconnected),
+            cmocka_unit_test(test_wait_with_more_streams),
+            cmocka_unit_test(test_disconnect_mid_call_is_harmless),
+            cmocka_unit_test(test_subscribe_streams_events_of_others),
+        };
+        return cmocka_run_group_tests_name(harness_backend(), tests, setup, harness_teardown);
+}

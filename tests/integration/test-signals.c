@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* Delivery `signal` against the real timerd: each test body runs in a child that receives. */
+
+#include <json-c/json.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+/* A raw call; returns the reply's parameters or NULL for an error reply. */
+static json_object *call(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static json_object *call(int fd, const char *fmt, ...)
+{
+        char msg[1024], buf[8192];
+        va_list ap;
+
+        va_start(ap, fmt);
+        int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        raw_send(fd, msg, (size_t)n + 1);
+        if (raw_recv(fd, buf, sizeof(buf), 5000) < 0)
+                return NULL;
+        json_object *o = json_tokener_parse(buf), *params = NULL;
+        if (o && json_object_object_get_ex(o, "parameters", &params) &&
+            !json_object_object_get_ex(o, "error", NULL))
+                json_object_get(params);
+        else
+                params = NULL;
+        json_object_put(o);
+        return params;
+}
+
+static uint64_t register_signal_timer(int fd, const char *name, const char *policy,
+                                      unsigned cadence_usec, int signo, const char *extra)
+{
+        json_object *p = call(fd,
+                              "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":"
+                              "\"%s\"%s,\"declaration\":{\"policy\":\"%s\",\"cadence_usec\":%u,"
+                              "\"delivery\":\"signal\",\"signal\":%d}}}",
+                              name, extra, policy, cadence_usec, signo);
+        json_object *claim, *generation;
+        if (!p || !json_object_object_get_ex(p, "claim", &claim) ||
+            !json_object_object_get_ex(claim, "generation", &generation))
+                _exit(20);
+        uint64_t g = (uint64_t)json_object_get_int64(generation);
+        json_object_put(p);
+        return g;
+}
+
+static int signal_fd_for(int signo)
+{
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, signo);
+        if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+                _exit(21);
+        int fd = signalfd(-1, &set, SFD_CLOEXEC);
+        if (fd < 0)
+                _exit(22);
+        return fd;
+}
+
+/* The next signal within timeout_ms: 1 with *ret, 0 when none came. */
+static int next_signal(int sfd, int timeout_ms, struct signalfd_siginfo *ret)
+{
+        struct pollfd p = {.fd = sfd, .events = POLLIN};
+        if (poll(&p, 1, timeout_ms) <= 0)
+                return 0;
+        return read(sfd, ret, sizeof(*ret)) == sizeof(*ret);
+}
+
+static void run_child(void (*body)(const struct harness *h), const struct harness *h)
+{
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                body(h);
+                _exit(0);
+        }
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void interval_body(const struct harness *h)
+{
+        int signo = SIGRTMIN + 1;
+        int sfd = signal_fd_for(signo);
+        int fd = harness_raw_connect(h);
+        uint64_t generation = register_signal_timer(fd, "tick", "interval", 30000, signo, "");
+        struct signalfd_siginfo si;
+
+        for (int i = 0; i < 3; i++) {
+                if (!next_signal(sfd, 5000, &si))
+                        _exit(30);
+                /* Queued by the service, for this process, naming the timer. */
+                if ((int)si.ssi_signo != signo || si.ssi_code != SI_QUEUE ||
+                    si.ssi_ptr != generation)
+                        _exit(31);
+        }
+}
+
+static void test_interval_signals_carry_the_timer(void **state)
+{
+        run_child(interval_body, *state);
+}
+
+static void watchdog_body(const struct harness *h)
+{
+        int sfd = signal_fd_for(SIGUSR1);
+        int fd = harness_raw_connect(h);
+        struct signalfd_siginfo si;
+
+        register_signal_timer(fd, "deadman", "watchdog", 300000, SIGUSR1, "");
+        json_object *p = call(fd, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":"
+                                  "\"deadman\"}}");
+        json_object *timer, *generation;
+        if (!p || !json_object_object_get_ex(p, "timer", &timer) ||
+            !json_object_object_get_ex(timer, "generation", &generation))
+                _exit(40);
+        int64_t g = json_object_get_int64(generation);
+        json_object_put(p);
+
+        /* Kicked in time: never fires. */
+        for (int i = 0; i < 12; i++) {
+                json_object_put(call(fd,
+                                     "{\"method\":\"io.timerd.Timer.Kick\",\"parameters\":{"
+                                     "\"claim\":{\"name\":\"deadman\",\"generation\":%lld}}}",
+                                     (long long)g));
+                if (next_signal(sfd, 50, &si))
+                        _exit(41);
+        }
+        /* Not kicked: the deadman switch fires. */
+        if (!next_signal(sfd, 5000, &si) || si.ssi_signo != SIGUSR1)
+                _exit(42);
+}
+
+static void test_watchdog_signals_only_when_not_kicked(void **state)
+{
+        run_child(watchdog_body, *state);
+}
+
+static void no_other_target_body(const struct harness *h)
+{
+        int sfd = signal_fd_for(SIGUSR2);
+        int fd = harness_raw_connect(h);
+        struct signalfd_siginfo si;
+
+        /* A pid in the call is not a target: the signal comes to the caller. */
+        register_signal_timer(fd, "mine", "interval", 20000, SIGUSR2, ",\"pid\":1");
+        if (!next_signal(sfd, 5000, &si) || si.ssi_signo != SIGUSR2 || (pid_t)si.ssi_pid != h->pid)
+                _exit(50);
+}
+
+static void test_signals_only_reach_the_caller(void **state)
+{
+        run_child(no_other_target_body, *state);
+}
+
+static void test_bad_signal_numbers_are_refused(void **state)
+{
+        int fd = harness_raw_connect(*state);
+        const char *bad[] = {"0", "-1", "65", "\"TERM\""};
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                json_object *p = call(fd,
+                                      "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{"
+                                      "\"name\":\"bad\",\"declaration\":{\"policy\":\"once\","
+                                      "\"delivery\":\"signal\",\"signal\":%s}}}",
+                                      bad[i]);
+                assert_null(p);
+        }
+        close(fd);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_interval_signals_carry_the_timer),
+            cmocka_unit_test(test_watchdog_signals_only_when_not_kicked),
+            cmocka_unit_test(test_signals_only_reach_the_caller),
+            cmocka_unit_test(test_bad_signal_numbers_are_refused),
+        };
+        return cmocka_run_group_tests_name(harness_backend(), tests, harness_setup,
+                                           harness_teardown);
+}

@@ -1,0 +1,143 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Runs inside the container booted by nspawn.sh, as a unit under the container's systemd: installs
+# the DESTDIR bound at /timerd-dest and takes timerd through what an administrator does with it.
+# Usage: in-container.sh SANITIZE
+set -eu
+sanitize=$1
+cd /
+
+say() { echo "== $*"; }
+fail() {
+        echo "FAIL: $*"
+        journalctl --no-pager -q -o short-monotonic -u timerd.service -u timerd.socket | tail -40
+        exit 1
+}
+# wait_for SECONDS COMMAND...: until COMMAND succeeds.
+wait_for() {
+        tries=$(($1 * 10))
+        shift
+        until "$@" >/dev/null 2>&1; do
+                tries=$((tries - 1))
+                [ "$tries" -gt 0 ] || return 1
+                sleep 0.1
+        done
+}
+prop() { systemctl show -p "$1" --value timerd.service; }
+state() { systemctl is-active "$1" || true; }
+# as_user ID COMMAND...: uid and gid ID (65534 nobody, 1 daemon), no supplementary groups.
+as_user() {
+        id=$1
+        shift
+        setpriv --reuid="$id" --regid="$id" --clear-groups "$@"
+}
+status_text_is() { [ "$(prop StatusText)" = "$1" ]; }
+running_since_pid_changed() {
+        pid=$(prop MainPID)
+        [ "$pid" != 0 ] && [ "$pid" != "$1" ] && [ "$(state timerd.service)" = active ]
+}
+
+say "install: the DESTDIR of meson install, copied into /"
+tar -C /timerd-dest -cf - . | tar -C / -xf - --keep-directory-symlink
+ldconfig
+for f in /usr/local/sbin/timerd /usr/local/bin/timerctl /usr/local/include/timerd/timerd.h \
+        /lib/systemd/system/timerd.socket /lib/systemd/system/timerd.service \
+        /usr/local/share/man/man8/timerd.8; do
+        [ -e "$f" ] || fail "meson install did not install $f"
+done
+ls /usr/local/lib/*/libtimerd.so.0 /usr/local/lib/*/pkgconfig/libtimerd.pc >/dev/null ||
+        fail "meson install did not install libtimerd and its pkg-config file"
+timerctl --version >/dev/null || fail "timerctl does not run: $(timerctl --version 2>&1)"
+if [ "$sanitize" != none ]; then
+        # LeakSanitizer stops the world with ptrace, which the unit's seccomp filter forbids.
+        mkdir -p /etc/systemd/system/timerd.service.d
+        printf '[Service]\nEnvironment=ASAN_OPTIONS=detect_leaks=0\n' \
+                >/etc/systemd/system/timerd.service.d/sanitizer.conf
+fi
+systemctl daemon-reload
+out=$(systemd-analyze verify --man=no /lib/systemd/system/timerd.socket \
+        /lib/systemd/system/timerd.service 2>&1) || fail "verify: $out"
+[ -z "$out" ] || fail "verify of the installed units is not clean: $out"
+
+say "socket activation: nothing runs before the first call"
+systemctl enable --now timerd.socket
+[ "$(state timerd.socket)" = active ] || fail "timerd.socket is $(state timerd.socket)"
+[ "$(state timerd.service)" = inactive ] || fail "timerd.service runs before any call"
+[ "$(stat -c %a /run/timerd/io.timerd)" = 666 ] || fail "the socket is not open to everyone"
+status=$(timerctl status) || fail "timerctl status: $status"
+echo "$status"
+[ "$(state timerd.service)" = active ] || fail "timerd.service is $(state timerd.service)"
+systemctl status --no-pager timerd.service | grep -q "active (running)" ||
+        fail "not active (running): $(systemctl status --no-pager timerd.service)"
+echo "$status" | grep -q "Backend: io_uring" || fail "not on io_uring under the unit's filter"
+echo "$status" | grep -q "Epoch: unknown" && fail "the epoch has no boot id"
+wait_for 5 status_text_is "0 timers, 0 waiters; io_uring backend" ||
+        fail "StatusText is '$(prop StatusText)'"
+pid=$(prop MainPID)
+grep -q "^Uid:[[:space:]]*0[[:space:]]" /proc/"$pid"/status && fail "runs as root"
+for set in CapPrm CapEff CapBnd CapAmb; do
+        grep -q "^$set:[[:space:]]*0000000800000020$" /proc/"$pid"/status ||
+                fail "$set is not CAP_KILL CAP_WAKE_ALARM: $(grep ^Cap /proc/"$pid"/status)"
+done
+
+say "an unprivileged user's timers"
+as_user 65534 timerctl add nightly --once 1h || fail "nobody cannot add a timer"
+as_user 65534 timerctl add wake --once 1h --clock boottime-alarm || fail "no alarm clock"
+as_user 65534 timerctl list | grep -q nightly || fail "nobody does not see its timer"
+set +e
+as_user 1 timerctl show nightly >/dev/null 2>&1
+code=$?
+set -e
+[ "$code" = 3 ] || fail "another user's 'show nightly' exited $code, wanted 3 (no such timer)"
+wait_for 5 status_text_is "2 timers, 0 waiters; io_uring backend" ||
+        fail "StatusText after two timers is '$(prop StatusText)'"
+echo "StatusText: $(prop StatusText)"
+
+say "reload"
+pid=$(prop MainPID)
+systemctl reload timerd.service || fail "reload failed"
+[ "$(prop MainPID)" = "$pid" ] || fail "reload restarted the service"
+[ "$(state timerd.service)" = active ] || fail "after reload: $(state timerd.service)"
+wait_for 5 sh -c 'journalctl -q -u timerd.service | grep -q "Received Hangup"' ||
+        fail "the reload did not reach the service"
+
+say "restart"
+systemctl restart timerd.service || fail "restart failed"
+[ "$(prop MainPID)" != "$pid" ] || fail "restart kept the old process"
+timerctl status >/dev/null || fail "no service after restart"
+
+say "stop: the socket stays, the next call starts the service again"
+systemctl stop timerd.service
+[ "$(state timerd.service)" = inactive ] || fail "after stop: $(state timerd.service)"
+[ "$(state timerd.socket)" = active ] || fail "stopping the service stopped the socket"
+timerctl status >/dev/null || fail "no service on the call after stop"
+[ "$(state timerd.service)" = active ] || fail "not started again: $(state timerd.service)"
+systemctl stop timerd.service
+
+say "the journal: clean startups and teardowns"
+journalctl --sync
+log=$(journalctl -q --no-pager -o cat -u timerd.service)
+for line in "Listening on the socket passed by systemd" "Capabilities: CAP_KILL CAP_WAKE_ALARM" \
+        "Backend io_uring" "ready (epoch" "Received Terminated, shutting down" \
+        "Stopping: shutdown requested"; do
+        echo "$log" | grep -q "$line" || fail "the journal lacks '$line'"
+done
+warnings=$(journalctl -q --no-pager -o cat -p warning -u timerd.service)
+[ -z "$warnings" ] || fail "warnings in the journal: $warnings"
+echo "$log" | tail -8
+
+say "watchdog: a stopped loop gets the service restarted"
+mkdir -p /run/systemd/system/timerd.service.d
+printf '[Service]\nWatchdogSec=2s\nTimeoutAbortSec=5s\n' >/run/systemd/system/timerd.service.d/watchdog.conf
+systemctl daemon-reload
+timerctl status >/dev/null || fail "no service with a short watchdog"
+pid=$(prop MainPID)
+kill -STOP "$pid"
+wait_for 30 running_since_pid_changed "$pid" || fail "no restart after the loop stopped"
+[ "$(prop NRestarts)" -ge 1 ] || fail "NRestarts is $(prop NRestarts)"
+journalctl -q -u timerd.service | grep -q "Watchdog timeout" || fail "no watchdog timeout logged"
+timerctl status >/dev/null || fail "no service after the watchdog restart"
+journalctl -q --no-pager -u timerd.service | grep -i watchdog
+
+systemctl stop timerd.socket timerd.service
+say "all good"
