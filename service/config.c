@@ -28,29 +28,46 @@ void config_defaults(struct config *c)
         };
 }
 
-static int copy_string(char *dst, size_t size, const char *src, const char *what)
-{
-        if (strlen(src) >= size || src[0] == '\0') {
-                fprintf(stderr, "timerd: %s: must be 1..%zu bytes\n", what, size - 1);
-                return -EINVAL;
-        }
-        memcpy(dst, src, strlen(src) + 1);
-        return 0;
-}
+enum setting_kind {
+        SETTING_STRING,
+        SETTING_NUMBER,
+        SETTING_LOG_LEVEL,
+        SETTING_BACKEND,
+};
 
-static int parse_u64(const char *s, uint64_t max, uint64_t *ret, const char *what)
-{
-        char *end;
+/* One setting, as the command line (--name) and the config file (name = value) spell it. */
+struct setting {
+        const char *name;
+        enum setting_kind kind;
+        size_t offset; /* in struct config */
+        size_t size;   /* of the field: a string's buffer, or the number's type */
+        uint64_t min, max;
+        bool reloadable; /* SIGHUP applies it; the others need a restart */
+};
 
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v > max) {
-                fprintf(stderr, "timerd: %s: not a number in 0..%llu: %s\n", what,
-                        (unsigned long long)max, s);
-                return -EINVAL;
-        }
-        *ret = v;
-        return 0;
+#define FIELD(f) offsetof(struct config, f), sizeof(((struct config *)0)->f)
+
+static const struct setting settings[] = {
+        {"socket", SETTING_STRING, FIELD(socket_path), 0, 0, false},
+        {"state-dir", SETTING_STRING, FIELD(state_dir), 0, 0, false},
+        {"backend", SETTING_BACKEND, FIELD(backend), 0, 0, false},
+        {"user", SETTING_STRING, FIELD(user), 0, 0, false},
+        {"log-level", SETTING_LOG_LEVEL, FIELD(log_level), 0, 0, true},
+        {"shutdown-grace", SETTING_NUMBER, FIELD(shutdown_grace_usec), 0, UINT64_MAX / 2, true},
+        {"max-message", SETTING_NUMBER, FIELD(max_message), 256, 64 * 1024 * 1024, true},
+        {"max-output", SETTING_NUMBER, FIELD(max_output), 4096, UINT32_MAX, true},
+        {"max-connections", SETTING_NUMBER, FIELD(max_connections), 1, UINT32_MAX, true},
+        {"max-timers-per-owner", SETTING_NUMBER, FIELD(max_timers_per_owner), 1, UINT32_MAX,
+         false},
+        {"max-intents", SETTING_NUMBER, FIELD(max_intents), 1, 1024 * 1024, false},
+};
+
+static const struct setting *setting_find(const char *name)
+{
+        for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
+                if (strcmp(settings[i].name, name) == 0)
+                        return &settings[i];
+        return NULL;
 }
 
 static int parse_log_level(const char *s, int *ret)
@@ -62,14 +79,115 @@ static int parse_log_level(const char *s, int *ret)
                         *ret = i;
                         return 0;
                 }
-        fprintf(stderr, "timerd: --log-level: one of err, warning, notice, info, debug: %s\n", s);
         return -EINVAL;
+}
+
+static void store_number(void *field, size_t size, uint64_t v)
+{
+        if (size == sizeof(uint64_t))
+                *(uint64_t *)field = v;
+        else
+                *(uint32_t *)field = (uint32_t)v;
+}
+
+/* Set one setting from text; `origin` names where it came from in the message. */
+static int setting_apply(struct config *c, const struct setting *st, const char *value,
+                         const char *origin)
+{
+        void *field = (char *)c + st->offset;
+        char *end;
+
+        switch (st->kind) {
+        case SETTING_BACKEND:
+                if (strcmp(value, "auto") != 0 && strcmp(value, "io_uring") != 0 &&
+                    strcmp(value, "timerfd") != 0)
+                        goto bad;
+                /* fall through */
+        case SETTING_STRING:
+                if (value[0] == '\0' || strlen(value) >= st->size)
+                        goto bad;
+                memcpy(field, value, strlen(value) + 1);
+                return 0;
+        case SETTING_LOG_LEVEL:
+                if (parse_log_level(value, field) < 0)
+                        goto bad;
+                return 0;
+        case SETTING_NUMBER:
+                errno = 0;
+                unsigned long long v = strtoull(value, &end, 10);
+                if (errno != 0 || end == value || *end != '\0' || value[0] == '-' ||
+                    v < st->min || v > st->max)
+                        goto bad;
+                store_number(field, st->size, v);
+                return 0;
+        }
+bad:
+        fprintf(stderr, "timerd: %s: %s: not a valid value: \"%s\"\n", origin, st->name, value);
+        return -EINVAL;
+}
+
+static char *trim(char *s)
+{
+        while (*s == ' ' || *s == '\t')
+                s++;
+        char *e = s + strlen(s);
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+                *--e = '\0';
+        return s;
+}
+
+int config_parse_file(struct config *c, const char *path)
+{
+        char line[4608], origin[4200];
+        unsigned lineno = 0;
+        int r = 0;
+
+        FILE *f = fopen(path, "re");
+        if (!f) {
+                fprintf(stderr, "timerd: %s: %s\n", path, strerror(errno));
+                return -errno;
+        }
+        while (fgets(line, sizeof(line), f)) {
+                lineno++;
+                snprintf(origin, sizeof(origin), "%s:%u", path, lineno);
+                if (!strchr(line, '\n') && !feof(f)) {
+                        fprintf(stderr, "timerd: %s: line too long\n", origin);
+                        r = -EINVAL;
+                        break;
+                }
+                char *s = trim(line);
+                if (s[0] == '\0' || s[0] == '#')
+                        continue;
+                char *eq = strchr(s, '=');
+                if (!eq) {
+                        fprintf(stderr, "timerd: %s: expected \"name = value\"\n", origin);
+                        r = -EINVAL;
+                        break;
+                }
+                *eq = '\0';
+                const char *key = trim(s), *value = trim(eq + 1);
+                const struct setting *st = setting_find(key);
+                if (!st) {
+                        fprintf(stderr, "timerd: %s: unknown setting \"%s\"\n", origin, key);
+                        r = -EINVAL;
+                        break;
+                }
+                r = setting_apply(c, st, value, origin);
+                if (r < 0)
+                        break;
+        }
+        if (r == 0 && ferror(f))
+                r = -EIO;
+        fclose(f);
+        return r;
 }
 
 static void usage(void)
 {
         printf("Usage: timerd [OPTIONS]\n"
                "The timerd timer service.\n\n"
+               "  --config FILE          settings as \"name = value\" lines, names as the options\n"
+               "                         below; the command line wins; SIGHUP re-reads it\n"
                "  --socket PATH          listen here (default ./run/io.timerd, or $TIMERD_SOCKET;\n"
                "                         ignored when systemd passes a socket)\n"
                "  --state-dir DIR        retained timers live here (default ./state)\n"
@@ -79,6 +197,8 @@ static void usage(void)
                "  --log-level LEVEL      err, warning, notice, info, debug (default info)\n"
                "  --shutdown-grace USEC  how long teardown may take (default 5000000)\n"
                "  --max-message BYTES    largest request (default 65536)\n"
+               "  --max-output BYTES     replies buffered for a client that does not read\n"
+               "                         before it is disconnected (default 67108864)\n"
                "  --max-connections N    (default 4096)\n"
                "  --max-timers-per-owner N  (default 4194304)\n"
                "  --max-intents N        requests queued for one loop iteration (default 4096);\n"
@@ -89,95 +209,49 @@ static void usage(void)
 
 enum config_parse_result config_parse_args(struct config *c, int argc, char **argv)
 {
-        enum {
-                OPT_SOCKET = 256,
-                OPT_STATE_DIR,
-                OPT_BACKEND,
-                OPT_USER,
-                OPT_LOG_LEVEL,
-                OPT_GRACE,
-                OPT_MAX_MESSAGE,
-                OPT_MAX_CONNECTIONS,
-                OPT_MAX_TIMERS_PER_OWNER,
-                OPT_MAX_INTENTS,
-                OPT_VERSION,
-        };
-        static const struct option options[] = {
-            {"socket", required_argument, NULL, OPT_SOCKET},
-            {"state-dir", required_argument, NULL, OPT_STATE_DIR},
-            {"backend", required_argument, NULL, OPT_BACKEND},
-            {"user", required_argument, NULL, OPT_USER},
-            {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
-            {"shutdown-grace", required_argument, NULL, OPT_GRACE},
-            {"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
-            {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
-            {"max-timers-per-owner", required_argument, NULL, OPT_MAX_TIMERS_PER_OWNER},
-            {"max-intents", required_argument, NULL, OPT_MAX_INTENTS},
-            {"help", no_argument, NULL, 'h'},
-            {"version", no_argument, NULL, OPT_VERSION},
-            {},
-        };
-        const char *env = getenv("TIMERD_SOCKET");
-        uint64_t v;
-        int opt, r = 0;
+        enum { OPT_CONFIG = 256, OPT_VERSION, OPT_SETTING };
+        struct option options[sizeof(settings) / sizeof(settings[0]) + 4];
+        size_t n = 0;
+        int opt, index = 0;
 
+        for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
+                options[n++] = (struct option){settings[i].name, required_argument, NULL,
+                                               OPT_SETTING};
+        options[n++] = (struct option){"config", required_argument, NULL, OPT_CONFIG};
+        options[n++] = (struct option){"help", no_argument, NULL, 'h'};
+        options[n++] = (struct option){"version", no_argument, NULL, OPT_VERSION};
+        options[n] = (struct option){0};
+
+        /* The config file first, wherever --config stands: the rest of the line wins. */
+        optind = 1;
+        opterr = 0;
+        while ((opt = getopt_long(argc, argv, "h", options, &index)) >= 0)
+                if (opt == OPT_CONFIG) {
+                        if (strlen(optarg) >= sizeof(c->config_path)) {
+                                fprintf(stderr, "timerd: --config: path too long\n");
+                                return CONFIG_EXIT_USAGE;
+                        }
+                        memcpy(c->config_path, optarg, strlen(optarg) + 1);
+                }
+        if (c->config_path[0] && config_parse_file(c, c->config_path) < 0)
+                return CONFIG_EXIT_USAGE;
+
+        const char *env = getenv("TIMERD_SOCKET");
         if (env && env[0] &&
-            copy_string(c->socket_path, sizeof(c->socket_path), env, "$TIMERD_SOCKET") < 0)
+            setting_apply(c, setting_find("socket"), env, "$TIMERD_SOCKET") < 0)
                 return CONFIG_EXIT_USAGE;
 
         optind = 1;
-        while ((opt = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+        opterr = 1;
+        while ((opt = getopt_long(argc, argv, "h", options, &index)) >= 0) {
+                char origin[64];
                 switch (opt) {
-                case OPT_SOCKET:
-                        r = copy_string(c->socket_path, sizeof(c->socket_path), optarg, "--socket");
+                case OPT_SETTING:
+                        snprintf(origin, sizeof(origin), "--%s", options[index].name);
+                        if (setting_apply(c, &settings[index], optarg, origin) < 0)
+                                return CONFIG_EXIT_USAGE;
                         break;
-                case OPT_STATE_DIR:
-                        r = copy_string(c->state_dir, sizeof(c->state_dir), optarg, "--state-dir");
-                        break;
-                case OPT_BACKEND:
-                        if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "io_uring") != 0 &&
-                            strcmp(optarg, "timerfd") != 0) {
-                                fprintf(stderr,
-                                        "timerd: --backend: auto, io_uring or timerfd: %s\n",
-                                        optarg);
-                                r = -EINVAL;
-                        } else
-                                r = copy_string(c->backend, sizeof(c->backend), optarg,
-                                                "--backend");
-                        break;
-                case OPT_USER:
-                        r = copy_string(c->user, sizeof(c->user), optarg, "--user");
-                        break;
-                case OPT_LOG_LEVEL:
-                        r = parse_log_level(optarg, &c->log_level);
-                        break;
-                case OPT_GRACE:
-                        r = parse_u64(optarg, UINT64_MAX / 2, &c->shutdown_grace_usec,
-                                      "--shutdown-grace");
-                        break;
-                case OPT_MAX_MESSAGE:
-                        r = parse_u64(optarg, 64 * 1024 * 1024, &v, "--max-message");
-                        if (r >= 0 && v < 256) {
-                                fprintf(stderr, "timerd: --max-message: at least 256\n");
-                                r = -EINVAL;
-                        }
-                        c->max_message = (size_t)v;
-                        break;
-                case OPT_MAX_CONNECTIONS:
-                        r = parse_u64(optarg, UINT32_MAX, &v, "--max-connections");
-                        c->max_connections = (uint32_t)v;
-                        break;
-                case OPT_MAX_TIMERS_PER_OWNER:
-                        r = parse_u64(optarg, UINT32_MAX, &v, "--max-timers-per-owner");
-                        c->max_timers_per_owner = (uint32_t)v;
-                        break;
-                case OPT_MAX_INTENTS:
-                        r = parse_u64(optarg, 1024 * 1024, &v, "--max-intents");
-                        if (r >= 0 && v == 0) {
-                                fprintf(stderr, "timerd: --max-intents: at least 1\n");
-                                r = -EINVAL;
-                        }
-                        c->max_intents = (uint32_t)v;
+                case OPT_CONFIG:
                         break;
                 case 'h':
                         usage();
@@ -188,12 +262,38 @@ enum config_parse_result config_parse_args(struct config *c, int argc, char **ar
                 default:
                         return CONFIG_EXIT_USAGE;
                 }
-                if (r < 0)
-                        return CONFIG_EXIT_USAGE;
         }
         if (optind < argc) {
                 fprintf(stderr, "timerd: unexpected argument: %s\n", argv[optind]);
                 return CONFIG_EXIT_USAGE;
         }
         return CONFIG_RUN;
+}
+
+int config_reload(struct config *c, int argc, char **argv)
+{
+        struct config fresh;
+
+        if (!c->config_path[0]) {
+                log_info("No configuration file to reload (--config not given)");
+                return 0;
+        }
+        config_defaults(&fresh);
+        if (config_parse_args(&fresh, argc, argv) != CONFIG_RUN) {
+                log_warning("Keeping the current configuration: %s is not valid",
+                            c->config_path);
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+                const struct setting *st = &settings[i];
+                void *old = (char *)c + st->offset, *new = (char *)&fresh + st->offset;
+                if (memcmp(old, new, st->size) == 0)
+                        continue;
+                if (st->reloadable) {
+                        memcpy(old, new, st->size);
+                        log_info("Reloaded %s", st->name);
+                } else
+                        log_notice("%s changed; it takes effect at the next start", st->name);
+        }
+        return 0;
 }

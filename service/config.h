@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The service's settings: defaults, then the environment, then the command line. */
+/*
+ * The service's settings: defaults, then the config file (--config), then the environment, then
+ * the command line. SIGHUP re-reads them all and applies what can change while running.
+ */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct config {
-        char socket_path[108]; /* sun_path size */
+        char config_path[4096]; /* "": none */
+        char socket_path[108];  /* sun_path size */
         char state_dir[4096];
         char backend[16]; /* auto | io_uring | timerfd */
         char user[256];   /* switch to this user at start (root only); "": stay */
@@ -30,5 +35,15 @@ enum config_parse_result {
         CONFIG_EXIT_USAGE, /* a bad argument; already reported */
 };
 
-/* Apply $TIMERD_SOCKET and argv on top of what c holds. */
+/* Apply the --config file, $TIMERD_SOCKET and argv on top of what c holds. */
 enum config_parse_result config_parse_args(struct config *c, int argc, char **argv);
+
+/* Apply "name = value" lines (# comments) of a file. -errno; the error is reported on stderr. */
+int config_parse_file(struct config *c, const char *path);
+
+/*
+ * SIGHUP: parse everything again (argv as at start). A bad file changes nothing (-EINVAL, logged);
+ * otherwise the settings that can change while running are taken and the others logged as
+ * waiting for a restart.
+ */
+int config_reload(struct config *c, int argc, char **argv);

@@ -51,7 +51,11 @@ static void on_signal(struct loop_watch *w, int fd, uint32_t events, void *userd
                         service_exit(s, EXIT_REASON_SHUTDOWN_REQUESTED);
                 } else {
                         systemd_notify_reloading();
-                        log_info("Received %s, nothing to reload yet", strsignal(signo));
+                        log_info("Received %s, reloading the configuration", strsignal(signo));
+                        if (config_reload(&s->config, s->argc, s->argv) == 0) {
+                                log_set_max_level(s->config.log_level);
+                                s->lifecycle.grace_usec = s->config.shutdown_grace_usec;
+                        }
                         systemd_notify_reloaded();
                 }
         }
@@ -274,7 +278,7 @@ static void teardown(struct service *s, struct systemd_notifier *notifier)
 
 int main(int argc, char **argv)
 {
-        struct service s = {.listen_fd = -1, .signal_fd = -1};
+        struct service s = {.listen_fd = -1, .signal_fd = -1, .argc = argc, .argv = argv};
         struct systemd_notifier *notifier = NULL;
         struct systemd_summary summary;
 

@@ -1,0 +1,66 @@
+#!/bin/sh
+# The config file: read at start, re-read on SIGHUP; a bad file keeps the old configuration.
+# Usage: config.sh TIMERD
+set -eu
+timerd=$1
+dir=$(mktemp -d /tmp/timerd-config-test.XXXXXX)
+trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# Sends one call padded to SIZE bytes; prints the error name or "ok".
+call_of_size() {
+        python3 - "$dir/io.timerd" "$1" <<'PY'
+import json, socket, sys
+path, size = sys.argv[1], int(sys.argv[2])
+msg = json.dumps({"method": "io.timerd.Service.Status", "parameters": {}})
+msg = msg[:-1] + " " * (size - len(msg)) + "}"
+s = socket.socket(socket.AF_UNIX)
+s.connect(path)
+s.sendall(msg.encode() + b"\0")
+reply = b""
+while not reply.endswith(b"\0"):
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    reply += chunk
+print(json.loads(reply[:-1]).get("error", "ok"))
+PY
+}
+
+printf '# test\nmax-message = 300\nlog-level = warning\n' >"$dir/timerd.conf"
+"$timerd" --config "$dir/timerd.conf" --socket "$dir/io.timerd" --state-dir "$dir/state" &
+pid=$!
+for _ in $(seq 500); do [ -S "$dir/io.timerd" ] && break; sleep 0.01; done
+
+[ "$(call_of_size 200)" = ok ] || fail "a small call"
+[ "$(call_of_size 500)" = io.timerd.Timer.RequestTooLarge ] || fail "max-message from the file"
+
+# SIGHUP takes the new value.
+printf 'max-message = 4096\n' >"$dir/timerd.conf"
+kill -HUP $pid
+for _ in $(seq 100); do [ "$(call_of_size 500)" = ok ] && break; sleep 0.05; done
+[ "$(call_of_size 500)" = ok ] || fail "max-message after SIGHUP"
+
+# A bad file changes nothing, and the service goes on.
+printf 'max-message = lots\n' >"$dir/timerd.conf"
+kill -HUP $pid
+sleep 0.3
+kill -0 $pid || fail "the service died on a bad file"
+[ "$(call_of_size 500)" = ok ] || fail "kept max-message 4096"
+[ "$(call_of_size 5000)" = io.timerd.Timer.RequestTooLarge ] || fail "kept max-message 4096"
+
+kill -TERM $pid
+wait $pid || fail "exit status after SIGTERM"
+
+# A bad file at start, or an unknown setting, is a usage error.
+set +e
+"$timerd" --config "$dir/timerd.conf" --socket "$dir/x" --state-dir "$dir/state" 2>"$dir/err"
+[ $? -eq 2 ] || fail "a bad file at start exits 2"
+grep -q "max-message" "$dir/err" || fail "the message names the setting: $(cat "$dir/err")"
+printf 'colour = blue\n' >"$dir/timerd.conf"
+"$timerd" --config "$dir/timerd.conf" --socket "$dir/x" --state-dir "$dir/state" 2>"$dir/err"
+[ $? -eq 2 ] || fail "an unknown setting exits 2"
+grep -q "unknown setting" "$dir/err" || fail "unknown setting message: $(cat "$dir/err")"
+"$timerd" --config "$dir/missing.conf" 2>/dev/null
+[ $? -eq 2 ] || fail "a missing file exits 2"
+echo "config: all checks passed"
