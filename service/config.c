@@ -17,14 +17,14 @@ void config_defaults(struct config *c)
             .state_dir = "state",
             .backend = "auto",
             .log_level = LOG_INFO,
-            .max_message = 64 * 1024,
+            .max_message = (size_t)64 * 1024,
             .max_depth = 16,
-            .max_output = 64 * 1024 * 1024,
+            .max_output = (size_t)64 * 1024 * 1024,
             .max_connections = 4096,
             .max_timers = 8 * 1024 * 1024,
             .max_timers_per_owner = 4 * 1024 * 1024,
             .max_intents = 4096,
-            .shutdown_grace_usec = 5 * 1000 * 1000,
+            .shutdown_grace_usec = UINT64_C(5000000),
         };
 }
 
@@ -38,28 +38,27 @@ enum setting_kind {
 /* One setting, as the command line (--name) and the config file (name = value) spell it. */
 struct setting {
         const char *name;
-        enum setting_kind kind;
         size_t offset; /* in struct config */
         size_t size;   /* of the field: a string's buffer, or the number's type */
         uint64_t min, max;
+        enum setting_kind kind;
         bool reloadable; /* SIGHUP applies it; the others need a restart */
 };
 
 #define FIELD(f) offsetof(struct config, f), sizeof(((struct config *)0)->f)
 
 static const struct setting settings[] = {
-        {"socket", SETTING_STRING, FIELD(socket_path), 0, 0, false},
-        {"state-dir", SETTING_STRING, FIELD(state_dir), 0, 0, false},
-        {"backend", SETTING_BACKEND, FIELD(backend), 0, 0, false},
-        {"user", SETTING_STRING, FIELD(user), 0, 0, false},
-        {"log-level", SETTING_LOG_LEVEL, FIELD(log_level), 0, 0, true},
-        {"shutdown-grace", SETTING_NUMBER, FIELD(shutdown_grace_usec), 0, UINT64_MAX / 2, true},
-        {"max-message", SETTING_NUMBER, FIELD(max_message), 256, 64 * 1024 * 1024, true},
-        {"max-output", SETTING_NUMBER, FIELD(max_output), 4096, UINT32_MAX, true},
-        {"max-connections", SETTING_NUMBER, FIELD(max_connections), 1, UINT32_MAX, true},
-        {"max-timers-per-owner", SETTING_NUMBER, FIELD(max_timers_per_owner), 1, UINT32_MAX,
-         false},
-        {"max-intents", SETTING_NUMBER, FIELD(max_intents), 1, 1024 * 1024, false},
+    {"socket", FIELD(socket_path), 0, 0, SETTING_STRING, false},
+    {"state-dir", FIELD(state_dir), 0, 0, SETTING_STRING, false},
+    {"backend", FIELD(backend), 0, 0, SETTING_BACKEND, false},
+    {"user", FIELD(user), 0, 0, SETTING_STRING, false},
+    {"log-level", FIELD(log_level), 0, 0, SETTING_LOG_LEVEL, true},
+    {"shutdown-grace", FIELD(shutdown_grace_usec), 0, UINT64_MAX / 2, SETTING_NUMBER, true},
+    {"max-message", FIELD(max_message), 256, UINT64_C(64) << 20, SETTING_NUMBER, true},
+    {"max-output", FIELD(max_output), 4096, UINT32_MAX, SETTING_NUMBER, true},
+    {"max-connections", FIELD(max_connections), 1, UINT32_MAX, SETTING_NUMBER, true},
+    {"max-timers-per-owner", FIELD(max_timers_per_owner), 1, UINT32_MAX, SETTING_NUMBER, false},
+    {"max-intents", FIELD(max_intents), 1, UINT64_C(1) << 20, SETTING_NUMBER, false},
 };
 
 static const struct setting *setting_find(const char *name)
@@ -115,8 +114,8 @@ static int setting_apply(struct config *c, const struct setting *st, const char 
         case SETTING_NUMBER:
                 errno = 0;
                 unsigned long long v = strtoull(value, &end, 10);
-                if (errno != 0 || end == value || *end != '\0' || value[0] == '-' ||
-                    v < st->min || v > st->max)
+                if (errno != 0 || end == value || *end != '\0' || value[0] == '-' || v < st->min ||
+                    v > st->max)
                         goto bad;
                 store_number(field, st->size, v);
                 return 0;
@@ -215,8 +214,8 @@ enum config_parse_result config_parse_args(struct config *c, int argc, char **ar
         int opt, index = 0;
 
         for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
-                options[n++] = (struct option){settings[i].name, required_argument, NULL,
-                                               OPT_SETTING};
+                options[n++] =
+                    (struct option){settings[i].name, required_argument, NULL, OPT_SETTING};
         options[n++] = (struct option){"config", required_argument, NULL, OPT_CONFIG};
         options[n++] = (struct option){"help", no_argument, NULL, 'h'};
         options[n++] = (struct option){"version", no_argument, NULL, OPT_VERSION};
@@ -237,8 +236,7 @@ enum config_parse_result config_parse_args(struct config *c, int argc, char **ar
                 return CONFIG_EXIT_USAGE;
 
         const char *env = getenv("TIMERD_SOCKET");
-        if (env && env[0] &&
-            setting_apply(c, setting_find("socket"), env, "$TIMERD_SOCKET") < 0)
+        if (env && env[0] && setting_apply(c, setting_find("socket"), env, "$TIMERD_SOCKET") < 0)
                 return CONFIG_EXIT_USAGE;
 
         optind = 1;
@@ -280,8 +278,7 @@ int config_reload(struct config *c, int argc, char **argv)
         }
         config_defaults(&fresh);
         if (config_parse_args(&fresh, argc, argv) != CONFIG_RUN) {
-                log_warning("Keeping the current configuration: %s is not valid",
-                            c->config_path);
+                log_warning("Keeping the current configuration: %s is not valid", c->config_path);
                 return -EINVAL;
         }
         for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {

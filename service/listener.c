@@ -45,30 +45,40 @@ static bool socket_alive(const struct sockaddr_un *addr)
 
 int listener_bind(const char *path, int *ret_fd)
 {
-        struct sockaddr_un addr;
+        struct sockaddr_un addr, temporary;
+        char temporary_path[sizeof(addr.sun_path)];
         int r = fill_address(path, &addr);
         if (r < 0)
                 return r;
+        if (socket_alive(&addr))
+                return -EADDRINUSE;
         r = make_parent(path);
         if (r < 0)
                 return r;
+        /* Bound and listening under a temporary name, then renamed into place: whoever sees the
+         * socket file can connect. */
+        if (snprintf(temporary_path, sizeof(temporary_path), "%s.%d", path, (int)getpid()) >=
+            (int)sizeof(temporary_path))
+                return -ENAMETOOLONG;
+        r = fill_address(temporary_path, &temporary);
+        if (r < 0)
+                return r;
+        (void)unlink(temporary_path);
 
         int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
-        if (bind(fd, (const struct sockaddr *)&addr, sizeof(addr)) < 0) {
-                r = -errno;
-                if (r != -EADDRINUSE || socket_alive(&addr) || unlink(path) < 0 ||
-                    bind(fd, (const struct sockaddr *)&addr, sizeof(addr)) < 0) {
-                        close(fd);
-                        return r;
-                }
-        }
-        /* Authorization is by peer credentials, so anyone may connect. */
-        if (chmod(path, 0666) < 0 || listen(fd, SOMAXCONN) < 0) {
+        if (bind(fd, (const struct sockaddr *)&temporary, sizeof(temporary)) < 0) {
                 r = -errno;
                 close(fd);
-                unlink(path);
+                return r;
+        }
+        /* Authorization is by peer credentials, so anyone may connect. */
+        if (chmod(temporary_path, 0666) < 0 || listen(fd, SOMAXCONN) < 0 ||
+            rename(temporary_path, path) < 0) {
+                r = -errno;
+                close(fd);
+                (void)unlink(temporary_path);
                 return r;
         }
         *ret_fd = fd;

@@ -172,7 +172,7 @@ int params_handle(json_object *params, uint32_t owner, bool allow_token, struct 
         if (rt < 0 && rt != -ENOENT)
                 return params_invalid(err, "token");
         if ((claim != NULL) == (token != NULL))
-                return params_invalid(err, allow_token ? "claim" : "claim");
+                return params_invalid(err, "claim");
         if (claim)
                 return parse_handle_object(claim, "claim", owner, false, ret, err);
         return parse_handle_object(token, "token", owner, true, ret, err);
