@@ -13,10 +13,32 @@
 #include "varlink/frame.h"
 #include "varlink/names.h"
 
+/* A call whose replies are still to come. */
+struct call {
+        struct call *next;
+        bool more;
+        bool blocking; /* its replies go to t->blocking, not to a callback */
+        struct connection_handler handler;
+};
+
+/* Where the reply of the blocking call goes. */
+struct blocking_slot {
+        bool ready;
+        int result;
+        struct vl_reply reply;
+};
+
 struct timerd {
-        int fd; /* -1 once the connection broke: every later call fails as disconnected */
+        int fd;
+        char *path;
+        bool broken; /* every later call fails as disconnected until timerd_reconnect() */
         struct vl_reader reader;
-        bool streaming;
+        struct vl_writer writer;
+        struct call *first, *last; /* in the order of the replies to come */
+        size_t n_calls;
+        struct blocking_slot blocking;
+        unsigned dispatching; /* > 0 while a callback runs */
+        bool closing;         /* timerd_close() came from a callback */
         char *error_name;
 };
 
@@ -45,19 +67,15 @@ static int socket_address(const char *path, struct sockaddr_un *ret, socklen_t *
         return 0;
 }
 
-int timerd_connect(const char *path, struct timerd **ret)
+static int open_socket(const char *path)
 {
         struct sockaddr_un address;
         socklen_t address_len;
-        struct timerd *t;
         int fd, r;
 
-        if (!ret)
-                return -EINVAL;
-        r = socket_address(path ? path : timerd_default_socket(), &address, &address_len);
+        r = socket_address(path, &address, &address_len);
         if (r < 0)
                 return r;
-
         /* Connect blocking (a full backlog waits instead of failing), then poll on the fd. */
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
@@ -68,27 +86,71 @@ int timerd_connect(const char *path, struct timerd **ret)
                 close(fd);
                 return r;
         }
+        return fd;
+}
 
+int timerd_connect(const char *path, struct timerd **ret)
+{
+        struct timerd *t;
+        int fd;
+
+        if (!ret)
+                return -EINVAL;
         t = calloc(1, sizeof(*t));
-        if (!t) {
-                close(fd);
+        if (!t)
                 return -ENOMEM;
+        t->path = strdup(path ? path : timerd_default_socket());
+        if (!t->path) {
+                free(t);
+                return -ENOMEM;
+        }
+        fd = open_socket(t->path);
+        if (fd < 0) {
+                free(t->path);
+                free(t);
+                return fd;
         }
         t->fd = fd;
         vl_reader_init(&t->reader, CONNECTION_REPLY_MAX);
+        vl_writer_init(&t->writer, CONNECTION_REQUEST_MAX);
         *ret = t;
         return 0;
+}
+
+static void free_calls(struct timerd *t)
+{
+        while (t->first) {
+                struct call *c = t->first;
+
+                t->first = c->next;
+                free(c);
+        }
+        t->last = NULL;
+        t->n_calls = 0;
+}
+
+static void connection_free(struct timerd *t)
+{
+        close(t->fd);
+        free_calls(t);
+        vl_reply_done(&t->blocking.reply);
+        vl_reader_done(&t->reader);
+        vl_writer_done(&t->writer);
+        free(t->error_name);
+        free(t->path);
+        free(t);
 }
 
 void timerd_close(struct timerd *t)
 {
         if (!t)
                 return;
-        if (t->fd >= 0)
-                close(t->fd);
-        vl_reader_done(&t->reader);
-        free(t->error_name);
-        free(t);
+        if (t->dispatching > 0) {
+                /* The callback's caller still uses t: it frees it once the callback returns. */
+                t->closing = true;
+                return;
+        }
+        connection_free(t);
 }
 
 const char *timerd_last_error_name(const struct timerd *t)
@@ -96,150 +158,355 @@ const char *timerd_last_error_name(const struct timerd *t)
         return t ? t->error_name : NULL;
 }
 
-static void forget_error(struct timerd *t)
+int timerd_get_fd(const struct timerd *t)
 {
-        free(t->error_name);
-        t->error_name = NULL;
+        return t ? t->fd : -EINVAL;
 }
 
-/* After this the byte stream can no longer be trusted to be in step with the service. */
-static void connection_break(struct timerd *t)
+int timerd_get_events(const struct timerd *t)
 {
-        if (t->fd >= 0)
-                close(t->fd);
-        t->fd = -1;
-        t->streaming = false;
+        if (!t)
+                return -EINVAL;
+        if (t->broken)
+                return 0;
+        /* Always POLLIN: a service that goes away is noticed even with nothing in flight. */
+        return POLLIN | (vl_writer_pending(&t->writer) > 0 ? POLLOUT : 0);
+}
+
+size_t timerd_in_flight(const struct timerd *t)
+{
+        return t ? t->n_calls : 0;
+}
+
+static void set_error_name(struct timerd *t, const char *name)
+{
+        free(t->error_name);
+        /* Best effort: the typed code is what callers act on. */
+        t->error_name = name ? strdup(name) : NULL;
+}
+
+static struct call *pop_call(struct timerd *t)
+{
+        struct call *c = t->first;
+
+        t->first = c->next;
+        if (!t->first)
+                t->last = NULL;
+        t->n_calls--;
+        return c;
+}
+
+/* Hand one reply (or failure) to a call's handler; the handler may make calls or close t. */
+static int deliver(struct timerd *t, const struct call *c, int error, struct vl_reply *reply)
+{
+        int r;
+
+        t->dispatching++;
+        r = c->handler.deliver(t, error, reply, &c->handler);
+        t->dispatching--;
+        return r;
 }
 
 static bool error_is_disconnect(int error)
 {
         return error == -EPIPE || error == -ECONNRESET || error == -ENOTCONN ||
-               error == -ECONNABORTED;
+               error == -ECONNABORTED || error == -TIMERD_E_DISCONNECTED;
 }
 
-/* A failure of the transport breaks the connection; a gone peer is reported as disconnected. */
-static int transport_error(struct timerd *t, int error)
+/*
+ * After this the byte stream can no longer be trusted to be in step with the service. The first
+ * call in flight learns the cause, the others that the connection is gone. The fd stays open
+ * (an event loop may still watch it) but says end-of-stream from now on.
+ */
+static void connection_break(struct timerd *t, int cause)
 {
-        connection_break(t);
-        return error_is_disconnect(error) ? -TIMERD_E_DISCONNECTED : error;
+        int error = error_is_disconnect(cause) ? -TIMERD_E_DISCONNECTED : cause;
+
+        if (t->broken)
+                return;
+        t->broken = true;
+        (void)shutdown(t->fd, SHUT_RDWR);
+        while (t->first && !t->closing) {
+                struct call *c = pop_call(t);
+
+                set_error_name(t, NULL);
+                (void)deliver(t, c, error, NULL);
+                free(c);
+                error = -TIMERD_E_DISCONNECTED;
+        }
 }
 
-static int wait_fd(int fd, short events)
+static int queue_call(struct timerd *t, const char *method, json_object *parameters, bool more,
+                      bool blocking, const struct connection_handler *handler)
 {
-        struct pollfd p = {.fd = fd, .events = events};
+        struct call *c;
+        char *msg;
+        size_t len;
+        int r;
+
+        if (!method) {
+                json_object_put(parameters);
+                return -EINVAL;
+        }
+        if (t->closing || t->broken) {
+                json_object_put(parameters);
+                return -TIMERD_E_DISCONNECTED;
+        }
+        /* A stream occupies the connection: the service would never take a later call. */
+        if (t->last && t->last->more) {
+                json_object_put(parameters);
+                return -EBUSY;
+        }
+
+        c = calloc(1, sizeof(*c));
+        msg = vl_call_encode(method, parameters, more, false);
+        if (!c || !msg) {
+                free(c);
+                free(msg);
+                return -ENOMEM;
+        }
+        len = strlen(msg);
+        r = len >= CONNECTION_REQUEST_MAX ? -EMSGSIZE : vl_writer_queue(&t->writer, msg, len);
+        free(msg);
+        if (r < 0) {
+                /* Nothing was queued: the connection is still in step. */
+                free(c);
+                return r;
+        }
+
+        c->more = more;
+        c->blocking = blocking;
+        c->handler = *handler;
+        if (t->last)
+                t->last->next = c;
+        else
+                t->first = c;
+        t->last = c;
+        t->n_calls++;
+        return 0;
+}
+
+/* Write what the socket takes now; a failure breaks the connection. */
+static int flush_output(struct timerd *t)
+{
+        int r;
+
+        if (t->broken || vl_writer_pending(&t->writer) == 0)
+                return 0;
+        r = vl_writer_flush(&t->writer, t->fd);
+        if (r < 0 && r != -EAGAIN) {
+                connection_break(t, r);
+                return r;
+        }
+        return 0;
+}
+
+int connection_call_async(struct timerd *t, const char *method, json_object *parameters, bool more,
+                          const struct connection_handler *handler)
+{
+        int r = queue_call(t, method, parameters, more, false, handler);
+
+        if (r < 0)
+                return r;
+        /* Opportunistic: most requests fit in the socket at once. A failure stays with the
+         * buffered output and reaches the callbacks from timerd_process(), not from in here. */
+        (void)vl_writer_flush(&t->writer, t->fd);
+        return 0;
+}
+
+/*
+ * Take the next whole message held and hand it to the call it answers. Returns 1 when one was
+ * dispatched, 0 when none is held, or a negative error when the connection broke.
+ */
+static int dispatch_next(struct timerd *t)
+{
+        struct vl_reply reply;
+        const char *msg;
+        struct call *c;
+        size_t len;
+        bool last;
+        int r;
+
+        r = vl_reader_next(&t->reader, &msg, &len);
+        if (r <= 0) {
+                if (r < 0)
+                        connection_break(t, r);
+                return r;
+        }
+        c = t->first;
+        if (!c) {
+                /* An answer to nothing: the service is out of step with us. */
+                connection_break(t, -TIMERD_E_PROTOCOL);
+                return -TIMERD_E_PROTOCOL;
+        }
+
+        r = vl_reply_parse(msg, len, VL_MAX_DEPTH_DEFAULT, &reply);
+        if (r < 0) {
+                /* Still one whole message: a single call stays in step, a stream cannot tell
+                 * whether it goes on. */
+                r = r == -ENOMEM ? r : -TIMERD_E_PROTOCOL;
+                if (c->more) {
+                        connection_break(t, r);
+                        return r;
+                }
+                set_error_name(t, NULL);
+                c = pop_call(t);
+                (void)deliver(t, c, r, NULL);
+                free(c);
+                return 1;
+        }
+        if (reply.continues && !c->more) {
+                /* More replies follow that nobody asked for: we can no longer tell them apart. */
+                vl_reply_done(&reply);
+                connection_break(t, -TIMERD_E_PROTOCOL);
+                return -TIMERD_E_PROTOCOL;
+        }
+
+        last = !reply.continues;
+        if (last)
+                (void)pop_call(t);
+        set_error_name(t, reply.error);
+        r = deliver(t, c, reply.error ? -vl_error_from_name(reply.error) : 0, &reply);
+        vl_reply_done(&reply);
+        if (last)
+                free(c);
+        else if (r < 0 && !t->broken && !t->closing) {
+                /* A stream's reply that cannot be decoded ended it (its callback was told), and
+                 * the stream holds the connection. */
+                free(pop_call(t));
+                connection_break(t, -TIMERD_E_DISCONNECTED);
+                return -TIMERD_E_PROTOCOL;
+        }
+        return 1;
+}
+
+/* Read what has arrived. Returns 1 when bytes came, 0 when none are ready, or a negative error
+ * when the connection broke. */
+static int read_input(struct timerd *t)
+{
+        long n = vl_reader_fill(&t->reader, t->fd);
+
+        if (n > 0)
+                return 1;
+        if (n == -EAGAIN || n == -ENOBUFS) /* ENOBUFS: whole messages wait to be dispatched */
+                return 0;
+        /* End of stream, possibly in the middle of a reply. */
+        n = n == 0 ? -ECONNRESET : n;
+        connection_break(t, (int)n);
+        return (int)n;
+}
+
+int timerd_process(struct timerd *t)
+{
+        int n = 0, r = 0;
+
+        if (!t)
+                return -EINVAL;
+        if (t->dispatching > 0 || (t->first && t->first->blocking))
+                return -EBUSY;
+        if (t->broken)
+                return -TIMERD_E_DISCONNECTED;
+
+        t->dispatching++;
+        (void)flush_output(t);
+        while (!t->closing && !t->broken) {
+                if (t->first && t->first->blocking)
+                        break; /* a callback opened a blocking stream */
+                r = dispatch_next(t);
+                if (r > 0) {
+                        n++;
+                        continue;
+                }
+                if (r < 0)
+                        break;
+                r = read_input(t);
+                if (r <= 0)
+                        break;
+        }
+        /* Callbacks may have made calls. */
+        (void)flush_output(t);
+        t->dispatching--;
+
+        if (t->closing) {
+                if (t->dispatching == 0)
+                        connection_free(t);
+                return n;
+        }
+        return t->broken ? -TIMERD_E_DISCONNECTED : n;
+}
+
+static int wait_fd(struct timerd *t, short events)
+{
+        struct pollfd p = {.fd = t->fd, .events = events};
 
         /* A blocking call: retry on signals, wait as long as the service takes (Wait may park). */
         for (;;) {
                 if (poll(&p, 1, -1) >= 0)
                         break;
-                if (errno != EINTR)
-                        return -errno;
+                if (errno != EINTR) {
+                        connection_break(t, -errno);
+                        return -1;
+                }
         }
         /* POLLHUP/POLLERR: the next read or write reports what happened. */
-        return (p.revents & POLLNVAL) ? -EBADF : 0;
+        if (p.revents & POLLNVAL) {
+                connection_break(t, -EBADF);
+                return -1;
+        }
+        return 0;
 }
 
-static int send_call(struct timerd *t, const char *method, json_object *parameters, bool more)
+/* Drive the connection until the blocking call's next reply is in t->blocking. */
+static int drive_blocking(struct timerd *t, struct vl_reply *ret)
 {
-        struct vl_writer writer;
-        char *msg;
+        struct blocking_slot *slot = &t->blocking;
         int r;
 
-        forget_error(t);
-        if (t->streaming) {
+        while (!slot->ready) {
+                if (flush_output(t) < 0)
+                        continue; /* broken: the slot has the error */
+                r = dispatch_next(t);
+                if (r != 0)
+                        continue;
+                r = read_input(t);
+                if (r == 0)
+                        (void)wait_fd(
+                            t, (short)(POLLIN | (vl_writer_pending(&t->writer) > 0 ? POLLOUT : 0)));
+        }
+        slot->ready = false;
+        *ret = slot->reply;
+        slot->reply = (struct vl_reply){};
+        return slot->result;
+}
+
+static int deliver_blocking(struct timerd *t, int error, struct vl_reply *reply,
+                            const struct connection_handler *h)
+{
+        struct blocking_slot *slot = &t->blocking;
+
+        (void)h;
+        slot->ready = true;
+        slot->result = error;
+        if (reply) {
+                slot->reply = *reply;
+                *reply = (struct vl_reply){}; /* taken */
+        }
+        return 0;
+}
+
+static int start_blocking(struct timerd *t, const char *method, json_object *parameters, bool more)
+{
+        const struct connection_handler handler = CONNECTION_HANDLER(deliver_blocking, NULL, NULL);
+
+        set_error_name(t, NULL);
+        if (t->first) {
                 json_object_put(parameters);
                 return -EBUSY;
         }
-        if (t->fd < 0) {
-                json_object_put(parameters);
-                return -TIMERD_E_DISCONNECTED;
-        }
-        if (!method) {
-                json_object_put(parameters);
-                return -EINVAL;
-        }
-
-        msg = vl_call_encode(method, parameters, more, false);
-        if (!msg)
-                return -ENOMEM;
-        vl_writer_init(&writer, CONNECTION_REQUEST_MAX);
-        r = vl_writer_queue(&writer, msg, strlen(msg));
-        free(msg);
-        if (r < 0) {
-                vl_writer_done(&writer);
-                /* Nothing was sent: the connection is still in step. */
-                return r == -ENOBUFS ? -EMSGSIZE : r;
-        }
-        for (;;) {
-                r = vl_writer_flush(&writer, t->fd);
-                if (r != -EAGAIN)
-                        break;
-                r = wait_fd(t->fd, POLLOUT);
-                if (r < 0)
-                        break;
-        }
-        vl_writer_done(&writer);
-        if (r < 0)
-                return transport_error(t, r);
-        t->streaming = more;
-        return 0;
-}
-
-static int read_message(struct timerd *t, const char **ret_msg, size_t *ret_len)
-{
-        long n;
-        int r;
-
-        for (;;) {
-                r = vl_reader_next(&t->reader, ret_msg, ret_len);
-                if (r > 0)
-                        return 0;
-                if (r < 0)
-                        return transport_error(t, r);
-
-                n = vl_reader_fill(&t->reader, t->fd);
-                if (n == 0) /* end of stream, possibly in the middle of a reply */
-                        return transport_error(t, -ECONNRESET);
-                if (n == -EAGAIN)
-                        n = wait_fd(t->fd, POLLIN);
-                if (n < 0)
-                        return transport_error(t, (int)n);
-        }
-}
-
-static int remember_error(struct timerd *t, const char *name)
-{
-        t->error_name = strdup(name); /* best effort: the typed code is what callers act on */
-        return -vl_error_from_name(name);
-}
-
-static int receive_reply(struct timerd *t, struct vl_reply *ret)
-{
-        const char *msg;
-        size_t len;
-        int r;
-
-        *ret = (struct vl_reply){};
-        if (t->fd < 0)
-                return -TIMERD_E_DISCONNECTED;
-        r = read_message(t, &msg, &len);
-        if (r < 0)
-                return r;
-        /* A reply that is not JSON is still one whole message: the stream stays in step. */
-        r = vl_reply_parse(msg, len, VL_MAX_DEPTH_DEFAULT, ret);
-        if (r < 0)
-                return r == -ENOMEM ? r : -TIMERD_E_PROTOCOL;
-        if (!ret->continues)
-                t->streaming = false;
-        else if (!t->streaming) {
-                /* More replies follow that nobody asked for: we can no longer tell them apart. */
-                vl_reply_done(ret);
-                connection_break(t);
-                return -TIMERD_E_PROTOCOL;
-        }
-        if (ret->error)
-                return remember_error(t, ret->error);
-        return 0;
+        /* A reply left by a break nobody was driving for (timerd_reconnect()) is stale. */
+        vl_reply_done(&t->blocking.reply);
+        t->blocking = (struct blocking_slot){};
+        return queue_call(t, method, parameters, more, true, &handler);
 }
 
 int connection_call(struct timerd *t, const char *method, json_object *parameters,
@@ -248,22 +515,70 @@ int connection_call(struct timerd *t, const char *method, json_object *parameter
         int r;
 
         *ret = (struct vl_reply){};
-        r = send_call(t, method, parameters, false);
+        r = start_blocking(t, method, parameters, false);
         if (r < 0)
                 return r;
-        return receive_reply(t, ret);
+        return drive_blocking(t, ret);
 }
 
 int connection_open_stream(struct timerd *t, const char *method, json_object *parameters)
 {
-        return send_call(t, method, parameters, true);
+        int r = start_blocking(t, method, parameters, true);
+
+        if (r < 0)
+                return r;
+        /* The call goes out now, so the service starts it even before the first read. */
+        while (vl_writer_pending(&t->writer) > 0 && !t->broken)
+                if (flush_output(t) >= 0 && vl_writer_pending(&t->writer) > 0)
+                        (void)wait_fd(t, POLLOUT);
+        return t->broken ? -TIMERD_E_DISCONNECTED : 0;
 }
 
 int connection_next_in_stream(struct timerd *t, struct vl_reply *ret)
 {
         *ret = (struct vl_reply){};
-        forget_error(t);
-        if (!t->streaming)
+        set_error_name(t, NULL);
+        if (t->broken)
+                return -TIMERD_E_DISCONNECTED;
+        if (!t->first || !t->first->blocking || !t->first->more)
                 return -EINVAL;
-        return receive_reply(t, ret);
+        return drive_blocking(t, ret);
+}
+
+void connection_stream_broken(struct timerd *t)
+{
+        if (t->first && t->first->blocking && t->first->more) {
+                free(pop_call(t));
+                connection_break(t, -TIMERD_E_DISCONNECTED);
+        }
+}
+
+int timerd_reconnect(struct timerd *t)
+{
+        int fd;
+
+        if (!t)
+                return -EINVAL;
+        if (t->dispatching > 0)
+                return -EBUSY;
+        fd = open_socket(t->path);
+        connection_break(t, -TIMERD_E_DISCONNECTED);
+        if (t->closing) {
+                /* A callback closed t while its calls were failed. */
+                if (fd >= 0)
+                        close(fd);
+                connection_free(t);
+                return -ECANCELED;
+        }
+        if (fd < 0)
+                return fd;
+        close(t->fd);
+        t->fd = fd;
+        t->broken = false;
+        set_error_name(t, NULL);
+        vl_reader_done(&t->reader);
+        vl_writer_done(&t->writer);
+        vl_reader_init(&t->reader, CONNECTION_REPLY_MAX);
+        vl_writer_init(&t->writer, CONNECTION_REQUEST_MAX);
+        return 0;
 }

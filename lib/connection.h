@@ -2,9 +2,10 @@
 #pragma once
 
 /*
- * One connection to the service and the exchange of varlink messages on it: a call goes out, its
- * reply (or the next reply of an open stream) comes back decoded. The methods are in the other
- * files of lib/; they see struct timerd only through these functions.
+ * One connection to the service and the exchange of varlink messages on it: calls go out through
+ * a bounded output buffer, their replies come back in order and are handed to each call's
+ * handler. Blocking calls are the same exchange driven until their reply is in. The methods are
+ * in the other files of lib/; they see struct timerd only through these functions.
  */
 
 #include <json-c/json.h>
@@ -17,17 +18,50 @@
 #define CONNECTION_REPLY_MAX   (16U * 1024U * 1024U)
 #define CONNECTION_REQUEST_MAX (16U * 1024U * 1024U)
 
+struct connection_handler;
+
 /*
- * One call with one reply. Takes `parameters` (NULL for {}). Returns 0 with the success reply in
+ * Turns one reply into the arguments of the caller's callback and calls it. `error` is 0 with a
+ * success reply, -TIMERD_E_* with an error reply, another negative error with reply NULL (the
+ * connection broke, or the message was not a reply). Returns 0, or -TIMERD_E_PROTOCOL when a
+ * success reply could not be decoded (the callback got that error).
+ */
+typedef int (*connection_deliver_fn)(struct timerd *t, int error, struct vl_reply *reply,
+                                     const struct connection_handler *h);
+
+struct connection_handler {
+        connection_deliver_fn deliver;
+        void (*callback)(void); /* the caller's callback, cast back by deliver */
+        void *userdata;
+};
+
+#define CONNECTION_HANDLER(deliver_fn, cb, data)                                                   \
+        ((struct connection_handler){                                                              \
+            .deliver = (deliver_fn), .callback = (void (*)(void))(cb), .userdata = (data)})
+
+/*
+ * Queue a call (more: a stream of replies). Takes `parameters` (NULL for {}), also on failure.
+ * -EBUSY after a stream, -ENOBUFS when the output buffer is full, -EMSGSIZE for a call larger
+ * than CONNECTION_REQUEST_MAX, -TIMERD_E_DISCONNECTED when broken.
+ */
+int connection_call_async(struct timerd *t, const char *method, json_object *parameters, bool more,
+                          const struct connection_handler *handler);
+
+/*
+ * One call with one reply, blocking. Takes `parameters`. Returns 0 with the success reply in
  * *ret (release it with vl_reply_done), or -TIMERD_E_* for a varlink error (then *ret holds the
- * error reply, its parameters readable), or another negative error with *ret empty. -EBUSY while a
- * stream is open.
+ * error reply, its parameters readable), or another negative error with *ret empty. -EBUSY while
+ * calls are in flight.
  */
 int connection_call(struct timerd *t, const char *method, json_object *parameters,
                     struct vl_reply *ret);
 
-/* Start a `more` call; its replies are read with connection_next_in_stream(). */
+/* Start a blocking `more` call; its replies are read with connection_next_in_stream(). */
 int connection_open_stream(struct timerd *t, const char *method, json_object *parameters);
 
-/* The next reply of the open stream, as connection_call() returns it. -EINVAL when none is open. */
+/*
+ * The next reply of the open blocking stream, as connection_call() returns it. -EINVAL when none
+ * is open. A reply the caller cannot decode must be reported with connection_stream_broken().
+ */
 int connection_next_in_stream(struct timerd *t, struct vl_reply *ret);
+void connection_stream_broken(struct timerd *t);

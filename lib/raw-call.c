@@ -38,13 +38,20 @@ static int parse_parameters(const char *text, json_object **ret)
         return 0;
 }
 
+/* The reply's parameters as malloc'd text. */
+static char *parameters_text(const struct vl_reply *reply)
+{
+        const char *text =
+            json_object_to_json_string_ext(reply->parameters, JSON_C_TO_STRING_PLAIN);
+
+        return text ? strdup(text) : NULL;
+}
+
 int timerd_call_raw(struct timerd *t, const char *method, const char *parameters_json,
                     char **ret_reply_json)
 {
         json_object *parameters;
         struct vl_reply reply;
-        const char *text;
-        char *copy;
         int r;
 
         if (ret_reply_json)
@@ -58,12 +65,39 @@ int timerd_call_raw(struct timerd *t, const char *method, const char *parameters
         r = connection_call(t, method, parameters, &reply);
         /* A varlink error leaves its parameters too: they say what went wrong. */
         if (reply.root && ret_reply_json) {
-                text = json_object_to_json_string_ext(reply.parameters, JSON_C_TO_STRING_PLAIN);
-                copy = text ? strdup(text) : NULL;
-                if (!copy && r >= 0)
+                *ret_reply_json = parameters_text(&reply);
+                if (!*ret_reply_json && r >= 0)
                         r = -ENOMEM;
-                *ret_reply_json = copy;
         }
         vl_reply_done(&reply);
         return r;
+}
+
+static int deliver_raw(struct timerd *t, int error, struct vl_reply *reply,
+                       const struct connection_handler *h)
+{
+        char *text = reply ? parameters_text(reply) : NULL;
+
+        if (reply && !text && error >= 0)
+                error = -ENOMEM;
+        ((timerd_reply_callback)h->callback)(t, error, text, reply && reply->continues,
+                                             h->userdata);
+        free(text);
+        return 0;
+}
+
+int timerd_call_async(struct timerd *t, const char *method, const char *parameters_json,
+                      uint64_t flags, timerd_reply_callback callback, void *userdata)
+{
+        const struct connection_handler handler =
+            CONNECTION_HANDLER(deliver_raw, callback, userdata);
+        json_object *parameters;
+        int r;
+
+        if (!t || !method || !callback || (flags & ~TIMERD_CALL_MORE) != 0)
+                return -EINVAL;
+        r = parse_parameters(parameters_json, &parameters);
+        if (r < 0)
+                return r;
+        return connection_call_async(t, method, parameters, flags & TIMERD_CALL_MORE, &handler);
 }

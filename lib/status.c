@@ -7,6 +7,8 @@
 
 /* The io.timerd.Service interface: the service's own state. */
 
+#define STATUS_METHOD VL_INTERFACE_STATUS ".Status"
+
 int timerd_status(struct timerd *t, struct timerd_status *ret)
 {
         struct vl_reply reply;
@@ -14,9 +16,30 @@ int timerd_status(struct timerd *t, struct timerd_status *ret)
 
         if (!t || !ret)
                 return -EINVAL;
-        r = connection_call(t, VL_INTERFACE_STATUS ".Status", NULL, &reply);
+        r = connection_call(t, STATUS_METHOD, NULL, &reply);
         if (r >= 0)
                 r = wire_decode_status(reply.parameters, ret);
         vl_reply_done(&reply);
         return r;
+}
+
+static int deliver_status(struct timerd *t, int error, struct vl_reply *reply,
+                          const struct connection_handler *h)
+{
+        struct timerd_status status;
+
+        if (error >= 0)
+                error = wire_decode_status(reply->parameters, &status);
+        ((timerd_status_callback)h->callback)(t, error, error >= 0 ? &status : NULL, h->userdata);
+        return error == -TIMERD_E_PROTOCOL ? error : 0;
+}
+
+int timerd_status_async(struct timerd *t, timerd_status_callback callback, void *userdata)
+{
+        const struct connection_handler handler =
+            CONNECTION_HANDLER(deliver_status, callback, userdata);
+
+        if (!t || !callback)
+                return -EINVAL;
+        return connection_call_async(t, STATUS_METHOD, NULL, false, &handler);
 }

@@ -6,7 +6,10 @@
 #include "varlink/names.h"
 #include "wire.h"
 
-/* The io.timerd.Timer methods that declare and control timers, and read them back. */
+/*
+ * The io.timerd.Timer methods that declare and control timers, and read them back: each builds
+ * its parameters once, for the blocking call and for the asynchronous one.
+ */
 
 #define TIMER_METHOD(name) VL_INTERFACE_TIMER "." name
 
@@ -21,6 +24,7 @@ void timerd_declaration_init(struct timerd_declaration *d, enum timerd_policy po
             .clock = TIMERD_CLOCK_MONOTONIC,
             .lifetime = TIMERD_LIFETIME_TRANSIENT,
             .delivery = TIMERD_DELIVERY_NOTIFY,
+            .catch_up = true,
         };
 }
 
@@ -34,6 +38,17 @@ static int call(struct timerd *t, const char *method, json_object *parameters, i
                 return r;
         }
         return connection_call(t, method, parameters, ret);
+}
+
+/* The asynchronous form of call(). */
+static int call_async(struct timerd *t, const char *method, json_object *parameters, int r,
+                      const struct connection_handler *handler)
+{
+        if (r < 0) {
+                json_object_put(parameters);
+                return r;
+        }
+        return connection_call_async(t, method, parameters, false, handler);
 }
 
 static json_object *new_parameters(int *ret_error)
@@ -54,15 +69,29 @@ static int call_without_result(struct timerd *t, const char *method, json_object
         return r;
 }
 
-int timerd_register(struct timerd *t, const char *name, const struct timerd_declaration *d,
-                    const struct timerd_start *start, bool replace, struct timerd_claim *ret)
+static int deliver_done(struct timerd *t, int error, struct vl_reply *reply,
+                        const struct connection_handler *h)
 {
-        json_object *parameters, *claim;
-        struct vl_reply reply;
+        (void)reply;
+        ((timerd_done_callback)h->callback)(t, error, h->userdata);
+        return 0;
+}
+
+static int decode_claim_reply(const struct vl_reply *reply, struct timerd_claim *ret)
+{
+        json_object *claim;
+
+        if (wire_get_object(reply->parameters, "claim", &claim) < 0)
+                return -TIMERD_E_PROTOCOL;
+        return wire_decode_claim(claim, ret);
+}
+
+static int register_parameters(const char *name, const struct timerd_declaration *d,
+                               const struct timerd_start *start, bool replace, json_object **ret)
+{
+        json_object *parameters;
         int r;
 
-        if (!t || !name || !d || !ret)
-                return -EINVAL;
         parameters = new_parameters(&r);
         if (r >= 0)
                 r = vl_add_string(parameters, "name", name);
@@ -72,47 +101,133 @@ int timerd_register(struct timerd *t, const char *name, const struct timerd_decl
                 r = wire_add_start(parameters, start, "start_usec");
         if (r >= 0 && replace)
                 r = vl_add_bool(parameters, "replace", true);
+        *ret = parameters;
+        return r;
+}
 
+int timerd_register(struct timerd *t, const char *name, const struct timerd_declaration *d,
+                    const struct timerd_start *start, bool replace, struct timerd_claim *ret)
+{
+        json_object *parameters;
+        struct vl_reply reply;
+        int r;
+
+        if (!t || !name || !d || !ret)
+                return -EINVAL;
+        r = register_parameters(name, d, start, replace, &parameters);
         r = call(t, TIMER_METHOD("Register"), parameters, r, &reply);
         if (r >= 0)
-                r = vl_get_object(reply.parameters, "claim", &claim) < 0
-                        ? -TIMERD_E_PROTOCOL
-                        : wire_decode_claim(claim, ret);
+                r = decode_claim_reply(&reply, ret);
         vl_reply_done(&reply);
         return r;
 }
 
-int timerd_reconcile(struct timerd *t, const char *name, const struct timerd_declaration *d,
-                     enum timerd_desired desired, uint64_t deadline_usec, struct timerd_claim *ret,
-                     bool *ret_created)
+static int deliver_claim(struct timerd *t, int error, struct vl_reply *reply,
+                         const struct connection_handler *h)
 {
-        const char *desired_name = vl_desired_to_string(desired);
-        json_object *parameters, *claim;
-        struct vl_reply reply;
-        bool created;
+        struct timerd_claim claim;
+
+        if (error >= 0)
+                error = decode_claim_reply(reply, &claim);
+        ((timerd_claim_callback)h->callback)(t, error, error >= 0 ? &claim : NULL, h->userdata);
+        return error == -TIMERD_E_PROTOCOL ? error : 0;
+}
+
+int timerd_register_async(struct timerd *t, const char *name, const struct timerd_declaration *d,
+                          const struct timerd_start *start, bool replace,
+                          timerd_claim_callback callback, void *userdata)
+{
+        const struct connection_handler handler =
+            CONNECTION_HANDLER(deliver_claim, callback, userdata);
+        json_object *parameters;
         int r;
 
-        if (!t || !name || !d || !desired_name || !ret)
+        if (!t || !name || !d || !callback)
                 return -EINVAL;
+        r = register_parameters(name, d, start, replace, &parameters);
+        return call_async(t, TIMER_METHOD("Register"), parameters, r, &handler);
+}
+
+static int reconcile_parameters(const char *name, const struct timerd_declaration *d,
+                                enum timerd_desired desired, uint64_t deadline_usec,
+                                json_object **ret)
+{
+        const char *desired_name = vl_desired_to_string(desired);
+        json_object *parameters;
+        int r;
+
         parameters = new_parameters(&r);
         if (r >= 0)
                 r = vl_add_string(parameters, "name", name);
         if (r >= 0)
                 r = wire_add_declaration(parameters, d);
         if (r >= 0)
-                r = vl_add_string(parameters, "desired", desired_name);
+                r = desired_name ? vl_add_string(parameters, "desired", desired_name) : -EINVAL;
         if (r >= 0 && (desired == TIMERD_DESIRED_EXACT || deadline_usec > 0))
                 r = vl_add_u64(parameters, "deadline_usec", deadline_usec);
+        *ret = parameters;
+        return r;
+}
 
+static int decode_reconcile_reply(const struct vl_reply *reply, struct timerd_claim *ret,
+                                  bool *ret_created)
+{
+        json_object *claim;
+
+        if (wire_get_object(reply->parameters, "claim", &claim) < 0 ||
+            wire_decode_claim(claim, ret) < 0 ||
+            vl_get_bool(reply->parameters, "created", ret_created) < 0)
+                return -TIMERD_E_PROTOCOL;
+        return 0;
+}
+
+int timerd_reconcile(struct timerd *t, const char *name, const struct timerd_declaration *d,
+                     enum timerd_desired desired, uint64_t deadline_usec, struct timerd_claim *ret,
+                     bool *ret_created)
+{
+        json_object *parameters;
+        struct vl_reply reply;
+        bool created;
+        int r;
+
+        if (!t || !name || !d || !ret)
+                return -EINVAL;
+        r = reconcile_parameters(name, d, desired, deadline_usec, &parameters);
         r = call(t, TIMER_METHOD("Reconcile"), parameters, r, &reply);
-        if (r >= 0 && (vl_get_object(reply.parameters, "claim", &claim) < 0 ||
-                       wire_decode_claim(claim, ret) < 0 ||
-                       vl_get_bool(reply.parameters, "created", &created) < 0))
-                r = -TIMERD_E_PROTOCOL;
+        if (r >= 0)
+                r = decode_reconcile_reply(&reply, ret, &created);
         if (r >= 0 && ret_created)
                 *ret_created = created;
         vl_reply_done(&reply);
         return r;
+}
+
+static int deliver_reconcile(struct timerd *t, int error, struct vl_reply *reply,
+                             const struct connection_handler *h)
+{
+        struct timerd_claim claim;
+        bool created = false;
+
+        if (error >= 0)
+                error = decode_reconcile_reply(reply, &claim, &created);
+        ((timerd_reconcile_callback)h->callback)(t, error, error >= 0 ? &claim : NULL, created,
+                                                 h->userdata);
+        return error == -TIMERD_E_PROTOCOL ? error : 0;
+}
+
+int timerd_reconcile_async(struct timerd *t, const char *name, const struct timerd_declaration *d,
+                           enum timerd_desired desired, uint64_t deadline_usec,
+                           timerd_reconcile_callback callback, void *userdata)
+{
+        const struct connection_handler handler =
+            CONNECTION_HANDLER(deliver_reconcile, callback, userdata);
+        json_object *parameters;
+        int r;
+
+        if (!t || !name || !d || !callback)
+                return -EINVAL;
+        r = reconcile_parameters(name, d, desired, deadline_usec, &parameters);
+        return call_async(t, TIMER_METHOD("Reconcile"), parameters, r, &handler);
 }
 
 /* The parameters every control call starts with: who acts (claim or token), and when. */
@@ -183,6 +298,27 @@ int timerd_cancel(struct timerd *t, const struct timerd_claim *claim,
         return call_without_result(t, TIMER_METHOD("Cancel"), parameters, r);
 }
 
+int timerd_cancel_async(struct timerd *t, const struct timerd_claim *claim,
+                        const struct timerd_token *token, timerd_done_callback callback,
+                        void *userdata)
+{
+        const struct connection_handler handler =
+            CONNECTION_HANDLER(deliver_done, callback, userdata);
+        json_object *parameters;
+        int r;
+
+        if (!t || !callback)
+                return -EINVAL;
+        parameters = control_parameters(claim, token, NULL, &r);
+        return call_async(t, TIMER_METHOD("Cancel"), parameters, r, &handler);
+}
+
+static int decode_kick_reply(const struct vl_reply *reply, uint64_t *ret_next_usec)
+{
+        return vl_get_u64(reply->parameters, "next_usec", ret_next_usec) < 0 ? -TIMERD_E_PROTOCOL
+                                                                             : 0;
+}
+
 int timerd_kick(struct timerd *t, const struct timerd_claim *claim,
                 const struct timerd_token *token, uint64_t *ret_next_usec)
 {
@@ -195,12 +331,38 @@ int timerd_kick(struct timerd *t, const struct timerd_claim *claim,
                 return -EINVAL;
         parameters = control_parameters(claim, token, NULL, &r);
         r = call(t, TIMER_METHOD("Kick"), parameters, r, &reply);
-        if (r >= 0 && vl_get_u64(reply.parameters, "next_usec", &next) < 0)
-                r = -TIMERD_E_PROTOCOL;
+        if (r >= 0)
+                r = decode_kick_reply(&reply, &next);
         if (r >= 0 && ret_next_usec)
                 *ret_next_usec = next;
         vl_reply_done(&reply);
         return r;
+}
+
+static int deliver_kick(struct timerd *t, int error, struct vl_reply *reply,
+                        const struct connection_handler *h)
+{
+        uint64_t next = 0;
+
+        if (error >= 0)
+                error = decode_kick_reply(reply, &next);
+        ((timerd_kick_callback)h->callback)(t, error, next, h->userdata);
+        return error == -TIMERD_E_PROTOCOL ? error : 0;
+}
+
+int timerd_kick_async(struct timerd *t, const struct timerd_claim *claim,
+                      const struct timerd_token *token, timerd_kick_callback callback,
+                      void *userdata)
+{
+        const struct connection_handler handler =
+            CONNECTION_HANDLER(deliver_kick, callback, userdata);
+        json_object *parameters;
+        int r;
+
+        if (!t || !callback)
+                return -EINVAL;
+        parameters = control_parameters(claim, token, NULL, &r);
+        return call_async(t, TIMER_METHOD("Kick"), parameters, r, &handler);
 }
 
 int timerd_unregister(struct timerd *t, const struct timerd_claim *claim)
@@ -212,6 +374,20 @@ int timerd_unregister(struct timerd *t, const struct timerd_claim *claim)
                 return -EINVAL;
         parameters = control_parameters(claim, NULL, NULL, &r);
         return call_without_result(t, TIMER_METHOD("Unregister"), parameters, r);
+}
+
+int timerd_unregister_async(struct timerd *t, const struct timerd_claim *claim,
+                            timerd_done_callback callback, void *userdata)
+{
+        const struct connection_handler handler =
+            CONNECTION_HANDLER(deliver_done, callback, userdata);
+        json_object *parameters;
+        int r;
+
+        if (!t || !claim || !callback)
+                return -EINVAL;
+        parameters = control_parameters(claim, NULL, NULL, &r);
+        return call_async(t, TIMER_METHOD("Unregister"), parameters, r, &handler);
 }
 
 int timerd_get(struct timerd *t, const char *name, uint32_t owner, struct timerd_timer *ret)
@@ -230,7 +406,7 @@ int timerd_get(struct timerd *t, const char *name, uint32_t owner, struct timerd
 
         r = call(t, TIMER_METHOD("Get"), parameters, r, &reply);
         if (r >= 0)
-                r = vl_get_object(reply.parameters, "timer", &timer) < 0
+                r = wire_get_object(reply.parameters, "timer", &timer) < 0
                         ? -TIMERD_E_PROTOCOL
                         : wire_decode_timer(timer, ret);
         vl_reply_done(&reply);
@@ -282,25 +458,62 @@ long timerd_list(struct timerd *t, uint32_t owner, bool all, struct timerd_timer
         return n;
 }
 
-int timerd_complete(struct timerd *t, const struct timerd_token *token, enum timerd_outcome outcome,
-                    enum timerd_directive directive, uint64_t duration_usec)
+static int complete_parameters(const struct timerd_token *token, enum timerd_outcome outcome,
+                               enum timerd_directive directive, uint64_t duration_usec,
+                               json_object **ret)
 {
+        const char *outcome_name = vl_outcome_to_string(outcome);
         const char *directive_name = vl_directive_to_string(directive);
         json_object *parameters;
         int r;
 
         /* NONE describes a timer that has not run yet; a run cannot end with it. */
-        if (!t || !token || outcome == TIMERD_OUTCOME_NONE || !vl_outcome_to_string(outcome) ||
-            !directive_name)
+        if (outcome == TIMERD_OUTCOME_NONE || !outcome_name || !directive_name)
                 return -EINVAL;
         parameters = new_parameters(&r);
         if (r >= 0)
                 r = wire_add_token(parameters, token);
         if (r >= 0)
-                r = vl_add_string(parameters, "outcome", vl_outcome_to_string(outcome));
+                r = vl_add_string(parameters, "outcome", outcome_name);
         if (r >= 0)
                 r = vl_add_string(parameters, "directive", directive_name);
         if (r >= 0 && duration_usec > 0)
                 r = vl_add_u64(parameters, "duration_usec", duration_usec);
-        return call_without_result(t, TIMER_METHOD("Complete"), parameters, r);
+        if (r < 0) {
+                json_object_put(parameters);
+                return r;
+        }
+        *ret = parameters;
+        return 0;
+}
+
+int timerd_complete(struct timerd *t, const struct timerd_token *token, enum timerd_outcome outcome,
+                    enum timerd_directive directive, uint64_t duration_usec)
+{
+        json_object *parameters;
+        int r;
+
+        if (!t || !token)
+                return -EINVAL;
+        r = complete_parameters(token, outcome, directive, duration_usec, &parameters);
+        if (r < 0)
+                return r;
+        return call_without_result(t, TIMER_METHOD("Complete"), parameters, 0);
+}
+
+int timerd_complete_async(struct timerd *t, const struct timerd_token *token,
+                          enum timerd_outcome outcome, enum timerd_directive directive,
+                          uint64_t duration_usec, timerd_done_callback callback, void *userdata)
+{
+        const struct connection_handler handler =
+            CONNECTION_HANDLER(deliver_done, callback, userdata);
+        json_object *parameters;
+        int r;
+
+        if (!t || !token || !callback)
+                return -EINVAL;
+        r = complete_parameters(token, outcome, directive, duration_usec, &parameters);
+        if (r < 0)
+                return r;
+        return call_async(t, TIMER_METHOD("Complete"), parameters, 0, &handler);
 }

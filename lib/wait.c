@@ -48,14 +48,19 @@ static int wait_parameters(const char *const *names, size_t n_names, uint64_t ti
         return 0;
 }
 
-static int decode_firing_reply(int r, struct vl_reply *reply, struct timerd_firing *ret)
+static int decode_firing(const struct vl_reply *reply, struct timerd_firing *ret)
 {
         json_object *firing;
 
+        if (wire_get_object(reply->parameters, "firing", &firing) < 0)
+                return -TIMERD_E_PROTOCOL;
+        return wire_decode_firing(firing, ret);
+}
+
+static int decode_firing_reply(int r, struct vl_reply *reply, struct timerd_firing *ret)
+{
         if (r >= 0)
-                r = vl_get_object(reply->parameters, "firing", &firing) < 0
-                        ? -TIMERD_E_PROTOCOL
-                        : wire_decode_firing(firing, ret);
+                r = decode_firing(reply, ret);
         vl_reply_done(reply);
         return r;
 }
@@ -97,5 +102,48 @@ int timerd_wait_next(struct timerd *t, struct timerd_firing *ret)
         if (!t || !ret)
                 return -EINVAL;
         r = connection_next_in_stream(t, &reply);
-        return decode_firing_reply(r, &reply, ret);
+        r = decode_firing_reply(r, &reply, ret);
+        if (r == -TIMERD_E_PROTOCOL)
+                connection_stream_broken(t);
+        return r;
+}
+
+static int deliver_firing(struct timerd *t, int error, struct vl_reply *reply,
+                          const struct connection_handler *h)
+{
+        struct timerd_firing firing;
+
+        if (error >= 0)
+                error = decode_firing(reply, &firing);
+        ((timerd_firing_callback)h->callback)(t, error, error >= 0 ? &firing : NULL, h->userdata);
+        return error == -TIMERD_E_PROTOCOL ? error : 0;
+}
+
+static int wait_async(struct timerd *t, const char *const *names, size_t n_names,
+                      uint64_t timeout_usec, bool more, timerd_firing_callback callback,
+                      void *userdata)
+{
+        const struct connection_handler handler =
+            CONNECTION_HANDLER(deliver_firing, callback, userdata);
+        json_object *parameters;
+        int r;
+
+        if (!t || !callback)
+                return -EINVAL;
+        r = wait_parameters(names, n_names, timeout_usec, &parameters);
+        if (r < 0)
+                return r;
+        return connection_call_async(t, WAIT_METHOD, parameters, more, &handler);
+}
+
+int timerd_wait_async(struct timerd *t, const char *const *names, size_t n_names,
+                      uint64_t timeout_usec, timerd_firing_callback callback, void *userdata)
+{
+        return wait_async(t, names, n_names, timeout_usec, false, callback, userdata);
+}
+
+int timerd_wait_stream_async(struct timerd *t, const char *const *names, size_t n_names,
+                             timerd_firing_callback callback, void *userdata)
+{
+        return wait_async(t, names, n_names, 0, true, callback, userdata);
 }

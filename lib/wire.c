@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "varlink/message.h"
@@ -32,7 +34,7 @@ int wire_add_declaration(json_object *parameters, const struct timerd_declaratio
         const char *delivery = vl_delivery_to_string(d->delivery);
         json_object *obj;
 
-        if (!policy || !clock || !lifetime || !delivery)
+        if (!policy || !clock || !lifetime || !delivery || d->signal < 0)
                 return -EINVAL;
         if (add_new_object(parameters, "declaration", &obj) < 0 ||
             vl_add_string(obj, "policy", policy) < 0 ||
@@ -40,7 +42,10 @@ int wire_add_declaration(json_object *parameters, const struct timerd_declaratio
             vl_add_string(obj, "clock", clock) < 0 ||
             vl_add_string(obj, "lifetime", lifetime) < 0 ||
             vl_add_string(obj, "delivery", delivery) < 0 ||
-            add_nonzero_u64(obj, "accuracy_usec", d->accuracy_usec) < 0)
+            add_nonzero_u64(obj, "accuracy_usec", d->accuracy_usec) < 0 ||
+            add_nonzero_u64(obj, "signal", (uint64_t)d->signal) < 0 ||
+            (!d->catch_up && vl_add_bool(obj, "catch_up", false) < 0) ||
+            add_nonzero_u64(obj, "randomized_delay_usec", d->randomized_delay_usec) < 0)
                 return -ENOMEM;
         return 0;
 }
@@ -93,6 +98,28 @@ int wire_add_start(json_object *parameters, const struct timerd_start *start,
 int wire_add_owner(json_object *parameters, uint32_t owner)
 {
         return owner == TIMERD_OWNER_SELF ? 0 : vl_add_u64(parameters, "owner", owner);
+}
+
+int wire_add_continuation(json_object *parameters, const struct timerd_continuation *c)
+{
+        json_object *obj;
+
+        if (add_new_object(parameters, "continuation", &obj) < 0 ||
+            vl_add_u64(obj, "epoch", c->epoch) < 0 || vl_add_u64(obj, "nonce", c->nonce) < 0 ||
+            vl_add_u64(obj, "cycle", c->cycle) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+int wire_add_ticket(json_object *parameters, const struct timerd_ticket *ticket)
+{
+        json_object *obj;
+
+        if (add_new_object(parameters, "ticket", &obj) < 0 ||
+            wire_add_continuation(obj, &ticket->continuation) < 0 ||
+            vl_add_u64(obj, "nonce", ticket->nonce) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 static int get_u64(json_object *obj, const char *field, uint64_t *ret)
@@ -153,9 +180,19 @@ static int get_string_into(json_object *obj, const char *field, char *buf, size_
         return 0;
 }
 
-static int get_object(json_object *obj, const char *field, json_object **ret)
+int wire_get_object(json_object *obj, const char *field, json_object **ret)
 {
         return vl_get_object(obj, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
+}
+
+/* NULL when absent; -TIMERD_E_PROTOCOL when not an object. */
+static int get_optional_object(json_object *obj, const char *field, json_object **ret)
+{
+        int r = vl_get_object(obj, field, ret);
+
+        if (r == -ENOENT)
+                *ret = NULL;
+        return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
 }
 
 int wire_decode_claim(json_object *obj, struct timerd_claim *ret)
@@ -184,17 +221,32 @@ static int decode_clock(json_object *obj, const char *field, enum timerd_clock *
         return *ret == TIMERD_CLOCK_INVALID ? -TIMERD_E_PROTOCOL : 0;
 }
 
+/* An optional boolean: absent (or null) is `fallback`. */
+static int get_default_bool(json_object *obj, const char *field, bool fallback, bool *ret)
+{
+        int r = vl_get_bool(obj, field, ret);
+
+        if (r == -ENOENT)
+                *ret = fallback;
+        return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
+}
+
 static int decode_declaration(json_object *obj, struct timerd_declaration *ret)
 {
         const char *policy, *clock, *lifetime, *delivery;
+        uint64_t signal;
 
         if (get_string(obj, "policy", &policy) < 0 ||
             get_default_u64(obj, "cadence_usec", &ret->cadence_usec) < 0 ||
             get_optional_string(obj, "clock", &clock) < 0 ||
             get_optional_string(obj, "lifetime", &lifetime) < 0 ||
             get_optional_string(obj, "delivery", &delivery) < 0 ||
-            get_default_u64(obj, "accuracy_usec", &ret->accuracy_usec) < 0)
+            get_default_u64(obj, "accuracy_usec", &ret->accuracy_usec) < 0 ||
+            get_default_u64(obj, "signal", &signal) < 0 || signal > INT_MAX ||
+            get_default_bool(obj, "catch_up", true, &ret->catch_up) < 0 ||
+            get_default_u64(obj, "randomized_delay_usec", &ret->randomized_delay_usec) < 0)
                 return -TIMERD_E_PROTOCOL;
+        ret->signal = (int)signal;
 
         ret->policy = vl_policy_from_string(policy);
         ret->clock = clock ? vl_clock_from_string(clock) : TIMERD_CLOCK_MONOTONIC;
@@ -233,7 +285,7 @@ int wire_decode_timer(json_object *obj, struct timerd_timer *ret)
         *ret = (struct timerd_timer){};
         if (get_u64(obj, "owner", &owner) < 0 || owner > UINT32_MAX ||
             get_string_into(obj, "name", ret->name, sizeof(ret->name)) < 0 ||
-            get_object(obj, "declaration", &declaration) < 0 ||
+            wire_get_object(obj, "declaration", &declaration) < 0 ||
             decode_declaration(declaration, &ret->declaration) < 0 ||
             get_u64(obj, "generation", &ret->generation) < 0 || decode_timer_enums(obj, ret) < 0 ||
             get_optional_u64(obj, "next_usec", &ret->has_next, &ret->next_usec) < 0 ||
@@ -260,12 +312,56 @@ int wire_decode_firing(json_object *obj, struct timerd_firing *ret)
         json_object *token;
 
         *ret = (struct timerd_firing){};
-        if (get_object(obj, "token", &token) < 0 || decode_token(token, &ret->token) < 0 ||
+        if (wire_get_object(obj, "token", &token) < 0 || decode_token(token, &ret->token) < 0 ||
             decode_clock(obj, "clock", &ret->clock) < 0 ||
             get_u64(obj, "deadline_usec", &ret->deadline_usec) < 0 ||
             get_u64(obj, "fired_usec", &ret->fired_usec) < 0 ||
             get_u64(obj, "overruns", &ret->overruns) < 0)
                 return -TIMERD_E_PROTOCOL;
+        return 0;
+}
+
+/* Append a word to a space-separated list that must fit whole. */
+static int append_word(char *buf, size_t size, const char *word)
+{
+        size_t len = strlen(buf), add = strlen(word) + (len > 0 ? 1 : 0);
+
+        if (len + add >= size)
+                return -TIMERD_E_PROTOCOL;
+        snprintf(buf + len, size - len, "%s%s", len > 0 ? " " : "", word);
+        return 0;
+}
+
+/*
+ * The optional "capabilities" of Status, as a space-separated list: an array of names, or an
+ * object whose members set to true are the names.
+ */
+static int decode_capabilities(json_object *obj, char *buf, size_t size)
+{
+        json_object *value;
+
+        buf[0] = 0;
+        if (!json_object_object_get_ex(obj, "capabilities", &value) || !value)
+                return 0;
+        if (json_object_is_type(value, json_type_array)) {
+                for (size_t i = 0; i < json_object_array_length(value); i++) {
+                        json_object *item = json_object_array_get_idx(value, i);
+
+                        if (!json_object_is_type(item, json_type_string) ||
+                            append_word(buf, size, json_object_get_string(item)) < 0)
+                                return -TIMERD_E_PROTOCOL;
+                }
+                return 0;
+        }
+        if (!json_object_is_type(value, json_type_object))
+                return -TIMERD_E_PROTOCOL;
+        json_object_object_foreach(value, key, member)
+        {
+                if (!json_object_is_type(member, json_type_boolean))
+                        return -TIMERD_E_PROTOCOL;
+                if (json_object_get_boolean(member) && append_word(buf, size, key) < 0)
+                        return -TIMERD_E_PROTOCOL;
+        }
         return 0;
 }
 
@@ -295,12 +391,115 @@ int wire_decode_status(json_object *obj, struct timerd_status *ret)
             get_u64(obj, "firings", &ret->firings) < 0 ||
             get_u64(obj, "overruns", &ret->overruns) < 0 ||
             get_u64(obj, "stale_expiries", &ret->stale_expiries) < 0 ||
+            get_default_u64(obj, "signals_sent", &ret->signals_sent) < 0 ||
+            get_default_u64(obj, "signals_failed", &ret->signals_failed) < 0 ||
             get_u64(obj, "slowest_iteration_usec", &ret->slowest_iteration_usec) < 0 ||
-            get_object(obj, "lateness", &lateness) < 0 ||
+            wire_get_object(obj, "lateness", &lateness) < 0 ||
             get_u64(lateness, "samples", &ret->lateness_samples) < 0 ||
             get_u64(lateness, "p50_usec", &ret->lateness_p50_usec) < 0 ||
             get_u64(lateness, "p99_usec", &ret->lateness_p99_usec) < 0 ||
-            get_u64(lateness, "max_usec", &ret->lateness_max_usec) < 0)
+            get_u64(lateness, "max_usec", &ret->lateness_max_usec) < 0 ||
+            decode_capabilities(obj, ret->capabilities, sizeof(ret->capabilities)) < 0)
+                return -TIMERD_E_PROTOCOL;
+        return 0;
+}
+
+static int decode_continuation(json_object *obj, struct timerd_continuation *ret)
+{
+        if (get_u64(obj, "epoch", &ret->epoch) < 0 || get_u64(obj, "nonce", &ret->nonce) < 0 ||
+            get_u64(obj, "cycle", &ret->cycle) < 0)
+                return -TIMERD_E_PROTOCOL;
+        return 0;
+}
+
+static int decode_observation(json_object *obj, struct timerd_observation *ret)
+{
+        json_object *continuation;
+
+        if (wire_get_object(obj, "continuation", &continuation) < 0 ||
+            decode_continuation(continuation, &ret->continuation) < 0 ||
+            get_u64(obj, "lease", &ret->lease) < 0 ||
+            get_optional_u64(obj, "remaining_usec", &ret->has_remaining, &ret->remaining_usec) <
+                0 ||
+            get_string_into(obj, "timer", ret->timer, sizeof(ret->timer)) < 0 ||
+            get_u64(obj, "alarms", &ret->alarms) < 0)
+                return -TIMERD_E_PROTOCOL;
+        return 0;
+}
+
+int wire_decode_sleep_result(json_object *parameters, struct timerd_sleep_result *ret)
+{
+        json_object *observation;
+
+        *ret = (struct timerd_sleep_result){};
+        if (get_bool(parameters, "elapsed", &ret->elapsed) < 0 ||
+            get_optional_object(parameters, "observation", &observation) < 0)
+                return -TIMERD_E_PROTOCOL;
+        /* Exactly one of the two outcomes. */
+        if (ret->elapsed == (observation != NULL))
+                return -TIMERD_E_PROTOCOL;
+        return observation ? decode_observation(observation, &ret->observation) : 0;
+}
+
+int wire_decode_finish_result(json_object *parameters, struct timerd_finish_result *ret)
+{
+        json_object *ticket, *continuation;
+
+        *ret = (struct timerd_finish_result){};
+        if (get_optional_object(parameters, "ticket", &ticket) < 0 ||
+            get_optional_u64(parameters, "remaining_usec", &ret->has_remaining,
+                             &ret->remaining_usec) < 0)
+                return -TIMERD_E_PROTOCOL;
+        if (!ticket)
+                return 0;
+        ret->has_ticket = true;
+        if (wire_get_object(ticket, "continuation", &continuation) < 0 ||
+            decode_continuation(continuation, &ret->ticket.continuation) < 0 ||
+            get_u64(ticket, "nonce", &ret->ticket.nonce) < 0)
+                return -TIMERD_E_PROTOCOL;
+        return 0;
+}
+
+static const char *const event_kind_names[] = {
+    [TIMERD_EVENT_REGISTERED] = "registered",     [TIMERD_EVENT_RECONCILED] = "reconciled",
+    [TIMERD_EVENT_SCHEDULED] = "scheduled",       [TIMERD_EVENT_RESCHEDULED] = "rescheduled",
+    [TIMERD_EVENT_CANCELLED] = "cancelled",       [TIMERD_EVENT_KICKED] = "kicked",
+    [TIMERD_EVENT_UNREGISTERED] = "unregistered", [TIMERD_EVENT_FIRED] = "fired",
+    [TIMERD_EVENT_COMPLETED] = "completed",       [TIMERD_EVENT_REMOVED] = "removed",
+};
+_Static_assert(sizeof(event_kind_names) / sizeof(event_kind_names[0]) == TIMERD_EVENT_MAX,
+               "one name per event kind");
+
+const char *timerd_event_kind_to_string(enum timerd_event_kind kind)
+{
+        return kind >= 0 && kind < TIMERD_EVENT_MAX ? event_kind_names[kind] : NULL;
+}
+
+static enum timerd_event_kind event_kind_from_string(const char *s)
+{
+        for (int i = 0; i < TIMERD_EVENT_MAX; i++)
+                if (strcmp(event_kind_names[i], s) == 0)
+                        return (enum timerd_event_kind)i;
+        return TIMERD_EVENT_INVALID;
+}
+
+int wire_decode_event(json_object *obj, struct timerd_event *ret)
+{
+        const char *kind, *state;
+        uint64_t owner;
+
+        *ret = (struct timerd_event){};
+        if (get_string(obj, "kind", &kind) < 0 || get_u64(obj, "owner", &owner) < 0 ||
+            owner > UINT32_MAX || get_string_into(obj, "name", ret->name, sizeof(ret->name)) < 0 ||
+            get_optional_u64(obj, "run", &ret->has_run, &ret->run) < 0 ||
+            get_optional_string(obj, "state", &state) < 0 ||
+            get_u64(obj, "realtime_usec", &ret->realtime_usec) < 0)
+                return -TIMERD_E_PROTOCOL;
+        ret->kind = event_kind_from_string(kind);
+        ret->owner = (uint32_t)owner;
+        ret->has_state = state != NULL;
+        ret->state = state ? vl_state_from_string(state) : TIMERD_STATE_INVALID;
+        if (ret->kind == TIMERD_EVENT_INVALID || (state && ret->state == TIMERD_STATE_INVALID))
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }

@@ -21,8 +21,17 @@ int wire_add_start(json_object *parameters, const struct timerd_start *start,
                    const char *absolute_field);
 /* Only when it is not TIMERD_OWNER_SELF. */
 int wire_add_owner(json_object *parameters, uint32_t owner);
+int wire_add_continuation(json_object *parameters, const struct timerd_continuation *c);
+int wire_add_ticket(json_object *parameters, const struct timerd_ticket *ticket);
 
 int wire_decode_claim(json_object *obj, struct timerd_claim *ret);
 int wire_decode_timer(json_object *obj, struct timerd_timer *ret);
 int wire_decode_firing(json_object *obj, struct timerd_firing *ret);
 int wire_decode_status(json_object *obj, struct timerd_status *ret);
+/* The parameters of a Sleep or Resume reply. */
+int wire_decode_sleep_result(json_object *parameters, struct timerd_sleep_result *ret);
+/* The parameters of a Finish reply. */
+int wire_decode_finish_result(json_object *parameters, struct timerd_finish_result *ret);
+int wire_decode_event(json_object *obj, struct timerd_event *ret);
+/* An object field of a reply; -TIMERD_E_PROTOCOL when absent or not an object. */
+int wire_get_object(json_object *obj, const char *field, json_object **ret);

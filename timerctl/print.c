@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,6 +17,8 @@
 #define RELATIVE_MAX (TIMESPAN_FORMAT_MAX + 8)
 /* Wire names spelled for people: "after_completion" → "after-completion". */
 #define WORD_MAX 32
+
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *human_word(const char *wire, char buf[static WORD_MAX])
 {
@@ -65,25 +69,42 @@ enum column {
         COLUMN_LEFT,
         COLUMN_LAST,
         COLUMN_PASSED,
+        COLUMN_OWNER,
         COLUMN_NAME,
         COLUMN_POLICY,
+        COLUMN_CLOCK,
         COLUMN_STATE,
         COLUMN_MAX,
 };
 
 static const char *const column_titles[COLUMN_MAX] = {
-    [COLUMN_NEXT] = "NEXT",     [COLUMN_LEFT] = "LEFT", [COLUMN_LAST] = "LAST",
-    [COLUMN_PASSED] = "PASSED", [COLUMN_NAME] = "NAME", [COLUMN_POLICY] = "POLICY",
-    [COLUMN_STATE] = "STATE",
+    [COLUMN_NEXT] = "NEXT",     [COLUMN_LEFT] = "LEFT",   [COLUMN_LAST] = "LAST",
+    [COLUMN_PASSED] = "PASSED", [COLUMN_OWNER] = "OWNER", [COLUMN_NAME] = "NAME",
+    [COLUMN_POLICY] = "POLICY", [COLUMN_CLOCK] = "CLOCK", [COLUMN_STATE] = "STATE",
 };
+
+/* Left out, in this order, when the table is wider than the terminal. */
+static const enum column droppable_columns[] = {COLUMN_LAST, COLUMN_PASSED, COLUMN_CLOCK,
+                                                COLUMN_POLICY};
+
+/* NAME gives way down to this before any column is dropped, and down to the other after. */
+#define NAME_WIDTH_COMFORTABLE 16
+#define NAME_WIDTH_MIN         8
+#define ELLIPSIS               "..."
+
+#define ANSI_UNDERLINE "\033[4m"
+#define ANSI_RED       "\033[1;31m"
+#define ANSI_GREEN     "\033[32m"
+#define ANSI_RESET     "\033[0m"
 
 struct row {
         bool has_next_wall;
         uint64_t next_wall; /* the sort key */
         const char *name;
+        enum timerd_state state;
         const char *cells[COLUMN_MAX];
         char next[TIMESTAMP_MAX], left[RELATIVE_MAX], last[TIMESTAMP_MAX], passed[RELATIVE_MAX];
-        char policy[WORD_MAX], state[WORD_MAX];
+        char owner[16], policy[WORD_MAX], clock[WORD_MAX], state_word[WORD_MAX];
 };
 
 static void row_fill(struct row *row, const struct timerd_timer *timer, const struct clocks *now)
@@ -92,6 +113,7 @@ static void row_fill(struct row *row, const struct timerd_timer *timer, const st
         const char **cells = row->cells;
 
         row->name = timer->name;
+        row->state = timer->state;
         row->has_next_wall =
             timer->has_next && clocks_to_realtime(now, clock, timer->next_usec, &row->next_wall);
 
@@ -105,39 +127,123 @@ static void row_fill(struct row *row, const struct timerd_timer *timer, const st
         cells[COLUMN_PASSED] =
             timer->has_last_start ? format_relative(row->passed, now, clock, timer->last_start_usec)
                                   : "-";
+        snprintf(row->owner, sizeof(row->owner), "%" PRIu32, timer->owner);
+        cells[COLUMN_OWNER] = row->owner;
         cells[COLUMN_NAME] = timer->name;
         cells[COLUMN_POLICY] =
             human_word(vl_policy_to_string(timer->declaration.policy), row->policy);
-        cells[COLUMN_STATE] = human_word(vl_state_to_string(timer->state), row->state);
+        cells[COLUMN_CLOCK] = human_word(vl_clock_to_string(clock), row->clock);
+        cells[COLUMN_STATE] = human_word(vl_state_to_string(timer->state), row->state_word);
 }
 
-/* Soonest first, timers with nothing due last, ties by name: like systemctl list-timers. */
+/* Soonest first, timers with nothing due last, ties by owner and name: like systemctl
+ * list-timers. */
 static int row_compare(const void *a, const void *b)
 {
         const struct row *x = *(const struct row *const *)a, *y = *(const struct row *const *)b;
+        int r;
 
         if (x->has_next_wall != y->has_next_wall)
                 return x->has_next_wall ? -1 : 1;
         if (x->has_next_wall && x->next_wall != y->next_wall)
                 return x->next_wall < y->next_wall ? -1 : 1;
-        return strcmp(x->name, y->name);
+        r = strcmp(x->name, y->name);
+        return r != 0 ? r : strcmp(x->cells[COLUMN_OWNER], y->cells[COLUMN_OWNER]);
 }
 
-static void print_row(FILE *f, const char *const cells[COLUMN_MAX], const size_t widths[COLUMN_MAX])
+struct layout {
+        bool shown[COLUMN_MAX];
+        size_t widths[COLUMN_MAX];
+};
+
+static size_t layout_width(const struct layout *l)
 {
-        for (size_t c = 0; c < COLUMN_MAX - 1; c++)
-                fprintf(f, "%-*s  ", (int)widths[c], cells[c]);
-        fprintf(f, "%s\n", cells[COLUMN_MAX - 1]);
+        size_t total = 0, n = 0;
+
+        for (size_t c = 0; c < COLUMN_MAX; c++)
+                if (l->shown[c]) {
+                        total += l->widths[c];
+                        n++;
+                }
+        return n > 0 ? total + 2 * (n - 1) : 0;
+}
+
+static void shrink_name(struct layout *l, size_t width, size_t name_min)
+{
+        size_t total = layout_width(l);
+
+        if (total <= width || l->widths[COLUMN_NAME] <= name_min)
+                return;
+        l->widths[COLUMN_NAME] -= total - width < l->widths[COLUMN_NAME] - name_min
+                                      ? total - width
+                                      : l->widths[COLUMN_NAME] - name_min;
+}
+
+/* Fit the terminal: NAME gives way first, then whole columns. */
+static void layout_fit(struct layout *l, size_t width)
+{
+        if (width == 0)
+                return;
+        shrink_name(l, width, NAME_WIDTH_COMFORTABLE);
+        for (size_t i = 0; i < ELEMENTSOF(droppable_columns) && layout_width(l) > width; i++)
+                l->shown[droppable_columns[i]] = false;
+        shrink_name(l, width, NAME_WIDTH_MIN);
+}
+
+static const char *state_color(enum timerd_state state)
+{
+        switch (state) {
+        case TIMERD_STATE_FAILED:
+                return ANSI_RED;
+        case TIMERD_STATE_RUNNING:
+                return ANSI_GREEN;
+        default:
+                return NULL;
+        }
+}
+
+/* One cell, cut with an ellipsis when wider than its column, padded unless it is the last. */
+static void print_cell(FILE *f, const char *text, size_t width, bool last, const char *color)
+{
+        size_t len = strlen(text);
+
+        if (color)
+                fputs(color, f);
+        if (len > width && width > strlen(ELLIPSIS)) {
+                fprintf(f, "%.*s" ELLIPSIS, (int)(width - strlen(ELLIPSIS)), text);
+                len = width;
+        } else
+                fputs(text, f);
+        if (color)
+                fputs(ANSI_RESET, f);
+        if (!last)
+                fprintf(f, "%*s", (int)(width - (len < width ? len : width) + 2), "");
+}
+
+static void print_row(FILE *f, const char *const cells[COLUMN_MAX], const struct layout *l,
+                      const char *row_color, const char *state_colour)
+{
+        size_t last = 0;
+
+        for (size_t c = 0; c < COLUMN_MAX; c++)
+                if (l->shown[c])
+                        last = c;
+        for (size_t c = 0; c < COLUMN_MAX; c++)
+                if (l->shown[c])
+                        print_cell(f, cells[c], l->widths[c], c == last,
+                                   c == COLUMN_STATE && state_colour ? state_colour : row_color);
+        fputc('\n', f);
 }
 
 int print_timer_table(FILE *f, const struct timerd_timer *timers, size_t n,
-                      const struct clocks *now)
+                      const struct clocks *now, const struct table_style *style)
 {
-        size_t widths[COLUMN_MAX];
+        struct layout layout = {};
         struct row *rows, **order;
 
         if (n == 0) {
-                fprintf(f, "0 timers listed.\n");
+                if (style->legend)
+                        fprintf(f, "0 timers listed.\n");
                 return 0;
         }
         rows = calloc(n, sizeof(*rows));
@@ -148,25 +254,31 @@ int print_timer_table(FILE *f, const struct timerd_timer *timers, size_t n,
                 return -ENOMEM;
         }
 
-        for (size_t c = 0; c < COLUMN_MAX; c++)
-                widths[c] = strlen(column_titles[c]);
+        for (size_t c = 0; c < COLUMN_MAX; c++) {
+                layout.shown[c] = c != COLUMN_OWNER || style->owners;
+                layout.widths[c] = style->legend ? strlen(column_titles[c]) : 0;
+        }
         for (size_t i = 0; i < n; i++) {
                 row_fill(&rows[i], &timers[i], now);
                 order[i] = &rows[i];
                 for (size_t c = 0; c < COLUMN_MAX; c++) {
                         size_t len = strlen(rows[i].cells[c]);
 
-                        if (len > widths[c])
-                                widths[c] = len;
+                        if (len > layout.widths[c])
+                                layout.widths[c] = len;
                 }
         }
+        layout_fit(&layout, style->width);
         /* Sorting pointers: a row's cells point into the row itself. */
         qsort(order, n, sizeof(*order), row_compare);
 
-        print_row(f, column_titles, widths);
+        if (style->legend)
+                print_row(f, column_titles, &layout, style->color ? ANSI_UNDERLINE : NULL, NULL);
         for (size_t i = 0; i < n; i++)
-                print_row(f, order[i]->cells, widths);
-        fprintf(f, "\n%zu %s listed.\n", n, n == 1 ? "timer" : "timers");
+                print_row(f, order[i]->cells, &layout, NULL,
+                          style->color ? state_color(order[i]->state) : NULL);
+        if (style->legend)
+                fprintf(f, "\n%zu %s listed.\n", n, n == 1 ? "timer" : "timers");
 
         free(order);
         free(rows);
@@ -207,6 +319,25 @@ static void print_time_field(FILE *f, const char *label, const struct clocks *no
                 format_relative(relative, now, clock, usec));
 }
 
+void print_next(FILE *f, enum timerd_clock clock, uint64_t usec, const struct clocks *now)
+{
+        char timestamp[TIMESTAMP_MAX], relative[RELATIVE_MAX];
+
+        fprintf(f, "Next: %s (%s)\n", format_timestamp(timestamp, now, clock, usec),
+                format_relative(relative, now, clock, usec));
+}
+
+/* "signal SIGUSR1"; 0 is the service's default, SIGALRM. */
+static void print_signal(FILE *f, int signal)
+{
+        const char *name = sigabbrev_np(signal > 0 ? signal : SIGALRM);
+
+        if (name)
+                fprintf(f, "%*s: signal SIG%s\n", LABEL_WIDTH, "Delivery", name);
+        else
+                fprintf(f, "%*s: signal %d\n", LABEL_WIDTH, "Delivery", signal);
+}
+
 static void print_declaration(FILE *f, const struct timerd_declaration *d)
 {
         char word[WORD_MAX], span[TIMESPAN_FORMAT_MAX];
@@ -219,8 +350,13 @@ static void print_declaration(FILE *f, const struct timerd_declaration *d)
                         timespan_format(span, d->cadence_usec, 1));
         print_field(f, "Clock", human_word(vl_clock_to_string(d->clock), word));
         print_field(f, "Lifetime", human_word(vl_lifetime_to_string(d->lifetime), word));
-        print_field(f, "Delivery", human_word(vl_delivery_to_string(d->delivery), word));
+        if (d->delivery == TIMERD_DELIVERY_SIGNAL)
+                print_signal(f, d->signal);
+        else
+                print_field(f, "Delivery", human_word(vl_delivery_to_string(d->delivery), word));
         print_span_field(f, "Accuracy", d->accuracy_usec);
+        print_field(f, "Catch-up", d->catch_up ? "yes" : "no");
+        print_span_field(f, "Randomized delay", d->randomized_delay_usec);
 }
 
 void print_timer(FILE *f, const struct timerd_timer *timer, const struct clocks *now)
@@ -294,6 +430,44 @@ void print_status(FILE *f, const struct timerd_status *s)
                 s->iterations, s->wakeups);
         fprintf(f, "%*s: %" PRIu64 " (%" PRIu64 " overruns, %" PRIu64 " stale expiries)\n",
                 LABEL_WIDTH, "Firings", s->firings, s->overruns, s->stale_expiries);
+        fprintf(f, "%*s: %" PRIu64 " sent, %" PRIu64 " failed\n", LABEL_WIDTH, "Signals",
+                s->signals_sent, s->signals_failed);
         print_span_field(f, "Slowest iteration", s->slowest_iteration_usec);
         print_lateness(f, s);
+        if (s->capabilities[0] != 0)
+                print_field(f, "Capabilities", s->capabilities);
+}
+
+void print_firing(FILE *f, const struct timerd_firing *firing, const struct clocks *now)
+{
+        char fired[TIMESTAMP_MAX], late[TIMESPAN_FORMAT_MAX];
+
+        fprintf(f, "%s: run %" PRIu64 " fired %s, %s late", firing->token.name, firing->token.run,
+                format_timestamp(fired, now, firing->clock, firing->fired_usec),
+                timespan_format(late,
+                                firing->fired_usec > firing->deadline_usec
+                                    ? firing->fired_usec - firing->deadline_usec
+                                    : 0,
+                                1));
+        if (firing->overruns > 0)
+                fprintf(f, ", %" PRIu64 " overruns", firing->overruns);
+        fputc('\n', f);
+}
+
+void print_event(FILE *f, const struct timerd_event *e, bool owners)
+{
+        char timestamp[TIMESTAMP_MAX], word[WORD_MAX];
+        const struct clocks wall = {.realtime_usec = e->realtime_usec};
+
+        fprintf(f, "%s  %-12s  ",
+                format_timestamp(timestamp, &wall, TIMERD_CLOCK_REALTIME, e->realtime_usec),
+                timerd_event_kind_to_string(e->kind));
+        if (owners)
+                fprintf(f, "%" PRIu32 "/", e->owner);
+        fputs(e->name, f);
+        if (e->has_run)
+                fprintf(f, " run %" PRIu64, e->run);
+        if (e->has_state)
+                fprintf(f, " (%s)", human_word(vl_state_to_string(e->state), word));
+        fputc('\n', f);
 }

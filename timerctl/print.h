@@ -13,8 +13,24 @@
 #include "clocks.h"
 #include "timerd/timerd.h"
 
-/* Returns 0 or -ENOMEM. */
+struct table_style {
+        bool legend;  /* the header, and the count at the end */
+        bool color;   /* ANSI colors: the header, failed and running states */
+        size_t width; /* the terminal's; 0: as wide as the table takes */
+        bool owners;  /* an OWNER column, for timers of every owner */
+};
+
+/*
+ * The table of timers, soonest first. Wider than style->width, NAME is shortened and then the
+ * LAST, PASSED, CLOCK and POLICY columns are left out, in that order. Returns 0 or -ENOMEM.
+ */
 int print_timer_table(FILE *f, const struct timerd_timer *timers, size_t n,
-                      const struct clocks *now);
+                      const struct clocks *now, const struct table_style *style);
 void print_timer(FILE *f, const struct timerd_timer *timer, const struct clocks *now);
 void print_status(FILE *f, const struct timerd_status *status);
+/* "Next: Sat 2024-11-30 10:05:00 UTC (29s left)" */
+void print_next(FILE *f, enum timerd_clock clock, uint64_t usec, const struct clocks *now);
+/* "backup: run 3 fired Sat 2024-11-30 10:05:00 UTC, 2ms late" */
+void print_firing(FILE *f, const struct timerd_firing *firing, const struct clocks *now);
+/* "Sat 2024-11-30 10:05:00 UTC  registered    backup (scheduled)" */
+void print_event(FILE *f, const struct timerd_event *e, bool owners);

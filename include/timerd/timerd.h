@@ -4,10 +4,44 @@
 /*
  * libtimerd — the client library of timerd, the host's timer service.
  *
- * A struct timerd is one connection to the service. Every call blocks until the service answers.
- * Calls return 0 (or a count) on success and a negative number on failure: either -errno for a
- * system error (-ECONNREFUSED: the service is not running) or -TIMERD_E_* for an error the service
- * answered (-TIMERD_E_NOT_FOUND). timerd_strerror() names both.
+ * A struct timerd is one connection to the service. It can be used in two ways:
+ *
+ *   Blocking: every call sends its request and waits for the answer (timerd_register(), …).
+ *
+ *   Asynchronous, for programs with an event loop (epoll, sd-event, libuv): the *_async() calls
+ *   queue the request and return at once; the answer comes to a callback from timerd_process(),
+ *   which the program calls whenever timerd_get_fd() is ready for timerd_get_events().
+ *   Many calls may be in flight on one connection (pipelining): the service answers them
+ *   strictly in order, and so the callbacks run in the order the calls were made.
+ *
+ * The two ways do not mix while calls are in flight: a blocking call made while asynchronous calls
+ * (or a stream) are in flight fails with -EBUSY.
+ *
+ * Streams. A Wait or Subscribe with a stream of answers occupies its connection for good: the
+ * service takes the next call on it only once the stream has ended, so any call made after one
+ * fails with -EBUSY. Use a second connection for control calls (Complete, Kick, …).
+ *
+ * Return values. Calls return 0 (or a count) on success and a negative number on failure: either
+ * -errno for a system error (-ECONNREFUSED: the service is not running) or -TIMERD_E_* for an
+ * error the service answered (-TIMERD_E_NOT_FOUND) or a client-side one (-TIMERD_E_DISCONNECTED:
+ * the connection broke; -TIMERD_E_PROTOCOL: the service's answer breaks the protocol).
+ * timerd_strerror() names both kinds. No call aborts, on bad arguments or on a dead service: a
+ * NULL where an object is needed, or a value out of its enum, is -EINVAL.
+ *
+ * A broken connection stays broken (every later call returns -TIMERD_E_DISCONNECTED) until
+ * timerd_reconnect(). A service restart is seen as a broken connection; the service's epoch
+ * (timerd_status()) tells a restart from a lost connection. Transient timers die with their
+ * connection; retained ones are restated after a restart with timerd_reconcile(), which is
+ * idempotent. The pattern, in examples/job.c:
+ *
+ *     r = timerd_wait(t, …);
+ *     if (r == -TIMERD_E_DISCONNECTED) {
+ *             while (timerd_reconnect(t) < 0)
+ *                     sleep(1);
+ *             timerd_status(t, &status);
+ *             if (strcmp(status.epoch, known_epoch) != 0)
+ *                     … the service restarted: timerd_reconcile() each retained timer …
+ *     }
  *
  * Thread safety: a connection belongs to one thread at a time; use one connection per thread.
  * Nothing in the library is global.
@@ -35,11 +69,27 @@ struct timerd;
 int timerd_connect(const char *path, struct timerd **ret);
 /* The path timerd_connect(NULL, …) would use; static storage or the environment's string. */
 const char *timerd_default_socket(void);
+/*
+ * Close the connection and free t (NULL is fine). Callbacks of calls still in flight are not
+ * called. May be called from a callback: t is freed once the callback returns.
+ */
 void timerd_close(struct timerd *t);
+
+/*
+ * Connect again to the socket t was connected to, in place: t keeps its identity, its file
+ * descriptor changes (an event loop must watch the new one). Calls in flight on the old connection
+ * fail first with -TIMERD_E_DISCONNECTED (their callbacks run). On failure (-ECONNREFUSED or
+ * -ENOENT while the service is down) t is left broken and the call may be repeated. Not from a
+ * callback (-EBUSY).
+ */
+int timerd_reconnect(struct timerd *t);
 
 /* The message for a negative return value of any call. Never NULL. */
 const char *timerd_strerror(int error);
-/* The varlink error name of the last failed call on t ("io.timerd.Timer.NotFound"), or NULL. */
+/*
+ * The varlink error name of the last failed call on t ("io.timerd.Timer.NotFound"), or NULL.
+ * In a callback: the error of the answer being delivered.
+ */
 const char *timerd_last_error_name(const struct timerd *t);
 
 struct timerd_declaration {
@@ -49,9 +99,16 @@ struct timerd_declaration {
         enum timerd_lifetime lifetime;
         enum timerd_delivery delivery;
         uint64_t accuracy_usec;
+        /* Delivery signal: the signal sent to the registering process; 0 for SIGALRM. */
+        int signal;
+        /* Retained timers: a deadline missed while the service was down fires once when it
+         * starts (like systemd's Persistent=), or with false is skipped to the next one. */
+        bool catch_up;
+        /* Delay such a catch-up firing by a random part of this. */
+        uint64_t randomized_delay_usec;
 };
 
-/* A once, transient, notify, monotonic declaration with no cadence. */
+/* A once, transient, notify, monotonic declaration with no cadence, that catches up. */
 void timerd_declaration_init(struct timerd_declaration *d, enum timerd_policy policy,
                              uint64_t cadence_usec);
 
@@ -69,9 +126,9 @@ struct timerd_token {
 /* Which schedule to start with. */
 struct timerd_start {
         enum {
-                TIMERD_START_DEFAULT,  /* once: inactive; others: now + cadence */
-                TIMERD_START_AT,       /* usec: absolute on the timer's clock */
-                TIMERD_START_AFTER,    /* usec: relative to now */
+                TIMERD_START_DEFAULT, /* once: inactive; others: now + cadence */
+                TIMERD_START_AT,      /* usec: absolute on the timer's clock */
+                TIMERD_START_AFTER,   /* usec: relative to now */
         } kind;
         uint64_t usec;
 };
@@ -80,12 +137,22 @@ struct timerd_start {
  * another). */
 #define TIMERD_OWNER_SELF UINT32_MAX
 
+/*
+ * Declare a timer. `start` NULL is TIMERD_START_DEFAULT. With `replace`, an existing timer of the
+ * name is replaced (a new generation); without, it is -TIMERD_E_ALREADY_REGISTERED.
+ */
 int timerd_register(struct timerd *t, const char *name, const struct timerd_declaration *d,
                     const struct timerd_start *start, bool replace, struct timerd_claim *ret);
 
+/*
+ * Make sure the timer exists as declared, idempotently: the call a restarting client makes for
+ * its retained timers. *ret_created (may be NULL) tells whether it was missing.
+ * -TIMERD_E_RECONCILIATION_CONFLICT when it exists with another declaration. deadline_usec is
+ * the wake-up for TIMERD_DESIRED_EXACT (absolute on the timer's clock).
+ */
 int timerd_reconcile(struct timerd *t, const char *name, const struct timerd_declaration *d,
-                     enum timerd_desired desired, uint64_t deadline_usec,
-                     struct timerd_claim *ret, bool *ret_created);
+                     enum timerd_desired desired, uint64_t deadline_usec, struct timerd_claim *ret,
+                     bool *ret_created);
 
 /*
  * Control calls act through a claim, or through the token of an active run (pass NULL for the
@@ -98,8 +165,10 @@ int timerd_reschedule(struct timerd *t, const struct timerd_claim *claim,
                       const struct timerd_token *token, const struct timerd_start *start,
                       uint64_t cadence_usec, uint64_t *ret_remaining_usec,
                       uint64_t *ret_cadence_usec);
+/* Clear the next firing; the declaration stays. */
 int timerd_cancel(struct timerd *t, const struct timerd_claim *claim,
                   const struct timerd_token *token);
+/* Watchdogs: push the deadline out to now + cadence; *ret_next_usec (may be NULL) gets it. */
 int timerd_kick(struct timerd *t, const struct timerd_claim *claim,
                 const struct timerd_token *token, uint64_t *ret_next_usec);
 int timerd_unregister(struct timerd *t, const struct timerd_claim *claim);
@@ -147,24 +216,87 @@ struct timerd_firing {
 
 /*
  * Block for the next firing of one of the caller's notify timers (among `names` if n_names > 0).
- * timeout_usec 0: no timeout (-TIMERD_E_TIMEOUT otherwise when it passes).
+ * timeout_usec 0: no timeout (-TIMERD_E_TIMEOUT otherwise when it passes). Each firing starts a
+ * run, which the caller ends with timerd_complete().
  */
-int timerd_wait(struct timerd *t, const char *const *names, size_t n_names,
-                uint64_t timeout_usec, struct timerd_firing *ret);
+int timerd_wait(struct timerd *t, const char *const *names, size_t n_names, uint64_t timeout_usec,
+                struct timerd_firing *ret);
 
 /*
  * A stream of firings on this connection: start it once, then read each firing with
- * timerd_wait_next(). While a stream is open the connection is used only for it.
+ * timerd_wait_next(). While a stream is open the connection is used only for it. The stream ends
+ * with an error (-TIMERD_E_SHUTTING_DOWN when the service stops; -TIMERD_E_PROTOCOL for a firing
+ * that cannot be decoded, which also breaks the connection); timerd_wait_next() returns -EINVAL
+ * once it has ended.
  */
 int timerd_wait_stream(struct timerd *t, const char *const *names, size_t n_names);
 int timerd_wait_next(struct timerd *t, struct timerd_firing *ret);
 
-int timerd_complete(struct timerd *t, const struct timerd_token *token,
-                    enum timerd_outcome outcome, enum timerd_directive directive,
-                    uint64_t duration_usec);
+/* End a run. duration_usec 0: not measured. */
+int timerd_complete(struct timerd *t, const struct timerd_token *token, enum timerd_outcome outcome,
+                    enum timerd_directive directive, uint64_t duration_usec);
+
+/*
+ * Interruptible sleeps. timerd_sleep() parks until a deadline passes; an alarm timer (delivery
+ * TIMERD_DELIVERY_ALARM) registered on the same connection that fires meanwhile ends it early
+ * with an *observation*: a signal without signals. The observation is then finished: RESUME
+ * gives a single-use ticket that timerd_resume() parks again with the original deadline;
+ * INTERRUPT ends the sleep with the time that was left (like EINTR from nanosleep); TERMINATE
+ * ends it. An observation must be finished before the connection sleeps again.
+ */
+struct timerd_continuation {
+        uint64_t epoch;
+        uint64_t nonce;
+        uint64_t cycle;
+};
+
+struct timerd_ticket {
+        struct timerd_continuation continuation;
+        uint64_t nonce;
+};
+
+struct timerd_observation {
+        struct timerd_continuation continuation;
+        uint64_t lease;
+        bool has_remaining;
+        uint64_t remaining_usec;         /* to the deadline, when the sleep had one */
+        char timer[TIMERD_NAME_MAX + 1]; /* the alarm timer that fired */
+        uint64_t alarms;                 /* firings it stands for */
+};
+
+struct timerd_sleep_result {
+        bool elapsed;                          /* the deadline passed */
+        struct timerd_observation observation; /* when not elapsed */
+};
+
+enum timerd_finish_action {
+        TIMERD_FINISH_RESUME,
+        TIMERD_FINISH_INTERRUPT,
+        TIMERD_FINISH_TERMINATE,
+        TIMERD_FINISH_MAX,
+        TIMERD_FINISH_INVALID = -1,
+};
+
+struct timerd_finish_result {
+        bool has_ticket; /* RESUME */
+        struct timerd_ticket ticket;
+        bool has_remaining; /* INTERRUPT of a sleep with a deadline */
+        uint64_t remaining_usec;
+};
+
+/*
+ * Sleep on `clock` until `until` (kind AT: absolute on the clock; AFTER: from now). `until` NULL
+ * (or kind DEFAULT): until an alarm fires.
+ */
+int timerd_sleep(struct timerd *t, enum timerd_clock clock, const struct timerd_start *until,
+                 struct timerd_sleep_result *ret);
+int timerd_finish(struct timerd *t, const struct timerd_observation *observation,
+                  enum timerd_finish_action action, struct timerd_finish_result *ret);
+int timerd_resume(struct timerd *t, const struct timerd_ticket *ticket,
+                  struct timerd_sleep_result *ret);
 
 struct timerd_status {
-        char epoch[128];
+        char epoch[128]; /* differs after every start of the service */
         char version[32];
         char backend[32];
         char backend_reason[128];
@@ -174,11 +306,53 @@ struct timerd_status {
         uint64_t timers, scheduled, running, failed, pending;
         uint64_t connections, waiters;
         uint64_t clock_changes, iterations, wakeups, firings, overruns, stale_expiries;
+        uint64_t signals_sent, signals_failed;
         uint64_t slowest_iteration_usec;
         uint64_t lateness_samples, lateness_p50_usec, lateness_p99_usec, lateness_max_usec;
+        /* What the service can do, space-separated ("wake_alarm signal"); empty when it does not
+         * say. */
+        char capabilities[256];
 };
 
 int timerd_status(struct timerd *t, struct timerd_status *ret);
+
+/* Registry events, as timerctl monitor shows them. */
+enum timerd_event_kind {
+        TIMERD_EVENT_REGISTERED,
+        TIMERD_EVENT_RECONCILED,
+        TIMERD_EVENT_SCHEDULED,
+        TIMERD_EVENT_RESCHEDULED,
+        TIMERD_EVENT_CANCELLED,
+        TIMERD_EVENT_KICKED,
+        TIMERD_EVENT_UNREGISTERED,
+        TIMERD_EVENT_FIRED,
+        TIMERD_EVENT_COMPLETED,
+        TIMERD_EVENT_REMOVED, /* a transient timer whose connection closed */
+        TIMERD_EVENT_MAX,
+        TIMERD_EVENT_INVALID = -1,
+};
+
+struct timerd_event {
+        enum timerd_event_kind kind;
+        uint32_t owner;
+        char name[TIMERD_NAME_MAX + 1];
+        bool has_run;
+        uint64_t run; /* fired, completed */
+        bool has_state;
+        enum timerd_state state; /* after the event; absent once the timer is gone */
+        uint64_t realtime_usec;  /* when it happened, on the wall clock */
+};
+
+/* "registered", …; NULL for a value out of range. */
+const char *timerd_event_kind_to_string(enum timerd_event_kind kind);
+
+/*
+ * A stream of registry events on this connection (the caller's own timers; every owner's with
+ * `all`, for uid 0): start it once, then read each event with timerd_subscribe_next(). Like a
+ * Wait stream, it occupies the connection.
+ */
+int timerd_subscribe(struct timerd *t, bool all);
+int timerd_subscribe_next(struct timerd *t, struct timerd_event *ret);
 
 /*
  * Any varlink call, for tools: parameters_json is a JSON object text (NULL for {}). On success
@@ -187,6 +361,98 @@ int timerd_status(struct timerd *t, struct timerd_status *ret);
  */
 int timerd_call_raw(struct timerd *t, const char *method, const char *parameters_json,
                     char **ret_reply_json);
+
+/*
+ * Asynchronous mode.
+ *
+ * Put timerd_get_fd() into the event loop, watching timerd_get_events() (POLLIN, plus POLLOUT
+ * while requests wait to be written); ask for the events again after each timerd_process() and
+ * after each *_async() call, since both change what is buffered. When the fd is ready (or at any
+ * time: nothing blocks), call timerd_process(): it writes what it can, reads what has arrived
+ * and runs the callbacks of the answers, in the order of the calls.
+ *
+ * Every *_async() call queues its request (nothing is written that would block) and returns 0,
+ * or fails at once without calling the callback: -EBUSY after a stream, -ENOBUFS when 16 MiB of
+ * requests wait to be written, -TIMERD_E_DISCONNECTED on a broken connection. Otherwise the
+ * callback runs exactly once (for a stream: once per answer) from timerd_process() or
+ * timerd_reconnect(), unless timerd_close() comes first. It receives error 0 with the decoded
+ * answer, or a negative error and NULL: an error the service answered, -TIMERD_E_PROTOCOL for
+ * an answer that breaks the protocol, -TIMERD_E_DISCONNECTED when the connection broke first.
+ * Decoded answers are valid during the callback only. From a callback, new calls may be made,
+ * and t may be closed.
+ */
+
+/* The connection's file descriptor, also once broken (remove it from the loop, then close t). */
+int timerd_get_fd(const struct timerd *t);
+/* poll.h's POLLIN, | POLLOUT while output is buffered; 0 once broken. */
+int timerd_get_events(const struct timerd *t);
+/*
+ * Write, read and dispatch without blocking. Returns the number of answers delivered, or
+ * -TIMERD_E_DISCONNECTED once the connection broke (the callbacks of the calls in flight have
+ * then run with that error), -EBUSY from a callback or while a blocking stream is open.
+ */
+int timerd_process(struct timerd *t);
+/* Calls whose answers (or, for a stream, whose end) are still to come. */
+size_t timerd_in_flight(const struct timerd *t);
+
+/* Ask for a stream of answers: each comes to the callback; the last one has continues false. */
+#define TIMERD_CALL_MORE (UINT64_C(1) << 0)
+
+/*
+ * Any method, asynchronously: parameters_json as for timerd_call_raw(). The callback gets the
+ * answer's parameters (or the error's) as JSON text, NULL when the connection broke.
+ */
+typedef void (*timerd_reply_callback)(struct timerd *t, int error, const char *parameters_json,
+                                      bool continues, void *userdata);
+int timerd_call_async(struct timerd *t, const char *method, const char *parameters_json,
+                      uint64_t flags, timerd_reply_callback callback, void *userdata);
+
+/* Typed asynchronous calls; each works like its blocking sibling. */
+typedef void (*timerd_done_callback)(struct timerd *t, int error, void *userdata);
+typedef void (*timerd_claim_callback)(struct timerd *t, int error, const struct timerd_claim *claim,
+                                      void *userdata);
+typedef void (*timerd_reconcile_callback)(struct timerd *t, int error,
+                                          const struct timerd_claim *claim, bool created,
+                                          void *userdata);
+typedef void (*timerd_kick_callback)(struct timerd *t, int error, uint64_t next_usec,
+                                     void *userdata);
+typedef void (*timerd_firing_callback)(struct timerd *t, int error,
+                                       const struct timerd_firing *firing, void *userdata);
+typedef void (*timerd_event_callback)(struct timerd *t, int error, const struct timerd_event *event,
+                                      void *userdata);
+typedef void (*timerd_status_callback)(struct timerd *t, int error,
+                                       const struct timerd_status *status, void *userdata);
+
+int timerd_register_async(struct timerd *t, const char *name, const struct timerd_declaration *d,
+                          const struct timerd_start *start, bool replace,
+                          timerd_claim_callback callback, void *userdata);
+int timerd_reconcile_async(struct timerd *t, const char *name, const struct timerd_declaration *d,
+                           enum timerd_desired desired, uint64_t deadline_usec,
+                           timerd_reconcile_callback callback, void *userdata);
+int timerd_cancel_async(struct timerd *t, const struct timerd_claim *claim,
+                        const struct timerd_token *token, timerd_done_callback callback,
+                        void *userdata);
+int timerd_kick_async(struct timerd *t, const struct timerd_claim *claim,
+                      const struct timerd_token *token, timerd_kick_callback callback,
+                      void *userdata);
+int timerd_unregister_async(struct timerd *t, const struct timerd_claim *claim,
+                            timerd_done_callback callback, void *userdata);
+int timerd_complete_async(struct timerd *t, const struct timerd_token *token,
+                          enum timerd_outcome outcome, enum timerd_directive directive,
+                          uint64_t duration_usec, timerd_done_callback callback, void *userdata);
+int timerd_status_async(struct timerd *t, timerd_status_callback callback, void *userdata);
+/* One firing. */
+int timerd_wait_async(struct timerd *t, const char *const *names, size_t n_names,
+                      uint64_t timeout_usec, timerd_firing_callback callback, void *userdata);
+/*
+ * Streams: the callback runs once per firing (event), and a last time with an error when the
+ * stream ends (timerd ends its streams only with an error). A firing that cannot be decoded
+ * ends the stream with -TIMERD_E_PROTOCOL and breaks the connection.
+ */
+int timerd_wait_stream_async(struct timerd *t, const char *const *names, size_t n_names,
+                             timerd_firing_callback callback, void *userdata);
+int timerd_subscribe_async(struct timerd *t, bool all, timerd_event_callback callback,
+                           void *userdata);
 
 #ifdef __cplusplus
 }

@@ -118,6 +118,22 @@ static bool flood(int fd, size_t size)
         return true;
 }
 
+/* True once the client has closed its end, within the timeout. */
+static bool await_hang_up(int fd)
+{
+        char chunk[4096];
+
+        for (;;) {
+                ssize_t n;
+
+                if (!wait_fd(fd, POLLIN))
+                        return false;
+                n = read(fd, chunk, sizeof(chunk));
+                if (n <= 0)
+                        return n == 0 || errno == ECONNRESET;
+        }
+}
+
 static void *serve(void *userdata)
 {
         struct fake_server *s = userdata;
@@ -153,6 +169,13 @@ static void *serve(void *userdata)
                 case FAKE_HANG_UP:
                         close(fd);
                         fd = -1;
+                        break;
+                case FAKE_AWAIT_HANG_UP:
+                        if (!await_hang_up(fd)) {
+                                server_failed(s, "step %zu: the client did not hang up",
+                                              s->steps_done);
+                                goto out;
+                        }
                         break;
                 }
         }

@@ -11,10 +11,11 @@
 #include <stddef.h>
 
 enum fake_step_kind {
-        FAKE_EXPECT_CALL, /* read one call; text: the JSON it must equal, NULL for any */
-        FAKE_SEND,        /* send text and its NUL, or exactly `size` bytes of it when size > 0 */
-        FAKE_FLOOD,       /* send `size` bytes without a NUL: a reply too long to take */
-        FAKE_HANG_UP,     /* close the connection */
+        FAKE_EXPECT_CALL,   /* read one call; text: the JSON it must equal, NULL for any */
+        FAKE_SEND,          /* send text and its NUL, or exactly `size` bytes of it when size > 0 */
+        FAKE_FLOOD,         /* send `size` bytes without a NUL: a reply too long to take */
+        FAKE_HANG_UP,       /* close the connection */
+        FAKE_AWAIT_HANG_UP, /* wait for the client to close its end (what it sends is dropped) */
 };
 
 struct fake_step {
@@ -43,7 +44,12 @@ struct fake_step {
         {                                                                                          \
                 FAKE_FLOOD, NULL, (n)                                                              \
         }
-/* Exactly the bytes of a string literal, without a NUL: part of a message. */
+#define FAKE_EXPECT_CLOSE                                                                          \
+        {                                                                                          \
+                FAKE_AWAIT_HANG_UP, NULL, 0                                                        \
+        }
+/* Exactly the bytes of a string literal, without its final NUL: part of a message, or several
+ * messages with their NULs written out, sent at once. */
 #define FAKE_RAW(literal)                                                                          \
         {                                                                                          \
                 FAKE_SEND, (literal), sizeof(literal) - 1                                          \

@@ -27,7 +27,8 @@
 #define FULL_TIMER                                                                                 \
         "{\"owner\":1000,\"name\":\"backup\",\"declaration\":{\"policy\":\"interval\","            \
         "\"cadence_usec\":300000000,\"clock\":\"boottime_alarm\",\"lifetime\":\"retained\","       \
-        "\"delivery\":\"signal\",\"accuracy_usec\":1000},\"generation\":3,\"state\":\"failed\","   \
+        "\"delivery\":\"signal\",\"accuracy_usec\":1000,\"signal\":12,\"catch_up\":false,"         \
+        "\"randomized_delay_usec\":60000000},\"generation\":3,\"state\":\"failed\","               \
         "\"failure\":\"provider_binding\",\"next_usec\":5000000,\"remaining_usec\":250000,"        \
         "\"run\":7,\"run_active\":true,\"pending\":true,\"runs\":12,"                              \
         "\"consecutive_expected_failures\":2,\"overruns\":5,\"last_start_usec\":4000000,"          \
@@ -86,6 +87,12 @@ static const struct fake_step register_script[] = {
               "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
               "\"lifetime\":\"transient\",\"delivery\":\"notify\"},\"delay_usec\":7}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"c\",\"generation\":2}}}"),
+    /* Catching up is the default; only its absence is said. */
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"d\","
+              "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
+              "\"lifetime\":\"retained\",\"delivery\":\"signal\",\"signal\":10,"
+              "\"catch_up\":false,\"randomized_delay_usec\":5000000}}}"),
+    FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"d\",\"generation\":1}}}"),
 };
 
 static void test_register(void **state)
@@ -116,6 +123,15 @@ static void test_register(void **state)
                                          false, &claim),
                          0);
         assert_int_equal(claim.generation, 2);
+
+        d.lifetime = TIMERD_LIFETIME_RETAINED;
+        d.delivery = TIMERD_DELIVERY_SIGNAL;
+        d.signal = 10;
+        d.catch_up = false;
+        d.randomized_delay_usec = 5000000;
+        assert_int_equal(timerd_register(t, "d", &d, NULL, false, &claim), 0);
+        d.signal = -1;
+        assert_int_equal(timerd_register(t, "d", &d, NULL, false, &claim), -EINVAL);
         finish(t, s);
 }
 
@@ -335,6 +351,9 @@ static void test_get(void **state)
         assert_int_equal(timer.declaration.lifetime, TIMERD_LIFETIME_RETAINED);
         assert_int_equal(timer.declaration.delivery, TIMERD_DELIVERY_SIGNAL);
         assert_int_equal(timer.declaration.accuracy_usec, 1000);
+        assert_int_equal(timer.declaration.signal, 12);
+        assert_false(timer.declaration.catch_up);
+        assert_int_equal(timer.declaration.randomized_delay_usec, 60000000);
         assert_int_equal(timer.generation, 3);
         assert_int_equal(timer.state, TIMERD_STATE_FAILED);
         assert_int_equal(timer.failure, TIMERD_FAILURE_PROVIDER_BINDING);
@@ -363,6 +382,9 @@ static void test_get(void **state)
         assert_int_equal(timer.declaration.clock, TIMERD_CLOCK_MONOTONIC);
         assert_int_equal(timer.declaration.lifetime, TIMERD_LIFETIME_TRANSIENT);
         assert_int_equal(timer.declaration.delivery, TIMERD_DELIVERY_NOTIFY);
+        assert_int_equal(timer.declaration.signal, 0);
+        assert_true(timer.declaration.catch_up);
+        assert_int_equal(timer.declaration.randomized_delay_usec, 0);
         assert_int_equal(timer.state, TIMERD_STATE_INACTIVE);
         assert_int_equal(timer.failure, TIMERD_FAILURE_NONE);
         assert_false(timer.has_next);
@@ -410,6 +432,14 @@ static const char *const broken_timers[] = {
     "{\"owner\":0,\"name\":\"a\",\"declaration\":{\"policy\":\"once\"},"
     "\"generation\":1,\"state\":\"inactive\",\"run\":0,\"run_active\":false,\"pending\":false,"
     "\"runs\":0,\"consecutive_expected_failures\":0,\"overruns\":0,\"last_duration_usec\":0}",
+    "{\"owner\":0,\"name\":\"a\",\"declaration\":{\"policy\":\"once\",\"signal\":2147483648},"
+    "\"generation\":1,\"state\":\"inactive\",\"run\":0,\"run_active\":false,\"pending\":false,"
+    "\"runs\":0,\"consecutive_expected_failures\":0,\"overruns\":0,\"last_duration_usec\":0,"
+    "\"total_duration_usec\":0}",
+    "{\"owner\":0,\"name\":\"a\",\"declaration\":{\"policy\":\"once\",\"catch_up\":1},"
+    "\"generation\":1,\"state\":\"inactive\",\"run\":0,\"run_active\":false,\"pending\":false,"
+    "\"runs\":0,\"consecutive_expected_failures\":0,\"overruns\":0,\"last_duration_usec\":0,"
+    "\"total_duration_usec\":0}",
     /* declaration not an object */
     "{\"owner\":0,\"name\":\"a\",\"declaration\":\"once\","
     "\"generation\":1,\"state\":\"inactive\",\"run\":0,\"run_active\":false,\"pending\":false,"
@@ -719,16 +749,296 @@ static void test_call_raw(void **state)
         finish(t, s);
 }
 
+#define CONTINUATION "{\"epoch\":5,\"nonce\":6,\"cycle\":1}"
+#define OBSERVATION                                                                                \
+        "{\"continuation\":" CONTINUATION ",\"lease\":9,\"remaining_usec\":1500,"                  \
+        "\"timer\":\"poke\",\"alarms\":2}"
+
+static const struct fake_step sleep_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Sleep\",\"parameters\":{\"clock\":\"boottime\","
+              "\"for_usec\":2000}}"),
+    FAKE_REPLY("{\"parameters\":{\"elapsed\":true}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Sleep\",\"parameters\":{\"clock\":\"realtime\","
+              "\"until_usec\":77}}"),
+    FAKE_REPLY("{\"parameters\":{\"elapsed\":false,\"observation\":" OBSERVATION "}}"),
+    /* Until an alarm: no deadline, and none left to report. */
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Sleep\",\"parameters\":{\"clock\":\"monotonic\"}}"),
+    FAKE_REPLY("{\"parameters\":{\"elapsed\":false,\"observation\":{\"continuation\":" CONTINUATION
+               ",\"lease\":9,\"timer\":\"poke\",\"alarms\":1}}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"error\":\"io.timerd.Timer.ShuttingDown\",\"parameters\":{}}"),
+    /* Replies that break the IDL: neither outcome, both, a broken observation. */
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"elapsed\":false}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"elapsed\":true,\"observation\":" OBSERVATION "}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"elapsed\":false,\"observation\":{\"continuation\":"
+               "{\"epoch\":5},\"lease\":9,\"timer\":\"poke\",\"alarms\":1}}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{}}"),
+};
+
+static void test_sleep(void **state)
+{
+        const struct timerd_start after = {TIMERD_START_AFTER, 2000};
+        const struct timerd_start at = {TIMERD_START_AT, 77};
+        const struct timerd_start none = {TIMERD_START_DEFAULT, 0};
+        struct timerd_sleep_result result;
+        struct fake_server *s;
+        struct timerd *t = START(sleep_script, &s);
+
+        (void)state;
+        assert_int_equal(timerd_sleep(t, TIMERD_CLOCK_BOOTTIME, &after, &result), 0);
+        assert_true(result.elapsed);
+
+        assert_int_equal(timerd_sleep(t, TIMERD_CLOCK_REALTIME, &at, &result), 0);
+        assert_false(result.elapsed);
+        assert_int_equal(result.observation.continuation.epoch, 5);
+        assert_int_equal(result.observation.continuation.nonce, 6);
+        assert_int_equal(result.observation.continuation.cycle, 1);
+        assert_int_equal(result.observation.lease, 9);
+        assert_true(result.observation.has_remaining);
+        assert_int_equal(result.observation.remaining_usec, 1500);
+        assert_string_equal(result.observation.timer, "poke");
+        assert_int_equal(result.observation.alarms, 2);
+
+        assert_int_equal(timerd_sleep(t, TIMERD_CLOCK_MONOTONIC, NULL, &result), 0);
+        assert_false(result.observation.has_remaining);
+        assert_int_equal(timerd_sleep(t, TIMERD_CLOCK_MONOTONIC, &none, &result),
+                         -TIMERD_E_SHUTTING_DOWN);
+        for (int i = 0; i < 4; i++)
+                assert_int_equal(timerd_sleep(t, TIMERD_CLOCK_MONOTONIC, NULL, &result),
+                                 -TIMERD_E_PROTOCOL);
+
+        assert_int_equal(timerd_sleep(NULL, TIMERD_CLOCK_MONOTONIC, NULL, &result), -EINVAL);
+        assert_int_equal(timerd_sleep(t, TIMERD_CLOCK_INVALID, NULL, &result), -EINVAL);
+        assert_int_equal(timerd_sleep(t, TIMERD_CLOCK_MONOTONIC, NULL, NULL), -EINVAL);
+        assert_int_equal(
+            timerd_sleep(t, TIMERD_CLOCK_MONOTONIC, &(struct timerd_start){.kind = 7}, &result),
+            -EINVAL);
+        finish(t, s);
+}
+
+static const struct fake_step finish_script[] = {
+    FAKE_CALL(
+        "{\"method\":\"io.timerd.Timer.Finish\",\"parameters\":{\"continuation\":" CONTINUATION
+        ",\"lease\":9,\"action\":\"resume\"}}"),
+    FAKE_REPLY("{\"parameters\":{\"ticket\":{\"continuation\":" CONTINUATION ",\"nonce\":77}}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Resume\",\"parameters\":{\"ticket\":{"
+              "\"continuation\":" CONTINUATION ",\"nonce\":77}}}"),
+    FAKE_REPLY("{\"parameters\":{\"elapsed\":true}}"),
+    FAKE_CALL(
+        "{\"method\":\"io.timerd.Timer.Finish\",\"parameters\":{\"continuation\":" CONTINUATION
+        ",\"lease\":9,\"action\":\"interrupt\"}}"),
+    FAKE_REPLY("{\"parameters\":{\"remaining_usec\":1400}}"),
+    FAKE_CALL(
+        "{\"method\":\"io.timerd.Timer.Finish\",\"parameters\":{\"continuation\":" CONTINUATION
+        ",\"lease\":9,\"action\":\"terminate\"}}"),
+    FAKE_REPLY("{\"parameters\":{}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"error\":\"io.timerd.Timer.ProtocolFailure\",\"parameters\":"
+               "{\"kind\":\"identity\"}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"ticket\":{\"continuation\":" CONTINUATION "}}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"remaining_usec\":\"soon\"}}"),
+};
+
+static void test_finish_and_resume(void **state)
+{
+        struct timerd_observation observation = {
+            .continuation = {.epoch = 5, .nonce = 6, .cycle = 1},
+            .lease = 9,
+        };
+        struct timerd_finish_result result;
+        struct timerd_sleep_result sleep;
+        struct fake_server *s;
+        struct timerd *t = START(finish_script, &s);
+
+        (void)state;
+        assert_int_equal(timerd_finish(t, &observation, TIMERD_FINISH_RESUME, &result), 0);
+        assert_true(result.has_ticket);
+        assert_false(result.has_remaining);
+        assert_int_equal(result.ticket.nonce, 77);
+        assert_int_equal(result.ticket.continuation.nonce, 6);
+        assert_int_equal(timerd_resume(t, &result.ticket, &sleep), 0);
+        assert_true(sleep.elapsed);
+
+        assert_int_equal(timerd_finish(t, &observation, TIMERD_FINISH_INTERRUPT, &result), 0);
+        assert_false(result.has_ticket);
+        assert_true(result.has_remaining);
+        assert_int_equal(result.remaining_usec, 1400);
+        assert_int_equal(timerd_finish(t, &observation, TIMERD_FINISH_TERMINATE, &result), 0);
+        assert_false(result.has_ticket);
+        assert_false(result.has_remaining);
+
+        assert_int_equal(timerd_finish(t, &observation, TIMERD_FINISH_TERMINATE, &result),
+                         -TIMERD_E_PROTOCOL_FAILURE);
+        assert_string_equal(timerd_last_error_name(t), "io.timerd.Timer.ProtocolFailure");
+        assert_int_equal(timerd_finish(t, &observation, TIMERD_FINISH_RESUME, &result),
+                         -TIMERD_E_PROTOCOL);
+        assert_int_equal(timerd_finish(t, &observation, TIMERD_FINISH_INTERRUPT, &result),
+                         -TIMERD_E_PROTOCOL);
+
+        assert_int_equal(timerd_finish(t, &observation, TIMERD_FINISH_MAX, &result), -EINVAL);
+        assert_int_equal(timerd_finish(t, &observation, TIMERD_FINISH_INVALID, &result), -EINVAL);
+        assert_int_equal(timerd_finish(t, NULL, TIMERD_FINISH_RESUME, &result), -EINVAL);
+        assert_int_equal(timerd_finish(t, &observation, TIMERD_FINISH_RESUME, NULL), -EINVAL);
+        assert_int_equal(timerd_resume(t, NULL, &sleep), -EINVAL);
+        assert_int_equal(timerd_resume(NULL, &result.ticket, &sleep), -EINVAL);
+        finish(t, s);
+}
+
+#define EVENT_REPLY(kind, extra)                                                                   \
+        "{\"parameters\":{\"event\":{\"kind\":\"" kind "\",\"owner\":1000,\"name\":\"a\"," extra   \
+        "\"realtime_usec\":42}},\"continues\":true}"
+
+static const struct fake_step subscribe_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Service.Subscribe\",\"parameters\":{\"all\":true},"
+              "\"more\":true}"),
+    FAKE_REPLY(EVENT_REPLY("registered", "\"state\":\"scheduled\",")),
+    FAKE_REPLY(EVENT_REPLY("completed", "\"run\":3,\"state\":\"inactive\",")),
+    FAKE_REPLY(EVENT_REPLY("removed", "")),
+    FAKE_REPLY("{\"error\":\"io.timerd.Timer.ShuttingDown\",\"parameters\":{}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Service.Subscribe\",\"parameters\":{},\"more\":true}"),
+    /* An event the library cannot decode ends the stream and the connection. */
+    FAKE_REPLY(EVENT_REPLY("exploded", "")),
+};
+
+static void test_subscribe(void **state)
+{
+        struct timerd_event event;
+        struct fake_server *s;
+        struct timerd *t = START(subscribe_script, &s);
+
+        (void)state;
+        assert_int_equal(timerd_subscribe_next(t, &event), -EINVAL);
+        assert_int_equal(timerd_subscribe(t, true), 0);
+        assert_int_equal(timerd_subscribe(t, true), -EBUSY);
+        assert_int_equal(timerd_subscribe_next(t, &event), 0);
+        assert_int_equal(event.kind, TIMERD_EVENT_REGISTERED);
+        assert_int_equal(event.owner, 1000);
+        assert_string_equal(event.name, "a");
+        assert_false(event.has_run);
+        assert_true(event.has_state);
+        assert_int_equal(event.state, TIMERD_STATE_SCHEDULED);
+        assert_int_equal(event.realtime_usec, 42);
+        assert_int_equal(timerd_subscribe_next(t, &event), 0);
+        assert_int_equal(event.kind, TIMERD_EVENT_COMPLETED);
+        assert_true(event.has_run);
+        assert_int_equal(event.run, 3);
+        assert_int_equal(timerd_subscribe_next(t, &event), 0);
+        assert_int_equal(event.kind, TIMERD_EVENT_REMOVED);
+        assert_false(event.has_state);
+        assert_int_equal(timerd_subscribe_next(t, &event), -TIMERD_E_SHUTTING_DOWN);
+        assert_int_equal(timerd_subscribe_next(t, &event), -EINVAL);
+
+        assert_int_equal(timerd_subscribe(t, false), 0);
+        assert_int_equal(timerd_subscribe_next(t, &event), -TIMERD_E_PROTOCOL);
+        assert_int_equal(timerd_subscribe_next(t, &event), -TIMERD_E_DISCONNECTED);
+        assert_int_equal(timerd_subscribe(t, false), -TIMERD_E_DISCONNECTED);
+
+        assert_int_equal(timerd_subscribe(NULL, false), -EINVAL);
+        assert_int_equal(timerd_subscribe_next(t, NULL), -EINVAL);
+        finish(t, s);
+}
+
+static void test_event_kind_names(void **state)
+{
+        static const char *const names[] = {
+            "registered", "reconciled",   "scheduled", "rescheduled", "cancelled",
+            "kicked",     "unregistered", "fired",     "completed",   "removed",
+        };
+
+        (void)state;
+        for (int i = 0; i < TIMERD_EVENT_MAX; i++)
+                assert_string_equal(timerd_event_kind_to_string((enum timerd_event_kind)i),
+                                    names[i]);
+        assert_null(timerd_event_kind_to_string(TIMERD_EVENT_MAX));
+        assert_null(timerd_event_kind_to_string(TIMERD_EVENT_INVALID));
+}
+
+#define STATUS_WITH(capabilities)                                                                  \
+        "{\"parameters\":{\"epoch\":\"e\",\"version\":\"0.1.0\",\"backend\":\"io_uring\","         \
+        "\"backend_reason\":\"\",\"pid\":42,\"uptime_usec\":1000,\"timers\":5,\"scheduled\":3,"    \
+        "\"running\":1,\"failed\":1,\"pending\":2,\"connections\":4,\"waiters\":1,"                \
+        "\"clock_changes\":6,\"iterations\":700,\"wakeups\":600,\"firings\":50,\"overruns\":7,"    \
+        "\"stale_expiries\":8,\"slowest_iteration_usec\":900,\"lateness\":{\"samples\":50,"        \
+        "\"p50_usec\":10,\"p99_usec\":250,\"max_usec\":1000},\"store\":\"ok\"" capabilities "}}"
+
+static const struct fake_step capabilities_script[] = {
+    FAKE_ANY_CALL,
+    FAKE_REPLY(STATUS_WITH(",\"capabilities\":[\"wake_alarm\",\"signal\"],\"signals_sent\":3,"
+                           "\"signals_failed\":1")),
+    FAKE_ANY_CALL,
+    FAKE_REPLY(STATUS_WITH(",\"capabilities\":{\"wake_alarm\":true,\"signal\":false,"
+                           "\"journal\":true}")),
+    FAKE_ANY_CALL,
+    FAKE_REPLY(STATUS_WITH(",\"capabilities\":null")),
+    FAKE_ANY_CALL,
+    FAKE_REPLY(STATUS_WITH(",\"capabilities\":\"all\"")),
+    FAKE_ANY_CALL,
+    FAKE_REPLY(STATUS_WITH(",\"capabilities\":[1]")),
+    FAKE_ANY_CALL,
+    FAKE_REPLY(STATUS_WITH(",\"capabilities\":{\"signal\":\"yes\"}")),
+    FAKE_ANY_CALL,
+    /* More than the struct holds is refused, not cut. */
+    FAKE_REPLY(
+        STATUS_WITH(",\"capabilities\":["
+                    "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\","
+                    "\"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+                    "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+                    "bbbbbbbbbbbbb"
+                    "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\"]")),
+};
+
+/* Status names capabilities and counts signals when the service says them; only in the shapes
+ * it may say them. */
+static void test_status_capabilities(void **state)
+{
+        struct timerd_status status;
+        struct fake_server *s;
+        struct timerd *t = START(capabilities_script, &s);
+
+        (void)state;
+        assert_int_equal(timerd_status(t, &status), 0);
+        assert_string_equal(status.capabilities, "wake_alarm signal");
+        assert_int_equal(status.signals_sent, 3);
+        assert_int_equal(status.signals_failed, 1);
+        assert_int_equal(timerd_status(t, &status), 0);
+        assert_string_equal(status.capabilities, "wake_alarm journal");
+        assert_int_equal(status.signals_sent, 0); /* not said: none */
+        assert_int_equal(timerd_status(t, &status), 0);
+        assert_string_equal(status.capabilities, "");
+        for (int i = 0; i < 4; i++)
+                assert_int_equal(timerd_status(t, &status), -TIMERD_E_PROTOCOL);
+        finish(t, s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_register),         cmocka_unit_test(test_register_bad_reply),
-            cmocka_unit_test(test_bad_arguments),    cmocka_unit_test(test_reconcile),
-            cmocka_unit_test(test_control_calls),    cmocka_unit_test(test_get),
-            cmocka_unit_test(test_get_broken_timer), cmocka_unit_test(test_list),
-            cmocka_unit_test(test_list_large),       cmocka_unit_test(test_wait),
-            cmocka_unit_test(test_wait_stream),      cmocka_unit_test(test_complete),
-            cmocka_unit_test(test_status),           cmocka_unit_test(test_call_raw),
+            cmocka_unit_test(test_register),
+            cmocka_unit_test(test_register_bad_reply),
+            cmocka_unit_test(test_bad_arguments),
+            cmocka_unit_test(test_reconcile),
+            cmocka_unit_test(test_control_calls),
+            cmocka_unit_test(test_get),
+            cmocka_unit_test(test_get_broken_timer),
+            cmocka_unit_test(test_list),
+            cmocka_unit_test(test_list_large),
+            cmocka_unit_test(test_wait),
+            cmocka_unit_test(test_wait_stream),
+            cmocka_unit_test(test_complete),
+            cmocka_unit_test(test_status),
+            cmocka_unit_test(test_call_raw),
+            cmocka_unit_test(test_sleep),
+            cmocka_unit_test(test_finish_and_resume),
+            cmocka_unit_test(test_subscribe),
+            cmocka_unit_test(test_event_kind_names),
+            cmocka_unit_test(test_status_capabilities),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

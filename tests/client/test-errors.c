@@ -46,6 +46,9 @@ static const struct wire_error wire_errors[] = {
     {"io.timerd.Timer.ShuttingDown", TIMERD_E_SHUTTING_DOWN},
     {"io.timerd.Timer.Busy", TIMERD_E_BUSY},
     {"io.timerd.Timer.RequestTooLarge", TIMERD_E_REQUEST_TOO_LARGE},
+    {"io.timerd.Timer.InvalidMessage", TIMERD_E_INVALID_MESSAGE},
+    {"io.timerd.Timer.ProtocolFailure", TIMERD_E_PROTOCOL_FAILURE},
+    {"io.timerd.Timer.StoreUnavailable", TIMERD_E_STORE_UNAVAILABLE},
     {"com.example.Unheard.Of", TIMERD_E_UNKNOWN_ERROR},
 };
 

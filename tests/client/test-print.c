@@ -77,12 +77,10 @@ static void test_clocks_read(void **state)
         assert_true(c.boottime_usec >= c.monotonic_usec);
 }
 
-static void test_table(void **state)
-{
-        struct timerd_timer timers[3];
-        char *text = NULL;
+static const struct table_style plain = {.legend = true};
 
-        (void)state;
+static void three_timers(struct timerd_timer timers[3])
+{
         timers[0] =
             make_timer("idle", TIMERD_POLICY_ONCE, TIMERD_CLOCK_MONOTONIC, TIMERD_STATE_INACTIVE);
         timers[1] = make_timer("alarm", TIMERD_POLICY_AFTER_COMPLETION, TIMERD_CLOCK_BOOTTIME,
@@ -95,21 +93,126 @@ static void test_table(void **state)
         timers[2].next_usec = 1000 * SEC + 252 * SEC + 500000;
         timers[2].has_last_start = true;
         timers[2].last_start_usec = 997 * SEC;
+}
 
-        CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 3, &now), 0));
+static void test_table(void **state)
+{
+        struct timerd_timer timers[3];
+        char *text = NULL;
+
+        (void)state;
+        three_timers(timers);
+        CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 3, &now, &plain), 0));
         /* Soonest first; nothing due last. */
         assert_string_equal(
             text,
             "NEXT                         LEFT           LAST                         PASSED  "
-            "NAME    POLICY            STATE\n"
+            "NAME    POLICY            CLOCK      STATE\n"
             "Tue 2023-11-14 22:17:32 UTC  4min 12s left  Tue 2023-11-14 22:13:17 UTC  3s ago  "
-            "backup  interval          scheduled\n"
+            "backup  interval          monotonic  scheduled\n"
             "Tue 2023-11-14 23:13:20 UTC  1h left        -                            -       "
-            "alarm   after-completion  scheduled\n"
+            "alarm   after-completion  boottime   scheduled\n"
             "-                            -              -                            -       "
-            "idle    once              inactive\n"
+            "idle    once              monotonic  inactive\n"
             "\n"
             "3 timers listed.\n");
+        free(text);
+}
+
+/* --no-legend: rows only, sized to themselves. */
+static void test_table_no_legend(void **state)
+{
+        const struct table_style style = {.legend = false};
+        struct timerd_timer timers[3];
+        char *text = NULL;
+
+        (void)state;
+        three_timers(timers);
+        CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 1, &now, &style), 0));
+        assert_string_equal(text, "-  -  -  -  idle  once  monotonic  inactive\n");
+        free(text);
+
+        CAPTURE(text, assert_int_equal(print_timer_table(f, NULL, 0, &now, &style), 0));
+        assert_string_equal(text, "");
+        free(text);
+}
+
+/* Every owner's timers: an OWNER column, ties in time broken by name, then owner. */
+static void test_table_owners(void **state)
+{
+        const struct table_style style = {.legend = true, .owners = true};
+        struct timerd_timer timers[2];
+        char *text = NULL;
+
+        (void)state;
+        timers[0] =
+            make_timer("x", TIMERD_POLICY_ONCE, TIMERD_CLOCK_MONOTONIC, TIMERD_STATE_INACTIVE);
+        timers[0].owner = 1000;
+        timers[1] = timers[0];
+        timers[1].owner = 0;
+        CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 2, &now, &style), 0));
+        assert_non_null(strstr(text, "  OWNER  NAME  "));
+        assert_non_null(strstr(text, "-       0      x     once"));
+        assert_true(strstr(text, "  0  ") < strstr(text, "  1000  "));
+        free(text);
+}
+
+/* Narrower than the table: NAME is shortened, then columns are left out, in order. */
+static void test_table_fits_width(void **state)
+{
+        struct timerd_timer timers[3];
+        struct table_style style = plain;
+        char *text = NULL, *line;
+
+        (void)state;
+        three_timers(timers);
+        strcpy(timers[0].name, "a-rather-long-name-for-a-timer-indeed");
+        for (size_t width = 160; width >= 40; width -= 10) {
+                style.width = width;
+                CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 3, &now, &style), 0));
+                /* Every line fits from 70 columns on; below that the essentials stay. */
+                for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+                        if (width >= 70 && strlen(line) > width)
+                                fail_msg("width %zu: \"%s\" is %zu long", width, line,
+                                         strlen(line));
+                free(text);
+        }
+
+        style.width = 120;
+        CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 3, &now, &style), 0));
+        assert_non_null(strstr(text, "a-rather-long..."));
+        assert_null(strstr(text, "indeed"));
+        assert_null(strstr(text, "LAST"));
+        assert_non_null(strstr(text, "PASSED"));
+        free(text);
+
+        style.width = 70;
+        CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 3, &now, &style), 0));
+        assert_null(strstr(text, "PASSED"));
+        assert_null(strstr(text, "CLOCK"));
+        assert_null(strstr(text, "POLICY"));
+        assert_non_null(strstr(text, "NEXT"));
+        assert_non_null(strstr(text, "LEFT"));
+        assert_non_null(strstr(text, "STATE"));
+        free(text);
+}
+
+/* Colors: the header underlined, a failed state red, the padding outside the escapes. */
+static void test_table_color(void **state)
+{
+        const struct table_style style = {.legend = true, .color = true};
+        struct timerd_timer timer =
+            make_timer("bad", TIMERD_POLICY_ONCE, TIMERD_CLOCK_MONOTONIC, TIMERD_STATE_FAILED);
+        char *text = NULL;
+
+        (void)state;
+        CAPTURE(text, assert_int_equal(print_timer_table(f, &timer, 1, &now, &style), 0));
+        assert_non_null(strstr(text, "\033[4mNEXT\033[0m  "));
+        assert_non_null(strstr(text, "monotonic  \033[1;31mfailed\033[0m\n"));
+        free(text);
+
+        CAPTURE(text, assert_int_equal(print_timer_table(f, &timer, 1, &now, &plain), 0));
+        assert_null(strchr(text, '\033'));
         free(text);
 }
 
@@ -120,11 +223,11 @@ static void test_table_counts(void **state)
         char *text = NULL;
 
         (void)state;
-        CAPTURE(text, assert_int_equal(print_timer_table(f, NULL, 0, &now), 0));
+        CAPTURE(text, assert_int_equal(print_timer_table(f, NULL, 0, &now, &plain), 0));
         assert_string_equal(text, "0 timers listed.\n");
         free(text);
 
-        CAPTURE(text, assert_int_equal(print_timer_table(f, &timer, 1, &now), 0));
+        CAPTURE(text, assert_int_equal(print_timer_table(f, &timer, 1, &now, &plain), 0));
         assert_non_null(strstr(text, "\n1 timer listed.\n"));
         free(text);
 }
@@ -139,7 +242,7 @@ static void test_table_overdue(void **state)
         (void)state;
         timer.has_next = true;
         timer.next_usec = 1700000000 * SEC - 65 * SEC;
-        CAPTURE(text, assert_int_equal(print_timer_table(f, &timer, 1, &now), 0));
+        CAPTURE(text, assert_int_equal(print_timer_table(f, &timer, 1, &now, &plain), 0));
         assert_non_null(strstr(text, "Tue 2023-11-14 22:12:15 UTC  1min 5s ago  "));
         free(text);
 }
@@ -171,6 +274,9 @@ static void test_show(void **state)
         assert_non_null(strstr(text, "             Clock: realtime-alarm\n"));
         assert_non_null(strstr(text, "          Lifetime: retained\n"));
         assert_non_null(strstr(text, "          Accuracy: 250ms\n"));
+        assert_non_null(strstr(text, "          Delivery: notify\n"));
+        assert_non_null(strstr(text, "          Catch-up: yes\n"));
+        assert_non_null(strstr(text, "  Randomized delay: 0\n"));
         assert_non_null(strstr(text, "             State: failed (provider-binding)\n"));
         assert_non_null(
             strstr(text, "              Next: Tue 2023-11-14 22:14:50 UTC (1min 30s left)\n"));
@@ -178,6 +284,20 @@ static void test_show(void **state)
         assert_non_null(strstr(text, "        Last start: -\n"));
         assert_non_null(strstr(text, "      Last outcome: expected-failure\n"));
         assert_non_null(strstr(text, "     Last duration: 1s 500ms\n"));
+        free(text);
+
+        /* Signal delivery names its signal, SIGALRM unless another was chosen. */
+        timer.declaration.delivery = TIMERD_DELIVERY_SIGNAL;
+        timer.declaration.catch_up = false;
+        timer.declaration.randomized_delay_usec = 30 * SEC;
+        CAPTURE(text, print_timer(f, &timer, &now));
+        assert_non_null(strstr(text, "          Delivery: signal SIGALRM\n"));
+        assert_non_null(strstr(text, "          Catch-up: no\n"));
+        assert_non_null(strstr(text, "  Randomized delay: 30s\n"));
+        free(text);
+        timer.declaration.signal = 10;
+        CAPTURE(text, print_timer(f, &timer, &now));
+        assert_non_null(strstr(text, "          Delivery: signal SIGUSR1\n"));
         free(text);
 }
 
@@ -208,13 +328,66 @@ static void test_status(void **state)
                                      "0 pending)\n"));
         assert_non_null(strstr(text, "          Lateness: p50 10us, p99 250us, max 1ms (50 "
                                      "samples)\n"));
+        assert_null(strstr(text, "Capabilities"));
+        assert_non_null(strstr(text, "           Signals: 0 sent, 0 failed\n"));
         free(text);
 
         s.backend_reason[0] = 0;
         s.lateness_samples = 0;
+        strcpy(s.capabilities, "wake_alarm signal");
         CAPTURE(text, print_status(f, &s));
         assert_non_null(strstr(text, "           Backend: timerfd\n"));
         assert_non_null(strstr(text, "          Lateness: -\n"));
+        assert_non_null(strstr(text, "      Capabilities: wake_alarm signal\n"));
+        free(text);
+}
+
+static void test_firing_and_event(void **state)
+{
+        const struct timerd_firing firing = {
+            .token = {.name = "backup", .generation = 2, .run = 3},
+            .clock = TIMERD_CLOCK_MONOTONIC,
+            .deadline_usec = 1000 * SEC,
+            .fired_usec = 1000 * SEC + 2500,
+            .overruns = 4,
+        };
+        struct timerd_event event = {
+            .kind = TIMERD_EVENT_FIRED,
+            .owner = 1000,
+            .name = "backup",
+            .has_run = true,
+            .run = 3,
+            .has_state = true,
+            .state = TIMERD_STATE_RUNNING,
+            .realtime_usec = 1700000000 * SEC,
+        };
+        char *text = NULL;
+
+        (void)state;
+        CAPTURE(text, print_firing(f, &firing, &now));
+        assert_string_equal(
+            text, "backup: run 3 fired Tue 2023-11-14 22:13:20 UTC, 2ms 500us late, 4 overruns\n");
+        free(text);
+
+        CAPTURE(text, print_event(f, &event, false));
+        assert_string_equal(text,
+                            "Tue 2023-11-14 22:13:20 UTC  fired         backup run 3 (running)\n");
+        free(text);
+
+        event.kind = TIMERD_EVENT_UNREGISTERED;
+        event.has_run = event.has_state = false;
+        CAPTURE(text, print_event(f, &event, true));
+        assert_string_equal(text, "Tue 2023-11-14 22:13:20 UTC  unregistered  1000/backup\n");
+        free(text);
+}
+
+static void test_next(void **state)
+{
+        char *text = NULL;
+
+        (void)state;
+        CAPTURE(text, print_next(f, TIMERD_CLOCK_BOOTTIME, 2030 * SEC, &now));
+        assert_string_equal(text, "Next: Tue 2023-11-14 22:13:50 UTC (30s left)\n");
         free(text);
 }
 
@@ -224,10 +397,16 @@ int main(void)
             cmocka_unit_test(test_clocks_to_realtime),
             cmocka_unit_test(test_clocks_read),
             cmocka_unit_test(test_table),
+            cmocka_unit_test(test_table_no_legend),
+            cmocka_unit_test(test_table_owners),
+            cmocka_unit_test(test_table_fits_width),
+            cmocka_unit_test(test_table_color),
             cmocka_unit_test(test_table_counts),
             cmocka_unit_test(test_table_overdue),
             cmocka_unit_test(test_show),
             cmocka_unit_test(test_status),
+            cmocka_unit_test(test_firing_and_event),
+            cmocka_unit_test(test_next),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

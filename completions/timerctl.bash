@@ -1,0 +1,107 @@
+# bash completion for timerctl                                       -*- shell-script -*-
+# SPDX-License-Identifier: LGPL-2.1-or-later
+
+# The caller's timers, asked of the service the command line names (its --socket, if any).
+# Names never need quoting in JSON: they are [A-Za-z0-9._:@-]+.
+__timerctl_timers()
+{
+        "$@" list --json=short 2>/dev/null | grep -o '"name":"[^"]*"' | cut -d'"' -f4
+}
+
+__timerctl_reply()
+{
+        mapfile -t COMPREPLY < <(compgen -W "$1" -- "$2")
+}
+
+_timerctl()
+{
+        local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
+        local verbs="list show status add reconcile schedule reschedule cancel kick remove wait sleep monitor"
+        local global="--socket --json --json=short --json=pretty --json=off --no-pager --help --version"
+        local declaring="--once --every --watchdog --interval --retained --transient --clock --delivery --accuracy --no-catch-up --randomized-delay --in --at"
+        local with_argument=" --socket --every --watchdog --interval --clock --accuracy --delivery --randomized-delay --in --at --desired --cadence -p --property -n --count --timeout --alarm "
+        local properties="owner name policy cadence_usec clock lifetime delivery accuracy_usec signal catch_up randomized_delay_usec generation state failure next_usec remaining_usec run run_active pending runs consecutive_expected_failures overruns last_start_usec last_finish_usec last_outcome last_duration_usec total_duration_usec"
+        local -A verb_options=(
+                [list]="-a --all --no-legend"
+                [show]="-p --property --value"
+                [status]=""
+                [add]="$declaring"
+                [reconcile]="$declaring --desired"
+                [schedule]="--in --at"
+                [reschedule]="--in --at --cadence"
+                [cancel]=""
+                [kick]=""
+                [remove]=""
+                [wait]="-n --count --timeout"
+                [sleep]="--clock --alarm --resume"
+                [monitor]="-a --all -n --count"
+        )
+        local command=("${COMP_WORDS[0]}") verb="" word i
+
+        # The verb is the first word that is neither an option nor an option's argument.
+        # Readline splits "--clock=boottime" into "--clock", "=", "boottime".
+        for ((i = 1; i < COMP_CWORD; i++)); do
+                word=${COMP_WORDS[i]}
+                if [[ $word == -* && ${COMP_WORDS[i + 1]} == "=" ]]; then
+                        [[ $word == --socket ]] && command+=(--socket "${COMP_WORDS[i + 2]}")
+                        ((i += 2))
+                elif [[ $word == -* ]]; then
+                        [[ $word == --socket ]] && command+=(--socket "${COMP_WORDS[i + 1]}")
+                        [[ $with_argument == *" $word "* ]] && ((i++))
+                elif [[ -z $verb ]]; then
+                        verb=$word
+                fi
+        done
+
+        # The option whose value is being typed, if any.
+        local option=$prev equals=false
+        if [[ $prev == "=" ]]; then
+                option=${COMP_WORDS[COMP_CWORD - 2]}
+                equals=true
+        elif [[ $cur == "=" ]]; then
+                cur=""
+                equals=true
+        fi
+        case $option in
+        --socket)
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+                return
+                ;;
+        --json)
+                if $equals; then
+                        __timerctl_reply "short pretty off" "$cur"
+                        return
+                fi
+                ;;
+        --clock)
+                __timerctl_reply "monotonic boottime realtime boottime-alarm realtime-alarm" "$cur"
+                return
+                ;;
+        --delivery)
+                __timerctl_reply "notify alarm signal" "$cur"
+                return
+                ;;
+        --desired)
+                __timerctl_reply "inactive scheduled exact" "$cur"
+                return
+                ;;
+        -p | --property)
+                __timerctl_reply "$properties" "$cur"
+                return
+                ;;
+        --every | --watchdog | --interval | --accuracy | --randomized-delay | --in | --at | \
+                --cadence | --timeout | --alarm | -n | --count)
+                return # a span, a time or a number: nothing to offer
+                ;;
+        esac
+
+        if [[ $cur == -* ]]; then
+                __timerctl_reply "$global ${verb_options[${verb:-list}]}" "$cur"
+        elif [[ -z $verb ]]; then
+                __timerctl_reply "$verbs" "$cur"
+        elif [[ " show schedule reschedule cancel kick remove wait " == *" $verb "* ]]; then
+                __timerctl_reply "$(__timerctl_timers "${command[@]}")" "$cur"
+        fi
+}
+
+complete -F _timerctl timerctl

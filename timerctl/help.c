@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
+
+#include "help.h"
+
+#define SPAN_HELP                                                                                  \
+        "SPAN is a time span like 90s, 5min, 1h 30min, 500ms or 2d; a bare number is seconds.\n"
+#define TIME_HELP                                                                                  \
+        "TIME is a timestamp like 2026-12-01 09:00, \"Tue 2026-12-01 09:00:30 UTC\", 09:00\n"      \
+        "(today), tomorrow, now, +5min (from now), \"5min ago\" or @1700000000 (seconds\n"         \
+        "since 1970); local time unless it ends in UTC.\n"
+
+#define DECLARATION_HELP                                                                           \
+        "Policy, one of:\n"                                                                        \
+        "  --once [SPAN]        Fire once (SPAN from now; without it, stay inactive)\n"            \
+        "  --every SPAN         Fire SPAN after each run completes\n"                              \
+        "  --watchdog SPAN      Fire unless kicked within SPAN\n"                                  \
+        "  --interval SPAN      Fire every SPAN at a fixed rate\n"                                 \
+        "\n"                                                                                       \
+        "Options:\n"                                                                               \
+        "  --retained           Keep the timer after timerctl exits and across service\n"          \
+        "                       restarts (the default for timerctl)\n"                             \
+        "  --transient          Remove the timer when the registering connection\n"                \
+        "                       closes, which for timerctl is at once\n"                           \
+        "  --clock CLOCK        monotonic (default), boottime, realtime,\n"                        \
+        "                       boottime-alarm, realtime-alarm\n"                                  \
+        "  --delivery HOW       notify (default: a firing goes to a waiting client, like\n"        \
+        "                       timerctl wait), alarm (it interrupts a sleep), signal\n"           \
+        "  --accuracy SPAN      Allow firing up to SPAN late to share wake-ups\n"                  \
+        "  --no-catch-up        Skip a firing missed while the service was down, rather\n"         \
+        "                       than fire it once when it starts\n"                                \
+        "  --randomized-delay SPAN\n"                                                              \
+        "                       Delay such a catch-up firing by a random part of SPAN\n"           \
+        "  --in SPAN            First firing SPAN from now\n"                                      \
+        "  --at TIME            First firing at TIME\n"
+
+static const char *const verb_help[VERB_MAX] = {
+    [VERB_LIST] = "Usage: timerctl [list] [OPTIONS]\n"
+                  "\n"
+                  "List timers, soonest first: NEXT, LEFT, LAST, PASSED, NAME, POLICY, CLOCK,\n"
+                  "STATE. Times are shown on the wall clock.\n"
+                  "\n"
+                  "Options:\n"
+                  "  -a --all             Every owner's timers, with an OWNER column (root)\n"
+                  "  --no-legend          Leave out the header and the count\n"
+                  "  --json[=MODE]        The service's answer as JSON\n",
+    [VERB_SHOW] = "Usage: timerctl show NAME [OPTIONS]\n"
+                  "\n"
+                  "Show every field of a timer.\n"
+                  "\n"
+                  "Options:\n"
+                  "  -p --property=NAME   Print only these properties, as NAME=VALUE (repeat it,\n"
+                  "                       or separate names with commas): owner, name, policy,\n"
+                  "                       cadence_usec, clock, lifetime, delivery,\n"
+                  "                       accuracy_usec, signal, catch_up,\n"
+                  "                       randomized_delay_usec, generation, state, failure,\n"
+                  "                       next_usec, remaining_usec, run, run_active, pending,\n"
+                  "                       runs, consecutive_expected_failures, overruns,\n"
+                  "                       last_start_usec, last_finish_usec, last_outcome,\n"
+                  "                       last_duration_usec, total_duration_usec\n"
+                  "  --value              With -p: only the values\n"
+                  "  --json[=MODE]        The service's answer as JSON\n",
+    [VERB_STATUS] = "Usage: timerctl status [OPTIONS]\n"
+                    "\n"
+                    "Show the service: version, epoch, backend, uptime, timers, connections,\n"
+                    "clock changes, store, performance, capabilities.\n"
+                    "\n"
+                    "Options:\n"
+                    "  --json[=MODE]        The service's answer as JSON\n",
+    [VERB_ADD] = "Usage: timerctl add NAME POLICY [OPTIONS]\n"
+                 "\n"
+                 "Register a timer.\n"
+                 "\n" DECLARATION_HELP "\n" SPAN_HELP TIME_HELP,
+    [VERB_RECONCILE] =
+        "Usage: timerctl reconcile NAME POLICY [OPTIONS]\n"
+        "\n"
+        "Declare a timer if it is missing, and make its schedule the desired one;\n"
+        "again and again with the same result. Fails when the timer exists with\n"
+        "another declaration.\n"
+        "\n" DECLARATION_HELP "  --desired=STATE      scheduled (the default: one firing is due),\n"
+        "                       inactive (none), exact (the one of --in or --at,\n"
+        "                       the default with them)\n"
+        "\n" SPAN_HELP TIME_HELP,
+    [VERB_SCHEDULE] = "Usage: timerctl schedule NAME --in SPAN | --at TIME\n"
+                      "\n"
+                      "Set a timer's next firing.\n"
+                      "\n" SPAN_HELP TIME_HELP,
+    [VERB_RESCHEDULE] = "Usage: timerctl reschedule NAME [--in SPAN | --at TIME] [--cadence SPAN]\n"
+                        "\n"
+                        "Replace a timer's next firing (without --in or --at: clear it) and,\n"
+                        "with --cadence, its cadence. Prints what they were.\n"
+                        "\n" SPAN_HELP TIME_HELP,
+    [VERB_CANCEL] = "Usage: timerctl cancel NAME\n"
+                    "\n"
+                    "Clear a timer's next firing; the declaration stays.\n",
+    [VERB_KICK] = "Usage: timerctl kick NAME\n"
+                  "\n"
+                  "Push a watchdog's deadline out to now + its cadence, and print it.\n",
+    [VERB_REMOVE] = "Usage: timerctl remove NAME\n"
+                    "\n"
+                    "Unregister a timer.\n",
+    [VERB_WAIT] = "Usage: timerctl wait [NAME...] [OPTIONS]\n"
+                  "\n"
+                  "Wait for a firing of one of your notify timers (of the NAMEs given), print it\n"
+                  "and complete its run with success.\n"
+                  "\n"
+                  "Options:\n"
+                  "  -n --count N         Wait for N firings (default 1)\n"
+                  "  --timeout SPAN       Give up after SPAN (exit status 6)\n"
+                  "  --json[=MODE]        Each firing as JSON\n"
+                  "\n" SPAN_HELP,
+    [VERB_SLEEP] = "Usage: timerctl sleep SPAN|TIME [OPTIONS]\n"
+                   "\n"
+                   "Sleep in the service until SPAN has passed (or until TIME). An alarm timer\n"
+                   "of the same connection that fires meanwhile interrupts the sleep: it is\n"
+                   "printed, and the sleep ends with the time that was left.\n"
+                   "\n"
+                   "Options:\n"
+                   "  --clock CLOCK        The clock to sleep on (default monotonic)\n"
+                   "  --alarm SPAN         Arm a one-shot alarm timer SPAN from now first\n"
+                   "  --resume             After an interruption, sleep on to the deadline\n"
+                   "  --json[=MODE]        Each answer as JSON\n"
+                   "\n" SPAN_HELP TIME_HELP,
+    [VERB_MONITOR] = "Usage: timerctl monitor [OPTIONS]\n"
+                     "\n"
+                     "Print the registry's events as they happen, one line each: registered,\n"
+                     "reconciled, scheduled, rescheduled, cancelled, kicked, unregistered,\n"
+                     "fired, completed, removed.\n"
+                     "\n"
+                     "Options:\n"
+                     "  -a --all             Every owner's events (root)\n"
+                     "  -n --count N         Stop after N events\n"
+                     "  --json[=MODE]        Each event as JSON\n",
+};
+
+static void help_overview(void)
+{
+        printf("Usage: timerctl [OPTIONS] [COMMAND] ...\n"
+               "\n"
+               "Control timerd, the host's timer service.\n"
+               "\n"
+               "Commands:\n"
+               "  list                 List timers (the default)\n"
+               "  show NAME            Show a timer, or some of its properties (-p)\n"
+               "  status               Show the service's state and performance\n"
+               "  add NAME POLICY      Register a timer: --once [SPAN], --every SPAN,\n"
+               "                       --watchdog SPAN or --interval SPAN\n"
+               "  reconcile NAME POLICY\n"
+               "                       Declare a timer if missing (idempotent)\n"
+               "  schedule NAME        Set a timer's next firing (--in, --at)\n"
+               "  reschedule NAME      Replace a timer's next firing and cadence\n"
+               "  cancel NAME          Clear a timer's next firing, keep its declaration\n"
+               "  kick NAME            Push a watchdog's deadline out\n"
+               "  remove NAME          Unregister a timer\n"
+               "  wait [NAME...]       Wait for a firing, print it and complete it\n"
+               "  sleep SPAN           Sleep in the service; an alarm interrupts it\n"
+               "  monitor              Print the registry's events as they happen\n"
+               "\n"
+               "Options:\n"
+               "  --socket PATH        The service's socket (default: $TIMERD_SOCKET, else\n"
+               "                       ./" TIMERD_SOCKET_EMBEDDED
+               " if it exists, else " TIMERD_SOCKET_SYSTEM ")\n"
+               "  --json[=MODE]        Print results as JSON: short (one line, the default)\n"
+               "                       or pretty\n"
+               "  --no-pager           Accepted for systemctl's sake; timerctl never pages\n"
+               "  -h --help            Show this help, or a command's (timerctl add --help)\n"
+               "  --version            Show the version\n"
+               "\n"
+               "Timers added with timerctl are retained (see --transient). timerctl runs in a\n"
+               "process of its own, so the commands that act on a timer look up its current\n"
+               "generation and present that claim.\n"
+               "\n" SPAN_HELP TIME_HELP "\n"
+               "Exit status:\n"
+               "  0 success, 1 other failure, 2 usage error, 3 no such timer,\n"
+               "  4 permission denied, 5 service unreachable, 6 timed out\n");
+}
+
+void help_print(enum verb verb)
+{
+        if (verb < 0 || verb >= VERB_MAX) {
+                help_overview();
+                return;
+        }
+        fputs(verb_help[verb], stdout);
+}

@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "help.h"
+#include "options.h"
+#include "property.h"
+#include "timespan.h"
+#include "varlink/names.h"
+
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+#define VERB_BIT(v)   (1U << (v))
+#define ALL_VERBS     ((1U << VERB_MAX) - 1)
+
+static const char *const verb_names[VERB_MAX] = {
+    [VERB_LIST] = "list",
+    [VERB_SHOW] = "show",
+    [VERB_STATUS] = "status",
+    [VERB_ADD] = "add",
+    [VERB_RECONCILE] = "reconcile",
+    [VERB_SCHEDULE] = "schedule",
+    [VERB_RESCHEDULE] = "reschedule",
+    [VERB_CANCEL] = "cancel",
+    [VERB_KICK] = "kick",
+    [VERB_REMOVE] = "remove",
+    [VERB_WAIT] = "wait",
+    [VERB_SLEEP] = "sleep",
+    [VERB_MONITOR] = "monitor",
+};
+
+const char *verb_name(enum verb verb)
+{
+        return verb >= 0 && verb < VERB_MAX ? verb_names[verb] : NULL;
+}
+
+static enum verb verb_from_string(const char *s)
+{
+        for (int i = 0; i < VERB_MAX; i++)
+                if (strcmp(verb_names[i], s) == 0)
+                        return (enum verb)i;
+        return VERB_INVALID;
+}
+
+enum option_id {
+        OPTION_HELP = 'h',
+        OPTION_ALL = 'a',
+        OPTION_PROPERTY = 'p',
+        OPTION_COUNT = 'n',
+        OPTION_VERSION = 0x100,
+        OPTION_SOCKET,
+        OPTION_JSON,
+        OPTION_NO_LEGEND,
+        OPTION_NO_PAGER,
+        OPTION_ONCE,
+        OPTION_EVERY,
+        OPTION_WATCHDOG,
+        OPTION_INTERVAL,
+        OPTION_RETAINED,
+        OPTION_TRANSIENT,
+        OPTION_CLOCK,
+        OPTION_ACCURACY,
+        OPTION_DELIVERY,
+        OPTION_NO_CATCH_UP,
+        OPTION_RANDOMIZED_DELAY,
+        OPTION_IN,
+        OPTION_AT,
+        OPTION_DESIRED,
+        OPTION_CADENCE,
+        OPTION_VALUE,
+        OPTION_TIMEOUT,
+        OPTION_ALARM,
+        OPTION_RESUME,
+};
+
+static const struct option long_options[] = {
+    {"help", no_argument, NULL, OPTION_HELP},
+    {"version", no_argument, NULL, OPTION_VERSION},
+    {"socket", required_argument, NULL, OPTION_SOCKET},
+    {"json", optional_argument, NULL, OPTION_JSON},
+    {"no-legend", no_argument, NULL, OPTION_NO_LEGEND},
+    {"no-pager", no_argument, NULL, OPTION_NO_PAGER},
+    {"all", no_argument, NULL, OPTION_ALL},
+    {"once", optional_argument, NULL, OPTION_ONCE},
+    {"every", required_argument, NULL, OPTION_EVERY},
+    {"watchdog", required_argument, NULL, OPTION_WATCHDOG},
+    {"interval", required_argument, NULL, OPTION_INTERVAL},
+    {"retained", no_argument, NULL, OPTION_RETAINED},
+    {"transient", no_argument, NULL, OPTION_TRANSIENT},
+    {"clock", required_argument, NULL, OPTION_CLOCK},
+    {"accuracy", required_argument, NULL, OPTION_ACCURACY},
+    {"delivery", required_argument, NULL, OPTION_DELIVERY},
+    {"no-catch-up", no_argument, NULL, OPTION_NO_CATCH_UP},
+    {"randomized-delay", required_argument, NULL, OPTION_RANDOMIZED_DELAY},
+    {"in", required_argument, NULL, OPTION_IN},
+    {"at", required_argument, NULL, OPTION_AT},
+    {"desired", required_argument, NULL, OPTION_DESIRED},
+    {"cadence", required_argument, NULL, OPTION_CADENCE},
+    {"property", required_argument, NULL, OPTION_PROPERTY},
+    {"value", no_argument, NULL, OPTION_VALUE},
+    {"count", required_argument, NULL, OPTION_COUNT},
+    {"timeout", required_argument, NULL, OPTION_TIMEOUT},
+    {"alarm", required_argument, NULL, OPTION_ALARM},
+    {"resume", no_argument, NULL, OPTION_RESUME},
+    {},
+};
+
+#define DECLARING (VERB_BIT(VERB_ADD) | VERB_BIT(VERB_RECONCILE))
+#define TIMING    (DECLARING | VERB_BIT(VERB_SCHEDULE) | VERB_BIT(VERB_RESCHEDULE))
+
+/* The verbs each option is for. */
+static unsigned option_verbs(int option)
+{
+        switch (option) {
+        case OPTION_NO_LEGEND:
+                return VERB_BIT(VERB_LIST);
+        case OPTION_ALL:
+                return VERB_BIT(VERB_LIST) | VERB_BIT(VERB_MONITOR);
+        case OPTION_ONCE:
+        case OPTION_EVERY:
+        case OPTION_WATCHDOG:
+        case OPTION_INTERVAL:
+        case OPTION_RETAINED:
+        case OPTION_TRANSIENT:
+        case OPTION_ACCURACY:
+        case OPTION_DELIVERY:
+        case OPTION_NO_CATCH_UP:
+        case OPTION_RANDOMIZED_DELAY:
+                return DECLARING;
+        case OPTION_CLOCK:
+                return DECLARING | VERB_BIT(VERB_SLEEP);
+        case OPTION_IN:
+        case OPTION_AT:
+                return TIMING;
+        case OPTION_DESIRED:
+                return VERB_BIT(VERB_RECONCILE);
+        case OPTION_CADENCE:
+                return VERB_BIT(VERB_RESCHEDULE);
+        case OPTION_PROPERTY:
+        case OPTION_VALUE:
+                return VERB_BIT(VERB_SHOW);
+        case OPTION_COUNT:
+                return VERB_BIT(VERB_WAIT) | VERB_BIT(VERB_MONITOR);
+        case OPTION_TIMEOUT:
+                return VERB_BIT(VERB_WAIT);
+        case OPTION_ALARM:
+        case OPTION_RESUME:
+                return VERB_BIT(VERB_SLEEP);
+        default:
+                return ALL_VERBS;
+        }
+}
+
+/* The spelling each option was first given in, for messages. */
+struct seen {
+        int options[32];
+        const char *spellings[32];
+        size_t n;
+};
+
+static void remember(struct seen *seen, int option, const char *spelling)
+{
+        for (size_t i = 0; i < seen->n; i++)
+                if (seen->options[i] == option)
+                        return;
+        if (seen->n < ELEMENTSOF(seen->options)) {
+                seen->options[seen->n] = option;
+                seen->spellings[seen->n] = spelling;
+                seen->n++;
+        }
+}
+
+static int parse_span(const char *option, const char *arg, uint64_t *ret)
+{
+        int r = timespan_parse(arg, ret);
+
+        if (r < 0)
+                return usage_error("%s: \"%s\": %s", option, arg, timespan_parse_error(r));
+        return PARSE_CONTINUE;
+}
+
+static int parse_positive_span(const char *option, const char *arg, uint64_t *ret)
+{
+        int r = parse_span(option, arg, ret);
+
+        if (r == PARSE_CONTINUE && *ret == 0)
+                return usage_error("%s: the span must be longer than 0", option);
+        return r;
+}
+
+static int parse_count(const char *option, const char *arg, uint64_t *ret)
+{
+        uint64_t value = 0;
+
+        for (const char *p = arg; *p != 0; p++) {
+                if (*p < '0' || *p > '9')
+                        return usage_error("%s: \"%s\": not a number", option, arg);
+                if (__builtin_mul_overflow(value, 10, &value) ||
+                    __builtin_add_overflow(value, (uint64_t)(*p - '0'), &value))
+                        return usage_error("%s: \"%s\": too large", option, arg);
+        }
+        if (arg[0] == 0 || value == 0)
+                return usage_error("%s: \"%s\": must be a number above 0", option, arg);
+        *ret = value;
+        return PARSE_CONTINUE;
+}
+
+static int set_start(struct options *o, const char *option, const struct timestamp *start)
+{
+        if (o->start_option)
+                return usage_error("%s and %s cannot be combined", o->start_option, option);
+        o->start_option = option;
+        o->start = *start;
+        return PARSE_CONTINUE;
+}
+
+/* The cadence of --every, --watchdog, --interval. */
+static int set_policy(struct options *o, const char *option, enum timerd_policy policy,
+                      const char *arg)
+{
+        if (o->policy_option)
+                return usage_error("%s and %s cannot be combined", o->policy_option, option);
+        o->policy_option = option;
+        o->declaration.policy = policy;
+        if (policy == TIMERD_POLICY_ONCE)
+                return PARSE_CONTINUE;
+        return parse_positive_span(option, arg, &o->declaration.cadence_usec);
+}
+
+/* --once, with the delay of its first firing when given. */
+static int set_once(struct options *o, const char *arg)
+{
+        struct timestamp start = {.relative = true};
+        int r;
+
+        r = set_policy(o, "--once", TIMERD_POLICY_ONCE, NULL);
+        if (r != PARSE_CONTINUE || !arg)
+                return r;
+        r = parse_span("--once", arg, &start.usec);
+        return r != PARSE_CONTINUE ? r : set_start(o, "--once", &start);
+}
+
+static int set_lifetime(struct options *o, const char *option, enum timerd_lifetime lifetime)
+{
+        if (o->lifetime_option && strcmp(o->lifetime_option, option) != 0)
+                return usage_error("%s and %s cannot be combined", o->lifetime_option, option);
+        o->lifetime_option = option;
+        o->declaration.lifetime = lifetime;
+        return PARSE_CONTINUE;
+}
+
+static int set_at(struct options *o, const char *arg)
+{
+        struct timestamp ts;
+        int r = timestamp_parse(arg, &o->now, &ts);
+
+        if (r < 0)
+                return usage_error("--at: \"%s\": %s", arg, timestamp_parse_error(r));
+        return set_start(o, "--at", &ts);
+}
+
+static int set_in(struct options *o, const char *arg)
+{
+        struct timestamp ts = {.relative = true};
+        int r = parse_span("--in", arg, &ts.usec);
+
+        return r != PARSE_CONTINUE ? r : set_start(o, "--in", &ts);
+}
+
+static int add_properties(struct options *o, const char *arg)
+{
+        char name[64];
+
+        if (o->n_properties >= PROPERTIES_MAX)
+                return usage_error("-p: more than %d properties", PROPERTIES_MAX);
+        for (const char *p = arg;; p++) {
+                size_t len = strcspn(p, ",");
+
+                if (len == 0 || len >= sizeof(name))
+                        return usage_error("-p: \"%s\": not a list of properties", arg);
+                memcpy(name, p, len);
+                name[len] = 0;
+                if (!property_known(name)) {
+                        fprintf(stderr, "timerctl: -p: \"%s\": not a property of a timer (", name);
+                        property_print_names(stderr);
+                        return usage_error(")");
+                }
+                p += len;
+                if (*p == 0)
+                        break;
+        }
+        o->properties[o->n_properties++] = arg;
+        return PARSE_CONTINUE;
+}
+
+/* value: optarg as one of the vocabulary's enums, negative when it is none of them. */
+static int check_choice(const char *option, int value, const char *choices)
+{
+        if (value < 0)
+                return usage_error("%s: \"%s\": not one of %s", option, optarg, choices);
+        return PARSE_CONTINUE;
+}
+
+/* "--once 5min" as well as "--once=5min": take the next word when it is a span. */
+static const char *optional_span(int argc, char *argv[])
+{
+        uint64_t span;
+
+        if (optarg)
+                return optarg;
+        if (optind < argc && timespan_parse(argv[optind], &span) >= 0)
+                return argv[optind++];
+        return NULL;
+}
+
+static int parse_option(int c, int argc, char *argv[], struct options *o)
+{
+        switch (c) {
+        case OPTION_SOCKET:
+                o->socket = optarg;
+                return PARSE_CONTINUE;
+        case OPTION_JSON:
+                o->json = optarg ? json_mode_from_string(optarg) : JSON_SHORT;
+                if (o->json == JSON_MODE_INVALID)
+                        return usage_error("--json: \"%s\": not one of short, pretty, off", optarg);
+                return PARSE_CONTINUE;
+        case OPTION_NO_LEGEND:
+                o->legend = false;
+                return PARSE_CONTINUE;
+        case OPTION_NO_PAGER: /* timerctl never pages */
+                return PARSE_CONTINUE;
+        case OPTION_ALL:
+                o->all = true;
+                return PARSE_CONTINUE;
+        case OPTION_ONCE:
+                return set_once(o, optional_span(argc, argv));
+        case OPTION_EVERY:
+                return set_policy(o, "--every", TIMERD_POLICY_AFTER_COMPLETION, optarg);
+        case OPTION_WATCHDOG:
+                return set_policy(o, "--watchdog", TIMERD_POLICY_WATCHDOG, optarg);
+        case OPTION_INTERVAL:
+                return set_policy(o, "--interval", TIMERD_POLICY_INTERVAL, optarg);
+        case OPTION_RETAINED:
+                return set_lifetime(o, "--retained", TIMERD_LIFETIME_RETAINED);
+        case OPTION_TRANSIENT:
+                return set_lifetime(o, "--transient", TIMERD_LIFETIME_TRANSIENT);
+        case OPTION_CLOCK:
+                o->declaration.clock = vl_clock_from_string(optarg);
+                return check_choice(
+                    "--clock", o->declaration.clock,
+                    "monotonic, boottime, realtime, boottime-alarm, realtime-alarm");
+        case OPTION_ACCURACY:
+                return parse_span("--accuracy", optarg, &o->declaration.accuracy_usec);
+        case OPTION_DELIVERY:
+                o->declaration.delivery = vl_delivery_from_string(optarg);
+                return check_choice("--delivery", o->declaration.delivery, "notify, alarm, signal");
+        case OPTION_NO_CATCH_UP:
+                o->declaration.catch_up = false;
+                return PARSE_CONTINUE;
+        case OPTION_RANDOMIZED_DELAY:
+                return parse_span("--randomized-delay", optarg,
+                                  &o->declaration.randomized_delay_usec);
+        case OPTION_IN:
+                return set_in(o, optarg);
+        case OPTION_AT:
+                return set_at(o, optarg);
+        case OPTION_DESIRED:
+                o->desired = vl_desired_from_string(optarg);
+                return check_choice("--desired", o->desired, "inactive, scheduled, exact");
+        case OPTION_CADENCE:
+                return parse_positive_span("--cadence", optarg, &o->cadence_usec);
+        case OPTION_PROPERTY:
+                return add_properties(o, optarg);
+        case OPTION_VALUE:
+                o->value_only = true;
+                return PARSE_CONTINUE;
+        case OPTION_COUNT:
+                return parse_count("--count", optarg, &o->count);
+        case OPTION_TIMEOUT:
+                return parse_positive_span("--timeout", optarg, &o->timeout_usec);
+        case OPTION_ALARM:
+                o->has_alarm = true;
+                return parse_span("--alarm", optarg, &o->alarm_usec);
+        case OPTION_RESUME:
+                o->resume = true;
+                return PARSE_CONTINUE;
+        case ':':
+                return usage_error("option \"%s\" needs an argument", argv[optind - 1]);
+        default:
+                /* optopt is a short option's letter, or a long option's value. */
+                if (optopt > 0 && optopt < OPTION_VERSION)
+                        return usage_error("invalid option \"-%c\"", optopt);
+                return usage_error("invalid option \"%s\"", argv[optind - 1]);
+        }
+}
+
+/* As given: a long option's name, or "-p". */
+static const char *option_spelling(int c, int index)
+{
+        switch (c) {
+        case OPTION_ALL:
+                return index >= 0 ? long_options[index].name : "-a";
+        case OPTION_PROPERTY:
+                return index >= 0 ? long_options[index].name : "-p";
+        case OPTION_COUNT:
+                return index >= 0 ? long_options[index].name : "-n";
+        default:
+                return long_options[index].name;
+        }
+}
+
+/* "add, reconcile": the verbs of a mask, for a message. */
+static void verbs_of(unsigned mask, char *buf, size_t size)
+{
+        size_t len = 0;
+
+        buf[0] = 0;
+        for (int v = 0; v < VERB_MAX; v++)
+                if (mask & VERB_BIT(v))
+                        len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s",
+                                                len > 0 ? ", " : "", verb_names[v]);
+}
+
+/* The end of a sleep: a span or a timestamp. */
+static int parse_sleep_end(struct options *o)
+{
+        const char *arg = o->args[0];
+        uint64_t span;
+
+        if (timespan_parse(arg, &span) >= 0) {
+                o->until = (struct timestamp){.relative = true, .usec = span};
+                return PARSE_CONTINUE;
+        }
+        if (timestamp_parse(arg, &o->now, &o->until) < 0)
+                return usage_error("sleep: \"%s\": neither a time span (like 90s, 5min) nor a "
+                                   "timestamp (like 09:00, tomorrow)",
+                                   arg);
+        return PARSE_CONTINUE;
+}
+
+/* The verb and its arguments make sense together; the options were checked one by one. */
+static int check_command(struct options *o, const struct seen *seen)
+{
+        const char *name = verb_names[o->verb];
+        char verbs[128];
+
+        for (size_t i = 0; i < seen->n; i++) {
+                unsigned mask = option_verbs(seen->options[i]);
+                const char *spelling = seen->spellings[i];
+
+                if (mask & VERB_BIT(o->verb))
+                        continue;
+                verbs_of(mask, verbs, sizeof(verbs));
+                return usage_error("option \"%s%s\" is only valid with %s",
+                                   spelling[0] == '-' ? "" : "--", spelling, verbs);
+        }
+
+        switch (o->verb) {
+        case VERB_LIST:
+        case VERB_STATUS:
+        case VERB_MONITOR:
+                if (o->n_args != 0)
+                        return usage_error("%s takes no arguments", name);
+                break;
+        case VERB_WAIT:
+                break;
+        case VERB_SLEEP:
+                if (o->n_args != 1)
+                        return usage_error("sleep needs exactly one time span or timestamp");
+                if (parse_sleep_end(o) != PARSE_CONTINUE)
+                        return EXIT_STATUS_USAGE;
+                break;
+        default:
+                if (o->n_args != 1)
+                        return usage_error("%s needs exactly one timer name", name);
+        }
+
+        if ((o->verb == VERB_ADD || o->verb == VERB_RECONCILE) && !o->policy_option)
+                return usage_error("%s needs one of --once, --every, --watchdog, --interval", name);
+        if (o->verb == VERB_SCHEDULE && !o->start_option)
+                return usage_error("schedule needs --in or --at");
+        if (o->verb == VERB_RECONCILE && o->start_option && o->desired != TIMERD_DESIRED_EXACT)
+                return usage_error("%s needs --desired=exact", o->start_option);
+        if (o->verb == VERB_RECONCILE && !o->start_option && o->desired == TIMERD_DESIRED_EXACT)
+                return usage_error("--desired=exact needs --in or --at");
+        if (o->value_only && o->n_properties == 0)
+                return usage_error("--value needs -p");
+        if (o->resume && !o->has_alarm)
+                return usage_error("--resume needs --alarm");
+        return PARSE_CONTINUE;
+}
+
+int parse_command_line(int argc, char *argv[], struct options *o)
+{
+        bool help = false, desired_given = false;
+        struct seen seen = {};
+        int c, index, r;
+
+        opterr = 0; /* our own messages, with our name rather than argv[0] */
+        for (;;) {
+                index = -1;
+                c = getopt_long(argc, argv, ":hap:n:", long_options, &index);
+                if (c < 0)
+                        break;
+                if (c == OPTION_HELP) {
+                        help = true;
+                        continue;
+                }
+                if (c == OPTION_VERSION) {
+                        printf("timerctl %s\n", TIMERD_VERSION);
+                        return EXIT_STATUS_SUCCESS;
+                }
+                r = parse_option(c, argc, argv, o);
+                if (r != PARSE_CONTINUE)
+                        return r;
+                desired_given |= c == OPTION_DESIRED;
+                remember(&seen, c, option_spelling(c, index));
+        }
+
+        o->verb = optind < argc ? verb_from_string(argv[optind]) : VERB_LIST;
+        if (o->verb == VERB_INVALID)
+                return usage_error("unknown command \"%s\"", argv[optind]);
+        if (help) {
+                help_print(optind < argc ? o->verb : VERB_INVALID);
+                return EXIT_STATUS_SUCCESS;
+        }
+        o->args = optind < argc ? argv + optind + 1 : argv + argc;
+        o->n_args = optind < argc ? (size_t)(argc - optind - 1) : 0;
+        /* A first firing makes reconcile exact unless told otherwise. */
+        if (o->verb == VERB_RECONCILE && o->start_option && !desired_given)
+                o->desired = TIMERD_DESIRED_EXACT;
+        return check_command(o, &seen);
+}
