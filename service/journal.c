@@ -18,7 +18,7 @@
 #define SNAPSHOT_FILE "snapshot"
 #define SNAPSHOT_TMP  "snapshot.tmp"
 
-#define FORMAT_VERSION 1u
+#define FORMAT_VERSION 2u
 #define MAGIC_SIZE     8
 #define JOURNAL_MAGIC  "TIMERDJ1"
 #define SNAPSHOT_MAGIC "TIMERDS1"
@@ -34,7 +34,7 @@
 #define PAYLOAD_FLAGS  1
 #define PAYLOAD_SEQ    2
 #define PAYLOAD_MIN    (1 + 1 + 8 + 4 + 1 + 1)
-#define PAYLOAD_MAX    512 /* a PUT with the longest name and boot id is 312 */
+#define PAYLOAD_MAX    512 /* a PUT with the longest name and boot id is 323 */
 #define FLAG_BATCH_END 0x01u
 
 #define COMPACT_SLACK (UINT64_C(1) << 20)
@@ -266,8 +266,9 @@ static bool timer_valid(const struct journal_timer *t)
                strnlen(t->boot_id, sizeof(t->boot_id)) <= JOURNAL_BOOT_ID_MAX &&
                (unsigned)t->policy < TIMERD_POLICY_MAX && (unsigned)t->clock < TIMERD_CLOCK_MAX &&
                (unsigned)t->lifetime < TIMERD_LIFETIME_MAX &&
-               (unsigned)t->delivery < TIMERD_DELIVERY_MAX &&
-               (unsigned)t->state < TIMERD_STATE_MAX && (unsigned)t->failure < TIMERD_FAILURE_MAX &&
+               (unsigned)t->delivery < TIMERD_DELIVERY_MAX && t->signo >= 0 &&
+               t->signo <= UINT8_MAX && (unsigned)t->state < TIMERD_STATE_MAX &&
+               (unsigned)t->failure < TIMERD_FAILURE_MAX &&
                (unsigned)t->last_outcome < TIMERD_OUTCOME_MAX;
 }
 
@@ -278,6 +279,7 @@ static void encode_timer(uint8_t **p, const struct journal_timer *t)
         put_u8(p, (uint8_t)t->clock);
         put_u8(p, (uint8_t)t->lifetime);
         put_u8(p, (uint8_t)t->delivery);
+        put_u8(p, (uint8_t)t->signo);
         put_u64(p, t->accuracy_usec);
         put_u8(p, t->catch_up);
         put_u64(p, t->randomized_delay_usec);
@@ -288,6 +290,9 @@ static void encode_timer(uint8_t **p, const struct journal_timer *t)
         put_u8(p, t->has_deadline);
         put_u64(p, t->deadline_usec);
         put_u64(p, t->run);
+        put_u8(p, t->run_active);
+        put_u64(p, t->run_deadline_usec);
+        put_u8(p, t->run_cancelled);
         put_u8(p, t->pending);
         put_u64(p, t->runs);
         put_u64(p, t->consecutive_expected_failures);
@@ -312,6 +317,7 @@ static void decode_timer(struct reader *r, struct journal_timer *t)
         t->clock = (enum timerd_clock)get_enum(r, TIMERD_CLOCK_MAX);
         t->lifetime = (enum timerd_lifetime)get_enum(r, TIMERD_LIFETIME_MAX);
         t->delivery = (enum timerd_delivery)get_enum(r, TIMERD_DELIVERY_MAX);
+        t->signo = get_u8(r);
         t->accuracy_usec = get_u64(r);
         t->catch_up = get_bool(r);
         t->randomized_delay_usec = get_u64(r);
@@ -322,6 +328,9 @@ static void decode_timer(struct reader *r, struct journal_timer *t)
         t->has_deadline = get_bool(r);
         t->deadline_usec = get_u64(r);
         t->run = get_u64(r);
+        t->run_active = get_bool(r);
+        t->run_deadline_usec = get_u64(r);
+        t->run_cancelled = get_bool(r);
         t->pending = get_bool(r);
         t->runs = get_u64(r);
         t->consecutive_expected_failures = get_u64(r);
@@ -826,6 +835,8 @@ static int journal_load(struct journal *j, struct changes *c, struct journal_ope
         result->n_replayed = c->n;
 
         r = file_read(j->dir_fd, JOURNAL_FILE, &j->fd, &file);
+        if (r == -ENOENT && !has_snapshot)
+                result->created = true;
         if (r == -ENOENT)
                 return has_snapshot ? -EBADMSG : journal_start_fresh(j);
         if (r < 0)
@@ -950,6 +961,12 @@ int journal_commit(struct journal *j)
         b->size = 0;
         j->error = 0;
         return 0;
+}
+
+void journal_abort(struct journal *j)
+{
+        if (j)
+                j->batch.size = 0;
 }
 
 static int timer_ptr_compare(const void *a, const void *b)

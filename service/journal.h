@@ -59,6 +59,7 @@ struct journal_timer {
         enum timerd_clock clock;
         enum timerd_lifetime lifetime;
         enum timerd_delivery delivery;
+        int signo; /* delivery signal: the signal sent (0..255); 0 otherwise */
         uint64_t accuracy_usec;
         bool catch_up; /* fire once on start when the deadline passed while the service was down */
         uint64_t randomized_delay_usec;
@@ -69,8 +70,11 @@ struct journal_timer {
         enum timerd_failure failure;
         bool has_deadline;
         uint64_t deadline_usec;
-        uint64_t run; /* sequence of the current or last run: a restart must not reuse tokens */
-        bool pending; /* fired, not yet handed to a waiter */
+        uint64_t run;    /* sequence of the current or last run: a restart must not reuse tokens */
+        bool run_active; /* that run started and has not ended */
+        uint64_t run_deadline_usec; /* when it was due */
+        bool run_cancelled;         /* cancelled during it: its end arms nothing */
+        bool pending;               /* fired, not yet handed to a waiter */
         uint64_t runs;
         uint64_t consecutive_expected_failures;
         uint64_t overruns;
@@ -108,6 +112,7 @@ struct journal_open_result {
                                    * last batch, a damaged one counted once): never acknowledged */
         uint64_t bytes_truncated; /* the size of that tail */
         bool stale_journal;       /* a journal the snapshot already covers was replaced */
+        bool created;             /* there was no store: the first start on this directory */
 };
 
 struct journal;
@@ -121,13 +126,17 @@ int journal_open(const char *state_dir, const struct journal_ops *ops,
 void journal_close(struct journal *j);
 
 /* Append to the batch. -EINVAL for a name that is not 1..TIMERD_NAME_MAX bytes, a boot id longer
- * than JOURNAL_BOOT_ID_MAX or an enum out of range (the batch is unchanged); -ENOMEM. */
+ * than JOURNAL_BOOT_ID_MAX, an enum or signal number out of range (the batch is unchanged);
+ * -ENOMEM. */
 int journal_put(struct journal *j, const struct journal_timer *timer);
 int journal_delete(struct journal *j, uint32_t owner, const char *name);
 
 /* Make the batch durable: one write, one fdatasync. 0 with an empty batch (after a pending repair).
  * On failure the batch is dropped and the journal is as it was before it. */
 int journal_commit(struct journal *j);
+
+/* Drop the batch unwritten (the caller could not complete it). */
+void journal_abort(struct journal *j);
 
 /*
  * Replace snapshot and journal by a snapshot of `timers` (any order, unique (owner, name)) and an

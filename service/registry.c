@@ -44,6 +44,10 @@ struct timer_runtime {
         uint64_t run_deadline_usec;
         uint64_t run_fired_usec;
 
+        /* A catch-up delayed at restore: the missed deadline its firing reports. */
+        bool has_missed_deadline;
+        uint64_t missed_deadline_usec;
+
         uint64_t runs;
         uint64_t consecutive_expected_failures;
         uint64_t overruns;
@@ -66,6 +70,9 @@ struct timer {
         struct list_node pending_node;
         struct list_node transient_node;
         struct list_node delivered_node;
+        struct list_node dirty_node; /* changed since the last commit, or removed */
+        struct before *before;
+        bool removed; /* kept until its removal is committed; found by no index */
 
         struct td_declaration declaration;
         uint64_t generation;
@@ -73,6 +80,28 @@ struct timer {
         struct timer_runtime rt;
 
         char name[];
+};
+
+/* Everything a timer is, to put it back: a restored one, or one a failed commit undoes. */
+struct timer_image {
+        struct td_declaration declaration;
+        uint64_t generation;
+        uint64_t session;
+        struct timer_runtime rt;
+        bool queued;
+        uint64_t deadline_usec;
+        bool pending;
+        uint64_t delivered_to; /* the session the active run was handed to; 0: none */
+};
+
+/* A retained timer before the first client call since the last commit changed it. */
+struct before {
+        struct list_node node; /* in the order of the calls */
+        struct timer *timer;   /* live or removed */
+        bool existed;          /* false: a call created it */
+        uint32_t owner;
+        char name[TIMERD_NAME_MAX + 1];
+        struct timer_image image;
 };
 
 /* The one kernel timer of a clock, as last requested from the runtime. */
@@ -92,6 +121,12 @@ struct registry {
         struct clock_arm arms[TIMERD_CLOCK_MAX];
         uint64_t last_generation;
         uint64_t last_handle_generation;
+
+        struct list_node dirty;   /* live timers with pending changes */
+        struct list_node removed; /* removed timers the journal may hold */
+        struct list_node befores; /* struct before */
+        uint64_t change_count;
+        bool in_call; /* a client call: keep what it changes for a rollback */
 
         uint64_t n_state[TIMERD_STATE_MAX];
         uint64_t n_pending;
@@ -221,7 +256,8 @@ static bool declaration_equal(const struct td_declaration *a, const struct td_de
 {
         return a->policy == b->policy && a->cadence_usec == b->cadence_usec &&
                a->clock == b->clock && a->lifetime == b->lifetime && a->delivery == b->delivery &&
-               a->accuracy_usec == b->accuracy_usec && a->signo == b->signo;
+               a->accuracy_usec == b->accuracy_usec && a->signo == b->signo &&
+               a->catch_up == b->catch_up && a->randomized_delay_usec == b->randomized_delay_usec;
 }
 
 /* Once and after-completion timers leave the queue while a run is active; the others stay. */
@@ -256,7 +292,23 @@ static enum timerd_state timer_state(const struct timer *t)
         return TIMERD_STATE_INACTIVE;
 }
 
-/* Every change of a timer's state or pending flag is bracketed by these two, to keep counts. */
+static bool timer_retained(const struct timer *t)
+{
+        return t->declaration.lifetime == TIMERD_LIFETIME_RETAINED;
+}
+
+/* A change to a retained timer (or to one a call made transient) is pending until committed. */
+static void timer_changed(struct registry *r, struct timer *t)
+{
+        if (!timer_retained(t) && !t->before)
+                return;
+        r->change_count = saturating_add(r->change_count, 1);
+        if (!list_linked(&t->dirty_node))
+                list_append(&r->dirty, &t->dirty_node);
+}
+
+/* Every change of a timer's state, pending flag or counters is bracketed by these two, to keep
+ * counts and to track what must be written. */
 static void stats_leave(struct registry *r, const struct timer *t)
 {
         r->n_state[timer_state(t)]--;
@@ -264,22 +316,28 @@ static void stats_leave(struct registry *r, const struct timer *t)
                 r->n_pending--;
 }
 
-static void stats_enter(struct registry *r, const struct timer *t)
+static void stats_enter(struct registry *r, struct timer *t)
 {
         r->n_state[timer_state(t)]++;
         if (timer_pending(t))
                 r->n_pending++;
+        timer_changed(r, t);
 }
 
+/* A new schedule supersedes a delayed catch-up. */
 static void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec)
 {
         timerq_put(&r->queues[t->declaration.clock], &t->entry, deadline_usec,
                    t->declaration.accuracy_usec);
+        t->rt.has_missed_deadline = false;
+        t->rt.missed_deadline_usec = 0;
 }
 
 static void timer_dequeue(struct registry *r, struct timer *t)
 {
         timerq_remove(&r->queues[t->declaration.clock], &t->entry);
+        t->rt.has_missed_deadline = false;
+        t->rt.missed_deadline_usec = 0;
 }
 
 /* Detach an active run from its waiter bookkeeping (pending list or receiving session). */
@@ -404,13 +462,16 @@ static int first_deadline(const struct td_declaration *d, const struct td_now *n
         return 0;
 }
 
-/* Give t a declaration and a fresh generation. Its session record must exist when transient. */
+/* Give t a declaration and a generation. Its session record must exist when transient. */
 static void timer_declare(struct registry *r, struct timer *t, const struct td_caller *caller,
-                          const struct td_declaration *d, struct session *transient_of)
+                          const struct td_declaration *d, uint64_t generation,
+                          struct session *transient_of)
 {
         t->declaration = *d;
         t->session = caller->session;
-        t->generation = ++r->last_generation;
+        t->generation = generation;
+        if (generation > r->last_generation)
+                r->last_generation = generation;
         t->transient_of = d->lifetime == TIMERD_LIFETIME_TRANSIENT ? transient_of : NULL;
         if (t->transient_of)
                 list_append(&t->transient_of->transient, &t->transient_node);
@@ -422,20 +483,27 @@ static void timer_declare(struct registry *r, struct timer *t, const struct td_c
         };
 }
 
-static int timer_create(struct registry *r, const struct td_caller *caller, const char *name,
-                        const struct td_declaration *d, struct timer **ret)
+/* Room for one more timer of uid. Restored timers do not count against the limits. */
+static int timer_limits_check(const struct registry *r, uint32_t uid)
 {
-        struct owner *owner = owner_find(r, caller->uid), *new_owner = NULL;
-        struct session *session = NULL;
-        size_t len = strlen(name);
-        struct timer *t;
-        int e = -ENOMEM;
+        const struct owner *owner = owner_find(r, uid);
 
         if (r->config.max_timers > 0 && r->timers.n_entries >= r->config.max_timers)
                 return -TIMERD_E_LIMIT_EXCEEDED;
         if (r->config.max_timers_per_owner > 0 && owner &&
             owner->n_timers >= r->config.max_timers_per_owner)
                 return -TIMERD_E_LIMIT_EXCEEDED;
+        return 0;
+}
+
+static int timer_create(struct registry *r, const struct td_caller *caller, const char *name,
+                        const struct td_declaration *d, uint64_t generation, struct timer **ret)
+{
+        struct owner *owner = owner_find(r, caller->uid), *new_owner = NULL;
+        struct session *session = NULL;
+        size_t len = strlen(name);
+        struct timer *t;
+        int e = -ENOMEM;
 
         /* Every allocation first: past this block nothing can fail. */
         t = calloc(1, sizeof(*t) + len + 1);
@@ -471,10 +539,11 @@ static int timer_create(struct registry *r, const struct td_caller *caller, cons
         list_init(&t->pending_node);
         list_init(&t->transient_node);
         list_init(&t->delivered_node);
+        list_init(&t->dirty_node);
         list_append(&owner->timers, &t->owner_node);
         owner->n_timers++;
         hashmap_insert(&r->timers, t->hash, t);
-        timer_declare(r, t, caller, d, session);
+        timer_declare(r, t, caller, d, generation, session);
         stats_enter(r, t);
         *ret = t;
         return 0;
@@ -487,7 +556,7 @@ fail:
 
 /* Register(replace): the same identity starts over with a new declaration and generation. */
 static int timer_redeclare(struct registry *r, struct timer *t, const struct td_caller *caller,
-                           const struct td_declaration *d)
+                           const struct td_declaration *d, uint64_t generation)
 {
         struct session *session = NULL;
         int e = 0;
@@ -499,18 +568,22 @@ static int timer_redeclare(struct registry *r, struct timer *t, const struct td_
         if (e < 0)
                 return e;
 
+        /* While it is still what it was: a retained timer replaced by a transient one must be
+         * written as removed. */
+        timer_changed(r, t);
         stats_leave(r, t);
         timer_dequeue(r, t);
         run_detach(t);
         if (t->transient_of)
                 list_remove(&t->transient_node);
         r->n_declared[t->declaration.clock]--;
-        timer_declare(r, t, caller, d, session);
+        timer_declare(r, t, caller, d, generation, session);
         stats_enter(r, t);
         return 0;
 }
 
-static void timer_destroy(struct registry *r, struct timer *t)
+/* Take t out of every index and list; the caller frees it or keeps it as a removal. */
+static void timer_unlink(struct registry *r, struct timer *t)
 {
         struct owner *owner = t->owner;
 
@@ -519,15 +592,32 @@ static void timer_destroy(struct registry *r, struct timer *t)
         run_detach(t);
         if (t->transient_of)
                 list_remove(&t->transient_node);
+        if (list_linked(&t->dirty_node))
+                list_remove(&t->dirty_node);
         list_remove(&t->owner_node);
         r->n_declared[t->declaration.clock]--;
         hashmap_remove(&r->timers, t->hash, t);
-        free(t);
+        t->owner = NULL;
 
         if (--owner->n_timers == 0) {
                 hashmap_remove(&r->owners, hash_mix64(owner->uid), owner);
                 free(owner);
         }
+}
+
+/* A timer the journal may hold (retained, or changed since the commit) is kept until its
+ * removal is committed: that needs no allocation, so removing never fails. */
+static void timer_destroy(struct registry *r, struct timer *t)
+{
+        bool keep = timer_retained(t) || list_linked(&t->dirty_node);
+
+        timer_unlink(r, t);
+        if (!keep) {
+                free(t);
+                return;
+        }
+        t->removed = true;
+        list_append(&r->removed, &t->dirty_node);
 }
 
 /*
@@ -613,6 +703,56 @@ static int handle_resolve(const struct registry *r, const struct td_handle *h, s
         return 0;
 }
 
+static void timer_image_take(const struct timer *t, struct timer_image *ret)
+{
+        *ret = (struct timer_image){
+            .declaration = t->declaration,
+            .generation = t->generation,
+            .session = t->session,
+            .rt = t->rt,
+            .queued = timer_queued(t),
+            .deadline_usec = timer_queued(t) ? timerq_entry_deadline(&t->entry) : 0,
+            .pending = timer_pending(t),
+            .delivered_to = t->delivered_to ? t->delivered_to->id : 0,
+        };
+}
+
+/*
+ * A client call is about to change t (NULL: to create a timer) that is retained or will be: keep
+ * how it is, once per commit, so that a failed commit can put it back. Before anything changes;
+ * the result goes to before_attach() once nothing can fail any more, or to free().
+ */
+static int before_prepare(const struct registry *r, const struct timer *t, bool retained_after,
+                          struct before **ret)
+{
+        struct before *b;
+
+        *ret = NULL;
+        if (!r->in_call ||
+            (t ? t->before || (!timer_retained(t) && !retained_after) : !retained_after))
+                return 0;
+        b = calloc(1, sizeof(*b));
+        if (!b)
+                return -ENOMEM;
+        b->existed = t != NULL;
+        if (t)
+                timer_image_take(t, &b->image);
+        *ret = b;
+        return 0;
+}
+
+static void before_attach(struct registry *r, struct timer *t, struct before *b)
+{
+        if (!b)
+                return;
+        b->timer = t;
+        b->owner = t->owner->uid;
+        strcpy(b->name, t->name);
+        list_append(&r->befores, &b->node);
+        t->before = b;
+        timer_changed(r, t);
+}
+
 int registry_new(const struct registry_config *config, struct registry **ret)
 {
         struct registry *r;
@@ -625,6 +765,9 @@ int registry_new(const struct registry_config *config, struct registry **ret)
         r->config = *config;
         r->last_generation = config->first_generation - 1;
         r->last_handle_generation = config->first_handle_generation - 1;
+        list_init(&r->dirty);
+        list_init(&r->removed);
+        list_init(&r->befores);
         hashmap_init(&r->timers);
         hashmap_init(&r->owners);
         hashmap_init(&r->sessions);
@@ -646,6 +789,18 @@ void registry_free(struct registry *r)
 
         if (!r)
                 return;
+        while (!list_empty(&r->befores)) {
+                struct before *b = list_entry(r->befores.next, struct before, node);
+
+                list_remove(&b->node);
+                free(b);
+        }
+        while (!list_empty(&r->removed)) {
+                struct timer *t = list_entry(r->removed.next, struct timer, dirty_node);
+
+                list_remove(&t->dirty_node);
+                free(t);
+        }
         while ((p = hashmap_next(&r->timers, &i)))
                 free(p);
         i = 0;
@@ -666,6 +821,7 @@ void registry_free(struct registry *r)
 struct td_transition registry_register(struct registry *r, const struct td_now *now,
                                        const struct td_register_args *a, uint64_t *ret_generation)
 {
+        struct before *b = NULL;
         struct timer *t;
         uint64_t deadline = 0;
         bool has_deadline;
@@ -692,12 +848,20 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
         if (e >= 0)
                 e = handle_generations_check(
                     r, t && t->declaration.clock != a->declaration.clock ? 2 : 1);
+        if (e >= 0 && !t)
+                e = timer_limits_check(r, a->caller.uid);
         if (e >= 0)
-                e = t ? timer_redeclare(r, t, &a->caller, &a->declaration)
-                      : timer_create(r, &a->caller, a->name, &a->declaration, &t);
-        if (e < 0)
+                e = before_prepare(r, t, a->declaration.lifetime == TIMERD_LIFETIME_RETAINED, &b);
+        if (e >= 0)
+                e = t ? timer_redeclare(r, t, &a->caller, &a->declaration, r->last_generation + 1)
+                      : timer_create(r, &a->caller, a->name, &a->declaration,
+                                     r->last_generation + 1, &t);
+        if (e < 0) {
+                free(b);
                 return transition_failed(r, e);
+        }
 
+        before_attach(r, t, b);
         if (has_deadline)
                 timer_set_wakeup(r, t, deadline);
         *ret_generation = t->generation;
@@ -761,6 +925,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
                                         bool *ret_created)
 {
         enum reconcile_step step;
+        struct before *b = NULL;
         uint64_t deadline = 0;
         struct timer *t;
         bool created;
@@ -785,10 +950,19 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
                 e = generation_check(r);
         created = !t;
         if (e >= 0 && created)
-                e = timer_create(r, &a->caller, a->name, &a->declaration, &t);
-        if (e < 0)
+                e = timer_limits_check(r, a->caller.uid);
+        /* Keeping an existing timer as it is changes nothing to undo or write. */
+        if (e >= 0 && (created || step != RECONCILE_KEEP))
+                e = before_prepare(r, t, a->declaration.lifetime == TIMERD_LIFETIME_RETAINED, &b);
+        if (e >= 0 && created)
+                e = timer_create(r, &a->caller, a->name, &a->declaration, r->last_generation + 1,
+                                 &t);
+        if (e < 0) {
+                free(b);
                 return transition_failed(r, e);
+        }
 
+        before_attach(r, t, b);
         switch (step) {
         case RECONCILE_CLEAR:
                 timer_clear_wakeup(r, t);
@@ -797,6 +971,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
                 break;
         case RECONCILE_RESUME_POLICY:
                 t->rt.after_run = AFTER_RUN_POLICY;
+                timer_changed(r, t);
                 break;
         case RECONCILE_SET:
                 timer_set_wakeup(r, t, deadline);
@@ -810,6 +985,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
 struct td_transition registry_schedule(struct registry *r, const struct td_now *now,
                                        const struct td_handle *h, uint64_t deadline_usec)
 {
+        struct before *b = NULL;
         struct timer *t;
         int e;
 
@@ -820,8 +996,11 @@ struct td_transition registry_schedule(struct registry *r, const struct td_now *
                 e = -TIMERD_E_WRONG_POLICY;
         if (e >= 0)
                 e = handle_generations_check(r, 1);
+        if (e >= 0)
+                e = before_prepare(r, t, timer_retained(t), &b);
         if (e < 0)
                 return transition_failed(r, e);
+        before_attach(r, t, b);
         timer_set_wakeup(r, t, deadline_usec);
         return transition_sync(r);
 }
@@ -832,6 +1011,7 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
                                          uint64_t cadence_usec, struct td_reschedule_result *ret)
 {
         uint64_t previous = 0, n;
+        struct before *b = NULL;
         struct timer *t;
         int e;
 
@@ -846,9 +1026,12 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
             (t->declaration.policy == TIMERD_POLICY_ONCE ? cadence_usec != 0 : cadence_usec == 0))
                 return transition_failed(r, -TIMERD_E_INVALID_SCHEDULE);
         e = handle_generations_check(r, 1);
+        if (e >= 0)
+                e = before_prepare(r, t, timer_retained(t), &b);
         if (e < 0)
                 return transition_failed(r, e);
 
+        before_attach(r, t, b);
         n = now->usec[t->declaration.clock];
         if (timer_next_deadline(t, &previous))
                 previous = previous > n ? previous - n : 0;
@@ -868,6 +1051,7 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
 struct td_transition registry_cancel(struct registry *r, const struct td_now *now,
                                      const struct td_handle *h)
 {
+        struct before *b = NULL;
         struct timer *t;
         int e;
 
@@ -876,8 +1060,11 @@ struct td_transition registry_cancel(struct registry *r, const struct td_now *no
         e = handle_resolve(r, h, &t);
         if (e >= 0)
                 e = handle_generations_check(r, 1);
+        if (e >= 0)
+                e = before_prepare(r, t, timer_retained(t), &b);
         if (e < 0)
                 return transition_failed(r, e);
+        before_attach(r, t, b);
         timer_clear_wakeup(r, t);
         return transition_sync(r);
 }
@@ -885,6 +1072,7 @@ struct td_transition registry_cancel(struct registry *r, const struct td_now *no
 struct td_transition registry_kick(struct registry *r, const struct td_now *now,
                                    const struct td_handle *h, uint64_t *ret_deadline_usec)
 {
+        struct before *b = NULL;
         uint64_t deadline;
         struct timer *t;
         int e;
@@ -899,8 +1087,11 @@ struct td_transition registry_kick(struct registry *r, const struct td_now *now,
                                    &deadline))
                 return transition_failed(r, -TIMERD_E_OVERFLOW);
         e = handle_generations_check(r, 1);
+        if (e >= 0)
+                e = before_prepare(r, t, timer_retained(t), &b);
         if (e < 0)
                 return transition_failed(r, e);
+        before_attach(r, t, b);
         timer_set_wakeup(r, t, deadline);
         *ret_deadline_usec = deadline;
         return transition_sync(r);
@@ -909,6 +1100,7 @@ struct td_transition registry_kick(struct registry *r, const struct td_now *now,
 struct td_transition registry_unregister(struct registry *r, const struct td_now *now,
                                          const struct td_handle *h)
 {
+        struct before *b = NULL;
         struct timer *t;
         int e;
 
@@ -920,8 +1112,11 @@ struct td_transition registry_unregister(struct registry *r, const struct td_now
         e = handle_resolve(r, h, &t);
         if (e >= 0)
                 e = handle_generations_check(r, 1);
+        if (e >= 0)
+                e = before_prepare(r, t, timer_retained(t), &b);
         if (e < 0)
                 return transition_failed(r, e);
+        before_attach(r, t, b);
         timer_destroy(r, t);
         return transition_sync(r);
 }
@@ -1022,6 +1217,7 @@ struct td_transition registry_complete(struct registry *r, const struct td_now *
                                        enum timerd_directive directive, uint64_t duration_usec)
 {
         struct run_result res;
+        struct before *b = NULL;
         struct timer *t;
         int e;
 
@@ -1037,10 +1233,32 @@ struct td_transition registry_complete(struct registry *r, const struct td_now *
         if (e >= 0)
                 e = run_result_compute(t, now->usec[t->declaration.clock], outcome, duration_usec,
                                        &res);
+        if (e >= 0)
+                e = before_prepare(r, t, timer_retained(t), &b);
         if (e < 0)
                 return transition_failed(r, e);
+        before_attach(r, t, b);
         run_finish(r, t, &res, directive);
         return transition_sync(r);
+}
+
+/* A run no client holds any more ends as an expected failure; the policy goes on. */
+static void run_abandon(struct registry *r, struct timer *t, const struct td_now *now)
+{
+        struct run_result res;
+
+        if (run_result_compute(t, now->usec[t->declaration.clock], TIMERD_OUTCOME_EXPECTED_FAILURE,
+                               0, &res) < 0) {
+                /* Its counters cannot take the run: end it uncounted, failed. */
+                stats_leave(r, t);
+                run_detach(t);
+                t->rt.run_active = false;
+                t->rt.after_run = AFTER_RUN_POLICY;
+                t->rt.deferred_deadline_usec = 0;
+                stats_enter(r, t);
+                timer_fail(r, t, TIMERD_FAILURE_OVERFLOW);
+        } else
+                run_finish(r, t, &res, TIMERD_DIRECTIVE_CONTINUE);
 }
 
 static void effect_push_dispatch(struct registry *r, const struct timer *t)
@@ -1059,8 +1277,9 @@ static void effect_push_dispatch(struct registry *r, const struct timer *t)
 static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
 {
         const struct td_declaration *d = &t->declaration;
-        uint64_t deadline = timerq_entry_deadline(&t->entry), next = 0, missed = 0, advance,
-                 periods, overruns, run = t->rt.run;
+        uint64_t deadline = t->rt.has_missed_deadline ? t->rt.missed_deadline_usec
+                                                      : timerq_entry_deadline(&t->entry);
+        uint64_t next = 0, missed = 0, advance, periods, overruns, run = t->rt.run;
         bool requeue = d->policy == TIMERD_POLICY_WATCHDOG || d->policy == TIMERD_POLICY_INTERVAL;
         bool overflow = false;
 
@@ -1287,23 +1506,8 @@ struct td_transition registry_session_closed(struct registry *r, const struct td
 
         while (!list_empty(&s->transient))
                 timer_destroy(r, list_entry(s->transient.next, struct timer, transient_node));
-        while (!list_empty(&s->delivered)) {
-                struct timer *t = list_entry(s->delivered.next, struct timer, delivered_node);
-                struct run_result res;
-
-                if (run_result_compute(t, now->usec[t->declaration.clock],
-                                       TIMERD_OUTCOME_EXPECTED_FAILURE, 0, &res) < 0) {
-                        /* Its counters cannot take the run: end it uncounted, failed. */
-                        stats_leave(r, t);
-                        run_detach(t);
-                        t->rt.run_active = false;
-                        t->rt.after_run = AFTER_RUN_POLICY;
-                        t->rt.deferred_deadline_usec = 0;
-                        stats_enter(r, t);
-                        timer_fail(r, t, TIMERD_FAILURE_OVERFLOW);
-                } else
-                        run_finish(r, t, &res, TIMERD_DIRECTIVE_CONTINUE);
-        }
+        while (!list_empty(&s->delivered))
+                run_abandon(r, list_entry(s->delivered.next, struct timer, delivered_node), now);
         hashmap_remove(&r->sessions, hash_mix64(session), s);
         free(s);
         return transition_sync(r);
@@ -1320,6 +1524,8 @@ static void timer_snapshot(const struct timer *t, struct td_snapshot *ret)
             .run = t->rt.run,
             .run_active = t->rt.run_active,
             .pending = timer_pending(t),
+            .run_deadline_usec = t->rt.run_deadline_usec,
+            .run_cancelled = t->rt.run_active && t->rt.after_run == AFTER_RUN_NONE,
             .runs = t->rt.runs,
             .consecutive_expected_failures = t->rt.consecutive_expected_failures,
             .overruns = t->rt.overruns,
@@ -1387,6 +1593,280 @@ long registry_list(const struct registry *r, uint32_t owner, bool all_owners,
         return (long)n;
 }
 
+/*
+ * Create the timer `img` describes as (owner, name), which must be absent. A transient one whose
+ * session closed meanwhile is not created (*ret NULL); a run handed to a session that closed, or
+ * to none, is abandoned. -ENOMEM.
+ */
+static int timer_install(struct registry *r, const struct td_now *now, uint32_t owner,
+                         const char *name, const struct timer_image *img, struct timer **ret)
+{
+        const struct td_caller caller = {.uid = owner, .session = img->session};
+        struct session *delivered = NULL;
+        struct timer *t;
+        int e;
+
+        *ret = NULL;
+        if (img->declaration.lifetime == TIMERD_LIFETIME_TRANSIENT &&
+            !session_find(r, img->session))
+                return 0;
+        if (img->delivered_to > 0)
+                delivered = session_find(r, img->delivered_to);
+        e = timer_create(r, &caller, name, &img->declaration, img->generation, &t);
+        if (e < 0)
+                return e;
+
+        stats_leave(r, t);
+        t->rt = img->rt;
+        if (img->queued) {
+                timer_enqueue(r, t, img->deadline_usec);
+                t->rt.has_missed_deadline = img->rt.has_missed_deadline;
+                t->rt.missed_deadline_usec = img->rt.missed_deadline_usec;
+        }
+        if (img->pending)
+                list_append(&t->owner->pending, &t->pending_node);
+        else if (delivered) {
+                t->delivered_to = delivered;
+                list_append(&delivered->delivered, &t->delivered_node);
+        }
+        stats_enter(r, t);
+        if (t->rt.run_active && !img->pending && !delivered)
+                run_abandon(r, t, now);
+        *ret = t;
+        return 0;
+}
+
+/* A durable state this registry could have written. */
+static bool snapshot_restorable(const struct td_snapshot *s)
+{
+        bool ran = s->run_active || s->has_last_start;
+
+        return s->declaration.lifetime == TIMERD_LIFETIME_RETAINED && s->generation > 0 &&
+               s->failure >= TIMERD_FAILURE_NONE && s->failure < TIMERD_FAILURE_MAX &&
+               s->last_outcome >= TIMERD_OUTCOME_NONE && s->last_outcome < TIMERD_OUTCOME_MAX &&
+               (!s->pending || s->run_active) && (!s->run_active || s->has_last_start) &&
+               (!ran || s->run > 0) && s->runs <= s->run &&
+               s->consecutive_expected_failures <= s->runs;
+}
+
+static void image_of_snapshot(const struct td_snapshot *s, struct timer_image *ret)
+{
+        bool off_queue = s->run_active && policy_runs_off_queue(s->declaration.policy);
+        enum after_run after_run = AFTER_RUN_POLICY;
+
+        /* A once or after-completion timer's deadline during a run is the one its end arms. */
+        if (off_queue && s->has_deadline)
+                after_run = AFTER_RUN_DEADLINE;
+        else if (off_queue && s->run_cancelled)
+                after_run = AFTER_RUN_NONE;
+        *ret = (struct timer_image){
+            .declaration = s->declaration,
+            .generation = s->generation,
+            .rt =
+                {
+                    .failure = s->failure,
+                    .after_run = after_run,
+                    .deferred_deadline_usec =
+                        after_run == AFTER_RUN_DEADLINE ? s->next_deadline_usec : 0,
+                    .run = s->run,
+                    .run_active = s->run_active,
+                    .run_deadline_usec = s->run_deadline_usec,
+                    .run_fired_usec = s->last_start_usec,
+                    .runs = s->runs,
+                    .consecutive_expected_failures = s->consecutive_expected_failures,
+                    .overruns = s->overruns,
+                    .has_last_start = s->has_last_start,
+                    .last_start_usec = s->last_start_usec,
+                    .has_last_finish = s->has_last_finish,
+                    .last_finish_usec = s->last_finish_usec,
+                    .last_outcome = s->last_outcome,
+                    .last_duration_usec = s->last_duration_usec,
+                    .total_duration_usec = s->total_duration_usec,
+                },
+            .queued = s->failure == TIMERD_FAILURE_NONE && s->has_deadline && !off_queue,
+            .deadline_usec = s->next_deadline_usec,
+            .pending = s->pending,
+        };
+}
+
+/* A queued deadline that passed while the service was down: fire it once (perhaps delayed), or
+ * skip it. Returns whether the image changed. */
+static bool catch_up_plan(struct timer_image *img, uint64_t now_usec, uint64_t random_value)
+{
+        const struct td_declaration *d = &img->declaration;
+        uint64_t periods, advance, when;
+
+        if (!img->queued || img->deadline_usec > now_usec)
+                return false;
+        if (d->catch_up) {
+                uint64_t delay =
+                    d->randomized_delay_usec > 0 ? random_value % d->randomized_delay_usec : 0;
+
+                if (delay == 0 || __builtin_add_overflow(now_usec, delay, &when))
+                        return false;
+                img->rt.has_missed_deadline = true;
+                img->rt.missed_deadline_usec = img->deadline_usec;
+                img->deadline_usec = when;
+                return true;
+        }
+        if (d->policy == TIMERD_POLICY_ONCE) {
+                img->queued = false;
+                return true;
+        }
+        periods = (now_usec - img->deadline_usec) / d->cadence_usec;
+        if (__builtin_add_overflow(periods, 1, &periods) ||
+            __builtin_mul_overflow(periods, d->cadence_usec, &advance) ||
+            __builtin_add_overflow(img->deadline_usec, advance, &when)) {
+                img->queued = false;
+                img->rt.failure = TIMERD_FAILURE_OVERFLOW;
+        } else
+                img->deadline_usec = when;
+        return true;
+}
+
+struct td_transition registry_restore(struct registry *r, const struct td_now *now,
+                                      const struct td_snapshot *timer, uint64_t random_value)
+{
+        struct timer_image img;
+        struct timer *t;
+        bool adjusted;
+        int e;
+
+        effects_begin(r);
+        if (!registry_name_valid(timer->name))
+                return transition_failed(r, -TIMERD_E_INVALID_NAME);
+        e = declaration_validate(&timer->declaration);
+        if (e >= 0 && !snapshot_restorable(timer))
+                e = -EINVAL;
+        if (e >= 0 && timer_find(r, timer->owner, timer->name))
+                e = -TIMERD_E_ALREADY_REGISTERED;
+        if (e >= 0)
+                e = handle_generations_check(r, 1);
+        if (e < 0)
+                return transition_failed(r, e);
+
+        image_of_snapshot(timer, &img);
+        adjusted = catch_up_plan(&img, now->usec[img.declaration.clock], random_value);
+        e = timer_install(r, now, timer->owner, timer->name, &img, &t);
+        if (e < 0)
+                return transition_failed(r, e);
+        /* A run handed to a client was abandoned. */
+        adjusted = adjusted || (img.rt.run_active && !img.pending);
+        if (!adjusted)
+                list_remove(&t->dirty_node);
+        return transition_sync(r);
+}
+
+void registry_call_begin(struct registry *r)
+{
+        r->in_call = true;
+}
+
+void registry_call_end(struct registry *r)
+{
+        r->in_call = false;
+}
+
+void registry_generations_above(struct registry *r, uint64_t floor)
+{
+        if (floor > r->last_generation)
+                r->last_generation = floor;
+}
+
+bool registry_changes_pending(const struct registry *r)
+{
+        return !list_empty(&r->dirty) || !list_empty(&r->removed);
+}
+
+uint64_t registry_change_count(const struct registry *r)
+{
+        return r->change_count;
+}
+
+int registry_changes_foreach(const struct registry *r,
+                             int (*fn)(const struct td_change *change, void *userdata),
+                             void *userdata)
+{
+        struct td_snapshot snapshot;
+        int e;
+
+        /* Removals first: a name removed and registered again ends up registered. */
+        for (const struct list_node *n = r->removed.next; n != &r->removed; n = n->next) {
+                const struct timer *t = list_entry(n, struct timer, dirty_node);
+
+                e = fn(&(struct td_change){.owner = t->entry.owner, .name = t->name}, userdata);
+                if (e < 0)
+                        return e;
+        }
+        for (const struct list_node *n = r->dirty.next; n != &r->dirty; n = n->next) {
+                const struct timer *t = list_entry(n, struct timer, dirty_node);
+                struct td_change c = {.owner = t->entry.owner, .name = t->name};
+
+                /* A timer that is transient now was retained: its removal is written. */
+                if (timer_retained(t)) {
+                        timer_snapshot(t, &snapshot);
+                        c.timer = &snapshot;
+                }
+                e = fn(&c, userdata);
+                if (e < 0)
+                        return e;
+        }
+        return 0;
+}
+
+void registry_changes_commit(struct registry *r)
+{
+        while (!list_empty(&r->befores)) {
+                struct before *b = list_entry(r->befores.next, struct before, node);
+
+                b->timer->before = NULL;
+                list_remove(&b->node);
+                free(b);
+        }
+        while (!list_empty(&r->dirty))
+                list_remove(r->dirty.next);
+        while (!list_empty(&r->removed)) {
+                struct timer *t = list_entry(r->removed.next, struct timer, dirty_node);
+
+                list_remove(&t->dirty_node);
+                free(t);
+        }
+}
+
+struct td_transition registry_changes_rollback(struct registry *r, const struct td_now *now)
+{
+        struct td_transition result;
+        int failure = 0, e;
+
+        effects_begin(r);
+        e = handle_generations_check(r, TIMERD_CLOCK_MAX);
+        if (e < 0)
+                return transition_failed(r, e);
+
+        /* Latest first: a name removed and registered again gets its first timer back. What a
+         * call made goes without a trace; what it removed comes back. */
+        while (!list_empty(&r->befores)) {
+                struct before *b = list_entry(r->befores.prev, struct before, node);
+                struct timer *t = b->timer;
+
+                list_remove(&b->node);
+                if (t->removed)
+                        list_remove(&t->dirty_node);
+                else
+                        timer_unlink(r, t);
+                free(t);
+                if (b->existed) {
+                        e = timer_install(r, now, b->owner, b->name, &b->image, &t);
+                        if (e < 0 && failure == 0)
+                                failure = e;
+                }
+                free(b);
+        }
+        result = transition_sync(r);
+        result.failure = failure;
+        return result;
+}
+
 void registry_get_stats(const struct registry *r, struct registry_stats *ret)
 {
         *ret = (struct registry_stats){
@@ -1423,8 +1903,14 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
                 return false;
         if (t->entry.owner != t->owner->uid || t->entry.name != t->name)
                 return false;
-        if (t->generation < r->config.first_generation || t->generation > r->last_generation ||
-            t->session == 0)
+        /* Restored timers keep their generations and belong to no session. */
+        if (t->generation == 0 || t->generation > r->last_generation ||
+            (t->session == 0 && !timer_retained(t)))
+                return false;
+        if (t->removed || (t->before && t->before->timer != t))
+                return false;
+        if (t->rt.has_missed_deadline &&
+            (!timer_queued(t) || t->rt.missed_deadline_usec > timerq_entry_deadline(&t->entry)))
                 return false;
         /* Transient timers belong to their session's record; retained ones to none. */
         if ((d->lifetime == TIMERD_LIFETIME_TRANSIENT) != !!t->transient_of ||
@@ -1471,7 +1957,8 @@ int registry_check(const struct registry *r)
 {
         uint64_t n_state[TIMERD_STATE_MAX] = {}, n_pending = 0;
         size_t n_declared[TIMERD_CLOCK_MAX] = {}, n_queued[TIMERD_CLOCK_MAX] = {};
-        size_t i = 0, n_owner_timers = 0, n_transient = 0, n_delivered = 0;
+        size_t i = 0, n_owner_timers = 0, n_transient = 0, n_delivered = 0, n_before = 0;
+        uint64_t n_dirty = 0;
         const struct session *s;
         const struct owner *o;
         const struct timer *t;
@@ -1489,7 +1976,27 @@ int registry_check(const struct registry *r)
                 n_pending += timer_pending(t);
                 n_declared[t->declaration.clock]++;
                 n_queued[t->declaration.clock] += timer_queued(t);
+                n_before += t->before != NULL;
+                n_dirty += list_linked(&t->dirty_node);
         }
+        /* Removed timers are in no index; they keep their `before` until the commit. */
+        for (const struct list_node *p = r->removed.next; p != &r->removed; p = p->next) {
+                const struct timer *gone = list_entry(p, struct timer, dirty_node);
+
+                if (p->next->prev != p || !gone->removed ||
+                    timer_find(r, gone->entry.owner, gone->name) == gone)
+                        return -EUCLEAN;
+                n_before += gone->before != NULL;
+        }
+        for (const struct list_node *p = r->befores.next; p != &r->befores; p = p->next) {
+                const struct before *b = list_entry(p, struct before, node);
+
+                if (p->next->prev != p || b->timer->before != b)
+                        return -EUCLEAN;
+                n_before--;
+        }
+        if (n_before != 0 || list_length(&r->dirty) != n_dirty)
+                return -EUCLEAN;
         for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++)
                 if (n_state[st] != r->n_state[st])
                         return -EUCLEAN;

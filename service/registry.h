@@ -58,6 +58,11 @@ struct td_declaration {
         enum timerd_delivery delivery;
         uint64_t accuracy_usec; /* coalescing window: may fire in [deadline, deadline+accuracy] */
         int signo;              /* delivery signal: the signal sent (> 0); otherwise 0 */
+        /* Retained timers: a deadline missed while the service was down fires once at start
+         * (otherwise the missed firing is skipped), delayed by a random part of
+         * randomized_delay_usec so that a host full of catch-ups does not fire in one burst. */
+        bool catch_up;
+        uint64_t randomized_delay_usec;
 };
 
 /* Who asks: the owner uid, and the session (connection) that transient timers and runs bind to. */
@@ -120,10 +125,12 @@ struct td_snapshot {
         enum timerd_failure failure;
         bool has_deadline;
         uint64_t next_deadline_usec;
-        uint64_t run;  /* sequence of the current (or last) run; 0 = never ran */
+        uint64_t run; /* sequence of the current (or last) run; 0 = never ran */
         bool run_active;
-        bool pending;  /* fired, not yet handed to a waiter */
-        uint64_t runs; /* completed runs */
+        bool pending;               /* fired, not yet handed to a waiter */
+        uint64_t run_deadline_usec; /* when the current (or last) run was due */
+        bool run_cancelled;         /* cancelled during the active run: its end arms nothing */
+        uint64_t runs;              /* completed runs */
         uint64_t consecutive_expected_failures;
         uint64_t overruns;
         bool has_last_start;
@@ -133,13 +140,14 @@ struct td_snapshot {
         enum timerd_outcome last_outcome;
         uint64_t last_duration_usec;
         uint64_t total_duration_usec;
-        uint64_t session; /* the registering session; transient timers die with it */
+        uint64_t session; /* the registering session (0: none, restored); transient timers die
+                           * with it */
 };
 
 struct registry_config {
-        uint32_t max_timers_per_owner; /* 0: unlimited */
-        uint32_t max_timers;           /* 0: unlimited */
-        uint64_t first_generation;     /* >= 1; journal replay or tests start elsewhere */
+        uint32_t max_timers_per_owner;    /* 0: unlimited */
+        uint32_t max_timers;              /* 0: unlimited */
+        uint64_t first_generation;        /* >= 1; journal replay or tests start elsewhere */
         uint64_t first_handle_generation; /* >= 1 */
 };
 
@@ -186,8 +194,8 @@ struct td_reconcile_args {
         uint64_t deadline_usec;
 };
 struct td_transition registry_reconcile(struct registry *r, const struct td_now *now,
-                                        const struct td_reconcile_args *a,
-                                        uint64_t *ret_generation, bool *ret_created);
+                                        const struct td_reconcile_args *a, uint64_t *ret_generation,
+                                        bool *ret_created);
 
 /*
  * Control calls take a handle: a claim (run == 0) or, while that run is active, a run token that
@@ -274,8 +282,7 @@ struct td_transition registry_rearm(struct registry *r, const struct td_now *now
  * A confirmation for a superseded generation is ignored.
  */
 struct td_transition registry_confirm_arm(struct registry *r, const struct td_now *now,
-                                          enum timerd_clock clock, uint64_t generation,
-                                          int error);
+                                          enum timerd_clock clock, uint64_t generation, int error);
 
 /*
  * Delivery bookkeeping. A DISPATCH leaves the run pending until the runtime hands it to a waiter:
@@ -322,6 +329,78 @@ struct registry_stats {
         uint64_t stale_expiries;
 };
 void registry_get_stats(const struct registry *r, struct registry_stats *ret);
+
+/*
+ * Durability. Only retained timers are durable; transient ones never show up here.
+ *
+ * Restore: put back a retained timer from its durable state (`timer` as registry_get() gave it;
+ * state and session are not read) after a restart. It belongs to no session. Its generation stays
+ * (the generation counter moves past it), so its owner's claims keep working. What a restart
+ * changes:
+ *   - a run that was handed to a client is ended as an expected failure (no client holds it any
+ *     more; the policy goes on); a pending one stays pending, for the next Wait;
+ *   - a queued deadline that passed while the service was down (<= now) with catch_up fires once,
+ *     at the next expiry, reporting that deadline (never once per missed period: an interval
+ *     counts the periods in between as overruns, as always). With randomized_delay_usec > 0 it is
+ *     delayed by random_value % randomized_delay_usec, still reporting the missed deadline.
+ *     Without catch_up the missed firing is skipped: a once timer goes inactive, the others move
+ *     to the first deadline + k * cadence after now.
+ * A timer the restart changed counts as changed (see below); one it did not is as durable as it
+ * was. -TIMERD_E_ALREADY_REGISTERED, -TIMERD_E_INVALID_NAME, -EINVAL for a state that is not
+ * retained or not consistent (runs > run, a pending run that is not active, …), -ENOMEM.
+ */
+struct td_transition registry_restore(struct registry *r, const struct td_now *now,
+                                      const struct td_snapshot *timer, uint64_t random_value);
+
+/* New generations will be above `floor` (never lowered): so that claims of timers that were not
+ * restored (transient ones) cannot match a timer of the next start. */
+void registry_generations_above(struct registry *r, uint64_t floor);
+
+/*
+ * Change tracking, for group commit. Every change to a retained timer (by a call, a firing, a
+ * delivery, a session that closed, a restore that adjusted it), and every retained timer that was
+ * removed or replaced by a transient one, is pending until registry_changes_commit().
+ *
+ * The runtime brackets each client call with registry_call_begin()/registry_call_end(). Inside a
+ * bracket, register, reconcile, schedule, reschedule, cancel, kick, unregister and complete keep
+ * the state of each retained timer they change as it was before the first such change since the
+ * commit (allocating: -ENOMEM), so that a commit that failed can be undone with
+ * registry_changes_rollback(). What the runtime does outside a bracket (firings, deliveries,
+ * closed sessions, runs it completes itself) is never undone.
+ */
+void registry_call_begin(struct registry *r);
+void registry_call_end(struct registry *r);
+
+struct td_change {
+        uint32_t owner;
+        const char *name;
+        const struct td_snapshot *timer; /* its state to write; NULL: no longer retained */
+};
+
+bool registry_changes_pending(const struct registry *r);
+
+/* How many changes to retained timers were made so far: a call made one when this moved. */
+uint64_t registry_change_count(const struct registry *r);
+
+/* Hand each pending change to fn, in the order to write them (removals first); the first
+ * negative return of fn stops the walk and is returned. Changes nothing. */
+int registry_changes_foreach(const struct registry *r,
+                             int (*fn)(const struct td_change *change, void *userdata),
+                             void *userdata);
+
+/* The pending changes are durable. */
+void registry_changes_commit(struct registry *r);
+
+/*
+ * The pending changes could not be made durable: every timer a client call changed since the last
+ * commit goes back to how it was before (a created one is removed, a removed one comes back,
+ * with its run handed to the same session when that is still open). What happened to those
+ * timers in between (a delivery, a closed session) is undone with them; other changes stay.
+ * What is put back stays pending: it may still differ from the journal. Failure -ENOMEM: a timer
+ * could not be put back; the registry is
+ * consistent but no longer what the journal holds, so the runtime must restart from the journal.
+ */
+struct td_transition registry_changes_rollback(struct registry *r, const struct td_now *now);
 
 /* Verify every internal invariant (queues, indexes, states, counters). 0 or -EUCLEAN, for tests. */
 int registry_check(const struct registry *r);

@@ -146,6 +146,7 @@ static const char *const error_names[] = {
     ERROR_INDEX(TIMERD_E_REQUEST_TOO_LARGE) = TIMER_ERROR "RequestTooLarge",
     ERROR_INDEX(TIMERD_E_INVALID_MESSAGE) = TIMER_ERROR "InvalidMessage",
     ERROR_INDEX(TIMERD_E_PROTOCOL_FAILURE) = TIMER_ERROR "ProtocolFailure",
+    ERROR_INDEX(TIMERD_E_STORE_UNAVAILABLE) = TIMER_ERROR "StoreUnavailable",
     ERROR_INDEX(TIMERD_E_DISCONNECTED) = NULL,
     ERROR_INDEX(TIMERD_E_PROTOCOL) = NULL,
     ERROR_INDEX(TIMERD_E_UNKNOWN_ERROR) = NULL,
@@ -181,6 +182,8 @@ static const char *const error_messages[] = {
     ERROR_INDEX(TIMERD_E_INVALID_MESSAGE) = "the message is not a valid varlink call",
     ERROR_INDEX(TIMERD_E_PROTOCOL_FAILURE) =
         "the continuation, lease or ticket does not match the parked request",
+    ERROR_INDEX(TIMERD_E_STORE_UNAVAILABLE) =
+        "the service cannot save retained timers: the change was not made",
     ERROR_INDEX(TIMERD_E_DISCONNECTED) = "the connection to the service was lost",
     ERROR_INDEX(TIMERD_E_PROTOCOL) = "the service sent a message that breaks the protocol",
     ERROR_INDEX(TIMERD_E_UNKNOWN_ERROR) = "the service answered an error unknown to this client",

@@ -122,6 +122,8 @@ enum timerd_error {
         TIMERD_E_INVALID_MESSAGE, /* not JSON, or not a varlink call */
         /* a Finish/Resume broke the parked-request protocol; the kind is in service/parked.h */
         TIMERD_E_PROTOCOL_FAILURE,
+        /* a change to a retained timer could not be made durable; it was not made */
+        TIMERD_E_STORE_UNAVAILABLE,
         /* client side only: never sent by the service */
         TIMERD_E_DISCONNECTED,
         TIMERD_E_PROTOCOL,

@@ -106,6 +106,7 @@ struct journal_timer jt_timer(uint32_t owner, const char *name, uint64_t seed)
             .clock = (enum timerd_clock)(seed % TIMERD_CLOCK_MAX),
             .lifetime = (enum timerd_lifetime)(seed % TIMERD_LIFETIME_MAX),
             .delivery = (enum timerd_delivery)(seed % TIMERD_DELIVERY_MAX),
+            .signo = (int)(seed % 65),
             .accuracy_usec = seed * 7,
             .catch_up = seed % 2 == 0,
             .randomized_delay_usec = seed * 11,
@@ -115,6 +116,9 @@ struct journal_timer jt_timer(uint32_t owner, const char *name, uint64_t seed)
             .has_deadline = seed % 3 != 0,
             .deadline_usec = seed * 13,
             .run = seed * 17,
+            .run_active = seed % 4 == 1,
+            .run_deadline_usec = seed * 59,
+            .run_cancelled = seed % 6 == 1,
             .pending = seed % 5 == 0,
             .runs = seed * 19,
             .consecutive_expected_failures = seed * 23,
@@ -147,6 +151,7 @@ void jt_assert_timer_equal(const struct journal_timer *a, const struct journal_t
         assert_int_equal(a->clock, b->clock);
         assert_int_equal(a->lifetime, b->lifetime);
         assert_int_equal(a->delivery, b->delivery);
+        assert_int_equal(a->signo, b->signo);
         assert_int_equal(a->accuracy_usec, b->accuracy_usec);
         assert_int_equal(a->catch_up, b->catch_up);
         assert_int_equal(a->randomized_delay_usec, b->randomized_delay_usec);
@@ -156,6 +161,9 @@ void jt_assert_timer_equal(const struct journal_timer *a, const struct journal_t
         assert_int_equal(a->has_deadline, b->has_deadline);
         assert_int_equal(a->deadline_usec, b->deadline_usec);
         assert_int_equal(a->run, b->run);
+        assert_int_equal(a->run_active, b->run_active);
+        assert_int_equal(a->run_deadline_usec, b->run_deadline_usec);
+        assert_int_equal(a->run_cancelled, b->run_cancelled);
         assert_int_equal(a->pending, b->pending);
         assert_int_equal(a->runs, b->runs);
         assert_int_equal(a->consecutive_expected_failures, b->consecutive_expected_failures);
@@ -197,6 +205,7 @@ struct journal *jt_open_expect_ops(const struct jt_dir *d, const struct journal_
                     .n_dropped = result.n_dropped,
                     .bytes_truncated = result.bytes_truncated,
                     .stale_journal = result.stale_journal,
+                    .created = result.created,
                 };
         return j;
 }

@@ -67,6 +67,9 @@ static size_t boundary_timers(struct journal_timer *t)
         t[n].failure = TIMERD_FAILURE_MAX - 1;
         t[n].last_outcome = TIMERD_OUTCOME_MAX - 1;
         t[n].catch_up = t[n].has_deadline = t[n].pending = true;
+        t[n].run_active = t[n].run_cancelled = true;
+        t[n].signo = UINT8_MAX;
+        t[n].run_deadline_usec = UINT64_MAX;
         t[n].has_last_start = t[n].has_last_finish = true;
         t[n].cadence_usec = t[n].accuracy_usec = t[n].randomized_delay_usec = UINT64_MAX;
         t[n].generation = t[n].deadline_usec = t[n].run = t[n].runs = UINT64_MAX;
@@ -121,7 +124,7 @@ static void test_layout(void **state)
         struct jt_dir *d = *state;
         uint8_t expected[24 + 8 + 17] = {
             'T', 'I', 'M', 'E', 'R', 'D', 'J', '1', /* magic */
-            1,   0,   0,   0,                       /* format version */
+            2,   0,   0,   0,                       /* format version */
             0,   0,   0,   0,   0,   0,   0,   0,   /* epoch */
             0,   0,   0,   0,                       /* header checksum */
             17,  0,   0,   0,                       /* payload length */
@@ -167,6 +170,11 @@ static void test_invalid_input(void **state)
         assert_int_equal(journal_put(j, &t), -EINVAL);
         t = good;
         memset(t.boot_id, 'x', sizeof(t.boot_id));
+        assert_int_equal(journal_put(j, &t), -EINVAL);
+        t = good;
+        t.signo = -1;
+        assert_int_equal(journal_put(j, &t), -EINVAL);
+        t.signo = UINT8_MAX + 1;
         assert_int_equal(journal_put(j, &t), -EINVAL);
 
         for (int bad = -1; bad <= 0; bad++) {
@@ -238,6 +246,32 @@ static void test_compact_refuses(void **state)
         assert_int_equal(journal_compact(j, NULL, 0), 0);
         journal_close(j);
         j = jt_open_expect(d, NULL, 0, NULL);
+        journal_close(j);
+}
+
+/* An aborted batch is never written; the next one is written alone. */
+static void test_abort(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer kept = jt_timer(1, "kept", 1), dropped = jt_timer(1, "dropped", 2);
+        struct journal *j;
+
+        j = jt_open_expect(d, NULL, 0, NULL);
+        jt_faults_reset();
+        assert_int_equal(journal_put(j, &dropped), 0);
+        assert_int_equal(journal_delete(j, 1, "other"), 0);
+        journal_abort(j);
+        journal_abort(NULL);
+        assert_int_equal(journal_commit(j), 0);
+        assert_int_equal(jt_calls(), 0);
+        assert_int_equal(jt_size(d, "journal"), 24);
+
+        assert_int_equal(journal_put(j, &dropped), 0);
+        journal_abort(j);
+        assert_int_equal(journal_put(j, &kept), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+        j = jt_open_expect(d, &kept, 1, NULL);
         journal_close(j);
 }
 
@@ -342,6 +376,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
             cmocka_unit_test_setup_teardown(test_invalid_input, setup, teardown),
             cmocka_unit_test_setup_teardown(test_compact_refuses, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_abort, setup, teardown),
             cmocka_unit_test_setup_teardown(test_should_compact, setup, teardown),
             cmocka_unit_test_setup_teardown(test_live_set, setup, teardown),
         };

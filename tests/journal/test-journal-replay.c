@@ -103,6 +103,7 @@ static void test_fresh_state_dir(void **state)
 
         j = jt_open_expect(d, NULL, 0, &result);
         assert_int_equal(result.n_replayed, 0);
+        assert_true(result.created);
         assert_int_equal(jt_size(d, "journal"), HEADER_SIZE);
         assert_false(jt_exists(d, "snapshot"));
 
@@ -113,7 +114,8 @@ static void test_fresh_state_dir(void **state)
         /* Leftovers of an interrupted compaction are ignored and removed. */
         jt_write(d, "snapshot.tmp", "garbage", 7);
         jt_write(d, "journal.tmp", "TIMERDJ1", 8);
-        j = jt_open_expect(d, NULL, 0, NULL);
+        j = jt_open_expect(d, NULL, 0, &result);
+        assert_false(result.created);
         assert_false(jt_exists(d, "snapshot.tmp"));
         assert_false(jt_exists(d, "journal.tmp"));
         journal_close(j);
@@ -299,9 +301,12 @@ static void test_headers(void **state)
                 data[7] = '2';
                 assert_store_fault(d, name, data, size, -EPROTONOSUPPORT);
                 data[7] = '1';
-                data[8] = 2;
-                assert_store_fault(d, name, data, size, -EPROTONOSUPPORT);
+                /* The first format, and one from the future. */
                 data[8] = 1;
+                assert_store_fault(d, name, data, size, -EPROTONOSUPPORT);
+                data[8] = 3;
+                assert_store_fault(d, name, data, size, -EPROTONOSUPPORT);
+                data[8] = 2;
                 assert_store_fault(d, name, data, 11, -EBADMSG);
                 assert_store_fault(d, name, data, HEADER_SIZE - 1, -EBADMSG);
                 data[12] ^= 1; /* the epoch */

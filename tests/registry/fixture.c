@@ -195,3 +195,44 @@ struct td_snapshot fx_get(const struct fx *f, const char *name)
         assert_int_equal(registry_get(f->r, FX_UID, name, &s), 0);
         return s;
 }
+
+void fx_assert_declaration_equal(const struct td_declaration *a, const struct td_declaration *b)
+{
+        assert_int_equal(a->policy, b->policy);
+        assert_int_equal(a->cadence_usec, b->cadence_usec);
+        assert_int_equal(a->clock, b->clock);
+        assert_int_equal(a->lifetime, b->lifetime);
+        assert_int_equal(a->delivery, b->delivery);
+        assert_int_equal(a->accuracy_usec, b->accuracy_usec);
+        assert_int_equal(a->signo, b->signo);
+        assert_int_equal(a->catch_up, b->catch_up);
+        assert_int_equal(a->randomized_delay_usec, b->randomized_delay_usec);
+}
+
+void fx_assert_snapshot_equal(const struct td_snapshot *a, const struct td_snapshot *b)
+{
+        assert_int_equal(a->owner, b->owner);
+        assert_string_equal(a->name, b->name);
+        fx_assert_declaration_equal(&a->declaration, &b->declaration);
+        assert_int_equal(a->generation, b->generation);
+        assert_int_equal(a->state, b->state);
+        assert_int_equal(a->failure, b->failure);
+        assert_int_equal(a->has_deadline, b->has_deadline);
+        assert_int_equal(a->next_deadline_usec, b->next_deadline_usec);
+        assert_int_equal(a->run, b->run);
+        assert_int_equal(a->run_active, b->run_active);
+        assert_int_equal(a->pending, b->pending);
+        assert_int_equal(a->run_deadline_usec, b->run_deadline_usec);
+        assert_int_equal(a->run_cancelled, b->run_cancelled);
+        assert_int_equal(a->runs, b->runs);
+        assert_int_equal(a->consecutive_expected_failures, b->consecutive_expected_failures);
+        assert_int_equal(a->overruns, b->overruns);
+        assert_int_equal(a->has_last_start, b->has_last_start);
+        assert_int_equal(a->last_start_usec, b->last_start_usec);
+        assert_int_equal(a->has_last_finish, b->has_last_finish);
+        assert_int_equal(a->last_finish_usec, b->last_finish_usec);
+        assert_int_equal(a->last_outcome, b->last_outcome);
+        assert_int_equal(a->last_duration_usec, b->last_duration_usec);
+        assert_int_equal(a->total_duration_usec, b->total_duration_usec);
+        assert_int_equal(a->session, b->session);
+}

@@ -68,3 +68,7 @@ size_t fx_count(const struct fx *f, enum td_effect_kind kind);
 const struct td_dispatch *fx_dispatch(const struct fx *f, size_t n);
 
 struct td_snapshot fx_get(const struct fx *f, const char *name);
+
+/* Every field equal. */
+void fx_assert_declaration_equal(const struct td_declaration *a, const struct td_declaration *b);
+void fx_assert_snapshot_equal(const struct td_snapshot *a, const struct td_snapshot *b);

@@ -68,6 +68,8 @@ struct inventory {
         long n;
         struct td_snapshot *timers;
         struct registry_stats stats;
+        uint64_t changes;
+        bool changes_pending;
 };
 
 static struct inventory inventory_take(const struct fx *f)
@@ -77,6 +79,8 @@ static struct inventory inventory_take(const struct fx *f)
         inv.n = registry_list(f->r, 0, true, &inv.timers);
         assert_true(inv.n >= 0);
         registry_get_stats(f->r, &inv.stats);
+        inv.changes = registry_change_count(f->r);
+        inv.changes_pending = registry_changes_pending(f->r);
         return inv;
 }
 
@@ -101,6 +105,8 @@ static void assert_inventory_unchanged(const struct fx *f, struct inventory *bef
                 assert_int_equal(a->session, b->session);
         }
         assert_memory_equal(&now.stats, &before->stats, sizeof(now.stats));
+        assert_int_equal(now.changes, before->changes);
+        assert_int_equal(now.changes_pending, before->changes_pending);
         free(now.timers);
 }
 
@@ -310,6 +316,117 @@ static void test_delivery_out_of_memory(void **state)
         fx_done(&f);
 }
 
+/* Control call number `run` (a selector here, not a run) on the claim's timer. */
+static int op_control(struct fx *f, const void *args)
+{
+        const struct td_handle *selector = args;
+        struct td_handle claim = fx_claim(selector->name, selector->generation);
+        struct td_reschedule_result previous;
+
+        switch (selector->run) {
+        case 0:
+                return fx_schedule(f, claim, 9000);
+        case 1:
+                return fx_cancel(f, claim);
+        case 2:
+                return fx_apply(
+                    f, registry_reschedule(f->r, &f->now, &claim, true, 8000, true, 50, &previous));
+        default:
+                return fx_unregister(f, claim);
+        }
+}
+
+static int op_complete(struct fx *f, const void *args)
+{
+        return fx_complete(f, fx_token(args), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0);
+}
+
+static struct td_declaration retained(enum timerd_policy policy, uint64_t cadence_usec)
+{
+        struct td_declaration d = fx_decl(policy, cadence_usec);
+
+        d.lifetime = TIMERD_LIFETIME_RETAINED;
+        return d;
+}
+
+/* The first client call on a retained timer since the last commit keeps its state for a
+ * rollback: its allocation may fail. */
+static void test_retained_calls_out_of_memory(void **state)
+{
+        struct td_handle claim;
+        struct td_dispatch d;
+        uint64_t g;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register_at(&f, "r", retained(TIMERD_POLICY_INTERVAL, 100), 2000, &g),
+                         0);
+        claim = fx_claim("r", g);
+        registry_call_begin(f.r);
+        for (claim.run = 0; claim.run < 4; claim.run++) {
+                registry_changes_commit(f.r);
+                assert_true(each_allocation_fails(&f, op_control, &claim, 0) >= 1);
+        }
+
+        assert_int_equal(fx_register_at(&f, "c", retained(TIMERD_POLICY_ONCE, 0), 2000, NULL), 0);
+        assert_int_equal(fx_advance(&f, TIMERD_CLOCK_MONOTONIC, 2000), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(registry_take_pending(f.r, FX_UID, NULL, 0, FX_SESSION, &d), 1);
+        registry_changes_commit(f.r);
+        assert_true(each_allocation_fails(&f, op_complete, &d, 0) >= 1);
+        fx_done(&f);
+}
+
+static int op_restore(struct fx *f, const void *args)
+{
+        return fx_apply(f, registry_restore(f->r, &f->now, args, 0));
+}
+
+static void test_restore_out_of_memory(void **state)
+{
+        struct td_snapshot s = {
+            .owner = FX_UID,
+            .name = "restored",
+            .declaration = retained(TIMERD_POLICY_ONCE, 0),
+            .generation = 9,
+            .has_deadline = true,
+            .next_deadline_usec = 5000,
+        };
+        struct fx f;
+
+        (void)state;
+        /* The timer, its owner, the clock's queues and two hash tables. */
+        assert_int_equal(each_allocation_fails_fresh(op_restore, &s, 0), 6);
+        fx_init(&f, NULL);
+        assert_true(each_allocation_fails(&f, op_restore, &s, 0) > 0);
+        assert_int_equal(fx_get(&f, "restored").generation, 9);
+        fx_done(&f);
+}
+
+/* A removed timer that cannot be put back: the registry says so and stays consistent. */
+static void test_rollback_out_of_memory(void **state)
+{
+        struct td_transition t;
+        struct td_snapshot s;
+        uint64_t g;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register_at(&f, "r", retained(TIMERD_POLICY_ONCE, 0), 2000, &g), 0);
+        registry_changes_commit(f.r);
+        registry_call_begin(f.r);
+        assert_int_equal(fx_unregister(&f, fx_claim("r", g)), 0);
+        fail_nth_allocation(0);
+        t = registry_changes_rollback(f.r, &f.now);
+        assert_true(failure_injected());
+        assert_int_equal(t.failure, -ENOMEM);
+        assert_int_equal(registry_check(f.r), 0);
+        assert_int_equal(registry_get(f.r, FX_UID, "r", &s), -TIMERD_E_NOT_FOUND);
+        fx_done(&f);
+}
+
 static void test_list_out_of_memory(void **state)
 {
         struct td_snapshot *list = NULL;
@@ -371,6 +488,9 @@ int main(void)
             cmocka_unit_test(test_register_out_of_memory),
             cmocka_unit_test(test_reconcile_out_of_memory),
             cmocka_unit_test(test_delivery_out_of_memory),
+            cmocka_unit_test(test_retained_calls_out_of_memory),
+            cmocka_unit_test(test_restore_out_of_memory),
+            cmocka_unit_test(test_rollback_out_of_memory),
             cmocka_unit_test(test_list_out_of_memory),
             cmocka_unit_test(test_expire_out_of_memory_fires_the_rest_next),
         };

@@ -5,6 +5,8 @@
  * flat array of timers, linear scans and sorting instead of heaps and hash tables. After every
  * step the registry must pass registry_check(), answer what the model expects, agree with the
  * model on every timer's snapshot, and keep each clock armed exactly at the model's arm time.
+ * Every 25 steps the pending changes are committed to an image of the journal, which must then
+ * hold exactly the retained timers: no change escapes the tracking.
  */
 
 #include <errno.h>
@@ -597,14 +599,56 @@ static void assert_no_redundant_arm(const struct fx_kernel_timer before[TIMERD_C
         }
 }
 
+/* What a journal written from the registry's changes holds, per slot. */
+struct durable_image {
+        bool present[N_SLOTS];
+        struct td_snapshot timer[N_SLOTS];
+};
+
+static int image_apply(const struct td_change *c, void *userdata)
+{
+        struct durable_image *image = userdata;
+
+        for (size_t s = 0; s < N_SLOTS; s++) {
+                if (slot_owner(s) != c->owner || strcmp(slot_name(s), c->name) != 0)
+                        continue;
+                image->present[s] = c->timer != NULL;
+                if (c->timer)
+                        image->timer[s] = *c->timer;
+                return 0;
+        }
+        fail_msg("a change to %u/%s, which no step made", (unsigned)c->owner, c->name);
+        return -EINVAL;
+}
+
+/* Every change was tracked: once committed, the image holds exactly the retained timers. */
+static void commit_and_compare(struct world *w, struct durable_image *image)
+{
+        assert_int_equal(registry_changes_foreach(w->f.r, image_apply, image), 0);
+        registry_changes_commit(w->f.r);
+        assert_false(registry_changes_pending(w->f.r));
+        assert_int_equal(registry_check(w->f.r), 0);
+        for (size_t s = 0; s < N_SLOTS; s++) {
+                struct td_snapshot now;
+                bool retained = registry_get(w->f.r, slot_owner(s), slot_name(s), &now) == 0 &&
+                                now.declaration.lifetime == TIMERD_LIFETIME_RETAINED;
+
+                assert_int_equal(image->present[s], retained);
+                if (retained)
+                        fx_assert_snapshot_equal(&image->timer[s], &now);
+        }
+}
+
 static void test_random_operations(void **state)
 {
         struct world *w = calloc(1, sizeof(*w));
+        struct durable_image *image = calloc(1, sizeof(*image));
         struct fx_kernel_timer before[TIMERD_CLOCK_MAX];
         size_t histogram[14] = {};
 
         (void)state;
         assert_non_null(w);
+        assert_non_null(image);
         w->rng = UINT64_C(0x9e3779b97f4a7c15);
         fx_init(&w->f, NULL);
         for (size_t o = 0; o < N_OWNERS; o++)
@@ -664,6 +708,8 @@ static void test_random_operations(void **state)
                 if (!expiry)
                         assert_no_redundant_arm(before, &w->f.last);
                 compare(w);
+                if (step % 25 == 24)
+                        commit_and_compare(w, image);
         }
 
         /* The walk reached the interesting states, not just the error paths. */
@@ -671,6 +717,7 @@ static void test_random_operations(void **state)
         for (size_t i = 0; i < 13; i++)
                 assert_true(histogram[i] > 20);
         fx_done(&w->f);
+        free(image);
         free(w);
 }
 

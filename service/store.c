@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * The store: retained timers made durable in the journal (service/journal.h).
+ *
+ * Group commit. The registry tracks every change to a retained timer (registry.h). Once per loop
+ * iteration, after the intents are drained, store_commit() appends all of them and makes them
+ * durable with one journal_commit() — one write and one fdatasync — before any reply for them
+ * leaves the service. The sync is synchronous, on the loop thread: the replies wait for it anyway,
+ * the loop serves nothing else while they do, and one fdatasync per iteration already carries
+ * every change of every client of that iteration (the more clients, the more changes per sync).
+ * An asynchronous sync (IORING_OP_FSYNC) would need the timerfd backend to have one too, and
+ * would only let the loop accept calls whose answers must wait for the next sync in any case.
+ *
+ * Held output. While a change to a retained timer is not durable, nothing is written to any
+ * connection: every message (a reply, a firing's run token, an event) is held here, in order, and
+ * sent after the commit — so nothing a client reads describes a state that a crash could undo.
+ * Only output waits, never the loop or the connection: a client pipelining calls has them all
+ * taken in the same iteration and committed together. An answer to a call that changed a
+ * retained timer is marked, so that a failed commit can turn it into StoreUnavailable.
+ *
+ * Disk trouble. A failed commit (ENOSPC, EIO: the journal is left as it was) undoes in memory
+ * every change the iteration's calls made (registry_changes_rollback()) and answers those calls
+ * StoreUnavailable; transient timers never touch the disk and keep working. Changes no call made
+ * (firings, a closed session) stay in memory and pending, and go with the next commit. Status says
+ * "degraded: <strerror>" until a commit succeeds again. (A read answered in the same iteration
+ * may have shown a change that was then undone.) If memory cannot be put back as it was, the
+ * service stops with a store fault: the journal holds the truth for the next start.
+ *
+ * Start. Every timer of the journal is restored (registry_restore(): runs handed to a client are
+ * ended, pending ones stay; missed deadlines catch up once, spread by randomized_delay_usec with
+ * values from a random seed). A name that is not valid, a timer the registry refuses, a corrupt
+ * middle or another format version end the service with a store fault rather than guess.
+ * Restored timers keep their generations. The generations an earlier start gave to transient
+ * timers were never saved, so after the first start on a state directory new ones start above
+ * the wall clock in microseconds: the service hands out fewer than one per microsecond, so no
+ * claim from an earlier start can match a new timer (unless the wall clock went back by more
+ * than the service ran).
+ *
+ * Reboots. Monotonic and boottime deadlines count from the boot. In the boot that wrote them they
+ * hold as they are. After a reboot (another boot id, or an unknown one) they are carried across
+ * by the wall clock, the only clock both boots share: a time t stands for the wall-clock moment
+ * written_realtime + (t - written_clock), which becomes now_clock + (moment - now_realtime) on
+ * this boot's clock, 0 at the earliest. The downtime counts as it would on a wall clock: a timer
+ * due one hour after the machine went down for three is overdue by two and catches up at start.
+ * Realtime clocks need nothing.
+ *
+ * Compaction runs after a successful commit, when nothing is pending and the journal outgrew its
+ * snapshot: memory is then exactly what the journal holds.
+ */
+
+#include "service/store.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "service/hashmap.h"
+#include "service/journal.h"
+#include "service/log.h"
+#include "service/peer.h"
+#include "service/service.h"
+#include "varlink/message.h"
+#include "varlink/names.h"
+
+struct held_message {
+        struct peer *peer;
+        uint64_t session;
+        char *msg;
+        bool answers_change; /* to a call that changed a retained timer */
+};
+
+struct store {
+        struct journal *journal;
+        char boot_id[JOURNAL_BOOT_ID_MAX + 1]; /* "" when unknown */
+        struct held_message *held;
+        size_t n_held;
+        size_t allocated;
+        bool releasing;
+        struct peer *call_peer; /* of the call being answered */
+        uint64_t call_mark;     /* the registry's change count when it began */
+        int error;              /* of the last commit */
+        char status[96];
+};
+
+/* The message of a -errno or -TIMERD_E_* error. */
+static const char *error_message(int error)
+{
+        const char *m = vl_error_message(-error);
+
+        return m ? m : strerror(-error);
+}
+
+static void read_boot_id(char *buf, size_t size)
+{
+        ssize_t n = -1;
+        int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+
+        if (fd >= 0) {
+                n = read(fd, buf, size - 1);
+                close(fd);
+        }
+        buf[n > 0 ? n : 0] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+}
+
+static bool clock_counts_from_boot(enum timerd_clock c)
+{
+        return c == TIMERD_CLOCK_MONOTONIC || c == TIMERD_CLOCK_BOOTTIME ||
+               c == TIMERD_CLOCK_BOOTTIME_ALARM;
+}
+
+/* `usec` on the clock of the boot that wrote j, as the same wall-clock moment on this boot's. */
+static uint64_t rebased(uint64_t usec, const struct journal_timer *j, const struct td_now *now)
+{
+        uint64_t now_clock = now->usec[j->clock], now_realtime = now->usec[TIMERD_CLOCK_REALTIME];
+        int64_t offset, result;
+
+        /* Beyond any real clock: left alone rather than invented. */
+        if (usec > INT64_MAX || j->written_clock_usec > INT64_MAX ||
+            j->written_realtime_usec > INT64_MAX || now_clock > INT64_MAX ||
+            now_realtime > INT64_MAX)
+                return usec;
+        if (__builtin_sub_overflow((int64_t)usec, (int64_t)j->written_clock_usec, &offset) ||
+            __builtin_add_overflow(
+                offset, (int64_t)j->written_realtime_usec - (int64_t)now_realtime, &offset) ||
+            __builtin_add_overflow((int64_t)now_clock, offset, &result))
+                return usec;
+        return result > 0 ? (uint64_t)result : 0;
+}
+
+static void snapshot_of_journal(const struct journal_timer *j, const struct td_now *now,
+                                const char *boot_id, struct td_snapshot *ret)
+{
+        bool rebase = clock_counts_from_boot(j->clock) &&
+                      (!boot_id[0] || !j->boot_id[0] || strcmp(boot_id, j->boot_id) != 0);
+
+        *ret = (struct td_snapshot){
+            .owner = j->owner,
+            .declaration =
+                {
+                    .policy = j->policy,
+                    .cadence_usec = j->cadence_usec,
+                    .clock = j->clock,
+                    .lifetime = j->lifetime,
+                    .delivery = j->delivery,
+                    .accuracy_usec = j->accuracy_usec,
+                    .signo = j->signo,
+                    .catch_up = j->catch_up,
+                    .randomized_delay_usec = j->randomized_delay_usec,
+                },
+            .generation = j->generation,
+            .state = j->state,
+            .failure = j->failure,
+            .has_deadline = j->has_deadline,
+            .next_deadline_usec = j->deadline_usec,
+            .run = j->run,
+            .run_active = j->run_active,
+            .pending = j->pending,
+            .run_deadline_usec = j->run_deadline_usec,
+            .run_cancelled = j->run_cancelled,
+            .runs = j->runs,
+            .consecutive_expected_failures = j->consecutive_expected_failures,
+            .overruns = j->overruns,
+            .has_last_start = j->has_last_start,
+            .last_start_usec = j->last_start_usec,
+            .has_last_finish = j->has_last_finish,
+            .last_finish_usec = j->last_finish_usec,
+            .last_outcome = j->last_outcome,
+            .last_duration_usec = j->last_duration_usec,
+            .total_duration_usec = j->total_duration_usec,
+        };
+        snprintf(ret->name, sizeof(ret->name), "%s", j->name);
+        if (!rebase)
+                return;
+        if (ret->has_deadline)
+                ret->next_deadline_usec = rebased(ret->next_deadline_usec, j, now);
+        if (ret->run_active)
+                ret->run_deadline_usec = rebased(ret->run_deadline_usec, j, now);
+        if (ret->has_last_start)
+                ret->last_start_usec = rebased(ret->last_start_usec, j, now);
+        if (ret->has_last_finish)
+                ret->last_finish_usec = rebased(ret->last_finish_usec, j, now);
+}
+
+static void journal_of_snapshot(const struct td_snapshot *t, const struct td_now *now,
+                                const char *boot_id, struct journal_timer *ret)
+{
+        const struct td_declaration *d = &t->declaration;
+
+        *ret = (struct journal_timer){
+            .owner = t->owner,
+            .policy = d->policy,
+            .cadence_usec = d->cadence_usec,
+            .clock = d->clock,
+            .lifetime = d->lifetime,
+            .delivery = d->delivery,
+            .signo = d->signo,
+            .accuracy_usec = d->accuracy_usec,
+            .catch_up = d->catch_up,
+            .randomized_delay_usec = d->randomized_delay_usec,
+            .generation = t->generation,
+            .state = t->state,
+            .failure = t->failure,
+            .has_deadline = t->has_deadline,
+            .deadline_usec = t->next_deadline_usec,
+            .run = t->run,
+            .run_active = t->run_active,
+            .run_deadline_usec = t->run_deadline_usec,
+            .run_cancelled = t->run_cancelled,
+            .pending = t->pending,
+            .runs = t->runs,
+            .consecutive_expected_failures = t->consecutive_expected_failures,
+            .overruns = t->overruns,
+            .has_last_start = t->has_last_start,
+            .last_start_usec = t->last_start_usec,
+            .has_last_finish = t->has_last_finish,
+            .last_finish_usec = t->last_finish_usec,
+            .last_outcome = t->last_outcome,
+            .last_duration_usec = t->last_duration_usec,
+            .total_duration_usec = t->total_duration_usec,
+            .written_realtime_usec = now->usec[TIMERD_CLOCK_REALTIME],
+            .written_clock_usec = now->usec[d->clock],
+        };
+        snprintf(ret->name, sizeof(ret->name), "%s", t->name);
+        snprintf(ret->boot_id, sizeof(ret->boot_id), "%s", boot_id);
+}
+
+/* A journal that cannot be trusted: refuse to start rather than guess. */
+static int store_fault(struct service *s, int error)
+{
+        lifecycle_exit(&s->lifecycle, EXIT_REASON_STORE_FAULT);
+        return error;
+}
+
+static int restore_all(struct service *s, const struct journal_open_result *result)
+{
+        struct store *st = s->store;
+        struct td_now now;
+        uint64_t seed;
+        int r;
+
+        r = service_now(s, &now);
+        if (r < 0)
+                return r;
+        /* Only spreads catch-ups: without entropy yet, the clock will do. */
+        if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != (ssize_t)sizeof(seed))
+                seed = now.usec[TIMERD_CLOCK_REALTIME] ^ now.usec[TIMERD_CLOCK_MONOTONIC];
+
+        for (size_t i = 0; i < result->n_timers; i++) {
+                const struct journal_timer *j = &result->timers[i];
+                struct td_snapshot snapshot;
+                struct td_transition t;
+
+                if (!registry_name_valid(j->name)) {
+                        log_error("The journal holds a timer of uid %u with an invalid name",
+                                  (unsigned)j->owner);
+                        return store_fault(s, -EBADMSG);
+                }
+                snapshot_of_journal(j, &now, st->boot_id, &snapshot);
+                t = registry_restore(s->registry, &now, &snapshot, hash_mix64(seed + i));
+                if (t.failure < 0) {
+                        log_error("Cannot restore timer %s of uid %u from the journal: %s", j->name,
+                                  (unsigned)j->owner, error_message(t.failure));
+                        return store_fault(s, t.failure);
+                }
+                service_apply(s, &now, t);
+        }
+        /* An earlier start gave out generations to transient timers, never saved. */
+        if (!result->created)
+                registry_generations_above(s->registry, now.usec[TIMERD_CLOCK_REALTIME]);
+        return 0;
+}
+
+int store_open(struct service *s)
+{
+        struct journal_open_result result;
+        struct store *st;
+        int r;
+
+        st = calloc(1, sizeof(*st));
+        if (!st)
+                return log_errno(-ENOMEM, "Cannot set up the store");
+        s->store = st;
+        read_boot_id(st->boot_id, sizeof(st->boot_id));
+
+        r = journal_open(s->config.state_dir, NULL, &result, &st->journal);
+        if (r < 0) {
+                log_errno(r, "Cannot open the journal in %s%s", s->config.state_dir,
+                          r == -EBADMSG           ? " (damaged before its last commit)"
+                          : r == -EPROTONOSUPPORT ? " (another format version)"
+                          : r == -EBUSY           ? " (another timerd uses it)"
+                                                  : "");
+                return store_fault(s, r);
+        }
+        log_info("Journal replayed: %zu timers, %" PRIu64 " torn-tail records dropped",
+                 result.n_timers, result.n_dropped);
+        if (result.n_dropped > 0)
+                log_warning("Dropped a torn journal tail of %" PRIu64
+                            " bytes: changes that were never acknowledged",
+                            result.bytes_truncated);
+        r = restore_all(s, &result);
+        free(result.timers);
+        return r;
+}
+
+struct write_context {
+        struct journal *journal;
+        const struct td_now *now;
+        const char *boot_id;
+};
+
+static int write_change(const struct td_change *c, void *userdata)
+{
+        struct write_context *w = userdata;
+        struct journal_timer j;
+
+        if (!c->timer)
+                return journal_delete(w->journal, c->owner, c->name);
+        journal_of_snapshot(c->timer, w->now, w->boot_id, &j);
+        return journal_put(w->journal, &j);
+}
+
+/* Replace journal and snapshot by a snapshot of every retained timer, all of them durable. */
+static void compact(struct service *s)
+{
+        struct store *st = s->store;
+        struct journal_timer *timers;
+        struct td_snapshot *all;
+        struct td_now now;
+        size_t n = 0;
+        long n_all;
+        int r;
+
+        if (service_now(s, &now) < 0)
+                return;
+        n_all = registry_list(s->registry, 0, true, &all);
+        if (n_all < 0) {
+                log_errno((int)n_all, "Cannot compact the journal");
+                return;
+        }
+        timers = calloc(n_all > 0 ? (size_t)n_all : 1, sizeof(*timers));
+        if (!timers) {
+                free(all);
+                log_errno(-ENOMEM, "Cannot compact the journal");
+                return;
+        }
+        for (long i = 0; i < n_all; i++)
+                if (all[i].declaration.lifetime == TIMERD_LIFETIME_RETAINED)
+                        journal_of_snapshot(&all[i], &now, st->boot_id, &timers[n++]);
+        free(all);
+        r = journal_compact(st->journal, timers, n);
+        free(timers);
+        if (r < 0)
+                log_errno(r, "Cannot compact the journal");
+        else
+                log_debug("Compacted the journal: %zu timers", n);
+}
+
+/* One journal commit of every pending change; on failure the calls' changes are undone. */
+static int commit(struct service *s)
+{
+        struct store *st = s->store;
+        struct write_context w = {.journal = st->journal, .boot_id = st->boot_id};
+        struct td_transition undo;
+        struct td_now now;
+        int r;
+
+        r = service_now(s, &now);
+        if (r < 0)
+                return r;
+        w.now = &now;
+        r = registry_changes_foreach(s->registry, write_change, &w);
+        if (r < 0)
+                journal_abort(st->journal);
+        else
+                r = journal_commit(st->journal);
+        if (r >= 0) {
+                registry_changes_commit(s->registry);
+                if (st->error < 0)
+                        log_notice("The journal works again");
+                st->error = 0;
+                return 0;
+        }
+
+        if (st->error == 0)
+                log_error("Cannot commit to the journal: %s. Changes to retained timers fail "
+                          "until it works again",
+                          error_message(r));
+        st->error = r;
+        undo = registry_changes_rollback(s->registry, &now);
+        if (undo.failure < 0) {
+                log_error("Cannot undo the changes the journal refused: %s",
+                          error_message(undo.failure));
+                service_exit(s, EXIT_REASON_STORE_FAULT);
+        }
+        service_apply(s, &now, undo);
+        return r;
+}
+
+static bool pending(const struct service *s)
+{
+        return s->store->n_held > 0 || registry_changes_pending(s->registry);
+}
+
+/* What a call that changed a retained timer is answered when the commit failed. */
+static char *unavailable_message(int commit_error)
+{
+        json_object *params = json_object_new_object();
+
+        vl_add_string(params, "reason", error_message(commit_error));
+        return vl_error_encode(vl_error_to_name(TIMERD_E_STORE_UNAVAILABLE), params);
+}
+
+/* Send what was held, in order; an answer to a change the commit could not keep becomes
+ * StoreUnavailable. Messages made meanwhile (a dropped peer's events) go straight out. */
+static void release(struct service *s, int commit_error)
+{
+        struct store *st = s->store;
+
+        st->releasing = true;
+        for (size_t i = 0; i < st->n_held; i++) {
+                struct held_message *h = &st->held[i];
+
+                /* Gone meanwhile: nobody to tell. */
+                if (h->peer->fd < 0 || h->peer->session != h->session) {
+                        free(h->msg);
+                        continue;
+                }
+                if (h->answers_change && commit_error < 0) {
+                        free(h->msg);
+                        h->msg = unavailable_message(commit_error);
+                }
+                service_queue(s, h->peer, h->msg);
+        }
+        st->n_held = 0;
+        service_flush_all(s);
+        st->releasing = false;
+}
+
+void store_commit(struct service *s)
+{
+        struct store *st = s->store;
+        int r;
+
+        if (!st || !pending(s))
+                return;
+        r = commit(s);
+        release(s, r);
+        /* Releasing may have dropped a peer, whose runs ended: those changes too. */
+        if (r >= 0 && registry_changes_pending(s->registry))
+                r = commit(s);
+        if (r >= 0 && journal_should_compact(st->journal))
+                compact(s);
+}
+
+void store_call_begin(struct service *s, struct peer *p)
+{
+        if (!s->store)
+                return;
+        s->store->call_peer = p;
+        s->store->call_mark = registry_change_count(s->registry);
+        registry_call_begin(s->registry);
+}
+
+void store_call_end(struct service *s)
+{
+        if (!s->store)
+                return;
+        s->store->call_peer = NULL;
+        registry_call_end(s->registry);
+}
+
+bool store_hold(struct service *s, struct peer *p, char *msg)
+{
+        struct store *st = s->store;
+        struct held_message *held;
+        bool answers_change;
+        size_t allocated;
+        int r;
+
+        /* In teardown nothing is held: store_close() commits what is left. */
+        if (!st || st->releasing || s->lifecycle.phase != LIFECYCLE_RUNNING || !pending(s))
+                return false;
+        answers_change = p == st->call_peer && registry_change_count(s->registry) != st->call_mark;
+        if (st->n_held == st->allocated) {
+                allocated = st->allocated > 0 ? st->allocated * 2 : 64;
+                held = reallocarray(st->held, allocated, sizeof(*held));
+                if (!held) {
+                        /* No room to hold it: make everything durable now instead. */
+                        r = commit(s);
+                        release(s, r);
+                        if (answers_change && r < 0) {
+                                free(msg);
+                                msg = unavailable_message(r);
+                        }
+                        if (p->fd < 0)
+                                free(msg);
+                        else if (service_queue(s, p, msg))
+                                service_flush_all(s);
+                        return true;
+                }
+                st->held = held;
+                st->allocated = allocated;
+        }
+        st->held[st->n_held++] = (struct held_message){
+            .peer = p,
+            .session = p->session,
+            .msg = msg,
+            .answers_change = answers_change,
+        };
+        return true;
+}
+
+const char *store_status(struct service *s)
+{
+        struct store *st = s->store;
+        int e;
+
+        if (!st)
+                return "memory";
+        e = st->error < 0 ? st->error : journal_error(st->journal);
+        if (e == 0)
+                return "journal";
+        snprintf(st->status, sizeof(st->status), "degraded: %s", error_message(e));
+        return st->status;
+}
+
+void store_close(struct service *s)
+{
+        struct store *st = s->store;
+
+        if (!st)
+                return;
+        if (st->journal) {
+                /* What teardown changed: the runs of the connections it closed ended. */
+                if (pending(s) && commit(s) < 0)
+                        log_error("Retained timers changed during shutdown were not saved");
+                journal_close(st->journal);
+        }
+        /* Every iteration sends what it held, and teardown holds nothing. */
+        assert(st->n_held == 0);
+        free(st->held);
+        free(st);
+        s->store = NULL;
+}

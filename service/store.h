@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Durability of retained timers: the bridge between the registry (pure) and the journal (disk).
+ * At start the journal is replayed into the registry; during the loop every change to a retained
+ * timer is made durable with one group commit per iteration before any reply for it is sent.
+ */
+
+#include <stdbool.h>
+
+struct service;
+struct peer;
+
+/* The lifecycle's STORE step: open the journal in the state directory and restore from it. A
+ * journal that cannot be trusted ends the service with EXIT_REASON_STORE_FAULT. */
+int store_open(struct service *s);
+
+/* Teardown: commit what is pending and close. Safe when store_open() never ran. */
+void store_close(struct service *s);
+
+/* Around each io.timerd.Timer call of p: an answer to a call that changed a retained timer is
+ * replaced by StoreUnavailable when its commit fails. */
+void store_call_begin(struct service *s, struct peer *p);
+void store_call_end(struct service *s);
+
+/*
+ * Take msg (owned; NULL: its encoding failed) for p while changes to retained timers are not
+ * durable yet: it goes out after the iteration's commit, in order. false: send it now.
+ */
+bool store_hold(struct service *s, struct peer *p, char *msg);
+
+/*
+ * The end of the iteration's work: write every pending change with one commit, then send what
+ * was held — with StoreUnavailable for the calls whose changes were undone because the commit
+ * failed. Compacts the journal when it outgrew its snapshot.
+ */
+void store_commit(struct service *s);
+
+/* For Status: "journal" while healthy, "degraded: <strerror>" while commits fail; "memory"
+ * without a store. */
+const char *store_status(struct service *s);

@@ -1,0 +1,693 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * Durability in the pure core: retained timers restored from their durable state (claims keep
+ * working, active runs end, missed deadlines catch up once or are skipped), and the change
+ * tracking a group commit needs (what to write, and how to undo the calls of a failed commit).
+ */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+
+#define MONO TIMERD_CLOCK_MONOTONIC
+
+static struct td_declaration retained(enum timerd_policy policy, uint64_t cadence_usec)
+{
+        struct td_declaration d = fx_decl(policy, cadence_usec);
+
+        d.lifetime = TIMERD_LIFETIME_RETAINED;
+        d.catch_up = true;
+        return d;
+}
+
+/* A durable state as a journal gives it back: scheduled at `deadline`, never ran. */
+static struct td_snapshot durable(const char *name, struct td_declaration d, uint64_t generation,
+                                  uint64_t deadline)
+{
+        struct td_snapshot s = {
+            .owner = FX_UID,
+            .declaration = d,
+            .generation = generation,
+            .has_deadline = true,
+            .next_deadline_usec = deadline,
+        };
+
+        snprintf(s.name, sizeof(s.name), "%s", name);
+        return s;
+}
+
+static int restore(struct fx *f, const struct td_snapshot *s, uint64_t random_value)
+{
+        return fx_apply(f, registry_restore(f->r, &f->now, s, random_value));
+}
+
+struct change_list {
+        size_t n;
+        struct {
+                char name[TIMERD_NAME_MAX + 1];
+                bool removed;
+                uint64_t generation;
+        } items[16];
+};
+
+static int collect(const struct td_change *c, void *userdata)
+{
+        struct change_list *l = userdata;
+
+        assert_true(l->n < 16);
+        snprintf(l->items[l->n].name, sizeof(l->items[l->n].name), "%s", c->name);
+        l->items[l->n].removed = !c->timer;
+        l->items[l->n].generation = c->timer ? c->timer->generation : 0;
+        l->n++;
+        return 0;
+}
+
+static struct change_list changes(const struct fx *f)
+{
+        struct change_list l = {};
+
+        assert_int_equal(registry_changes_foreach(f->r, collect, &l), 0);
+        assert_int_equal(registry_changes_pending(f->r), l.n > 0);
+        return l;
+}
+
+static int refuse(const struct td_change *c, void *userdata)
+{
+        (void)c;
+        (void)userdata;
+        return -EIO;
+}
+
+static int rollback(struct fx *f)
+{
+        return fx_apply(f, registry_changes_rollback(f->r, &f->now));
+}
+
+static void test_restore_keeps_state_and_claims(void **state)
+{
+        struct td_snapshot s = durable("backup", retained(TIMERD_POLICY_AFTER_COMPLETION, 500), 41,
+                                       3000),
+                           got;
+        uint64_t generation;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        s.declaration.accuracy_usec = 7;
+        s.declaration.randomized_delay_usec = 9;
+        s.run = 5;
+        s.runs = 5;
+        s.consecutive_expected_failures = 2;
+        s.overruns = 3;
+        s.has_last_start = s.has_last_finish = true;
+        s.last_start_usec = 400;
+        s.last_finish_usec = 450;
+        s.last_outcome = TIMERD_OUTCOME_EXPECTED_FAILURE;
+        s.last_duration_usec = 50;
+        s.total_duration_usec = 260;
+        s.session = 99; /* not read: a restored timer belongs to no session */
+        assert_int_equal(restore(&f, &s, 0), 0);
+        assert_int_equal(f.kernel[MONO].deadline_usec, 3000 + 7);
+
+        got = fx_get(&f, "backup");
+        fx_assert_declaration_equal(&got.declaration, &s.declaration);
+        assert_int_equal(got.generation, 41);
+        assert_int_equal(got.state, TIMERD_STATE_SCHEDULED);
+        assert_int_equal(got.next_deadline_usec, 3000);
+        assert_int_equal(got.run, 5);
+        assert_int_equal(got.runs, 5);
+        assert_int_equal(got.consecutive_expected_failures, 2);
+        assert_int_equal(got.overruns, 3);
+        assert_int_equal(got.last_start_usec, 400);
+        assert_int_equal(got.last_finish_usec, 450);
+        assert_int_equal(got.last_outcome, TIMERD_OUTCOME_EXPECTED_FAILURE);
+        assert_int_equal(got.total_duration_usec, 260);
+        assert_int_equal(got.session, 0);
+        /* Unchanged by the restart: nothing to write. */
+        assert_false(registry_changes_pending(f.r));
+
+        /* The owner's claim from before the restart still works; stale ones still do not. */
+        assert_int_equal(fx_schedule(&f, fx_claim("backup", 41), 5000), 0);
+        assert_int_equal(fx_schedule(&f, fx_claim("backup", 40), 5000),
+                         -TIMERD_E_REGISTRATION_EXPIRED);
+        /* New registrations never reuse a restored generation. */
+        assert_int_equal(fx_register(&f, "new", fx_decl(TIMERD_POLICY_ONCE, 0), &generation), 0);
+        assert_int_equal(generation, 42);
+        /* Nor does a replace of the restored timer. */
+        assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION, "backup", s.declaration, false, 0,
+                                          true, &generation),
+                         0);
+        assert_int_equal(generation, 43);
+
+        /* Generations start above a floor the runtime sets, never below one given out. */
+        registry_generations_above(f.r, 1000);
+        registry_generations_above(f.r, 500);
+        assert_int_equal(fx_register(&f, "later", fx_decl(TIMERD_POLICY_ONCE, 0), &generation), 0);
+        assert_int_equal(generation, 1001);
+        fx_done(&f);
+}
+
+static void test_restore_refuses(void **state)
+{
+        struct td_snapshot good = durable("t", retained(TIMERD_POLICY_INTERVAL, 100), 3, 2000), s;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        s = good;
+        s.name[0] = '/';
+        assert_int_equal(restore(&f, &s, 0), -TIMERD_E_INVALID_NAME);
+        s = good;
+        s.declaration.cadence_usec = 0;
+        assert_int_equal(restore(&f, &s, 0), -TIMERD_E_INVALID_SCHEDULE);
+        s = good;
+        s.declaration.lifetime = TIMERD_LIFETIME_TRANSIENT;
+        assert_int_equal(restore(&f, &s, 0), -EINVAL);
+        s = good;
+        s.generation = 0;
+        assert_int_equal(restore(&f, &s, 0), -EINVAL);
+        s = good;
+        s.failure = TIMERD_FAILURE_MAX;
+        assert_int_equal(restore(&f, &s, 0), -EINVAL);
+        s = good;
+        s.last_outcome = TIMERD_OUTCOME_MAX;
+        assert_int_equal(restore(&f, &s, 0), -EINVAL);
+        s = good;
+        s.pending = true; /* pending without an active run */
+        assert_int_equal(restore(&f, &s, 0), -EINVAL);
+        s = good;
+        s.run_active = true; /* a run that never started */
+        s.run = 1;
+        assert_int_equal(restore(&f, &s, 0), -EINVAL);
+        s = good;
+        s.has_last_start = true; /* started run 0 */
+        assert_int_equal(restore(&f, &s, 0), -EINVAL);
+        s = good;
+        s.run = 2;
+        s.runs = 3;
+        assert_int_equal(restore(&f, &s, 0), -EINVAL);
+        s = good;
+        s.run = s.runs = 2;
+        s.consecutive_expected_failures = 3;
+        assert_int_equal(restore(&f, &s, 0), -EINVAL);
+
+        assert_int_equal(registry_list(f.r, 0, true, &(struct td_snapshot *){NULL}), 0);
+        assert_int_equal(restore(&f, &good, 0), 0);
+        assert_int_equal(restore(&f, &good, 0), -TIMERD_E_ALREADY_REGISTERED);
+        fx_done(&f);
+}
+
+/* A run handed to a client before the restart has no client any more: it ends, the policy goes
+ * on. A pending one is still there for the next Wait. */
+static void test_restore_active_runs(void **state)
+{
+        struct td_snapshot handed = durable("handed", retained(TIMERD_POLICY_AFTER_COMPLETION, 500),
+                                            7, 0),
+                           pending = durable("pending", retained(TIMERD_POLICY_ONCE, 0), 8, 6000),
+                           got;
+        struct change_list l;
+        struct td_dispatch d;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 2000);
+        handed.has_deadline = false;
+        handed.run_active = handed.has_last_start = true;
+        handed.run = 3;
+        handed.runs = 2;
+        handed.last_start_usec = 1500;
+        assert_int_equal(restore(&f, &handed, 0), 0);
+        got = fx_get(&f, "handed");
+        assert_false(got.run_active);
+        assert_int_equal(got.runs, 3);
+        assert_int_equal(got.last_outcome, TIMERD_OUTCOME_EXPECTED_FAILURE);
+        assert_int_equal(got.consecutive_expected_failures, 1);
+        assert_int_equal(got.last_duration_usec, 500);
+        assert_int_equal(got.next_deadline_usec, 2500);
+        l = changes(&f);
+        assert_int_equal(l.n, 1);
+        assert_string_equal(l.items[0].name, "handed");
+
+        /* Pending, with a deadline set during the run: armed when the run ends. */
+        pending.run_active = pending.pending = pending.has_last_start = true;
+        pending.run = 1;
+        pending.run_deadline_usec = 1200;
+        pending.last_start_usec = 1300;
+        assert_int_equal(restore(&f, &pending, 0), 0);
+        got = fx_get(&f, "pending");
+        assert_true(got.pending);
+        assert_int_equal(got.state, TIMERD_STATE_RUNNING);
+        assert_int_equal(got.next_deadline_usec, 6000);
+        assert_int_equal(registry_take_pending(f.r, FX_UID, NULL, 0, 3, &d), 1);
+        assert_string_equal(d.name, "pending");
+        assert_int_equal(d.run, 1);
+        assert_int_equal(d.deadline_usec, 1200);
+        assert_int_equal(d.fired_usec, 1300);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        got = fx_get(&f, "pending");
+        assert_int_equal(got.state, TIMERD_STATE_SCHEDULED);
+        assert_int_equal(got.next_deadline_usec, 6000);
+        fx_done(&f);
+}
+
+/* A run cancelled while pending stays cancelled across the restart. */
+static void test_restore_cancelled_run(void **state)
+{
+        struct td_snapshot s = durable("job", retained(TIMERD_POLICY_AFTER_COMPLETION, 500), 2, 0);
+        struct td_dispatch d;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        s.has_deadline = false;
+        s.run_active = s.pending = s.has_last_start = s.run_cancelled = true;
+        s.run = 1;
+        assert_int_equal(restore(&f, &s, 0), 0);
+        assert_true(fx_get(&f, "job").run_cancelled);
+        assert_int_equal(registry_take_pending(f.r, FX_UID, NULL, 0, 3, &d), 1);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_int_equal(fx_get(&f, "job").state, TIMERD_STATE_INACTIVE);
+        fx_done(&f);
+}
+
+/* Missed three and a half periods while down: one firing at once, reporting the missed deadline;
+ * the periods in between are overruns; then the normal schedule. */
+static void test_catch_up_fires_once(void **state)
+{
+        struct td_snapshot s = durable("tick", retained(TIMERD_POLICY_INTERVAL, 1000), 5, 2000);
+        const struct td_dispatch *d;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 5500);
+        assert_int_equal(restore(&f, &s, 12345), 0);
+        assert_false(registry_changes_pending(f.r));
+        assert_true(f.kernel[MONO].armed);
+        assert_int_equal(f.kernel[MONO].deadline_usec, 2000);
+
+        assert_int_equal(fx_advance(&f, MONO, 5500), 1);
+        d = fx_dispatch(&f, 0);
+        assert_int_equal(d->deadline_usec, 2000);
+        assert_int_equal(d->fired_usec, 5500);
+        assert_int_equal(d->overruns, 3);
+        assert_int_equal(fx_get(&f, "tick").next_deadline_usec, 6000);
+        assert_int_equal(
+            fx_complete(&f, fx_token(d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_int_equal(fx_advance(&f, MONO, 5999), 0);
+        assert_int_equal(fx_advance(&f, MONO, 6000), 1);
+        assert_int_equal(fx_dispatch(&f, 0)->deadline_usec, 6000);
+        fx_done(&f);
+}
+
+static void test_catch_up_false_skips(void **state)
+{
+        struct td_declaration d = retained(TIMERD_POLICY_INTERVAL, 1000), once;
+        struct td_snapshot s = durable("tick", d, 5, 2000), got;
+        struct change_list l;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 5500);
+        s.declaration.catch_up = false;
+        assert_int_equal(restore(&f, &s, 0), 0);
+        got = fx_get(&f, "tick");
+        assert_int_equal(got.next_deadline_usec, 6000);
+        assert_int_equal(got.overruns, 0);
+        assert_int_equal(f.kernel[MONO].deadline_usec, 6000);
+        assert_int_equal(fx_advance(&f, MONO, 5500), 0);
+
+        /* Exactly on a period boundary: the next one, not now. */
+        s = durable("edge", d, 6, 3500);
+        s.declaration.catch_up = false;
+        assert_int_equal(restore(&f, &s, 0), 0);
+        assert_int_equal(fx_get(&f, "edge").next_deadline_usec, 6500);
+
+        once = retained(TIMERD_POLICY_ONCE, 0);
+        once.catch_up = false;
+        s = durable("once", once, 7, 5000);
+        assert_int_equal(restore(&f, &s, 0), 0);
+        assert_int_equal(fx_get(&f, "once").state, TIMERD_STATE_INACTIVE);
+
+        /* The skip is a change the journal must learn. */
+        l = changes(&f);
+        assert_int_equal(l.n, 3);
+
+        /* A deadline still ahead is left alone. */
+        s = durable("ahead", once, 8, 9000);
+        assert_int_equal(restore(&f, &s, 0), 0);
+        assert_int_equal(fx_get(&f, "ahead").next_deadline_usec, 9000);
+        assert_int_equal(changes(&f).n, 3);
+
+        /* A successor beyond every clock: failed, not wrapped. */
+        d.catch_up = false;
+        d.cadence_usec = UINT64_MAX - 10;
+        s = durable("huge", d, 9, 20);
+        assert_int_equal(restore(&f, &s, 0), 0);
+        got = fx_get(&f, "huge");
+        assert_int_equal(got.state, TIMERD_STATE_FAILED);
+        assert_int_equal(got.failure, TIMERD_FAILURE_OVERFLOW);
+        fx_done(&f);
+}
+
+static void test_catch_up_randomized_delay(void **state)
+{
+        struct td_declaration d = retained(TIMERD_POLICY_WATCHDOG, 1000);
+        struct td_snapshot s;
+        const struct td_dispatch *dispatch;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 5000);
+        d.randomized_delay_usec = 300;
+        s = durable("late", d, 1, 2000);
+        assert_int_equal(restore(&f, &s, 3 * 300 + 217), 0);
+        assert_int_equal(fx_get(&f, "late").next_deadline_usec, 5217);
+        assert_true(registry_changes_pending(f.r));
+        assert_int_equal(fx_advance(&f, MONO, 5216), 0);
+        assert_int_equal(fx_advance(&f, MONO, 5217), 1);
+        dispatch = fx_dispatch(&f, 0);
+        assert_int_equal(dispatch->deadline_usec, 2000);
+        assert_int_equal(dispatch->fired_usec, 5217);
+        assert_int_equal(fx_get(&f, "late").next_deadline_usec, 6217);
+
+        /* A random value that picks no delay fires at once; a new schedule drops the delay. */
+        s = durable("now", d, 2, 2000);
+        assert_int_equal(restore(&f, &s, 600), 0);
+        assert_int_equal(fx_get(&f, "now").next_deadline_usec, 2000);
+        s = durable("moved", d, 3, 2000);
+        assert_int_equal(restore(&f, &s, 50), 0);
+        assert_int_equal(fx_kick(&f, fx_claim("moved", 3), NULL), 0);
+        /* "late" is still running: its second firing is an overrun. */
+        assert_int_equal(fx_advance(&f, MONO, 6217), 2);
+        assert_string_equal(fx_dispatch(&f, 0)->name, "now");
+        assert_int_equal(fx_dispatch(&f, 0)->deadline_usec, 2000);
+        assert_string_equal(fx_dispatch(&f, 1)->name, "moved");
+        assert_int_equal(fx_dispatch(&f, 1)->deadline_usec, 6217);
+        assert_int_equal(fx_get(&f, "late").overruns, 1);
+        fx_done(&f);
+}
+
+static void test_changes_tracked(void **state)
+{
+        struct td_declaration d = retained(TIMERD_POLICY_ONCE, 0);
+        struct change_list l;
+        struct td_dispatch dispatch;
+        uint64_t g, count;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        /* Transient timers never touch the disk. */
+        count = registry_change_count(f.r);
+        assert_int_equal(fx_register_at(&f, "t", fx_decl(TIMERD_POLICY_ONCE, 0), 2000, NULL), 0);
+        assert_int_equal(registry_change_count(f.r), count);
+        assert_false(registry_changes_pending(f.r));
+
+        assert_int_equal(fx_register_at(&f, "r", d, 2000, &g), 0);
+        assert_true(registry_change_count(f.r) > count);
+        l = changes(&f);
+        assert_int_equal(l.n, 1);
+        assert_string_equal(l.items[0].name, "r");
+        assert_false(l.items[0].removed);
+        assert_int_equal(l.items[0].generation, g);
+        assert_int_equal(registry_changes_foreach(f.r, refuse, NULL), -EIO);
+        registry_changes_commit(f.r);
+        assert_int_equal(changes(&f).n, 0);
+
+        /* A firing, a delivery, a closed session: no call, still written. */
+        assert_int_equal(fx_advance(&f, MONO, 2000), 2);
+        assert_int_equal(changes(&f).n, 1);
+        registry_changes_commit(f.r);
+        assert_int_equal(
+            registry_take_pending(f.r, FX_UID, (const char *[]){"r"}, 1, 30, &dispatch), 1);
+        assert_int_equal(changes(&f).n, 1);
+        registry_changes_commit(f.r);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 30)), 0);
+        assert_int_equal(fx_get(&f, "r").last_outcome, TIMERD_OUTCOME_EXPECTED_FAILURE);
+        assert_int_equal(changes(&f).n, 1);
+        registry_changes_commit(f.r);
+
+        /* Removed and registered again in one batch: the removal is written first. */
+        assert_int_equal(fx_unregister(&f, fx_claim("r", g)), 0);
+        l = changes(&f);
+        assert_int_equal(l.n, 1);
+        assert_true(l.items[0].removed);
+        assert_int_equal(fx_register_at(&f, "r", d, 3000, &g), 0);
+        l = changes(&f);
+        assert_int_equal(l.n, 2);
+        assert_true(l.items[0].removed);
+        assert_false(l.items[1].removed);
+        assert_int_equal(l.items[1].generation, g);
+        registry_changes_commit(f.r);
+
+        /* Replaced by a transient timer: no longer retained, so gone from the journal. */
+        assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION, "r",
+                                          fx_decl(TIMERD_POLICY_ONCE, 0), false, 0, true, NULL),
+                         0);
+        l = changes(&f);
+        assert_int_equal(l.n, 1);
+        assert_true(l.items[0].removed);
+        /* … and still when its session closes before the commit. */
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, FX_SESSION)), 0);
+        l = changes(&f);
+        assert_int_equal(l.n, 1);
+        assert_true(l.items[0].removed);
+        registry_changes_commit(f.r);
+        assert_int_equal(changes(&f).n, 0);
+        fx_done(&f);
+}
+
+/* Reconcile that keeps an existing timer as it is changes nothing to write. */
+static void test_reconcile_keep_is_no_change(void **state)
+{
+        struct td_reconcile_args a = {
+            .caller = {.uid = FX_UID, .session = FX_SESSION},
+            .name = "r",
+            .declaration = retained(TIMERD_POLICY_INTERVAL, 100),
+            .desired = TIMERD_DESIRED_SCHEDULED,
+        };
+        uint64_t g, count;
+        bool created;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g, &created)), 0);
+        assert_true(created);
+        registry_changes_commit(f.r);
+        count = registry_change_count(f.r);
+        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g, &created)), 0);
+        assert_false(created);
+        assert_int_equal(registry_change_count(f.r), count);
+        assert_false(registry_changes_pending(f.r));
+        fx_done(&f);
+}
+
+/* A failed commit: each kind of call is undone, exactly. */
+static void test_rollback_undoes_calls(void **state)
+{
+        struct td_declaration d = retained(TIMERD_POLICY_INTERVAL, 1000);
+        struct td_reschedule_result previous;
+        struct td_snapshot before, after;
+        uint64_t g, g2;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        /* Every call here is a client's, to be undone by a rollback. */
+        registry_call_begin(f.r);
+        assert_int_equal(fx_register_at(&f, "keep", d, 4000, &g), 0);
+        registry_changes_commit(f.r);
+        before = fx_get(&f, "keep");
+
+        /* Created: removed again. */
+        assert_int_equal(fx_register(&f, "new", d, NULL), 0);
+        /* Changed twice: back to the first state. */
+        assert_int_equal(fx_apply(&f, registry_reschedule(f.r, &f.now,
+                                                          &(struct td_handle){
+                                                              .owner = FX_UID,
+                                                              .name = "keep",
+                                                              .generation = g,
+                                                          },
+                                                          true, 9000, true, 3000, &previous)),
+                         0);
+        assert_int_equal(fx_cancel(&f, fx_claim("keep", g)), 0);
+        assert_int_equal(rollback(&f), 0);
+        assert_int_equal(registry_get(f.r, FX_UID, "new", &after), -TIMERD_E_NOT_FOUND);
+        after = fx_get(&f, "keep");
+        fx_assert_snapshot_equal(&after, &before);
+        assert_true(f.kernel[MONO].armed);
+        assert_int_equal(f.kernel[MONO].deadline_usec, 4000);
+        /* Undone, but memory may still differ from the journal: pending until written. */
+        assert_true(registry_changes_pending(f.r));
+        registry_changes_commit(f.r);
+
+        /* Removed, then a new one of the name: the first comes back, with its claim. */
+        assert_int_equal(fx_unregister(&f, fx_claim("keep", g)), 0);
+        assert_int_equal(fx_register(&f, "keep", d, &g2), 0);
+        assert_int_equal(rollback(&f), 0);
+        after = fx_get(&f, "keep");
+        fx_assert_snapshot_equal(&after, &before);
+        assert_int_equal(fx_cancel(&f, fx_claim("keep", g)), 0);
+        assert_int_equal(fx_cancel(&f, fx_claim("keep", g2)), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(rollback(&f), 0);
+
+        /* Replaced by a transient timer, whose session then closed: retained again. */
+        assert_int_equal(fx_register_full(&f, FX_UID, 50, "keep", fx_decl(TIMERD_POLICY_ONCE, 0),
+                                          false, 0, true, NULL),
+                         0);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 50)), 0);
+        assert_int_equal(rollback(&f), 0);
+        after = fx_get(&f, "keep");
+        fx_assert_snapshot_equal(&after, &before);
+        fx_done(&f);
+}
+
+/* A transient timer a call made retained goes back to its session — unless that closed. */
+static void test_rollback_to_transient(void **state)
+{
+        struct td_declaration d = retained(TIMERD_POLICY_ONCE, 0);
+        struct td_snapshot s;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        /* Every call here is a client's, to be undone by a rollback. */
+        registry_call_begin(f.r);
+        assert_int_equal(fx_register_full(&f, FX_UID, 50, "a", fx_decl(TIMERD_POLICY_ONCE, 0), true,
+                                          3000, false, NULL),
+                         0);
+        assert_int_equal(fx_register_full(&f, FX_UID, 51, "b", fx_decl(TIMERD_POLICY_ONCE, 0), true,
+                                          3000, false, NULL),
+                         0);
+        assert_int_equal(fx_register_full(&f, FX_UID, 60, "a", d, false, 0, true, NULL), 0);
+        assert_int_equal(fx_register_full(&f, FX_UID, 60, "b", d, false, 0, true, NULL), 0);
+        assert_int_equal(changes(&f).n, 2);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 51)), 0);
+        assert_int_equal(rollback(&f), 0);
+        s = fx_get(&f, "a");
+        assert_int_equal(s.declaration.lifetime, TIMERD_LIFETIME_TRANSIENT);
+        assert_int_equal(s.session, 50);
+        assert_int_equal(s.next_deadline_usec, 3000);
+        assert_int_equal(registry_get(f.r, FX_UID, "b", &s), -TIMERD_E_NOT_FOUND);
+        /* Nothing retained came back: nothing to write. */
+        assert_int_equal(changes(&f).n, 0);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 50)), 0);
+        assert_int_equal(registry_get(f.r, FX_UID, "a", &s), -TIMERD_E_NOT_FOUND);
+        fx_done(&f);
+}
+
+/* A completed run comes back active, handed to the same session, or abandoned if that closed. */
+static void test_rollback_runs(void **state)
+{
+        struct td_declaration d = retained(TIMERD_POLICY_AFTER_COMPLETION, 1000);
+        struct td_dispatch one, two;
+        struct td_snapshot s;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        /* Every call here is a client's, to be undone by a rollback. */
+        registry_call_begin(f.r);
+        assert_int_equal(fx_register_at(&f, "one", d, 2000, NULL), 0);
+        assert_int_equal(fx_register_at(&f, "two", d, 2000, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 2000), 2);
+        assert_int_equal(registry_take_pending(f.r, FX_UID, NULL, 0, 70, &one), 1);
+        assert_int_equal(registry_take_pending(f.r, FX_UID, NULL, 0, 71, &two), 1);
+        registry_changes_commit(f.r);
+
+        fx_set_now(&f, MONO, 2500);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&one), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            0);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&two), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            0);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 71)), 0);
+        assert_int_equal(rollback(&f), 0);
+
+        s = fx_get(&f, "one");
+        assert_true(s.run_active);
+        assert_int_equal(s.runs, 0);
+        /* Still the session's run: its token completes it (the dispatch's name went with the
+         * timer that the rollback replaced). */
+        one.name = "one";
+        assert_int_equal(
+            fx_complete(&f, fx_token(&one), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            0);
+        s = fx_get(&f, "two");
+        assert_false(s.run_active);
+        assert_int_equal(s.runs, 1);
+        assert_int_equal(s.last_outcome, TIMERD_OUTCOME_EXPECTED_FAILURE);
+        fx_done(&f);
+}
+
+/* What no call changed stays changed: a firing is not undone. */
+/* What the runtime did outside a client call stays: a firing, a run it completed itself. */
+static void test_rollback_keeps_runtime_changes(void **state)
+{
+        struct td_declaration d = retained(TIMERD_POLICY_ONCE, 0);
+        struct td_dispatch dispatch;
+        struct td_snapshot s;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register_at(&f, "fired", d, 2000, NULL), 0);
+        assert_int_equal(fx_register_at(&f, "done", d, 2000, NULL), 0);
+        registry_changes_commit(f.r);
+        assert_int_equal(fx_advance(&f, MONO, 2000), 2);
+        assert_int_equal(
+            registry_take_pending(f.r, FX_UID, (const char *[]){"done"}, 1, 40, &dispatch), 1);
+        assert_int_equal(fx_complete(&f, fx_token(&dispatch), TIMERD_OUTCOME_SUCCESS,
+                                     TIMERD_DIRECTIVE_CONTINUE, 0),
+                         0);
+        registry_call_begin(f.r);
+        assert_int_equal(fx_register(&f, "call", d, NULL), 0);
+        registry_call_end(f.r);
+        assert_int_equal(rollback(&f), 0);
+        s = fx_get(&f, "fired");
+        assert_true(s.pending);
+        assert_int_equal(s.run, 1);
+        assert_int_equal(fx_get(&f, "done").runs, 1);
+        assert_int_equal(registry_get(f.r, FX_UID, "call", &s), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(changes(&f).n, 2);
+        fx_done(&f);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_restore_keeps_state_and_claims),
+            cmocka_unit_test(test_restore_refuses),
+            cmocka_unit_test(test_restore_active_runs),
+            cmocka_unit_test(test_restore_cancelled_run),
+            cmocka_unit_test(test_catch_up_fires_once),
+            cmocka_unit_test(test_catch_up_false_skips),
+            cmocka_unit_test(test_catch_up_randomized_delay),
+            cmocka_unit_test(test_changes_tracked),
+            cmocka_unit_test(test_reconcile_keep_is_no_change),
+            cmocka_unit_test(test_rollback_undoes_calls),
+            cmocka_unit_test(test_rollback_to_transient),
+            cmocka_unit_test(test_rollback_runs),
+            cmocka_unit_test(test_rollback_keeps_runtime_changes),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
