@@ -7,6 +7,7 @@
 #include "service/events.h"
 #include "service/peer.h"
 #include "service/service.h"
+#include "service/store.h"
 #include "varlink/names.h"
 
 static bool clock_is_alarm(enum timerd_clock c)
@@ -176,7 +177,7 @@ static int do_schedule(struct service *s, struct peer *p, json_object *params,
                        const struct td_now *now, json_object **reply, struct param_error *err)
 {
         struct td_handle h;
-        enum timerd_clock clock;
+        enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
         uint64_t deadline;
         int r;
 
@@ -201,7 +202,7 @@ static int do_reschedule(struct service *s, struct peer *p, json_object *params,
 {
         struct td_reschedule_result previous;
         struct td_handle h;
-        enum timerd_clock clock;
+        enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
         uint64_t deadline = 0, cadence = 0;
         int r;
 
@@ -235,7 +236,7 @@ static int control_simple(struct service *s, struct peer *p, json_object *params
                           handle_op_fn op, bool allow_token, enum event_kind event)
 {
         struct td_handle h;
-        enum timerd_clock clock;
+        enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
         int r;
 
         if ((r = control_handle(s, p, params, allow_token, &h, &clock, err)) < 0)
@@ -267,7 +268,7 @@ static int do_kick(struct service *s, struct peer *p, json_object *params, const
                    json_object **reply, struct param_error *err)
 {
         struct td_handle h;
-        enum timerd_clock clock;
+        enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
         uint64_t next;
         int r;
 
@@ -342,6 +343,8 @@ json_object *api_timer_json(const struct td_snapshot *t, const struct td_now *no
         vl_add_u64(d, "accuracy_usec", decl->accuracy_usec);
         if (decl->delivery == TIMERD_DELIVERY_SIGNAL)
                 vl_add_u64(d, "signal", (uint64_t)decl->signo);
+        vl_add_bool(d, "catch_up", decl->catch_up);
+        vl_add_u64(d, "randomized_delay_usec", decl->randomized_delay_usec);
 
         vl_add_u64(o, "owner", t->owner);
         vl_add_string(o, "name", t->name);
@@ -446,10 +449,13 @@ bool api_timer_call(struct service *s, struct peer *p, const char *method, json_
                         service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
                         return true;
                 }
+                /* The answer to a change of a retained timer depends on its commit. */
+                store_call_begin(s, p);
                 if (timer_methods[i].fn(s, p, params, &now, &reply, &err) < 0)
                         api_fail(s, p, &err);
                 else
                         service_reply(s, p, reply, false);
+                store_call_end(s);
                 return true;
         }
         return false;

@@ -5,11 +5,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "service/caps.h"
 #include "service/clock.h"
 #include "service/events.h"
 #include "service/log.h"
 #include "service/peer.h"
 #include "service/service.h"
+#include "service/store.h"
 #include "varlink/idl.h"
 #include "varlink/names.h"
 
@@ -60,6 +62,20 @@ static void get_interface_description(struct service *s, struct peer *p, json_ob
         service_reply(s, p, o, false);
 }
 
+/* What the service may do beyond an unprivileged process; [] when none or unknown. */
+static json_object *capabilities_json(void)
+{
+        json_object *array = json_object_new_array();
+        char **names = NULL;
+        int n = caps_held(&names);
+
+        for (int i = 0; array && i < n; i++)
+                json_object_array_add(array, json_object_new_string(names[i]));
+        if (n >= 0)
+                caps_names_free(names);
+        return array;
+}
+
 static void status(struct service *s, struct peer *p)
 {
         struct registry_stats rs;
@@ -105,7 +121,8 @@ static void status(struct service *s, struct peer *p)
         vl_add_u64(lateness, "p99_usec", lateness_percentile(&s->metrics.lateness, 990));
         vl_add_u64(lateness, "max_usec", s->metrics.lateness.max_usec);
         vl_add_object(o, "lateness", lateness);
-        vl_add_string(o, "store", "memory");
+        vl_add_object(o, "capabilities", capabilities_json());
+        vl_add_string(o, "store", store_status(s));
         service_reply(s, p, o, false);
 }
 

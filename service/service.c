@@ -15,6 +15,7 @@
 #include "service/log.h"
 #include "service/parked.h"
 #include "service/peer.h"
+#include "service/store.h"
 #include "varlink/names.h"
 
 int service_now(struct service *s, struct td_now *ret)
@@ -72,15 +73,56 @@ struct applied_effect {
         char name[TIMERD_NAME_MAX + 1];
 };
 
+/* Take the registry's demand for clock c's kernel timer; the outcome is confirmed by the caller. */
+static int take_arm(struct service *s, const struct td_effect *e)
+{
+        struct clock_wake *w = &s->wake[e->arm.clock];
+        w->registry_armed = e->kind == TD_EFFECT_ARM;
+        w->registry_deadline = e->arm.deadline_usec;
+        w->registry_generation = e->arm.generation;
+        int r = wake_sync(s, e->arm.clock);
+        if (r < 0)
+                log_warning("Cannot arm the %s timer: %s", vl_clock_to_string(e->arm.clock),
+                            strerror(-r));
+        return r;
+}
+
+/*
+ * Without memory for a copy: take the kernel-timer demands in place (they call nothing that
+ * reuses the effect buffer) and confirm them afterwards. Dispatches stay pending in the registry,
+ * where a Wait finds them; timers keep firing.
+ */
+static void apply_arms_only(struct service *s, const struct td_now *now, struct td_transition t)
+{
+        struct {
+                bool taken;
+                uint64_t generation;
+                int result;
+        } arms[TIMERD_CLOCK_MAX] = {0};
+
+        log_error("Out of memory applying %zu effects: deliveries wait for a Wait", t.n_effects);
+        for (size_t i = 0; i < t.n_effects; i++) {
+                const struct td_effect *e = &t.effects[i];
+                if (e->kind == TD_EFFECT_DISPATCH)
+                        continue;
+                arms[e->arm.clock].taken = true;
+                arms[e->arm.clock].generation = e->arm.generation;
+                arms[e->arm.clock].result = take_arm(s, e);
+        }
+        for (int c = 0; c < TIMERD_CLOCK_MAX; c++)
+                if (arms[c].taken)
+                        service_apply(s, now,
+                                      registry_confirm_arm(s->registry, now, (enum timerd_clock)c,
+                                                           arms[c].generation, arms[c].result));
+}
+
 void service_apply(struct service *s, const struct td_now *now, struct td_transition t)
 {
         if (t.n_effects == 0)
                 return;
         struct applied_effect *copy = calloc(t.n_effects, sizeof(*copy));
         if (!copy) {
-                /* Without memory the effects cannot be carried out; the registry still holds
-                 * every firing as pending, and the next wake-up re-arms. */
-                log_error("Out of memory applying %zu effects", t.n_effects);
+                apply_arms_only(s, now, t);
                 return;
         }
         size_t n = t.n_effects;
@@ -98,14 +140,7 @@ void service_apply(struct service *s, const struct td_now *now, struct td_transi
                 switch (e->kind) {
                 case TD_EFFECT_ARM:
                 case TD_EFFECT_DISARM: {
-                        struct clock_wake *w = &s->wake[e->arm.clock];
-                        w->registry_armed = e->kind == TD_EFFECT_ARM;
-                        w->registry_deadline = e->arm.deadline_usec;
-                        w->registry_generation = e->arm.generation;
-                        int r = wake_sync(s, e->arm.clock);
-                        if (r < 0)
-                                log_warning("Cannot arm the %s timer: %s",
-                                            vl_clock_to_string(e->arm.clock), strerror(-r));
+                        int r = take_arm(s, e);
                         service_apply(s, now,
                                       registry_confirm_arm(s->registry, now, e->arm.clock,
                                                            e->arm.generation, r));
@@ -130,7 +165,7 @@ void service_end_run(struct service *s, const struct td_now *now, const struct t
                      enum timerd_outcome outcome, enum timerd_directive directive)
 {
         const struct td_handle token = {
-                .owner = d->owner, .name = d->name, .generation = d->generation, .run = d->run};
+            .owner = d->owner, .name = d->name, .generation = d->generation, .run = d->run};
         service_apply(s, now, registry_complete(s->registry, now, &token, outcome, directive, 0));
 }
 
@@ -236,7 +271,7 @@ static void peer_update_watch(struct service *s, struct peer *p)
         p->watched_events = events;
 }
 
-static void peer_send(struct service *s, struct peer *p, char *msg)
+bool service_queue(struct service *s, struct peer *p, char *msg)
 {
         int r = peer_queue(p, msg);
         if (r < 0) {
@@ -244,9 +279,17 @@ static void peer_send(struct service *s, struct peer *p, char *msg)
                             (unsigned)p->uid,
                             r == -ENOBUFS ? "it does not read its replies" : strerror(-r));
                 service_drop_peer(s, p);
-                return;
+                return false;
         }
-        r = peer_flush(p);
+        return true;
+}
+
+static void peer_send(struct service *s, struct peer *p, char *msg)
+{
+        /* Nothing leaves before the changes it may describe are durable (store.c). */
+        if (store_hold(s, p, msg) || !service_queue(s, p, msg))
+                return;
+        int r = peer_flush(p);
         if (r < 0 && r != -EAGAIN) {
                 service_drop_peer(s, p);
                 return;
@@ -364,6 +407,12 @@ static void on_peer_io(struct loop_watch *w, int fd, uint32_t events, void *user
                 return;
         long n = peer_read(p);
         if (n == -ENOBUFS) {
+                /* The buffer is full of calls waiting their turn. A hang-up now means the open
+                 * call has nobody to answer; otherwise stop reading until the call ends. */
+                if ((events & LOOP_ERR) && p->call_open && !p->queued) {
+                        service_drop_peer(s, p);
+                        return;
+                }
                 p->input_full = true;
                 peer_update_watch(s, p);
                 return;
@@ -403,7 +452,15 @@ static void on_accept(struct loop_watch *w, int fd, uint32_t events, void *userd
         for (int i = 0; i < 64; i++) {
                 int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
                 if (cfd < 0) {
-                        if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                        if (errno == EMFILE || errno == ENFILE) {
+                                /* Level-triggered, the pending connection would wake the loop
+                                 * again at once: pause accepting until a connection closes. */
+                                log_warning("accept: %s; pausing new connections until one "
+                                            "closes",
+                                            strerror(errno));
+                                if (loop_watch_update(s->listen_watch, 0) >= 0)
+                                        s->accept_paused = true;
+                        } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
                                 log_warning("accept: %s", strerror(errno));
                         return;
                 }
@@ -468,6 +525,8 @@ void service_drop_peer(struct service *s, struct peer *p)
         if (p->next)
                 p->next->prev = p->prev;
         s->n_peers--;
+        if (s->accept_paused && loop_watch_update(s->listen_watch, LOOP_IN) >= 0)
+                s->accept_paused = false;
         p->next = s->closed;
         p->prev = NULL;
         s->closed = p;
@@ -497,7 +556,10 @@ static void drain_intents(struct service *s)
 {
         struct intent it;
 
-        for (uint32_t n = 0; n < s->config.max_intents && intent_take(&s->intents, &it) > 0; n++) {
+        /* Only what was queued when the drain began: a connection's next pipelined call waits for
+         * the next iteration, so one client cannot hold the loop with a pipeline. */
+        size_t budget = s->intents.count;
+        for (size_t n = 0; n < budget && intent_take(&s->intents, &it) > 0; n++) {
                 struct peer *p = it.peer;
                 /* A peer that went away before its turn is on the closed list, fd -1. */
                 if (p->fd < 0 || p->session != it.session) {
@@ -507,6 +569,22 @@ static void drain_intents(struct service *s)
                 p->queued = false;
                 api_handle_call(s, p, &it.call);
                 vl_call_done(&it.call);
+        }
+}
+
+/* A drop may drop others (events to subscribers): then scan again. */
+void service_flush_all(struct service *s)
+{
+        for (struct peer *p = s->peers; p;) {
+                int r = peer_has_output(p) ? peer_flush(p) : 0;
+
+                if ((r < 0 && r != -EAGAIN) || (p->doomed && !peer_has_output(p))) {
+                        service_drop_peer(s, p);
+                        p = s->peers;
+                        continue;
+                }
+                peer_update_watch(s, p);
+                p = p->fd >= 0 ? p->next : s->peers;
         }
 }
 
@@ -543,6 +621,7 @@ int service_iterate(struct service *s, int64_t timeout_usec)
         }
         service_note_work(s);
         drain_intents(s);
+        store_commit(s);
         free_closed(s);
         s->metrics.iterations++;
         if (clock_read(TIMERD_CLOCK_MONOTONIC, &end) == 0 && end >= s->iteration_start_usec &&

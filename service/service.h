@@ -20,6 +20,7 @@
 
 struct parked;
 struct peer;
+struct store;
 
 /* The kernel timer of one clock serves two cores: it is armed at the earlier of their demands. */
 struct clock_wake {
@@ -35,16 +36,20 @@ struct clock_wake {
 
 struct service {
         struct config config;
+        int argc; /* as at start, for reloading the configuration */
+        char **argv;
         struct loop *loop;
         char backend_reason[160];
         bool alarm_clocks;
 
         struct registry *registry;
         struct parked *parked;
+        struct store *store;
 
         int listen_fd;
         bool listen_bound_here; /* we created the socket file: unlink it at exit */
         struct loop_watch *listen_watch;
+        bool accept_paused; /* out of file descriptors: resumed when a connection closes */
         int signal_fd;
         struct loop_watch *signal_watch;
 
@@ -83,6 +88,11 @@ void service_end_run(struct service *s, const struct td_now *now, const struct t
 
 /* Re-arm the parked queue's wake-up of every clock after it changed. */
 void service_sync_parked_wake(struct service *s);
+
+/* Queue msg (owned) for p without writing it; false when p could not take it and was dropped. */
+bool service_queue(struct service *s, struct peer *p, char *msg);
+/* Write what every peer has queued; peers whose connection broke are dropped. */
+void service_flush_all(struct service *s);
 
 /* Answer the open call of p. */
 void service_reply(struct service *s, struct peer *p, json_object *parameters, bool continues);
