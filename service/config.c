@@ -24,6 +24,8 @@ void config_defaults(struct config *c)
             .max_timers = 8 * 1024 * 1024,
             .max_timers_per_owner = 4 * 1024 * 1024,
             .max_intents = 4096,
+            .max_parked_per_connection = 1024,
+            .max_parked_per_owner = 65536,
             .shutdown_grace_usec = UINT64_C(5000000),
         };
 }
@@ -202,6 +204,8 @@ static void usage(void)
                "  --max-timers-per-owner N  (default 4194304)\n"
                "  --max-intents N        requests queued for one loop iteration (default 4096);\n"
                "                         past it a request is answered Busy\n"
+               "  --max-parked-per-connection N  parked Waits and Sleeps (default 1024)\n"
+               "  --max-parked-per-owner N       … of one uid (default 65536)\n"
                "  -h, --help             this text\n"
                "      --version          the version\n");
 }

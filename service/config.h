@@ -24,6 +24,8 @@ struct config {
         uint32_t max_timers;
         uint32_t max_timers_per_owner;
         uint32_t max_intents; /* requests handled per loop iteration */
+        uint32_t max_parked_per_connection;
+        uint32_t max_parked_per_owner;
         uint64_t shutdown_grace_usec;
 };
 

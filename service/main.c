@@ -160,8 +160,8 @@ static int setup_core(struct service *s)
                 .first_handle_generation = 1,
         };
         struct parked_config pc = {
-                .max_per_session = 1024,
-                .max_per_owner = 65536,
+                .max_per_session = s->config.max_parked_per_connection,
+                .max_per_owner = s->config.max_parked_per_owner,
                 .max_names = 64,
                 .epoch = s->started_usec,
                 .first_nonce = 1,

@@ -52,23 +52,30 @@ int params_string(json_object *obj, const char *field, const char *path, const c
         return 1;
 }
 
+/* A valid timer name in obj's `field` (reported as `path`); 0 when absent. */
+static int name_field(json_object *obj, const char *field, const char *path, const char **ret,
+                      struct param_error *err)
+{
+        json_object *v;
+        int r = params_string(obj, field, path, ret, err);
+        /* A string the codec refuses (an embedded NUL) is a bad name, not a bad type. */
+        if (r < 0 && json_object_object_get_ex(obj, field, &v) &&
+            json_object_is_type(v, json_type_string))
+                return params_fail(err, -TIMERD_E_INVALID_NAME, json_object_get_string(v), NULL, 0);
+        if (r > 0 && !registry_name_valid(*ret))
+                return params_fail(err, -TIMERD_E_INVALID_NAME, *ret, NULL, 0);
+        return r;
+}
+
 int params_name(json_object *obj, const char *field, bool optional, const char **ret,
                 struct param_error *err)
 {
-        const char *name = NULL;
-        int r = params_string(obj, field, field, &name, err);
-        if (r < 0)
-                return r;
-        if (r == 0) {
-                if (!optional)
-                        return params_invalid(err, field);
+        int r = name_field(obj, field, field, ret, err);
+        if (r == 0 && !optional)
+                return params_invalid(err, field);
+        if (r == 0)
                 *ret = NULL;
-                return 0;
-        }
-        if (!registry_name_valid(name))
-                return params_fail(err, -TIMERD_E_INVALID_NAME, name, NULL, 0);
-        *ret = name;
-        return 0;
+        return r < 0 ? r : 0;
 }
 
 static int get_u64_field(json_object *obj, const char *field, const char *path, uint64_t def,
@@ -111,6 +118,7 @@ int params_declaration(json_object *params, struct td_declaration *ret, struct p
             .clock = TIMERD_CLOCK_MONOTONIC,
             .lifetime = TIMERD_LIFETIME_TRANSIENT,
             .delivery = TIMERD_DELIVERY_NOTIFY,
+            .catch_up = true,
         };
 
         if (params_string(d, "policy", "declaration.policy", &s, err) <= 0 ||
@@ -132,6 +140,12 @@ int params_declaration(json_object *params, struct td_declaration *ret, struct p
         r = params_signal(d, ret, err);
         if (r < 0)
                 return r;
+        if (vl_get_bool(d, "catch_up", &ret->catch_up) == -EINVAL)
+                return params_invalid(err, "declaration.catch_up");
+        r = get_u64_field(d, "randomized_delay_usec", "declaration.randomized_delay_usec", 0,
+                          &ret->randomized_delay_usec, err);
+        if (r < 0)
+                return r;
         return get_u64_field(d, "accuracy_usec", "declaration.accuracy_usec", 0,
                              &ret->accuracy_usec, err);
 }
@@ -144,10 +158,11 @@ static int parse_handle_object(json_object *obj, const char *path, uint32_t owne
 
         *ret = (struct td_handle){.owner = owner};
         snprintf(field, sizeof(field), "%s.name", path);
-        if (vl_get_string(obj, "name", &name) < 0)
+        int r = name_field(obj, "name", field, &name, err);
+        if (r == 0)
                 return params_invalid(err, field);
-        if (!registry_name_valid(name))
-                return params_fail(err, -TIMERD_E_INVALID_NAME, name, NULL, 0);
+        if (r < 0)
+                return r;
         ret->name = name;
         snprintf(field, sizeof(field), "%s.generation", path);
         if (vl_get_u64(obj, "generation", &ret->generation) < 0)

@@ -124,6 +124,25 @@ static void apply_parked(struct service *s, struct parked_transition t, const st
         service_sync_parked_wake(s);
 }
 
+/* The bound a -TIMERD_E_LIMIT_EXCEEDED of the parked queue hit. */
+static uint64_t parked_limit_value(const struct service *s, const struct parked_transition *t)
+{
+        if (t->failure != -TIMERD_E_LIMIT_EXCEEDED)
+                return 0;
+        switch (t->limit) {
+        case PARKED_LIMIT_PER_SESSION:
+                return s->config.max_parked_per_connection;
+        case PARKED_LIMIT_PER_OWNER:
+                return s->config.max_parked_per_owner;
+        case PARKED_LIMIT_NAMES:
+                return WAIT_MAX_NAMES;
+        case _PARKED_LIMIT_MAX:
+        case _PARKED_LIMIT_INVALID:
+                break;
+        }
+        return 0;
+}
+
 /* A failed parked transition as the caller's error. */
 static void parked_failed(struct service *s, struct peer *p, const struct parked_transition *t)
 {
@@ -135,9 +154,10 @@ static void parked_failed(struct service *s, struct peer *p, const struct parked
                 service_error(s, p, TIMERD_E_PROTOCOL_FAILURE, params);
                 return;
         }
-        params_fail(
-            &err, t->failure <= -TIMERD_E_BASE ? t->failure : -TIMERD_E_BUSY, NULL,
-            t->failure == -TIMERD_E_LIMIT_EXCEEDED ? parked_limit_to_string(t->limit) : NULL, 0);
+        params_fail(&err, t->failure <= -TIMERD_E_BASE ? t->failure : -TIMERD_E_BUSY, NULL,
+                    t->failure == -TIMERD_E_LIMIT_EXCEEDED ? parked_limit_to_string(t->limit)
+                                                           : NULL,
+                    parked_limit_value(s, t));
         api_fail(s, p, &err);
 }
 
@@ -191,7 +211,8 @@ void api_wait(struct service *s, struct peer *p, json_object *params)
                                 goto fail;
                         }
                         names[i] = json_object_get_string(v);
-                        if (!registry_name_valid(names[i])) {
+                        if (!registry_name_valid(names[i]) ||
+                            strlen(names[i]) != (size_t)json_object_get_string_len(v)) {
                                 params_fail(&err, -TIMERD_E_INVALID_NAME, names[i], NULL, 0);
                                 goto fail;
                         }

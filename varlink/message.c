@@ -277,7 +277,11 @@ int vl_get_string(json_object *obj, const char *field, const char **ret)
         r = get_field(obj, field, json_type_string, &v);
         if (r < 0)
                 return r;
-        *ret = json_object_get_string(v);
+        const char *s = json_object_get_string(v);
+        /* "a\u0000b" would otherwise be read as "a": a C string cannot hold it. */
+        if (strlen(s) != (size_t)json_object_get_string_len(v))
+                return -EINVAL;
+        *ret = s;
         return 0;
 }
 

@@ -300,7 +300,7 @@ struct timerd_status {
         char version[32];
         char backend[32];
         char backend_reason[128];
-        char store[32];
+        char store[160]; /* "journal", or "degraded: <why>" */
         uint64_t pid;
         uint64_t uptime_usec;
         uint64_t timers, scheduled, running, failed, pending;

@@ -362,7 +362,8 @@ static void encode_error(void **state)
 
 static void get_string_and_bool(void **state)
 {
-        json_object *obj = parse_object("{\"s\":\"x\",\"b\":false,\"n\":null,\"i\":1}");
+        json_object *obj =
+            parse_object("{\"s\":\"x\",\"b\":false,\"n\":null,\"i\":1,\"z\":\"a\\u0000b\"}");
         const char *s = "untouched";
         bool b = true;
 
@@ -373,6 +374,8 @@ static void get_string_and_bool(void **state)
         assert_int_equal(vl_get_string(obj, "b", &s), -EINVAL);
         assert_int_equal(vl_get_string(obj, "n", &s), -ENOENT);
         assert_int_equal(vl_get_string(obj, "absent", &s), -ENOENT);
+        /* An embedded NUL cannot be a C string: refused rather than cut short. */
+        assert_int_equal(vl_get_string(obj, "z", &s), -EINVAL);
         assert_string_equal(s, "x");
 
         assert_int_equal(vl_get_bool(obj, "b", &b), 0);
