@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "users.h"
+
+#include <grp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+bool users_available(void)
+{
+        return geteuid() == 0;
+}
+
+pid_t run_as_async(uid_t uid, int (*fn)(void *arg), void *arg)
+{
+        pid_t parent = getpid();
+        pid_t pid = fork();
+        if (pid != 0)
+                return pid;
+        if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                _exit(255);
+        /* A test that fails leaves no user process behind. After the switch: changing
+         * credentials clears the parent-death signal. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                _exit(255);
+        _exit(fn(arg) & 0xff);
+}
+
+int run_wait(pid_t pid)
+{
+        int status;
+        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+            WEXITSTATUS(status) == 255)
+                return -1;
+        return WEXITSTATUS(status);
+}
+
+int run_as(uid_t uid, int (*fn)(void *arg), void *arg)
+{
+        return run_wait(run_as_async(uid, fn, arg));
+}

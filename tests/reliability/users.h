@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Clients of other users: a child process that switches to an unprivileged uid (and the gid of
+ * the same number, no supplementary groups) before it connects, since the service takes a
+ * client's identity from the socket (SO_PEERCRED) at connect time. Needs root; no account needs
+ * to exist.
+ */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Two uids no test user owns. */
+#define USER_A 64001
+#define USER_B 64002
+
+/* Whether this process may switch uids (root). */
+bool users_available(void);
+
+/* Run fn(arg) in a child as uid; returns its result (0..255), or -1 when the child died of a
+ * signal or could not switch. */
+int run_as(uid_t uid, int (*fn)(void *arg), void *arg);
+
+/* The same, without waiting: returns the child's pid (reap it with run_wait()). */
+pid_t run_as_async(uid_t uid, int (*fn)(void *arg), void *arg);
+int run_wait(pid_t pid);
