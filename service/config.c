@@ -21,6 +21,7 @@ void config_defaults(struct config *c)
             .max_depth = 16,
             .max_output = (size_t)64 * 1024 * 1024,
             .max_connections = 4096,
+            .max_connections_per_uid = 1024,
             .max_timers = 8 * 1024 * 1024,
             .max_timers_per_owner = 4 * 1024 * 1024,
             .max_intents = 4096,
@@ -59,6 +60,8 @@ static const struct setting settings[] = {
     {"max-message", FIELD(max_message), 256, UINT64_C(64) << 20, SETTING_NUMBER, true},
     {"max-output", FIELD(max_output), 4096, UINT32_MAX, SETTING_NUMBER, true},
     {"max-connections", FIELD(max_connections), 1, UINT32_MAX, SETTING_NUMBER, true},
+    {"max-connections-per-uid", FIELD(max_connections_per_uid), 1, UINT32_MAX, SETTING_NUMBER,
+     true},
     {"max-timers-per-owner", FIELD(max_timers_per_owner), 1, UINT32_MAX, SETTING_NUMBER, false},
     {"max-intents", FIELD(max_intents), 1, UINT64_C(1) << 20, SETTING_NUMBER, false},
 };
@@ -201,6 +204,7 @@ static void usage(void)
                "  --max-output BYTES     replies buffered for a client that does not read\n"
                "                         before it is disconnected (default 67108864)\n"
                "  --max-connections N    (default 4096)\n"
+               "  --max-connections-per-uid N  (default 1024)\n"
                "  --max-timers-per-owner N  (default 4194304)\n"
                "  --max-intents N        requests queued for one loop iteration (default 4096);\n"
                "                         past it a request is answered Busy\n"

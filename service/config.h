@@ -21,6 +21,7 @@ struct config {
         int max_depth;      /* JSON nesting of one request */
         size_t max_output;  /* bytes buffered for one connection before it is dropped */
         uint32_t max_connections;
+        uint32_t max_connections_per_uid;
         uint32_t max_timers;
         uint32_t max_timers_per_owner;
         uint32_t max_intents; /* requests handled per loop iteration */

@@ -442,6 +442,28 @@ static void on_peer_exit(struct loop_watch *w, int fd, uint32_t events, void *us
         service_drop_peer(p->service, p);
 }
 
+/* Say why before hanging up; a full socket buffer just drops the reason. */
+static void refuse_connection(int fd, const char *limit, uint64_t max)
+{
+        json_object *params = json_object_new_object();
+        vl_add_string(params, "limit", limit);
+        vl_add_u64(params, "max", max);
+        char *msg = vl_error_encode(vl_error_to_name(TIMERD_E_LIMIT_EXCEEDED), params);
+        if (msg)
+                (void)!send(fd, msg, strlen(msg) + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        free(msg);
+        close(fd);
+}
+
+/* Linear, once per accepted connection: bounded by max-connections. */
+static uint32_t connections_of(const struct service *s, uid_t uid)
+{
+        uint32_t n = 0;
+        for (const struct peer *p = s->peers; p; p = p->next)
+                n += p->uid == uid;
+        return n;
+}
+
 static void on_accept(struct loop_watch *w, int fd, uint32_t events, void *userdata)
 {
         struct service *s = userdata;
@@ -465,16 +487,7 @@ static void on_accept(struct loop_watch *w, int fd, uint32_t events, void *userd
                         return;
                 }
                 if (s->n_peers >= s->config.max_connections) {
-                        /* Say why before hanging up; a full socket buffer just drops it. */
-                        json_object *params = json_object_new_object();
-                        vl_add_string(params, "limit", "connections");
-                        vl_add_u64(params, "max", s->config.max_connections);
-                        char *msg =
-                            vl_error_encode(vl_error_to_name(TIMERD_E_LIMIT_EXCEEDED), params);
-                        if (msg)
-                                (void)!send(cfd, msg, strlen(msg) + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-                        free(msg);
-                        close(cfd);
+                        refuse_connection(cfd, "connections", s->config.max_connections);
                         continue;
                 }
                 struct peer *p;
@@ -483,6 +496,13 @@ static void on_accept(struct loop_watch *w, int fd, uint32_t events, void *userd
                 if (r < 0) {
                         log_errno(r, "Cannot take a connection");
                         close(cfd);
+                        continue;
+                }
+                if (connections_of(s, p->uid) >= s->config.max_connections_per_uid) {
+                        refuse_connection(cfd, "connections_per_uid",
+                                          s->config.max_connections_per_uid);
+                        p->fd = -1;
+                        peer_free(p);
                         continue;
                 }
                 p->service = s;

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -51,6 +53,12 @@ static int setup_output(void **state)
 static int setup_connections(void **state)
 {
         static const char *const args[] = {"--max-connections=4", NULL};
+        return harness_setup_with(state, args);
+}
+
+static int setup_connections_per_uid(void **state)
+{
+        static const char *const args[] = {"--max-connections-per-uid=3", NULL};
         return harness_setup_with(state, args);
 }
 
@@ -334,6 +342,44 @@ static void test_connections_are_bounded(void **state)
                 close(held[i]);
 }
 
+/* One uid cannot take every connection: past its bound it is refused, another uid is not. */
+static void test_connections_per_uid_are_bounded(void **state)
+{
+        struct harness *h = *state;
+        int held[3];
+
+        if (getuid() != 0)
+                skip();
+        for (int i = 0; i < 3; i++) {
+                held[i] = harness_raw_connect(h);
+                expect_success(wire_call(held[i], STATUS_CALL));
+        }
+        int over = harness_raw_connect(h);
+        json_object *r = wire_recv(over);
+        assert_string_equal(wire_string(r, "limit"), "connections_per_uid");
+        assert_int_equal(wire_int(r, "max"), 3);
+        expect_error(r, "io.timerd.Timer.LimitExceeded");
+        wire_expect_eof(over);
+        close(over);
+
+        assert_int_equal(chmod(h->dir, 0755), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(10);
+                int fd = harness_raw_connect(h);
+                json_object *reply = wire_call(fd, STATUS_CALL);
+                _exit(wire_error(reply) ? 11 : 0);
+        }
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        for (int i = 0; i < 3; i++)
+                close(held[i]);
+}
+
 /*
  * Park one Sleep continuation on t: an alarm interrupts the Sleep with an observation, resumed
  * with a ticket that is never used. The continuation stays parked (awaiting resume) with no call
@@ -522,6 +568,8 @@ int main(int argc, char **argv)
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_connections_are_bounded, setup_connections,
                                             harness_teardown),
+            cmocka_unit_test_setup_teardown(test_connections_per_uid_are_bounded,
+                                            setup_connections_per_uid, harness_teardown),
             cmocka_unit_test_setup_teardown(test_parked_requests_per_connection_are_bounded,
                                             harness_setup, harness_teardown),
             cmocka_unit_test_setup_teardown(test_output_is_bounded_per_connection, setup_output,
