@@ -198,6 +198,42 @@ static void test_full_intent_queue_answers_busy(void **state)
         assert_true(busy >= 1);
 }
 
+/* SIGTERM with requests parked: each is answered ShuttingDown, and the service exits 0. */
+static void test_shutdown_answers_every_parked_request(void **state)
+{
+        struct harness *h = *state;
+        enum { N = 32 };
+        int fds[N];
+        struct timerd *t = harness_connect(h);
+
+        for (int i = 0; i < N; i++) {
+                fds[i] = harness_raw_connect(h);
+                const char *call = i % 2 ? "{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{}}"
+                                         : "{\"method\":\"io.timerd.Timer.Sleep\",\"parameters\":"
+                                           "{\"for_usec\":60000000}}";
+                raw_send(fds[i], call, strlen(call) + 1);
+        }
+        wait_for_waiters(t, N);
+        timerd_close(t);
+
+        int status = harness_kill(h, SIGTERM);
+        for (int i = 0; i < N; i++) {
+                char buf[1024];
+                assert_true(raw_recv(fds[i], buf, sizeof(buf), 5000) >= 0);
+                assert_non_null(strstr(buf, "io.timerd.Timer.ShuttingDown"));
+                close(fds[i]);
+        }
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* The test stopped the service itself (harness_kill reaped it and removed its directory). */
+static int teardown_stopped(void **state)
+{
+        free(*state);
+        return 0;
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -207,6 +243,8 @@ int main(void)
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_full_intent_queue_answers_busy, setup_two_intents,
                                             harness_teardown),
+            cmocka_unit_test_setup_teardown(test_shutdown_answers_every_parked_request,
+                                            harness_setup, teardown_stopped),
         };
         return cmocka_run_group_tests_name(harness_backend(), tests, NULL, NULL);
 }
