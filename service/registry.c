@@ -1140,6 +1140,27 @@ struct td_transition registry_fail(struct registry *r, const struct td_now *now,
         return transition_sync(r);
 }
 
+struct td_transition registry_note_overrun(struct registry *r, const struct td_now *now,
+                                           const struct td_handle *h)
+{
+        uint64_t overruns;
+        struct timer *t;
+        int e;
+
+        (void)now;
+        effects_begin(r);
+        e = handle_resolve(r, h, &t);
+        if (e < 0)
+                return transition_failed(r, e);
+        if (__builtin_add_overflow(t->rt.overruns, 1, &overruns))
+                return transition_failed(r, -TIMERD_E_OVERFLOW);
+        stats_leave(r, t);
+        t->rt.overruns = overruns;
+        r->overruns = saturating_add(r->overruns, 1);
+        stats_enter(r, t);
+        return transition_done(r);
+}
+
 /* The counters a finished run leaves, computed before anything changes. */
 struct run_result {
         enum timerd_outcome outcome;

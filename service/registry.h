@@ -238,6 +238,13 @@ struct td_transition registry_kick(struct registry *r, const struct td_now *now,
 struct td_transition registry_fail(struct registry *r, const struct td_now *now,
                                    const struct td_handle *h, enum timerd_failure failure);
 
+/*
+ * The delivery of this run coalesced with an earlier one still pending at the target (a signal
+ * not yet taken): count it as an overrun, like a POSIX timer's. The run itself goes on.
+ */
+struct td_transition registry_note_overrun(struct registry *r, const struct td_now *now,
+                                           const struct td_handle *h);
+
 /* Remove the timer; its claims, run tokens and pending firing expire. Takes the claim itself: a
  * run token (run > 0) is -TIMERD_E_INVALID_PARAMETER. */
 struct td_transition registry_unregister(struct registry *r, const struct td_now *now,

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -27,6 +29,33 @@ static int pidfd_send(int pidfd, int signo, uint64_t value)
         return 0;
 }
 
+/*
+ * Whether signo is still pending for the whole process (sent, not yet taken): 1 or 0, or -errno
+ * when it cannot be told (/proc hidden, as under ProtectProc=invisible: then the signal is sent
+ * and queues like any).
+ */
+static int signal_pending(const struct peer *p, int signo)
+{
+        char path[64], line[256];
+        int r = -ENOENT;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)p->pid);
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, "ShdPnd:", 7) == 0) {
+                        unsigned long long mask = strtoull(line + 7, NULL, 16);
+                        r = (int)((mask >> (signo - 1)) & 1);
+                        break;
+                }
+        fclose(f);
+        /* The pid read is the peer's only while its pidfd still names a live process. */
+        if (r == 1 && syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) < 0)
+                return -errno;
+        return r;
+}
+
 void signals_deliver(struct service *s, const struct td_now *now, const struct td_dispatch *d)
 {
         struct td_snapshot t;
@@ -34,12 +63,20 @@ void signals_deliver(struct service *s, const struct td_now *now, const struct t
 
         if (registry_get(s->registry, d->owner, d->name, &t) < 0)
                 return;
+        const struct td_handle token = {
+            .owner = d->owner, .name = t.name, .generation = d->generation, .run = d->run};
         struct peer *p = service_find_session(s, t.session);
+        if (p && p->pidfd >= 0 && signal_pending(p, t.declaration.signo) == 1) {
+                /* setitimer semantics: a period whose signal would queue behind the last one is
+                 * an overrun, never a burst. */
+                s->signals.coalesced++;
+                service_apply(s, now, registry_note_overrun(s->registry, now, &token));
+                service_end_run(s, now, d, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE);
+                return;
+        }
         if (p && p->pidfd >= 0)
                 r = pidfd_send(p->pidfd, t.declaration.signo, d->generation);
 
-        const struct td_handle token = {
-                .owner = d->owner, .name = t.name, .generation = d->generation, .run = d->run};
         if (r >= 0) {
                 s->signals.sent++;
                 service_end_run(s, now, d, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE);
@@ -47,7 +84,7 @@ void signals_deliver(struct service *s, const struct td_now *now, const struct t
         }
         /* Not retried: the process will not come back, and a refusal will not change. */
         enum timerd_failure failure =
-                r == -EPERM ? TIMERD_FAILURE_SIGNAL_REFUSED : TIMERD_FAILURE_TARGET_GONE;
+            r == -EPERM ? TIMERD_FAILURE_SIGNAL_REFUSED : TIMERD_FAILURE_TARGET_GONE;
         if (r == -EPERM)
                 s->signals.refused++;
         else

@@ -14,6 +14,7 @@ struct service;
 
 struct signal_stats {
         uint64_t sent;
+        uint64_t coalesced;   /* not sent: the last one was still pending (an overrun) */
         uint64_t target_gone; /* ESRCH, or the registering connection is gone */
         uint64_t refused;     /* EPERM */
 };

@@ -172,6 +172,38 @@ static void test_signals_only_reach_the_caller(void **state)
         run_child(no_other_target_body, *state);
 }
 
+static void blocked_body(const struct harness *h)
+{
+        int signo = SIGRTMIN + 2;
+        int sfd = signal_fd_for(signo);
+        int fd = harness_raw_connect(h);
+        struct signalfd_siginfo si;
+
+        register_signal_timer(fd, "blocked", "interval", 30000, signo, "");
+        /* Not taking the signal for about ten periods. */
+        usleep(300000);
+        json_object *p = call(fd, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":"
+                                  "\"blocked\"}}");
+        json_object *timer, *overruns;
+        if (!p || !json_object_object_get_ex(p, "timer", &timer) ||
+            !json_object_object_get_ex(timer, "overruns", &overruns))
+                _exit(60);
+        /* The missed periods are counted, not queued: one signal waits, the rest are overruns. */
+        if (json_object_get_int64(overruns) < 3)
+                _exit(61);
+        json_object_put(p);
+        int queued = 0;
+        while (next_signal(sfd, 0, &si))
+                queued++;
+        if (queued != 1)
+                _exit(62);
+}
+
+static void test_blocked_signals_count_overruns(void **state)
+{
+        run_child(blocked_body, *state);
+}
+
 static void test_bad_signal_numbers_are_refused(void **state)
 {
         int fd = harness_raw_connect(*state);
@@ -194,6 +226,7 @@ int main(void)
             cmocka_unit_test(test_interval_signals_carry_the_timer),
             cmocka_unit_test(test_watchdog_signals_only_when_not_kicked),
             cmocka_unit_test(test_signals_only_reach_the_caller),
+            cmocka_unit_test(test_blocked_signals_count_overruns),
             cmocka_unit_test(test_bad_signal_numbers_are_refused),
         };
         return cmocka_run_group_tests_name(harness_backend(), tests, harness_setup,
