@@ -316,6 +316,23 @@ struct timerd_status {
 
 int timerd_status(struct timerd *t, struct timerd_status *ret);
 
+/*
+ * Delivery signal without boilerplate. timerd_signal_fd() blocks the given signals in the calling
+ * thread and returns a signalfd for them (non-blocking, close-on-exec): put it in a poll set.
+ * timerd_signal_read() takes one signal from it: 1 and *ret when a timer's signal was read, 0
+ * when none is pending, -errno. A signal that timerd did not send (not SI_QUEUE) is read and
+ * reported with generation 0.
+ */
+int timerd_signal_fd(const int *signals, size_t n_signals);
+
+struct timerd_signal {
+        int signo;
+        uint64_t generation; /* the timer's claim generation: which timer fired */
+        int32_t sender_pid;  /* the service */
+};
+
+int timerd_signal_read(int fd, struct timerd_signal *ret);
+
 /* Registry events, as timerctl monitor shows them. */
 enum timerd_event_kind {
         TIMERD_EVENT_REGISTERED,
