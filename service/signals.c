@@ -92,5 +92,8 @@ void signals_deliver(struct service *s, const struct td_now *now, const struct t
         log_info("Timer %s of uid %u stops: %s", t.name, (unsigned)d->owner,
                  r == -EPERM ? "the signal was refused" : "its process is gone");
         service_end_run(s, now, d, TIMERD_OUTCOME_EXPECTED_FAILURE, TIMERD_DIRECTIVE_STOP);
-        service_apply(s, now, registry_fail(s->registry, now, &token, failure));
+        /* The run is over: the failure is recorded through the claim. */
+        const struct td_handle claim = {
+            .owner = d->owner, .name = t.name, .generation = d->generation};
+        service_apply(s, now, registry_fail(s->registry, now, &claim, failure));
 }

@@ -204,6 +204,46 @@ static void test_blocked_signals_count_overruns(void **state)
         run_child(blocked_body, *state);
 }
 
+/* A retained signal timer outlives its process: the next firing finds the target gone. */
+static void test_target_gone_stops_the_timer(void **state)
+{
+        struct harness *h = *state;
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                int fd = harness_raw_connect(h);
+                json_object *p =
+                    call(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{"
+                             "\"name\":\"orphaned\",\"delay_usec\":200000,"
+                             "\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":"
+                             "200000,\"lifetime\":\"retained\",\"delivery\":\"signal\"}}}");
+                _exit(p ? 0 : 1);
+        }
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_int_equal(WEXITSTATUS(status), 0);
+
+        int fd = harness_raw_connect(h);
+        const char *failure = NULL;
+        for (int i = 0; i < 500 && !failure; i++) {
+                json_object *p = call(fd, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{"
+                                          "\"name\":\"orphaned\"}}");
+                json_object *timer, *f;
+                assert_non_null(p);
+                assert_true(json_object_object_get_ex(p, "timer", &timer));
+                if (json_object_object_get_ex(timer, "failure", &f))
+                        failure = strcmp(json_object_get_string(f), "target_gone") == 0
+                                      ? "target_gone"
+                                      : "other";
+                json_object_put(p);
+                if (!failure)
+                        usleep(10000);
+        }
+        assert_non_null(failure);
+        assert_string_equal(failure, "target_gone");
+        close(fd);
+}
+
 static void test_bad_signal_numbers_are_refused(void **state)
 {
         int fd = harness_raw_connect(*state);
@@ -227,6 +267,7 @@ int main(void)
             cmocka_unit_test(test_watchdog_signals_only_when_not_kicked),
             cmocka_unit_test(test_signals_only_reach_the_caller),
             cmocka_unit_test(test_blocked_signals_count_overruns),
+            cmocka_unit_test(test_target_gone_stops_the_timer),
             cmocka_unit_test(test_bad_signal_numbers_are_refused),
         };
         return cmocka_run_group_tests_name(harness_backend(), tests, harness_setup,
