@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * B1, firing lateness: the time from a timer's deadline to the moment a client holding a Wait
+ * stream (timerd_wait_stream / timerd_wait_next) has the firing in hand, with 1k, 10k and 100k
+ * active timers, accuracy 0 — timerd on each backend beside an in-process timerfd and sd-event
+ * running the same schedule (bench/schedule.h) in the client's process. Runs of the four are
+ * interleaved; each percentile is the median of the runs' (a disturbed run moves the range, not
+ * the figure), the max is the largest of all. For timerd,
+ * fired_usec − deadline is the part of the lateness spent before the service dispatched the run;
+ * the rest is delivery to the client.
+ * Usage: bench-lateness TIMERD [--quick]
+ */
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bulk.h"
+#include "bench/daemon.h"
+#include "bench/harness.h"
+#include "bench/local-timers.h"
+#include "bench/raw-conn.h"
+#include "bench/schedule.h"
+#include "bench/stats.h"
+#include "timerd/timerd.h"
+
+#define RUNS      5
+#define WINDOW    64
+#define WARMUP    100
+#define LEAD_USEC 50000
+#define REPLY_MAX (1u << 20)
+
+enum system {
+        SYSTEM_IO_URING,
+        SYSTEM_TIMERFD_SERVICE,
+        SYSTEM_LOCAL_TIMERFD,
+        SYSTEM_SD_EVENT,
+        _SYSTEM_MAX
+};
+
+static const char *const system_names[_SYSTEM_MAX] = {
+    [SYSTEM_IO_URING] = "timerd io_uring",
+    [SYSTEM_TIMERFD_SERVICE] = "timerd timerfd",
+    [SYSTEM_LOCAL_TIMERFD] = "in-process timerfd",
+    [SYSTEM_SD_EVENT] = "in-process sd-event",
+};
+
+/* A timerd with its background timers, registered on a connection that stays open. */
+struct service {
+        struct daemon daemon;
+        struct raw_conn background;
+};
+
+static uint64_t background_deadline(void *userdata, size_t i)
+{
+        (void)i;
+        return schedule_background(userdata);
+}
+
+static void service_start(struct service *s, const char *binary, const char *backend,
+                          const struct schedule_spec *spec)
+{
+        struct schedule sched;
+
+        daemon_start(&(struct daemon_options){.binary = binary, .backend = backend}, &s->daemon);
+        raw_conn_open(s->daemon.socket, REPLY_MAX, &s->background);
+        schedule_init(&sched, spec, LEAD_USEC);
+        uint64_t start = now_usec();
+        bulk_register(&s->background, 1,
+                      &(struct bulk_spec){.prefix = "b",
+                                          .n = spec->active - spec->window,
+                                          .deadline = background_deadline,
+                                          .userdata = &sched});
+        note("%s: %zu background timers registered in %.2f s", backend, spec->active - spec->window,
+             (double)(now_usec() - start) / 1e6);
+}
+
+static void service_stop(struct service *s)
+{
+        raw_conn_close(&s->background);
+        daemon_stop(&s->daemon);
+}
+
+static struct timerd *connect_or_die(const char *socket)
+{
+        struct timerd *t;
+        int r = timerd_connect(socket, &t);
+
+        if (r < 0)
+                die("timerd_connect: %s", timerd_strerror(r));
+        return t;
+}
+
+static void register_probe(struct timerd *t, unsigned run, size_t i, uint64_t deadline)
+{
+        struct timerd_declaration decl;
+        struct timerd_claim claim;
+        char name[64];
+
+        timerd_declaration_init(&decl, TIMERD_POLICY_ONCE, 0);
+        snprintf(name, sizeof(name), "p%u-%zu", run, i);
+        int r = timerd_register(t, name, &decl,
+                                &(struct timerd_start){.kind = TIMERD_START_AT, .usec = deadline},
+                                false, &claim);
+        if (r < 0)
+                die("Register %s: %s", name, timerd_strerror(r));
+}
+
+/* The probes fire into a stream on one connection and are registered on another. Closing the
+ * second at the end removes them (they are transient). ret_dispatch gets the service's own part
+ * of the lateness: fired_usec (when it dispatched the run) − deadline. */
+static void service_run(struct service *s, const struct schedule_spec *spec, unsigned run,
+                        struct samples *ret, struct samples *ret_dispatch)
+{
+        struct timerd *stream = connect_or_die(s->daemon.socket);
+        struct timerd *registrar = connect_or_die(s->daemon.socket);
+        struct schedule sched;
+        size_t registered = 0, fired = 0;
+        int r;
+
+        r = timerd_wait_stream(stream, NULL, 0);
+        if (r < 0)
+                die("timerd_wait_stream: %s", timerd_strerror(r));
+        schedule_init(&sched, spec, LEAD_USEC);
+        for (; registered < spec->window; registered++)
+                register_probe(registrar, run, registered, schedule_next_probe(&sched));
+        while (fired < spec->warmup + spec->probes) {
+                struct timerd_firing f;
+
+                r = timerd_wait_next(stream, &f);
+                if (r < 0)
+                        die("timerd_wait_next: %s", timerd_strerror(r));
+                uint64_t now = now_usec();
+                if (fired++ >= spec->warmup) {
+                        samples_add(ret, now > f.deadline_usec ? now - f.deadline_usec : 0);
+                        samples_add(ret_dispatch, f.fired_usec > f.deadline_usec
+                                                      ? f.fired_usec - f.deadline_usec
+                                                      : 0);
+                }
+                register_probe(registrar, run, registered++, schedule_next_probe(&sched));
+        }
+        timerd_close(stream);
+        timerd_close(registrar);
+}
+
+enum { P50, P99, P999, MAX, _PCT_MAX };
+
+static void percentiles(struct samples *s, double ret[_PCT_MAX])
+{
+        ret[P50] = (double)samples_percentile(s, 50);
+        ret[P99] = (double)samples_percentile(s, 99);
+        ret[P999] = (double)samples_percentile(s, 99.9);
+        ret[MAX] = (double)samples_max(s);
+}
+
+/* Per system, each percentile over the runs: the median stands for the figure, its range shows
+ * how much a disturbed run (a shared machine) moved it. */
+struct figures {
+        struct spread late[_PCT_MAX];
+        struct spread service[_PCT_MAX]; /* timerd only: deadline → dispatch */
+};
+
+static void measure_size(const char *binary, size_t active, size_t probes, unsigned *run,
+                         struct figures ret[_SYSTEM_MAX])
+{
+        struct schedule_spec spec = {
+            .active = active, .window = WINDOW, .warmup = WARMUP, .probes = probes};
+        double late[_SYSTEM_MAX][_PCT_MAX][RUNS], service[_SYSTEM_MAX][_PCT_MAX][RUNS] = {};
+        struct samples one, dispatch;
+        struct service io_uring, timerfd;
+
+        samples_init(&one, probes);
+        samples_init(&dispatch, probes);
+        service_start(&io_uring, binary, "io_uring", &spec);
+        service_start(&timerfd, binary, "timerfd", &spec);
+        for (int i = 0; i < RUNS; i++)
+                for (int sys = 0; sys < _SYSTEM_MAX; sys++) {
+                        double pct[_PCT_MAX];
+
+                        spec.seed = UINT64_C(0x5eed) * (active + (size_t)i);
+                        samples_clear(&one);
+                        samples_clear(&dispatch);
+                        switch (sys) {
+                        case SYSTEM_IO_URING:
+                                service_run(&io_uring, &spec, ++*run, &one, &dispatch);
+                                break;
+                        case SYSTEM_TIMERFD_SERVICE:
+                                service_run(&timerfd, &spec, ++*run, &one, &dispatch);
+                                break;
+                        case SYSTEM_LOCAL_TIMERFD:
+                                local_timerfd_run(&spec, &one);
+                                break;
+                        case SYSTEM_SD_EVENT:
+                                local_sd_event_run(&spec, &one);
+                                break;
+                        }
+                        percentiles(&one, pct);
+                        for (int k = 0; k < _PCT_MAX; k++)
+                                late[sys][k][i] = pct[k];
+                        percentiles(&dispatch, pct);
+                        for (int k = 0; k < _PCT_MAX; k++)
+                                service[sys][k][i] = pct[k];
+                }
+        service_stop(&io_uring);
+        service_stop(&timerfd);
+        samples_done(&one);
+        samples_done(&dispatch);
+
+        for (int sys = 0; sys < _SYSTEM_MAX; sys++) {
+                for (int k = 0; k < _PCT_MAX; k++) {
+                        spread_of(late[sys][k], RUNS, &ret[sys].late[k]);
+                        spread_of(service[sys][k], RUNS, &ret[sys].service[k]);
+                }
+                const struct spread *l = ret[sys].late;
+                note("%6zu active  %-20s p50 %5.0f  p99 %5.0f (%.0f-%.0f)  p99.9 %5.0f  max %6.0f "
+                     "us",
+                     active, system_names[sys], l[P50].median, l[P99].median, l[P99].min,
+                     l[P99].max, l[P999].median, l[MAX].max);
+        }
+}
+
+static void report(size_t active, const struct figures f[_SYSTEM_MAX])
+{
+        const struct spread *fd = f[SYSTEM_LOCAL_TIMERFD].late, *sd = f[SYSTEM_SD_EVENT].late;
+
+        for (int sys = SYSTEM_IO_URING; sys <= SYSTEM_TIMERFD_SERVICE; sys++) {
+                const struct spread *l = f[sys].late, *in = f[sys].service;
+                double ratio = l[P99].median / fd[P99].median;
+                double ratio_sd = l[P99].median / sd[P99].median;
+
+                table_row("B1 lateness | %zuk active, exact, %s: p50 / p99 / p99.9 / max | %.0f / "
+                          "%.0f / %.0f / %.0f µs (p99 of the runs %.0f–%.0f; deadline → dispatch "
+                          "in the service p50 %.0f, p99 %.0f) | in-process timerfd %.0f / %.0f / "
+                          "%.0f / %.0f (p99 %.0f–%.0f); sd-event %.0f / %.0f / %.0f / %.0f (p99 "
+                          "%.0f–%.0f) | p99 %.2f× timerfd, %.2f× sd-event | %s | %s",
+                          active / 1000, system_names[sys], l[P50].median, l[P99].median,
+                          l[P999].median, l[MAX].max, l[P99].min, l[P99].max, in[P50].median,
+                          in[P99].median, fd[P50].median, fd[P99].median, fd[P999].median,
+                          fd[MAX].max, fd[P99].min, fd[P99].max, sd[P50].median, sd[P99].median,
+                          sd[P999].median, sd[MAX].max, sd[P99].min, sd[P99].max, ratio, ratio_sd,
+                          active == 10000 ? "p99 ≤ 1.5× timerfd" : "—",
+                          active == 10000 ? verdict(ratio <= 1.5) : "(info)");
+        }
+}
+
+int main(int argc, char **argv)
+{
+        size_t sizes[] = {1000, 10000, 100000};
+        size_t n_sizes = 3, probes = 1500;
+        unsigned run = 0;
+
+        if (argc < 2)
+                die("usage: bench-lateness TIMERD [--quick]");
+        if (argc > 2 && strcmp(argv[2], "--quick") == 0) {
+                n_sizes = 2;
+                probes = 300;
+        }
+        bool pinned = bench_pin(0, BENCH_CPU_CLIENT);
+        note("B1: firing lateness, %zu probes per run after %d warm-up, %d runs; %s", probes,
+             WARMUP, RUNS,
+             pinned ? "service on CPU 0, client and in-process timers on CPU 1"
+                    : "not pinned (one CPU)");
+        for (size_t z = 0; z < n_sizes; z++) {
+                struct figures f[_SYSTEM_MAX];
+
+                measure_size(argv[1], sizes[z], probes, &run, f);
+                report(sizes[z], f);
+        }
+        return EXIT_SUCCESS;
+}

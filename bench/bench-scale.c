@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * B3, scale: 10k, 100k and 1M active timers (--full: and 4M) in one timerd (default backend),
+ * registered pipelined on one connection with random deadlines one to two hours out. For each
+ * size: the service's RSS per timer (VmRSS after registering minus before, divided by the count),
+ * its CPU time per Register and per Cancel, the wall time to register them all, and a List of all
+ * of them (time and reply size, or what the service answered instead; not at 4M, where it takes
+ * minutes). The smaller sizes are repeated and report the median run.
+ * Usage: bench-scale TIMERD [--quick | --full]
+ */
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bulk.h"
+#include "bench/calls.h"
+#include "bench/daemon.h"
+#include "bench/harness.h"
+#include "bench/raw-conn.h"
+#include "bench/stats.h"
+
+#define REPLY_MAX   (4ull << 30)
+#define HOUR_USEC   (3600 * UINT64_C(1000000))
+#define MAX_REPEATS 3
+#define LIST_MAX    1000000
+
+struct far_deadlines {
+        uint64_t base;
+};
+
+static uint64_t far_deadline(void *userdata, size_t i)
+{
+        const struct far_deadlines *f = userdata;
+        uint64_t h = ((uint64_t)i + 1) * UINT64_C(0x9e3779b97f4a7c15);
+
+        return f->base + (h >> 20) % HOUR_USEC;
+}
+
+struct result {
+        double rss_per_timer;
+        double insert_ns, cancel_ns; /* service CPU per call */
+        double register_sec;
+        double list_sec;
+        size_t list_bytes;
+        char list_outcome[160]; /* empty when List answered the timers */
+};
+
+static void list_all(const struct daemon *d, struct result *ret)
+{
+        struct raw_conn c;
+
+        raw_conn_open(d->socket, REPLY_MAX, &c);
+        uint64_t start = now_nsec();
+        char *reply = raw_call(&c, CALL_LIST);
+        ret->list_sec = (double)(now_nsec() - start) / 1e9;
+        if (!reply)
+                snprintf(ret->list_outcome, sizeof(ret->list_outcome),
+                         "the connection was closed after %.1f s without a reply", ret->list_sec);
+        else if (reply_is_error(reply))
+                snprintf(ret->list_outcome, sizeof(ret->list_outcome), "error %.120s", reply);
+        else
+                ret->list_bytes = strlen(reply);
+        free(reply);
+        raw_conn_close(&c);
+}
+
+static void run_size(const char *binary, size_t n, struct result *ret)
+{
+        struct far_deadlines far = {.base = now_usec() + HOUR_USEC};
+        uint64_t *generations = xcalloc(n, sizeof(uint64_t));
+        struct bulk_spec spec = {.prefix = "s",
+                                 .n = n,
+                                 .deadline = far_deadline,
+                                 .userdata = &far,
+                                 .generations = generations};
+        struct raw_conn c;
+        struct daemon d;
+
+        *ret = (struct result){};
+        daemon_start(&(struct daemon_options){.binary = binary, .backend = "auto"}, &d);
+        raw_conn_open(d.socket, 1u << 20, &c);
+        uint64_t rss0 = daemon_rss_bytes(&d), cpu0 = daemon_cpu_nsec(&d), t0 = now_nsec();
+        bulk_register(&c, 1, &spec);
+        uint64_t t1 = now_nsec(), cpu1 = daemon_cpu_nsec(&d), rss1 = daemon_rss_bytes(&d);
+        if (n <= LIST_MAX)
+                list_all(&d, ret);
+        else
+                snprintf(ret->list_outcome, sizeof(ret->list_outcome), "not tried above %dk",
+                         LIST_MAX / 1000);
+        uint64_t cpu2 = daemon_cpu_nsec(&d);
+        bulk_cancel(&c, 1, &spec);
+        uint64_t cpu3 = daemon_cpu_nsec(&d);
+        raw_conn_close(&c);
+        daemon_stop(&d);
+        free(generations);
+
+        ret->rss_per_timer = ((double)rss1 - (double)rss0) / (double)n;
+        ret->insert_ns = (double)(cpu1 - cpu0) / (double)n;
+        ret->cancel_ns = (double)(cpu3 - cpu2) / (double)n;
+        ret->register_sec = (double)(t1 - t0) / 1e9;
+        note("%8zu timers: RSS %.1f -> %.1f MiB (%.0f B/timer), register %.2f s (%.0f/s), CPU "
+             "%.0f ns/insert %.0f ns/cancel, List %.2f s %zu bytes%s%s",
+             n, (double)rss0 / 1048576, (double)rss1 / 1048576, ret->rss_per_timer,
+             ret->register_sec, (double)n / ret->register_sec, ret->insert_ns, ret->cancel_ns,
+             ret->list_sec, ret->list_bytes, ret->list_outcome[0] ? ": " : "", ret->list_outcome);
+}
+
+/* The run with the median registration time among repeats. */
+static void run_size_median(const char *binary, size_t n, size_t repeats, struct result *ret)
+{
+        struct result runs[MAX_REPEATS];
+        double times[MAX_REPEATS];
+        struct spread s;
+
+        for (size_t i = 0; i < repeats; i++) {
+                run_size(binary, n, &runs[i]);
+                times[i] = runs[i].register_sec;
+        }
+        spread_of(times, repeats, &s);
+        *ret = runs[0];
+        for (size_t i = 0; i < repeats; i++)
+                if (runs[i].register_sec == s.median)
+                        *ret = runs[i];
+}
+
+int main(int argc, char **argv)
+{
+        size_t sizes[] = {10000, 100000, 1000000, 4000000};
+        size_t n_sizes = 3;
+        struct result r[4];
+
+        if (argc < 2)
+                die("usage: bench-scale TIMERD [--quick | --full]");
+        if (argc > 2 && strcmp(argv[2], "--quick") == 0)
+                n_sizes = 2;
+        if (argc > 2 && strcmp(argv[2], "--full") == 0)
+                n_sizes = 4;
+        bool pinned = bench_pin(0, BENCH_CPU_CLIENT);
+        note("B3: scale; %s",
+             pinned ? "service on CPU 0, client on CPU 1" : "not pinned (one CPU)");
+        for (size_t i = 0; i < n_sizes; i++)
+                run_size_median(argv[1], sizes[i], sizes[i] <= 100000 ? MAX_REPEATS : 1, &r[i]);
+
+        for (size_t i = 0; i < n_sizes; i++) {
+                size_t n = sizes[i];
+                double insert_ratio = r[i].insert_ns / r[0].insert_ns;
+                double cancel_ratio = r[i].cancel_ns / r[0].cancel_ns;
+                bool is_1m = n == 1000000;
+                char list[200];
+
+                if (r[i].list_outcome[0])
+                        snprintf(list, sizeof(list), "List: %s", r[i].list_outcome);
+                else
+                        snprintf(list, sizeof(list), "List %.2f s, %.1f MiB", r[i].list_sec,
+                                 (double)r[i].list_bytes / 1048576);
+                table_row("B3 scale | %zuk timers: RSS per timer | %.0f B | — | — | ≤ 200 B | %s",
+                          n / 1000, r[i].rss_per_timer,
+                          is_1m ? verdict(r[i].rss_per_timer <= 200) : "(info)");
+                table_row("B3 scale | %zuk timers: service CPU per Register / Cancel call | %.1f / "
+                          "%.1f µs | at 10k: %.1f / %.1f µs | %.2f× / %.2f× | ≤ 1.5× of 10k | %s",
+                          n / 1000, r[i].insert_ns / 1000, r[i].cancel_ns / 1000,
+                          r[0].insert_ns / 1000, r[0].cancel_ns / 1000, insert_ratio, cancel_ratio,
+                          is_1m ? verdict(insert_ratio <= 1.5 && cancel_ratio <= 1.5) : "(info)");
+                table_row("B3 scale | %zuk timers: time to register all, pipelined; %s | %.2f s "
+                          "(%.0f k/s) | — | — | 1M in ≤ 5 s | %s",
+                          n / 1000, list, r[i].register_sec, (double)n / r[i].register_sec / 1000,
+                          is_1m ? verdict(r[i].register_sec <= 5) : "(info)");
+        }
+        return EXIT_SUCCESS;
+}

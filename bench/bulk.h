@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Many timers at once: on one raw connection with BULK_WINDOW calls in flight, or spread over
+ * several connections with one call in flight on each (as many clients would). How the benchmarks
+ * fill timerd, and how the scale benchmark times registering and cancelling a million timers.
+ * Timers are once, notify, monotonic, named "<prefix><index>". Any error reply is fatal.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bench/raw-conn.h"
+
+#define BULK_WINDOW 128
+
+struct bulk_spec {
+        const char *prefix;
+        size_t n;
+        uint64_t accuracy_usec;
+        bool retained;
+        /* start_usec of timer i */
+        uint64_t (*deadline)(void *userdata, size_t i);
+        void *userdata;
+        /* NULL, or n entries that receive the claims' generations */
+        uint64_t *generations;
+};
+
+void bulk_register(struct raw_conn *conns, size_t n_conns, const struct bulk_spec *spec);
+/* Cancel timers 0..n-1 of a bulk_register that kept the generations. */
+void bulk_cancel(struct raw_conn *conns, size_t n_conns, const struct bulk_spec *spec);

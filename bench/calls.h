@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The io.timerd.Timer calls the benchmarks send on raw connections, as text (no NUL). Each
+ * returns the length written into buf, and dies if buf is too small. Timers are once, notify,
+ * monotonic; start_usec is absolute CLOCK_MONOTONIC.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+size_t call_register(char *buf, size_t size, const char *name, uint64_t start_usec,
+                     uint64_t accuracy_usec, bool retained);
+size_t call_unregister(char *buf, size_t size, const char *name, uint64_t generation);
+size_t call_cancel(char *buf, size_t size, const char *name, uint64_t generation);
+
+#define CALL_WAIT_STREAM "{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{},\"more\":true}"
+#define CALL_LIST        "{\"method\":\"io.timerd.Timer.List\",\"parameters\":{}}"
+#define CALL_STATUS      "{\"method\":\"io.timerd.Service.Status\",\"parameters\":{}}"
