@@ -36,11 +36,13 @@ struct peer {
         bool call_oneway;     /* it wants no reply */
         uint64_t call_cookie; /* names the open call for parked requests */
         bool queued;          /* an intent for it is in the queue */
-        bool eof;             /* the client closed its end */
-        bool input_full;      /* a whole buffer of calls waits for the open one to end */
-        bool subscriber;      /* the open call is a Subscribe stream */
-        bool subscribe_all;   /* … of every owner's events */
-        bool doomed;          /* close once output is flushed (or at once when it cannot be) */
+        uint64_t burst_drain; /* the drain `burst` counts calls of */
+        unsigned burst;
+        bool eof;           /* the client closed its end */
+        bool input_full;    /* a whole buffer of calls waits for the open one to end */
+        bool subscriber;    /* the open call is a Subscribe stream */
+        bool subscribe_all; /* … of every owner's events */
+        bool doomed;        /* close once output is flushed (or at once when it cannot be) */
 
         struct peer *prev, *next; /* the service's list of live peers */
 };

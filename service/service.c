@@ -572,12 +572,20 @@ void service_stop_listening(struct service *s)
 }
 
 /* The one point per iteration where intents are handled. */
+/* A connection's next pipelined call is taken in the same drain while it has had fewer calls
+ * than this and the drain is younger than the slice: cheap calls amortize a wake-up, expensive
+ * ones (a List of thousands) cannot hold the loop. */
+#define PIPELINE_BURST      64
+#define PIPELINE_SLICE_USEC 1000
+
 static void drain_intents(struct service *s)
 {
+        uint64_t drain = ++s->drains, start = 0, now;
         struct intent it;
 
-        /* Only what was queued when the drain began: a connection's next pipelined call waits for
-         * the next iteration, so one client cannot hold the loop with a pipeline. */
+        (void)clock_read(TIMERD_CLOCK_MONOTONIC, &start);
+        /* What is queued when the drain begins, plus each connection's next pipelined calls up to
+         * its burst; the rest wait for the next iteration. */
         size_t budget = s->intents.count;
         for (size_t n = 0; n < budget && intent_take(&s->intents, &it) > 0; n++) {
                 struct peer *p = it.peer;
@@ -586,9 +594,17 @@ static void drain_intents(struct service *s)
                         vl_call_done(&it.call);
                         continue;
                 }
+                if (p->burst_drain != drain) {
+                        p->burst_drain = drain;
+                        p->burst = 0;
+                }
                 p->queued = false;
                 api_handle_call(s, p, &it.call);
                 vl_call_done(&it.call);
+                if (p->fd >= 0 && p->queued && ++p->burst < PIPELINE_BURST &&
+                    clock_read(TIMERD_CLOCK_MONOTONIC, &now) == 0 &&
+                    now - start < PIPELINE_SLICE_USEC)
+                        budget++;
         }
 }
 

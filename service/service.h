@@ -61,6 +61,7 @@ struct service {
         uint64_t last_cookie;
 
         struct intent_queue intents;
+        uint64_t drains;
 
         struct clock_wake wake[TIMERD_CLOCK_MAX];
         uint64_t last_kernel_generation;
@@ -82,7 +83,8 @@ int service_now(struct service *s, struct td_now *ret);
 /* Apply a transition of the registry: arm kernel timers, deliver dispatches. */
 void service_apply(struct service *s, const struct td_now *now, struct td_transition t);
 
-/* End a run the service delivered itself (an alarm, a signal): there is no client to complete it. */
+/* End a run the service delivered itself (an alarm, a signal): there is no client to complete it.
+ */
 void service_end_run(struct service *s, const struct td_now *now, const struct td_dispatch *d,
                      enum timerd_outcome outcome, enum timerd_directive directive);
 

@@ -133,7 +133,7 @@ int verb_schedule(struct timerd *t, const struct options *o)
 {
         struct timerd_claim claim;
         struct timerd_start start;
-        enum timerd_clock clock;
+        enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
         int r;
 
         r = current_timer(t, o, &claim, &clock);
@@ -153,7 +153,7 @@ int verb_reschedule(struct timerd *t, const struct options *o)
         char span[TIMESPAN_FORMAT_MAX];
         struct timerd_claim claim;
         struct timerd_start start;
-        enum timerd_clock clock;
+        enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
         json_object *reply;
         int r;
 
@@ -202,7 +202,7 @@ int verb_kick(struct timerd *t, const struct options *o)
 {
         struct timerd_claim claim;
         json_object *reply;
-        enum timerd_clock clock;
+        enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
         uint64_t next;
         int r;
 
