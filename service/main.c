@@ -104,9 +104,9 @@ static void summarize(const struct service *s, struct systemd_summary *ret)
 
         registry_get_stats(s->registry, &rs);
         *ret = (struct systemd_summary){
-                .timers = rs.timers,
-                .waiters = api_waiters(s),
-                .backend = loop_backend_to_string(loop_backend(s->loop)),
+            .timers = rs.timers,
+            .waiters = api_waiters(s),
+            .backend = loop_backend_to_string(loop_backend(s->loop)),
         };
 }
 
@@ -154,18 +154,18 @@ static int setup_backend(struct service *s)
 static int setup_core(struct service *s)
 {
         struct registry_config rc = {
-                .max_timers = s->config.max_timers,
-                .max_timers_per_owner = s->config.max_timers_per_owner,
-                .first_generation = 1,
-                .first_handle_generation = 1,
+            .max_timers = s->config.max_timers,
+            .max_timers_per_owner = s->config.max_timers_per_owner,
+            .first_generation = 1,
+            .first_handle_generation = 1,
         };
         struct parked_config pc = {
-                .max_per_session = s->config.max_parked_per_connection,
-                .max_per_owner = s->config.max_parked_per_owner,
-                .max_names = 64,
-                .epoch = s->started_usec,
-                .first_nonce = 1,
-                .first_cycle = 1,
+            .max_per_session = s->config.max_parked_per_connection,
+            .max_per_owner = s->config.max_parked_per_owner,
+            .max_names = 64,
+            .epoch = s->started_usec,
+            .first_nonce = 1,
+            .first_cycle = 1,
         };
         int r;
 
@@ -189,13 +189,13 @@ static int setup_store(struct service *s)
 /* Each step in order; the first failure stops setup (teardown still runs). */
 static bool setup(struct service *s)
 {
-        static int (*const steps[LIFECYCLE_STEP_MAX])(struct service *s) = {
-                [LIFECYCLE_STEP_SOCKET] = take_socket,
-                [LIFECYCLE_STEP_PRIVILEGES] = setup_privileges,
-                [LIFECYCLE_STEP_SIGNALS] = setup_signals,
-                [LIFECYCLE_STEP_BACKEND] = setup_backend,
-                [LIFECYCLE_STEP_CORE] = setup_core,
-                [LIFECYCLE_STEP_STORE] = setup_store,
+        static int (*const steps[LIFECYCLE_STEP_MAX])(struct service * s) = {
+            [LIFECYCLE_STEP_SOCKET] = take_socket,
+            [LIFECYCLE_STEP_PRIVILEGES] = setup_privileges,
+            [LIFECYCLE_STEP_SIGNALS] = setup_signals,
+            [LIFECYCLE_STEP_BACKEND] = setup_backend,
+            [LIFECYCLE_STEP_CORE] = setup_core,
+            [LIFECYCLE_STEP_STORE] = setup_store,
         };
 
         if (clock_read(TIMERD_CLOCK_MONOTONIC, &s->started_usec) < 0) {
@@ -229,8 +229,8 @@ static void flush_peers(struct service *s)
                 if (!pending)
                         return;
                 uint64_t left = clock_read(TIMERD_CLOCK_MONOTONIC, &now) < 0
-                                        ? 0
-                                        : lifecycle_grace_left(&s->lifecycle, now);
+                                    ? 0
+                                    : lifecycle_grace_left(&s->lifecycle, now);
                 if (left == 0) {
                         log_warning("Grace period over: closing connections with unsent replies");
                         return;

@@ -59,8 +59,8 @@ static void test_failure_at_each_step(void **state)
                 /* Nothing after a failed step. */
                 if (failing + 1 < LIFECYCLE_STEP_MAX)
                         assert_int_equal(
-                                lifecycle_step_done(&l, (enum lifecycle_step)(failing + 1), 0),
-                                -EINVAL);
+                            lifecycle_step_done(&l, (enum lifecycle_step)(failing + 1), 0),
+                            -EINVAL);
                 assert_false(lifecycle_ready(&l));
                 assert_int_equal(l.reason, EXIT_REASON_SETUP_FAILED);
                 assert_int_equal(l.failed_step, failing);
@@ -80,9 +80,9 @@ static void test_each_exit_reason_has_its_status(void **state)
                 enum exit_reason reason;
                 int status;
         } cases[] = {
-                {EXIT_REASON_SHUTDOWN_REQUESTED, 0}, {EXIT_REASON_BACKEND_FAULT, 3},
-                {EXIT_REASON_CLOCK_FAULT, 4},        {EXIT_REASON_SOCKET_FAULT, 5},
-                {EXIT_REASON_STORE_FAULT, 6},
+            {EXIT_REASON_SHUTDOWN_REQUESTED, 0}, {EXIT_REASON_BACKEND_FAULT, 3},
+            {EXIT_REASON_CLOCK_FAULT, 4},        {EXIT_REASON_SOCKET_FAULT, 5},
+            {EXIT_REASON_STORE_FAULT, 6},
         };
         (void)state;
 
@@ -140,12 +140,12 @@ static void test_grace_deadline(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_ready_only_after_every_step),
-                cmocka_unit_test(test_steps_come_in_order),
-                cmocka_unit_test(test_failure_at_each_step),
-                cmocka_unit_test(test_each_exit_reason_has_its_status),
-                cmocka_unit_test(test_first_reason_wins),
-                cmocka_unit_test(test_grace_deadline),
+            cmocka_unit_test(test_ready_only_after_every_step),
+            cmocka_unit_test(test_steps_come_in_order),
+            cmocka_unit_test(test_failure_at_each_step),
+            cmocka_unit_test(test_each_exit_reason_has_its_status),
+            cmocka_unit_test(test_first_reason_wins),
+            cmocka_unit_test(test_grace_deadline),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

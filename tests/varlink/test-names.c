@@ -95,8 +95,7 @@ static void enum_names(void **state)
         ASSERT_ENUM_NAMES(directive, TIMERD_DIRECTIVE_MAX, TIMERD_DIRECTIVE_INVALID, "continue",
                           "stop");
         ASSERT_ENUM_NAMES(failure, TIMERD_FAILURE_MAX, TIMERD_FAILURE_INVALID, "none", "invariant",
-                          "provider_binding", "overflow", "target_gone",
-                          "signal_refused");
+                          "provider_binding", "overflow", "target_gone", "signal_refused");
         ASSERT_ENUM_NAMES(desired, TIMERD_DESIRED_MAX, TIMERD_DESIRED_INVALID, "inactive",
                           "scheduled", "exact");
 }
