@@ -753,6 +753,23 @@ static void before_attach(struct registry *r, struct timer *t, struct before *b)
         timer_changed(r, t);
 }
 
+/*
+ * A control call is about to change t, and every check of its own passed: the last checks
+ * (handle generations, the pre-image's memory) and the pre-image taken. Nothing fails after it.
+ */
+static int change_begin(struct registry *r, struct timer *t)
+{
+        struct before *b = NULL;
+        int e = handle_generations_check(r, 1);
+
+        if (e >= 0)
+                e = before_prepare(r, t, timer_retained(t), &b);
+        if (e < 0)
+                return e;
+        before_attach(r, t, b);
+        return 0;
+}
+
 int registry_new(const struct registry_config *config, struct registry **ret)
 {
         struct registry *r;
@@ -985,7 +1002,6 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
 struct td_transition registry_schedule(struct registry *r, const struct td_now *now,
                                        const struct td_handle *h, uint64_t deadline_usec)
 {
-        struct before *b = NULL;
         struct timer *t;
         int e;
 
@@ -995,12 +1011,9 @@ struct td_transition registry_schedule(struct registry *r, const struct td_now *
         if (e >= 0 && t->declaration.policy == TIMERD_POLICY_WATCHDOG)
                 e = -TIMERD_E_WRONG_POLICY;
         if (e >= 0)
-                e = handle_generations_check(r, 1);
-        if (e >= 0)
-                e = before_prepare(r, t, timer_retained(t), &b);
+                e = change_begin(r, t);
         if (e < 0)
                 return transition_failed(r, e);
-        before_attach(r, t, b);
         timer_set_wakeup(r, t, deadline_usec);
         return transition_sync(r);
 }
@@ -1011,7 +1024,6 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
                                          uint64_t cadence_usec, struct td_reschedule_result *ret)
 {
         uint64_t previous = 0, n;
-        struct before *b = NULL;
         struct timer *t;
         int e;
 
@@ -1025,13 +1037,9 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
         if (has_cadence &&
             (t->declaration.policy == TIMERD_POLICY_ONCE ? cadence_usec != 0 : cadence_usec == 0))
                 return transition_failed(r, -TIMERD_E_INVALID_SCHEDULE);
-        e = handle_generations_check(r, 1);
-        if (e >= 0)
-                e = before_prepare(r, t, timer_retained(t), &b);
+        e = change_begin(r, t);
         if (e < 0)
                 return transition_failed(r, e);
-
-        before_attach(r, t, b);
         n = now->usec[t->declaration.clock];
         if (timer_next_deadline(t, &previous))
                 previous = previous > n ? previous - n : 0;
@@ -1051,7 +1059,6 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
 struct td_transition registry_cancel(struct registry *r, const struct td_now *now,
                                      const struct td_handle *h)
 {
-        struct before *b = NULL;
         struct timer *t;
         int e;
 
@@ -1059,12 +1066,9 @@ struct td_transition registry_cancel(struct registry *r, const struct td_now *no
         effects_begin(r);
         e = handle_resolve(r, h, &t);
         if (e >= 0)
-                e = handle_generations_check(r, 1);
-        if (e >= 0)
-                e = before_prepare(r, t, timer_retained(t), &b);
+                e = change_begin(r, t);
         if (e < 0)
                 return transition_failed(r, e);
-        before_attach(r, t, b);
         timer_clear_wakeup(r, t);
         return transition_sync(r);
 }
@@ -1072,7 +1076,6 @@ struct td_transition registry_cancel(struct registry *r, const struct td_now *no
 struct td_transition registry_kick(struct registry *r, const struct td_now *now,
                                    const struct td_handle *h, uint64_t *ret_deadline_usec)
 {
-        struct before *b = NULL;
         uint64_t deadline;
         struct timer *t;
         int e;
@@ -1086,12 +1089,9 @@ struct td_transition registry_kick(struct registry *r, const struct td_now *now,
         if (__builtin_add_overflow(now->usec[t->declaration.clock], t->declaration.cadence_usec,
                                    &deadline))
                 return transition_failed(r, -TIMERD_E_OVERFLOW);
-        e = handle_generations_check(r, 1);
-        if (e >= 0)
-                e = before_prepare(r, t, timer_retained(t), &b);
+        e = change_begin(r, t);
         if (e < 0)
                 return transition_failed(r, e);
-        before_attach(r, t, b);
         timer_set_wakeup(r, t, deadline);
         *ret_deadline_usec = deadline;
         return transition_sync(r);
@@ -1100,7 +1100,6 @@ struct td_transition registry_kick(struct registry *r, const struct td_now *now,
 struct td_transition registry_unregister(struct registry *r, const struct td_now *now,
                                          const struct td_handle *h)
 {
-        struct before *b = NULL;
         struct timer *t;
         int e;
 
@@ -1111,12 +1110,9 @@ struct td_transition registry_unregister(struct registry *r, const struct td_now
                 return transition_failed(r, -TIMERD_E_INVALID_PARAMETER);
         e = handle_resolve(r, h, &t);
         if (e >= 0)
-                e = handle_generations_check(r, 1);
-        if (e >= 0)
-                e = before_prepare(r, t, timer_retained(t), &b);
+                e = change_begin(r, t);
         if (e < 0)
                 return transition_failed(r, e);
-        before_attach(r, t, b);
         timer_destroy(r, t);
         return transition_sync(r);
 }
@@ -1133,7 +1129,7 @@ struct td_transition registry_fail(struct registry *r, const struct td_now *now,
                 return transition_failed(r, -TIMERD_E_INVALID_PARAMETER);
         e = handle_resolve(r, h, &t);
         if (e >= 0)
-                e = handle_generations_check(r, 1);
+                e = change_begin(r, t);
         if (e < 0)
                 return transition_failed(r, e);
         timer_fail(r, t, failure);
