@@ -87,10 +87,14 @@ static int take_arm(struct service *s, const struct td_effect *e)
         return r;
 }
 
+/* Runs ended without a copy of the effects: a few on the stack, the rest wait (see below). */
+#define OOM_ENDED_RUNS 16
+
 /*
  * Without memory for a copy: take the kernel-timer demands in place (they call nothing that
- * reuses the effect buffer) and confirm them afterwards. Dispatches stay pending in the registry,
- * where a Wait finds them; timers keep firing.
+ * reuses the effect buffer) and confirm them afterwards. Notify dispatches stay pending in the
+ * registry, where a Wait finds them; alarm and signal runs, which only the service ends, are ended
+ * (up to OOM_ENDED_RUNS per transition, copied to the stack first) so their timers keep firing.
  */
 static void apply_arms_only(struct service *s, const struct td_now *now, struct td_transition t)
 {
@@ -99,12 +103,23 @@ static void apply_arms_only(struct service *s, const struct td_now *now, struct 
                 uint64_t generation;
                 int result;
         } arms[TIMERD_CLOCK_MAX] = {0};
+        struct applied_effect ended[OOM_ENDED_RUNS];
+        size_t n_ended = 0;
 
         log_error("Out of memory applying %zu effects: deliveries wait for a Wait", t.n_effects);
         for (size_t i = 0; i < t.n_effects; i++) {
                 const struct td_effect *e = &t.effects[i];
-                if (e->kind == TD_EFFECT_DISPATCH)
+                if (e->kind == TD_EFFECT_DISPATCH) {
+                        if (e->dispatch.delivery != TIMERD_DELIVERY_NOTIFY &&
+                            n_ended < OOM_ENDED_RUNS) {
+                                ended[n_ended].effect = *e;
+                                snprintf(ended[n_ended].name, sizeof(ended[n_ended].name), "%s",
+                                         e->dispatch.name);
+                                ended[n_ended].effect.dispatch.name = ended[n_ended].name;
+                                n_ended++;
+                        }
                         continue;
+                }
                 arms[e->arm.clock].taken = true;
                 arms[e->arm.clock].generation = e->arm.generation;
                 arms[e->arm.clock].result = take_arm(s, e);
@@ -114,6 +129,9 @@ static void apply_arms_only(struct service *s, const struct td_now *now, struct 
                         service_apply(s, now,
                                       registry_confirm_arm(s->registry, now, (enum timerd_clock)c,
                                                            arms[c].generation, arms[c].result));
+        for (size_t i = 0; i < n_ended; i++)
+                service_end_run(s, now, &ended[i].effect.dispatch, TIMERD_OUTCOME_SUCCESS,
+                                TIMERD_DIRECTIVE_CONTINUE);
 }
 
 void service_apply(struct service *s, const struct td_now *now, struct td_transition t)
