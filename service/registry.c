@@ -249,6 +249,9 @@ static int declaration_validate(const struct td_declaration *d)
                 return -TIMERD_E_INVALID_PARAMETER;
         if (d->policy == TIMERD_POLICY_ONCE ? d->cadence_usec != 0 : d->cadence_usec == 0)
                 return -TIMERD_E_INVALID_SCHEDULE;
+        if (d->handover_usec > TIMERD_HANDOVER_MAX_USEC ||
+            (d->handover_usec > 0 && d->delivery != TIMERD_DELIVERY_NOTIFY))
+                return -TIMERD_E_INVALID_PARAMETER;
         return 0;
 }
 
@@ -257,7 +260,8 @@ static bool declaration_equal(const struct td_declaration *a, const struct td_de
         return a->policy == b->policy && a->cadence_usec == b->cadence_usec &&
                a->clock == b->clock && a->lifetime == b->lifetime && a->delivery == b->delivery &&
                a->accuracy_usec == b->accuracy_usec && a->signo == b->signo &&
-               a->catch_up == b->catch_up && a->randomized_delay_usec == b->randomized_delay_usec;
+               a->catch_up == b->catch_up && a->randomized_delay_usec == b->randomized_delay_usec &&
+               a->handover_usec == b->handover_usec;
 }
 
 /* Once and after-completion timers leave the queue while a run is active; the others stay. */

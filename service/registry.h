@@ -63,6 +63,11 @@ struct td_declaration {
          * randomized_delay_usec so that a host full of catch-ups does not fire in one burst. */
         bool catch_up;
         uint64_t randomized_delay_usec;
+        /* Notify timers only (else 0), at most TIMERD_HANDOVER_MAX_USEC: the run may start up to
+         * this long before the deadline, so that the firing reaches the waiter ahead of it and
+         * the client holds it until the deadline on its own clock (libtimerd does). The queue
+         * orders and arms by deadline - handover; the deadline itself is what the run reports. */
+        uint64_t handover_usec;
 };
 
 /* Who asks: the owner uid, and the session (connection) that transient timers and runs bind to. */

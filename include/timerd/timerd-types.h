@@ -8,6 +8,8 @@
  */
 
 #define TIMERD_NAME_MAX 128
+/* The longest early handover a notify timer may declare (handover_usec): one second. */
+#define TIMERD_HANDOVER_MAX_USEC 1000000
 
 enum timerd_clock {
         TIMERD_CLOCK_MONOTONIC,
