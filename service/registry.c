@@ -61,7 +61,8 @@ struct timer_runtime {
 };
 
 struct timer {
-        struct timerq_entry entry;
+        struct timerq_entry entry; /* queued at deadline_usec - handover */
+        uint64_t deadline_usec;    /* while queued: the deadline itself */
         uint64_t hash;
         struct owner *owner;
         struct session *transient_of;
@@ -252,6 +253,9 @@ static int declaration_validate(const struct td_declaration *d)
         if (d->handover_usec > TIMERD_HANDOVER_MAX_USEC ||
             (d->handover_usec > 0 && d->delivery != TIMERD_DELIVERY_NOTIFY))
                 return -TIMERD_E_INVALID_PARAMETER;
+        /* A successor must not be due the moment it is queued. */
+        if (d->cadence_usec > 0 && d->handover_usec >= d->cadence_usec)
+                return -TIMERD_E_INVALID_SCHEDULE;
         return 0;
 }
 
@@ -328,11 +332,18 @@ static void stats_enter(struct registry *r, struct timer *t)
         timer_changed(r, t);
 }
 
+/* When a deadline is due in the queue: early by the declared handover, never before 0. */
+static uint64_t handover_instant(const struct td_declaration *d, uint64_t deadline_usec)
+{
+        return deadline_usec > d->handover_usec ? deadline_usec - d->handover_usec : 0;
+}
+
 /* A new schedule supersedes a delayed catch-up. */
 static void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec)
 {
-        timerq_put(&r->queues[t->declaration.clock], &t->entry, deadline_usec,
-                   t->declaration.accuracy_usec);
+        timerq_put(&r->queues[t->declaration.clock], &t->entry,
+                   handover_instant(&t->declaration, deadline_usec), t->declaration.accuracy_usec);
+        t->deadline_usec = deadline_usec;
         t->rt.has_missed_deadline = false;
         t->rt.missed_deadline_usec = 0;
 }
@@ -664,7 +675,7 @@ static void timer_fail(struct registry *r, struct timer *t, enum timerd_failure 
 static bool timer_next_deadline(const struct timer *t, uint64_t *ret)
 {
         if (timer_queued(t)) {
-                *ret = timerq_entry_deadline(&t->entry);
+                *ret = t->deadline_usec;
                 return true;
         }
         if (t->rt.run_active && t->rt.after_run == AFTER_RUN_DEADLINE) {
@@ -715,7 +726,7 @@ static void timer_image_take(const struct timer *t, struct timer_image *ret)
             .session = t->session,
             .rt = t->rt,
             .queued = timer_queued(t),
-            .deadline_usec = timer_queued(t) ? timerq_entry_deadline(&t->entry) : 0,
+            .deadline_usec = timer_queued(t) ? t->deadline_usec : 0,
             .pending = timer_pending(t),
             .delivered_to = t->delivered_to ? t->delivered_to->id : 0,
         };
@@ -1298,18 +1309,21 @@ static void effect_push_dispatch(struct registry *r, const struct timer *t)
 static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
 {
         const struct td_declaration *d = &t->declaration;
-        uint64_t deadline = t->rt.has_missed_deadline ? t->rt.missed_deadline_usec
-                                                      : timerq_entry_deadline(&t->entry);
+        uint64_t deadline =
+            t->rt.has_missed_deadline ? t->rt.missed_deadline_usec : t->deadline_usec;
+        /* A handover fires early: deadlines up to `reach` are due (handover < cadence). */
+        uint64_t reach = saturating_add(now, d->handover_usec);
         uint64_t next = 0, missed = 0, advance, periods, overruns, run = t->rt.run;
         bool requeue = d->policy == TIMERD_POLICY_WATCHDOG || d->policy == TIMERD_POLICY_INTERVAL;
         bool overflow = false;
 
-        assert(deadline <= now);
+        assert(deadline <= reach);
         if (d->policy == TIMERD_POLICY_WATCHDOG)
-                overflow = __builtin_add_overflow(now, d->cadence_usec, &next);
+                overflow =
+                    __builtin_add_overflow(deadline > now ? deadline : now, d->cadence_usec, &next);
         else if (d->policy == TIMERD_POLICY_INTERVAL) {
-                /* The first deadline + k*cadence after now; the k-1 skipped are overruns. */
-                missed = (now - deadline) / d->cadence_usec;
+                /* The first deadline + k*cadence after reach; the k-1 skipped are overruns. */
+                missed = (reach - deadline) / d->cadence_usec;
                 overflow = __builtin_add_overflow(missed, 1, &periods) ||
                            __builtin_mul_overflow(periods, d->cadence_usec, &advance) ||
                            __builtin_add_overflow(deadline, advance, &next);
@@ -1931,7 +1945,7 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
         if (t->removed || (t->before && t->before->timer != t))
                 return false;
         if (t->rt.has_missed_deadline &&
-            (!timer_queued(t) || t->rt.missed_deadline_usec > timerq_entry_deadline(&t->entry)))
+            (!timer_queued(t) || t->rt.missed_deadline_usec > t->deadline_usec))
                 return false;
         /* Transient timers belong to their session's record; retained ones to none. */
         if ((d->lifetime == TIMERD_LIFETIME_TRANSIENT) != !!t->transient_of ||

@@ -207,6 +207,7 @@ void fx_assert_declaration_equal(const struct td_declaration *a, const struct td
         assert_int_equal(a->signo, b->signo);
         assert_int_equal(a->catch_up, b->catch_up);
         assert_int_equal(a->randomized_delay_usec, b->randomized_delay_usec);
+        assert_int_equal(a->handover_usec, b->handover_usec);
 }
 
 void fx_assert_snapshot_equal(const struct td_snapshot *a, const struct td_snapshot *b)

@@ -956,6 +956,159 @@ static void test_coalescing(void **state)
         fx_done(&f);
 }
 
+static struct td_declaration decl_handover(enum timerd_policy policy, uint64_t cadence_usec,
+                                           uint64_t handover_usec)
+{
+        struct td_declaration d = fx_decl(policy, cadence_usec);
+
+        d.handover_usec = handover_usec;
+        return d;
+}
+
+static void test_handover_rejects_bad_input(void **state)
+{
+        struct td_snapshot snap;
+        struct td_declaration d;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        d = decl_handover(TIMERD_POLICY_ONCE, 0, TIMERD_HANDOVER_MAX_USEC + 1);
+        assert_int_equal(fx_register(&f, "big", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        d = decl_handover(TIMERD_POLICY_ONCE, 0, 10);
+        d.delivery = TIMERD_DELIVERY_ALARM;
+        assert_int_equal(fx_register(&f, "alarm", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        d.delivery = TIMERD_DELIVERY_SIGNAL;
+        d.signo = 14;
+        assert_int_equal(fx_register(&f, "signal", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        /* A successor would be due the moment it is queued. */
+        d = decl_handover(TIMERD_POLICY_INTERVAL, 100, 100);
+        assert_int_equal(fx_register(&f, "iv", d, NULL), -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(stats(&f).timers, 0);
+        assert_int_equal(f.last.n_effects, 0);
+
+        d = decl_handover(TIMERD_POLICY_ONCE, 0, TIMERD_HANDOVER_MAX_USEC);
+        assert_int_equal(fx_register(&f, "max", d, NULL), 0);
+        snap = fx_get(&f, "max");
+        fx_assert_declaration_equal(&snap.declaration, &d);
+        fx_done(&f);
+}
+
+static void test_handover_once(void **state)
+{
+        const struct td_dispatch *d;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 0);
+        assert_int_equal(
+            fx_register_at(&f, "h", decl_handover(TIMERD_POLICY_ONCE, 0, 30), 100, NULL), 0);
+        /* Armed early; the deadline the owner sees is the declared one. */
+        assert_arm(&f, 0, MONO, 70);
+        assert_int_equal(fx_get(&f, "h").next_deadline_usec, 100);
+        assert_int_equal(fx_advance(&f, MONO, 69), 0);
+        assert_int_equal(fx_advance(&f, MONO, 72), 1);
+        d = fx_dispatch(&f, 0);
+        assert_int_equal(d->deadline_usec, 100);
+        assert_int_equal(d->fired_usec, 72);
+        assert_int_equal(d->overruns, 0);
+        assert_int_equal(fx_get(&f, "h").run_deadline_usec, 100);
+
+        /* A deadline closer to 0 than the handover is due from 0. */
+        assert_int_equal(
+            fx_register_at(&f, "near", decl_handover(TIMERD_POLICY_ONCE, 0, 500), 200, NULL), 0);
+        assert_arm(&f, 0, MONO, 0);
+        assert_int_equal(fx_get(&f, "near").next_deadline_usec, 200);
+        fx_done(&f);
+}
+
+static void test_handover_order_and_coalescing(void **state)
+{
+        struct td_declaration d = decl_handover(TIMERD_POLICY_ONCE, 0, 50);
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 0);
+        /* "a" is due first in the queue (at 60) though its deadline (110) is later. */
+        assert_int_equal(fx_register_at(&f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 100, NULL), 0);
+        assert_int_equal(fx_register_at(&f, "a", d, 110, NULL), 0);
+        assert_arm(&f, 0, MONO, 60);
+        assert_int_equal(fx_advance(&f, MONO, 60), 1);
+        assert_string_equal(fx_dispatch(&f, 0)->name, "a");
+        assert_int_equal(fx_dispatch(&f, 0)->deadline_usec, 110);
+        assert_arm(&f, 0, MONO, 100);
+
+        /* The coalescing window counts from the handover instant. */
+        d.accuracy_usec = 40;
+        assert_int_equal(fx_register_at(&f, "c", d, 300, NULL), 0);
+        assert_int_equal(fx_register_at(&f, "e", fx_decl(TIMERD_POLICY_ONCE, 0), 260, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 100), 1);
+        assert_arm(&f, 0, MONO, 260);
+        assert_int_equal(fx_advance(&f, MONO, 260), 2);
+        assert_string_equal(fx_dispatch(&f, 0)->name, "c");
+        assert_string_equal(fx_dispatch(&f, 1)->name, "e");
+        fx_done(&f);
+}
+
+static void test_handover_interval_and_watchdog(void **state)
+{
+        struct td_dispatch d;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 0);
+        assert_int_equal(
+            fx_register_at(&f, "iv", decl_handover(TIMERD_POLICY_INTERVAL, 100, 20), 100, NULL), 0);
+        assert_arm(&f, 0, MONO, 80);
+        /* Early: the period is not missed, the next deadline is one cadence on. */
+        assert_int_equal(fx_advance(&f, MONO, 85), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(d.deadline_usec, 100);
+        assert_int_equal(d.overruns, 0);
+        assert_arm(&f, 0, MONO, 180);
+        assert_int_equal(fx_get(&f, "iv").next_deadline_usec, 200);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        /* Late by two periods as the queue counts them (due 180, 280; now 385 reaches 405). */
+        assert_int_equal(fx_advance(&f, MONO, 385), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(d.deadline_usec, 200);
+        assert_int_equal(d.overruns, 2);
+        assert_int_equal(fx_get(&f, "iv").next_deadline_usec, 500);
+        assert_arm(&f, 0, MONO, 480);
+
+        /* A watchdog's successor counts from the deadline when it fires early. */
+        fx_set_now(&f, MONO, 1000);
+        assert_int_equal(
+            fx_register(&f, "wd", decl_handover(TIMERD_POLICY_WATCHDOG, 100, 30), NULL), 0);
+        assert_int_equal(fx_get(&f, "wd").next_deadline_usec, 1100);
+        assert_int_equal(fx_advance(&f, MONO, 1075), 1);
+        assert_int_equal(fx_dispatch(&f, 0)->deadline_usec, 1100);
+        assert_int_equal(fx_get(&f, "wd").next_deadline_usec, 1200);
+        /* Late: from now, as without a handover. */
+        assert_int_equal(fx_advance(&f, MONO, 1250), 0);
+        assert_int_equal(fx_get(&f, "wd").next_deadline_usec, 1350);
+        fx_done(&f);
+}
+
+static void test_handover_reconcile_conflict(void **state)
+{
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(reconcile(&f, "r", decl_handover(TIMERD_POLICY_ONCE, 0, 10),
+                                   TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+                         0);
+        assert_int_equal(reconcile(&f, "r", decl_handover(TIMERD_POLICY_ONCE, 0, 20),
+                                   TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+                         -TIMERD_E_RECONCILIATION_CONFLICT);
+        fx_done(&f);
+}
+
 static void test_same_deadline_dispatch_order(void **state)
 {
         static const uint32_t owners[] = {3, 1, 2, 1, 3, 2, 1};
@@ -1579,6 +1732,11 @@ int main(void)
             cmocka_unit_test(test_reconcile_during_run),
             cmocka_unit_test(test_coalescing),
             cmocka_unit_test(test_same_deadline_dispatch_order),
+            cmocka_unit_test(test_handover_rejects_bad_input),
+            cmocka_unit_test(test_handover_once),
+            cmocka_unit_test(test_handover_order_and_coalescing),
+            cmocka_unit_test(test_handover_interval_and_watchdog),
+            cmocka_unit_test(test_handover_reconcile_conflict),
             cmocka_unit_test(test_earliest_deadline_moves),
             cmocka_unit_test(test_stale_expiry_dropped),
             cmocka_unit_test(test_provider_binding_failure),
