@@ -5,6 +5,8 @@
 # Usage: in-container.sh SANITIZE
 set -eu
 sanitize=$1
+# shellcheck source=container.sh
+. "$(dirname "$0")/container.sh"
 cd /
 
 say() { echo "== $*"; }
@@ -38,8 +40,7 @@ running_since_pid_changed() {
 }
 
 say "install: the DESTDIR of meson install, copied into /"
-tar -C /timerd-dest -cf - . | tar -C / -xf - --keep-directory-symlink
-ldconfig
+container_install
 for f in /usr/local/sbin/timerd /usr/local/bin/timerctl /usr/local/include/timerd/timerd.h \
         /lib/systemd/system/timerd.socket /lib/systemd/system/timerd.service \
         /usr/local/share/man/man8/timerd.8; do
