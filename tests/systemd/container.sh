@@ -91,12 +91,14 @@ EOF
         echo "== booting systemd in a container"
         # The container's capability set lacks CAP_WAKE_ALARM unless asked for. A network namespace
         # of its own gives it CAP_NET_ADMIN there, which PrivateNetwork= needs to set up loopback.
+        # No login prompt on the console, which is the caller's output.
         timeout --kill-after=10 $((seconds + 120)) systemd-nspawn --quiet --directory="$rootfs" \
                 --machine="$name-$$" --register=no --keep-unit --volatile=overlay \
                 --capability=CAP_WAKE_ALARM --private-network \
                 --bind-ro="$work/dest:/timerd-dest" \
                 --bind-ro="$work/timerd-run.service:/etc/systemd/system/timerd-run.service" \
-                "$@" --boot systemd.wants=timerd-run.service systemd.show_status=false </dev/null
+                "$@" --boot systemd.wants=timerd-run.service systemd.show_status=false \
+                systemd.mask=console-getty.service </dev/null
 }
 
 # In the guest: installs the DESTDIR bound at /timerd-dest into /.

@@ -5,7 +5,7 @@
 # Usage: in-container.sh SANITIZE
 set -eu
 sanitize=$1
-# shellcheck source=container.sh
+# shellcheck source-path=SCRIPTDIR source=container.sh
 . "$(dirname "$0")/container.sh"
 cd /
 

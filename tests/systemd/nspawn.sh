@@ -9,7 +9,7 @@ meson=$1
 build=$2
 tests=$3
 sanitize=$5
-# shellcheck source=container.sh
+# shellcheck source-path=SCRIPTDIR source=container.sh
 . "$tests/container.sh"
 
 skip() { echo "SKIP: $*"; exit 77; }
