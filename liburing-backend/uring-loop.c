@@ -4,8 +4,8 @@
  *
  *   63      56 55     48 47                                   0
  *   [  kind  ][ clock  ][ request sequence (48 bits)           ]   TIMEOUT, TIMEOUT_UPDATE
- *   [  kind  ][ watch slot (24 bits)  ][ slot sequence (32)    ]   POLL, POLL_UPDATE
- *   [  kind  ][ 0                                               ]   POLL_REMOVE, TIMEOUT_REMOVE
+ *   [  kind  ][ watch slot (24 bits)  ][ slot sequence (32)    ]   POLL, POLL_UPDATE, POLL_REMOVE
+ *   [  kind  ][ 0                                               ]   TIMEOUT_REMOVE
  *
  * A clock has at most one live timeout request; its sequence is fresh for each new request (an
  * update keeps the request and so its user_data). A watch owns a slot while it lives; releasing
@@ -36,6 +36,7 @@
 #define REAP_BATCH     64u
 
 #define KIND_SHIFT    56
+#define KIND_MASK     (UINT64_C(0xff) << KIND_SHIFT)
 #define CLOCK_SHIFT   48
 #define SEQUENCE_MASK ((UINT64_C(1) << CLOCK_SHIFT) - 1)
 #define SLOT_SHIFT    32
@@ -380,24 +381,37 @@ static int uring_loop_watch_update(struct loop_watch *lw, uint32_t events)
         return poll_update(u, w, events);
 }
 
+/*
+ * Remove the poll `target` (its slot may be released already). The kernel refuses with -EALREADY
+ * while the poll is being handled (an update just re-armed it and found the fd ready): the
+ * removal is tried again then, or the poll would hold the file open for good.
+ */
+static void poll_remove(struct uring_loop *u, uint64_t target)
+{
+        struct io_uring_sqe *sqe;
+        uint64_t user_data = tag_user_data(URING_KIND_POLL_REMOVE) | (target & ~KIND_MASK);
+
+        /* Without an SQE the poll stays until the ring closes; its completions are stale once the
+         * slot is released, so only the file reference lingers. */
+        if (uring_get_sqe(u, user_data, &sqe) >= 0) {
+                io_uring_prep_poll_remove(sqe, target);
+                sqe_quiet(u, sqe);
+        }
+}
+
+static void handle_poll_remove(struct uring_loop *u, const struct uring_completion *c)
+{
+        if (c->res == -EALREADY)
+                poll_remove(u, tag_user_data(URING_KIND_POLL) | (c->user_data & ~KIND_MASK));
+}
+
 static void uring_loop_unwatch(struct loop_watch *lw)
 {
         struct uring_loop *u = to_uring_loop(lw->loop);
         struct uring_watch *w = to_uring_watch(lw);
 
         if (w->poll_live) {
-                struct io_uring_sqe *sqe;
-                uint64_t target = watch_user_data(u, URING_KIND_POLL, w);
-                uint64_t user_data = tag_user_data(URING_KIND_POLL_REMOVE);
-
-                /*
-                 * Without an SQE the poll stays until the ring closes; its completions are stale
-                 * once the slot is released, so only the file reference lingers.
-                 */
-                if (uring_get_sqe(u, user_data, &sqe) >= 0) {
-                        io_uring_prep_poll_remove(sqe, target);
-                        sqe_quiet(u, sqe);
-                }
+                poll_remove(u, watch_user_data(u, URING_KIND_POLL, w));
                 w->poll_live = false;
         }
         slot_release(u, w->slot);
@@ -651,6 +665,9 @@ static void uring_handle(struct uring_loop *u, const struct uring_completion *c)
         case URING_KIND_POLL_UPDATE:
                 handle_poll_update(u, c);
                 break;
+        case URING_KIND_POLL_REMOVE:
+                handle_poll_remove(u, c);
+                break;
         case URING_KIND_TIMEOUT:
                 handle_timeout(u, c);
                 break;
@@ -658,7 +675,7 @@ static void uring_handle(struct uring_loop *u, const struct uring_completion *c)
                 handle_timeout_update(u, c);
                 break;
         default:
-                /* Removals: their outcome changes nothing. */
+                /* A timeout's removal: its outcome changes nothing. */
                 break;
         }
 }

@@ -342,6 +342,29 @@ static void test_unwatch_stops_events(void **state)
         close(p[1]);
 }
 
+/* Unwatched while ready and just re-checked: the backend lets go of the file, so closing the fd
+ * really closes it and the other end sees the end of the stream. */
+static void test_unwatch_ready_fd_releases_it(void **state)
+{
+        struct fixture *f = fixture(state);
+        struct io_record rec = {};
+        struct loop_watch *w;
+        char c;
+        int s[2];
+
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, s), 0);
+        assert_int_equal(loop_watch(f->loop, s[0], LOOP_IN, on_io, &rec, &w), 0);
+        assert_int_equal(write(s[1], "x", 1), 1);
+        run_until(f, io_called, &rec);
+        loop_unwatch(w);
+        close(s[0]);
+        run_for(f, 30 * 1000);
+        /* Closed with a byte unread: a reset rather than the end; still open: EAGAIN. */
+        ssize_t n = read(s[1], &c, 1);
+        assert_true(n == 0 || (n < 0 && errno == ECONNRESET));
+        close(s[1]);
+}
+
 static void test_unwatch_inside_callback(void **state)
 {
         struct fixture *f = fixture(state);
@@ -853,6 +876,7 @@ static void test_free_with_live_watches(void **state)
         X(test_watch_update_changes_events)                                                        \
         X(test_watch_rejects_bad_arguments)                                                        \
         X(test_unwatch_stops_events)                                                               \
+        X(test_unwatch_ready_fd_releases_it)                                                       \
         X(test_unwatch_inside_callback)                                                            \
         X(test_hangup_reports_error)                                                               \
         X(test_run_once_is_not_reentrant)                                                          \
