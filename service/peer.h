@@ -45,6 +45,8 @@ struct peer {
         bool doomed;        /* close once output is flushed (or at once when it cannot be) */
 
         struct peer *prev, *next; /* the service's list of live peers */
+        bool flush_listed;        /* on the service's list of peers with output to write */
+        struct peer *flush_prev, *flush_next;
 };
 
 /*

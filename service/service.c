@@ -289,6 +289,48 @@ static void peer_update_watch(struct service *s, struct peer *p)
         p->watched_events = events;
 }
 
+/* Output past this is written at once rather than at the iteration's flush: a long reply (a List)
+ * starts moving, and a connection's output waiting for the flush stays small. */
+#define FLUSH_THRESHOLD (64 * 1024)
+
+static void flush_list(struct service *s, struct peer *p)
+{
+        if (p->flush_listed)
+                return;
+        p->flush_listed = true;
+        p->flush_prev = NULL;
+        p->flush_next = s->flushes;
+        if (s->flushes)
+                s->flushes->flush_prev = p;
+        s->flushes = p;
+}
+
+static void flush_unlist(struct service *s, struct peer *p)
+{
+        if (!p->flush_listed)
+                return;
+        if (p->flush_prev)
+                p->flush_prev->flush_next = p->flush_next;
+        else
+                s->flushes = p->flush_next;
+        if (p->flush_next)
+                p->flush_next->flush_prev = p->flush_prev;
+        p->flush_prev = p->flush_next = NULL;
+        p->flush_listed = false;
+}
+
+/* Write what p has queued; a broken connection, or a doomed one with nothing left, is dropped. */
+static void peer_write(struct service *s, struct peer *p)
+{
+        flush_unlist(s, p);
+        int r = peer_flush(p);
+        if ((r < 0 && r != -EAGAIN) || (p->doomed && !peer_has_output(p))) {
+                service_drop_peer(s, p);
+                return;
+        }
+        peer_update_watch(s, p);
+}
+
 bool service_queue(struct service *s, struct peer *p, char *msg)
 {
         int r = peer_queue(p, msg);
@@ -299,6 +341,7 @@ bool service_queue(struct service *s, struct peer *p, char *msg)
                 service_drop_peer(s, p);
                 return false;
         }
+        flush_list(s, p);
         return true;
 }
 
@@ -307,16 +350,8 @@ static void peer_send(struct service *s, struct peer *p, char *msg)
         /* Nothing leaves before the changes it may describe are durable (store.c). */
         if (store_hold(s, p, msg) || !service_queue(s, p, msg))
                 return;
-        int r = peer_flush(p);
-        if (r < 0 && r != -EAGAIN) {
-                service_drop_peer(s, p);
-                return;
-        }
-        if (p->doomed && !peer_has_output(p)) {
-                service_drop_peer(s, p);
-                return;
-        }
-        peer_update_watch(s, p);
+        if (vl_writer_pending(&p->out) >= FLUSH_THRESHOLD)
+                peer_write(s, p);
 }
 
 static void peer_pump(struct service *s, struct peer *p);
@@ -414,12 +449,9 @@ static void on_peer_io(struct loop_watch *w, int fd, uint32_t events, void *user
 
         service_note_work(s);
         if (events & LOOP_OUT) {
-                int r = peer_flush(p);
-                if ((r < 0 && r != -EAGAIN) || (p->doomed && !peer_has_output(p))) {
-                        service_drop_peer(s, p);
+                peer_write(s, p);
+                if (p->fd < 0)
                         return;
-                }
-                peer_update_watch(s, p);
         }
         if (!(events & (LOOP_IN | LOOP_ERR)))
                 return;
@@ -563,6 +595,7 @@ void service_drop_peer(struct service *s, struct peer *p)
         if (p->next)
                 p->next->prev = p->prev;
         s->n_peers--;
+        flush_unlist(s, p);
         if (s->accept_paused && loop_watch_update(s->listen_watch, LOOP_IN) >= 0)
                 s->accept_paused = false;
         p->next = s->closed;
@@ -626,20 +659,11 @@ static void drain_intents(struct service *s)
         }
 }
 
-/* A drop may drop others (events to subscribers): then scan again. */
+/* A drop may queue output for others (events to subscribers): they join the list. */
 void service_flush_all(struct service *s)
 {
-        for (struct peer *p = s->peers; p;) {
-                int r = peer_has_output(p) ? peer_flush(p) : 0;
-
-                if ((r < 0 && r != -EAGAIN) || (p->doomed && !peer_has_output(p))) {
-                        service_drop_peer(s, p);
-                        p = s->peers;
-                        continue;
-                }
-                peer_update_watch(s, p);
-                p = p->fd >= 0 ? p->next : s->peers;
-        }
+        while (s->flushes)
+                peer_write(s, s->flushes);
 }
 
 static void free_closed(struct service *s)
@@ -676,6 +700,7 @@ int service_iterate(struct service *s, int64_t timeout_usec)
         service_note_work(s);
         drain_intents(s);
         store_commit(s);
+        service_flush_all(s);
         free_closed(s);
         s->metrics.iterations++;
         if (clock_read(TIMERD_CLOCK_MONOTONIC, &end) == 0 && end >= s->iteration_start_usec &&

@@ -56,7 +56,8 @@ struct service {
         struct peer *peers;
         uint32_t n_peers;
         uint32_t n_subscribers;
-        struct peer *closed; /* freed at the end of the iteration */
+        struct peer *closed;  /* freed at the end of the iteration */
+        struct peer *flushes; /* peers with output queued since their last write */
         uint64_t last_session;
         uint64_t last_cookie;
 
@@ -91,9 +92,13 @@ void service_end_run(struct service *s, const struct td_now *now, const struct t
 /* Re-arm the parked queue's wake-up of every clock after it changed. */
 void service_sync_parked_wake(struct service *s);
 
-/* Queue msg (owned) for p without writing it; false when p could not take it and was dropped. */
+/*
+ * Queue msg (owned) for p without writing it; it is written by the next service_flush_all(). false
+ * when p could not take it and was dropped.
+ */
 bool service_queue(struct service *s, struct peer *p, char *msg);
-/* Write what every peer has queued; peers whose connection broke are dropped. */
+/* Write what peers queued since their last write; peers whose connection broke are dropped. Once
+ * per iteration, after the intents are drained and the store committed. */
 void service_flush_all(struct service *s);
 
 /* Answer the open call of p. */

@@ -125,6 +125,39 @@ static void test_split_and_pipelined_messages(void **state)
         close(fd);
 }
 
+/* Replies are written once per loop iteration, many at a time: they still come whole and in
+ * the order of the calls, also when they outgrow what the socket takes at once. */
+static void test_many_pipelined_calls_answered_in_order(void **state)
+{
+        enum { N_CALLS = 2000 };
+        int fd = harness_raw_connect(*state);
+        size_t size = N_CALLS * 128, len = 0;
+        char *batch = malloc(size);
+        assert_non_null(batch);
+
+        for (int i = 0; i < N_CALLS; i++) {
+                int n = snprintf(batch + len, size - len,
+                                 "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{"
+                                 "\"name\":\"order%d\",\"declaration\":{\"policy\":\"once\"}}}",
+                                 i);
+                assert_true(n > 0 && (size_t)n < size - len);
+                len += (size_t)n + 1;
+        }
+        raw_send(fd, batch, len);
+        free(batch);
+
+        for (int i = 0; i < N_CALLS; i++) {
+                json_object *p = expect_reply(fd), *claim, *name;
+                char expected[32];
+                snprintf(expected, sizeof(expected), "order%d", i);
+                assert_true(json_object_object_get_ex(p, "claim", &claim));
+                assert_true(json_object_object_get_ex(claim, "name", &name));
+                assert_string_equal(json_object_get_string(name), expected);
+                json_object_put(p);
+        }
+        close(fd);
+}
+
 static void test_oneway_gets_no_reply(void **state)
 {
         int fd = harness_raw_connect(*state);
@@ -270,6 +303,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_get_info_lists_interfaces),
             cmocka_unit_test(test_split_and_pipelined_messages),
+            cmocka_unit_test(test_many_pipelined_calls_answered_in_order),
             cmocka_unit_test(test_oneway_gets_no_reply),
             cmocka_unit_test(test_bad_messages_get_typed_errors),
             cmocka_unit_test(test_oversize_message_is_refused_and_disconnected),

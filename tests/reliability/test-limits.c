@@ -463,6 +463,44 @@ static uint64_t connections(int fd)
 }
 
 /*
+ * --max-output with replies that are each small: they wait for the iteration's flush instead of
+ * being written one by one, and a client that pipelines calls and reads none of the answers is
+ * still disconnected once 4 MiB wait for it.
+ */
+static void test_small_replies_unread_are_bounded(void **state)
+{
+        enum { N_CALLS = 20000 }; /* Status answers are about 550 B: 11 MB in all */
+        struct harness *h = *state;
+        int control = harness_raw_connect(h), idle = harness_raw_connect(h);
+        int small = 4096;
+        assert_int_equal(setsockopt(idle, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+        assert_int_equal(connections(control), 2);
+
+        size_t len = N_CALLS * sizeof(STATUS_CALL), sent = 0;
+        char *calls = malloc(len);
+        assert_non_null(calls);
+        for (int i = 0; i < N_CALLS; i++)
+                memcpy(calls + i * sizeof(STATUS_CALL), STATUS_CALL, sizeof(STATUS_CALL));
+        /* Until the service hangs up on it. */
+        while (sent < len) {
+                ssize_t n = send(idle, calls + sent, len - sent, MSG_NOSIGNAL);
+                if (n <= 0)
+                        break;
+                sent += (size_t)n;
+        }
+        free(calls);
+
+        uint64_t n = 0;
+        for (int i = 0; i < 1000 && (n = connections(control)) != 1; i++)
+                usleep(10000);
+        assert_int_equal(n, 1);
+        size_t got = wire_drain_to_eof(idle, WIRE_TIMEOUT_MS);
+        assert_true(got < (size_t)4 * 1024 * 1024 + (size_t)1024 * 1024);
+        close(idle);
+        close(control);
+}
+
+/*
  * --max-output: a client that asks for List after List (each 2 MB long) and reads none of them is
  * disconnected once 4 MiB wait for it. Meanwhile another client's round trips stay fast: the loop
  * never waits for the reader that does not read.
@@ -573,6 +611,8 @@ int main(int argc, char **argv)
             cmocka_unit_test_setup_teardown(test_parked_requests_per_connection_are_bounded,
                                             harness_setup, harness_teardown),
             cmocka_unit_test_setup_teardown(test_output_is_bounded_per_connection, setup_output,
+                                            harness_teardown),
+            cmocka_unit_test_setup_teardown(test_small_replies_unread_are_bounded, setup_output,
                                             harness_teardown),
         };
         return cmocka_run_group_tests_name(harness_backend(), tests, NULL, NULL);
