@@ -755,18 +755,32 @@ static const struct loop_backend_ops uring_loop_ops = {
     .done = uring_loop_done,
 };
 
-static int ring_open(struct io_uring *ring)
-{
-        int r;
+/*
+ * Setup flags, the wanted ones first; a kernel refuses flags it does not know with -EINVAL and the
+ * next set is tried. SUBMIT_ALL (5.18): submit past an SQE the kernel rejects. COOP_TASKRUN and
+ * TASKRUN_FLAG (5.19): a completion (a poll's wake-up) waits for the loop's next entry into the
+ * kernel instead of interrupting it with an inter-processor interrupt, and the flag tells
+ * liburing to enter the kernel for such work when it reaps. The loop is single-threaded and enters
+ * the kernel every iteration, so nothing waits longer than it would have.
+ */
+static const unsigned ring_setups[] = {
+    IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+    IORING_SETUP_SUBMIT_ALL,
+    0,
+};
+#define RING_SETUP_PLAIN (sizeof(ring_setups) / sizeof(ring_setups[0]) - 1)
 
-        /* Submit past an SQE the kernel rejects (5.18+); older kernels stop there, also fine. */
-        r = io_uring_queue_init(URING_ENTRIES, ring, IORING_SETUP_SUBMIT_ALL);
-        if (r == -EINVAL)
-                r = io_uring_queue_init(URING_ENTRIES, ring, 0);
+static int ring_open(struct io_uring *ring, size_t first_setup)
+{
+        int r = -EINVAL;
+
+        for (size_t i = first_setup; i <= RING_SETUP_PLAIN && r == -EINVAL; i++)
+                r = io_uring_queue_init(URING_ENTRIES, ring, ring_setups[i]);
         return r;
 }
 
-int uring_loop_new(const struct loop_callbacks *cb, const char **ret_missing, struct loop **ret)
+static int uring_loop_open(const struct loop_callbacks *cb, size_t first_setup,
+                           const char **ret_missing, struct loop **ret)
 {
         struct uring_loop *u;
         int r;
@@ -787,7 +801,7 @@ int uring_loop_new(const struct loop_callbacks *cb, const char **ret_missing, st
         for (int c = 0; c < TIMERD_CLOCK_MAX; c++)
                 clock_timer_init(&u->alarm_timers[c], &u->base, (enum timerd_clock)c);
 
-        r = ring_open(&u->ring);
+        r = ring_open(&u->ring, first_setup);
         if (r < 0)
                 goto fail;
         u->ring_ready = true;
@@ -806,4 +820,15 @@ int uring_loop_new(const struct loop_callbacks *cb, const char **ret_missing, st
 fail:
         loop_free(&u->base);
         return r;
+}
+
+int uring_loop_new(const struct loop_callbacks *cb, const char **ret_missing, struct loop **ret)
+{
+        return uring_loop_open(cb, 0, ret_missing, ret);
+}
+
+int uring_loop_new_plain(const struct loop_callbacks *cb, const char **ret_missing,
+                         struct loop **ret)
+{
+        return uring_loop_open(cb, RING_SETUP_PLAIN, ret_missing, ret);
 }

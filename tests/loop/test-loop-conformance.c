@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The loop interface's conformance suite: every test runs against both backends, which must
- * behave alike. Time-based checks only ever assert order ("not before the deadline"), never how
- * soon something happened, except with generous bounds.
+ * behave alike, and io_uring also on a ring set up as older kernels allow (no optional flags).
+ * Time-based checks only ever assert order ("not before the deadline"), never how soon something
+ * happened, except with generous bounds.
  */
 
 #include <errno.h>
@@ -25,6 +26,7 @@
 #include <cmocka.h>
 #include <sys/capability.h>
 
+#include "liburing-backend/uring-loop.h"
 #include "loop/loop-test.h"
 #include "loop/loop.h"
 
@@ -110,6 +112,12 @@ static bool backend_refused(int r)
         return r == -EPERM || r == -ENOSYS || r == -EOPNOTSUPP || r == -EACCES;
 }
 
+/* What a group of tests runs on. */
+struct variant {
+        enum loop_backend backend;
+        bool plain_ring; /* io_uring without optional setup flags, as older kernels have it */
+};
+
 static int setup(void **state)
 {
         struct fixture *f = calloc(1, sizeof(*f));
@@ -121,8 +129,10 @@ static int setup(void **state)
         int r;
 
         assert_non_null(f);
-        f->backend = *(const enum loop_backend *)*state;
-        r = loop_new(f->backend, &cb, &f->loop);
+        const struct variant *v = *state;
+        f->backend = v->backend;
+        r = v->plain_ring ? uring_loop_new_plain(&cb, NULL, &f->loop)
+                          : loop_new(f->backend, &cb, &f->loop);
         /* io_uring may be refused on this host; then its tests skip, timerfd's never do. */
         if (r < 0 && !(f->backend == LOOP_BACKEND_IO_URING && backend_refused(r))) {
                 free(f);
@@ -904,12 +914,17 @@ static void test_free_with_live_watches(void **state)
 
 int main(void)
 {
-        enum loop_backend timerfd = LOOP_BACKEND_TIMERFD;
-        enum loop_backend io_uring = LOOP_BACKEND_IO_URING;
+        struct variant timerfd = {LOOP_BACKEND_TIMERFD, false};
+        struct variant io_uring = {LOOP_BACKEND_IO_URING, false};
+        struct variant io_uring_plain = {LOOP_BACKEND_IO_URING, true};
 #define ON_TIMERFD(t)  cmocka_unit_test_prestate_setup_teardown(t, setup, teardown, &timerfd),
 #define ON_IO_URING(t) cmocka_unit_test_prestate_setup_teardown(t, setup, teardown, &io_uring),
+#define ON_IO_URING_PLAIN(t)                                                                       \
+        cmocka_unit_test_prestate_setup_teardown(t, setup, teardown, &io_uring_plain),
         const struct CMUnitTest timerfd_tests[] = {FOR_EACH_CONFORMANCE_TEST(ON_TIMERFD)};
         const struct CMUnitTest io_uring_tests[] = {FOR_EACH_CONFORMANCE_TEST(ON_IO_URING)};
+        const struct CMUnitTest io_uring_plain_tests[] = {
+            FOR_EACH_CONFORMANCE_TEST(ON_IO_URING_PLAIN)};
         struct rlimit rl;
         int failed = 0;
 
@@ -922,5 +937,7 @@ int main(void)
             cmocka_run_group_tests_name("loop conformance: timerfd", timerfd_tests, NULL, NULL);
         failed +=
             cmocka_run_group_tests_name("loop conformance: io_uring", io_uring_tests, NULL, NULL);
+        failed += cmocka_run_group_tests_name("loop conformance: io_uring, plain ring",
+                                              io_uring_plain_tests, NULL, NULL);
         return failed;
 }
