@@ -33,6 +33,7 @@ struct timerd {
         char *path;
         bool broken; /* every later call fails as disconnected until timerd_reconnect() */
         struct vl_reader reader;
+        struct vl_parser parser;
         struct vl_writer writer;
         struct call *first, *last; /* in the order of the replies to come */
         size_t n_calls;
@@ -112,6 +113,7 @@ int timerd_connect(const char *path, struct timerd **ret)
         }
         t->fd = fd;
         vl_reader_init(&t->reader, CONNECTION_REPLY_MAX);
+        vl_parser_init(&t->parser);
         vl_writer_init(&t->writer, CONNECTION_REQUEST_MAX);
         *ret = t;
         return 0;
@@ -135,6 +137,7 @@ static void connection_free(struct timerd *t)
         free_calls(t);
         vl_reply_done(&t->blocking.reply);
         vl_reader_done(&t->reader);
+        vl_parser_done(&t->parser);
         vl_writer_done(&t->writer);
         free(t->error_name);
         free(t->path);
@@ -340,7 +343,7 @@ static int dispatch_next(struct timerd *t)
                 return -TIMERD_E_PROTOCOL;
         }
 
-        r = vl_reply_parse(msg, len, VL_MAX_DEPTH_DEFAULT, &reply);
+        r = vl_reply_parse_with(&t->parser, msg, len, VL_MAX_DEPTH_DEFAULT, &reply);
         if (r < 0) {
                 /* Still one whole message: a single call stays in step, a stream cannot tell
                  * whether it goes on. */

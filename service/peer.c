@@ -53,6 +53,7 @@ int peer_new(int fd, uint64_t session, size_t max_message, size_t max_output, st
         p->gid = cred.gid;
         p->pid = cred.pid;
         vl_reader_init(&p->in, max_message);
+        vl_parser_init(&p->parser);
         vl_writer_init(&p->out, max_output);
         *ret = p;
         return 0;
@@ -63,6 +64,7 @@ void peer_free(struct peer *p)
         if (!p)
                 return;
         vl_reader_done(&p->in);
+        vl_parser_done(&p->parser);
         vl_writer_done(&p->out);
         if (p->fd >= 0)
                 close(p->fd);
@@ -83,7 +85,7 @@ int peer_next_call(struct peer *p, int max_depth, struct vl_call *ret)
         int r = vl_reader_next(&p->in, &msg, &len);
         if (r <= 0)
                 return r;
-        r = vl_call_parse(msg, len, max_depth, ret);
+        r = vl_call_parse_with(&p->parser, msg, len, max_depth, ret);
         return r < 0 ? r : 1;
 }
 

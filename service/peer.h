@@ -25,6 +25,7 @@ struct peer {
         gid_t gid;
         pid_t pid;
         struct vl_reader in;
+        struct vl_parser parser;
         struct vl_writer out;
         struct loop_watch *watch;
         uint32_t watched_events;

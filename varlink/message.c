@@ -8,22 +8,52 @@
 
 #include "varlink/message.h"
 
+void vl_parser_init(struct vl_parser *p)
+{
+        *p = (struct vl_parser){0};
+}
+
+void vl_parser_done(struct vl_parser *p)
+{
+        if (p->tok)
+                json_tokener_free(p->tok);
+        *p = (struct vl_parser){0};
+}
+
+/* A tokener for max_depth, fresh or reset: its nesting bound is fixed when it is made. */
+static int parser_tokener(struct vl_parser *p, int max_depth, json_tokener **ret)
+{
+        if (p->tok && p->max_depth == max_depth) {
+                json_tokener_reset(p->tok);
+                *ret = p->tok;
+                return 0;
+        }
+        vl_parser_done(p);
+        p->tok = json_tokener_new_ex(max_depth);
+        if (!p->tok)
+                return -ENOMEM;
+        p->max_depth = max_depth;
+        json_tokener_set_flags(p->tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        *ret = p->tok;
+        return 0;
+}
+
 /* Parses msg as exactly one JSON value, nested at most max_depth deep. *ret is NULL for null. */
-static int json_parse(const char *msg, size_t len, int max_depth, json_object **ret)
+static int json_parse(struct vl_parser *p, const char *msg, size_t len, int max_depth,
+                      json_object **ret)
 {
         enum json_tokener_error error;
         json_tokener *tok;
         json_object *obj;
+        int r;
 
         if (max_depth < 1)
                 return -EINVAL;
         if (len > INT_MAX)
                 return -EMSGSIZE;
-
-        tok = json_tokener_new_ex(max_depth);
-        if (!tok)
-                return -ENOMEM;
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        r = parser_tokener(p, max_depth, &tok);
+        if (r < 0)
+                return r;
 
         obj = json_tokener_parse_ex(tok, msg, (int)len);
         error = json_tokener_get_error(tok);
@@ -35,7 +65,6 @@ static int json_parse(const char *msg, size_t len, int max_depth, json_object **
                 json_object_put(obj);
                 error = json_tokener_error_parse_unexpected;
         }
-        json_tokener_free(tok);
 
         if (error != json_tokener_success)
                 return -EBADMSG;
@@ -125,17 +154,28 @@ static int call_from_json(json_object *root, struct vl_call *ret)
         return 0;
 }
 
-int vl_call_parse(const char *msg, size_t len, int max_depth, struct vl_call *ret)
+int vl_call_parse_with(struct vl_parser *p, const char *msg, size_t len, int max_depth,
+                       struct vl_call *ret)
 {
         json_object *root;
         int r;
 
-        r = json_parse(msg, len, max_depth, &root);
+        r = json_parse(p, msg, len, max_depth, &root);
         if (r < 0)
                 return r;
         r = call_from_json(root, ret);
         if (r < 0)
                 json_object_put(root);
+        return r;
+}
+
+int vl_call_parse(const char *msg, size_t len, int max_depth, struct vl_call *ret)
+{
+        struct vl_parser p;
+
+        vl_parser_init(&p);
+        int r = vl_call_parse_with(&p, msg, len, max_depth, ret);
+        vl_parser_done(&p);
         return r;
 }
 
@@ -166,17 +206,28 @@ static int reply_from_json(json_object *root, struct vl_reply *ret)
         return 0;
 }
 
-int vl_reply_parse(const char *msg, size_t len, int max_depth, struct vl_reply *ret)
+int vl_reply_parse_with(struct vl_parser *p, const char *msg, size_t len, int max_depth,
+                        struct vl_reply *ret)
 {
         json_object *root;
         int r;
 
-        r = json_parse(msg, len, max_depth, &root);
+        r = json_parse(p, msg, len, max_depth, &root);
         if (r < 0)
                 return r;
         r = reply_from_json(root, ret);
         if (r < 0)
                 json_object_put(root);
+        return r;
+}
+
+int vl_reply_parse(const char *msg, size_t len, int max_depth, struct vl_reply *ret)
+{
+        struct vl_parser p;
+
+        vl_parser_init(&p);
+        int r = vl_reply_parse_with(&p, msg, len, max_depth, ret);
+        vl_parser_done(&p);
         return r;
 }
 

@@ -13,6 +13,18 @@
 
 #define VL_MAX_DEPTH_DEFAULT 16
 
+/*
+ * A JSON tokener kept from one message to the next, so that a connection does not make one per
+ * message. Zeroed by vl_parser_init; the tokener is made at the first parse.
+ */
+struct vl_parser {
+        json_tokener *tok;
+        int max_depth; /* the nesting bound tok was made with */
+};
+
+void vl_parser_init(struct vl_parser *p);
+void vl_parser_done(struct vl_parser *p);
+
 struct vl_call {
         json_object *root;       /* owns everything below */
         const char *method;      /* "iface.Method" */
@@ -28,6 +40,9 @@ struct vl_call {
  * "more"/"oneway" not booleans).
  */
 int vl_call_parse(const char *msg, size_t len, int max_depth, struct vl_call *ret);
+/* The same with p's tokener; -ENOMEM when it cannot be made. */
+int vl_call_parse_with(struct vl_parser *p, const char *msg, size_t len, int max_depth,
+                       struct vl_call *ret);
 void vl_call_done(struct vl_call *c);
 
 /* The interface part of a method name ("io.timerd.Timer" of "io.timerd.Timer.List"); a copy. */
@@ -42,6 +57,8 @@ struct vl_reply {
 
 /* Parse a reply. -EBADMSG (not JSON), -EPROTO (not a reply). */
 int vl_reply_parse(const char *msg, size_t len, int max_depth, struct vl_reply *ret);
+int vl_reply_parse_with(struct vl_parser *p, const char *msg, size_t len, int max_depth,
+                        struct vl_reply *ret);
 void vl_reply_done(struct vl_reply *r);
 
 /*

@@ -150,6 +150,37 @@ static void call_depth(void **state)
         vl_call_done(&c);
 }
 
+/* One parser for a stream of messages: an error in one (half a value, trailing text, too deep,
+ * a number cut short) leaves nothing behind for the next, and a new depth bound takes effect. */
+static void parser_reused(void **state)
+{
+        static const char good[] = "{\"method\":\"a.B\",\"parameters\":{\"n\":7}}";
+        static const char *const bad[] = {"{\"method\":\"a.B\"", "{\"method\":\"a.B\"} x",
+                                          "[[[[1]]]]", "12", "{\"method\":\"a\\u0000B\"}"};
+        struct vl_parser p;
+        struct vl_call c;
+        struct vl_reply reply;
+        uint64_t n;
+
+        (void)state;
+        vl_parser_init(&p);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                int r = vl_call_parse_with(&p, bad[i], strlen(bad[i]), 4, &c);
+                assert_true(r == -EBADMSG || r == -EPROTO);
+                assert_int_equal(vl_call_parse_with(&p, STR_AND_LEN(good), 4, &c), 0);
+                assert_string_equal(c.method, "a.B");
+                assert_int_equal(vl_get_u64(c.parameters, "n", &n), 0);
+                assert_int_equal(n, 7);
+                vl_call_done(&c);
+        }
+        assert_int_equal(vl_call_parse_with(&p, STR_AND_LEN(good), 2, &c), -EBADMSG);
+        assert_int_equal(vl_call_parse_with(&p, STR_AND_LEN(good), 3, &c), 0);
+        vl_call_done(&c);
+        assert_int_equal(vl_reply_parse_with(&p, STR_AND_LEN("{\"parameters\":{}}"), 3, &reply), 0);
+        vl_reply_done(&reply);
+        vl_parser_done(&p);
+}
+
 static void call_not_a_call(void **state)
 {
         static const char *const bad[] = {
@@ -528,6 +559,7 @@ int main(void)
             cmocka_unit_test(call_bad_json),
             cmocka_unit_test(call_trailing_garbage),
             cmocka_unit_test(call_depth),
+            cmocka_unit_test(parser_reused),
             cmocka_unit_test(default_depth),
             cmocka_unit_test(call_not_a_call),
             cmocka_unit_test(reply_success),
