@@ -350,8 +350,13 @@ static void encode_reply(void **state)
         assert_non_null(parameters);
         assert_int_equal(vl_add_u64(parameters, "big", UINT64_MAX - 1), 0);
         assert_int_equal(vl_add_i64(parameters, "negative", INT64_MIN + 1), 0);
+        assert_int_equal(vl_add_string(parameters, "path", "a/b\"c"), 0);
         text = vl_reply_encode(parameters, true);
         assert_non_null(text);
+        /* Plain, slashes as they are, the flag first. */
+        assert_string_equal(text,
+                            "{\"continues\":true,\"parameters\":{\"big\":18446744073709551614,"
+                            "\"negative\":-9223372036854775807,\"path\":\"a/b\\\"c\"}}");
 
         assert_int_equal(reply_parse(text, &reply), 0);
         assert_null(reply.error);
