@@ -2,7 +2,9 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -296,34 +298,181 @@ char *vl_call_encode(const char *method, json_object *parameters, bool more, boo
         return message_encode(message, parameters);
 }
 
+/* Growing text for serializing without json-c's printbuf. */
+struct text {
+        char *buf;
+        size_t len, cap;
+};
+
+static int text_add(struct text *t, const char *s, size_t n)
+{
+        if (t->cap - t->len < n) {
+                size_t cap = t->cap > 0 ? t->cap : 256;
+                char *buf;
+
+                while (cap - t->len < n) {
+                        if (cap > SIZE_MAX / 2)
+                                return -ENOMEM;
+                        cap *= 2;
+                }
+                buf = realloc(t->buf, cap);
+                if (!buf)
+                        return -ENOMEM;
+                t->buf = buf;
+                t->cap = cap;
+        }
+        memcpy(t->buf + t->len, s, n);
+        t->len += n;
+        return 0;
+}
+
+/* A JSON string as json-c writes it with JSON_C_TO_STRING_NOSLASHESCAPE. */
+static int text_add_string(struct text *t, const char *s, size_t n)
+{
+        static const char hex[] = "0123456789abcdef";
+        size_t start = 0;
+        int r = text_add(t, "\"", 1);
+
+        for (size_t i = 0; i < n && r == 0; i++) {
+                unsigned char c = (unsigned char)s[i];
+                char esc[6] = {'\\', 0};
+                size_t esc_len = 2;
+
+                switch (c) {
+                case '\b':
+                        esc[1] = 'b';
+                        break;
+                case '\n':
+                        esc[1] = 'n';
+                        break;
+                case '\r':
+                        esc[1] = 'r';
+                        break;
+                case '\t':
+                        esc[1] = 't';
+                        break;
+                case '\f':
+                        esc[1] = 'f';
+                        break;
+                case '"':
+                case '\\':
+                        esc[1] = (char)c;
+                        break;
+                default:
+                        if (c >= ' ')
+                                continue;
+                        memcpy(esc + 1, "u00", 3);
+                        esc[4] = hex[c >> 4];
+                        esc[5] = hex[c & 0xf];
+                        esc_len = 6;
+                        break;
+                }
+                r = text_add(t, s + start, i - start);
+                if (r == 0)
+                        r = text_add(t, esc, esc_len);
+                start = i + 1;
+        }
+        if (r == 0)
+                r = text_add(t, s + start, n - start);
+        return r == 0 ? text_add(t, "\"", 1) : r;
+}
+
+static int text_add_value(struct text *t, json_object *v)
+{
+        char num[24];
+        int r;
+
+        switch (json_object_get_type(v)) {
+        case json_type_null:
+                return text_add(t, "null", 4);
+        case json_type_boolean:
+                return json_object_get_boolean(v) ? text_add(t, "true", 4)
+                                                  : text_add(t, "false", 5);
+        case json_type_int: {
+                /* Held as int64, or as uint64 above INT64_MAX (then read as INT64_MAX). */
+                int64_t i = json_object_get_int64(v);
+                int n = i < 0 ? snprintf(num, sizeof(num), "%" PRId64, i)
+                              : snprintf(num, sizeof(num), "%" PRIu64, json_object_get_uint64(v));
+                return text_add(t, num, (size_t)n);
+        }
+        case json_type_string:
+                return text_add_string(t, json_object_get_string(v),
+                                       (size_t)json_object_get_string_len(v));
+        case json_type_object: {
+                bool first = true;
+
+                r = text_add(t, "{", 1);
+                json_object_object_foreach(v, key, value)
+                {
+                        if (r == 0 && !first)
+                                r = text_add(t, ",", 1);
+                        if (r == 0)
+                                r = text_add_string(t, key, strlen(key));
+                        if (r == 0)
+                                r = text_add(t, ":", 1);
+                        if (r == 0)
+                                r = text_add_value(t, value);
+                        first = false;
+                }
+                return r == 0 ? text_add(t, "}", 1) : r;
+        }
+        case json_type_array: {
+                size_t n = json_object_array_length(v);
+
+                r = text_add(t, "[", 1);
+                for (size_t i = 0; i < n && r == 0; i++) {
+                        if (i > 0)
+                                r = text_add(t, ",", 1);
+                        if (r == 0)
+                                r = text_add_value(t, json_object_array_get_idx(v, i));
+                }
+                return r == 0 ? text_add(t, "]", 1) : r;
+        }
+        case json_type_double:
+        default: {
+                /* Rare here (the service sends none): json-c's own formatting. */
+                size_t len;
+                const char *s = json_object_to_json_string_length(
+                    v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+
+                return s ? text_add(t, s, len) : -ENOMEM;
+        }
+        }
+}
+
+char *vl_json_encode(json_object *value)
+{
+        struct text t = {0};
+
+        if (text_add_value(&t, value) < 0 || text_add(&t, "", 1) < 0) {
+                free(t.buf);
+                return NULL;
+        }
+        return t.buf;
+}
+
 /*
- * The hottest encoding (every answer, every firing): the envelope is written as text around the
- * serialized parameters, without an envelope object and a copy of the whole text. The bytes are
- * those message_encode() would make.
+ * The hottest encoding (every answer, every firing): written as text straight from the tree, the
+ * envelope around the parameters, without json-c's serializer (a printbuf, snprintf per number)
+ * or an envelope object. The bytes are those message_encode() would make.
  */
 char *vl_reply_encode(json_object *parameters, bool continues)
 {
         const char *head = continues ? "{\"continues\":true,\"parameters\":" : "{\"parameters\":";
-        const char *text = "{}";
-        size_t head_len = strlen(head), len = 2;
-        char *s = NULL;
+        struct text t = {0};
+        int r;
 
-        if (parameters) {
-                text = json_object_to_json_string_length(
-                    parameters, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-                if (!text)
-                        goto out;
-        }
-        /* head, text, "}" and the NUL */
-        s = malloc(head_len + len + 2);
-        if (!s)
-                goto out;
-        memcpy(s, head, head_len);
-        memcpy(s + head_len, text, len);
-        memcpy(s + head_len + len, "}", 2);
-out:
+        r = text_add(&t, head, strlen(head));
+        if (r == 0)
+                r = parameters ? text_add_value(&t, parameters) : text_add(&t, "{}", 2);
+        if (r == 0)
+                r = text_add(&t, "}", 2);
         json_object_put(parameters);
-        return s;
+        if (r < 0) {
+                free(t.buf);
+                return NULL;
+        }
+        return t.buf;
 }
 
 char *vl_error_encode(const char *error, json_object *parameters)

@@ -67,6 +67,8 @@ void vl_reply_done(struct vl_reply *r);
  */
 char *vl_call_encode(const char *method, json_object *parameters, bool more, bool oneway);
 char *vl_reply_encode(json_object *parameters, bool continues);
+/* One JSON value as json-c writes it (JSON_C_TO_STRING_PLAIN | NOSLASHESCAPE); does not take it. */
+char *vl_json_encode(json_object *value);
 char *vl_error_encode(const char *error, json_object *parameters);
 
 /*

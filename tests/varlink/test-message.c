@@ -369,6 +369,42 @@ static void encode_reply(void **state)
         free(text);
 }
 
+/* vl_json_encode writes what json-c writes, byte for byte. */
+static void encode_like_json_c(void **state)
+{
+        char every_byte[256];
+        json_object *v = json_object_new_object(), *a = json_object_new_array();
+
+        (void)state;
+        for (int i = 0; i < 256; i++)
+                every_byte[i] = (char)i;
+        assert_non_null(v);
+        assert_non_null(a);
+        json_object_object_add(v, "bytes", json_object_new_string_len(every_byte, 256));
+        json_object_object_add(v, "k\"e/y\n\x01\xc3\xa9", json_object_new_string("a/b"));
+        json_object_object_add(v, "min", json_object_new_int64(INT64_MIN));
+        json_object_object_add(v, "max", json_object_new_int64(INT64_MAX));
+        json_object_object_add(v, "umax", json_object_new_uint64(UINT64_MAX));
+        json_object_object_add(v, "zero", json_object_new_int64(0));
+        json_object_object_add(v, "double", json_object_new_double(0.1));
+        json_object_object_add(v, "true", json_object_new_boolean(1));
+        json_object_object_add(v, "false", json_object_new_boolean(0));
+        json_object_object_add(v, "null", NULL);
+        json_object_object_add(v, "empty", json_object_new_object());
+        json_object_array_add(a, NULL);
+        json_object_array_add(a, json_object_new_array());
+        json_object_array_add(a, json_object_new_string(""));
+        json_object_array_add(a, json_object_new_int64(-1));
+        json_object_object_add(v, "array", a);
+
+        char *ours = vl_json_encode(v);
+        assert_non_null(ours);
+        assert_string_equal(ours, json_object_to_json_string_ext(
+                                      v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        free(ours);
+        json_object_put(v);
+}
+
 static void encode_error(void **state)
 {
         json_object *parameters;
@@ -572,6 +608,7 @@ int main(void)
             cmocka_unit_test(reply_bad),
             cmocka_unit_test(encode_call),
             cmocka_unit_test(encode_reply),
+            cmocka_unit_test(encode_like_json_c),
             cmocka_unit_test(encode_error),
             cmocka_unit_test(get_string_and_bool),
             cmocka_unit_test(get_u64),
