@@ -18,51 +18,51 @@ uint64_t hash_mix64(uint64_t x)
         return x;
 }
 
-static size_t home_of(const struct hashmap *m, uint64_t hash)
+static size_t home_of(size_t n_slots, uint64_t hash)
 {
-        return (size_t)hash & (m->n_slots - 1);
+        return (size_t)hash & (n_slots - 1);
 }
 
-static void slot_insert(struct hashmap_slot *slots, size_t n_slots, uint64_t hash, void *entry)
+static void slot_insert(void **slots, size_t n_slots, uint64_t hash, void *entry)
 {
-        size_t i = (size_t)hash & (n_slots - 1);
+        size_t i = home_of(n_slots, hash);
 
-        while (slots[i].entry)
+        while (slots[i])
                 i = (i + 1) & (n_slots - 1);
-        slots[i] = (struct hashmap_slot){.hash = hash, .entry = entry};
+        slots[i] = entry;
 }
 
-void hashmap_init(struct hashmap *m)
+void hashmap_init(struct hashmap *m, hashmap_hash_fn hash_of)
 {
-        *m = (struct hashmap){};
+        *m = (struct hashmap){.hash_of = hash_of};
 }
 
 void hashmap_done(struct hashmap *m)
 {
         free(m->slots);
-        *m = (struct hashmap){};
+        *m = (struct hashmap){.hash_of = m->hash_of};
 }
 
 int hashmap_reserve(struct hashmap *m, size_t n)
 {
-        struct hashmap_slot *slots;
         size_t n_slots = m->n_slots > 0 ? m->n_slots : N_SLOTS_MIN;
+        void **slots;
 
         /* At most 3/4 full keeps linear probes short. */
         while (n > n_slots / 4 * 3) {
-                if (n_slots > SIZE_MAX / 2 / sizeof(struct hashmap_slot))
+                if (n_slots > SIZE_MAX / 2 / sizeof(void *))
                         return -ENOMEM;
                 n_slots *= 2;
         }
         if (n_slots == m->n_slots)
                 return 0;
 
-        slots = calloc(n_slots, sizeof(struct hashmap_slot));
+        slots = calloc(n_slots, sizeof(void *));
         if (!slots)
                 return -ENOMEM;
         for (size_t i = 0; i < m->n_slots; i++)
-                if (m->slots[i].entry)
-                        slot_insert(slots, n_slots, m->slots[i].hash, m->slots[i].entry);
+                if (m->slots[i])
+                        slot_insert(slots, n_slots, m->hash_of(m->slots[i]), m->slots[i]);
         free(m->slots);
         m->slots = slots;
         m->n_slots = n_slots;
@@ -73,9 +73,9 @@ void *hashmap_find(const struct hashmap *m, uint64_t hash, hashmap_match_fn matc
 {
         if (m->n_slots == 0)
                 return NULL;
-        for (size_t i = home_of(m, hash); m->slots[i].entry; i = (i + 1) & (m->n_slots - 1))
-                if (m->slots[i].hash == hash && match(m->slots[i].entry, key))
-                        return m->slots[i].entry;
+        for (size_t i = home_of(m->n_slots, hash); m->slots[i]; i = (i + 1) & (m->n_slots - 1))
+                if (match(m->slots[i], key))
+                        return m->slots[i];
         return NULL;
 }
 
@@ -99,26 +99,26 @@ void hashmap_remove(struct hashmap *m, uint64_t hash, const void *entry)
 
         if (m->n_slots == 0)
                 return;
-        for (hole = home_of(m, hash); m->slots[hole].entry != entry; hole = (hole + 1) & mask)
-                if (!m->slots[hole].entry)
+        for (hole = home_of(m->n_slots, hash); m->slots[hole] != entry; hole = (hole + 1) & mask)
+                if (!m->slots[hole])
                         return;
 
         /* Backward shift: pull later entries of the probe run into the hole when they may. */
-        for (i = (hole + 1) & mask; m->slots[i].entry; i = (i + 1) & mask) {
-                if (home_between(hole, i, home_of(m, m->slots[i].hash)))
+        for (i = (hole + 1) & mask; m->slots[i]; i = (i + 1) & mask) {
+                if (home_between(hole, i, home_of(m->n_slots, m->hash_of(m->slots[i]))))
                         continue;
                 m->slots[hole] = m->slots[i];
                 hole = i;
         }
-        m->slots[hole] = (struct hashmap_slot){};
+        m->slots[hole] = NULL;
         m->n_entries--;
 }
 
 void *hashmap_next(const struct hashmap *m, size_t *i)
 {
         for (; *i < m->n_slots; (*i)++)
-                if (m->slots[*i].entry)
-                        return m->slots[(*i)++].entry;
+                if (m->slots[*i])
+                        return m->slots[(*i)++];
         return NULL;
 }
 
@@ -127,11 +127,12 @@ int hashmap_check(const struct hashmap *m)
         size_t n = 0, mask = m->n_slots - 1;
 
         for (size_t i = 0; i < m->n_slots; i++) {
-                if (!m->slots[i].entry)
+                if (!m->slots[i])
                         continue;
                 n++;
-                for (size_t j = home_of(m, m->slots[i].hash); j != i; j = (j + 1) & mask)
-                        if (!m->slots[j].entry)
+                for (size_t j = home_of(m->n_slots, m->hash_of(m->slots[i])); j != i;
+                     j = (j + 1) & mask)
+                        if (!m->slots[j])
                                 return -EUCLEAN;
         }
         if (n != m->n_entries || (m->n_slots > 0 && n > m->n_slots / 4 * 3))

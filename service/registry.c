@@ -182,6 +182,21 @@ static bool session_matches(const void *entry, const void *key)
         return ((const struct session *)entry)->id == *(const uint64_t *)key;
 }
 
+static uint64_t timer_hash_of(const void *entry)
+{
+        return ((const struct timer *)entry)->hash;
+}
+
+static uint64_t owner_hash_of(const void *entry)
+{
+        return hash_mix64(((const struct owner *)entry)->uid);
+}
+
+static uint64_t session_hash_of(const void *entry)
+{
+        return hash_mix64(((const struct session *)entry)->id);
+}
+
 static struct timer *timer_find(const struct registry *r, uint32_t owner, const char *name)
 {
         struct identity id = {.owner = owner, .name = name};
@@ -800,9 +815,9 @@ int registry_new(const struct registry_config *config, struct registry **ret)
         list_init(&r->dirty);
         list_init(&r->removed);
         list_init(&r->befores);
-        hashmap_init(&r->timers);
-        hashmap_init(&r->owners);
-        hashmap_init(&r->sessions);
+        hashmap_init(&r->timers, timer_hash_of);
+        hashmap_init(&r->owners, owner_hash_of);
+        hashmap_init(&r->sessions, session_hash_of);
         for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
                 timerq_init(&r->queues[c]);
         /* Transitions other than expiries emit at most one ARM or DISARM per clock. */

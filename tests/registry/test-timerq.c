@@ -135,6 +135,21 @@ static void test_timerq_latest_saturates(void **state)
         timerq_done(&q);
 }
 
+struct key {
+        uint64_t hash;
+        int id;
+};
+
+static uint64_t key_hash_of(const void *entry)
+{
+        return ((const struct key *)entry)->hash;
+}
+
+static bool key_matches(const void *entry, const void *key)
+{
+        return ((const struct key *)entry)->id == *(const int *)key;
+}
+
 static void test_reserve_too_large(void **state)
 {
         struct hashmap m;
@@ -145,20 +160,10 @@ static void test_reserve_too_large(void **state)
         assert_int_equal(timerq_reserve(&q, SIZE_MAX), -ENOMEM);
         assert_int_equal(timerq_capacity(&q), 0);
         timerq_done(&q);
-        hashmap_init(&m);
+        hashmap_init(&m, key_hash_of);
         assert_int_equal(hashmap_reserve(&m, SIZE_MAX), -ENOMEM);
         assert_int_equal(m.n_slots, 0);
         hashmap_done(&m);
-}
-
-struct key {
-        uint64_t hash;
-        int id;
-};
-
-static bool key_matches(const void *entry, const void *key)
-{
-        return ((const struct key *)entry)->id == *(const int *)key;
 }
 
 static void test_hashmap_random_against_naive(void **state)
@@ -170,7 +175,7 @@ static void test_hashmap_random_against_naive(void **state)
         struct hashmap m;
 
         (void)state;
-        hashmap_init(&m);
+        hashmap_init(&m, key_hash_of);
         assert_null(hashmap_find(&m, 1, key_matches, &(int){1}));
         hashmap_remove(&m, 1, &keys[0]);
         for (int i = 0; i < N; i++)
