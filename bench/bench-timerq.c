@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,28 +182,48 @@ static struct result run_anchor(const struct workload *w)
         return r;
 }
 
+/* What the registry's timers give the queue: an entry, and the owner and name that break ties. */
+struct queued {
+        struct timerq_entry entry;
+        uint32_t owner;
+        const char *name;
+};
+
+static bool queued_tie_before(const struct timerq_entry *a, const struct timerq_entry *b)
+{
+        const struct queued *x = (const void *)((const char *)a - offsetof(struct queued, entry)),
+                            *y = (const void *)((const char *)b - offsetof(struct queued, entry));
+
+        if (x->owner != y->owner)
+                return x->owner < y->owner;
+        return strcmp(x->name, y->name) < 0;
+}
+
 static struct result run_timerq(const struct workload *w)
 {
-        struct timerq_entry *entries = xcalloc(w->n, sizeof(struct timerq_entry));
+        struct queued *entries = xcalloc(w->n, sizeof(struct queued));
         struct timerq q;
         struct result r;
         uint64_t t0, t1, t2;
 
-        timerq_init(&q);
+        timerq_init(&q, queued_tie_before);
         /* The registry reserves as timers are declared; reserving here keeps growth out. */
         if (timerq_reserve(&q, w->n) < 0) {
                 fprintf(stderr, "out of memory\n");
                 exit(EXIT_FAILURE);
         }
-        for (size_t i = 0; i < w->n; i++)
-                timerq_entry_init(&entries[i], (uint32_t)(i % 64), w->names[i]);
+        for (size_t i = 0; i < w->n; i++) {
+                timerq_entry_init(&entries[i].entry);
+                entries[i].owner = (uint32_t)(i % 64);
+                entries[i].name = w->names[i];
+        }
 
         t0 = now_ns();
         for (size_t i = 0; i < w->n; i++)
-                timerq_put(&q, &entries[i], w->deadlines[i], 0);
+                timerq_put(&q, &entries[i].entry, w->deadlines[i], 0);
         t1 = now_ns();
         for (size_t i = 0; i < w->n; i++)
-                timerq_remove(&q, &entries[w->cancel_order[i]]);
+                timerq_remove(&q, &entries[w->cancel_order[i]].entry);
         t2 = now_ns();
         r = (struct result){(double)(t1 - t0) / (double)w->n, (double)(t2 - t1) / (double)w->n};
         timerq_done(&q);

@@ -64,6 +64,7 @@ struct timer {
         struct timerq_entry entry; /* queued at deadline_usec - handover */
         uint64_t deadline_usec;    /* while queued: the deadline itself */
         uint64_t hash;
+        uint32_t uid;
         struct owner *owner;
         struct session *transient_of;
         struct session *delivered_to;
@@ -169,7 +170,7 @@ static bool timer_matches(const void *entry, const void *key)
         const struct timer *t = entry;
         const struct identity *id = key;
 
-        return t->entry.owner == id->owner && strcmp(t->name, id->name) == 0;
+        return t->uid == id->owner && strcmp(t->name, id->name) == 0;
 }
 
 static bool owner_matches(const void *entry, const void *key)
@@ -292,6 +293,22 @@ static bool policy_runs_off_queue(enum timerd_policy p)
 static struct timer *timer_of_entry(struct timerq_entry *e)
 {
         return (struct timer *)(void *)((char *)e - offsetof(struct timer, entry));
+}
+
+static const struct timer *timer_of_const_entry(const struct timerq_entry *e)
+{
+        return (const struct timer *)(const void *)((const char *)e -
+                                                    offsetof(struct timer, entry));
+}
+
+/* Timers due at the same instant go in (owner, name) order. */
+static bool timer_entry_before(const struct timerq_entry *a, const struct timerq_entry *b)
+{
+        const struct timer *x = timer_of_const_entry(a), *y = timer_of_const_entry(b);
+
+        if (x->uid != y->uid)
+                return x->uid < y->uid;
+        return strcmp(x->name, y->name) < 0;
 }
 
 static bool timer_queued(const struct timer *t)
@@ -563,7 +580,8 @@ static int timer_create(struct registry *r, const struct td_caller *caller, cons
                 owner = new_owner;
         }
         memcpy(t->name, name, len + 1);
-        timerq_entry_init(&t->entry, caller->uid, t->name);
+        timerq_entry_init(&t->entry);
+        t->uid = caller->uid;
         t->hash = identity_hash(caller->uid, t->name);
         t->owner = owner;
         list_init(&t->pending_node);
@@ -819,7 +837,7 @@ int registry_new(const struct registry_config *config, struct registry **ret)
         hashmap_init(&r->owners, owner_hash_of);
         hashmap_init(&r->sessions, session_hash_of);
         for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
-                timerq_init(&r->queues[c]);
+                timerq_init(&r->queues[c], timer_entry_before);
         /* Transitions other than expiries emit at most one ARM or DISARM per clock. */
         if (effects_reserve(r, TIMERD_CLOCK_MAX) < 0) {
                 free(r);
@@ -1396,7 +1414,8 @@ struct td_transition registry_expire(struct registry *r, const struct td_now *no
                 return transition_failed(r, error);
 
         n = now->usec[clock];
-        while ((e = timerq_peek(&r->queues[clock])) && timerq_entry_deadline(e) <= n) {
+        while ((e = timerq_peek(&r->queues[clock])) &&
+               timerq_entry_deadline(&r->queues[clock], e) <= n) {
                 /*
                  * Out of memory for effects: stop here; the rest stays due and the clock is
                  * re-armed in the past, so it fires again at once.
@@ -1456,7 +1475,7 @@ struct td_transition registry_confirm_arm(struct registry *r, const struct td_no
                 return transition_failed(r, e);
 
         while ((entry = timerq_peek(&r->queues[clock])) &&
-               timerq_entry_deadline(entry) <= a->deadline_usec)
+               timerq_entry_deadline(&r->queues[clock], entry) <= a->deadline_usec)
                 timer_fail(r, timer_of_entry(entry), TIMERD_FAILURE_PROVIDER_BINDING);
         clock_sync(r, clock, true);
         return transition_done(r);
@@ -1844,13 +1863,13 @@ int registry_changes_foreach(const struct registry *r,
         for (const struct list_node *n = r->removed.next; n != &r->removed; n = n->next) {
                 const struct timer *t = list_entry(n, struct timer, dirty_node);
 
-                e = fn(&(struct td_change){.owner = t->entry.owner, .name = t->name}, userdata);
+                e = fn(&(struct td_change){.owner = t->uid, .name = t->name}, userdata);
                 if (e < 0)
                         return e;
         }
         for (const struct list_node *n = r->dirty.next; n != &r->dirty; n = n->next) {
                 const struct timer *t = list_entry(n, struct timer, dirty_node);
-                struct td_change c = {.owner = t->entry.owner, .name = t->name};
+                struct td_change c = {.owner = t->uid, .name = t->name};
 
                 /* A timer that is transient now was retained: its removal is written. */
                 if (timer_retained(t)) {
@@ -1951,7 +1970,7 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
             t->hash != identity_hash(t->owner->uid, t->name) ||
             timer_find(r, t->owner->uid, t->name) != t || owner_find(r, t->owner->uid) != t->owner)
                 return false;
-        if (t->entry.owner != t->owner->uid || t->entry.name != t->name)
+        if (t->uid != t->owner->uid)
                 return false;
         /* Restored timers keep their generations and belong to no session. */
         if (t->generation == 0 || t->generation > r->last_generation ||
@@ -1978,7 +1997,9 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
                 const struct timerq *q = &r->queues[d->clock];
                 size_t i = t->entry.index[TIMERQ_BY_DEADLINE];
 
-                if (i >= timerq_size(q) || q->heap[TIMERQ_BY_DEADLINE].slots[i].entry != &t->entry)
+                if (i >= timerq_size(q) ||
+                    q->heap[TIMERQ_BY_DEADLINE].slots[i].entry != &t->entry ||
+                    timerq_entry_deadline(q, &t->entry) != handover_instant(d, t->deadline_usec))
                         return false;
         }
         if (t->rt.after_run != AFTER_RUN_POLICY &&
@@ -2034,7 +2055,7 @@ int registry_check(const struct registry *r)
                 const struct timer *gone = list_entry(p, struct timer, dirty_node);
 
                 if (p->next->prev != p || !gone->removed ||
-                    timer_find(r, gone->entry.owner, gone->name) == gone)
+                    timer_find(r, gone->uid, gone->name) == gone)
                         return -EUCLEAN;
                 n_before += gone->before != NULL;
         }

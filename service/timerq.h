@@ -19,7 +19,9 @@
  * any timer is O(log n).
  *
  * Memory: timerq_reserve() grows both heaps ahead of time, so timerq_put() never allocates and a
- * caller can finish a transition without a failure point.
+ * caller can finish a transition without a failure point. An entry is two 32-bit heap positions
+ * (8 bytes): its keys live only in its heap slots, and the owner and name that break ties stay in
+ * the structure that embeds it, reached through the queue's `tie_before`.
  */
 
 #include <stdbool.h>
@@ -32,15 +34,17 @@ enum timerq_order {
         TIMERQ_ORDER_MAX,
 };
 
-#define TIMERQ_NOT_QUEUED SIZE_MAX
+#define TIMERQ_NOT_QUEUED UINT32_MAX
+/* Positions are 32-bit: each heap holds fewer entries than that. */
+#define TIMERQ_CAPACITY_MAX (UINT32_MAX - 1)
 
-/* Embedded in what it queues. owner and name break ties and must outlive the entry. */
+/* Embedded in what it queues. */
 struct timerq_entry {
-        uint64_t key[TIMERQ_ORDER_MAX]; /* deadline, deadline + accuracy (saturated) */
-        size_t index[TIMERQ_ORDER_MAX];
-        uint32_t owner;
-        const char *name;
+        uint32_t index[TIMERQ_ORDER_MAX];
 };
+
+/* Whether a goes before b among entries with equal keys: a total order, (owner, name). */
+typedef bool (*timerq_before_fn)(const struct timerq_entry *a, const struct timerq_entry *b);
 
 struct timerq_slot {
         uint64_t key;
@@ -55,9 +59,10 @@ struct timerq_heap {
 
 struct timerq {
         struct timerq_heap heap[TIMERQ_ORDER_MAX];
+        timerq_before_fn tie_before;
 };
 
-void timerq_init(struct timerq *q);
+void timerq_init(struct timerq *q, timerq_before_fn tie_before);
 void timerq_done(struct timerq *q);
 
 /* Room for n entries: until then timerq_put() cannot fail. -ENOMEM. */
@@ -65,9 +70,10 @@ int timerq_reserve(struct timerq *q, size_t n);
 size_t timerq_capacity(const struct timerq *q);
 size_t timerq_size(const struct timerq *q);
 
-void timerq_entry_init(struct timerq_entry *e, uint32_t owner, const char *name);
+void timerq_entry_init(struct timerq_entry *e);
 bool timerq_entry_queued(const struct timerq_entry *e);
-uint64_t timerq_entry_deadline(const struct timerq_entry *e);
+/* The deadline of a queued entry. */
+uint64_t timerq_entry_deadline(const struct timerq *q, const struct timerq_entry *e);
 
 /* Insert e, or move it when it is queued already. Needs reserved room for a new entry. */
 void timerq_put(struct timerq *q, struct timerq_entry *e, uint64_t deadline_usec,
@@ -80,5 +86,5 @@ struct timerq_entry *timerq_peek(const struct timerq *q);
 /* When the clock must fire: the smallest deadline + accuracy. false when empty. */
 bool timerq_arm_time(const struct timerq *q, uint64_t *ret_usec);
 
-/* Heap order, cached keys and index back-pointers of both heaps. 0 or -EUCLEAN. */
+/* Heap order and index back-pointers of both heaps. 0 or -EUCLEAN. */
 int timerq_check(const struct timerq *q);
