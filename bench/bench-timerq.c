@@ -208,7 +208,7 @@ static struct result run_timerq(const struct workload *w)
 
         timerq_init(&q, queued_tie_before);
         /* The registry reserves as timers are declared; reserving here keeps growth out. */
-        if (timerq_reserve(&q, w->n) < 0) {
+        if (timerq_reserve(&q, TIMERQ_EXACT, w->n) < 0) {
                 fprintf(stderr, "out of memory\n");
                 exit(EXIT_FAILURE);
         }

@@ -119,7 +119,8 @@ struct registry {
         struct hashmap owners;   /* uid → struct owner */
         struct hashmap sessions; /* id → struct session */
         struct timerq queues[TIMERD_CLOCK_MAX];
-        size_t n_declared[TIMERD_CLOCK_MAX]; /* the room each queue keeps reserved */
+        /* The room each queue keeps reserved, by kind (exact or coalescing). */
+        size_t n_declared[TIMERD_CLOCK_MAX][TIMERQ_KIND_MAX];
         struct clock_arm arms[TIMERD_CLOCK_MAX];
         uint64_t last_generation;
         uint64_t last_handle_generation;
@@ -509,6 +510,19 @@ static int first_deadline(const struct td_declaration *d, const struct td_now *n
         return 0;
 }
 
+/* How many timers declared like d must find room in their clock's queue. */
+static size_t *declared_count(struct registry *r, const struct td_declaration *d)
+{
+        return &r->n_declared[d->clock][timerq_kind_of(d->accuracy_usec)];
+}
+
+/* Room in the queue for one more timer declared like d. -ENOMEM. */
+static int queue_reserve(struct registry *r, const struct td_declaration *d)
+{
+        return timerq_reserve(&r->queues[d->clock], timerq_kind_of(d->accuracy_usec),
+                              *declared_count(r, d) + 1);
+}
+
 /* Give t a declaration and a generation. Its session record must exist when transient. */
 static void timer_declare(struct registry *r, struct timer *t, const struct td_caller *caller,
                           const struct td_declaration *d, uint64_t generation,
@@ -522,7 +536,7 @@ static void timer_declare(struct registry *r, struct timer *t, const struct td_c
         t->transient_of = d->lifetime == TIMERD_LIFETIME_TRANSIENT ? transient_of : NULL;
         if (t->transient_of)
                 list_append(&t->transient_of->transient, &t->transient_node);
-        r->n_declared[d->clock]++;
+        (*declared_count(r, d))++;
         t->rt = (struct timer_runtime){
             .failure = TIMERD_FAILURE_NONE,
             .after_run = AFTER_RUN_POLICY,
@@ -566,7 +580,7 @@ static int timer_create(struct registry *r, const struct td_caller *caller, cons
         }
         e = hashmap_reserve(&r->timers, r->timers.n_entries + 1);
         if (e >= 0)
-                e = timerq_reserve(&r->queues[d->clock], r->n_declared[d->clock] + 1);
+                e = queue_reserve(r, d);
         if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
                 e = session_get(r, caller->session, &session);
         if (e < 0)
@@ -609,8 +623,9 @@ static int timer_redeclare(struct registry *r, struct timer *t, const struct td_
         struct session *session = NULL;
         int e = 0;
 
-        if (d->clock != t->declaration.clock)
-                e = timerq_reserve(&r->queues[d->clock], r->n_declared[d->clock] + 1);
+        if (d->clock != t->declaration.clock ||
+            timerq_kind_of(d->accuracy_usec) != timerq_kind_of(t->declaration.accuracy_usec))
+                e = queue_reserve(r, d);
         if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
                 e = session_get(r, caller->session, &session);
         if (e < 0)
@@ -624,7 +639,7 @@ static int timer_redeclare(struct registry *r, struct timer *t, const struct td_
         run_detach(t);
         if (t->transient_of)
                 list_remove(&t->transient_node);
-        r->n_declared[t->declaration.clock]--;
+        (*declared_count(r, &t->declaration))--;
         timer_declare(r, t, caller, d, generation, session);
         stats_enter(r, t);
         return 0;
@@ -643,7 +658,7 @@ static void timer_unlink(struct registry *r, struct timer *t)
         if (list_linked(&t->dirty_node))
                 list_remove(&t->dirty_node);
         list_remove(&t->owner_node);
-        r->n_declared[t->declaration.clock]--;
+        (*declared_count(r, &t->declaration))--;
         hashmap_remove(&r->timers, t->hash, t);
         t->owner = NULL;
 
@@ -1995,10 +2010,8 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
                 return false;
         if (timer_queued(t)) {
                 const struct timerq *q = &r->queues[d->clock];
-                size_t i = t->entry.index[TIMERQ_BY_DEADLINE];
 
-                if (i >= timerq_size(q) ||
-                    q->heap[TIMERQ_BY_DEADLINE].slots[i].entry != &t->entry ||
+                if (!timerq_contains(q, &t->entry) ||
                     timerq_entry_deadline(q, &t->entry) != handover_instant(d, t->deadline_usec))
                         return false;
         }
@@ -2027,7 +2040,7 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
 int registry_check(const struct registry *r)
 {
         uint64_t n_state[TIMERD_STATE_MAX] = {}, n_pending = 0;
-        size_t n_declared[TIMERD_CLOCK_MAX] = {}, n_queued[TIMERD_CLOCK_MAX] = {};
+        size_t n_declared[TIMERD_CLOCK_MAX][TIMERQ_KIND_MAX] = {}, n_queued[TIMERD_CLOCK_MAX] = {};
         size_t i = 0, n_owner_timers = 0, n_transient = 0, n_delivered = 0, n_before = 0;
         uint64_t n_dirty = 0;
         const struct session *s;
@@ -2045,7 +2058,7 @@ int registry_check(const struct registry *r)
                         return -EUCLEAN;
                 n_state[timer_state(t)]++;
                 n_pending += timer_pending(t);
-                n_declared[t->declaration.clock]++;
+                n_declared[t->declaration.clock][timerq_kind_of(t->declaration.accuracy_usec)]++;
                 n_queued[t->declaration.clock] += timer_queued(t);
                 n_before += t->before != NULL;
                 n_dirty += list_linked(&t->dirty_node);
@@ -2079,9 +2092,12 @@ int registry_check(const struct registry *r)
                 const struct clock_arm *a = &r->arms[c];
                 uint64_t when;
 
-                if (timerq_check(q) < 0 || timerq_size(q) != n_queued[c] ||
-                    n_declared[c] != r->n_declared[c] || timerq_capacity(q) < n_declared[c])
+                if (timerq_check(q) < 0 || timerq_size(q) != n_queued[c])
                         return -EUCLEAN;
+                for (enum timerq_kind k = 0; k < TIMERQ_KIND_MAX; k++)
+                        if (n_declared[c][k] != r->n_declared[c][k] ||
+                            timerq_capacity(q, k) < n_declared[c][k])
+                                return -EUCLEAN;
                 /* In sync: armed exactly at the queue's arm time, or not armed when empty. */
                 if (timerq_arm_time(q, &when) ? !a->armed || a->deadline_usec != when : a->armed)
                         return -EUCLEAN;

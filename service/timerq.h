@@ -4,10 +4,14 @@
 /*
  * The timer queue of one clock, internal to the pure core.
  *
- * Two 4-ary min-heaps over the same intrusive entries: one ordered by (deadline, owner, name), to
- * pop due timers in deterministic order, and one by (deadline + accuracy, owner, name), whose
- * minimum is the latest instant the clock may fire without delaying anyone (coalescing: arm there,
- * then fire everything whose deadline has passed; an exact timer's latest is its deadline).
+ * 4-ary min-heaps over intrusive entries. Exact entries (accuracy 0) sit in one heap ordered by
+ * (deadline, owner, name). Coalescing entries (accuracy > 0) sit in two: one by (deadline, owner,
+ * name) and one by (deadline + accuracy, owner, name), their latest instant. Due timers pop in
+ * deterministic order from the smaller top of the two deadline heaps. The clock is armed at the
+ * latest instant it may fire without delaying anyone: the smaller of the exact heap's top (an exact
+ * timer's latest is its deadline) and the latest heap's top; then everything whose deadline has
+ * passed fires (coalescing). Keeping exact timers out of the latest heap saves them a slot, and
+ * the arm time stays exact: min over all timers of latest = min(exact deadlines, latest instants).
  *
  * Why heaps and not a timing wheel: deadlines are exact absolute microseconds up to 2^64 with no
  * tick to round to, and the kernel is armed at the single earliest instant, so a heap's O(1) peek
@@ -15,23 +19,30 @@
  * cascading and would still have to sort a slot to order ties. 4-ary rather than binary: half the
  * depth, and the four children of a node sit next to each other in memory (one or two cache
  * lines), which is what dominates sift-down at a million timers. Each slot caches its key so most
- * comparisons never touch the entry. Entries store their index in each heap, so removing or moving
- * any timer is O(log n).
+ * comparisons never touch the entry. Entries store their position in each heap, so removing or
+ * moving any timer is O(log n).
  *
- * Memory: timerq_reserve() grows both heaps ahead of time, so timerq_put() never allocates and a
- * caller can finish a transition without a failure point. An entry is two 32-bit heap positions
- * (8 bytes): its keys live only in its heap slots, and the owner and name that break ties stay in
- * the structure that embeds it, reached through the queue's `tie_before`.
+ * Memory: timerq_reserve() grows the heaps of a kind ahead of time, so timerq_put() never
+ * allocates and a caller can finish a transition without a failure point. An entry is two 32-bit
+ * heap positions (8 bytes): its keys live only in its heap slots, and the owner and name that
+ * break ties stay in the structure that embeds it, reached through the queue's `tie_before`.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-enum timerq_order {
-        TIMERQ_BY_DEADLINE,
-        TIMERQ_BY_LATEST,
-        TIMERQ_ORDER_MAX,
+enum timerq_kind {
+        TIMERQ_EXACT,      /* accuracy 0 */
+        TIMERQ_COALESCING, /* accuracy > 0 */
+        TIMERQ_KIND_MAX,
+};
+
+enum timerq_heap_id {
+        TIMERQ_HEAP_EXACT,
+        TIMERQ_HEAP_COALESCING,
+        TIMERQ_HEAP_LATEST,
+        TIMERQ_HEAP_MAX,
 };
 
 #define TIMERQ_NOT_QUEUED UINT32_MAX
@@ -40,7 +51,8 @@ enum timerq_order {
 
 /* Embedded in what it queues. */
 struct timerq_entry {
-        uint32_t index[TIMERQ_ORDER_MAX];
+        uint32_t index;  /* in the exact or the coalescing heap */
+        uint32_t latest; /* in the latest heap; TIMERQ_NOT_QUEUED for an exact entry */
 };
 
 /* Whether a goes before b among entries with equal keys: a total order, (owner, name). */
@@ -58,24 +70,32 @@ struct timerq_heap {
 };
 
 struct timerq {
-        struct timerq_heap heap[TIMERQ_ORDER_MAX];
+        struct timerq_heap heap[TIMERQ_HEAP_MAX];
         timerq_before_fn tie_before;
 };
+
+static inline enum timerq_kind timerq_kind_of(uint64_t accuracy_usec)
+{
+        return accuracy_usec > 0 ? TIMERQ_COALESCING : TIMERQ_EXACT;
+}
 
 void timerq_init(struct timerq *q, timerq_before_fn tie_before);
 void timerq_done(struct timerq *q);
 
-/* Room for n entries: until then timerq_put() cannot fail. -ENOMEM. */
-int timerq_reserve(struct timerq *q, size_t n);
-size_t timerq_capacity(const struct timerq *q);
+/* Room for n entries of a kind: until then timerq_put() of that kind cannot fail. -ENOMEM. */
+int timerq_reserve(struct timerq *q, enum timerq_kind kind, size_t n);
+size_t timerq_capacity(const struct timerq *q, enum timerq_kind kind);
 size_t timerq_size(const struct timerq *q);
 
 void timerq_entry_init(struct timerq_entry *e);
 bool timerq_entry_queued(const struct timerq_entry *e);
+/* Whether e is queued in q (and not in another queue). */
+bool timerq_contains(const struct timerq *q, const struct timerq_entry *e);
 /* The deadline of a queued entry. */
 uint64_t timerq_entry_deadline(const struct timerq *q, const struct timerq_entry *e);
 
-/* Insert e, or move it when it is queued already. Needs reserved room for a new entry. */
+/* Insert e, or move it when it is queued already. Needs reserved room of the kind of
+ * accuracy_usec for a new entry, or for one whose kind changes. */
 void timerq_put(struct timerq *q, struct timerq_entry *e, uint64_t deadline_usec,
                 uint64_t accuracy_usec);
 /* No-op when e is not queued. */
@@ -86,5 +106,5 @@ struct timerq_entry *timerq_peek(const struct timerq *q);
 /* When the clock must fire: the smallest deadline + accuracy. false when empty. */
 bool timerq_arm_time(const struct timerq *q, uint64_t *ret_usec);
 
-/* Heap order and index back-pointers of both heaps. 0 or -EUCLEAN. */
+/* Heap order and position back-pointers of every heap. 0 or -EUCLEAN. */
 int timerq_check(const struct timerq *q);

@@ -953,6 +953,20 @@ static void test_coalescing(void **state)
         assert_int_equal(fx_advance(&f, MONO, 200), 2);
         assert_string_equal(fx_dispatch(&f, 0)->name, "e");
         assert_string_equal(fx_dispatch(&f, 1)->name, "d");
+
+        /* A replace that gives an exact timer a window, or takes it away, moves the arm time. */
+        assert_int_equal(fx_register_at(&f, "f", fx_decl(TIMERD_POLICY_ONCE, 0), 300, NULL), 0);
+        assert_arm(&f, 0, MONO, 300);
+        assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION, "f",
+                                          decl_at(TIMERD_POLICY_ONCE, 0, MONO, 50), true, 300, true,
+                                          NULL),
+                         0);
+        assert_arm(&f, 0, MONO, 350);
+        assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION, "f",
+                                          fx_decl(TIMERD_POLICY_ONCE, 0), true, 310, true, NULL),
+                         0);
+        assert_arm(&f, 0, MONO, 310);
+        assert_int_equal(fx_advance(&f, MONO, 310), 1);
         fx_done(&f);
 }
 
@@ -1121,11 +1135,13 @@ static void test_same_deadline_dispatch_order(void **state)
 
         (void)state;
         fx_init(&f, NULL);
+        /* Exact and coalescing timers due at once interleave in one order. */
         for (size_t i = 0; i < 7; i++)
-                assert_int_equal(fx_register_full(&f, owners[i], FX_SESSION, names[i],
-                                                  fx_decl(TIMERD_POLICY_ONCE, 0), true, 500, false,
-                                                  NULL),
-                                 0);
+                assert_int_equal(
+                    fx_register_full(&f, owners[i], FX_SESSION, names[i],
+                                     decl_at(TIMERD_POLICY_ONCE, 0, MONO, i % 2 == 0 ? 0 : 1000),
+                                     true, 500, false, NULL),
+                    0);
         fx_set_now(&f, MONO, 400);
         assert_int_equal(fx_advance(&f, MONO, 500), 7);
         for (size_t i = 0; i < 7; i++) {

@@ -70,8 +70,10 @@ static void test_timerq_random_against_naive(void **state)
         (void)state;
         assert_non_null(items);
         timerq_init(&q, item_tie_before);
-        assert_int_equal(timerq_reserve(&q, N_ENTRIES), 0);
-        assert_true(timerq_capacity(&q) >= N_ENTRIES);
+        for (enum timerq_kind k = 0; k < TIMERQ_KIND_MAX; k++) {
+                assert_int_equal(timerq_reserve(&q, k, N_ENTRIES), 0);
+                assert_true(timerq_capacity(&q, k) >= N_ENTRIES);
+        }
         for (size_t i = 0; i < N_ENTRIES; i++) {
                 /* Few owners and deadlines: ties are the common case. */
                 snprintf(items[i].name, sizeof(items[i].name), "n%zu", i % 37);
@@ -135,7 +137,7 @@ static void test_timerq_latest_saturates(void **state)
 
         (void)state;
         timerq_init(&q, item_tie_before);
-        assert_int_equal(timerq_reserve(&q, 1), 0);
+        assert_int_equal(timerq_reserve(&q, TIMERQ_COALESCING, 1), 0);
         timerq_entry_init(&it.entry);
         timerq_put(&q, &it.entry, UINT64_MAX - 3, 10);
         assert_true(timerq_arm_time(&q, &when));
@@ -171,8 +173,11 @@ static void test_reserve_too_large(void **state)
 
         (void)state;
         timerq_init(&q, item_tie_before);
-        assert_int_equal(timerq_reserve(&q, SIZE_MAX), -ENOMEM);
-        assert_int_equal(timerq_capacity(&q), 0);
+        for (enum timerq_kind k = 0; k < TIMERQ_KIND_MAX; k++) {
+                assert_int_equal(timerq_reserve(&q, k, SIZE_MAX), -ENOMEM);
+                assert_int_equal(timerq_reserve(&q, k, (size_t)TIMERQ_CAPACITY_MAX + 1), -ENOMEM);
+                assert_int_equal(timerq_capacity(&q, k), 0);
+        }
         timerq_done(&q);
         hashmap_init(&m, key_hash_of);
         assert_int_equal(hashmap_reserve(&m, SIZE_MAX), -ENOMEM);
