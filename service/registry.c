@@ -32,32 +32,35 @@ struct session {
         struct list_node delivered; /* timers whose active run was handed to this session */
 };
 
-/* What a registration has done so far; a replace starts it over (all zero). */
-struct timer_runtime {
-        enum timerd_failure failure;
-
-        enum after_run after_run;
-        uint64_t deferred_deadline_usec;
-
+/* The runs of a registration so far and the current one; a replace starts it over (all zero). */
+struct run_state {
         uint64_t run;
-        bool run_active;
         uint64_t run_deadline_usec;
         uint64_t run_fired_usec;
-
-        /* A catch-up delayed at restore: the missed deadline its firing reports. */
-        bool has_missed_deadline;
-        uint64_t missed_deadline_usec;
-
+        uint64_t deferred_deadline_usec; /* after_run DEADLINE: what the run's end arms */
+        uint64_t missed_deadline_usec;   /* has_missed_deadline: what a delayed catch-up reports */
         uint64_t runs;
         uint64_t consecutive_expected_failures;
         uint64_t overruns;
-        bool has_last_start;
         uint64_t last_start_usec;
-        bool has_last_finish;
         uint64_t last_finish_usec;
-        enum timerd_outcome last_outcome;
         uint64_t last_duration_usec;
         uint64_t total_duration_usec;
+        enum timerd_outcome last_outcome;
+        bool has_last_start;
+        bool has_last_finish;
+};
+
+/*
+ * Allocated when a timer first fires (or is put back with runs, or with a delayed catch-up), so
+ * that a timer that never ran carries none of it. While a run is active, waiter_node is in the
+ * owner's pending list, or, once the run was handed over, in the delivering session's list.
+ */
+struct timer_runs {
+        struct timer *timer;
+        struct list_node waiter_node;
+        struct session *delivered_to; /* NULL while pending */
+        struct run_state state;
 };
 
 struct timer {
@@ -67,11 +70,8 @@ struct timer {
         uint32_t uid;
         struct owner *owner;
         struct session *transient_of;
-        struct session *delivered_to;
         struct list_node owner_node;
-        struct list_node pending_node;
         struct list_node transient_node;
-        struct list_node delivered_node;
         struct list_node dirty_node; /* changed since the last commit, or removed */
         struct before *before;
         bool removed; /* kept until its removal is committed; found by no index */
@@ -79,7 +79,12 @@ struct timer {
         struct td_declaration declaration;
         uint64_t generation;
         uint64_t session;
-        struct timer_runtime rt;
+        enum timerd_failure failure;
+        enum after_run after_run;
+        bool run_active;
+        /* A catch-up delayed at restore: its firing reports runs->state.missed_deadline_usec. */
+        bool has_missed_deadline;
+        struct timer_runs *runs; /* NULL until it first fires */
 
         char name[];
 };
@@ -89,7 +94,12 @@ struct timer_image {
         struct td_declaration declaration;
         uint64_t generation;
         uint64_t session;
-        struct timer_runtime rt;
+        enum timerd_failure failure;
+        enum after_run after_run;
+        bool run_active;
+        bool has_missed_deadline;
+        bool has_runs;
+        struct run_state runs;
         bool queued;
         uint64_t deadline_usec;
         bool pending;
@@ -238,6 +248,53 @@ static int session_get(struct registry *r, uint64_t id, struct session **ret)
         return 0;
 }
 
+/* A run state of all zero: what a timer that never fired reports. */
+static const struct run_state no_runs = {.last_outcome = TIMERD_OUTCOME_NONE};
+
+static const struct run_state *timer_run_state(const struct timer *t)
+{
+        return t->runs ? &t->runs->state : &no_runs;
+}
+
+static bool run_state_empty(const struct run_state *rs)
+{
+        return rs->run == 0 && rs->run_deadline_usec == 0 && rs->run_fired_usec == 0 &&
+               rs->deferred_deadline_usec == 0 && rs->missed_deadline_usec == 0 && rs->runs == 0 &&
+               rs->consecutive_expected_failures == 0 && rs->overruns == 0 &&
+               rs->last_start_usec == 0 && rs->last_finish_usec == 0 &&
+               rs->last_duration_usec == 0 && rs->total_duration_usec == 0 &&
+               rs->last_outcome == TIMERD_OUTCOME_NONE && !rs->has_last_start &&
+               !rs->has_last_finish;
+}
+
+static void timer_runs_adopt(struct timer *t, struct timer_runs *runs,
+                             const struct run_state *state)
+{
+        *runs = (struct timer_runs){.timer = t, .state = *state};
+        list_init(&runs->waiter_node);
+        t->runs = runs;
+}
+
+/* Give t its runs record (all zero), unless it has one. Changes nothing else. -ENOMEM. */
+static int timer_runs_attach(struct timer *t)
+{
+        struct timer_runs *runs;
+
+        if (t->runs)
+                return 0;
+        runs = malloc(sizeof(*runs));
+        if (!runs)
+                return -ENOMEM;
+        timer_runs_adopt(t, runs, &no_runs);
+        return 0;
+}
+
+static void timer_free(struct timer *t)
+{
+        free(t->runs);
+        free(t);
+}
+
 bool registry_name_valid(const char *name)
 {
         size_t n;
@@ -319,14 +376,19 @@ static bool timer_queued(const struct timer *t)
 
 static bool timer_pending(const struct timer *t)
 {
-        return list_linked(&t->pending_node);
+        return t->runs && !t->runs->delivered_to && list_linked(&t->runs->waiter_node);
+}
+
+static struct session *timer_delivered_to(const struct timer *t)
+{
+        return t->runs ? t->runs->delivered_to : NULL;
 }
 
 static enum timerd_state timer_state(const struct timer *t)
 {
-        if (t->rt.failure != TIMERD_FAILURE_NONE)
+        if (t->failure != TIMERD_FAILURE_NONE)
                 return TIMERD_STATE_FAILED;
-        if (t->rt.run_active)
+        if (t->run_active)
                 return TIMERD_STATE_RUNNING;
         if (timer_queued(t))
                 return TIMERD_STATE_SCHEDULED;
@@ -371,32 +433,36 @@ static uint64_t handover_instant(const struct td_declaration *d, uint64_t deadli
         return deadline_usec > d->handover_usec ? deadline_usec - d->handover_usec : 0;
 }
 
+static void timer_forget_missed_deadline(struct timer *t)
+{
+        t->has_missed_deadline = false;
+        if (t->runs)
+                t->runs->state.missed_deadline_usec = 0;
+}
+
 /* A new schedule supersedes a delayed catch-up. */
 static void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec)
 {
         timerq_put(&r->queues[t->declaration.clock], &t->entry,
                    handover_instant(&t->declaration, deadline_usec), t->declaration.accuracy_usec);
         t->deadline_usec = deadline_usec;
-        t->rt.has_missed_deadline = false;
-        t->rt.missed_deadline_usec = 0;
+        timer_forget_missed_deadline(t);
 }
 
 static void timer_dequeue(struct registry *r, struct timer *t)
 {
         timerq_remove(&r->queues[t->declaration.clock], &t->entry);
-        t->rt.has_missed_deadline = false;
-        t->rt.missed_deadline_usec = 0;
+        timer_forget_missed_deadline(t);
 }
 
 /* Detach an active run from its waiter bookkeeping (pending list or receiving session). */
 static void run_detach(struct timer *t)
 {
-        if (timer_pending(t))
-                list_remove(&t->pending_node);
-        if (t->delivered_to) {
-                list_remove(&t->delivered_node);
-                t->delivered_to = NULL;
-        }
+        if (!t->runs)
+                return;
+        if (list_linked(&t->runs->waiter_node))
+                list_remove(&t->runs->waiter_node);
+        t->runs->delivered_to = NULL;
 }
 
 /* Counter room: each mutating call needs `n` handle generations (one per clock it may re-arm). */
@@ -537,11 +603,12 @@ static void timer_declare(struct registry *r, struct timer *t, const struct td_c
         if (t->transient_of)
                 list_append(&t->transient_of->transient, &t->transient_node);
         (*declared_count(r, d))++;
-        t->rt = (struct timer_runtime){
-            .failure = TIMERD_FAILURE_NONE,
-            .after_run = AFTER_RUN_POLICY,
-            .last_outcome = TIMERD_OUTCOME_NONE,
-        };
+        t->failure = TIMERD_FAILURE_NONE;
+        t->after_run = AFTER_RUN_POLICY;
+        t->run_active = false;
+        t->has_missed_deadline = false;
+        free(t->runs);
+        t->runs = NULL;
 }
 
 /* Room for one more timer of uid. Restored timers do not count against the limits. */
@@ -598,9 +665,7 @@ static int timer_create(struct registry *r, const struct td_caller *caller, cons
         t->uid = caller->uid;
         t->hash = identity_hash(caller->uid, t->name);
         t->owner = owner;
-        list_init(&t->pending_node);
         list_init(&t->transient_node);
-        list_init(&t->delivered_node);
         list_init(&t->dirty_node);
         list_append(&owner->timers, &t->owner_node);
         owner->n_timers++;
@@ -676,7 +741,7 @@ static void timer_destroy(struct registry *r, struct timer *t)
 
         timer_unlink(r, t);
         if (!keep) {
-                free(t);
+                timer_free(t);
                 return;
         }
         t->removed = true;
@@ -690,10 +755,10 @@ static void timer_destroy(struct registry *r, struct timer *t)
 static void timer_set_wakeup(struct registry *r, struct timer *t, uint64_t deadline_usec)
 {
         stats_leave(r, t);
-        t->rt.failure = TIMERD_FAILURE_NONE;
-        if (t->rt.run_active && policy_runs_off_queue(t->declaration.policy)) {
-                t->rt.after_run = AFTER_RUN_DEADLINE;
-                t->rt.deferred_deadline_usec = deadline_usec;
+        t->failure = TIMERD_FAILURE_NONE;
+        if (t->run_active && policy_runs_off_queue(t->declaration.policy)) {
+                t->after_run = AFTER_RUN_DEADLINE;
+                t->runs->state.deferred_deadline_usec = deadline_usec;
         } else
                 timer_enqueue(r, t, deadline_usec);
         stats_enter(r, t);
@@ -703,11 +768,12 @@ static void timer_set_wakeup(struct registry *r, struct timer *t, uint64_t deadl
 static void timer_clear_wakeup(struct registry *r, struct timer *t)
 {
         stats_leave(r, t);
-        t->rt.failure = TIMERD_FAILURE_NONE;
+        t->failure = TIMERD_FAILURE_NONE;
         timer_dequeue(r, t);
-        if (t->rt.run_active && policy_runs_off_queue(t->declaration.policy))
-                t->rt.after_run = AFTER_RUN_NONE;
-        t->rt.deferred_deadline_usec = 0;
+        if (t->run_active && policy_runs_off_queue(t->declaration.policy))
+                t->after_run = AFTER_RUN_NONE;
+        if (t->runs)
+                t->runs->state.deferred_deadline_usec = 0;
         stats_enter(r, t);
 }
 
@@ -715,7 +781,7 @@ static void timer_fail(struct registry *r, struct timer *t, enum timerd_failure 
 {
         stats_leave(r, t);
         timer_dequeue(r, t);
-        t->rt.failure = failure;
+        t->failure = failure;
         stats_enter(r, t);
 }
 
@@ -726,8 +792,8 @@ static bool timer_next_deadline(const struct timer *t, uint64_t *ret)
                 *ret = t->deadline_usec;
                 return true;
         }
-        if (t->rt.run_active && t->rt.after_run == AFTER_RUN_DEADLINE) {
-                *ret = t->rt.deferred_deadline_usec;
+        if (t->run_active && t->after_run == AFTER_RUN_DEADLINE) {
+                *ret = t->runs->state.deferred_deadline_usec;
                 return true;
         }
         return false;
@@ -735,16 +801,18 @@ static bool timer_next_deadline(const struct timer *t, uint64_t *ret)
 
 static void timer_dispatch(const struct timer *t, struct td_dispatch *ret)
 {
+        const struct run_state *rs = timer_run_state(t);
+
         *ret = (struct td_dispatch){
             .owner = t->owner->uid,
             .name = t->name,
             .generation = t->generation,
-            .run = t->rt.run,
+            .run = rs->run,
             .clock = t->declaration.clock,
             .delivery = t->declaration.delivery,
-            .deadline_usec = t->rt.run_deadline_usec,
-            .fired_usec = t->rt.run_fired_usec,
-            .overruns = t->rt.overruns,
+            .deadline_usec = rs->run_deadline_usec,
+            .fired_usec = rs->run_fired_usec,
+            .overruns = rs->overruns,
         };
 }
 
@@ -760,7 +828,7 @@ static int handle_resolve(const struct registry *r, const struct td_handle *h, s
                 return -TIMERD_E_NOT_FOUND;
         if (h->generation != t->generation)
                 return -TIMERD_E_REGISTRATION_EXPIRED;
-        if (h->run != 0 && (!t->rt.run_active || h->run != t->rt.run))
+        if (h->run != 0 && (!t->run_active || h->run != t->runs->state.run))
                 return -TIMERD_E_REGISTRATION_EXPIRED;
         *ret = t;
         return 0;
@@ -772,11 +840,16 @@ static void timer_image_take(const struct timer *t, struct timer_image *ret)
             .declaration = t->declaration,
             .generation = t->generation,
             .session = t->session,
-            .rt = t->rt,
+            .failure = t->failure,
+            .after_run = t->after_run,
+            .run_active = t->run_active,
+            .has_missed_deadline = t->has_missed_deadline,
+            .has_runs = t->runs != NULL,
+            .runs = *timer_run_state(t),
             .queued = timer_queued(t),
             .deadline_usec = timer_queued(t) ? t->deadline_usec : 0,
             .pending = timer_pending(t),
-            .delivered_to = t->delivered_to ? t->delivered_to->id : 0,
+            .delivered_to = timer_delivered_to(t) ? timer_delivered_to(t)->id : 0,
         };
 }
 
@@ -879,10 +952,10 @@ void registry_free(struct registry *r)
                 struct timer *t = list_entry(r->removed.next, struct timer, dirty_node);
 
                 list_remove(&t->dirty_node);
-                free(t);
+                timer_free(t);
         }
         while ((p = hashmap_next(&r->timers, &i)))
-                free(p);
+                timer_free(p);
         i = 0;
         while ((p = hashmap_next(&r->owners, &i)))
                 free(p);
@@ -978,8 +1051,8 @@ static int reconcile_plan(const struct timer *t, const struct td_now *now,
                         *ret_step = RECONCILE_KEEP;
                         return 0;
                 }
-                if (t && t->rt.run_active && policy_runs_off_queue(d->policy)) {
-                        if (t->rt.after_run == AFTER_RUN_DEADLINE) {
+                if (t && t->run_active && policy_runs_off_queue(d->policy)) {
+                        if (t->after_run == AFTER_RUN_DEADLINE) {
                                 *ret_step = RECONCILE_KEEP;
                                 return 0;
                         }
@@ -1050,7 +1123,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
         case RECONCILE_KEEP:
                 break;
         case RECONCILE_RESUME_POLICY:
-                t->rt.after_run = AFTER_RUN_POLICY;
+                t->after_run = AFTER_RUN_POLICY;
                 timer_changed(r, t);
                 break;
         case RECONCILE_SET:
@@ -1211,10 +1284,13 @@ struct td_transition registry_note_overrun(struct registry *r, const struct td_n
         e = handle_resolve(r, h, &t);
         if (e < 0)
                 return transition_failed(r, e);
-        if (__builtin_add_overflow(t->rt.overruns, 1, &overruns))
+        if (__builtin_add_overflow(timer_run_state(t)->overruns, 1, &overruns))
                 return transition_failed(r, -TIMERD_E_OVERFLOW);
+        e = timer_runs_attach(t);
+        if (e < 0)
+                return transition_failed(r, e);
         stats_leave(r, t);
-        t->rt.overruns = overruns;
+        t->runs->state.overruns = overruns;
         r->overruns = saturating_add(r->overruns, 1);
         stats_enter(r, t);
         return transition_done(r);
@@ -1233,21 +1309,23 @@ struct run_result {
 static int run_result_compute(const struct timer *t, uint64_t now_usec, enum timerd_outcome outcome,
                               uint64_t duration_usec, struct run_result *ret)
 {
+        const struct run_state *rs = &t->runs->state;
+
         /* The client measured the run, or the registry does (a clock set back counts 0). */
-        if (duration_usec == 0 && now_usec > t->rt.run_fired_usec)
-                duration_usec = now_usec - t->rt.run_fired_usec;
+        if (duration_usec == 0 && now_usec > rs->run_fired_usec)
+                duration_usec = now_usec - rs->run_fired_usec;
         *ret = (struct run_result){
             .outcome = outcome,
             .finish_usec = now_usec,
             .duration_usec = duration_usec,
         };
-        if (__builtin_add_overflow(t->rt.runs, 1, &ret->runs) ||
-            __builtin_add_overflow(t->rt.total_duration_usec, ret->duration_usec,
+        if (__builtin_add_overflow(rs->runs, 1, &ret->runs) ||
+            __builtin_add_overflow(rs->total_duration_usec, ret->duration_usec,
                                    &ret->total_duration_usec))
                 return -TIMERD_E_OVERFLOW;
         if (outcome != TIMERD_OUTCOME_EXPECTED_FAILURE)
                 ret->consecutive_expected_failures = 0;
-        else if (__builtin_add_overflow(t->rt.consecutive_expected_failures, 1,
+        else if (__builtin_add_overflow(rs->consecutive_expected_failures, 1,
                                         &ret->consecutive_expected_failures))
                 return -TIMERD_E_OVERFLOW;
         return 0;
@@ -1258,37 +1336,38 @@ static void run_finish(struct registry *r, struct timer *t, const struct run_res
                        enum timerd_directive directive)
 {
         const struct td_declaration *d = &t->declaration;
+        struct run_state *rs = &t->runs->state;
         uint64_t next;
 
         stats_leave(r, t);
         run_detach(t);
-        t->rt.run_active = false;
-        t->rt.runs = res->runs;
-        t->rt.total_duration_usec = res->total_duration_usec;
-        t->rt.consecutive_expected_failures = res->consecutive_expected_failures;
-        t->rt.last_duration_usec = res->duration_usec;
-        t->rt.last_outcome = res->outcome;
-        t->rt.has_last_finish = true;
-        t->rt.last_finish_usec = res->finish_usec;
+        t->run_active = false;
+        rs->runs = res->runs;
+        rs->total_duration_usec = res->total_duration_usec;
+        rs->consecutive_expected_failures = res->consecutive_expected_failures;
+        rs->last_duration_usec = res->duration_usec;
+        rs->last_outcome = res->outcome;
+        rs->has_last_finish = true;
+        rs->last_finish_usec = res->finish_usec;
 
         if (res->outcome == TIMERD_OUTCOME_INVARIANT_FAILURE) {
                 timer_dequeue(r, t);
-                t->rt.failure = TIMERD_FAILURE_INVARIANT;
+                t->failure = TIMERD_FAILURE_INVARIANT;
         } else if (directive == TIMERD_DIRECTIVE_STOP)
                 timer_dequeue(r, t);
-        else if (t->rt.failure == TIMERD_FAILURE_NONE && policy_runs_off_queue(d->policy)) {
-                if (t->rt.after_run == AFTER_RUN_DEADLINE)
-                        timer_enqueue(r, t, t->rt.deferred_deadline_usec);
-                else if (t->rt.after_run == AFTER_RUN_POLICY &&
+        else if (t->failure == TIMERD_FAILURE_NONE && policy_runs_off_queue(d->policy)) {
+                if (t->after_run == AFTER_RUN_DEADLINE)
+                        timer_enqueue(r, t, rs->deferred_deadline_usec);
+                else if (t->after_run == AFTER_RUN_POLICY &&
                          d->policy == TIMERD_POLICY_AFTER_COMPLETION) {
                         if (__builtin_add_overflow(res->finish_usec, d->cadence_usec, &next))
-                                t->rt.failure = TIMERD_FAILURE_OVERFLOW;
+                                t->failure = TIMERD_FAILURE_OVERFLOW;
                         else
                                 timer_enqueue(r, t, next);
                 }
         }
-        t->rt.after_run = AFTER_RUN_POLICY;
-        t->rt.deferred_deadline_usec = 0;
+        t->after_run = AFTER_RUN_POLICY;
+        rs->deferred_deadline_usec = 0;
         stats_enter(r, t);
 }
 
@@ -1332,9 +1411,9 @@ static void run_abandon(struct registry *r, struct timer *t, const struct td_now
                 /* Its counters cannot take the run: end it uncounted, failed. */
                 stats_leave(r, t);
                 run_detach(t);
-                t->rt.run_active = false;
-                t->rt.after_run = AFTER_RUN_POLICY;
-                t->rt.deferred_deadline_usec = 0;
+                t->run_active = false;
+                t->after_run = AFTER_RUN_POLICY;
+                t->runs->state.deferred_deadline_usec = 0;
                 stats_enter(r, t);
                 timer_fail(r, t, TIMERD_FAILURE_OVERFLOW);
         } else
@@ -1353,15 +1432,16 @@ static void effect_push_dispatch(struct registry *r, const struct timer *t)
  * Fire one due timer at `now`: move or drop its queue entry, count overruns, start a run unless
  * one is active. Watchdog and interval successors are queued here, before any DISPATCH is emitted.
  * A successor or counter that would overflow fails the timer instead (FAILURE_OVERFLOW).
+ * t has its runs record.
  */
 static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
 {
         const struct td_declaration *d = &t->declaration;
-        uint64_t deadline =
-            t->rt.has_missed_deadline ? t->rt.missed_deadline_usec : t->deadline_usec;
+        struct run_state *rs = &t->runs->state;
+        uint64_t deadline = t->has_missed_deadline ? rs->missed_deadline_usec : t->deadline_usec;
         /* A handover fires early: deadlines up to `reach` are due (handover < cadence). */
         uint64_t reach = saturating_add(now, d->handover_usec);
-        uint64_t next = 0, missed = 0, advance, periods, overruns, run = t->rt.run;
+        uint64_t next = 0, missed = 0, advance, periods, overruns, run = rs->run;
         bool requeue = d->policy == TIMERD_POLICY_WATCHDOG || d->policy == TIMERD_POLICY_INTERVAL;
         bool overflow = false;
 
@@ -1376,9 +1456,9 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
                            __builtin_mul_overflow(periods, d->cadence_usec, &advance) ||
                            __builtin_add_overflow(deadline, advance, &next);
         }
-        overflow = overflow || __builtin_add_overflow(t->rt.overruns, missed, &overruns) ||
-                   __builtin_add_overflow(overruns, t->rt.run_active ? 1 : 0, &overruns) ||
-                   (!t->rt.run_active && __builtin_add_overflow(run, 1, &run));
+        overflow = overflow || __builtin_add_overflow(rs->overruns, missed, &overruns) ||
+                   __builtin_add_overflow(overruns, t->run_active ? 1 : 0, &overruns) ||
+                   (!t->run_active && __builtin_add_overflow(run, 1, &run));
         if (overflow) {
                 timer_fail(r, t, TIMERD_FAILURE_OVERFLOW);
                 return;
@@ -1389,20 +1469,20 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
                 timer_enqueue(r, t, next);
         else
                 timer_dequeue(r, t);
-        r->overruns = saturating_add(r->overruns, overruns - t->rt.overruns);
-        t->rt.overruns = overruns;
-        if (t->rt.run_active) {
+        r->overruns = saturating_add(r->overruns, overruns - rs->overruns);
+        rs->overruns = overruns;
+        if (t->run_active) {
                 stats_enter(r, t);
                 return;
         }
-        t->rt.run = run;
-        t->rt.run_active = true;
-        t->rt.after_run = AFTER_RUN_POLICY;
-        t->rt.run_deadline_usec = deadline;
-        t->rt.run_fired_usec = now;
-        t->rt.has_last_start = true;
-        t->rt.last_start_usec = now;
-        list_append(&t->owner->pending, &t->pending_node);
+        rs->run = run;
+        t->run_active = true;
+        t->after_run = AFTER_RUN_POLICY;
+        rs->run_deadline_usec = deadline;
+        rs->run_fired_usec = now;
+        rs->has_last_start = true;
+        rs->last_start_usec = now;
+        list_append(&t->owner->pending, &t->runs->waiter_node);
         r->firings = saturating_add(r->firings, 1);
         stats_enter(r, t);
         effect_push_dispatch(r, t);
@@ -1431,13 +1511,15 @@ struct td_transition registry_expire(struct registry *r, const struct td_now *no
         n = now->usec[clock];
         while ((e = timerq_peek(&r->queues[clock])) &&
                timerq_entry_deadline(&r->queues[clock], e) <= n) {
+                struct timer *t = timer_of_entry(e);
+
                 /*
-                 * Out of memory for effects: stop here; the rest stays due and the clock is
-                 * re-armed in the past, so it fires again at once.
+                 * Out of memory for effects or for a first run's record: stop here; the rest
+                 * stays due and the clock is re-armed in the past, so it fires again at once.
                  */
-                if (effects_reserve(r, r->n_effects + 2) < 0)
+                if (effects_reserve(r, r->n_effects + 2) < 0 || timer_runs_attach(t) < 0)
                         break;
-                timer_fire(r, timer_of_entry(e), n);
+                timer_fire(r, t, n);
         }
 
         /* The kernel timer is one-shot and spent. Successors are armed before any run is
@@ -1499,9 +1581,9 @@ struct td_transition registry_confirm_arm(struct registry *r, const struct td_no
 static void timer_hand_over(struct registry *r, struct timer *t, struct session *s)
 {
         stats_leave(r, t);
-        list_remove(&t->pending_node);
-        t->delivered_to = s;
-        list_append(&s->delivered, &t->delivered_node);
+        list_remove(&t->runs->waiter_node);
+        t->runs->delivered_to = s;
+        list_append(&s->delivered, &t->runs->waiter_node);
         stats_enter(r, t);
 }
 
@@ -1519,7 +1601,7 @@ int registry_deliver(struct registry *r, const struct td_dispatch *d, uint64_t s
         t = timer_find(r, d->owner, d->name);
         if (!t)
                 return -TIMERD_E_NOT_FOUND;
-        if (t->generation != d->generation || !t->rt.run_active || t->rt.run != d->run)
+        if (t->generation != d->generation || !t->run_active || t->runs->state.run != d->run)
                 return -TIMERD_E_REGISTRATION_EXPIRED;
         if (!timer_pending(t))
                 return -EALREADY;
@@ -1557,7 +1639,7 @@ int registry_take_pending(struct registry *r, uint32_t owner, const char *const 
         if (!o)
                 return 0;
         for (struct list_node *n = o->pending.next; n != &o->pending; n = n->next) {
-                struct timer *t = list_entry(n, struct timer, pending_node);
+                struct timer *t = list_entry(n, struct timer_runs, waiter_node)->timer;
 
                 if (n_names > 0 && !name_listed(t->name, names, n_names))
                         continue;
@@ -1591,7 +1673,8 @@ struct td_transition registry_session_closed(struct registry *r, const struct td
         while (!list_empty(&s->transient))
                 timer_destroy(r, list_entry(s->transient.next, struct timer, transient_node));
         while (!list_empty(&s->delivered))
-                run_abandon(r, list_entry(s->delivered.next, struct timer, delivered_node), now);
+                run_abandon(r, list_entry(s->delivered.next, struct timer_runs, waiter_node)->timer,
+                            now);
         hashmap_remove(&r->sessions, hash_mix64(session), s);
         free(s);
         return transition_sync(r);
@@ -1599,27 +1682,29 @@ struct td_transition registry_session_closed(struct registry *r, const struct td
 
 static void timer_snapshot(const struct timer *t, struct td_snapshot *ret)
 {
+        const struct run_state *rs = timer_run_state(t);
+
         *ret = (struct td_snapshot){
             .owner = t->owner->uid,
             .declaration = t->declaration,
             .generation = t->generation,
             .state = timer_state(t),
-            .failure = t->rt.failure,
-            .run = t->rt.run,
-            .run_active = t->rt.run_active,
+            .failure = t->failure,
+            .run = rs->run,
+            .run_active = t->run_active,
             .pending = timer_pending(t),
-            .run_deadline_usec = t->rt.run_deadline_usec,
-            .run_cancelled = t->rt.run_active && t->rt.after_run == AFTER_RUN_NONE,
-            .runs = t->rt.runs,
-            .consecutive_expected_failures = t->rt.consecutive_expected_failures,
-            .overruns = t->rt.overruns,
-            .has_last_start = t->rt.has_last_start,
-            .last_start_usec = t->rt.last_start_usec,
-            .has_last_finish = t->rt.has_last_finish,
-            .last_finish_usec = t->rt.last_finish_usec,
-            .last_outcome = t->rt.last_outcome,
-            .last_duration_usec = t->rt.last_duration_usec,
-            .total_duration_usec = t->rt.total_duration_usec,
+            .run_deadline_usec = rs->run_deadline_usec,
+            .run_cancelled = t->run_active && t->after_run == AFTER_RUN_NONE,
+            .runs = rs->runs,
+            .consecutive_expected_failures = rs->consecutive_expected_failures,
+            .overruns = rs->overruns,
+            .has_last_start = rs->has_last_start,
+            .last_start_usec = rs->last_start_usec,
+            .has_last_finish = rs->has_last_finish,
+            .last_finish_usec = rs->last_finish_usec,
+            .last_outcome = rs->last_outcome,
+            .last_duration_usec = rs->last_duration_usec,
+            .total_duration_usec = rs->total_duration_usec,
             .session = t->session,
         };
         ret->has_deadline = timer_next_deadline(t, &ret->next_deadline_usec);
@@ -1687,6 +1772,7 @@ static int timer_install(struct registry *r, const struct td_now *now, uint32_t 
 {
         const struct td_caller caller = {.uid = owner, .session = img->session};
         struct session *delivered = NULL;
+        struct timer_runs *runs = NULL;
         struct timer *t;
         int e;
 
@@ -1696,25 +1782,37 @@ static int timer_install(struct registry *r, const struct td_now *now, uint32_t 
                 return 0;
         if (img->delivered_to > 0)
                 delivered = session_find(r, img->delivered_to);
+        if (img->has_missed_deadline || !run_state_empty(&img->runs)) {
+                runs = malloc(sizeof(*runs));
+                if (!runs)
+                        return -ENOMEM;
+        }
         e = timer_create(r, &caller, name, &img->declaration, img->generation, &t);
-        if (e < 0)
+        if (e < 0) {
+                free(runs);
                 return e;
+        }
 
         stats_leave(r, t);
-        t->rt = img->rt;
+        if (runs)
+                timer_runs_adopt(t, runs, &img->runs);
+        t->failure = img->failure;
+        t->after_run = img->after_run;
+        t->run_active = img->run_active;
         if (img->queued) {
                 timer_enqueue(r, t, img->deadline_usec);
-                t->rt.has_missed_deadline = img->rt.has_missed_deadline;
-                t->rt.missed_deadline_usec = img->rt.missed_deadline_usec;
+                t->has_missed_deadline = img->has_missed_deadline;
+                if (runs)
+                        runs->state.missed_deadline_usec = img->runs.missed_deadline_usec;
         }
         if (img->pending)
-                list_append(&t->owner->pending, &t->pending_node);
+                list_append(&t->owner->pending, &runs->waiter_node);
         else if (delivered) {
-                t->delivered_to = delivered;
-                list_append(&delivered->delivered, &t->delivered_node);
+                runs->delivered_to = delivered;
+                list_append(&delivered->delivered, &runs->waiter_node);
         }
         stats_enter(r, t);
-        if (t->rt.run_active && !img->pending && !delivered)
+        if (t->run_active && !img->pending && !delivered)
                 run_abandon(r, t, now);
         *ret = t;
         return 0;
@@ -1746,14 +1844,14 @@ static void image_of_snapshot(const struct td_snapshot *s, struct timer_image *r
         *ret = (struct timer_image){
             .declaration = s->declaration,
             .generation = s->generation,
-            .rt =
+            .failure = s->failure,
+            .after_run = after_run,
+            .run_active = s->run_active,
+            .runs =
                 {
-                    .failure = s->failure,
-                    .after_run = after_run,
                     .deferred_deadline_usec =
                         after_run == AFTER_RUN_DEADLINE ? s->next_deadline_usec : 0,
                     .run = s->run,
-                    .run_active = s->run_active,
                     .run_deadline_usec = s->run_deadline_usec,
                     .run_fired_usec = s->last_start_usec,
                     .runs = s->runs,
@@ -1788,8 +1886,8 @@ static bool catch_up_plan(struct timer_image *img, uint64_t now_usec, uint64_t r
 
                 if (delay == 0 || __builtin_add_overflow(now_usec, delay, &when))
                         return false;
-                img->rt.has_missed_deadline = true;
-                img->rt.missed_deadline_usec = img->deadline_usec;
+                img->has_missed_deadline = true;
+                img->runs.missed_deadline_usec = img->deadline_usec;
                 img->deadline_usec = when;
                 return true;
         }
@@ -1802,7 +1900,7 @@ static bool catch_up_plan(struct timer_image *img, uint64_t now_usec, uint64_t r
             __builtin_mul_overflow(periods, d->cadence_usec, &advance) ||
             __builtin_add_overflow(img->deadline_usec, advance, &when)) {
                 img->queued = false;
-                img->rt.failure = TIMERD_FAILURE_OVERFLOW;
+                img->failure = TIMERD_FAILURE_OVERFLOW;
         } else
                 img->deadline_usec = when;
         return true;
@@ -1835,7 +1933,7 @@ struct td_transition registry_restore(struct registry *r, const struct td_now *n
         if (e < 0)
                 return transition_failed(r, e);
         /* A run handed to a client was abandoned. */
-        adjusted = adjusted || (img.rt.run_active && !img.pending);
+        adjusted = adjusted || (img.run_active && !img.pending);
         if (!adjusted)
                 list_remove(&t->dirty_node);
         return transition_sync(r);
@@ -1913,7 +2011,7 @@ void registry_changes_commit(struct registry *r)
                 struct timer *t = list_entry(r->removed.next, struct timer, dirty_node);
 
                 list_remove(&t->dirty_node);
-                free(t);
+                timer_free(t);
         }
 }
 
@@ -1938,7 +2036,7 @@ struct td_transition registry_changes_rollback(struct registry *r, const struct 
                         list_remove(&t->dirty_node);
                 else
                         timer_unlink(r, t);
-                free(t);
+                timer_free(t);
                 if (b->existed) {
                         e = timer_install(r, now, b->owner, b->name, &b->image, &t);
                         if (e < 0 && failure == 0)
@@ -1980,6 +2078,7 @@ static size_t list_length(const struct list_node *head)
 static bool timer_consistent(const struct registry *r, const struct timer *t)
 {
         const struct td_declaration *d = &t->declaration;
+        const struct run_state *rs = timer_run_state(t);
 
         if (!registry_name_valid(t->name) || declaration_validate(d) < 0 ||
             t->hash != identity_hash(t->owner->uid, t->name) ||
@@ -1993,8 +2092,8 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
                 return false;
         if (t->removed || (t->before && t->before->timer != t))
                 return false;
-        if (t->rt.has_missed_deadline &&
-            (!timer_queued(t) || t->rt.missed_deadline_usec > t->deadline_usec))
+        if (t->has_missed_deadline &&
+            (!timer_queued(t) || !t->runs || rs->missed_deadline_usec > t->deadline_usec))
                 return false;
         /* Transient timers belong to their session's record; retained ones to none. */
         if ((d->lifetime == TIMERD_LIFETIME_TRANSIENT) != !!t->transient_of ||
@@ -2002,11 +2101,11 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
              (t->transient_of->id != t->session || session_find(r, t->session) != t->transient_of ||
               !list_linked(&t->transient_node))))
                 return false;
-        if (t->rt.failure < TIMERD_FAILURE_NONE || t->rt.failure >= TIMERD_FAILURE_MAX)
+        if (t->failure < TIMERD_FAILURE_NONE || t->failure >= TIMERD_FAILURE_MAX)
                 return false;
         /* A failed timer is never queued; once and after-completion leave it while running. */
-        if (timer_queued(t) && (t->rt.failure != TIMERD_FAILURE_NONE ||
-                                (t->rt.run_active && policy_runs_off_queue(d->policy))))
+        if (timer_queued(t) && (t->failure != TIMERD_FAILURE_NONE ||
+                                (t->run_active && policy_runs_off_queue(d->policy))))
                 return false;
         if (timer_queued(t)) {
                 const struct timerq *q = &r->queues[d->clock];
@@ -2015,24 +2114,22 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
                     timerq_entry_deadline(q, &t->entry) != handover_instant(d, t->deadline_usec))
                         return false;
         }
-        if (t->rt.after_run != AFTER_RUN_POLICY &&
-            (!t->rt.run_active || !policy_runs_off_queue(d->policy)))
+        if (t->after_run != AFTER_RUN_POLICY &&
+            (!t->run_active || !policy_runs_off_queue(d->policy)))
                 return false;
-        if (t->rt.after_run != AFTER_RUN_DEADLINE && t->rt.deferred_deadline_usec != 0)
+        if (t->after_run != AFTER_RUN_DEADLINE && rs->deferred_deadline_usec != 0)
                 return false;
-        /* An active run is either pending or handed to exactly one session. */
-        if (t->rt.run_active != (timer_pending(t) || t->delivered_to))
+        /* An active run has its record, and is either pending or handed to one session. */
+        if (t->run_active && !t->runs)
                 return false;
-        if (timer_pending(t) && t->delivered_to)
+        if (t->runs && (t->runs->timer != t || t->run_active != list_linked(&t->runs->waiter_node)))
                 return false;
-        if (t->delivered_to && (session_find(r, t->delivered_to->id) != t->delivered_to ||
-                                !list_linked(&t->delivered_node)))
+        if (timer_delivered_to(t) &&
+            session_find(r, timer_delivered_to(t)->id) != timer_delivered_to(t))
                 return false;
-        if (!t->delivered_to && list_linked(&t->delivered_node))
+        if ((t->run_active || rs->has_last_start) && rs->run == 0)
                 return false;
-        if ((t->rt.run_active || t->rt.has_last_start) && t->rt.run == 0)
-                return false;
-        if (t->rt.runs > t->rt.run || t->rt.consecutive_expected_failures > t->rt.runs)
+        if (rs->runs > rs->run || rs->consecutive_expected_failures > rs->runs)
                 return false;
         return true;
 }
@@ -2115,9 +2212,11 @@ int registry_check(const struct registry *r)
                         if (list_entry(p, struct timer, owner_node)->owner != o)
                                 return -EUCLEAN;
                 for (const struct list_node *p = o->pending.next; p != &o->pending; p = p->next) {
-                        const struct timer *pt = list_entry(p, struct timer, pending_node);
+                        const struct timer_runs *runs =
+                            list_entry(p, struct timer_runs, waiter_node);
+                        const struct timer *pt = runs->timer;
 
-                        if (pt->owner != o || !pt->rt.run_active)
+                        if (pt->owner != o || !pt->run_active || runs->delivered_to)
                                 return -EUCLEAN;
                         n++;
                 }
@@ -2140,7 +2239,7 @@ int registry_check(const struct registry *r)
                 }
                 for (const struct list_node *p = s->delivered.next; p != &s->delivered;
                      p = p->next) {
-                        if (list_entry(p, struct timer, delivered_node)->delivered_to != s)
+                        if (list_entry(p, struct timer_runs, waiter_node)->delivered_to != s)
                                 return -EUCLEAN;
                         n_delivered++;
                 }
@@ -2148,7 +2247,7 @@ int registry_check(const struct registry *r)
         i = 0;
         while ((t = hashmap_next(&r->timers, &i))) {
                 n_transient -= !!t->transient_of;
-                n_delivered -= !!t->delivered_to;
+                n_delivered -= !!timer_delivered_to(t);
         }
         if (n_transient != 0 || n_delivered != 0)
                 return -EUCLEAN;

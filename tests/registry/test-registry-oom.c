@@ -406,6 +406,44 @@ static void test_restore_out_of_memory(void **state)
         assert_true(each_allocation_fails(&f, op_restore, &s, 0) > 0);
         assert_int_equal(fx_get(&f, "restored").generation, 9);
         fx_done(&f);
+
+        /* One that ran has the record of its runs as well. */
+        s.run = 4;
+        s.runs = 4;
+        s.has_last_start = s.has_last_finish = true;
+        s.last_start_usec = 1000;
+        s.last_finish_usec = 1200;
+        s.last_outcome = TIMERD_OUTCOME_SUCCESS;
+        assert_int_equal(each_allocation_fails_fresh(op_restore, &s, 0), 6);
+        fx_init(&f, NULL);
+        assert_true(each_allocation_fails(&f, op_restore, &s, 0) > 0);
+        assert_int_equal(fx_get(&f, "restored").runs, 4);
+        assert_int_equal(fx_get(&f, "restored").last_finish_usec, 1200);
+        fx_done(&f);
+}
+
+static int op_note_overrun(struct fx *f, const void *args)
+{
+        return fx_apply(f, registry_note_overrun(f->r, &f->now, args));
+}
+
+/* An overrun noted on a timer that never ran needs the record of its runs. */
+static void test_note_overrun_out_of_memory(void **state)
+{
+        struct td_handle claim;
+        uint64_t g;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register_at(&f, "o", fx_decl(TIMERD_POLICY_ONCE, 0), 2000, &g), 0);
+        claim = fx_claim("o", g);
+        assert_int_equal(each_allocation_fails(&f, op_note_overrun, &claim, 0), 1);
+        assert_int_equal(fx_get(&f, "o").overruns, 1);
+        /* The record stays: the next one allocates nothing. */
+        assert_int_equal(each_allocation_fails(&f, op_note_overrun, &claim, 0), 0);
+        assert_int_equal(fx_get(&f, "o").overruns, 2);
+        fx_done(&f);
 }
 
 /* A removed timer that cannot be put back: the registry says so and stays consistent. */
@@ -446,43 +484,57 @@ static void test_list_out_of_memory(void **state)
         fx_done(&f);
 }
 
+/*
+ * Each allocation of a firing batch fails in turn (a first run's record, the effect table): the
+ * firings that fit are dispatched, the rest wait for the clock, re-armed at once in the past.
+ */
 static void test_expire_out_of_memory_fires_the_rest_next(void **state)
 {
         enum { N = 10 };
         char names[N][4];
-        bool seen[N] = {};
-        size_t first;
-        struct fx f;
+        long n;
 
         (void)state;
-        fx_init(&f, NULL);
-        for (int i = 0; i < N; i++) {
-                names[i][0] = 't';
-                names[i][1] = (char)('0' + i);
-                names[i][2] = '\0';
-                assert_int_equal(
-                    fx_register_at(&f, names[i], fx_decl(TIMERD_POLICY_ONCE, 0), 2000, NULL), 0);
-        }
-        /* The effect table cannot grow: the firings that fit are dispatched, the rest wait. */
-        fail_nth_allocation(0);
-        first = fx_advance(&f, TIMERD_CLOCK_MONOTONIC, 2000);
-        assert_true(failure_injected());
-        assert_true(first > 0 && first < N);
-        /* Re-armed at once, in the past, ahead of the dispatches. */
-        assert_int_equal(fx_effect(&f, 0, TD_EFFECT_ARM)->arm.deadline_usec, 2000);
-        for (size_t i = 0; i < first; i++)
-                seen[fx_dispatch(&f, i)->name[1] - '0'] = true;
-        assert_int_equal(fx_advance(&f, TIMERD_CLOCK_MONOTONIC, 2000), N - first);
-        for (size_t i = 0; i < N - first; i++) {
-                int k = fx_dispatch(&f, i)->name[1] - '0';
+        for (n = 0;; n++) {
+                bool seen[N] = {};
+                size_t first;
+                struct fx f;
 
-                assert_false(seen[k]);
-                seen[k] = true;
+                fx_init(&f, NULL);
+                for (int i = 0; i < N; i++) {
+                        names[i][0] = 't';
+                        names[i][1] = (char)('0' + i);
+                        names[i][2] = '\0';
+                        assert_int_equal(fx_register_at(&f, names[i],
+                                                        fx_decl(TIMERD_POLICY_ONCE, 0), 2000, NULL),
+                                         0);
+                }
+                fail_nth_allocation(n);
+                first = fx_advance(&f, TIMERD_CLOCK_MONOTONIC, 2000);
+                if (!failure_injected()) {
+                        assert_int_equal(first, N);
+                        fx_done(&f);
+                        break;
+                }
+                assert_true(first < N);
+                assert_int_equal(fx_effect(&f, 0, TD_EFFECT_ARM)->arm.deadline_usec, 2000);
+                for (size_t i = 0; i < first; i++)
+                        seen[fx_dispatch(&f, i)->name[1] - '0'] = true;
+                assert_int_equal(fx_advance(&f, TIMERD_CLOCK_MONOTONIC, 2000), N - first);
+                for (size_t i = 0; i < N - first; i++) {
+                        int k = fx_dispatch(&f, i)->name[1] - '0';
+
+                        assert_false(seen[k]);
+                        seen[k] = true;
+                }
+                /* The dispatches and the DISARM of the emptied clock. */
+                assert_int_equal(f.last.n_effects, N - first + 1);
+                assert_int_equal(fx_effect(&f, 0, TD_EFFECT_DISARM)->arm.clock,
+                                 TIMERD_CLOCK_MONOTONIC);
+                fx_done(&f);
         }
-        /* The dispatches and the DISARM of the emptied clock. */
-        assert_int_equal(f.last.n_effects, N - first + 1);
-        assert_int_equal(fx_effect(&f, 0, TD_EFFECT_DISARM)->arm.clock, TIMERD_CLOCK_MONOTONIC);
-        fx_done(&f);
+        /* A record per first run and the growth of the effect table. */
+        assert_true(n > N);
 }
 
 int main(void)
@@ -494,6 +546,7 @@ int main(void)
             cmocka_unit_test(test_delivery_out_of_memory),
             cmocka_unit_test(test_retained_calls_out_of_memory),
             cmocka_unit_test(test_restore_out_of_memory),
+            cmocka_unit_test(test_note_overrun_out_of_memory),
             cmocka_unit_test(test_rollback_out_of_memory),
             cmocka_unit_test(test_list_out_of_memory),
             cmocka_unit_test(test_expire_out_of_memory_fires_the_rest_next),
