@@ -72,9 +72,9 @@ struct timer {
         struct session *transient_of;
         struct list_node owner_node;
         struct list_node transient_node;
-        struct list_node dirty_node; /* changed since the last commit, or removed */
-        struct before *before;
-        bool removed; /* kept until its removal is committed; found by no index */
+        bool changed;    /* in the registry's changes: changed since the last commit, or removed */
+        bool removed;    /* kept until its removal is committed; found by no index */
+        bool has_before; /* a `before` keeps how it was at the first call since the commit */
 
         struct td_declaration declaration;
         uint64_t generation;
@@ -135,8 +135,17 @@ struct registry {
         uint64_t last_generation;
         uint64_t last_handle_generation;
 
-        struct list_node dirty;   /* live timers with pending changes */
-        struct list_node removed; /* removed timers the journal may hold */
+        /*
+         * Timers changed since the last commit, live or removed (the journal may hold them), in
+         * the order of their first change. Every retained timer that is not in it yet has its
+         * place reserved (changes_capacity >= n_changes + retained ones not changed), so that a
+         * change, a firing or a removal never needs memory: room is made when a timer becomes
+         * retained, which allocates anyway.
+         */
+        struct timer **changes;
+        size_t n_changes;
+        size_t changes_capacity;
+        size_t n_retained;        /* live retained timers */
         struct list_node befores; /* struct before */
         uint64_t change_count;
         bool in_call; /* a client call: keep what it changes for a rollback */
@@ -400,14 +409,42 @@ static bool timer_retained(const struct timer *t)
         return t->declaration.lifetime == TIMERD_LIFETIME_RETAINED;
 }
 
+/* Its place is reserved (see struct registry). */
+static void changes_add(struct registry *r, struct timer *t)
+{
+        if (t->changed)
+                return;
+        assert(r->n_changes < r->changes_capacity);
+        r->changes[r->n_changes++] = t;
+        t->changed = true;
+}
+
 /* A change to a retained timer (or to one a call made transient) is pending until committed. */
 static void timer_changed(struct registry *r, struct timer *t)
 {
-        if (!timer_retained(t) && !t->before)
+        if (!timer_retained(t) && !t->has_before)
                 return;
         r->change_count = saturating_add(r->change_count, 1);
-        if (!list_linked(&t->dirty_node))
-                list_append(&r->dirty, &t->dirty_node);
+        changes_add(r, t);
+}
+
+/* Room in the changes for one more retained timer besides every one there is. -ENOMEM. */
+static int changes_reserve(struct registry *r)
+{
+        size_t n = r->n_changes + r->n_retained + 1, capacity;
+        struct timer **changes;
+
+        if (n <= r->changes_capacity)
+                return 0;
+        if (r->changes_capacity > SIZE_MAX / 2 / sizeof(struct timer *))
+                return -ENOMEM;
+        capacity = r->changes_capacity * 2 > n ? r->changes_capacity * 2 : n;
+        changes = realloc(r->changes, capacity * sizeof(struct timer *));
+        if (!changes)
+                return -ENOMEM;
+        r->changes = changes;
+        r->changes_capacity = capacity;
+        return 0;
 }
 
 /* Every change of a timer's state, pending flag or counters is bracketed by these two, to keep
@@ -603,12 +640,22 @@ static void timer_declare(struct registry *r, struct timer *t, const struct td_c
         if (t->transient_of)
                 list_append(&t->transient_of->transient, &t->transient_node);
         (*declared_count(r, d))++;
+        r->n_retained += d->lifetime == TIMERD_LIFETIME_RETAINED;
         t->failure = TIMERD_FAILURE_NONE;
         t->after_run = AFTER_RUN_POLICY;
         t->run_active = false;
         t->has_missed_deadline = false;
         free(t->runs);
         t->runs = NULL;
+}
+
+/* The other way: what declaring t counted and linked. */
+static void timer_undeclare(struct registry *r, struct timer *t)
+{
+        if (t->transient_of)
+                list_remove(&t->transient_node);
+        (*declared_count(r, &t->declaration))--;
+        r->n_retained -= timer_retained(t);
 }
 
 /* Room for one more timer of uid. Restored timers do not count against the limits. */
@@ -648,6 +695,8 @@ static int timer_create(struct registry *r, const struct td_caller *caller, cons
         e = hashmap_reserve(&r->timers, r->timers.n_entries + 1);
         if (e >= 0)
                 e = queue_reserve(r, d);
+        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_RETAINED)
+                e = changes_reserve(r);
         if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
                 e = session_get(r, caller->session, &session);
         if (e < 0)
@@ -666,7 +715,6 @@ static int timer_create(struct registry *r, const struct td_caller *caller, cons
         t->hash = identity_hash(caller->uid, t->name);
         t->owner = owner;
         list_init(&t->transient_node);
-        list_init(&t->dirty_node);
         list_append(&owner->timers, &t->owner_node);
         owner->n_timers++;
         hashmap_insert(&r->timers, t->hash, t);
@@ -691,6 +739,8 @@ static int timer_redeclare(struct registry *r, struct timer *t, const struct td_
         if (d->clock != t->declaration.clock ||
             timerq_kind_of(d->accuracy_usec) != timerq_kind_of(t->declaration.accuracy_usec))
                 e = queue_reserve(r, d);
+        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_RETAINED)
+                e = changes_reserve(r);
         if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
                 e = session_get(r, caller->session, &session);
         if (e < 0)
@@ -702,9 +752,7 @@ static int timer_redeclare(struct registry *r, struct timer *t, const struct td_
         stats_leave(r, t);
         timer_dequeue(r, t);
         run_detach(t);
-        if (t->transient_of)
-                list_remove(&t->transient_node);
-        (*declared_count(r, &t->declaration))--;
+        timer_undeclare(r, t);
         timer_declare(r, t, caller, d, generation, session);
         stats_enter(r, t);
         return 0;
@@ -718,12 +766,8 @@ static void timer_unlink(struct registry *r, struct timer *t)
         stats_leave(r, t);
         timer_dequeue(r, t);
         run_detach(t);
-        if (t->transient_of)
-                list_remove(&t->transient_node);
-        if (list_linked(&t->dirty_node))
-                list_remove(&t->dirty_node);
+        timer_undeclare(r, t);
         list_remove(&t->owner_node);
-        (*declared_count(r, &t->declaration))--;
         hashmap_remove(&r->timers, t->hash, t);
         t->owner = NULL;
 
@@ -734,18 +778,19 @@ static void timer_unlink(struct registry *r, struct timer *t)
 }
 
 /* A timer the journal may hold (retained, or changed since the commit) is kept until its
- * removal is committed: that needs no allocation, so removing never fails. */
+ * removal is committed: its place in the changes is reserved, so removing never fails. */
 static void timer_destroy(struct registry *r, struct timer *t)
 {
-        bool keep = timer_retained(t) || list_linked(&t->dirty_node);
+        bool keep = timer_retained(t) || t->changed;
 
+        if (keep)
+                changes_add(r, t);
         timer_unlink(r, t);
         if (!keep) {
                 timer_free(t);
                 return;
         }
         t->removed = true;
-        list_append(&r->removed, &t->dirty_node);
 }
 
 /*
@@ -865,7 +910,7 @@ static int before_prepare(const struct registry *r, const struct timer *t, bool 
 
         *ret = NULL;
         if (!r->in_call ||
-            (t ? t->before || (!timer_retained(t) && !retained_after) : !retained_after))
+            (t ? t->has_before || (!timer_retained(t) && !retained_after) : !retained_after))
                 return 0;
         b = calloc(1, sizeof(*b));
         if (!b)
@@ -885,7 +930,7 @@ static void before_attach(struct registry *r, struct timer *t, struct before *b)
         b->owner = t->owner->uid;
         strcpy(b->name, t->name);
         list_append(&r->befores, &b->node);
-        t->before = b;
+        t->has_before = true;
         timer_changed(r, t);
 }
 
@@ -918,8 +963,6 @@ int registry_new(const struct registry_config *config, struct registry **ret)
         r->config = *config;
         r->last_generation = config->first_generation - 1;
         r->last_handle_generation = config->first_handle_generation - 1;
-        list_init(&r->dirty);
-        list_init(&r->removed);
         list_init(&r->befores);
         hashmap_init(&r->timers, timer_hash_of);
         hashmap_init(&r->owners, owner_hash_of);
@@ -948,12 +991,10 @@ void registry_free(struct registry *r)
                 list_remove(&b->node);
                 free(b);
         }
-        while (!list_empty(&r->removed)) {
-                struct timer *t = list_entry(r->removed.next, struct timer, dirty_node);
-
-                list_remove(&t->dirty_node);
-                timer_free(t);
-        }
+        for (size_t k = 0; k < r->n_changes; k++)
+                if (r->changes[k]->removed)
+                        timer_free(r->changes[k]);
+        free(r->changes);
         while ((p = hashmap_next(&r->timers, &i)))
                 timer_free(p);
         i = 0;
@@ -1934,8 +1975,12 @@ struct td_transition registry_restore(struct registry *r, const struct td_now *n
                 return transition_failed(r, e);
         /* A run handed to a client was abandoned. */
         adjusted = adjusted || (img.run_active && !img.pending);
-        if (!adjusted)
-                list_remove(&t->dirty_node);
+        if (!adjusted) {
+                /* As durable as it was: the change its creation recorded goes (the last one). */
+                assert(r->n_changes > 0 && r->changes[r->n_changes - 1] == t);
+                r->n_changes--;
+                t->changed = false;
+        }
         return transition_sync(r);
 }
 
@@ -1957,7 +2002,7 @@ void registry_generations_above(struct registry *r, uint64_t floor)
 
 bool registry_changes_pending(const struct registry *r)
 {
-        return !list_empty(&r->dirty) || !list_empty(&r->removed);
+        return r->n_changes > 0;
 }
 
 uint64_t registry_change_count(const struct registry *r)
@@ -1973,17 +2018,21 @@ int registry_changes_foreach(const struct registry *r,
         int e;
 
         /* Removals first: a name removed and registered again ends up registered. */
-        for (const struct list_node *n = r->removed.next; n != &r->removed; n = n->next) {
-                const struct timer *t = list_entry(n, struct timer, dirty_node);
+        for (size_t i = 0; i < r->n_changes; i++) {
+                const struct timer *t = r->changes[i];
 
+                if (!t->removed)
+                        continue;
                 e = fn(&(struct td_change){.owner = t->uid, .name = t->name}, userdata);
                 if (e < 0)
                         return e;
         }
-        for (const struct list_node *n = r->dirty.next; n != &r->dirty; n = n->next) {
-                const struct timer *t = list_entry(n, struct timer, dirty_node);
+        for (size_t i = 0; i < r->n_changes; i++) {
+                const struct timer *t = r->changes[i];
                 struct td_change c = {.owner = t->uid, .name = t->name};
 
+                if (t->removed)
+                        continue;
                 /* A timer that is transient now was retained: its removal is written. */
                 if (timer_retained(t)) {
                         timer_snapshot(t, &snapshot);
@@ -2001,18 +2050,29 @@ void registry_changes_commit(struct registry *r)
         while (!list_empty(&r->befores)) {
                 struct before *b = list_entry(r->befores.next, struct before, node);
 
-                b->timer->before = NULL;
+                b->timer->has_before = false;
                 list_remove(&b->node);
                 free(b);
         }
-        while (!list_empty(&r->dirty))
-                list_remove(r->dirty.next);
-        while (!list_empty(&r->removed)) {
-                struct timer *t = list_entry(r->removed.next, struct timer, dirty_node);
+        for (size_t i = 0; i < r->n_changes; i++) {
+                struct timer *t = r->changes[i];
 
-                list_remove(&t->dirty_node);
-                timer_free(t);
+                if (t->removed)
+                        timer_free(t);
+                else
+                        t->changed = false;
         }
+        r->n_changes = 0;
+}
+
+static void changes_drop_called(struct registry *r)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < r->n_changes; i++)
+                if (!r->changes[i]->has_before)
+                        r->changes[n++] = r->changes[i];
+        r->n_changes = n;
 }
 
 struct td_transition registry_changes_rollback(struct registry *r, const struct td_now *now)
@@ -2025,6 +2085,8 @@ struct td_transition registry_changes_rollback(struct registry *r, const struct 
         if (e < 0)
                 return transition_failed(r, e);
 
+        /* Every timer a call changed goes (each has a `before`, and is in the changes). */
+        changes_drop_called(r);
         /* Latest first: a name removed and registered again gets its first timer back. What a
          * call made goes without a trace; what it removed comes back. */
         while (!list_empty(&r->befores)) {
@@ -2032,9 +2094,7 @@ struct td_transition registry_changes_rollback(struct registry *r, const struct 
                 struct timer *t = b->timer;
 
                 list_remove(&b->node);
-                if (t->removed)
-                        list_remove(&t->dirty_node);
-                else
+                if (!t->removed)
                         timer_unlink(r, t);
                 timer_free(t);
                 if (b->existed) {
@@ -2090,7 +2150,7 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
         if (t->generation == 0 || t->generation > r->last_generation ||
             (t->session == 0 && !timer_retained(t)))
                 return false;
-        if (t->removed || (t->before && t->before->timer != t))
+        if (t->removed || (t->has_before && !t->changed))
                 return false;
         if (t->has_missed_deadline &&
             (!timer_queued(t) || !t->runs || rs->missed_deadline_usec > t->deadline_usec))
@@ -2139,7 +2199,7 @@ int registry_check(const struct registry *r)
         uint64_t n_state[TIMERD_STATE_MAX] = {}, n_pending = 0;
         size_t n_declared[TIMERD_CLOCK_MAX][TIMERQ_KIND_MAX] = {}, n_queued[TIMERD_CLOCK_MAX] = {};
         size_t i = 0, n_owner_timers = 0, n_transient = 0, n_delivered = 0, n_before = 0;
-        uint64_t n_dirty = 0;
+        size_t n_changed = 0, n_retained = 0, n_retained_unchanged = 0;
         const struct session *s;
         const struct owner *o;
         const struct timer *t;
@@ -2157,26 +2217,35 @@ int registry_check(const struct registry *r)
                 n_pending += timer_pending(t);
                 n_declared[t->declaration.clock][timerq_kind_of(t->declaration.accuracy_usec)]++;
                 n_queued[t->declaration.clock] += timer_queued(t);
-                n_before += t->before != NULL;
-                n_dirty += list_linked(&t->dirty_node);
+                n_before += t->has_before;
+                n_changed += t->changed;
+                n_retained += timer_retained(t);
+                n_retained_unchanged += timer_retained(t) && !t->changed;
         }
-        /* Removed timers are in no index; they keep their `before` until the commit. */
-        for (const struct list_node *p = r->removed.next; p != &r->removed; p = p->next) {
-                const struct timer *gone = list_entry(p, struct timer, dirty_node);
+        /* Each changed timer once; removed ones are in no index and keep their `before` until
+         * the commit. */
+        for (size_t k = 0; k < r->n_changes; k++) {
+                const struct timer *c = r->changes[k];
 
-                if (p->next->prev != p || !gone->removed ||
-                    timer_find(r, gone->uid, gone->name) == gone)
+                if (!c->changed)
                         return -EUCLEAN;
-                n_before += gone->before != NULL;
+                if (!c->removed) {
+                        n_changed--;
+                        continue;
+                }
+                if (timer_find(r, c->uid, c->name) == c)
+                        return -EUCLEAN;
+                n_before += c->has_before;
         }
         for (const struct list_node *p = r->befores.next; p != &r->befores; p = p->next) {
                 const struct before *b = list_entry(p, struct before, node);
 
-                if (p->next->prev != p || b->timer->before != b)
+                if (p->next->prev != p || !b->timer->has_before)
                         return -EUCLEAN;
                 n_before--;
         }
-        if (n_before != 0 || list_length(&r->dirty) != n_dirty)
+        if (n_before != 0 || n_changed != 0 || n_retained != r->n_retained ||
+            r->changes_capacity < r->n_changes + n_retained_unchanged)
                 return -EUCLEAN;
         for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++)
                 if (n_state[st] != r->n_state[st])

@@ -272,6 +272,18 @@ static void test_register_out_of_memory(void **state)
         assert_int_equal(s.declaration.clock, TIMERD_CLOCK_BOOTTIME);
         assert_int_equal(s.session, FX_SESSION + 1);
         fx_done(&f);
+
+        /* A transient timer replaced by a retained one needs room among the changes. */
+        fx_init(&f, NULL);
+        a.declaration = fx_decl(TIMERD_POLICY_ONCE, 0);
+        a.replace = false;
+        assert_int_equal(op_register(&f, &a), 0);
+        a.declaration.lifetime = TIMERD_LIFETIME_RETAINED;
+        a.replace = true;
+        assert_int_equal(each_allocation_fails(&f, op_register, &a, 0), 1);
+        assert_int_equal(fx_get(&f, "a").declaration.lifetime, TIMERD_LIFETIME_RETAINED);
+        assert_true(registry_changes_pending(f.r));
+        fx_done(&f);
 }
 
 static void test_reconcile_out_of_memory(void **state)
@@ -400,8 +412,9 @@ static void test_restore_out_of_memory(void **state)
         struct fx f;
 
         (void)state;
-        /* The timer, its owner, the clock's exact heap and two hash tables. */
-        assert_int_equal(each_allocation_fails_fresh(op_restore, &s, 0), 5);
+        /* The timer, its owner, the clock's exact heap, two hash tables and the room for its
+         * changes. */
+        assert_int_equal(each_allocation_fails_fresh(op_restore, &s, 0), 6);
         fx_init(&f, NULL);
         assert_true(each_allocation_fails(&f, op_restore, &s, 0) > 0);
         assert_int_equal(fx_get(&f, "restored").generation, 9);
@@ -414,7 +427,7 @@ static void test_restore_out_of_memory(void **state)
         s.last_start_usec = 1000;
         s.last_finish_usec = 1200;
         s.last_outcome = TIMERD_OUTCOME_SUCCESS;
-        assert_int_equal(each_allocation_fails_fresh(op_restore, &s, 0), 6);
+        assert_int_equal(each_allocation_fails_fresh(op_restore, &s, 0), 7);
         fx_init(&f, NULL);
         assert_true(each_allocation_fails(&f, op_restore, &s, 0) > 0);
         assert_int_equal(fx_get(&f, "restored").runs, 4);
