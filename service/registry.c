@@ -22,14 +22,15 @@ struct owner {
         uint32_t uid;
         size_t n_timers;
         struct list_node timers;
-        struct list_node pending; /* firings not yet handed to a waiter, oldest first */
+        struct list_node pending; /* struct timer_runs of firings not yet handed to a waiter,
+                                   * oldest first */
 };
 
 /* Kept from a session's first transient timer or delivered run until registry_session_closed(). */
 struct session {
         uint64_t id;
         struct list_node transient;
-        struct list_node delivered; /* timers whose active run was handed to this session */
+        struct list_node delivered; /* struct timer_runs of runs handed to this session */
 };
 
 /* The runs of a registration so far and the current one; a replace starts it over (all zero). */
@@ -63,31 +64,50 @@ struct timer_runs {
         struct run_state state;
 };
 
+/*
+ * A timer, packed: there may be millions. Its owner and session records are found by uid and
+ * session id; its hash is computed from (uid, name) when the table needs it; the declaration's
+ * enums and the flags share one bit-field word; the name starts in the tail padding. With a name
+ * of up to 8 bytes the allocation is 120 bytes: one 128-byte malloc chunk.
+ */
 struct timer {
         struct timerq_entry entry; /* queued at deadline_usec - handover */
         uint64_t deadline_usec;    /* while queued: the deadline itself */
-        uint64_t hash;
-        uint32_t uid;
-        struct owner *owner;
-        struct session *transient_of;
-        struct list_node owner_node;
-        struct list_node transient_node;
-        bool changed;    /* in the registry's changes: changed since the last commit, or removed */
-        bool removed;    /* kept until its removal is committed; found by no index */
-        bool has_before; /* a `before` keeps how it was at the first call since the commit */
-
-        struct td_declaration declaration;
         uint64_t generation;
         uint64_t session;
-        enum timerd_failure failure;
-        enum after_run after_run;
-        bool run_active;
+        struct list_node owner_node;
+        struct list_node transient_node; /* transient: in its session's list */
+        struct timer_runs *runs;         /* NULL until it first fires */
+
+        /* The declaration (timer_declaration() puts it together). */
+        uint64_t cadence_usec;
+        uint64_t accuracy_usec;
+        uint64_t randomized_delay_usec;
+        uint32_t uid;
+        uint32_t handover_usec; /* at most TIMERD_HANDOVER_MAX_USEC */
+        int signo;
+        unsigned policy : 2;
+        unsigned clock : 3;
+        unsigned lifetime : 1;
+        unsigned delivery : 2;
+        bool catch_up : 1;
+
+        unsigned failure : 3; /* enum timerd_failure */
+        unsigned after_run : 2;
+        bool run_active : 1;
         /* A catch-up delayed at restore: its firing reports runs->state.missed_deadline_usec. */
-        bool has_missed_deadline;
-        struct timer_runs *runs; /* NULL until it first fires */
+        bool has_missed_deadline : 1;
+        bool changed : 1; /* in the registry's changes: changed since the last commit, or removed */
+        bool removed : 1; /* kept until its removal is committed; found by no index */
+        bool has_before : 1; /* a `before` keeps how it was at the first call since the commit */
 
         char name[];
 };
+
+static_assert(TIMERD_POLICY_MAX <= 4 && TIMERD_CLOCK_MAX <= 8 && TIMERD_LIFETIME_MAX <= 2 &&
+                  TIMERD_DELIVERY_MAX <= 4 && TIMERD_FAILURE_MAX <= 8 && AFTER_RUN_NONE < 4,
+              "struct timer: bit-field widths");
+static_assert(TIMERD_HANDOVER_MAX_USEC <= UINT32_MAX, "struct timer: handover_usec");
 
 /* Everything a timer is, to put it back: a restored one, or one a failed commit undoes. */
 struct timer_image {
@@ -203,9 +223,14 @@ static bool session_matches(const void *entry, const void *key)
         return ((const struct session *)entry)->id == *(const uint64_t *)key;
 }
 
+static uint64_t timer_hash(const struct timer *t)
+{
+        return identity_hash(t->uid, t->name);
+}
+
 static uint64_t timer_hash_of(const void *entry)
 {
-        return ((const struct timer *)entry)->hash;
+        return timer_hash(entry);
 }
 
 static uint64_t owner_hash_of(const void *entry)
@@ -342,8 +367,41 @@ static int declaration_validate(const struct td_declaration *d)
         return 0;
 }
 
-static bool declaration_equal(const struct td_declaration *a, const struct td_declaration *b)
+static struct td_declaration timer_declaration(const struct timer *t)
 {
+        return (struct td_declaration){
+            .policy = (enum timerd_policy)t->policy,
+            .cadence_usec = t->cadence_usec,
+            .clock = (enum timerd_clock)t->clock,
+            .lifetime = (enum timerd_lifetime)t->lifetime,
+            .delivery = (enum timerd_delivery)t->delivery,
+            .accuracy_usec = t->accuracy_usec,
+            .signo = t->signo,
+            .catch_up = t->catch_up,
+            .randomized_delay_usec = t->randomized_delay_usec,
+            .handover_usec = t->handover_usec,
+        };
+}
+
+/* d is valid (declaration_validate()): every value fits its field. */
+static void timer_set_declaration(struct timer *t, const struct td_declaration *d)
+{
+        t->policy = (unsigned)d->policy & 0x3u;
+        t->cadence_usec = d->cadence_usec;
+        t->clock = (unsigned)d->clock & 0x7u;
+        t->lifetime = (unsigned)d->lifetime & 0x1u;
+        t->delivery = (unsigned)d->delivery & 0x3u;
+        t->accuracy_usec = d->accuracy_usec;
+        t->signo = d->signo;
+        t->catch_up = d->catch_up;
+        t->randomized_delay_usec = d->randomized_delay_usec;
+        t->handover_usec = (uint32_t)d->handover_usec;
+}
+
+static bool declaration_equal(const struct timer *t, const struct td_declaration *b)
+{
+        const struct td_declaration declaration = timer_declaration(t), *a = &declaration;
+
         return a->policy == b->policy && a->cadence_usec == b->cadence_usec &&
                a->clock == b->clock && a->lifetime == b->lifetime && a->delivery == b->delivery &&
                a->accuracy_usec == b->accuracy_usec && a->signo == b->signo &&
@@ -406,7 +464,7 @@ static enum timerd_state timer_state(const struct timer *t)
 
 static bool timer_retained(const struct timer *t)
 {
-        return t->declaration.lifetime == TIMERD_LIFETIME_RETAINED;
+        return t->lifetime == TIMERD_LIFETIME_RETAINED;
 }
 
 /* Its place is reserved (see struct registry). */
@@ -465,9 +523,9 @@ static void stats_enter(struct registry *r, struct timer *t)
 }
 
 /* When a deadline is due in the queue: early by the declared handover, never before 0. */
-static uint64_t handover_instant(const struct td_declaration *d, uint64_t deadline_usec)
+static uint64_t handover_instant(const struct timer *t, uint64_t deadline_usec)
 {
-        return deadline_usec > d->handover_usec ? deadline_usec - d->handover_usec : 0;
+        return deadline_usec > t->handover_usec ? deadline_usec - t->handover_usec : 0;
 }
 
 static void timer_forget_missed_deadline(struct timer *t)
@@ -480,15 +538,15 @@ static void timer_forget_missed_deadline(struct timer *t)
 /* A new schedule supersedes a delayed catch-up. */
 static void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec)
 {
-        timerq_put(&r->queues[t->declaration.clock], &t->entry,
-                   handover_instant(&t->declaration, deadline_usec), t->declaration.accuracy_usec);
+        timerq_put(&r->queues[t->clock], &t->entry, handover_instant(t, deadline_usec),
+                   t->accuracy_usec);
         t->deadline_usec = deadline_usec;
         timer_forget_missed_deadline(t);
 }
 
 static void timer_dequeue(struct registry *r, struct timer *t)
 {
-        timerq_remove(&r->queues[t->declaration.clock], &t->entry);
+        timerq_remove(&r->queues[t->clock], &t->entry);
         timer_forget_missed_deadline(t);
 }
 
@@ -613,17 +671,17 @@ static int first_deadline(const struct td_declaration *d, const struct td_now *n
         return 0;
 }
 
-/* How many timers declared like d must find room in their clock's queue. */
-static size_t *declared_count(struct registry *r, const struct td_declaration *d)
+/* How many timers declared on clock with that accuracy must find room in its queue. */
+static size_t *declared_count(struct registry *r, enum timerd_clock clock, uint64_t accuracy_usec)
 {
-        return &r->n_declared[d->clock][timerq_kind_of(d->accuracy_usec)];
+        return &r->n_declared[clock][timerq_kind_of(accuracy_usec)];
 }
 
 /* Room in the queue for one more timer declared like d. -ENOMEM. */
 static int queue_reserve(struct registry *r, const struct td_declaration *d)
 {
         return timerq_reserve(&r->queues[d->clock], timerq_kind_of(d->accuracy_usec),
-                              *declared_count(r, d) + 1);
+                              *declared_count(r, d->clock, d->accuracy_usec) + 1);
 }
 
 /* Give t a declaration and a generation. Its session record must exist when transient. */
@@ -631,15 +689,14 @@ static void timer_declare(struct registry *r, struct timer *t, const struct td_c
                           const struct td_declaration *d, uint64_t generation,
                           struct session *transient_of)
 {
-        t->declaration = *d;
+        timer_set_declaration(t, d);
         t->session = caller->session;
         t->generation = generation;
         if (generation > r->last_generation)
                 r->last_generation = generation;
-        t->transient_of = d->lifetime == TIMERD_LIFETIME_TRANSIENT ? transient_of : NULL;
-        if (t->transient_of)
-                list_append(&t->transient_of->transient, &t->transient_node);
-        (*declared_count(r, d))++;
+        if (d->lifetime == TIMERD_LIFETIME_TRANSIENT)
+                list_append(&transient_of->transient, &t->transient_node);
+        (*declared_count(r, d->clock, d->accuracy_usec))++;
         r->n_retained += d->lifetime == TIMERD_LIFETIME_RETAINED;
         t->failure = TIMERD_FAILURE_NONE;
         t->after_run = AFTER_RUN_POLICY;
@@ -652,9 +709,9 @@ static void timer_declare(struct registry *r, struct timer *t, const struct td_c
 /* The other way: what declaring t counted and linked. */
 static void timer_undeclare(struct registry *r, struct timer *t)
 {
-        if (t->transient_of)
+        if (list_linked(&t->transient_node))
                 list_remove(&t->transient_node);
-        (*declared_count(r, &t->declaration))--;
+        (*declared_count(r, t->clock, t->accuracy_usec))--;
         r->n_retained -= timer_retained(t);
 }
 
@@ -671,6 +728,14 @@ static int timer_limits_check(const struct registry *r, uint32_t uid)
         return 0;
 }
 
+/* The allocation for a timer named with len bytes. */
+static size_t timer_size(size_t len)
+{
+        size_t size = offsetof(struct timer, name) + len + 1;
+
+        return size > sizeof(struct timer) ? size : sizeof(struct timer);
+}
+
 static int timer_create(struct registry *r, const struct td_caller *caller, const char *name,
                         const struct td_declaration *d, uint64_t generation, struct timer **ret)
 {
@@ -680,8 +745,9 @@ static int timer_create(struct registry *r, const struct td_caller *caller, cons
         struct timer *t;
         int e = -ENOMEM;
 
-        /* Every allocation first: past this block nothing can fail. */
-        t = calloc(1, sizeof(*t) + len + 1);
+        /* Every allocation first: past this block nothing can fail. The name starts inside the
+         * structure's tail padding. */
+        t = calloc(1, timer_size(len));
         if (!t)
                 return -ENOMEM;
         if (!owner) {
@@ -712,12 +778,10 @@ static int timer_create(struct registry *r, const struct td_caller *caller, cons
         memcpy(t->name, name, len + 1);
         timerq_entry_init(&t->entry);
         t->uid = caller->uid;
-        t->hash = identity_hash(caller->uid, t->name);
-        t->owner = owner;
         list_init(&t->transient_node);
         list_append(&owner->timers, &t->owner_node);
         owner->n_timers++;
-        hashmap_insert(&r->timers, t->hash, t);
+        hashmap_insert(&r->timers, timer_hash(t), t);
         timer_declare(r, t, caller, d, generation, session);
         stats_enter(r, t);
         *ret = t;
@@ -736,8 +800,8 @@ static int timer_redeclare(struct registry *r, struct timer *t, const struct td_
         struct session *session = NULL;
         int e = 0;
 
-        if (d->clock != t->declaration.clock ||
-            timerq_kind_of(d->accuracy_usec) != timerq_kind_of(t->declaration.accuracy_usec))
+        if (d->clock != (enum timerd_clock)t->clock ||
+            timerq_kind_of(d->accuracy_usec) != timerq_kind_of(t->accuracy_usec))
                 e = queue_reserve(r, d);
         if (e >= 0 && d->lifetime == TIMERD_LIFETIME_RETAINED)
                 e = changes_reserve(r);
@@ -761,15 +825,14 @@ static int timer_redeclare(struct registry *r, struct timer *t, const struct td_
 /* Take t out of every index and list; the caller frees it or keeps it as a removal. */
 static void timer_unlink(struct registry *r, struct timer *t)
 {
-        struct owner *owner = t->owner;
+        struct owner *owner = owner_find(r, t->uid);
 
         stats_leave(r, t);
         timer_dequeue(r, t);
         run_detach(t);
         timer_undeclare(r, t);
         list_remove(&t->owner_node);
-        hashmap_remove(&r->timers, t->hash, t);
-        t->owner = NULL;
+        hashmap_remove(&r->timers, timer_hash(t), t);
 
         if (--owner->n_timers == 0) {
                 hashmap_remove(&r->owners, hash_mix64(owner->uid), owner);
@@ -801,7 +864,7 @@ static void timer_set_wakeup(struct registry *r, struct timer *t, uint64_t deadl
 {
         stats_leave(r, t);
         t->failure = TIMERD_FAILURE_NONE;
-        if (t->run_active && policy_runs_off_queue(t->declaration.policy)) {
+        if (t->run_active && policy_runs_off_queue((enum timerd_policy)t->policy)) {
                 t->after_run = AFTER_RUN_DEADLINE;
                 t->runs->state.deferred_deadline_usec = deadline_usec;
         } else
@@ -815,7 +878,7 @@ static void timer_clear_wakeup(struct registry *r, struct timer *t)
         stats_leave(r, t);
         t->failure = TIMERD_FAILURE_NONE;
         timer_dequeue(r, t);
-        if (t->run_active && policy_runs_off_queue(t->declaration.policy))
+        if (t->run_active && policy_runs_off_queue((enum timerd_policy)t->policy))
                 t->after_run = AFTER_RUN_NONE;
         if (t->runs)
                 t->runs->state.deferred_deadline_usec = 0;
@@ -826,7 +889,7 @@ static void timer_fail(struct registry *r, struct timer *t, enum timerd_failure 
 {
         stats_leave(r, t);
         timer_dequeue(r, t);
-        t->failure = failure;
+        t->failure = (unsigned)failure & 0x7u;
         stats_enter(r, t);
 }
 
@@ -849,12 +912,12 @@ static void timer_dispatch(const struct timer *t, struct td_dispatch *ret)
         const struct run_state *rs = timer_run_state(t);
 
         *ret = (struct td_dispatch){
-            .owner = t->owner->uid,
+            .owner = t->uid,
             .name = t->name,
             .generation = t->generation,
             .run = rs->run,
-            .clock = t->declaration.clock,
-            .delivery = t->declaration.delivery,
+            .clock = (enum timerd_clock)t->clock,
+            .delivery = (enum timerd_delivery)t->delivery,
             .deadline_usec = rs->run_deadline_usec,
             .fired_usec = rs->run_fired_usec,
             .overruns = rs->overruns,
@@ -882,10 +945,10 @@ static int handle_resolve(const struct registry *r, const struct td_handle *h, s
 static void timer_image_take(const struct timer *t, struct timer_image *ret)
 {
         *ret = (struct timer_image){
-            .declaration = t->declaration,
+            .declaration = timer_declaration(t),
             .generation = t->generation,
             .session = t->session,
-            .failure = t->failure,
+            .failure = (enum timerd_failure)t->failure,
             .after_run = t->after_run,
             .run_active = t->run_active,
             .has_missed_deadline = t->has_missed_deadline,
@@ -927,7 +990,7 @@ static void before_attach(struct registry *r, struct timer *t, struct before *b)
         if (!b)
                 return;
         b->timer = t;
-        b->owner = t->owner->uid;
+        b->owner = t->uid;
         strcpy(b->name, t->name);
         list_append(&r->befores, &b->node);
         t->has_before = true;
@@ -1041,7 +1104,7 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
         e = generation_check(r);
         if (e >= 0)
                 e = handle_generations_check(
-                    r, t && t->declaration.clock != a->declaration.clock ? 2 : 1);
+                    r, t && (enum timerd_clock)t->clock != a->declaration.clock ? 2 : 1);
         if (e >= 0 && !t)
                 e = timer_limits_check(r, a->caller.uid);
         if (e >= 0)
@@ -1135,7 +1198,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
         if (e < 0)
                 return transition_failed(r, e);
         t = timer_find(r, a->caller.uid, a->name);
-        if (t && !declaration_equal(&t->declaration, &a->declaration))
+        if (t && !declaration_equal(t, &a->declaration))
                 return transition_failed(r, -TIMERD_E_RECONCILIATION_CONFLICT);
         e = reconcile_plan(t, now, a, &step, &deadline);
         if (e >= 0)
@@ -1185,7 +1248,7 @@ struct td_transition registry_schedule(struct registry *r, const struct td_now *
         (void)now;
         effects_begin(r);
         e = handle_resolve(r, h, &t);
-        if (e >= 0 && t->declaration.policy == TIMERD_POLICY_WATCHDOG)
+        if (e >= 0 && t->policy == TIMERD_POLICY_WATCHDOG)
                 e = -TIMERD_E_WRONG_POLICY;
         if (e >= 0)
                 e = change_begin(r, t);
@@ -1209,23 +1272,23 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
         if (e < 0)
                 return transition_failed(r, e);
         /* A watchdog's deadline moves only by Kick; disarming and a new cadence are fine. */
-        if (has_deadline && t->declaration.policy == TIMERD_POLICY_WATCHDOG)
+        if (has_deadline && t->policy == TIMERD_POLICY_WATCHDOG)
                 return transition_failed(r, -TIMERD_E_WRONG_POLICY);
         if (has_cadence &&
-            (t->declaration.policy == TIMERD_POLICY_ONCE ? cadence_usec != 0 : cadence_usec == 0))
+            (t->policy == TIMERD_POLICY_ONCE ? cadence_usec != 0 : cadence_usec == 0))
                 return transition_failed(r, -TIMERD_E_INVALID_SCHEDULE);
         e = change_begin(r, t);
         if (e < 0)
                 return transition_failed(r, e);
-        n = now->usec[t->declaration.clock];
+        n = now->usec[t->clock];
         if (timer_next_deadline(t, &previous))
                 previous = previous > n ? previous - n : 0;
         *ret = (struct td_reschedule_result){
             .previous_remaining_usec = previous,
-            .previous_cadence_usec = t->declaration.cadence_usec,
+            .previous_cadence_usec = t->cadence_usec,
         };
         if (has_cadence)
-                t->declaration.cadence_usec = cadence_usec;
+                t->cadence_usec = cadence_usec;
         if (has_deadline)
                 timer_set_wakeup(r, t, deadline_usec);
         else
@@ -1261,10 +1324,9 @@ struct td_transition registry_kick(struct registry *r, const struct td_now *now,
         e = handle_resolve(r, h, &t);
         if (e < 0)
                 return transition_failed(r, e);
-        if (t->declaration.policy != TIMERD_POLICY_WATCHDOG)
+        if (t->policy != TIMERD_POLICY_WATCHDOG)
                 return transition_failed(r, -TIMERD_E_WRONG_POLICY);
-        if (__builtin_add_overflow(now->usec[t->declaration.clock], t->declaration.cadence_usec,
-                                   &deadline))
+        if (__builtin_add_overflow(now->usec[t->clock], t->cadence_usec, &deadline))
                 return transition_failed(r, -TIMERD_E_OVERFLOW);
         e = change_begin(r, t);
         if (e < 0)
@@ -1376,7 +1438,7 @@ static int run_result_compute(const struct timer *t, uint64_t now_usec, enum tim
 static void run_finish(struct registry *r, struct timer *t, const struct run_result *res,
                        enum timerd_directive directive)
 {
-        const struct td_declaration *d = &t->declaration;
+        enum timerd_policy policy = (enum timerd_policy)t->policy;
         struct run_state *rs = &t->runs->state;
         uint64_t next;
 
@@ -1396,12 +1458,12 @@ static void run_finish(struct registry *r, struct timer *t, const struct run_res
                 t->failure = TIMERD_FAILURE_INVARIANT;
         } else if (directive == TIMERD_DIRECTIVE_STOP)
                 timer_dequeue(r, t);
-        else if (t->failure == TIMERD_FAILURE_NONE && policy_runs_off_queue(d->policy)) {
+        else if (t->failure == TIMERD_FAILURE_NONE && policy_runs_off_queue(policy)) {
                 if (t->after_run == AFTER_RUN_DEADLINE)
                         timer_enqueue(r, t, rs->deferred_deadline_usec);
                 else if (t->after_run == AFTER_RUN_POLICY &&
-                         d->policy == TIMERD_POLICY_AFTER_COMPLETION) {
-                        if (__builtin_add_overflow(res->finish_usec, d->cadence_usec, &next))
+                         policy == TIMERD_POLICY_AFTER_COMPLETION) {
+                        if (__builtin_add_overflow(res->finish_usec, t->cadence_usec, &next))
                                 t->failure = TIMERD_FAILURE_OVERFLOW;
                         else
                                 timer_enqueue(r, t, next);
@@ -1431,8 +1493,7 @@ struct td_transition registry_complete(struct registry *r, const struct td_now *
         if (e >= 0)
                 e = handle_generations_check(r, 1);
         if (e >= 0)
-                e = run_result_compute(t, now->usec[t->declaration.clock], outcome, duration_usec,
-                                       &res);
+                e = run_result_compute(t, now->usec[t->clock], outcome, duration_usec, &res);
         if (e >= 0)
                 e = before_prepare(r, t, timer_retained(t), &b);
         if (e < 0)
@@ -1447,8 +1508,8 @@ static void run_abandon(struct registry *r, struct timer *t, const struct td_now
 {
         struct run_result res;
 
-        if (run_result_compute(t, now->usec[t->declaration.clock], TIMERD_OUTCOME_EXPECTED_FAILURE,
-                               0, &res) < 0) {
+        if (run_result_compute(t, now->usec[t->clock], TIMERD_OUTCOME_EXPECTED_FAILURE, 0, &res) <
+            0) {
                 /* Its counters cannot take the run: end it uncounted, failed. */
                 stats_leave(r, t);
                 run_detach(t);
@@ -1477,24 +1538,24 @@ static void effect_push_dispatch(struct registry *r, const struct timer *t)
  */
 static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
 {
-        const struct td_declaration *d = &t->declaration;
+        enum timerd_policy policy = (enum timerd_policy)t->policy;
         struct run_state *rs = &t->runs->state;
         uint64_t deadline = t->has_missed_deadline ? rs->missed_deadline_usec : t->deadline_usec;
         /* A handover fires early: deadlines up to `reach` are due (handover < cadence). */
-        uint64_t reach = saturating_add(now, d->handover_usec);
+        uint64_t reach = saturating_add(now, t->handover_usec);
         uint64_t next = 0, missed = 0, advance, periods, overruns, run = rs->run;
-        bool requeue = d->policy == TIMERD_POLICY_WATCHDOG || d->policy == TIMERD_POLICY_INTERVAL;
+        bool requeue = policy == TIMERD_POLICY_WATCHDOG || policy == TIMERD_POLICY_INTERVAL;
         bool overflow = false;
 
         assert(deadline <= reach);
-        if (d->policy == TIMERD_POLICY_WATCHDOG)
+        if (policy == TIMERD_POLICY_WATCHDOG)
                 overflow =
-                    __builtin_add_overflow(deadline > now ? deadline : now, d->cadence_usec, &next);
-        else if (d->policy == TIMERD_POLICY_INTERVAL) {
+                    __builtin_add_overflow(deadline > now ? deadline : now, t->cadence_usec, &next);
+        else if (policy == TIMERD_POLICY_INTERVAL) {
                 /* The first deadline + k*cadence after reach; the k-1 skipped are overruns. */
-                missed = (reach - deadline) / d->cadence_usec;
+                missed = (reach - deadline) / t->cadence_usec;
                 overflow = __builtin_add_overflow(missed, 1, &periods) ||
-                           __builtin_mul_overflow(periods, d->cadence_usec, &advance) ||
+                           __builtin_mul_overflow(periods, t->cadence_usec, &advance) ||
                            __builtin_add_overflow(deadline, advance, &next);
         }
         overflow = overflow || __builtin_add_overflow(rs->overruns, missed, &overruns) ||
@@ -1523,7 +1584,7 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
         rs->run_fired_usec = now;
         rs->has_last_start = true;
         rs->last_start_usec = now;
-        list_append(&t->owner->pending, &t->runs->waiter_node);
+        list_append(&owner_find(r, t->uid)->pending, &t->runs->waiter_node);
         r->firings = saturating_add(r->firings, 1);
         stats_enter(r, t);
         effect_push_dispatch(r, t);
@@ -1726,11 +1787,11 @@ static void timer_snapshot(const struct timer *t, struct td_snapshot *ret)
         const struct run_state *rs = timer_run_state(t);
 
         *ret = (struct td_snapshot){
-            .owner = t->owner->uid,
-            .declaration = t->declaration,
+            .owner = t->uid,
+            .declaration = timer_declaration(t),
             .generation = t->generation,
             .state = timer_state(t),
-            .failure = t->failure,
+            .failure = (enum timerd_failure)t->failure,
             .run = rs->run,
             .run_active = t->run_active,
             .pending = timer_pending(t),
@@ -1837,8 +1898,8 @@ static int timer_install(struct registry *r, const struct td_now *now, uint32_t 
         stats_leave(r, t);
         if (runs)
                 timer_runs_adopt(t, runs, &img->runs);
-        t->failure = img->failure;
-        t->after_run = img->after_run;
+        t->failure = (unsigned)img->failure & 0x7u;
+        t->after_run = (unsigned)img->after_run & 0x3u;
         t->run_active = img->run_active;
         if (img->queued) {
                 timer_enqueue(r, t, img->deadline_usec);
@@ -1847,7 +1908,7 @@ static int timer_install(struct registry *r, const struct td_now *now, uint32_t 
                         runs->state.missed_deadline_usec = img->runs.missed_deadline_usec;
         }
         if (img->pending)
-                list_append(&t->owner->pending, &runs->waiter_node);
+                list_append(&owner_find(r, t->uid)->pending, &runs->waiter_node);
         else if (delivered) {
                 runs->delivered_to = delivered;
                 list_append(&delivered->delivered, &runs->waiter_node);
@@ -2137,14 +2198,11 @@ static size_t list_length(const struct list_node *head)
 
 static bool timer_consistent(const struct registry *r, const struct timer *t)
 {
-        const struct td_declaration *d = &t->declaration;
+        const struct td_declaration declaration = timer_declaration(t), *d = &declaration;
         const struct run_state *rs = timer_run_state(t);
 
         if (!registry_name_valid(t->name) || declaration_validate(d) < 0 ||
-            t->hash != identity_hash(t->owner->uid, t->name) ||
-            timer_find(r, t->owner->uid, t->name) != t || owner_find(r, t->owner->uid) != t->owner)
-                return false;
-        if (t->uid != t->owner->uid)
+            timer_find(r, t->uid, t->name) != t || !owner_find(r, t->uid))
                 return false;
         /* Restored timers keep their generations and belong to no session. */
         if (t->generation == 0 || t->generation > r->last_generation ||
@@ -2155,13 +2213,12 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
         if (t->has_missed_deadline &&
             (!timer_queued(t) || !t->runs || rs->missed_deadline_usec > t->deadline_usec))
                 return false;
-        /* Transient timers belong to their session's record; retained ones to none. */
-        if ((d->lifetime == TIMERD_LIFETIME_TRANSIENT) != !!t->transient_of ||
-            (t->transient_of &&
-             (t->transient_of->id != t->session || session_find(r, t->session) != t->transient_of ||
-              !list_linked(&t->transient_node))))
+        /* Transient timers are in their session's list (registry_check() says which); retained
+         * ones in none. */
+        if ((d->lifetime == TIMERD_LIFETIME_TRANSIENT) != list_linked(&t->transient_node) ||
+            (list_linked(&t->transient_node) && !session_find(r, t->session)))
                 return false;
-        if (t->failure < TIMERD_FAILURE_NONE || t->failure >= TIMERD_FAILURE_MAX)
+        if (t->failure >= TIMERD_FAILURE_MAX)
                 return false;
         /* A failed timer is never queued; once and after-completion leave it while running. */
         if (timer_queued(t) && (t->failure != TIMERD_FAILURE_NONE ||
@@ -2171,7 +2228,7 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
                 const struct timerq *q = &r->queues[d->clock];
 
                 if (!timerq_contains(q, &t->entry) ||
-                    timerq_entry_deadline(q, &t->entry) != handover_instant(d, t->deadline_usec))
+                    timerq_entry_deadline(q, &t->entry) != handover_instant(t, t->deadline_usec))
                         return false;
         }
         if (t->after_run != AFTER_RUN_POLICY &&
@@ -2215,8 +2272,8 @@ int registry_check(const struct registry *r)
                         return -EUCLEAN;
                 n_state[timer_state(t)]++;
                 n_pending += timer_pending(t);
-                n_declared[t->declaration.clock][timerq_kind_of(t->declaration.accuracy_usec)]++;
-                n_queued[t->declaration.clock] += timer_queued(t);
+                n_declared[t->clock][timerq_kind_of(t->accuracy_usec)]++;
+                n_queued[t->clock] += timer_queued(t);
                 n_before += t->has_before;
                 n_changed += t->changed;
                 n_retained += timer_retained(t);
@@ -2278,14 +2335,14 @@ int registry_check(const struct registry *r)
                 if (o->n_timers == 0 || list_length(&o->timers) != o->n_timers)
                         return -EUCLEAN;
                 for (const struct list_node *p = o->timers.next; p != &o->timers; p = p->next)
-                        if (list_entry(p, struct timer, owner_node)->owner != o)
+                        if (list_entry(p, struct timer, owner_node)->uid != o->uid)
                                 return -EUCLEAN;
                 for (const struct list_node *p = o->pending.next; p != &o->pending; p = p->next) {
                         const struct timer_runs *runs =
                             list_entry(p, struct timer_runs, waiter_node);
                         const struct timer *pt = runs->timer;
 
-                        if (pt->owner != o || !pt->run_active || runs->delivered_to)
+                        if (pt->uid != o->uid || !pt->run_active || runs->delivered_to)
                                 return -EUCLEAN;
                         n++;
                 }
@@ -2302,7 +2359,9 @@ int registry_check(const struct registry *r)
         while ((s = hashmap_next(&r->sessions, &i))) {
                 for (const struct list_node *p = s->transient.next; p != &s->transient;
                      p = p->next) {
-                        if (list_entry(p, struct timer, transient_node)->transient_of != s)
+                        const struct timer *tt = list_entry(p, struct timer, transient_node);
+
+                        if (tt->session != s->id || tt->lifetime != TIMERD_LIFETIME_TRANSIENT)
                                 return -EUCLEAN;
                         n_transient++;
                 }
@@ -2315,7 +2374,7 @@ int registry_check(const struct registry *r)
         }
         i = 0;
         while ((t = hashmap_next(&r->timers, &i))) {
-                n_transient -= !!t->transient_of;
+                n_transient -= list_linked(&t->transient_node);
                 n_delivered -= !!timer_delivered_to(t);
         }
         if (n_transient != 0 || n_delivered != 0)
