@@ -486,12 +486,15 @@ static void timer_changed(struct registry *r, struct timer *t)
         changes_add(r, t);
 }
 
-/* Room in the changes for one more retained timer besides every one there is. -ENOMEM. */
-static int changes_reserve(struct registry *r)
+/* Room in the changes for n more retained timers besides every one there is. -ENOMEM. */
+static int changes_reserve(struct registry *r, size_t more)
 {
-        size_t n = r->n_changes + r->n_retained + 1, capacity;
+        size_t n = r->n_changes + r->n_retained, capacity;
         struct timer **changes;
 
+        if (more > SIZE_MAX - n)
+                return -ENOMEM;
+        n += more;
         if (n <= r->changes_capacity)
                 return 0;
         if (r->changes_capacity > SIZE_MAX / 2 / sizeof(struct timer *))
@@ -762,7 +765,7 @@ static int timer_create(struct registry *r, const struct td_caller *caller, cons
         if (e >= 0)
                 e = queue_reserve(r, d);
         if (e >= 0 && d->lifetime == TIMERD_LIFETIME_RETAINED)
-                e = changes_reserve(r);
+                e = changes_reserve(r, 1);
         if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
                 e = session_get(r, caller->session, &session);
         if (e < 0)
@@ -804,7 +807,7 @@ static int timer_redeclare(struct registry *r, struct timer *t, const struct td_
             timerq_kind_of(d->accuracy_usec) != timerq_kind_of(t->accuracy_usec))
                 e = queue_reserve(r, d);
         if (e >= 0 && d->lifetime == TIMERD_LIFETIME_RETAINED)
-                e = changes_reserve(r);
+                e = changes_reserve(r, 1);
         if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
                 e = session_get(r, caller->session, &session);
         if (e < 0)
@@ -2043,6 +2046,18 @@ struct td_transition registry_restore(struct registry *r, const struct td_now *n
                 t->changed = false;
         }
         return transition_sync(r);
+}
+
+int registry_reserve(struct registry *r, size_t n)
+{
+        int e;
+
+        if (n > SIZE_MAX - r->timers.n_entries)
+                return -ENOMEM;
+        e = hashmap_reserve(&r->timers, r->timers.n_entries + n);
+        if (e >= 0)
+                e = changes_reserve(r, n);
+        return e;
 }
 
 void registry_call_begin(struct registry *r)

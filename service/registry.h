@@ -364,6 +364,10 @@ void registry_get_stats(const struct registry *r, struct registry_stats *ret);
 struct td_transition registry_restore(struct registry *r, const struct td_now *now,
                                       const struct td_snapshot *timer, uint64_t random_value);
 
+/* Room for n more retained timers in the tables that grow with them, ahead of restoring that
+ * many: one allocation each instead of growing (and rehashing) step by step. Optional. -ENOMEM. */
+int registry_reserve(struct registry *r, size_t n);
+
 /* New generations will be above `floor` (never lowered): so that claims of timers that were not
  * restored (transient ones) cannot match a timer of the next start. */
 void registry_generations_above(struct registry *r, uint64_t floor);

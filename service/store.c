@@ -253,6 +253,10 @@ static int restore_all(struct service *s, const struct journal_open_result *resu
         if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != (ssize_t)sizeof(seed))
                 seed = now.usec[TIMERD_CLOCK_REALTIME] ^ now.usec[TIMERD_CLOCK_MONOTONIC];
 
+        /* The registry's tables at their final size at once, rather than grown step by step. */
+        r = registry_reserve(s->registry, result->n_timers);
+        if (r < 0)
+                return log_errno(r, "Cannot make room for %zu timers", result->n_timers);
         for (size_t i = 0; i < result->n_timers; i++) {
                 const struct journal_timer *j = &result->timers[i];
                 struct td_snapshot snapshot;

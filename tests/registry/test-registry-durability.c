@@ -403,6 +403,37 @@ static void test_catch_up_randomized_delay(void **state)
         fx_done(&f);
 }
 
+/* Room made ahead for a journal's timers; a count no memory can hold changes nothing. */
+static void test_reserve_then_restore(void **state)
+{
+        enum { N = 300 };
+        struct registry_stats st;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 1000);
+        assert_int_equal(registry_reserve(f.r, SIZE_MAX), -ENOMEM);
+        assert_int_equal(registry_reserve(f.r, SIZE_MAX / 2), -ENOMEM);
+        assert_int_equal(registry_check(f.r), 0);
+        assert_int_equal(registry_reserve(f.r, N), 0);
+        for (int i = 0; i < N; i++) {
+                char name[16];
+                struct td_snapshot s;
+
+                snprintf(name, sizeof(name), "r%d", i);
+                s = durable(name, retained(TIMERD_POLICY_ONCE, 0), (uint64_t)i + 1,
+                            5000 + (uint64_t)i);
+                assert_int_equal(restore(&f, &s, 0), 0);
+        }
+        registry_get_stats(f.r, &st);
+        assert_int_equal(st.timers, N);
+        assert_int_equal(st.scheduled, N);
+        assert_false(registry_changes_pending(f.r));
+        assert_int_equal(fx_advance(&f, MONO, 5000 + N), N);
+        fx_done(&f);
+}
+
 static void test_changes_tracked(void **state)
 {
         struct td_declaration d = retained(TIMERD_POLICY_ONCE, 0);
@@ -681,6 +712,7 @@ int main(void)
             cmocka_unit_test(test_catch_up_fires_once),
             cmocka_unit_test(test_catch_up_false_skips),
             cmocka_unit_test(test_catch_up_randomized_delay),
+            cmocka_unit_test(test_reserve_then_restore),
             cmocka_unit_test(test_changes_tracked),
             cmocka_unit_test(test_reconcile_keep_is_no_change),
             cmocka_unit_test(test_rollback_undoes_calls),

@@ -435,6 +435,25 @@ static void test_restore_out_of_memory(void **state)
         fx_done(&f);
 }
 
+static int op_reserve(struct fx *f, const void *args)
+{
+        return registry_reserve(f->r, *(const size_t *)args);
+}
+
+/* Making room ahead fails as a whole: nothing changes. */
+static void test_reserve_out_of_memory(void **state)
+{
+        const size_t n = 1000;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(each_allocation_fails(&f, op_reserve, &n, 0), 2);
+        /* Made already. */
+        assert_int_equal(each_allocation_fails(&f, op_reserve, &n, 0), 0);
+        fx_done(&f);
+}
+
 static int op_note_overrun(struct fx *f, const void *args)
 {
         return fx_apply(f, registry_note_overrun(f->r, &f->now, args));
@@ -559,6 +578,7 @@ int main(void)
             cmocka_unit_test(test_delivery_out_of_memory),
             cmocka_unit_test(test_retained_calls_out_of_memory),
             cmocka_unit_test(test_restore_out_of_memory),
+            cmocka_unit_test(test_reserve_out_of_memory),
             cmocka_unit_test(test_note_overrun_out_of_memory),
             cmocka_unit_test(test_rollback_out_of_memory),
             cmocka_unit_test(test_list_out_of_memory),
