@@ -2,7 +2,17 @@
 
 #include "service/crc32c.h"
 
-/* One byte at a time: the journal checksums a few hundred bytes per record, next to an fdatasync.
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
+
+/*
+ * One byte at a time, or, where the CPU has it (x86-64 with SSE4.2), eight bytes per crc32
+ * instruction. Writing checksums a few hundred bytes per record next to an fdatasync, where
+ * either is fine; a start-up that replays a journal of a million timers checksums ~170 MB, where
+ * the table alone took a sixth of the time.
  */
 static const uint32_t crc32c_table[256] = {
     0x00000000, 0xf26b8303, 0xe13b70f7, 0x1350f3f4, 0xc79a971f, 0x35f1141c, 0x26a1e7e8, 0xd4ca64eb,
@@ -39,12 +49,37 @@ static const uint32_t crc32c_table[256] = {
     0x79b737ba, 0x8bdcb4b9, 0x988c474d, 0x6ae7c44e, 0xbe2da0a5, 0x4c4623a6, 0x5f16d052, 0xad7d5351,
 };
 
-uint32_t crc32c(uint32_t crc, const void *data, size_t size)
+static uint32_t crc32c_table_update(uint32_t crc, const uint8_t *p, size_t size)
 {
-        const uint8_t *p = data;
-
-        crc = ~crc;
         for (size_t i = 0; i < size; i++)
                 crc = crc32c_table[(crc ^ p[i]) & 0xffu] ^ (crc >> 8);
-        return ~crc;
+        return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static uint32_t crc32c_sse42_update(uint32_t crc,
+                                                                      const uint8_t *p, size_t size)
+{
+        uint64_t c = crc;
+
+        for (; size >= 8; p += 8, size -= 8) {
+                uint64_t v;
+
+                memcpy(&v, p, sizeof(v));
+                c = _mm_crc32_u64(c, v);
+        }
+        crc = (uint32_t)c;
+        for (; size > 0; p++, size--)
+                crc = _mm_crc32_u8(crc, *p);
+        return crc;
+}
+#endif
+
+uint32_t crc32c(uint32_t crc, const void *data, size_t size)
+{
+#if defined(__x86_64__)
+        if (__builtin_cpu_supports("sse4.2"))
+                return ~crc32c_sse42_update(~crc, data, size);
+#endif
+        return ~crc32c_table_update(~crc, data, size);
 }
