@@ -176,7 +176,8 @@ static void snapshot_of_journal(const struct journal_timer *j, const struct td_n
             .last_duration_usec = j->last_duration_usec,
             .total_duration_usec = j->total_duration_usec,
         };
-        snprintf(ret->name, sizeof(ret->name), "%s", j->name);
+        /* A valid name (restore_all() checked it) fits: both hold TIMERD_NAME_MAX + 1. */
+        strcpy(ret->name, j->name);
         if (!rebase)
                 return;
         if (ret->has_deadline)
