@@ -518,17 +518,29 @@ static int change_compare(const void *a, const void *b)
         return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* The latest change of each timer, minus deletions, in (owner, name) order. */
+/*
+ * The latest change of each timer, minus deletions, in (owner, name) order. The live records move
+ * down to the front of the changes' own buffer, which becomes the result (c gives it up): at a
+ * million timers a second array would cost as much memory again. A journal_timer is smaller than
+ * a change, so no record is overwritten before it is read.
+ */
 static int changes_live_set(struct changes *c, struct journal_timer **ret, size_t *ret_n)
 {
         struct journal_timer *timers;
         size_t n = 0;
 
-        timers = calloc(c->n > 0 ? c->n : 1, sizeof(*timers));
-        if (!timers)
-                return -ENOMEM;
-        if (c->n > 0)
-                qsort(c->items, c->n, sizeof(*c->items), change_compare);
+        static_assert(sizeof(struct journal_timer) <= sizeof(struct change),
+                      "the live set fits in the changes' buffer");
+        if (c->n == 0) {
+                timers = calloc(1, sizeof(*timers));
+                if (!timers)
+                        return -ENOMEM;
+                *ret = timers;
+                *ret_n = 0;
+                return 0;
+        }
+        qsort(c->items, c->n, sizeof(*c->items), change_compare);
+        timers = (struct journal_timer *)(void *)c->items;
         for (size_t i = 0; i < c->n; i++) {
                 const struct change *latest = &c->items[i];
 
@@ -537,8 +549,9 @@ static int changes_live_set(struct changes *c, struct journal_timer **ret, size_
                                 c->items[i + 1].timer.owner, c->items[i + 1].timer.name) == 0)
                         continue;
                 if (!latest->deleted)
-                        timers[n++] = latest->timer;
+                        memmove(&timers[n++], &latest->timer, sizeof(*timers));
         }
+        *c = (struct changes){};
         *ret = timers;
         *ret_n = n;
         return 0;
