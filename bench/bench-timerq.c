@@ -5,11 +5,15 @@
  * (registry_register / registry_unregister), beside a plain binary heap written here as the
  * anchor (about 15 ns to insert and 20-50 ns to cancel at a million timers). Cancels go in random
  * order. Each size is repeated until about a million operations were timed; the best repetition
- * counts. Usage: bench-timerq [N...] (default 10000 100000 1000000).
+ * counts. Beside the times, the registry's heap per timer: malloc's bytes in use (chunk headers
+ * and rounding included, mallinfo2()) after registering them all, minus before, divided by the
+ * count; deterministic where the service's RSS per timer (bench-scale) is not.
+ * Usage: bench-timerq [N...] (default 10000 100000 1000000).
  */
 
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +35,7 @@ struct workload {
 struct result {
         double insert_ns;
         double cancel_ns;
+        double heap_bytes; /* per timer, while they are all registered (registry only) */
 };
 
 static uint64_t rng_next(uint64_t *s)
@@ -175,7 +180,8 @@ static struct result run_anchor(const struct workload *w)
         for (size_t i = 0; i < w->n; i++)
                 anchor_remove(&h, (uint32_t)w->cancel_order[i]);
         t2 = now_ns();
-        r = (struct result){(double)(t1 - t0) / (double)w->n, (double)(t2 - t1) / (double)w->n};
+        r = (struct result){.insert_ns = (double)(t1 - t0) / (double)w->n,
+                            .cancel_ns = (double)(t2 - t1) / (double)w->n};
         free(h.keys);
         free(h.ids);
         free(h.position);
@@ -225,10 +231,18 @@ static struct result run_timerq(const struct workload *w)
         for (size_t i = 0; i < w->n; i++)
                 timerq_remove(&q, &entries[w->cancel_order[i]].entry);
         t2 = now_ns();
-        r = (struct result){(double)(t1 - t0) / (double)w->n, (double)(t2 - t1) / (double)w->n};
+        r = (struct result){.insert_ns = (double)(t1 - t0) / (double)w->n,
+                            .cancel_ns = (double)(t2 - t1) / (double)w->n};
         timerq_done(&q);
         free(entries);
         return r;
+}
+
+static size_t heap_in_use(void)
+{
+        struct mallinfo2 mi = mallinfo2();
+
+        return mi.uordblks + mi.hblkhd;
 }
 
 static void check_transition(struct td_transition t, const char *what)
@@ -246,6 +260,7 @@ static struct result run_registry(const struct workload *w)
         struct td_now now = {};
         struct registry *reg;
         struct result r;
+        size_t heap0 = heap_in_use(), heap1;
 
         if (registry_new(&config, &reg) < 0) {
                 fprintf(stderr, "out of memory\n");
@@ -265,6 +280,7 @@ static struct result run_registry(const struct workload *w)
                 check_transition(registry_register(reg, &now, &a, &generations[i]), "register");
         }
         t1 = now_ns();
+        heap1 = heap_in_use();
         for (size_t i = 0; i < w->n; i++) {
                 size_t k = w->cancel_order[i];
                 struct td_handle h = {
@@ -276,7 +292,11 @@ static struct result run_registry(const struct workload *w)
                 check_transition(registry_unregister(reg, &now, &h), "unregister");
         }
         t2 = now_ns();
-        r = (struct result){(double)(t1 - t0) / (double)w->n, (double)(t2 - t1) / (double)w->n};
+        r = (struct result){
+            .insert_ns = (double)(t1 - t0) / (double)w->n,
+            .cancel_ns = (double)(t2 - t1) / (double)w->n,
+            .heap_bytes = ((double)heap1 - (double)heap0) / (double)w->n,
+        };
         registry_free(reg);
         free(generations);
         return r;
@@ -316,8 +336,8 @@ int main(int argc, char *argv[])
         static const size_t default_sizes[] = {10000, 100000, 1000000};
         size_t n_sizes = argc > 1 ? (size_t)argc - 1 : 3;
 
-        printf("%-9s %-7s %11s %11s %13s %9s %9s\n", "timers", "op", "heap2 ns", "timerq ns",
-               "registry ns", "timerq/x", "registry/x");
+        printf("%-9s %-7s %11s %11s %13s %9s %9s %14s\n", "timers", "op", "heap2 ns", "timerq ns",
+               "registry ns", "timerq/x", "registry/x", "registry B/tmr");
         for (size_t s = 0; s < n_sizes; s++) {
                 size_t n = default_sizes[s < 3 ? s : 0], reps;
                 struct result anchor, queue, registry;
@@ -333,15 +353,17 @@ int main(int argc, char *argv[])
                 anchor = best_of(run_anchor, &w, reps);
                 queue = best_of(run_timerq, &w, reps);
                 registry = best_of(run_registry, &w, reps < 10 ? reps : 10);
-                printf("%-9zu %-7s %11.1f %11.1f %13.1f %9.2f %9.2f\n", n, "insert",
+                printf("%-9zu %-7s %11.1f %11.1f %13.1f %9.2f %9.2f %14.0f\n", n, "insert",
                        anchor.insert_ns, queue.insert_ns, registry.insert_ns,
-                       queue.insert_ns / anchor.insert_ns, registry.insert_ns / anchor.insert_ns);
+                       queue.insert_ns / anchor.insert_ns, registry.insert_ns / anchor.insert_ns,
+                       registry.heap_bytes);
                 printf("%-9zu %-7s %11.1f %11.1f %13.1f %9.2f %9.2f\n", n, "cancel",
                        anchor.cancel_ns, queue.cancel_ns, registry.cancel_ns,
                        queue.cancel_ns / anchor.cancel_ns, registry.cancel_ns / anchor.cancel_ns);
                 workload_done(&w);
         }
-        printf("x: the binary heap anchor. registry = register/unregister: allocation, hash table,"
-               " both heaps, arm effects.\n");
+        printf(
+            "x: the binary heap anchor. registry = register/unregister (transient, exact, names "
+            "\"t0\"..): allocation, hash table, queue, arm effects; B/tmr: its heap per timer.\n");
         return EXIT_SUCCESS;
 }
