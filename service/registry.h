@@ -35,8 +35,14 @@
  *   - After an expiry, a failed arm or a rearm the clock always gets a new ARM, or a DISARM when
  *     nothing is left on it, even if the arm time is unchanged: the kernel timer is spent, and the
  *     old handle generation goes stale (a repeated expiry of it is dropped).
- *   - Out of memory while firing a large batch: the firings done so far are dispatched and the
- *     clock is re-armed at the (past) arm time, so the rest fire on the next expiry.
+ *   - Out of memory while firing a large batch (the effect table, or the record of a timer's
+ *     first run): the firings done so far are dispatched and the clock is re-armed at the (past)
+ *     arm time, so the rest fire on the next expiry.
+ *
+ * Memory: a timer that never fired, with a name of up to 8 bytes, is one 128-byte malloc chunk,
+ * plus its slot in the hash table (8 B, the table at most 3/4 full) and in its clock's queue (16 B;
+ * 32 with accuracy > 0): about 160 B at a million timers. Its first firing adds the record of its
+ * runs (a 144-byte chunk); a retained timer keeps a place among the changes to commit (8 B).
  */
 
 #include <stdbool.h>
