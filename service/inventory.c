@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "service/inventory.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "service/hashmap.h"
+
+static uint64_t priority(const struct inventory_node *node)
+{
+        return hash_mix64((uint64_t)(uintptr_t)node);
+}
+
+void inventory_init(struct inventory *inv, inventory_key_fn key_of)
+{
+        *inv = (struct inventory){.key_of = key_of};
+}
+
+int inventory_key_compare(const struct inventory_key *a, const struct inventory_key *b)
+{
+        if (a->owner != b->owner)
+                return a->owner < b->owner ? -1 : 1;
+        return strcmp(a->name, b->name);
+}
+
+static int compare_node(const struct inventory *inv, const struct inventory_key *key,
+                        const struct inventory_node *node)
+{
+        struct inventory_key k = inv->key_of(node);
+
+        return inventory_key_compare(key, &k);
+}
+
+void inventory_insert(struct inventory *inv, struct inventory_node *node)
+{
+        struct inventory_key key = inv->key_of(node);
+        uint64_t p = priority(node);
+        struct inventory_node **link = &inv->root, *rest, **left, **right;
+
+        /* Down to where node's priority puts it, then split what hangs there around its key. */
+        while (*link && priority(*link) >= p)
+                link = compare_node(inv, &key, *link) < 0 ? &(*link)->left : &(*link)->right;
+        rest = *link;
+        left = &node->left;
+        right = &node->right;
+        while (rest) {
+                if (compare_node(inv, &key, rest) > 0) {
+                        *left = rest;
+                        left = &rest->right;
+                        rest = rest->right;
+                } else {
+                        *right = rest;
+                        right = &rest->left;
+                        rest = rest->left;
+                }
+        }
+        *left = *right = NULL;
+        *link = node;
+        inv->n_nodes++;
+}
+
+void inventory_remove(struct inventory *inv, struct inventory_node *node)
+{
+        struct inventory_key key = inv->key_of(node);
+        struct inventory_node **link = &inv->root, *a, *b;
+
+        while (*link != node)
+                link = compare_node(inv, &key, *link) < 0 ? &(*link)->left : &(*link)->right;
+        /* Merge its subtrees in its place: every key of a is before every key of b. */
+        a = node->left;
+        b = node->right;
+        while (a && b) {
+                if (priority(a) >= priority(b)) {
+                        *link = a;
+                        link = &a->right;
+                        a = a->right;
+                } else {
+                        *link = b;
+                        link = &b->left;
+                        b = b->left;
+                }
+        }
+        *link = a ? a : b;
+        node->left = node->right = NULL;
+        inv->n_nodes--;
+}
+
+/* Keep node as the next to visit, dropping the oldest kept one when the ring is full. */
+static void cursor_keep(struct inventory_cursor *c, struct inventory_node *node)
+{
+        if (c->n_kept == INVENTORY_CURSOR_DEPTH) {
+                c->first = (c->first + 1) % INVENTORY_CURSOR_DEPTH;
+                c->n_kept--;
+                c->dropped = true;
+        }
+        c->kept[(c->first + c->n_kept) % INVENTORY_CURSOR_DEPTH] = node;
+        c->n_kept++;
+}
+
+static void cursor_descend_left(struct inventory_cursor *c, struct inventory_node *node)
+{
+        for (; node; node = node->left)
+                cursor_keep(c, node);
+}
+
+void inventory_seek(const struct inventory *inv, const struct inventory_key *after,
+                    struct inventory_cursor *ret)
+{
+        struct inventory_node *node = inv->root;
+
+        ret->inv = inv;
+        ret->first = ret->n_kept = 0;
+        ret->dropped = false;
+        ret->last = NULL;
+        if (!after) {
+                cursor_descend_left(ret, node);
+                return;
+        }
+        while (node)
+                if (compare_node(inv, after, node) < 0) {
+                        cursor_keep(ret, node);
+                        node = node->left;
+                } else
+                        node = node->right;
+}
+
+struct inventory_node *inventory_next(struct inventory_cursor *c)
+{
+        struct inventory_node *node;
+
+        if (c->n_kept == 0 && c->dropped && c->last) {
+                struct inventory_key last = c->inv->key_of(c->last);
+
+                inventory_seek(c->inv, &last, c);
+        }
+        if (c->n_kept == 0)
+                return NULL;
+        c->n_kept--;
+        node = c->kept[(c->first + c->n_kept) % INVENTORY_CURSOR_DEPTH];
+        cursor_descend_left(c, node->right);
+        c->last = node;
+        return node;
+}
+
+int inventory_check(const struct inventory *inv)
+{
+        struct inventory_cursor c;
+        const struct inventory_node *node, *previous = NULL;
+        size_t n = 0;
+
+        inventory_seek(inv, NULL, &c);
+        while ((node = inventory_next(&c))) {
+                struct inventory_key key = inv->key_of(node);
+
+                if ((node->left && priority(node->left) > priority(node)) ||
+                    (node->right && priority(node->right) > priority(node)))
+                        return -EUCLEAN;
+                if (previous && compare_node(inv, &key, previous) <= 0)
+                        return -EUCLEAN;
+                previous = node;
+                if (++n > inv->n_nodes)
+                        return -EUCLEAN;
+        }
+        return n == inv->n_nodes ? 0 : -EUCLEAN;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The inventory: every timer in (owner, name) order, internal to the pure core, so that a page of
+ * List after a cursor costs O(log n + page) instead of sorting all timers.
+ *
+ * An intrusive treap: a node is two child pointers (16 B) embedded in what it orders, so inserting
+ * and removing never allocate and never fail. A node's priority is its address, mixed: it does not
+ * depend on the key, so the tree is as deep as a random binary search tree (expected O(log n))
+ * whatever names clients choose, and no priority needs storing.
+ *
+ * The keys live in the embedding structure: the inventory asks for them through `key_of`, and
+ * they must not change while the node is in the inventory.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct inventory_node {
+        struct inventory_node *left, *right;
+};
+
+#define inventory_entry(node, type, member)                                                        \
+        ((type *)(void *)((char *)(node)-offsetof(type, member)))
+
+struct inventory_key {
+        uint32_t owner;
+        const char *name;
+};
+
+typedef struct inventory_key (*inventory_key_fn)(const struct inventory_node *node);
+
+struct inventory {
+        struct inventory_node *root;
+        size_t n_nodes;
+        inventory_key_fn key_of;
+};
+
+void inventory_init(struct inventory *inv, inventory_key_fn key_of);
+
+/* <0, 0, >0 as a is before, equal to, after b: by owner, then by name (strcmp). */
+int inventory_key_compare(const struct inventory_key *a, const struct inventory_key *b);
+
+/* Insert node, whose key must be absent. */
+void inventory_insert(struct inventory *inv, struct inventory_node *node);
+/* Remove node, which must be in the inventory. */
+void inventory_remove(struct inventory *inv, struct inventory_node *node);
+
+/* How many ancestors a cursor keeps; a deeper walk finds its way back from the root. */
+#ifndef INVENTORY_CURSOR_DEPTH
+#define INVENTORY_CURSOR_DEPTH 64
+#endif
+
+/*
+ * An in-order walk. The nodes still to visit are the ones kept (a ring of the deepest ancestors
+ * whose left subtree the walk is in); when older ones had to be dropped, the walk seeks again from
+ * the root after the last node it gave. Not valid across an insert or a remove.
+ */
+struct inventory_cursor {
+        const struct inventory *inv;
+        struct inventory_node *kept[INVENTORY_CURSOR_DEPTH];
+        size_t first, n_kept;
+        bool dropped;
+        const struct inventory_node *last;
+};
+
+/* Start a walk at the first node after *after (NULL: at the first node). */
+void inventory_seek(const struct inventory *inv, const struct inventory_key *after,
+                    struct inventory_cursor *ret);
+/* The next node in order, or NULL at the end. */
+struct inventory_node *inventory_next(struct inventory_cursor *c);
+
+/* Order, priorities and count. 0 or -EUCLEAN. */
+int inventory_check(const struct inventory *inv);

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * The inventory on its own, against a naive sorted walk: random inserts and removes, every seek.
+ * Built twice: as the service builds it, and with a cursor that keeps two ancestors, so that
+ * walks that must find their way back from the root are exercised too.
+ */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "service/inventory.h"
+
+#define N_ITEMS 500
+#define N_OPS   4000
+
+struct item {
+        struct inventory_node node;
+        bool in;
+        uint32_t owner;
+        char name[8];
+};
+
+static struct inventory_key item_key(const struct inventory_node *node)
+{
+        const struct item *it = inventory_entry(node, struct item, node);
+
+        return (struct inventory_key){.owner = it->owner, .name = it->name};
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        return *s;
+}
+
+static int item_compare(const void *a, const void *b)
+{
+        const struct item *x = *(const struct item *const *)a, *y = *(const struct item *const *)b;
+        struct inventory_key kx = item_key(&x->node), ky = item_key(&y->node);
+
+        return inventory_key_compare(&kx, &ky);
+}
+
+/* The items in the inventory, sorted the naive way. */
+static size_t naive_sorted(struct item *items, const struct item **ret)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < N_ITEMS; i++)
+                if (items[i].in)
+                        ret[n++] = &items[i];
+        qsort(ret, n, sizeof(*ret), item_compare);
+        return n;
+}
+
+/* The walk after `after` gives exactly the naive items after it, in order. */
+static void assert_walk(const struct inventory *inv, const struct inventory_key *after,
+                        const struct item *const *sorted, size_t n)
+{
+        struct inventory_cursor c;
+        size_t i = 0;
+
+        if (after)
+                while (i < n) {
+                        struct inventory_key k = item_key(&sorted[i]->node);
+
+                        if (inventory_key_compare(&k, after) > 0)
+                                break;
+                        i++;
+                }
+        inventory_seek(inv, after, &c);
+        for (; i < n; i++)
+                assert_ptr_equal(inventory_next(&c), &sorted[i]->node);
+        assert_null(inventory_next(&c));
+        assert_null(inventory_next(&c));
+}
+
+static void test_empty(void **state)
+{
+        struct inventory inv;
+        struct inventory_cursor c;
+
+        (void)state;
+        inventory_init(&inv, item_key);
+        inventory_seek(&inv, NULL, &c);
+        assert_null(inventory_next(&c));
+        inventory_seek(&inv, &(struct inventory_key){.owner = 1, .name = "a"}, &c);
+        assert_null(inventory_next(&c));
+        assert_int_equal(inventory_check(&inv), 0);
+}
+
+static void test_key_order(void **state)
+{
+        const struct inventory_key a = {1, "b"}, b = {2, "a"}, c = {2, "ab"}, d = {2, "b"};
+
+        (void)state;
+        assert_true(inventory_key_compare(&a, &b) < 0);
+        assert_true(inventory_key_compare(&b, &c) < 0);
+        assert_true(inventory_key_compare(&c, &d) < 0);
+        assert_true(inventory_key_compare(&d, &a) > 0);
+        assert_int_equal(inventory_key_compare(&c, &(struct inventory_key){2, "ab"}), 0);
+        /* Owners compare as unsigned: the highest uid is last. */
+        assert_true(inventory_key_compare(&(struct inventory_key){UINT32_MAX - 1, "a"}, &a) > 0);
+}
+
+/* Keys already in order (the worst case of a plain binary search tree) still walk whole. */
+static void test_sorted_inserts(void **state)
+{
+        struct item *items = calloc(N_ITEMS, sizeof(struct item));
+        const struct item **sorted = calloc(N_ITEMS, sizeof(*sorted));
+        struct inventory inv;
+
+        (void)state;
+        assert_non_null(items);
+        assert_non_null(sorted);
+        inventory_init(&inv, item_key);
+        for (size_t i = 0; i < N_ITEMS; i++) {
+                items[i].owner = 7;
+                snprintf(items[i].name, sizeof(items[i].name), "%05zu", i);
+                items[i].in = true;
+                inventory_insert(&inv, &items[i].node);
+        }
+        assert_int_equal(inventory_check(&inv), 0);
+        assert_int_equal(inv.n_nodes, N_ITEMS);
+        assert_walk(&inv, NULL, (const struct item *const *)sorted, naive_sorted(items, sorted));
+        for (size_t i = 0; i < N_ITEMS; i++)
+                inventory_remove(&inv, &items[i].node);
+        assert_null(inv.root);
+        assert_int_equal(inventory_check(&inv), 0);
+        free(sorted);
+        free(items);
+}
+
+static void test_random_against_naive(void **state)
+{
+        struct item *items = calloc(N_ITEMS, sizeof(struct item));
+        const struct item **sorted = calloc(N_ITEMS, sizeof(*sorted));
+        uint64_t seed = 0x5eed;
+        struct inventory inv;
+
+        (void)state;
+        assert_non_null(items);
+        assert_non_null(sorted);
+        inventory_init(&inv, item_key);
+        for (size_t i = 0; i < N_ITEMS; i++) {
+                /* Few owners, names that are prefixes of each other. */
+                items[i].owner = (uint32_t)(i % 5) * 1000;
+                snprintf(items[i].name, sizeof(items[i].name), "%zu", i / 5);
+        }
+
+        for (size_t op = 0; op < N_OPS; op++) {
+                struct item *it = &items[rng_next(&seed) % N_ITEMS];
+                size_t n;
+
+                if (it->in)
+                        inventory_remove(&inv, &it->node);
+                else
+                        inventory_insert(&inv, &it->node);
+                it->in = !it->in;
+                assert_int_equal(inventory_check(&inv), 0);
+                if (op % 40 != 0)
+                        continue;
+
+                n = naive_sorted(items, sorted);
+                assert_int_equal(inv.n_nodes, n);
+                assert_walk(&inv, NULL, (const struct item *const *)sorted, n);
+                /* After each item (in or not), and after keys between and around them. */
+                for (size_t i = 0; i < N_ITEMS; i += 7) {
+                        struct inventory_key k = item_key(&items[i].node);
+
+                        assert_walk(&inv, &k, (const struct item *const *)sorted, n);
+                        k.name = "";
+                        assert_walk(&inv, &k, (const struct item *const *)sorted, n);
+                        k.name = "~";
+                        assert_walk(&inv, &k, (const struct item *const *)sorted, n);
+                }
+                assert_walk(&inv, &(struct inventory_key){UINT32_MAX, "~"},
+                            (const struct item *const *)sorted, n);
+        }
+        free(sorted);
+        free(items);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_empty),
+            cmocka_unit_test(test_key_order),
+            cmocka_unit_test(test_sorted_inserts),
+            cmocka_unit_test(test_random_against_naive),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
