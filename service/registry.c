@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "service/hashmap.h"
+#include "service/inventory.h"
 #include "service/list.h"
 #include "service/registry.h"
 #include "service/timerq.h"
@@ -21,7 +22,6 @@ enum after_run {
 struct owner {
         uint32_t uid;
         size_t n_timers;
-        struct list_node timers;
         struct list_node pending; /* struct timer_runs of firings not yet handed to a waiter,
                                    * oldest first */
 };
@@ -75,7 +75,7 @@ struct timer {
         uint64_t deadline_usec;    /* while queued: the deadline itself */
         uint64_t generation;
         uint64_t session;
-        struct list_node owner_node;
+        struct inventory_node inventory_node; /* in (owner, name) order */
         struct list_node transient_node; /* transient: in its session's list */
         struct timer_runs *runs;         /* NULL until it first fires */
 
@@ -148,6 +148,8 @@ struct registry {
         struct hashmap timers;   /* (owner, name) → struct timer */
         struct hashmap owners;   /* uid → struct owner */
         struct hashmap sessions; /* id → struct session */
+        /* The same timers in (owner, name) order. */
+        struct inventory inventory;
         struct timerq queues[TIMERD_CLOCK_MAX];
         /* The room each queue keeps reserved, by kind (exact or coalescing). */
         size_t n_declared[TIMERD_CLOCK_MAX][TIMERQ_KIND_MAX];
@@ -241,6 +243,13 @@ static uint64_t owner_hash_of(const void *entry)
 static uint64_t session_hash_of(const void *entry)
 {
         return hash_mix64(((const struct session *)entry)->id);
+}
+
+static struct inventory_key timer_inventory_key(const struct inventory_node *node)
+{
+        const struct timer *t = inventory_entry(node, struct timer, inventory_node);
+
+        return (struct inventory_key){.owner = t->uid, .name = t->name};
 }
 
 static struct timer *timer_find(const struct registry *r, uint32_t owner, const char *name)
@@ -773,7 +782,6 @@ static int timer_create(struct registry *r, const struct td_caller *caller, cons
 
         if (new_owner) {
                 *new_owner = (struct owner){.uid = caller->uid};
-                list_init(&new_owner->timers);
                 list_init(&new_owner->pending);
                 hashmap_insert(&r->owners, hash_mix64(caller->uid), new_owner);
                 owner = new_owner;
@@ -782,9 +790,9 @@ static int timer_create(struct registry *r, const struct td_caller *caller, cons
         timerq_entry_init(&t->entry);
         t->uid = caller->uid;
         list_init(&t->transient_node);
-        list_append(&owner->timers, &t->owner_node);
         owner->n_timers++;
         hashmap_insert(&r->timers, timer_hash(t), t);
+        inventory_insert(&r->inventory, &t->inventory_node);
         timer_declare(r, t, caller, d, generation, session);
         stats_enter(r, t);
         *ret = t;
@@ -834,8 +842,8 @@ static void timer_unlink(struct registry *r, struct timer *t)
         timer_dequeue(r, t);
         run_detach(t);
         timer_undeclare(r, t);
-        list_remove(&t->owner_node);
         hashmap_remove(&r->timers, timer_hash(t), t);
+        inventory_remove(&r->inventory, &t->inventory_node);
 
         if (--owner->n_timers == 0) {
                 hashmap_remove(&r->owners, hash_mix64(owner->uid), owner);
@@ -1033,6 +1041,7 @@ int registry_new(const struct registry_config *config, struct registry **ret)
         hashmap_init(&r->timers, timer_hash_of);
         hashmap_init(&r->owners, owner_hash_of);
         hashmap_init(&r->sessions, session_hash_of);
+        inventory_init(&r->inventory, timer_inventory_key);
         for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
                 timerq_init(&r->queues[c], timer_entry_before);
         /* Transitions other than expiries emit at most one ARM or DISARM per clock. */
@@ -1830,41 +1839,60 @@ int registry_get(const struct registry *r, uint32_t owner, const char *name,
         return 0;
 }
 
-static int snapshot_compare(const void *a, const void *b)
+long registry_list_page(const struct registry *r, const struct td_list_page *page,
+                        struct td_snapshot **ret, bool *ret_more)
 {
-        const struct td_snapshot *x = a, *y = b;
+        const struct owner *o = page->all_owners ? NULL : owner_find(r, page->owner);
+        size_t room = page->all_owners ? r->timers.n_entries : o ? o->n_timers : 0, n = 0;
+        const struct inventory_key first_of_owner = {.owner = page->owner, .name = ""},
+                                   after = {.owner = page->after_owner, .name = page->after_name};
+        const struct inventory_key *from = page->has_after ? &after : NULL;
+        const struct inventory_node *node;
+        struct inventory_cursor c;
+        struct td_snapshot *list;
 
-        if (x->owner != y->owner)
-                return x->owner < y->owner ? -1 : 1;
-        return strcmp(x->name, y->name);
+        *ret = NULL;
+        *ret_more = false;
+        if (page->limit == 0)
+                return -EINVAL;
+        if (page->has_after && !registry_name_valid(page->after_name))
+                return -TIMERD_E_INVALID_NAME;
+        if (room > page->limit)
+                room = page->limit;
+        if (room == 0)
+                return 0;
+        /* Names are never empty: after (owner, "") is the owner's first timer. */
+        if (!page->all_owners && (!from || inventory_key_compare(from, &first_of_owner) < 0))
+                from = &first_of_owner;
+        list = calloc(room, sizeof(struct td_snapshot));
+        if (!list)
+                return -ENOMEM;
+        inventory_seek(&r->inventory, from, &c);
+        while ((node = inventory_next(&c))) {
+                const struct timer *t = inventory_entry(node, struct timer, inventory_node);
+
+                if (!page->all_owners && t->uid != page->owner)
+                        break;
+                if (n == room) {
+                        *ret_more = true;
+                        break;
+                }
+                timer_snapshot(t, &list[n++]);
+        }
+        if (n == 0)
+                free(list);
+        else
+                *ret = list;
+        return (long)n;
 }
 
 long registry_list(const struct registry *r, uint32_t owner, bool all_owners,
                    struct td_snapshot **ret)
 {
-        const struct owner *o = all_owners ? NULL : owner_find(r, owner);
-        size_t n = all_owners ? r->timers.n_entries : o ? o->n_timers : 0, i = 0;
-        struct td_snapshot *list;
+        const struct td_list_page page = {
+            .owner = owner, .all_owners = all_owners, .limit = SIZE_MAX};
 
-        *ret = NULL;
-        if (n == 0)
-                return 0;
-        list = calloc(n, sizeof(struct td_snapshot));
-        if (!list)
-                return -ENOMEM;
-        if (all_owners) {
-                size_t slot = 0;
-                const struct timer *t;
-
-                while ((t = hashmap_next(&r->timers, &slot)))
-                        timer_snapshot(t, &list[i++]);
-        } else
-                for (const struct list_node *p = o->timers.next; p != &o->timers; p = p->next)
-                        timer_snapshot(list_entry(p, struct timer, owner_node), &list[i++]);
-        assert(i == n);
-        qsort(list, n, sizeof(struct td_snapshot), snapshot_compare);
-        *ret = list;
-        return (long)n;
+        return registry_list_page(r, &page, ret, &(bool){false});
 }
 
 /*
@@ -2266,6 +2294,35 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
         return true;
 }
 
+/* The inventory holds exactly the live timers, each owner's n_timers of them. */
+static int inventory_check_owners(const struct registry *r)
+{
+        const struct inventory_node *node;
+        const struct owner *o = NULL;
+        struct inventory_cursor c;
+        size_t run = 0;
+
+        if (inventory_check(&r->inventory) < 0 || r->inventory.n_nodes != r->timers.n_entries)
+                return -EUCLEAN;
+        inventory_seek(&r->inventory, NULL, &c);
+        while ((node = inventory_next(&c))) {
+                const struct timer *t = inventory_entry(node, struct timer, inventory_node);
+
+                if (t->removed || timer_find(r, t->uid, t->name) != t)
+                        return -EUCLEAN;
+                if (!o || t->uid != o->uid) {
+                        if (o && run != o->n_timers)
+                                return -EUCLEAN;
+                        o = owner_find(r, t->uid);
+                        if (!o)
+                                return -EUCLEAN;
+                        run = 0;
+                }
+                run++;
+        }
+        return o && run != o->n_timers ? -EUCLEAN : 0;
+}
+
 int registry_check(const struct registry *r)
 {
         uint64_t n_state[TIMERD_STATE_MAX] = {}, n_pending = 0;
@@ -2343,15 +2400,14 @@ int registry_check(const struct registry *r)
                         return -EUCLEAN;
         }
 
+        if (inventory_check_owners(r) < 0)
+                return -EUCLEAN;
         i = 0;
         while ((o = hashmap_next(&r->owners, &i))) {
                 size_t n = 0;
 
-                if (o->n_timers == 0 || list_length(&o->timers) != o->n_timers)
+                if (o->n_timers == 0)
                         return -EUCLEAN;
-                for (const struct list_node *p = o->timers.next; p != &o->timers; p = p->next)
-                        if (list_entry(p, struct timer, owner_node)->uid != o->uid)
-                                return -EUCLEAN;
                 for (const struct list_node *p = o->pending.next; p != &o->pending; p = p->next) {
                         const struct timer_runs *runs =
                             list_entry(p, struct timer_runs, waiter_node);

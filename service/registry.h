@@ -336,6 +336,25 @@ int registry_get(const struct registry *r, uint32_t owner, const char *name,
 long registry_list(const struct registry *r, uint32_t owner, bool all_owners,
                    struct td_snapshot **ret);
 
+/*
+ * One page of it, in O(log n + limit): up to `limit` timers after the cursor
+ * (after_owner, after_name) in (owner, name) order, of `owner` or of everyone. The cursor need not
+ * name a timer (it may have been removed since): the page starts after where it would stand.
+ * Returns the count and a malloc'd array in *ret (free() it; NULL when empty), and whether more
+ * timers follow the page in *ret_more. -EINVAL for limit 0, -TIMERD_E_INVALID_NAME for a cursor
+ * name that is not valid, -ENOMEM.
+ */
+struct td_list_page {
+        uint32_t owner;
+        bool all_owners;
+        bool has_after;
+        uint32_t after_owner;
+        const char *after_name;
+        size_t limit;
+};
+long registry_list_page(const struct registry *r, const struct td_list_page *page,
+                        struct td_snapshot **ret, bool *ret_more);
+
 struct registry_stats {
         uint64_t timers;
         uint64_t scheduled;
