@@ -14,7 +14,8 @@
 #include "timerd/timerd.h"
 #include "varlink/message.h"
 
-/* List answers every timer in one reply, so replies may be large; requests never are. */
+/* A List page is one reply of up to the service's list-page timers (1000 by default, ~400 B
+ * each, more when configured), so replies may be large; requests never are. */
 #define CONNECTION_REPLY_MAX   (16U * 1024U * 1024U)
 #define CONNECTION_REQUEST_MAX (16U * 1024U * 1024U)
 

@@ -413,51 +413,6 @@ int timerd_get(struct timerd *t, const char *name, uint32_t owner, struct timerd
         return r;
 }
 
-static long decode_timers(json_object *array, struct timerd_timer **ret)
-{
-        size_t n = json_object_array_length(array);
-        struct timerd_timer *timers;
-
-        if (n == 0) {
-                *ret = NULL;
-                return 0;
-        }
-        timers = calloc(n, sizeof(*timers));
-        if (!timers)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                if (wire_decode_timer(json_object_array_get_idx(array, i), &timers[i]) < 0) {
-                        free(timers);
-                        return -TIMERD_E_PROTOCOL;
-                }
-        *ret = timers;
-        return (long)n;
-}
-
-long timerd_list(struct timerd *t, uint32_t owner, bool all, struct timerd_timer **ret)
-{
-        json_object *parameters, *timers;
-        struct vl_reply reply;
-        long n;
-        int r;
-
-        if (!t || !ret)
-                return -EINVAL;
-        parameters = new_parameters(&r);
-        if (r >= 0)
-                r = wire_add_owner(parameters, owner);
-        if (r >= 0 && all)
-                r = vl_add_bool(parameters, "all", true);
-
-        n = call(t, TIMER_METHOD("List"), parameters, r, &reply);
-        if (n >= 0)
-                n = vl_get_array(reply.parameters, "timers", &timers) < 0
-                        ? -TIMERD_E_PROTOCOL
-                        : decode_timers(timers, ret);
-        vl_reply_done(&reply);
-        return n;
-}
-
 static int complete_parameters(const struct timerd_token *token, enum timerd_outcome outcome,
                                enum timerd_directive directive, uint64_t duration_usec,
                                json_object **ret)

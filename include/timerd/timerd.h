@@ -201,10 +201,39 @@ struct timerd_timer {
 /* owner TIMERD_OWNER_SELF for the caller's own. */
 int timerd_get(struct timerd *t, const char *name, uint32_t owner, struct timerd_timer *ret);
 /*
- * The caller's timers in name order (all owners when `all` and the caller is uid 0). Returns the
- * count and a malloc'd array in *ret (free it).
+ * The caller's timers in name order (all owners, by owner then name, when `all` and the caller is
+ * uid 0). Returns the count and a malloc'd array in *ret (free it). The service answers a page at
+ * a time; this follows the pages to the end, so it holds every timer at once: with very many,
+ * timerd_list_page() walks them with bounded memory.
  */
 long timerd_list(struct timerd *t, uint32_t owner, bool all, struct timerd_timer **ret);
+
+/*
+ * Where a paged listing stands. Zero it to start at the first timer (or set after_owner and
+ * after_name, with has_after, to start after that place); each page moves it on, and sets done
+ * once the last page is read.
+ */
+struct timerd_list_cursor {
+        bool has_after;
+        uint32_t after_owner;
+        char after_name[TIMERD_NAME_MAX + 1];
+        bool done;
+};
+
+/*
+ * The next page of timerd_list(): up to `limit` timers after the cursor (0, or more than the
+ * service's list-page setting: that many, 1000 by default), then moves the cursor past them. A
+ * cursor whose timer was removed meanwhile still holds its place. Returns the count (0 once done)
+ * and a malloc'd array in *ret (free it; NULL when empty); on an error the cursor stays.
+ *
+ *         struct timerd_list_cursor c = {0};
+ *         while (!c.done) {
+ *                 long n = timerd_list_page(t, TIMERD_OWNER_SELF, false, 0, &c, &timers);
+ *                 ...
+ *         }
+ */
+long timerd_list_page(struct timerd *t, uint32_t owner, bool all, size_t limit,
+                      struct timerd_list_cursor *cursor, struct timerd_timer **ret);
 
 struct timerd_firing {
         struct timerd_token token;

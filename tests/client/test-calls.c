@@ -541,6 +541,104 @@ static void test_list_large(void **state)
         free(reply);
 }
 
+/* timerd_list() asks for the next page after the cursor of each reply until one has none. */
+static const struct fake_step list_pages_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"all\":true}}"),
+    FAKE_REPLY("{\"parameters\":{\"timers\":[" BARE_TIMER("a") "," BARE_TIMER(
+        "b") "],"
+             "\"next\":{\"owner\":0,\"name\":\"b\"}}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"all\":true,"
+              "\"after\":{\"owner\":0,\"name\":\"b\"}}}"),
+    FAKE_REPLY("{\"parameters\":{\"timers\":[" BARE_TIMER("c") "]}}"),
+    /* A failure on a later page fails the whole list. */
+    FAKE_ANY_CALL,
+    FAKE_REPLY(
+        "{\"parameters\":{\"timers\":[" BARE_TIMER("a") "],"
+                                                        "\"next\":{\"owner\":0,\"name\":\"a\"}}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"error\":\"io.timerd.Timer.Busy\",\"parameters\":{}}"),
+};
+
+static void test_list_follows_pages(void **state)
+{
+        struct timerd_timer *timers = NULL;
+        struct fake_server *s;
+        struct timerd *t = START(list_pages_script, &s);
+
+        (void)state;
+        assert_int_equal(timerd_list(t, TIMERD_OWNER_SELF, true, &timers), 3);
+        assert_string_equal(timers[0].name, "a");
+        assert_string_equal(timers[1].name, "b");
+        assert_string_equal(timers[2].name, "c");
+        free(timers);
+        timers = NULL;
+        assert_int_equal(timerd_list(t, TIMERD_OWNER_SELF, false, &timers), -TIMERD_E_BUSY);
+        assert_null(timers);
+        finish(t, s);
+}
+
+static const struct fake_step list_page_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"owner\":5,\"limit\":2}}"),
+    FAKE_REPLY("{\"parameters\":{\"timers\":[" BARE_TIMER("a") "," BARE_TIMER(
+        "b") "],"
+             "\"next\":{\"owner\":5,\"name\":\"b\"}}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"owner\":5,\"limit\":2,"
+              "\"after\":{\"owner\":5,\"name\":\"b\"}}}"),
+    FAKE_REPLY("{\"parameters\":{\"timers\":[]}}"),
+    /* A cursor set by hand; replies that break the IDL leave it where it was. */
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{"
+              "\"after\":{\"owner\":7,\"name\":\"x\"}}}"),
+    FAKE_REPLY("{\"parameters\":{\"timers\":[" BARE_TIMER("y") "],\"next\":{\"owner\":-1,"
+                                                               "\"name\":\"y\"}}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"timers\":[" BARE_TIMER("y") "],\"next\":{\"owner\":7}}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"timers\":[" BARE_TIMER("y") "],\"next\":\"y\"}}"),
+    /* More to come but nothing in this page: a cursor that never moves. */
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"timers\":[],\"next\":{\"owner\":7,\"name\":\"x\"}}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"timers\":[" BARE_TIMER("y") ",{}]}}"),
+};
+
+static void test_list_page(void **state)
+{
+        struct timerd_list_cursor cursor = {0};
+        struct timerd_timer *timers = NULL;
+        struct fake_server *s;
+        struct timerd *t = START(list_page_script, &s);
+
+        (void)state;
+        assert_int_equal(timerd_list_page(t, 5, false, 2, &cursor, &timers), 2);
+        assert_string_equal(timers[1].name, "b");
+        assert_true(cursor.has_after);
+        assert_int_equal(cursor.after_owner, 5);
+        assert_string_equal(cursor.after_name, "b");
+        assert_false(cursor.done);
+        free(timers);
+        assert_int_equal(timerd_list_page(t, 5, false, 2, &cursor, &timers), 0);
+        assert_null(timers);
+        assert_true(cursor.done);
+        /* Done: no call, nothing. */
+        assert_int_equal(timerd_list_page(t, 5, false, 2, &cursor, &timers), 0);
+        assert_null(timers);
+
+        cursor = (struct timerd_list_cursor){.has_after = true, .after_owner = 7};
+        strcpy(cursor.after_name, "x");
+        for (int i = 0; i < 5; i++) {
+                assert_int_equal(timerd_list_page(t, TIMERD_OWNER_SELF, false, 0, &cursor, &timers),
+                                 -TIMERD_E_PROTOCOL);
+                assert_null(timers);
+                assert_int_equal(cursor.after_owner, 7);
+                assert_string_equal(cursor.after_name, "x");
+                assert_false(cursor.done);
+        }
+        assert_int_equal(timerd_list_page(NULL, 0, false, 0, &cursor, &timers), -EINVAL);
+        assert_int_equal(timerd_list_page(t, 0, false, 0, NULL, &timers), -EINVAL);
+        assert_int_equal(timerd_list_page(t, 0, false, 0, &cursor, NULL), -EINVAL);
+        finish(t, s);
+}
+
 static const struct fake_step wait_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{\"names\":[\"a\",\"b\"],"
               "\"timeout_usec\":1000000}}"),
@@ -1029,6 +1127,8 @@ int main(void)
             cmocka_unit_test(test_get_broken_timer),
             cmocka_unit_test(test_list),
             cmocka_unit_test(test_list_large),
+            cmocka_unit_test(test_list_follows_pages),
+            cmocka_unit_test(test_list_page),
             cmocka_unit_test(test_wait),
             cmocka_unit_test(test_wait_stream),
             cmocka_unit_test(test_complete),

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connection.h"
+#include "varlink/names.h"
+#include "wire.h"
+
+/*
+ * io.timerd.Timer.List, a page at a time: the service answers at most its configured page, with
+ * a cursor when more follow. timerd_list() follows the cursors to the end.
+ */
+
+#define LIST_METHOD VL_INTERFACE_TIMER ".List"
+
+/* Timers decoded so far, grown as pages come. */
+struct timer_buffer {
+        struct timerd_timer *timers;
+        size_t n, capacity;
+};
+
+static int buffer_reserve(struct timer_buffer *b, size_t more)
+{
+        const size_t max = SIZE_MAX / sizeof(*b->timers);
+        struct timerd_timer *timers;
+        size_t need, capacity;
+
+        if (more > max - b->n)
+                return -ENOMEM;
+        need = b->n + more;
+        if (need <= b->capacity)
+                return 0;
+        capacity = b->capacity > 0 ? b->capacity : need;
+        while (capacity < need)
+                capacity = capacity > max / 2 ? need : capacity * 2;
+        timers = realloc(b->timers, capacity * sizeof(*timers));
+        if (!timers)
+                return -ENOMEM;
+        b->timers = timers;
+        b->capacity = capacity;
+        return 0;
+}
+
+static json_object *list_parameters(uint32_t owner, bool all, size_t limit,
+                                    const struct timerd_list_cursor *cursor)
+{
+        json_object *parameters = json_object_new_object(), *after = NULL;
+        int r = parameters ? wire_add_owner(parameters, owner) : -ENOMEM;
+
+        if (r >= 0 && all)
+                r = vl_add_bool(parameters, "all", true);
+        if (r >= 0 && limit > 0)
+                r = vl_add_u64(parameters, "limit", limit);
+        if (r >= 0 && cursor->has_after) {
+                after = json_object_new_object();
+                r = after ? vl_add_u64(after, "owner", cursor->after_owner) : -ENOMEM;
+                if (r >= 0)
+                        r = vl_add_string(after, "name", cursor->after_name);
+                if (r >= 0)
+                        r = vl_add_object(parameters, "after", after);
+                else
+                        json_object_put(after);
+        }
+        if (r < 0) {
+                json_object_put(parameters);
+                return NULL;
+        }
+        return parameters;
+}
+
+/* The reply's "next", or done when it has none. */
+static int decode_next(json_object *parameters, struct timerd_list_cursor *ret)
+{
+        json_object *next;
+        const char *name;
+        uint64_t owner;
+        int r = vl_get_object(parameters, "next", &next);
+
+        if (r == -ENOENT) {
+                ret->done = true;
+                return 0;
+        }
+        if (r < 0 || vl_get_u64(next, "owner", &owner) < 0 || owner >= UINT32_MAX ||
+            vl_get_string(next, "name", &name) < 0 || strlen(name) > TIMERD_NAME_MAX)
+                return -TIMERD_E_PROTOCOL;
+        ret->has_after = true;
+        ret->after_owner = (uint32_t)owner;
+        memcpy(ret->after_name, name, strlen(name) + 1);
+        return 0;
+}
+
+/* One List call, its timers appended to b; the cursor moves only when the whole page is read. */
+static int list_call(struct timerd *t, uint32_t owner, bool all, size_t limit,
+                     struct timerd_list_cursor *cursor, struct timer_buffer *b)
+{
+        json_object *parameters = list_parameters(owner, all, limit, cursor), *array;
+        struct timerd_list_cursor next = *cursor;
+        struct vl_reply reply;
+        size_t n, start = b->n;
+        int r;
+
+        if (!parameters)
+                return -ENOMEM;
+        r = connection_call(t, LIST_METHOD, parameters, &reply);
+        if (r < 0)
+                goto done;
+        if (vl_get_array(reply.parameters, "timers", &array) < 0 ||
+            decode_next(reply.parameters, &next) < 0) {
+                r = -TIMERD_E_PROTOCOL;
+                goto done;
+        }
+        n = json_object_array_length(array);
+        /* A page that says more follow has timers: a cursor that does not move would loop. */
+        if (n == 0 && !next.done) {
+                r = -TIMERD_E_PROTOCOL;
+                goto done;
+        }
+        r = buffer_reserve(b, n);
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = wire_decode_timer(json_object_array_get_idx(array, i), &b->timers[b->n++]);
+        if (r < 0)
+                b->n = start;
+        else
+                *cursor = next;
+done:
+        vl_reply_done(&reply);
+        return r < 0 ? r : 0;
+}
+
+long timerd_list_page(struct timerd *t, uint32_t owner, bool all, size_t limit,
+                      struct timerd_list_cursor *cursor, struct timerd_timer **ret)
+{
+        struct timer_buffer b = {0};
+        int r;
+
+        if (!t || !cursor || !ret)
+                return -EINVAL;
+        *ret = NULL;
+        if (cursor->done)
+                return 0;
+        r = list_call(t, owner, all, limit, cursor, &b);
+        if (r < 0) {
+                free(b.timers);
+                return r;
+        }
+        *ret = b.timers;
+        return (long)b.n;
+}
+
+long timerd_list(struct timerd *t, uint32_t owner, bool all, struct timerd_timer **ret)
+{
+        struct timerd_list_cursor cursor = {0};
+        struct timer_buffer b = {0};
+        int r = 0;
+
+        if (!t || !ret)
+                return -EINVAL;
+        while (r >= 0 && !cursor.done)
+                r = list_call(t, owner, all, 0, &cursor, &b);
+        if (r < 0) {
+                free(b.timers);
+                return r;
+        }
+        *ret = b.timers;
+        return (long)b.n;
+}
