@@ -58,6 +58,82 @@ static int print_json_of(struct timerd *t, const struct options *o, const char *
         return r;
 }
 
+/* One List call after the cursor `after` (JSON text, NULL: from the start); its parameters parsed.
+ */
+static int list_page_json(struct timerd *t, bool all, const char *after, json_object **ret)
+{
+        char *parameters = NULL, *text = NULL;
+        int r;
+
+        if (asprintf(&parameters, "{%s%s%s%s}", all ? "\"all\":true" : "", all && after ? "," : "",
+                     after ? "\"after\":" : "", after ? after : "") < 0)
+                return -ENOMEM;
+        r = timerd_call_raw(t, VL_INTERFACE_TIMER ".List", parameters, &text);
+        free(parameters);
+        if (r >= 0) {
+                *ret = json_tokener_parse(text);
+                r = *ret ? 0 : -TIMERD_E_PROTOCOL;
+        }
+        free(text);
+        return r;
+}
+
+/* Move a page's timers to the end of `timers`; *ret_next: its cursor as JSON text, NULL when
+ * it is the last page. */
+static int take_page(json_object *page, json_object *timers, char **ret_next)
+{
+        json_object *array, *next;
+        size_t n;
+
+        *ret_next = NULL;
+        if (!json_object_object_get_ex(page, "timers", &array) ||
+            !json_object_is_type(array, json_type_array))
+                return -TIMERD_E_PROTOCOL;
+        n = json_object_array_length(array);
+        for (size_t i = 0; i < n; i++)
+                if (json_object_array_add(timers,
+                                          json_object_get(json_object_array_get_idx(array, i))) < 0)
+                        return -ENOMEM;
+        if (!json_object_object_get_ex(page, "next", &next) ||
+            json_object_is_type(next, json_type_null))
+                return 0;
+        /* A cursor that does not move would ask for the same page for ever. */
+        if (n == 0 || !json_object_is_type(next, json_type_object))
+                return -TIMERD_E_PROTOCOL;
+        *ret_next = strdup(json_object_to_json_string(next));
+        return *ret_next ? 0 : -ENOMEM;
+}
+
+/* --json: the timers of every page in one {"timers": [...]}, each as the service sent it. */
+static int print_list_json(struct timerd *t, const struct options *o)
+{
+        json_object *timers = json_object_new_array(), *result;
+        char *after = NULL;
+        int r = timers ? 0 : -ENOMEM;
+
+        do {
+                json_object *page = NULL;
+                char *next = NULL;
+
+                if (r >= 0)
+                        r = list_page_json(t, o->all, after, &page);
+                if (r >= 0)
+                        r = take_page(page, timers, &next);
+                json_object_put(page);
+                free(after);
+                after = next;
+        } while (r >= 0 && after);
+        free(after);
+        if (r < 0) {
+                json_object_put(timers);
+                return call_failed(t, "list", NULL, r);
+        }
+        result = parameters_with("timers", timers);
+        if (json_print(result, o->json) < 0)
+                return call_failed(t, "list", NULL, -ENOMEM);
+        return EXIT_STATUS_SUCCESS;
+}
+
 int verb_list(struct timerd *t, const struct options *o)
 {
         const struct table_style style = {
@@ -71,9 +147,7 @@ int verb_list(struct timerd *t, const struct options *o)
         int r = EXIT_STATUS_SUCCESS;
 
         if (o->json != JSON_OFF)
-                return o->all ? print_json_of(t, o, NULL, VL_INTERFACE_TIMER ".List",
-                                              parameters_with("all", json_object_new_boolean(1)))
-                              : print_reply_json(t, o, NULL, VL_INTERFACE_TIMER ".List", NULL);
+                return print_list_json(t, o);
         n = timerd_list(t, TIMERD_OWNER_SELF, o->all, &timers);
         if (n < 0)
                 return call_failed(t, "list", NULL, (int)n);

@@ -987,6 +987,51 @@ static void test_list_options(void **state)
         run_done(&run);
 }
 
+/* Two pages: the second is asked for after the first's cursor. */
+#define LIST_PAGES_SCRIPT(all_prefix)                                                              \
+        FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{" all_prefix "}}"),        \
+            FAKE_REPLY("{\"parameters\":{\"timers\":[" TIMER_BACKUP "],\"next\":{\"owner\":1000,"  \
+                       "\"name\":\"backup\"}}}"),                                                  \
+            FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{" all_prefix           \
+                      "\"after\":{\"owner\":1000,\"name\":\"backup\"}}}"),                         \
+            FAKE_REPLY("{\"parameters\":{\"timers\":[" TIMER_BACKUP "]}}")
+
+static const struct fake_step list_pages_script[] = {LIST_PAGES_SCRIPT("")};
+static const struct fake_step list_all_pages_script[] = {LIST_PAGES_SCRIPT("\"all\":true,")};
+
+static const struct fake_step list_stuck_script[] = {
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"timers\":[],\"next\":{\"owner\":1000,\"name\":\"a\"}}}"),
+};
+
+/* list follows the pages: one table, one JSON array, without the cursors. */
+static void test_list_pages(void **state)
+{
+        json_object *printed, *timers;
+        struct run run;
+
+        (void)state;
+        run = RUN_AGAINST(list_pages_script, "list");
+        assert_exit(&run, 0);
+        assert_non_null(strstr(run.out, "\n\n2 timers listed.\n"));
+        run_done(&run);
+
+        run = RUN_AGAINST(list_all_pages_script, "list", "--all", "--json");
+        assert_exit(&run, 0);
+        printed = json_tokener_parse(run.out);
+        assert_non_null(printed);
+        assert_true(json_object_object_get_ex(printed, "timers", &timers));
+        assert_int_equal(json_object_array_length(timers), 2);
+        assert_int_equal(json_object_object_length(printed), 1);
+        json_object_put(printed);
+        run_done(&run);
+
+        run = RUN_AGAINST(list_stuck_script, "list", "--json");
+        assert_exit(&run, 1);
+        assert_string_equal(run.out, "");
+        run_done(&run);
+}
+
 static void test_show_properties(void **state)
 {
         struct run run;
@@ -1138,6 +1183,7 @@ int main(void)
             cmocka_unit_test(test_reconcile),
             cmocka_unit_test(test_schedule_reschedule_kick),
             cmocka_unit_test(test_list_options),
+            cmocka_unit_test(test_list_pages),
             cmocka_unit_test(test_show_properties),
             cmocka_unit_test(test_status_capabilities),
             cmocka_unit_test(test_terminal),
