@@ -390,29 +390,65 @@ static int do_get(struct service *s, struct peer *p, json_object *params, const 
         return 0;
 }
 
+/* Which page a List asks for: after the cursor a previous reply gave as "next", and at most
+ * "limit" timers, never more than the configured page. */
+static int list_page_params(const struct service *s, json_object *params, struct td_list_page *page,
+                            struct param_error *err)
+{
+        json_object *after;
+        uint64_t v;
+        int r = vl_get_u64(params, "limit", &v);
+
+        if ((r < 0 && r != -ENOENT) || (r == 0 && v == 0))
+                return params_invalid(err, "limit");
+        page->limit = r == 0 && v < s->config.list_page ? (size_t)v : s->config.list_page;
+
+        r = vl_get_object(params, "after", &after);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return params_invalid(err, "after");
+        if (vl_get_u64(after, "owner", &v) < 0 || v >= UINT32_MAX)
+                return params_invalid(err, "after.owner");
+        if (vl_get_string(after, "name", &page->after_name) < 0 ||
+            !registry_name_valid(page->after_name))
+                return params_invalid(err, "after.name");
+        page->has_after = true;
+        page->after_owner = (uint32_t)v;
+        return 0;
+}
+
 static int do_list(struct service *s, struct peer *p, json_object *params, const struct td_now *now,
                    json_object **reply, struct param_error *err)
 {
+        struct td_list_page page = {0};
         struct td_snapshot *timers;
-        uint32_t owner;
-        bool all = false;
+        bool more;
         int r;
 
-        if ((r = params_owner(params, p->uid, &owner, err)) < 0)
+        if ((r = params_owner(params, p->uid, &page.owner, err)) < 0)
                 return r;
-        if (vl_get_bool(params, "all", &all) == -EINVAL)
+        if (vl_get_bool(params, "all", &page.all_owners) == -EINVAL)
                 return params_invalid(err, "all");
-        if (all && p->uid != 0)
+        if (page.all_owners && p->uid != 0)
                 return params_fail(err, -TIMERD_E_PERMISSION_DENIED, NULL, NULL, 0);
-        long n = registry_list(s->registry, owner, all, &timers);
+        if ((r = list_page_params(s, params, &page, err)) < 0)
+                return r;
+        long n = registry_list_page(s->registry, &page, &timers, &more);
         if (n < 0)
                 return params_fail(err, -TIMERD_E_BUSY, NULL, NULL, 0);
         json_object *array = json_object_new_array_ext((int)(n < 1 ? 1 : n));
         for (long i = 0; array && i < n; i++)
                 json_object_array_add(array, api_timer_json(&timers[i], now));
-        free(timers);
         *reply = json_object_new_object();
         vl_add_object(*reply, "timers", array);
+        if (more) {
+                json_object *next = json_object_new_object();
+                vl_add_u64(next, "owner", timers[n - 1].owner);
+                vl_add_string(next, "name", timers[n - 1].name);
+                vl_add_object(*reply, "next", next);
+        }
+        free(timers);
         return 0;
 }
 

@@ -27,6 +27,7 @@ void config_defaults(struct config *c)
             .max_intents = 4096,
             .max_parked_per_connection = 1024,
             .max_parked_per_owner = 65536,
+            .list_page = 1000,
             .shutdown_grace_usec = UINT64_C(5000000),
         };
 }
@@ -64,6 +65,7 @@ static const struct setting settings[] = {
      true},
     {"max-timers-per-owner", FIELD(max_timers_per_owner), 1, UINT32_MAX, SETTING_NUMBER, false},
     {"max-intents", FIELD(max_intents), 1, UINT64_C(1) << 20, SETTING_NUMBER, false},
+    {"list-page", FIELD(list_page), 1, UINT64_C(1) << 20, SETTING_NUMBER, true},
 };
 
 static const struct setting *setting_find(const char *name)
@@ -210,6 +212,8 @@ static void usage(void)
                "                         past it a request is answered Busy\n"
                "  --max-parked-per-connection N  parked Waits and Sleeps (default 1024)\n"
                "  --max-parked-per-owner N       … of one uid (default 65536)\n"
+               "  --list-page N          timers in one List reply, when the call names no\n"
+               "                         smaller limit (default 1000)\n"
                "  -h, --help             this text\n"
                "      --version          the version\n");
 }

@@ -27,6 +27,7 @@ struct config {
         uint32_t max_intents; /* requests handled per loop iteration */
         uint32_t max_parked_per_connection;
         uint32_t max_parked_per_owner;
+        uint32_t list_page; /* timers in one List reply: its default and its maximum */
         uint64_t shutdown_grace_usec;
 };
 

@@ -27,19 +27,42 @@ print(json.loads(reply[:-1]).get("error", "ok"))
 PY
 }
 
-printf '# test\nmax-message = 300\nlog-level = warning\n' >"$dir/timerd.conf"
+# Registers three timers and lists them on one connection; prints how many the first page holds.
+first_page_size() {
+        python3 - "$dir/io.timerd" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+def call(method, parameters):
+    s.sendall(json.dumps({"method": method, "parameters": parameters}).encode() + b"\0")
+    reply = b""
+    while not reply.endswith(b"\0"):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        reply += chunk
+    return json.loads(reply[:-1])
+for name in "abc":
+    call("io.timerd.Timer.Register", {"name": name, "declaration": {"policy": "once"}})
+print(len(call("io.timerd.Timer.List", {})["parameters"]["timers"]))
+PY
+}
+
+printf '# test\nmax-message = 300\nlog-level = warning\nlist-page = 1\n' >"$dir/timerd.conf"
 "$timerd" --config "$dir/timerd.conf" --socket "$dir/io.timerd" --state-dir "$dir/state" &
 pid=$!
 for _ in $(seq 500); do [ -S "$dir/io.timerd" ] && break; sleep 0.01; done
 
 [ "$(call_of_size 200)" = ok ] || fail "a small call"
 [ "$(call_of_size 500)" = io.timerd.Timer.RequestTooLarge ] || fail "max-message from the file"
+[ "$(first_page_size)" = 1 ] || fail "list-page from the file"
 
-# SIGHUP takes the new value.
-printf 'max-message = 4096\n' >"$dir/timerd.conf"
+# SIGHUP takes the new values.
+printf 'max-message = 4096\nlist-page = 2\n' >"$dir/timerd.conf"
 kill -HUP $pid
 for _ in $(seq 100); do [ "$(call_of_size 500)" = ok ] && break; sleep 0.05; done
 [ "$(call_of_size 500)" = ok ] || fail "max-message after SIGHUP"
+[ "$(first_page_size)" = 2 ] || fail "list-page after SIGHUP"
 
 # A bad file changes nothing, and the service goes on.
 printf 'max-message = lots\n' >"$dir/timerd.conf"
@@ -63,4 +86,9 @@ printf 'colour = blue\n' >"$dir/timerd.conf"
 grep -q "unknown setting" "$dir/err" || fail "unknown setting message: $(cat "$dir/err")"
 "$timerd" --config "$dir/missing.conf" 2>/dev/null
 [ $? -eq 2 ] || fail "a missing file exits 2"
+for page in 0 1048577 -1; do
+        "$timerd" --list-page=$page --socket "$dir/x" --state-dir "$dir/state" 2>"$dir/err"
+        [ $? -eq 2 ] || fail "--list-page $page exits 2"
+        grep -q "list-page" "$dir/err" || fail "the message names list-page: $(cat "$dir/err")"
+done
 echo "config: all checks passed"

@@ -10,8 +10,9 @@ backend=$3
 completion=$4
 
 dir=$(mktemp -d /tmp/timerctl-more.XXXXXX)
+# Two timers a List page: list must follow the pages to show its five timers.
 "$timerd" --socket "$dir/io.timerd" --state-dir "$dir/state" --backend "$backend" \
-        --log-level warning &
+        --log-level warning --list-page 2 &
 pid=$!
 monitor=""
 cleanup() {
