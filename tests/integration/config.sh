@@ -7,41 +7,37 @@ dir=$(mktemp -d /tmp/timerd-config-test.XXXXXX)
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# Sends one call padded to SIZE bytes; prints the error name or "ok".
-call_of_size() {
-        python3 - "$dir/io.timerd" "$1" <<'PY'
-import json, socket, sys
-path, size = sys.argv[1], int(sys.argv[2])
-msg = json.dumps({"method": "io.timerd.Service.Status", "parameters": {}})
-msg = msg[:-1] + " " * (size - len(msg)) + "}"
+# Runs the Python code on stdin with a connection to the service and exchange(message) -> reply.
+with_service() {
+        python3 -c "import json, socket, sys
 s = socket.socket(socket.AF_UNIX)
-s.connect(path)
-s.sendall(msg.encode() + b"\0")
-reply = b""
-while not reply.endswith(b"\0"):
-    chunk = s.recv(65536)
-    if not chunk:
-        break
-    reply += chunk
-print(json.loads(reply[:-1]).get("error", "ok"))
-PY
-}
-
-# Registers three timers and lists them on one connection; prints how many the first page holds.
-first_page_size() {
-        python3 - "$dir/io.timerd" <<'PY'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-def call(method, parameters):
-    s.sendall(json.dumps({"method": method, "parameters": parameters}).encode() + b"\0")
-    reply = b""
-    while not reply.endswith(b"\0"):
+s.connect('$dir/io.timerd')
+def exchange(message):
+    s.sendall(message.encode() + b'\\0')
+    reply = b''
+    while not reply.endswith(b'\\0'):
         chunk = s.recv(65536)
         if not chunk:
             break
         reply += chunk
     return json.loads(reply[:-1])
+$(cat)" "$@"
+}
+
+# Sends one call padded to SIZE bytes; prints the error name or "ok".
+call_of_size() {
+        with_service "$1" <<'PY'
+size = int(sys.argv[1])
+msg = json.dumps({"method": "io.timerd.Service.Status", "parameters": {}})
+print(exchange(msg[:-1] + " " * (size - len(msg)) + "}").get("error", "ok"))
+PY
+}
+
+# Registers three timers and lists them on one connection; prints how many the first page holds.
+first_page_size() {
+        with_service <<'PY'
+def call(method, parameters):
+    return exchange(json.dumps({"method": method, "parameters": parameters}))
 for name in "abc":
     call("io.timerd.Timer.Register", {"name": name, "declaration": {"policy": "once"}})
 print(len(call("io.timerd.Timer.List", {})["parameters"]["timers"]))
