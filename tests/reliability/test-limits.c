@@ -501,14 +501,14 @@ static void test_small_replies_unread_are_bounded(void **state)
 }
 
 /*
- * --max-output: a client that asks for List after List (each 2 MB long) and reads none of them is
- * disconnected once 4 MiB wait for it. Meanwhile another client's round trips stay fast: the loop
+ * --max-output: a client that asks for List after List (each a page of 1000 timers, ~430 KB) and
+ * reads none of them is disconnected once 4 MiB wait for it. Meanwhile another client's round
+ * trips stay fast: the loop
  * never waits for the reader that does not read.
  */
 static void test_output_is_bounded_per_connection(void **state)
 {
-        /* Each List is about 2 MB, and takes the loop a tenth of a second to build. */
-        enum { N_TIMERS = 5000, N_LISTS = 8 };
+        enum { N_TIMERS = 1000, N_LISTS = 40 };
         struct harness *h = *state;
         int owner = harness_raw_connect(h), control = harness_raw_connect(h);
         wire_bulk_register(owner, "listed", N_TIMERS, "{\"policy\":\"once\"}", WIRE_OWNER_SELF, 0);
@@ -533,7 +533,7 @@ static void test_output_is_bounded_per_connection(void **state)
 
         assert_int_equal(n, before - 1);
         size_t got = wire_drain_to_eof(idle, WIRE_TIMEOUT_MS);
-        /* Far from all of it: 8 Lists of 5000 timers are 16 MB. */
+        /* Far from all of it: 40 pages of 1000 timers are 17 MB. */
         assert_true(got < (size_t)MAX_OUTPUT);
         close(idle);
         print_message("probe: %" PRIu64 " round trips, slowest %" PRIu64 " us, %" PRIu64
