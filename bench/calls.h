@@ -17,5 +17,4 @@ size_t call_unregister(char *buf, size_t size, const char *name, uint64_t genera
 size_t call_cancel(char *buf, size_t size, const char *name, uint64_t generation);
 
 #define CALL_WAIT_STREAM "{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{},\"more\":true}"
-#define CALL_LIST        "{\"method\":\"io.timerd.Timer.List\",\"parameters\":{}}"
 #define CALL_STATUS      "{\"method\":\"io.timerd.Service.Status\",\"parameters\":{}}"

@@ -22,7 +22,7 @@ struct raw_conn {
         size_t in_flight;
 };
 
-/* max_reply: the largest reply accepted (a List of a million timers is hundreds of MiB). */
+/* max_reply: the largest reply accepted (a List page of 1000 timers is ~430 KB). */
 void raw_conn_open(const char *path, size_t max_reply, struct raw_conn *ret);
 void raw_conn_close(struct raw_conn *c);
 
