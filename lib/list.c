@@ -69,6 +69,16 @@ static json_object *list_parameters(uint32_t owner, bool all, size_t limit,
         return parameters;
 }
 
+/* Whether cursor b stands after cursor a: a listing must move on, or it would never end. */
+static bool cursor_after(const struct timerd_list_cursor *a, const struct timerd_list_cursor *b)
+{
+        if (!a->has_after)
+                return true;
+        if (a->after_owner != b->after_owner)
+                return b->after_owner > a->after_owner;
+        return strcmp(b->after_name, a->after_name) > 0;
+}
+
 /* The reply's "next", or done when it has none. */
 static int decode_next(json_object *parameters, struct timerd_list_cursor *ret)
 {
@@ -111,8 +121,7 @@ static int list_call(struct timerd *t, uint32_t owner, bool all, size_t limit,
                 goto done;
         }
         n = json_object_array_length(array);
-        /* A page that says more follow has timers: a cursor that does not move would loop. */
-        if (n == 0 && !next.done) {
+        if (!next.done && (n == 0 || !cursor_after(cursor, &next))) {
                 r = -TIMERD_E_PROTOCOL;
                 goto done;
         }

@@ -594,9 +594,16 @@ static const struct fake_step list_page_script[] = {
     FAKE_REPLY("{\"parameters\":{\"timers\":[" BARE_TIMER("y") "],\"next\":{\"owner\":7}}}"),
     FAKE_ANY_CALL,
     FAKE_REPLY("{\"parameters\":{\"timers\":[" BARE_TIMER("y") "],\"next\":\"y\"}}"),
-    /* More to come but nothing in this page: a cursor that never moves. */
+    /* More to come but nothing in this page, or a cursor that does not move on: a listing that
+     * would never end. */
     FAKE_ANY_CALL,
-    FAKE_REPLY("{\"parameters\":{\"timers\":[],\"next\":{\"owner\":7,\"name\":\"x\"}}}"),
+    FAKE_REPLY("{\"parameters\":{\"timers\":[],\"next\":{\"owner\":7,\"name\":\"y\"}}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"timers\":[" BARE_TIMER("y") "],\"next\":{\"owner\":7,"
+                                                               "\"name\":\"x\"}}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"timers\":[" BARE_TIMER("y") "],\"next\":{\"owner\":6,"
+                                                               "\"name\":\"z\"}}}"),
     FAKE_ANY_CALL,
     FAKE_REPLY("{\"parameters\":{\"timers\":[" BARE_TIMER("y") ",{}]}}"),
 };
@@ -625,7 +632,7 @@ static void test_list_page(void **state)
 
         cursor = (struct timerd_list_cursor){.has_after = true, .after_owner = 7};
         strcpy(cursor.after_name, "x");
-        for (int i = 0; i < 5; i++) {
+        for (int i = 0; i < 7; i++) {
                 assert_int_equal(timerd_list_page(t, TIMERD_OWNER_SELF, false, 0, &cursor, &timers),
                                  -TIMERD_E_PROTOCOL);
                 assert_null(timers);
