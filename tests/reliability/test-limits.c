@@ -503,8 +503,7 @@ static void test_small_replies_unread_are_bounded(void **state)
 /*
  * --max-output: a client that asks for List after List (each a page of 1000 timers, ~430 KB) and
  * reads none of them is disconnected once 4 MiB wait for it. Meanwhile another client's round
- * trips stay fast: the loop
- * never waits for the reader that does not read.
+ * trips stay fast: the loop never waits for the reader that does not read.
  */
 static void test_output_is_bounded_per_connection(void **state)
 {
