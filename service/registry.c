@@ -76,8 +76,8 @@ struct timer {
         uint64_t generation;
         uint64_t session;
         struct inventory_node inventory_node; /* in (owner, name) order */
-        struct list_node transient_node; /* transient: in its session's list */
-        struct timer_runs *runs;         /* NULL until it first fires */
+        struct list_node transient_node;      /* transient: in its session's list */
+        struct timer_runs *runs;              /* NULL until it first fires */
 
         /* The declaration (timer_declaration() puts it together). */
         uint64_t cadence_usec;

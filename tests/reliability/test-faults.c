@@ -80,7 +80,8 @@ static void expect_idle_cpu(pid_t pid)
 
 /*
  * EPIPE / ECONNRESET: clients ask for a List page of 1000 timers (~430 KB) and leave, before the
- * reply and in the middle of it. Each is dropped; nothing of the registry changes; no descriptor stays.
+ * reply and in the middle of it. Each is dropped; nothing of the registry changes; no descriptor
+ * stays.
  */
 static void test_client_leaves_mid_reply(void **state)
 {
