@@ -17,8 +17,7 @@ enum phase {
         _PHASE_INVALID = -1,
 };
 
-/* Every entry is on three lines at once: the queue's (park order), its owner's and its session's.
- */
+/* Every entry is on the queue's line (park order) and its session's; a Wait also on its owner's. */
 enum line_kind {
         LINE_ALL,
         LINE_OWNER,
@@ -27,7 +26,21 @@ enum line_kind {
         _LINE_INVALID = -1,
 };
 
+/*
+ * The heaps an entry can be on: its clock's (waiting with a deadline), its (owner, session)'s
+ * (a waiting Sleep) and its owner's ready heap (the oldest waiting Sleep of an (owner, session)
+ * with an alarm pending). The last two find the Sleep an alarm goes to without walking.
+ */
+enum heap_role {
+        HEAP_DEADLINE,
+        HEAP_SLEEPS,
+        HEAP_READY,
+        _HEAP_ROLE_MAX,
+        _HEAP_ROLE_INVALID = -1,
+};
+
 struct entry;
+struct owner_session;
 
 struct entry_link {
         struct entry *prev;
@@ -51,39 +64,54 @@ struct entry {
         enum timerd_clock clock;
         bool has_deadline; /* the saved membership: timed (kept while observing) or queued */
         uint64_t deadline_usec;
-        size_t heap_index; /* HEAP_NONE unless waiting with a deadline */
-        uint64_t lease;    /* observing only */
-        uint64_t ticket;   /* awaiting_resume only */
+        size_t heap_index[_HEAP_ROLE_MAX]; /* HEAP_NONE when not on that heap */
+        struct owner_session *sleeps;      /* a waiting Sleep's (owner, session), else NULL */
+        uint64_t lease;                    /* observing only */
+        uint64_t ticket;                   /* awaiting_resume only */
         bool stream;
         char **names;
         size_t n_names;
         struct entry_link links[_LINE_MAX];
 };
 
+struct heap {
+        enum heap_role role;
+        struct entry **items;
+        size_t n;
+        size_t n_allocated;
+};
+
 struct owner {
         uint32_t uid;
-        struct line line; /* oldest first; a stream Wait that took a firing goes to the back */
+        struct line waits; /* oldest first; a stream Wait that took a firing goes to the back */
         uint64_t waiters;
         uint64_t sleepers;
         struct entry *observing;
         uint64_t pending_alarms;
+        size_t n_owner_sessions;
+        struct heap ready; /* room for one per owner_session: emitting never allocates */
         enum parked_failure failure;
         uint64_t failures;
 };
 
-/* A standard signal: one per (owner, session), later ones only counted. */
-struct pending_alarm {
+/*
+ * What an owner has in one session: its waiting Sleeps and a pending alarm, a standard signal (one
+ * per (owner, session), later ones only counted). Kept while either is there.
+ */
+struct owner_session {
         uint32_t owner;
-        uint64_t alarms;
+        uint64_t session;
+        uint64_t alarms; /* 0: none pending */
         char name[TIMERD_NAME_MAX + 1];
+        struct heap sleeps; /* oldest first */
 };
 
 struct session {
         uint64_t id;
         struct line line;
-        struct pending_alarm *pending;
-        size_t n_pending;
-        size_t n_pending_allocated;
+        struct owner_session **owners;
+        size_t n_owners;
+        size_t n_owners_allocated;
 };
 
 /* Open addressing with linear probing; an empty slot has value NULL. */
@@ -96,12 +124,6 @@ struct index {
         struct index_slot *slots;
         size_t n;
         size_t n_allocated; /* 0 or a power of two, at least twice n */
-};
-
-struct heap {
-        struct entry **items;
-        size_t n;
-        size_t n_allocated;
 };
 
 struct parked {
@@ -273,16 +295,22 @@ static bool entry_before(const struct entry *a, const struct entry *b)
         return a->nonce < b->nonce;
 }
 
+/* Sleeps are observed in park order, which a Resume keeps. */
+static bool heap_before(const struct heap *h, const struct entry *a, const struct entry *b)
+{
+        return h->role == HEAP_DEADLINE ? entry_before(a, b) : a->nonce < b->nonce;
+}
+
 static void heap_place(struct heap *h, size_t i, struct entry *e)
 {
         h->items[i] = e;
-        e->heap_index = i;
+        e->heap_index[h->role] = i;
 }
 
 static void heap_sift_up(struct heap *h, size_t i)
 {
         struct entry *e = h->items[i];
-        while (i > 0 && entry_before(e, h->items[(i - 1) / 2])) {
+        while (i > 0 && heap_before(h, e, h->items[(i - 1) / 2])) {
                 heap_place(h, i, h->items[(i - 1) / 2]);
                 i = (i - 1) / 2;
         }
@@ -296,9 +324,9 @@ static void heap_sift_down(struct heap *h, size_t i)
                 size_t child = 2 * i + 1;
                 if (child >= h->n)
                         break;
-                if (child + 1 < h->n && entry_before(h->items[child + 1], h->items[child]))
+                if (child + 1 < h->n && heap_before(h, h->items[child + 1], h->items[child]))
                         child++;
-                if (!entry_before(h->items[child], e))
+                if (!heap_before(h, h->items[child], e))
                         break;
                 heap_place(h, i, h->items[child]);
                 i = child;
@@ -325,19 +353,24 @@ static void heap_push(struct heap *h, struct entry *e)
 {
         assert(h->n < h->n_allocated);
         heap_place(h, h->n++, e);
-        heap_sift_up(h, e->heap_index);
+        heap_sift_up(h, e->heap_index[h->role]);
 }
 
 static void heap_remove(struct heap *h, struct entry *e)
 {
-        size_t i = e->heap_index;
+        size_t i = e->heap_index[h->role];
         struct entry *last = h->items[--h->n];
-        e->heap_index = HEAP_NONE;
+        e->heap_index[h->role] = HEAP_NONE;
         if (last == e)
                 return;
         heap_place(h, i, last);
         heap_sift_up(h, i);
-        heap_sift_down(h, last->heap_index);
+        heap_sift_down(h, last->heap_index[h->role]);
+}
+
+static bool heap_holds(const struct heap *h, const struct entry *e)
+{
+        return e->heap_index[h->role] != HEAP_NONE;
 }
 
 static int effects_reserve(struct parked *q, size_t n)
@@ -408,6 +441,7 @@ static int owner_acquire(struct parked *q, uint32_t uid, struct owner **ret)
                 if (!o)
                         return -ENOMEM;
                 o->uid = uid;
+                o->ready.role = HEAP_READY;
                 o->failure = _PARKED_FAILURE_INVALID;
                 index_put(&q->owners, uid, o);
         }
@@ -431,10 +465,15 @@ static int session_acquire(struct parked *q, uint64_t id, struct session **ret)
         return 0;
 }
 
+static uint64_t owner_parked(const struct owner *o)
+{
+        return o->waiters + o->sleepers;
+}
+
 /* A latched failure keeps its owner's record for Status. */
 static bool owner_unused(const struct owner *o)
 {
-        return o->line.n == 0 && o->pending_alarms == 0 && o->failures == 0;
+        return owner_parked(o) == 0 && o->n_owner_sessions == 0 && o->failures == 0;
 }
 
 static void owner_release_if_unused(struct parked *q, struct owner *o)
@@ -442,12 +481,13 @@ static void owner_release_if_unused(struct parked *q, struct owner *o)
         if (!owner_unused(o))
                 return;
         index_remove(&q->owners, o->uid);
+        free(o->ready.items);
         free(o);
 }
 
 static bool session_unused(const struct session *s)
 {
-        return s->line.n == 0 && s->n_pending == 0;
+        return s->line.n == 0 && s->n_owners == 0;
 }
 
 static void session_release_if_unused(struct parked *q, struct session *s)
@@ -455,25 +495,128 @@ static void session_release_if_unused(struct parked *q, struct session *s)
         if (!s || !session_unused(s))
                 return;
         index_remove(&q->sessions, s->id);
-        free(s->pending);
+        free(s->owners);
         free(s);
 }
 
-static struct pending_alarm *session_find_pending(const struct session *s, uint32_t owner)
+/* A session usually has one owner: its peer. */
+static struct owner_session *session_find_owner(const struct session *s, uint32_t owner)
 {
-        for (size_t i = 0; i < s->n_pending; i++)
-                if (s->pending[i].owner == owner)
-                        return &s->pending[i];
+        for (size_t i = 0; i < s->n_owners; i++)
+                if (s->owners[i]->owner == owner)
+                        return s->owners[i];
         return NULL;
 }
 
-static void pending_remove(struct parked *q, struct session *s, struct pending_alarm *p)
+/* A new record comes with room for its head on the owner's ready heap. */
+static int owner_session_acquire(struct owner *o, struct session *s, struct owner_session **ret)
 {
-        struct owner *o = owner_get(q, p->owner);
-        assert(o && o->pending_alarms > 0);
+        struct owner_session *os = session_find_owner(s, o->uid);
+        if (!os) {
+                if (heap_reserve(&o->ready, o->n_owner_sessions + 1) < 0)
+                        return -ENOMEM;
+                if (s->n_owners == s->n_owners_allocated) {
+                        size_t n = s->n_owners_allocated ? s->n_owners_allocated * 2 : 1;
+                        struct owner_session **owners = reallocarray(s->owners, n, sizeof(*owners));
+                        if (!owners)
+                                return -ENOMEM;
+                        s->owners = owners;
+                        s->n_owners_allocated = n;
+                }
+                os = calloc(1, sizeof(*os));
+                if (!os)
+                        return -ENOMEM;
+                os->owner = o->uid;
+                os->session = s->id;
+                os->sleeps.role = HEAP_SLEEPS;
+                s->owners[s->n_owners++] = os;
+                o->n_owner_sessions++;
+        }
+        *ret = os;
+        return 0;
+}
+
+/* Room for one more waiting Sleep at (o, s); *ret is set for the caller to release on failure. */
+static int sleep_reserve(struct owner *o, struct session *s, struct owner_session **ret)
+{
+        int r = owner_session_acquire(o, s, ret);
+        if (r < 0)
+                return r;
+        return heap_reserve(&(*ret)->sleeps, (*ret)->sleeps.n + 1);
+}
+
+static void owner_session_release_if_unused(struct parked *q, struct owner_session *os)
+{
+        if (os->alarms > 0 || os->sleeps.n > 0)
+                return;
+        struct session *s = session_get(q, os->session);
+        struct owner *o = owner_get(q, os->owner);
+        assert(s && o && o->n_owner_sessions > 0);
+        for (size_t i = 0; i < s->n_owners; i++)
+                if (s->owners[i] == os) {
+                        s->owners[i] = s->owners[--s->n_owners];
+                        break;
+                }
+        o->n_owner_sessions--;
+        free(os->sleeps.items);
+        free(os);
+}
+
+/* Call around every change of os: its oldest Sleep is ready while an alarm is pending there. */
+static void ready_leave(struct owner *o, struct owner_session *os)
+{
+        if (os->sleeps.n > 0 && heap_holds(&o->ready, os->sleeps.items[0]))
+                heap_remove(&o->ready, os->sleeps.items[0]);
+}
+
+static void ready_enter(struct owner *o, struct owner_session *os)
+{
+        if (os->alarms > 0 && os->sleeps.n > 0)
+                heap_push(&o->ready, os->sleeps.items[0]);
+}
+
+/* e becomes a waiting Sleep of os, which has room for it. */
+static void sleep_enqueue(struct owner *o, struct owner_session *os, struct entry *e)
+{
+        ready_leave(o, os);
+        heap_push(&os->sleeps, e);
+        e->sleeps = os;
+        ready_enter(o, os);
+}
+
+/* e stops waiting; its owner_session may go. */
+static void sleep_dequeue(struct parked *q, struct owner *o, struct entry *e)
+{
+        struct owner_session *os = e->sleeps;
+        ready_leave(o, os);
+        heap_remove(&os->sleeps, e);
+        e->sleeps = NULL;
+        ready_enter(o, os);
+        owner_session_release_if_unused(q, os);
+}
+
+/* Drops the alarm pending at os, which may go. */
+static void pending_remove(struct parked *q, struct owner *o, struct owner_session *os)
+{
+        assert(os->alarms > 0 && o->pending_alarms > 0);
+        ready_leave(o, os);
+        os->alarms = 0;
         o->pending_alarms--;
         q->stats.pending_alarms--;
-        *p = s->pending[--s->n_pending];
+        owner_session_release_if_unused(q, os);
+}
+
+/* Every alarm pending in s; its records of owners without anything else go. */
+static void session_drop_pending(struct parked *q, struct session *s)
+{
+        for (size_t i = s->n_owners; i > 0; i--) {
+                struct owner_session *os = s->owners[i - 1];
+                if (os->alarms == 0)
+                        continue;
+                struct owner *o = owner_get(q, os->owner);
+                pending_remove(q, o, os);
+                owner_release_if_unused(q, o);
+        }
 }
 
 static void latch_failure(struct parked *q, struct owner *o, enum parked_failure kind)
@@ -521,10 +664,13 @@ static void retire(struct parked *q, struct entry *e)
         assert(o && s);
 
         line_remove(&q->all, e, LINE_ALL);
-        line_remove(&o->line, e, LINE_OWNER);
+        if (e->kind == PARKED_KIND_WAIT)
+                line_remove(&o->waits, e, LINE_OWNER);
         line_remove(&s->line, e, LINE_SESSION);
-        if (e->heap_index != HEAP_NONE)
+        if (heap_holds(&q->heaps[e->clock], e))
                 heap_remove(&q->heaps[e->clock], e);
+        if (e->sleeps)
+                sleep_dequeue(q, o, e);
         if (e->has_deadline)
                 q->timed[e->clock]--;
         index_remove(&q->entries, e->nonce);
@@ -584,8 +730,9 @@ static void begin_observation(struct parked *q, const struct td_now *now, struct
         e->cycle++;
         e->lease = ++q->last_nonce;
         e->phase = PHASE_OBSERVING;
-        if (e->heap_index != HEAP_NONE)
+        if (heap_holds(&q->heaps[e->clock], e))
                 heap_remove(&q->heaps[e->clock], e);
+        sleep_dequeue(q, o, e);
         o->observing = e;
         q->stats.observing++;
 
@@ -600,20 +747,15 @@ static void begin_observation(struct parked *q, const struct td_now *now, struct
 /* The owner may observe again: the oldest waiting Sleep with an alarm pending in its session. */
 static void deliver_pending(struct parked *q, const struct td_now *now, struct owner *o)
 {
-        if (o->observing || o->pending_alarms == 0)
+        if (o->observing || o->ready.n == 0)
                 return;
-        for (struct entry *e = o->line.head; e; e = e->links[LINE_OWNER].next) {
-                if (e->kind != PARKED_KIND_SLEEP || e->phase != PHASE_WAITING)
-                        continue;
-                struct session *s = session_get(q, e->session);
-                struct pending_alarm *p = session_find_pending(s, o->uid);
-                if (!p)
-                        continue;
-                struct pending_alarm alarm = *p;
-                pending_remove(q, s, p);
-                begin_observation(q, now, o, e, alarm.name, alarm.alarms);
-                return;
-        }
+        struct entry *e = o->ready.items[0];
+        struct owner_session *os = e->sleeps;
+        uint64_t alarms = os->alarms;
+        char name[TIMERD_NAME_MAX + 1];
+        memcpy(name, os->name, sizeof(name));
+        pending_remove(q, o, os);
+        begin_observation(q, now, o, e, name, alarms);
 }
 
 int parked_new(const struct parked_config *config, struct parked **ret)
@@ -639,12 +781,21 @@ void parked_free(struct parked *q)
                 next = e->links[LINE_ALL].next;
                 entry_free(e);
         }
-        for (size_t i = 0; i < q->owners.n_allocated; i++)
-                free(q->owners.slots[i].value);
+        for (size_t i = 0; i < q->owners.n_allocated; i++) {
+                struct owner *o = q->owners.slots[i].value;
+                if (o)
+                        free(o->ready.items);
+                free(o);
+        }
         for (size_t i = 0; i < q->sessions.n_allocated; i++) {
                 struct session *s = q->sessions.slots[i].value;
-                if (s)
-                        free(s->pending);
+                if (!s)
+                        continue;
+                for (size_t j = 0; j < s->n_owners; j++) {
+                        free(s->owners[j]->sleeps.items);
+                        free(s->owners[j]);
+                }
+                free(s->owners);
                 free(s);
         }
         free(q->entries.slots);
@@ -690,14 +841,17 @@ static struct parked_transition park(struct parked *q, const struct td_caller *c
         struct session *s = session_get(q, caller->session);
         if (q->config.max_per_session > 0 && s && s->line.n >= q->config.max_per_session)
                 return limit_exceeded(q, PARKED_LIMIT_PER_SESSION);
-        if (q->config.max_per_owner > 0 && o && o->line.n >= q->config.max_per_owner)
+        if (q->config.max_per_owner > 0 && o && owner_parked(o) >= q->config.max_per_owner)
                 return limit_exceeded(q, PARKED_LIMIT_PER_OWNER);
 
         struct entry *e = NULL;
+        struct owner_session *os = NULL;
         int r = owner_acquire(q, caller->uid, &o);
         if (r < 0)
                 return transition(q, r);
         r = session_acquire(q, caller->session, &s);
+        if (r >= 0 && proto->kind == PARKED_KIND_SLEEP)
+                r = sleep_reserve(o, s, &os);
         if (r >= 0)
                 r = index_reserve(&q->entries, 1);
         if (r >= 0 && has_deadline)
@@ -710,6 +864,8 @@ static struct parked_transition park(struct parked *q, const struct td_caller *c
                         r = -ENOMEM;
         }
         if (r < 0) {
+                if (os)
+                        owner_session_release_if_unused(q, os);
                 session_release_if_unused(q, s);
                 owner_release_if_unused(q, o);
                 return transition(q, r);
@@ -723,9 +879,12 @@ static struct parked_transition park(struct parked *q, const struct td_caller *c
         e->phase = PHASE_WAITING;
         e->clock = clock;
         e->has_deadline = has_deadline;
-        e->heap_index = HEAP_NONE;
+        for (size_t i = 0; i < _HEAP_ROLE_MAX; i++)
+                e->heap_index[i] = HEAP_NONE;
+        e->sleeps = NULL;
         line_append(&q->all, e, LINE_ALL);
-        line_append(&o->line, e, LINE_OWNER);
+        if (e->kind == PARKED_KIND_WAIT)
+                line_append(&o->waits, e, LINE_OWNER);
         line_append(&s->line, e, LINE_SESSION);
         index_put(&q->entries, e->nonce, e);
         if (has_deadline) {
@@ -736,6 +895,7 @@ static struct parked_transition park(struct parked *q, const struct td_caller *c
                 o->waiters++;
                 q->stats.waiters++;
         } else {
+                sleep_enqueue(o, os, e);
                 o->sleepers++;
                 q->stats.sleepers++;
         }
@@ -839,8 +999,8 @@ struct parked_transition parked_offer_firing(struct parked *q, uint32_t owner, c
                 return transition(q, -TIMERD_E_INVALID_NAME);
 
         struct owner *o = owner_get(q, owner);
-        struct entry *e = o ? o->line.head : NULL;
-        while (e && !(e->kind == PARKED_KIND_WAIT && wait_matches(e, name)))
+        struct entry *e = o ? o->waits.head : NULL;
+        while (e && !wait_matches(e, name))
                 e = e->links[LINE_OWNER].next;
         if (!e)
                 return transition(q, 0);
@@ -851,8 +1011,8 @@ struct parked_transition parked_offer_firing(struct parked *q, uint32_t owner, c
         *ret_taken = true;
 
         if (e->stream) {
-                line_remove(&o->line, e, LINE_OWNER);
-                line_append(&o->line, e, LINE_OWNER);
+                line_remove(&o->waits, e, LINE_OWNER);
+                line_append(&o->waits, e, LINE_OWNER);
         } else
                 retire_and_release(q, e);
         return transition(q, 0);
@@ -872,18 +1032,14 @@ struct parked_transition parked_offer_alarm(struct parked *q, const struct td_no
                 return transition(q, -TIMERD_E_SHUTTING_DOWN);
 
         struct owner *o = owner_get(q, owner);
-        if (o && !o->observing)
-                for (struct entry *e = o->line.head; e; e = e->links[LINE_OWNER].next)
-                        if (e->kind == PARKED_KIND_SLEEP && e->phase == PHASE_WAITING &&
-                            e->session == session) {
-                                begin_observation(q, now, o, e, name, 1);
-                                return transition(q, 0);
-                        }
-
         struct session *s = session_get(q, session);
-        struct pending_alarm *p = s ? session_find_pending(s, owner) : NULL;
-        if (p) {
-                p->alarms = saturating_add(p->alarms, 1);
+        struct owner_session *os = s ? session_find_owner(s, owner) : NULL;
+        if (os && os->sleeps.n > 0 && !o->observing) {
+                begin_observation(q, now, o, os->sleeps.items[0], name, 1);
+                return transition(q, 0);
+        }
+        if (os && os->alarms > 0) {
+                os->alarms = saturating_add(os->alarms, 1);
                 q->stats.coalesced_alarms = saturating_add(q->stats.coalesced_alarms, 1);
                 return transition(q, 0);
         }
@@ -892,24 +1048,18 @@ struct parked_transition parked_offer_alarm(struct parked *q, const struct td_no
         if (r < 0)
                 return transition(q, r);
         r = session_acquire(q, session, &s);
-        if (r >= 0 && s->n_pending == s->n_pending_allocated) {
-                size_t n = s->n_pending_allocated ? s->n_pending_allocated * 2 : 1;
-                struct pending_alarm *pending = reallocarray(s->pending, n, sizeof(*pending));
-                if (pending) {
-                        s->pending = pending;
-                        s->n_pending_allocated = n;
-                } else
-                        r = -ENOMEM;
-        }
+        if (r >= 0)
+                r = owner_session_acquire(o, s, &os);
         if (r < 0) {
                 session_release_if_unused(q, s);
                 owner_release_if_unused(q, o);
                 return transition(q, r);
         }
 
-        p = &s->pending[s->n_pending++];
-        *p = (struct pending_alarm){.owner = owner, .alarms = 1};
-        memcpy(p->name, name, strlen(name) + 1);
+        ready_leave(o, os);
+        os->alarms = 1;
+        memcpy(os->name, name, strlen(name) + 1);
+        ready_enter(o, os);
         o->pending_alarms++;
         q->stats.pending_alarms++;
         return transition(q, 0);
@@ -920,7 +1070,7 @@ static enum parked_failure control_lookup(const struct parked *q, uint32_t uid,
                                           const struct parked_continuation *c, struct entry **ret)
 {
         const struct owner *o = owner_get(q, uid);
-        if (!o || o->line.n == 0)
+        if (!o || owner_parked(o) == 0)
                 return PARKED_FAILURE_UNEXPECTED_CONTROL;
         if (c->epoch != q->config.epoch)
                 return PARKED_FAILURE_IDENTITY;
@@ -1013,14 +1163,24 @@ struct parked_transition parked_resume(struct parked *q, const struct td_now *no
                 return control_failure(q, caller->uid, PARKED_FAILURE_IDENTITY);
         assert(e->cycle < UINT64_MAX); /* reserved by Finish */
 
+        struct owner *o = owner_get(q, caller->uid);
         struct session *from = session_get(q, e->session), *to = from;
         if (caller->session != e->session) {
                 to = session_get(q, caller->session);
                 if (q->config.max_per_session > 0 && to && to->line.n >= q->config.max_per_session)
                         return limit_exceeded(q, PARKED_LIMIT_PER_SESSION);
-                int r = session_acquire(q, caller->session, &to);
-                if (r < 0)
-                        return transition(q, r);
+        }
+        struct owner_session *os = NULL;
+        int r = session_acquire(q, caller->session, &to);
+        if (r >= 0)
+                r = sleep_reserve(o, to, &os);
+        if (r < 0) {
+                if (os)
+                        owner_session_release_if_unused(q, os);
+                session_release_if_unused(q, to);
+                return transition(q, r);
+        }
+        if (to != from) {
                 line_remove(&from->line, e, LINE_SESSION);
                 line_append(&to->line, e, LINE_SESSION);
                 e->session = caller->session;
@@ -1034,7 +1194,8 @@ struct parked_transition parked_resume(struct parked *q, const struct td_now *no
         q->stats.awaiting_resume--;
         if (e->has_deadline)
                 heap_push(&q->heaps[e->clock], e);
-        deliver_pending(q, now, owner_get(q, caller->uid));
+        sleep_enqueue(o, os, e);
+        deliver_pending(q, now, o);
         return transition(q, 0);
 }
 
@@ -1081,11 +1242,7 @@ struct parked_transition parked_session_closed(struct parked *q, const struct td
                 return transition(q, 0);
 
         /* First its alarms, so that no observation goes to a Sleep about to be dropped. */
-        while (s->n_pending > 0) {
-                struct owner *o = owner_get(q, s->pending[0].owner);
-                pending_remove(q, s, &s->pending[0]);
-                owner_release_if_unused(q, o);
-        }
+        session_drop_pending(q, s);
         while (s->line.head) {
                 struct entry *e = s->line.head;
                 struct owner *o = owner_get(q, e->owner);
@@ -1118,11 +1275,7 @@ struct parked_transition parked_shutdown(struct parked *q)
                         i++;
                         continue;
                 }
-                while (s->n_pending > 0) {
-                        struct owner *o = owner_get(q, s->pending[0].owner);
-                        pending_remove(q, s, &s->pending[0]);
-                        owner_release_if_unused(q, o);
-                }
+                session_drop_pending(q, s);
                 /* the removal may shift another session into slot i: look at it again */
                 session_release_if_unused(q, s);
         }
@@ -1177,16 +1330,51 @@ static bool index_valid(const struct index *x)
         return n == x->n && (x->n_allocated == 0 || x->n <= x->n_allocated / 2);
 }
 
+/* e is at its place on h, or on no heap of h's role. */
+static bool heap_place_valid(const struct heap *h, const struct entry *e, bool on)
+{
+        size_t i = e->heap_index[h->role];
+        if (!on)
+                return i == HEAP_NONE;
+        return i < h->n && h->items[i] == e;
+}
+
+static bool heap_valid(const struct heap *h, enum heap_role role)
+{
+        if (h->role != role || h->n > h->n_allocated)
+                return false;
+        for (size_t i = 0; i < h->n; i++)
+                if (h->items[i]->heap_index[role] != i ||
+                    (i > 0 && heap_before(h, h->items[i], h->items[(i - 1) / 2])))
+                        return false;
+        return true;
+}
+
+static bool entry_indexes_valid(const struct parked *q, const struct entry *e)
+{
+        const struct owner *o = owner_get(q, e->owner);
+        if (!o ||
+            !heap_place_valid(&q->heaps[e->clock], e, e->phase == PHASE_WAITING && e->has_deadline))
+                return false;
+        bool sleeping = e->kind == PARKED_KIND_SLEEP && e->phase == PHASE_WAITING;
+        const struct owner_session *os = e->sleeps;
+        if ((os != NULL) != sleeping)
+                return false;
+        if (!sleeping)
+                return heap_place_valid(&o->ready, e, false) &&
+                       e->heap_index[HEAP_SLEEPS] == HEAP_NONE;
+        if (os->owner != e->owner || os->session != e->session ||
+            !heap_place_valid(&os->sleeps, e, true))
+                return false;
+        return heap_place_valid(&o->ready, e, os->alarms > 0 && os->sleeps.items[0] == e);
+}
+
 static bool entry_valid(const struct parked *q, const struct entry *e)
 {
         if (e->nonce < q->config.first_nonce || e->nonce > q->last_nonce ||
             e->cycle < q->config.first_cycle || e->session == 0 || !clock_valid(e->clock))
                 return false;
-        bool in_heap = e->phase == PHASE_WAITING && e->has_deadline;
-        if ((e->heap_index != HEAP_NONE) != in_heap)
-                return false;
-        if (in_heap &&
-            (e->heap_index >= q->heaps[e->clock].n || q->heaps[e->clock].items[e->heap_index] != e))
+        if (!entry_indexes_valid(q, e))
                 return false;
         for (size_t i = 0; i < e->n_names; i++)
                 if (!name_valid(e->names[i]))
@@ -1223,13 +1411,54 @@ static bool heaps_valid(const struct parked *q)
                         timed[e->clock]++;
         for (size_t c = 0; c < TIMERD_CLOCK_MAX; c++) {
                 const struct heap *h = &q->heaps[c];
-                if (timed[c] != q->timed[c] || h->n_allocated < timed[c] || h->n > timed[c])
+                if (timed[c] != q->timed[c] || h->n_allocated < timed[c] || h->n > timed[c] ||
+                    !heap_valid(h, HEAP_DEADLINE))
                         return false;
                 for (size_t i = 0; i < h->n; i++)
-                        if ((size_t)h->items[i]->clock != c || h->items[i]->heap_index != i ||
-                            (i > 0 && entry_before(h->items[i], h->items[(i - 1) / 2])))
+                        if ((size_t)h->items[i]->clock != c)
                                 return false;
         }
+        return true;
+}
+
+static bool owner_valid(const struct parked *q, const struct owner *o, uint64_t *ret_sleepers,
+                        size_t *ret_ready)
+{
+        if (owner_unused(o) || !line_valid(&o->waits, LINE_OWNER) || o->waits.n != o->waiters ||
+            !heap_valid(&o->ready, HEAP_READY) || o->ready.n_allocated < o->n_owner_sessions ||
+            o->ready.n > o->n_owner_sessions)
+                return false;
+        for (const struct entry *e = o->waits.head; e; e = e->links[LINE_OWNER].next)
+                if (e->owner != o->uid || e->kind != PARKED_KIND_WAIT ||
+                    index_get(&q->entries, e->nonce) != e)
+                        return false;
+        /* an alarm may wait at a Sleep only while the owner observes another */
+        if (o->ready.n > 0 && !o->observing)
+                return false;
+        for (size_t i = 0; i < o->ready.n; i++)
+                if (o->ready.items[i]->owner != o->uid)
+                        return false;
+        uint64_t sleepers = 0;
+        const struct entry *observing = NULL;
+        size_t ready = 0;
+        for (const struct entry *e = q->all.head; e; e = e->links[LINE_ALL].next) {
+                if (e->owner != o->uid || e->kind != PARKED_KIND_SLEEP)
+                        continue;
+                sleepers++;
+                ready += e->heap_index[HEAP_READY] != HEAP_NONE;
+                if (e->phase == PHASE_OBSERVING) {
+                        if (observing)
+                                return false;
+                        observing = e;
+                }
+        }
+        if (sleepers != o->sleepers || observing != o->observing || ready != o->ready.n)
+                return false;
+        if ((o->failures > 0) != (o->failure != _PARKED_FAILURE_INVALID) ||
+            (o->failures > 0 && parked_failure_to_string(o->failure) == NULL))
+                return false;
+        *ret_sleepers = sleepers;
+        *ret_ready = ready;
         return true;
 }
 
@@ -1240,80 +1469,73 @@ static bool owners_valid(const struct parked *q, struct parked_stats *counted)
                 const struct owner *o = q->owners.slots[i].value;
                 if (!o)
                         continue;
-                if (o->uid != q->owners.slots[i].key || owner_unused(o) ||
-                    !line_valid(&o->line, LINE_OWNER))
+                uint64_t sleepers;
+                size_t ready;
+                if (o->uid != q->owners.slots[i].key || !owner_valid(q, o, &sleepers, &ready))
                         return false;
-                uint64_t waiters = 0, sleepers = 0;
-                const struct entry *observing = NULL;
-                for (const struct entry *e = o->line.head; e; e = e->links[LINE_OWNER].next) {
-                        if (e->owner != o->uid || index_get(&q->entries, e->nonce) != e)
-                                return false;
-                        if (e->kind == PARKED_KIND_WAIT)
-                                waiters++;
-                        else
-                                sleepers++;
-                        if (e->phase == PHASE_OBSERVING) {
-                                if (observing)
-                                        return false;
-                                observing = e;
-                        }
-                }
-                if (waiters != o->waiters || sleepers != o->sleepers || observing != o->observing)
-                        return false;
-                if ((o->failures > 0) != (o->failure != _PARKED_FAILURE_INVALID) ||
-                    (o->failures > 0 && parked_failure_to_string(o->failure) == NULL))
-                        return false;
-                entries += o->line.n;
-                counted->waiters += waiters;
+                entries += o->waiters + sleepers;
+                counted->waiters += o->waiters;
                 counted->sleepers += sleepers;
-                counted->observing += observing != NULL;
+                counted->observing += o->observing != NULL;
                 counted->latched_owners += o->failures > 0;
         }
         return entries == q->entries.n;
 }
 
+static bool owner_session_valid(const struct parked *q, const struct session *s,
+                                const struct owner_session *os)
+{
+        if (os->session != s->id || !owner_get(q, os->owner) ||
+            session_find_owner(s, os->owner) != os || (os->alarms == 0 && os->sleeps.n == 0) ||
+            (os->alarms > 0 && !name_valid(os->name)) || !heap_valid(&os->sleeps, HEAP_SLEEPS))
+                return false;
+        for (size_t i = 0; i < os->sleeps.n; i++)
+                if (os->sleeps.items[i]->sleeps != os)
+                        return false;
+        return true;
+}
+
 static bool sessions_valid(const struct parked *q, struct parked_stats *counted)
 {
-        size_t entries = 0;
+        size_t entries = 0, sleeping = 0;
         for (size_t i = 0; i < q->sessions.n_allocated; i++) {
                 const struct session *s = q->sessions.slots[i].value;
                 if (!s)
                         continue;
                 if (s->id != q->sessions.slots[i].key || session_unused(s) ||
-                    !line_valid(&s->line, LINE_SESSION) || s->n_pending > s->n_pending_allocated)
+                    !line_valid(&s->line, LINE_SESSION) || s->n_owners > s->n_owners_allocated)
                         return false;
                 for (const struct entry *e = s->line.head; e; e = e->links[LINE_SESSION].next)
                         if (e->session != s->id || index_get(&q->entries, e->nonce) != e)
                                 return false;
-                for (size_t j = 0; j < s->n_pending; j++) {
-                        const struct pending_alarm *p = &s->pending[j];
-                        const struct owner *o = owner_get(q, p->owner);
-                        if (!o || p->alarms == 0 || !name_valid(p->name) ||
-                            session_find_pending(s, p->owner) != p)
+                for (size_t j = 0; j < s->n_owners; j++) {
+                        if (!owner_session_valid(q, s, s->owners[j]))
                                 return false;
-                        /* an alarm may wait only while no Sleep there can observe it */
-                        if (!o->observing)
-                                for (const struct entry *e = s->line.head; e;
-                                     e = e->links[LINE_SESSION].next)
-                                        if (e->owner == p->owner && e->kind == PARKED_KIND_SLEEP &&
-                                            e->phase == PHASE_WAITING)
-                                                return false;
+                        counted->pending_alarms += s->owners[j]->alarms > 0;
+                        sleeping += s->owners[j]->sleeps.n;
                 }
                 entries += s->line.n;
-                counted->pending_alarms += s->n_pending;
         }
         if (entries != q->entries.n)
                 return false;
+        size_t waiting = 0;
+        for (const struct entry *e = q->all.head; e; e = e->links[LINE_ALL].next)
+                waiting += e->sleeps != NULL;
+        if (waiting != sleeping)
+                return false;
         for (size_t i = 0; i < q->owners.n_allocated; i++) {
                 const struct owner *o = q->owners.slots[i].value;
-                uint64_t pending = 0;
                 if (!o)
                         continue;
+                uint64_t pending = 0;
+                size_t owner_sessions = 0;
                 for (size_t j = 0; j < q->sessions.n_allocated; j++) {
                         const struct session *s = q->sessions.slots[j].value;
-                        pending += s && session_find_pending(s, o->uid);
+                        const struct owner_session *os = s ? session_find_owner(s, o->uid) : NULL;
+                        owner_sessions += os != NULL;
+                        pending += os && os->alarms > 0;
                 }
-                if (pending != o->pending_alarms)
+                if (pending != o->pending_alarms || owner_sessions != o->n_owner_sessions)
                         return false;
         }
         return true;

@@ -38,6 +38,10 @@
  * transition, changes nothing, and is latched on the calling owner: the first kind is kept and
  * every failure counted (parked_get_owner()); other owners are never affected.
  *
+ * The Sleep an alarm goes to and the Wait a firing goes to are found through indexes (per owner
+ * and session, its waiting Sleeps by age; per owner, the oldest of those with an alarm pending;
+ * per owner, its Waits alone): O(log n), never a walk over the owner's parked requests.
+ *
  * Every counter (nonce, cycle, lease, ticket) is overflow-checked and never wraps. Parking a new
  * request when nonces are exhausted fails with -TIMERD_E_OVERFLOW. Statistics saturate.
  */

@@ -149,9 +149,10 @@ static void test_parking_out_of_memory(void **state)
 {
         (void)state;
         struct scenario sc = {.uid = OWNER_A, .session = 1};
-        /* new owner, session, names, index, heap and effects: each allocation fails once */
+        /* new owner, session, names, index, heap and effects: each allocation fails once; a Sleep
+         * also makes its (owner, session) record with its heap and room on the ready heap */
         assert_int_equal(run_with_failures(park_many, wait_step, &sc), 12);
-        assert_int_equal(run_with_failures(park_many, sleep_step, &sc), 8);
+        assert_int_equal(run_with_failures(park_many, sleep_step, &sc), 12);
         for (sc.n_before = 1; sc.n_before <= 40; sc.n_before++) {
                 assert_true(run_with_failures(park_many, wait_step, &sc) >= 4);
                 assert_true(run_with_failures(park_many, sleep_step, &sc) >= 1);
@@ -179,15 +180,16 @@ static void awaiting_resume(struct parked *q, struct scenario *sc)
 static void test_alarm_and_resume_out_of_memory(void **state)
 {
         (void)state;
-        /* a pending alarm for an owner and session the queue has never seen */
+        /* a pending alarm for an owner and session the queue has never seen: owner, session, the
+         * owner's ready heap, the session's owner table and the (owner, session) record */
         struct scenario sc = {.uid = OWNER_B, .session = 5};
-        assert_int_equal(run_with_failures(pending_alarm, alarm_step, &sc), 5);
-        /* … for a known owner */
+        assert_int_equal(run_with_failures(pending_alarm, alarm_step, &sc), 7);
+        /* … for a known owner, whose ready heap has room */
         sc.n_before = 1;
-        assert_int_equal(run_with_failures(pending_alarm, alarm_step, &sc), 2);
-        /* resuming into a new session */
+        assert_int_equal(run_with_failures(pending_alarm, alarm_step, &sc), 3);
+        /* resuming into a new session: session, owner table, record and its heap of Sleeps */
         sc = (struct scenario){.uid = OWNER_A, .session = 77};
-        assert_int_equal(run_with_failures(awaiting_resume, resume_step, &sc), 1);
+        assert_int_equal(run_with_failures(awaiting_resume, resume_step, &sc), 4);
 }
 
 static void test_failure_latch_out_of_memory(void **state)

@@ -51,7 +51,9 @@ static void test_check_detects_corruption(void **state)
         ASSERT_DETECTED(q, q->shutting_down = true, q->shutting_down = false);
         ASSERT_DETECTED(q, q->n_effects_allocated = 1, q->n_effects_allocated = q->entries.n + 2);
         ASSERT_DETECTED(q, s1->line.n++, s1->line.n--);
-        ASSERT_DETECTED(q, s3->pending[0].alarms = 0, s3->pending[0].alarms = 1);
+        struct owner_session *b3 = session_find_owner(s3, OWNER_B);
+        assert_non_null(b3);
+        ASSERT_DETECTED(q, b3->alarms = 0, b3->alarms = 1);
 
         /* heap order: the later deadline on top */
         struct entry *top = h->items[0], *other = h->items[1];
@@ -63,14 +65,30 @@ static void test_check_detects_corruption(void **state)
         ASSERT_DETECTED(q, second->links[LINE_ALL].prev = NULL,
                         second->links[LINE_ALL].prev = q->all.head);
 
+        /* an alarm pending at a waiting Sleep whose head is missing from the ready heap */
+        struct owner_session *a1 = sleeper->sleeps;
+        assert_ptr_equal(a1, session_find_owner(s1, OWNER_A));
+        memcpy(a1->name, b3->name, sizeof(a1->name));
+        ASSERT_DETECTED(q, (a1->alarms = 1, a->pending_alarms = 1, q->stats.pending_alarms++),
+                        (a1->alarms = 0, a->pending_alarms = 0, q->stats.pending_alarms--));
+
         /* an alarm left pending although a Sleep of its owner and session could observe it */
-        struct pending_alarm *saved_pending = s1->pending;
-        struct pending_alarm stray = {.owner = OWNER_A, .alarms = 1, .name = "stray"};
         ASSERT_DETECTED(q,
-                        (s1->pending = &stray, s1->n_pending = 1, a->pending_alarms = 1,
-                         q->stats.pending_alarms++),
-                        (s1->pending = saved_pending, s1->n_pending = 0, a->pending_alarms = 0,
-                         q->stats.pending_alarms--));
+                        (a1->alarms = 1, a->pending_alarms = 1, q->stats.pending_alarms++,
+                         heap_push(&a->ready, a1->sleeps.items[0])),
+                        (heap_remove(&a->ready, a1->sleeps.items[0]), a1->alarms = 0,
+                         a->pending_alarms = 0, q->stats.pending_alarms--));
+
+        /* a waiting Sleep out of its (owner, session)'s park order */
+        struct heap *sleeps = &a1->sleeps;
+        ASSERT_DETECTED(q, sleeper->heap_index[HEAP_SLEEPS] = HEAP_NONE,
+                        sleeper->heap_index[HEAP_SLEEPS] = 0);
+        ASSERT_DETECTED(q, sleeps->n = 0, sleeps->n = 1);
+
+        /* a Wait missing from its owner's line */
+        struct entry *waiter = a->waits.head;
+        ASSERT_DETECTED(q, line_remove(&a->waits, waiter, LINE_OWNER),
+                        line_append(&a->waits, waiter, LINE_OWNER));
 
         /* a failure count without its kind */
         ASSERT_DETECTED(q, (a->failures = 1, q->stats.latched_owners++),
