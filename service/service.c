@@ -368,15 +368,31 @@ static void call_finished(struct service *s, struct peer *p)
         peer_pump(s, p);
 }
 
+bool service_reply_continues(const struct peer *p, bool continues)
+{
+        return continues && p->call_more;
+}
+
+void service_reply_encoded(struct service *s, struct peer *p, char *msg, bool continues)
+{
+        bool more = service_reply_continues(p, continues);
+        if (p->call_oneway)
+                free(msg);
+        else
+                peer_send(s, p, msg);
+        if (!more && !p->doomed && p->fd >= 0)
+                call_finished(s, p);
+}
+
 void service_reply(struct service *s, struct peer *p, json_object *parameters, bool continues)
 {
-        bool more = continues && p->call_more;
+        char *msg = NULL;
+
         if (p->call_oneway)
                 json_object_put(parameters);
         else
-                peer_send(s, p, vl_reply_encode(parameters, more));
-        if (!more && !p->doomed && p->fd >= 0)
-                call_finished(s, p);
+                msg = vl_reply_encode(parameters, service_reply_continues(p, continues));
+        service_reply_encoded(s, p, msg, continues);
 }
 
 void service_error(struct service *s, struct peer *p, int error, json_object *parameters)

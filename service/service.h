@@ -103,6 +103,11 @@ void service_flush_all(struct service *s);
 
 /* Answer the open call of p. */
 void service_reply(struct service *s, struct peer *p, json_object *parameters, bool continues);
+/* Whether a reply with `continues` keeps p's call open: the flag its encoding must carry. */
+bool service_reply_continues(const struct peer *p, bool continues);
+/* Answer with a reply the caller encoded (owned; NULL when encoding ran out of memory, which
+ * drops p) with the flag service_reply_continues() gave. */
+void service_reply_encoded(struct service *s, struct peer *p, char *msg, bool continues);
 void service_error(struct service *s, struct peer *p, int error, json_object *parameters);
 
 /* A peer is gone: retire what it held, exactly once. */

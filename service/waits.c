@@ -13,28 +13,25 @@
 /* Names in one Wait filter; the parked queue enforces its own bound too. */
 #define WAIT_MAX_NAMES 64
 
-static json_object *firing_json(const struct td_dispatch *d)
+/* A firing is the most frequent reply: written as text, without a json-c tree. */
+static void reply_firing(struct service *s, struct peer *p, const struct td_dispatch *d,
+                         bool continues)
 {
-        json_object *o = json_object_new_object();
-        json_object *f = json_object_new_object();
-        json_object *token = json_object_new_object();
+        struct vl_text t;
 
-        if (!o || !f || !token) {
-                json_object_put(o);
-                json_object_put(f);
-                json_object_put(token);
-                return NULL;
-        }
-        vl_add_string(token, "name", d->name);
-        vl_add_u64(token, "generation", d->generation);
-        vl_add_u64(token, "run", d->run);
-        vl_add_object(f, "token", token);
-        vl_add_string(f, "clock", vl_clock_to_string(d->clock));
-        vl_add_u64(f, "deadline_usec", d->deadline_usec);
-        vl_add_u64(f, "fired_usec", d->fired_usec);
-        vl_add_u64(f, "overruns", d->overruns);
-        vl_add_object(o, "firing", f);
-        return o;
+        vl_text_reply_begin(&t, service_reply_continues(p, continues));
+        vl_text_object_begin(&t, "firing");
+        vl_text_object_begin(&t, "token");
+        vl_text_add_string(&t, "name", d->name);
+        vl_text_add_u64(&t, "generation", d->generation);
+        vl_text_add_u64(&t, "run", d->run);
+        vl_text_object_end(&t);
+        vl_text_add_string(&t, "clock", vl_clock_to_string(d->clock));
+        vl_text_add_u64(&t, "deadline_usec", d->deadline_usec);
+        vl_text_add_u64(&t, "fired_usec", d->fired_usec);
+        vl_text_add_u64(&t, "overruns", d->overruns);
+        vl_text_object_end(&t);
+        service_reply_encoded(s, p, vl_text_reply_end(&t), continues);
 }
 
 /* The peer whose open call `cookie` of `session` is, or NULL when it is gone. */
@@ -88,7 +85,7 @@ static void apply_parked(struct service *s, struct parked_transition t, const st
                 switch (e->kind) {
                 case PARKED_EFFECT_REPLY:
                         if (d && registry_deliver(s->registry, d, e->session) >= 0)
-                                service_reply(s, p, firing_json(d), e->reply.continues);
+                                reply_firing(s, p, d, e->reply.continues);
                         break;
                 case PARKED_EFFECT_OBSERVATION:
                 case PARKED_EFFECT_ELAPSED:
@@ -168,7 +165,7 @@ static bool take_pending(struct service *s, struct peer *p, uint32_t owner,
         struct td_dispatch d;
 
         while (registry_take_pending(s->registry, owner, names, n_names, p->session, &d) > 0) {
-                service_reply(s, p, firing_json(&d), true);
+                reply_firing(s, p, &d, true);
                 if (!p->call_more)
                         return true;
         }

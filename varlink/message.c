@@ -298,13 +298,7 @@ char *vl_call_encode(const char *method, json_object *parameters, bool more, boo
         return message_encode(message, parameters);
 }
 
-/* Growing text for serializing without json-c's printbuf. */
-struct text {
-        char *buf;
-        size_t len, cap;
-};
-
-static int text_add(struct text *t, const char *s, size_t n)
+static int text_add(struct vl_text *t, const char *s, size_t n)
 {
         if (t->cap - t->len < n) {
                 size_t cap = t->cap > 0 ? t->cap : 256;
@@ -327,7 +321,7 @@ static int text_add(struct text *t, const char *s, size_t n)
 }
 
 /* A JSON string as json-c writes it with JSON_C_TO_STRING_NOSLASHESCAPE. */
-static int text_add_string(struct text *t, const char *s, size_t n)
+static int text_add_string(struct vl_text *t, const char *s, size_t n)
 {
         static const char hex[] = "0123456789abcdef";
         size_t start = 0;
@@ -377,7 +371,20 @@ static int text_add_string(struct text *t, const char *s, size_t n)
         return r == 0 ? text_add(t, "\"", 1) : r;
 }
 
-static int text_add_value(struct text *t, json_object *v)
+/* Decimal, without snprintf's format parsing: numbers are most of a reply's fields. */
+static int text_add_u64(struct vl_text *t, uint64_t v)
+{
+        char num[20];
+        size_t i = sizeof(num);
+
+        do {
+                num[--i] = (char)('0' + v % 10);
+                v /= 10;
+        } while (v > 0);
+        return text_add(t, num + i, sizeof(num) - i);
+}
+
+static int text_add_value(struct vl_text *t, json_object *v)
 {
         char num[24];
         int r;
@@ -391,8 +398,9 @@ static int text_add_value(struct text *t, json_object *v)
         case json_type_int: {
                 /* Held as int64, or as uint64 above INT64_MAX (then read as INT64_MAX). */
                 int64_t i = json_object_get_int64(v);
-                int n = i < 0 ? snprintf(num, sizeof(num), "%" PRId64, i)
-                              : snprintf(num, sizeof(num), "%" PRIu64, json_object_get_uint64(v));
+                if (i >= 0)
+                        return text_add_u64(t, json_object_get_uint64(v));
+                int n = snprintf(num, sizeof(num), "%" PRId64, i);
                 return text_add(t, num, (size_t)n);
         }
         case json_type_string:
@@ -442,7 +450,7 @@ static int text_add_value(struct text *t, json_object *v)
 
 char *vl_json_encode(json_object *value)
 {
-        struct text t = {0};
+        struct vl_text t = {0};
 
         if (text_add_value(&t, value) < 0 || text_add(&t, "", 1) < 0) {
                 free(t.buf);
@@ -459,7 +467,7 @@ char *vl_json_encode(json_object *value)
 char *vl_reply_encode(json_object *parameters, bool continues)
 {
         const char *head = continues ? "{\"continues\":true,\"parameters\":" : "{\"parameters\":";
-        struct text t = {0};
+        struct vl_text t = {0};
         int r;
 
         r = text_add(&t, head, strlen(head));
@@ -473,6 +481,66 @@ char *vl_reply_encode(json_object *parameters, bool continues)
                 return NULL;
         }
         return t.buf;
+}
+
+static void text_field(struct vl_text *t, const char *field)
+{
+        if (t->error == 0 && t->need_comma)
+                t->error = text_add(t, ",", 1);
+        if (t->error == 0)
+                t->error = text_add_string(t, field, strlen(field));
+        if (t->error == 0)
+                t->error = text_add(t, ":", 1);
+        t->need_comma = true;
+}
+
+void vl_text_reply_begin(struct vl_text *t, bool continues)
+{
+        const char *head = continues ? "{\"continues\":true,\"parameters\":{" : "{\"parameters\":{";
+
+        *t = (struct vl_text){0};
+        t->error = text_add(t, head, strlen(head));
+}
+
+void vl_text_object_begin(struct vl_text *t, const char *field)
+{
+        text_field(t, field);
+        if (t->error == 0)
+                t->error = text_add(t, "{", 1);
+        t->need_comma = false;
+}
+
+void vl_text_object_end(struct vl_text *t)
+{
+        if (t->error == 0)
+                t->error = text_add(t, "}", 1);
+        t->need_comma = true;
+}
+
+void vl_text_add_string(struct vl_text *t, const char *field, const char *value)
+{
+        text_field(t, field);
+        if (t->error == 0)
+                t->error = text_add_string(t, value, strlen(value));
+}
+
+void vl_text_add_u64(struct vl_text *t, const char *field, uint64_t value)
+{
+        text_field(t, field);
+        if (t->error == 0)
+                t->error = text_add_u64(t, value);
+}
+
+char *vl_text_reply_end(struct vl_text *t)
+{
+        if (t->error == 0)
+                t->error = text_add(t, "}}", 3);
+        if (t->error < 0) {
+                free(t->buf);
+                *t = (struct vl_text){.error = -ENOMEM};
+                return NULL;
+        }
+        return t->buf;
 }
 
 char *vl_error_encode(const char *error, json_object *parameters)

@@ -72,6 +72,25 @@ char *vl_json_encode(json_object *value);
 char *vl_error_encode(const char *error, json_object *parameters);
 
 /*
+ * A reply written field by field as text, without a json-c tree: for the hottest reply (a
+ * firing). Begin, add fields (objects nest), end: the same bytes vl_reply_encode() makes of the
+ * tree with the fields added in that order. An allocation failure is kept and reported by the end,
+ * which returns the malloc'd NUL-terminated message or NULL.
+ */
+struct vl_text {
+        char *buf;
+        size_t len, cap;
+        bool need_comma; /* a field was written at this level */
+        int error;
+};
+void vl_text_reply_begin(struct vl_text *t, bool continues);
+void vl_text_object_begin(struct vl_text *t, const char *field);
+void vl_text_object_end(struct vl_text *t);
+void vl_text_add_string(struct vl_text *t, const char *field, const char *value);
+void vl_text_add_u64(struct vl_text *t, const char *field, uint64_t value);
+char *vl_text_reply_end(struct vl_text *t);
+
+/*
  * Typed parameter access. Each returns 0 and sets *ret when the field is present and of the right
  * type; -ENOENT when absent (the caller decides whether that is allowed: *ret untouched); -EINVAL
  * when present but of the wrong type or out of range. A JSON null counts as absent.

@@ -405,6 +405,55 @@ static void encode_like_json_c(void **state)
         json_object_put(v);
 }
 
+/* A reply written field by field is byte for byte the reply encoded from the same tree. */
+static void encode_reply_as_text(void **state)
+{
+        json_object *parameters = json_object_new_object(), *outer = json_object_new_object();
+        json_object *inner = json_object_new_object();
+        struct vl_text t;
+
+        (void)state;
+        assert_non_null(parameters);
+        assert_non_null(outer);
+        assert_non_null(inner);
+        assert_int_equal(vl_add_string(inner, "name", "a/b\"c\n"), 0);
+        assert_int_equal(vl_add_u64(inner, "zero", 0), 0);
+        assert_int_equal(vl_add_object(outer, "inner", inner), 0);
+        assert_int_equal(vl_add_object(outer, "empty", json_object_new_object()), 0);
+        assert_int_equal(vl_add_u64(outer, "max", UINT64_MAX), 0);
+        assert_int_equal(vl_add_object(parameters, "outer", outer), 0);
+        assert_int_equal(vl_add_u64(parameters, "after", 1234567890), 0);
+
+        for (int continues = 0; continues <= 1; continues++) {
+                vl_text_reply_begin(&t, continues);
+                vl_text_object_begin(&t, "outer");
+                vl_text_object_begin(&t, "inner");
+                vl_text_add_string(&t, "name", "a/b\"c\n");
+                vl_text_add_u64(&t, "zero", 0);
+                vl_text_object_end(&t);
+                vl_text_object_begin(&t, "empty");
+                vl_text_object_end(&t);
+                vl_text_add_u64(&t, "max", UINT64_MAX);
+                vl_text_object_end(&t);
+                vl_text_add_u64(&t, "after", 1234567890);
+                char *ours = vl_text_reply_end(&t);
+                char *tree = vl_reply_encode(json_object_get(parameters), continues);
+
+                assert_non_null(ours);
+                assert_non_null(tree);
+                assert_string_equal(ours, tree);
+                free(ours);
+                free(tree);
+        }
+        json_object_put(parameters);
+
+        vl_text_reply_begin(&t, false);
+        char *empty = vl_text_reply_end(&t);
+        assert_non_null(empty);
+        assert_string_equal(empty, "{\"parameters\":{}}");
+        free(empty);
+}
+
 static void encode_error(void **state)
 {
         json_object *parameters;
@@ -609,6 +658,7 @@ int main(void)
             cmocka_unit_test(encode_call),
             cmocka_unit_test(encode_reply),
             cmocka_unit_test(encode_like_json_c),
+            cmocka_unit_test(encode_reply_as_text),
             cmocka_unit_test(encode_error),
             cmocka_unit_test(get_string_and_bool),
             cmocka_unit_test(get_u64),
