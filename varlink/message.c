@@ -298,23 +298,32 @@ char *vl_call_encode(const char *method, json_object *parameters, bool more, boo
         return message_encode(message, parameters);
 }
 
+/* Room for n more bytes at t->buf + t->len. */
+static int text_reserve(struct vl_text *t, size_t n)
+{
+        if (t->cap - t->len >= n)
+                return 0;
+        size_t cap = t->cap > 0 ? t->cap : 256;
+        char *buf;
+
+        while (cap - t->len < n) {
+                if (cap > SIZE_MAX / 2)
+                        return -ENOMEM;
+                cap *= 2;
+        }
+        buf = realloc(t->buf, cap);
+        if (!buf)
+                return -ENOMEM;
+        t->buf = buf;
+        t->cap = cap;
+        return 0;
+}
+
 static int text_add(struct vl_text *t, const char *s, size_t n)
 {
-        if (t->cap - t->len < n) {
-                size_t cap = t->cap > 0 ? t->cap : 256;
-                char *buf;
-
-                while (cap - t->len < n) {
-                        if (cap > SIZE_MAX / 2)
-                                return -ENOMEM;
-                        cap *= 2;
-                }
-                buf = realloc(t->buf, cap);
-                if (!buf)
-                        return -ENOMEM;
-                t->buf = buf;
-                t->cap = cap;
-        }
+        int r = text_reserve(t, n);
+        if (r < 0)
+                return r;
         memcpy(t->buf + t->len, s, n);
         t->len += n;
         return 0;
@@ -483,14 +492,24 @@ char *vl_reply_encode(json_object *parameters, bool continues)
         return t.buf;
 }
 
+/* Field names follow the varlink grammar: nothing in them to escape. */
 static void text_field(struct vl_text *t, const char *field)
 {
-        if (t->error == 0 && t->need_comma)
-                t->error = text_add(t, ",", 1);
+        size_t n = strlen(field);
+
         if (t->error == 0)
-                t->error = text_add_string(t, field, strlen(field));
-        if (t->error == 0)
-                t->error = text_add(t, ":", 1);
+                t->error = text_reserve(t, n + 4);
+        if (t->error < 0)
+                return;
+        char *o = t->buf + t->len;
+        if (t->need_comma)
+                *o++ = ',';
+        *o++ = '"';
+        memcpy(o, field, n);
+        o += n;
+        *o++ = '"';
+        *o++ = ':';
+        t->len = (size_t)(o - t->buf);
         t->need_comma = true;
 }
 

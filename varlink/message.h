@@ -74,8 +74,10 @@ char *vl_error_encode(const char *error, json_object *parameters);
 /*
  * A reply written field by field as text, without a json-c tree: for the hottest reply (a
  * firing). Begin, add fields (objects nest), end: the same bytes vl_reply_encode() makes of the
- * tree with the fields added in that order. An allocation failure is kept and reported by the end,
- * which returns the malloc'd NUL-terminated message or NULL.
+ * tree with the fields added in that order. Field names follow the varlink grammar
+ * `[A-Za-z](_?[A-Za-z0-9])*` and are written as they are; string values are escaped. An allocation
+ * failure is kept and reported by the end, which returns the malloc'd NUL-terminated message or
+ * NULL.
  */
 struct vl_text {
         char *buf;
