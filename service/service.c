@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -73,6 +72,17 @@ struct applied_effect {
         char name[TIMERD_NAME_MAX + 1];
 };
 
+/* Names are at most TIMERD_NAME_MAX: a copy, not a format, per firing. */
+static void copy_dispatch(struct applied_effect *dst, const struct td_effect *e)
+{
+        size_t len = strnlen(e->dispatch.name, TIMERD_NAME_MAX);
+
+        dst->effect = *e;
+        memcpy(dst->name, e->dispatch.name, len);
+        dst->name[len] = '\0';
+        dst->effect.dispatch.name = dst->name;
+}
+
 /* Take the registry's demand for clock c's kernel timer; the outcome is confirmed by the caller. */
 static int take_arm(struct service *s, const struct td_effect *e)
 {
@@ -112,11 +122,7 @@ static void apply_arms_only(struct service *s, const struct td_now *now, struct 
                 if (e->kind == TD_EFFECT_DISPATCH) {
                         if (e->dispatch.delivery != TIMERD_DELIVERY_NOTIFY &&
                             n_ended < OOM_ENDED_RUNS) {
-                                ended[n_ended].effect = *e;
-                                snprintf(ended[n_ended].name, sizeof(ended[n_ended].name), "%s",
-                                         e->dispatch.name);
-                                ended[n_ended].effect.dispatch.name = ended[n_ended].name;
-                                n_ended++;
+                                copy_dispatch(&ended[n_ended++], e);
                         }
                         continue;
                 }
@@ -146,11 +152,8 @@ void service_apply(struct service *s, const struct td_now *now, struct td_transi
         size_t n = t.n_effects;
         for (size_t i = 0; i < n; i++) {
                 copy[i].effect = t.effects[i];
-                if (t.effects[i].kind == TD_EFFECT_DISPATCH) {
-                        snprintf(copy[i].name, sizeof(copy[i].name), "%s",
-                                 t.effects[i].dispatch.name);
-                        copy[i].effect.dispatch.name = copy[i].name;
-                }
+                if (t.effects[i].kind == TD_EFFECT_DISPATCH)
+                        copy_dispatch(&copy[i], &t.effects[i]);
         }
 
         for (size_t i = 0; i < n; i++) {
