@@ -72,8 +72,8 @@ static json_object *sleep_answer_json(const struct parked_effect *e)
  * peer of the call that caused the transition (a Finish is answered through it, whichever
  * connection parked the Sleep).
  */
-static void apply_parked(struct service *s, struct parked_transition t, const struct td_dispatch *d,
-                         struct peer *caller)
+static void apply_parked_effects(struct service *s, struct parked_transition t,
+                                 const struct td_dispatch *d, struct peer *caller)
 {
         for (size_t i = 0; i < t.n_effects; i++) {
                 const struct parked_effect *e = &t.effects[i];
@@ -118,6 +118,13 @@ static void apply_parked(struct service *s, struct parked_transition t, const st
                         break;
                 }
         }
+}
+
+/* Effects, then the kernel timers follow the parked deadlines the transition may have moved. */
+static void apply_parked(struct service *s, struct parked_transition t, const struct td_dispatch *d,
+                         struct peer *caller)
+{
+        apply_parked_effects(s, t, d, caller);
         service_sync_parked_wake(s);
 }
 
@@ -254,9 +261,19 @@ void api_offer_firing(struct service *s, const struct td_now *now, const struct 
         bool taken;
 
         switch (d->delivery) {
-        case TIMERD_DELIVERY_NOTIFY:
-                apply_parked(s, parked_offer_firing(s->parked, d->owner, d->name, &taken), d, NULL);
+        case TIMERD_DELIVERY_NOTIFY: {
+                struct parked_transition offer =
+                    parked_offer_firing(s->parked, d->owner, d->name, &taken);
+                /* Untaken, or taken by a stream that stays parked: no parked deadline moved. */
+                bool deadlines_kept = !taken || (offer.n_effects == 1 &&
+                                                 offer.effects[0].kind == PARKED_EFFECT_REPLY &&
+                                                 offer.effects[0].reply.continues);
+                if (deadlines_kept)
+                        apply_parked_effects(s, offer, d, NULL);
+                else
+                        apply_parked(s, offer, d, NULL);
                 break;
+        }
         case TIMERD_DELIVERY_ALARM: {
                 /* An alarm is delivered by being observed (or left pending, coalesced): the run
                  * has nothing more to wait for. */

@@ -276,6 +276,59 @@ static void on_raw(struct timerd *t, int error, const char *parameters_json, boo
         a->n++;
 }
 
+struct stream_answers {
+        size_t n;
+        int error[2];
+        bool continues[2];
+        unsigned long long at_usec[2];
+};
+
+static void on_stream_answer(struct timerd *t, int error, const char *parameters_json,
+                             bool continues, void *userdata)
+{
+        struct stream_answers *a = userdata;
+
+        (void)t;
+        assert_true(a->n < ELEMENTSOF(a->error));
+        if (error == 0)
+                assert_non_null(strstr(parameters_json, "\"name\":\"soon\""));
+        a->error[a->n] = error;
+        a->continues[a->n] = continues;
+        a->at_usec[a->n] = harness_now_usec();
+        a->n++;
+}
+
+/* A firing handed to a stream leaves the stream's own timeout armed: it still ends on time. */
+static void test_wait_stream_timeout(void **state)
+{
+        struct timerd *waiter = harness_connect(*state);
+        struct timerd *control = harness_connect(*state);
+        struct timerd *both[] = {waiter, control};
+        const struct timerd_start start = {TIMERD_START_AFTER, 30 * MSEC};
+        struct stream_answers a = {};
+        struct timerd_declaration d;
+        struct timerd_claim claim;
+
+        unsigned long long called = harness_now_usec();
+        assert_int_equal(timerd_call_async(waiter, "io.timerd.Timer.Wait",
+                                           "{\"timeout_usec\":300000}", TIMERD_CALL_MORE,
+                                           on_stream_answer, &a),
+                         0);
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 0);
+        assert_int_equal(timerd_register(control, "soon", &d, &start, false, &claim), 0);
+        pump(both, 2, &a.n, 2, NULL);
+
+        assert_int_equal(a.error[0], 0);
+        assert_true(a.continues[0]);
+        assert_true(a.at_usec[0] - called < 300 * MSEC);
+        assert_int_equal(a.error[1], -TIMERD_E_TIMEOUT);
+        assert_false(a.continues[1]);
+        assert_true(a.at_usec[1] - called >= 300 * MSEC);
+        assert_int_equal(timerd_in_flight(waiter), 0);
+        timerd_close(waiter);
+        timerd_close(control);
+}
+
 static void test_call_async(void **state)
 {
         struct timerd *t = harness_connect(*state);
@@ -710,6 +763,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_pipelined_calls, harness_setup, harness_teardown),
             cmocka_unit_test_setup_teardown(test_wait_stream, harness_setup, harness_teardown),
+            cmocka_unit_test_setup_teardown(test_wait_stream_timeout, harness_setup,
+                                            harness_teardown),
             cmocka_unit_test_setup_teardown(test_call_async, harness_setup, harness_teardown),
             cmocka_unit_test_setup_teardown(test_typed_async, harness_setup, harness_teardown),
             cmocka_unit_test_setup_teardown(test_close_from_callback, harness_setup,
