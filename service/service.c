@@ -72,6 +72,9 @@ struct applied_effect {
         char name[TIMERD_NAME_MAX + 1];
 };
 
+/* Effects applied from the stack, without an allocation; larger transitions allocate. */
+#define APPLIED_ON_STACK 4
+
 /* Names are at most TIMERD_NAME_MAX: a copy, not a format, per firing. */
 static void copy_dispatch(struct applied_effect *dst, const struct td_effect *e)
 {
@@ -142,12 +145,18 @@ static void apply_arms_only(struct service *s, const struct td_now *now, struct 
 
 void service_apply(struct service *s, const struct td_now *now, struct td_transition t)
 {
+        /* Most transitions are a firing or two: they need no allocation. */
+        struct applied_effect local[APPLIED_ON_STACK];
+        struct applied_effect *copy = local;
+
         if (t.n_effects == 0)
                 return;
-        struct applied_effect *copy = calloc(t.n_effects, sizeof(*copy));
-        if (!copy) {
-                apply_arms_only(s, now, t);
-                return;
+        if (t.n_effects > APPLIED_ON_STACK) {
+                copy = calloc(t.n_effects, sizeof(*copy));
+                if (!copy) {
+                        apply_arms_only(s, now, t);
+                        return;
+                }
         }
         size_t n = t.n_effects;
         for (size_t i = 0; i < n; i++) {
@@ -179,7 +188,8 @@ void service_apply(struct service *s, const struct td_now *now, struct td_transi
                 }
                 }
         }
-        free(copy);
+        if (copy != local)
+                free(copy);
 }
 
 void service_end_run(struct service *s, const struct td_now *now, const struct td_dispatch *d,
