@@ -1286,9 +1286,15 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
         /* A watchdog's deadline moves only by Kick; disarming and a new cadence are fine. */
         if (has_deadline && t->policy == TIMERD_POLICY_WATCHDOG)
                 return transition_failed(r, -TIMERD_E_WRONG_POLICY);
-        if (has_cadence &&
-            (t->policy == TIMERD_POLICY_ONCE ? cadence_usec != 0 : cadence_usec == 0))
-                return transition_failed(r, -TIMERD_E_INVALID_SCHEDULE);
+        if (has_cadence) {
+                /* The new cadence must suit the declaration, its handover included. */
+                struct td_declaration d = timer_declaration(t);
+
+                d.cadence_usec = cadence_usec;
+                e = declaration_validate(&d);
+                if (e < 0)
+                        return transition_failed(r, e);
+        }
         e = change_begin(r, t);
         if (e < 0)
                 return transition_failed(r, e);

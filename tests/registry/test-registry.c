@@ -1123,6 +1123,29 @@ static void test_handover_reconcile_conflict(void **state)
         fx_done(&f);
 }
 
+/* A new cadence must stay longer than the handover, as at registration. */
+static void test_handover_reschedule_cadence(void **state)
+{
+        struct td_reschedule_result rr;
+        uint64_t g;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 0);
+        assert_int_equal(
+            fx_register_at(&f, "iv", decl_handover(TIMERD_POLICY_INTERVAL, 100, 20), 100, &g), 0);
+        assert_int_equal(reschedule(&f, fx_claim("iv", g), true, 500, true, 20, &rr),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_get(&f, "iv").declaration.cadence_usec, 100);
+        assert_int_equal(fx_get(&f, "iv").next_deadline_usec, 100);
+        assert_int_equal(reschedule(&f, fx_claim("iv", g), true, 500, true, 21, &rr), 0);
+        assert_int_equal(fx_get(&f, "iv").declaration.cadence_usec, 21);
+        assert_arm(&f, 0, MONO, 480);
+        fx_done(&f);
+}
+
 static void test_same_deadline_dispatch_order(void **state)
 {
         static const uint32_t owners[] = {3, 1, 2, 1, 3, 2, 1};
@@ -1753,6 +1776,7 @@ int main(void)
             cmocka_unit_test(test_handover_order_and_coalescing),
             cmocka_unit_test(test_handover_interval_and_watchdog),
             cmocka_unit_test(test_handover_reconcile_conflict),
+            cmocka_unit_test(test_handover_reschedule_cadence),
             cmocka_unit_test(test_earliest_deadline_moves),
             cmocka_unit_test(test_stale_expiry_dropped),
             cmocka_unit_test(test_provider_binding_failure),
