@@ -28,9 +28,13 @@ static int core_failure(struct service *s, struct param_error *err, int failure,
                                    known ? vl_policy_to_string(t.declaration.policy) : "", 0);
         case TIMERD_E_ALREADY_REGISTERED:
                 return params_fail(err, failure, name, NULL, known ? t.generation : 0);
+        case TIMERD_E_INVALID_PARAMETER:
+                /* What params.c passes on unchecked: the declaration's handover. */
+                return params_fail(err, failure, name, "declaration", 0);
         case TIMERD_E_INVALID_SCHEDULE:
                 return params_fail(err, failure, name,
-                                   "cadence must be > 0, and 0 for once; a deadline must be set",
+                                   "cadence must be > 0 (0 for once) and longer than the "
+                                   "handover; a deadline must be set",
                                    0);
         case TIMERD_E_OVERFLOW:
                 return params_fail(err, failure, name, "a deadline or counter", 0);
@@ -345,6 +349,7 @@ json_object *api_timer_json(const struct td_snapshot *t, const struct td_now *no
                 vl_add_u64(d, "signal", (uint64_t)decl->signo);
         vl_add_bool(d, "catch_up", decl->catch_up);
         vl_add_u64(d, "randomized_delay_usec", decl->randomized_delay_usec);
+        vl_add_u64(d, "handover_usec", decl->handover_usec);
 
         vl_add_u64(o, "owner", t->owner);
         vl_add_string(o, "name", t->name);

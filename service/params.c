@@ -146,6 +146,11 @@ int params_declaration(json_object *params, struct td_declaration *ret, struct p
                           &ret->randomized_delay_usec, err);
         if (r < 0)
                 return r;
+        /* Its bounds are the core's to check (InvalidParameter, InvalidSchedule). */
+        r = get_u64_field(d, "handover_usec", "declaration.handover_usec", 0, &ret->handover_usec,
+                          err);
+        if (r < 0)
+                return r;
         return get_u64_field(d, "accuracy_usec", "declaration.accuracy_usec", 0,
                              &ret->accuracy_usec, err);
 }

@@ -18,7 +18,7 @@
 struct param_error {
         int error; /* positive TIMERD_E_* */
         char name[TIMERD_NAME_MAX + 1];
-        char detail[64];
+        char detail[96];
         uint64_t value;
 };
 

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * Early handover against the real timerd: a notify timer with handover_usec fires that much
+ * before its deadline, the firing says the deadline itself, bad handovers are refused with typed
+ * errors and change nothing, and Get/List report the field.
+ */
+
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define MS         1000ull
+#define SEC        1000000ull
+#define TIMEOUT_MS 5000
+
+static void send_msg(int fd, const char *json)
+{
+        raw_send(fd, json, strlen(json) + 1);
+}
+
+/* The next reply, parsed; *ret_usec (may be NULL) gets when it came, on CLOCK_MONOTONIC. */
+static json_object *recv_json(int fd, unsigned long long *ret_usec)
+{
+        char buf[65536];
+        long n = raw_recv(fd, buf, sizeof(buf), TIMEOUT_MS);
+        json_object *o;
+
+        assert_true(n >= 0);
+        if (ret_usec)
+                *ret_usec = harness_now_usec();
+        o = json_tokener_parse(buf);
+        assert_non_null(o);
+        return o;
+}
+
+static json_object *field(json_object *obj, const char *path)
+{
+        char key[64];
+        const char *dot = strchr(path, '.');
+        json_object *v;
+
+        snprintf(key, sizeof(key), "%.*s", dot ? (int)(dot - path) : (int)strlen(path), path);
+        if (!json_object_object_get_ex(obj, key, &v))
+                fail_msg("no %s in %s", path, json_object_to_json_string(obj));
+        return dot ? field(v, dot + 1) : v;
+}
+
+static uint64_t u64_at(json_object *obj, const char *path)
+{
+        return (uint64_t)json_object_get_uint64(field(obj, path));
+}
+
+/* A call answered with parameters (returned, the caller puts them). */
+static json_object *call(int fd, const char *json)
+{
+        json_object *reply, *parameters;
+
+        send_msg(fd, json);
+        reply = recv_json(fd, NULL);
+        if (json_object_object_get_ex(reply, "error", NULL))
+                fail_msg("%s: %s", json, json_object_to_json_string(reply));
+        parameters = json_object_get(field(reply, "parameters"));
+        json_object_put(reply);
+        return parameters;
+}
+
+/* A call answered with the error `name`; returns the error's parameters (the caller puts them). */
+static json_object *call_fails(int fd, const char *json, const char *name)
+{
+        json_object *reply, *parameters;
+
+        send_msg(fd, json);
+        reply = recv_json(fd, NULL);
+        assert_string_equal(json_object_get_string(field(reply, "error")), name);
+        parameters = json_object_get(field(reply, "parameters"));
+        json_object_put(reply);
+        return parameters;
+}
+
+/* The timer's Get answer (the caller puts it). */
+static json_object *get_timer(int fd, const char *name)
+{
+        char json[256];
+
+        snprintf(json, sizeof(json),
+                 "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"%s\"}}", name);
+        return call(fd, json);
+}
+
+/* The firing arrives before the deadline (by up to the handover) and names the deadline. */
+static void test_raw_wait_gets_the_firing_early(void **state)
+{
+        int fd = harness_raw_connect(*state);
+        unsigned long long deadline = harness_now_usec() + 1200 * MS, arrived;
+        json_object *reply, *firing;
+        char json[512];
+
+        snprintf(
+            json, sizeof(json),
+            "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"early\","
+            "\"start_usec\":%llu,\"declaration\":{\"policy\":\"once\",\"handover_usec\":%llu}}}",
+            deadline, SEC);
+        json_object_put(call(fd, json));
+        send_msg(fd,
+                 "{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{\"names\":[\"early\"]}}");
+        reply = recv_json(fd, &arrived);
+        firing = field(reply, "parameters.firing");
+        assert_int_equal(u64_at(firing, "deadline_usec"), deadline);
+        assert_true(u64_at(firing, "fired_usec") >= deadline - SEC);
+        assert_true(u64_at(firing, "fired_usec") < deadline);
+        /* Unless the machine stalled for a second, the firing is here before its deadline. */
+        assert_true(arrived >= deadline - SEC);
+        assert_true(arrived < deadline);
+        json_object_put(reply);
+        close(fd);
+}
+
+/* Each bad handover gets its typed error, and neither a new timer nor a replaced one changes. */
+static void test_invalid_handovers_change_nothing(void **state)
+{
+        static const struct {
+                const char *declaration;
+                const char *error;
+                const char *detail; /* the error's parameter or reason */
+        } bad[] = {
+            {"{\"policy\":\"once\",\"handover_usec\":1000001}",
+             "org.varlink.service.InvalidParameter", "declaration"},
+            {"{\"policy\":\"once\",\"delivery\":\"alarm\",\"handover_usec\":10}",
+             "org.varlink.service.InvalidParameter", "declaration"},
+            {"{\"policy\":\"once\",\"delivery\":\"signal\",\"handover_usec\":10}",
+             "org.varlink.service.InvalidParameter", "declaration"},
+            {"{\"policy\":\"once\",\"handover_usec\":\"1ms\"}",
+             "org.varlink.service.InvalidParameter", "declaration.handover_usec"},
+            {"{\"policy\":\"once\",\"handover_usec\":-1}", "org.varlink.service.InvalidParameter",
+             "declaration.handover_usec"},
+            {"{\"policy\":\"interval\",\"cadence_usec\":1000,\"handover_usec\":1000}",
+             "io.timerd.Timer.InvalidSchedule", "handover"},
+        };
+        int fd = harness_raw_connect(*state);
+        json_object *before, *after, *e;
+        char json[512];
+
+        json_object_put(call(fd,
+                             "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":"
+                             "\"kept\",\"delay_usec\":60000000,\"declaration\":{\"policy\":"
+                             "\"interval\",\"cadence_usec\":5000,\"handover_usec\":100}}}"));
+        before = get_timer(fd, "kept");
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                static const char *const calls[] = {
+                    "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"%s\","
+                    "\"replace\":true,\"declaration\":%s}}",
+                    "{\"method\":\"io.timerd.Timer.Reconcile\",\"parameters\":{\"name\":\"%s\","
+                    "\"desired\":\"scheduled\",\"declaration\":%s}}",
+                };
+                for (size_t c = 0; c < 2; c++)
+                        for (size_t n = 0; n < 2; n++) {
+                                const char *name = n == 0 ? "fresh" : "kept";
+
+                                snprintf(json, sizeof(json), calls[c], name, bad[i].declaration);
+                                e = call_fails(fd, json, bad[i].error);
+                                json_object_object_foreach(e, key, value)
+                                {
+                                        (void)key;
+                                        assert_non_null(
+                                            strstr(json_object_get_string(value), bad[i].detail));
+                                }
+                                json_object_put(e);
+                        }
+        }
+        /* A new cadence no longer than the handover, likewise. */
+        e = call(fd, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"kept\"}}");
+        snprintf(json, sizeof(json),
+                 "{\"method\":\"io.timerd.Timer.Reschedule\",\"parameters\":{\"claim\":{\"name\":"
+                 "\"kept\",\"generation\":%llu},\"delay_usec\":1000,\"cadence_usec\":100}}",
+                 (unsigned long long)u64_at(e, "timer.generation"));
+        json_object_put(e);
+        json_object_put(call_fails(fd, json, "io.timerd.Timer.InvalidSchedule"));
+
+        json_object_put(call_fails(
+            fd, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"fresh\"}}",
+            "io.timerd.Timer.NotFound"));
+        after = get_timer(fd, "kept");
+        json_object_object_del(field(before, "timer"), "remaining_usec");
+        json_object_object_del(field(after, "timer"), "remaining_usec");
+        assert_string_equal(json_object_to_json_string(after), json_object_to_json_string(before));
+        json_object_put(before);
+        json_object_put(after);
+        close(fd);
+}
+
+static void test_get_and_list_report_the_handover(void **state)
+{
+        int fd = harness_raw_connect(*state);
+        json_object *timer, *list;
+
+        json_object_put(call(fd,
+                             "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":"
+                             "\"with\",\"declaration\":{\"policy\":\"once\",\"handover_usec\":"
+                             "2500}}}"));
+        json_object_put(call(fd,
+                             "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":"
+                             "\"without\",\"declaration\":{\"policy\":\"once\"}}}"));
+        timer = get_timer(fd, "with");
+        assert_int_equal(u64_at(timer, "timer.declaration.handover_usec"), 2500);
+        json_object_put(timer);
+        timer = get_timer(fd, "without");
+        assert_int_equal(u64_at(timer, "timer.declaration.handover_usec"), 0);
+        json_object_put(timer);
+
+        list = call(fd, "{\"method\":\"io.timerd.Timer.List\",\"parameters\":{}}");
+        assert_int_equal(json_object_array_length(field(list, "timers")), 2);
+        assert_int_equal(u64_at(json_object_array_get_idx(field(list, "timers"), 0),
+                                "declaration.handover_usec"),
+                         2500);
+        json_object_put(list);
+        close(fd);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(test_raw_wait_gets_the_firing_early, harness_setup,
+                                            harness_teardown),
+            cmocka_unit_test_setup_teardown(test_invalid_handovers_change_nothing, harness_setup,
+                                            harness_teardown),
+            cmocka_unit_test_setup_teardown(test_get_and_list_report_the_handover, harness_setup,
+                                            harness_teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
