@@ -34,7 +34,7 @@
 #define PAYLOAD_FLAGS  1
 #define PAYLOAD_SEQ    2
 #define PAYLOAD_MIN    (1 + 1 + 8 + 4 + 1 + 1)
-#define PAYLOAD_MAX    512 /* a PUT with the longest name and boot id is 323 */
+#define PAYLOAD_MAX    512 /* a PUT with the longest name and boot id and a handover is 331 */
 #define FLAG_BATCH_END 0x01u
 
 #define COMPACT_SLACK (UINT64_C(1) << 20)
@@ -308,6 +308,10 @@ static void encode_timer(uint8_t **p, const struct journal_timer *t)
         put_u64(p, t->written_realtime_usec);
         put_u64(p, t->written_clock_usec);
         put_string(p, t->boot_id);
+        /* Appended to format 2 later, only when set: a store without handovers reads as before,
+         * and a record that ends at the boot id has none. */
+        if (t->handover_usec > 0)
+                put_u64(p, t->handover_usec);
 }
 
 static void decode_timer(struct reader *r, struct journal_timer *t)
@@ -346,6 +350,12 @@ static void decode_timer(struct reader *r, struct journal_timer *t)
         t->written_realtime_usec = get_u64(r);
         t->written_clock_usec = get_u64(r);
         get_string(r, t->boot_id, 0, JOURNAL_BOOT_ID_MAX);
+        if (r->left > 0) {
+                t->handover_usec = get_u64(r);
+                /* One encoding per state: a zero handover is left out. */
+                if (t->handover_usec == 0)
+                        r->bad = true;
+        }
 }
 
 /* Append an unsealed record (sequence, flags and checksum come with record_seal()); `t` is NULL

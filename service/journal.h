@@ -11,6 +11,9 @@
  * journal that continues it, so a journal left over by a crash during compaction is recognised and
  * discarded). Records are [u32 payload length][u32 CRC-32C of the payload][payload], everything
  * little-endian, encoded field by field; a journal record also carries its batch's sequence.
+ * The handover of a timer was added to format 2 compatibly: a record of a timer that has one ends
+ * with it, so stores written before it replay unchanged (their timers have none), and an older
+ * timerd reads a store as long as no timer in it declares a handover.
  *
  * Group commit: journal_put()/journal_delete() only append to an in-memory batch; journal_commit()
  * writes the whole batch with one write and one fdatasync. A batch is atomic on replay: its last
@@ -63,6 +66,7 @@ struct journal_timer {
         uint64_t accuracy_usec;
         bool catch_up; /* fire once on start when the deadline passed while the service was down */
         uint64_t randomized_delay_usec;
+        uint64_t handover_usec; /* notify timers: the run may start this long before the deadline */
 
         /* The runtime state. Times are absolute on `clock`. */
         uint64_t generation;

@@ -2,8 +2,8 @@
 
 /*
  * Retained timers outlive the service: after a clean restart, and after kill -9, they come back
- * with their declaration, schedule, generation and counters, and their owners' claims keep
- * working. Transient timers do not come back.
+ * with their declaration (a handover included), schedule, generation and counters, and their
+ * owners' claims keep working. Transient timers do not come back.
  */
 
 #include <setjmp.h>
@@ -130,10 +130,62 @@ static void test_restart(void **state)
         dur_stop(dur);
 }
 
+/* The handover of a retained timer is kept by a clean restart and by kill -9, and still works. */
+static void test_handover_survives_restart(void **state)
+{
+        struct dur *dur = *state;
+        uint64_t deadline;
+        json_object *reply, *v;
+        struct timerd *t;
+
+        dur_start(dur);
+        t = harness_connect(&dur->h);
+        deadline = dur_now() + 3 * SEC;
+        assert_int_equal(dur_call(t, NULL, "io.timerd.Timer.Register",
+                                  "{\"name\":\"early\",\"start_usec\":%llu,\"declaration\":"
+                                  "{\"policy\":\"once\",\"lifetime\":\"retained\","
+                                  "\"handover_usec\":%llu}}",
+                                  (unsigned long long)deadline, SEC),
+                         0);
+        timerd_close(t);
+
+        for (int crash = 0; crash < 2; crash++) {
+                if (crash)
+                        dur_crash(dur);
+                else
+                        dur_stop(dur);
+                dur_start(dur);
+                t = harness_connect(&dur->h);
+                assert_int_equal(dur_call(t, &reply, "io.timerd.Timer.Get", "{\"name\":\"early\"}"),
+                                 0);
+                assert_true(json_object_object_get_ex(reply, "timer", &v) &&
+                            json_object_object_get_ex(v, "declaration", &v) &&
+                            json_object_object_get_ex(v, "handover_usec", &v));
+                assert_int_equal(json_object_get_uint64(v), SEC);
+                json_object_put(reply);
+                timerd_close(t);
+        }
+
+        /* The restored timer still fires early, naming its deadline. */
+        t = harness_connect(&dur->h);
+        assert_int_equal(dur_call(t, &reply, "io.timerd.Timer.Wait", "{\"names\":[\"early\"]}"), 0);
+        assert_true(json_object_object_get_ex(reply, "firing", &v));
+        assert_true(json_object_object_get_ex(v, "deadline_usec", &v));
+        assert_int_equal(json_object_get_uint64(v), deadline);
+        assert_true(json_object_object_get_ex(reply, "firing", &v) &&
+                    json_object_object_get_ex(v, "fired_usec", &v));
+        assert_true(json_object_get_uint64(v) < deadline);
+        json_object_put(reply);
+        timerd_close(t);
+        dur_stop(dur);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_restart, dur_setup, dur_teardown),
+            cmocka_unit_test_setup_teardown(test_handover_survives_restart, dur_setup,
+                                            dur_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -148,7 +148,8 @@ static bool same_timer(const struct journal_timer *a, const struct journal_timer
                a->lifetime == b->lifetime && a->delivery == b->delivery &&
                a->accuracy_usec == b->accuracy_usec && a->catch_up == b->catch_up &&
                a->randomized_delay_usec == b->randomized_delay_usec &&
-               a->generation == b->generation && a->state == b->state && a->failure == b->failure &&
+               a->handover_usec == b->handover_usec && a->generation == b->generation &&
+               a->state == b->state && a->failure == b->failure &&
                a->has_deadline == b->has_deadline && a->deadline_usec == b->deadline_usec &&
                a->run == b->run && a->pending == b->pending && a->runs == b->runs &&
                a->consecutive_expected_failures == b->consecutive_expected_failures &&

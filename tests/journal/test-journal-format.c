@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -72,6 +73,7 @@ static size_t boundary_timers(struct journal_timer *t)
         t[n].run_deadline_usec = UINT64_MAX;
         t[n].has_last_start = t[n].has_last_finish = true;
         t[n].cadence_usec = t[n].accuracy_usec = t[n].randomized_delay_usec = UINT64_MAX;
+        t[n].handover_usec = UINT64_MAX;
         t[n].generation = t[n].deadline_usec = t[n].run = t[n].runs = UINT64_MAX;
         t[n].consecutive_expected_failures = t[n].overruns = UINT64_MAX;
         t[n].last_start_usec = t[n].last_finish_usec = UINT64_MAX;
@@ -150,6 +152,87 @@ static void test_layout(void **state)
         assert_int_equal(size, sizeof(expected));
         assert_memory_equal(data, expected, sizeof(expected));
         free(data);
+}
+
+/* A journal as timerd wrote it before handovers: one PUT of jt_timer(1000, "old-format", 5). */
+static const uint8_t format2_journal[] = {
+    0x54, 0x49, 0x4d, 0x45, 0x52, 0x44, 0x4a, 0x31, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x20, 0xd6, 0x37, 0xe8, 0xcd, 0x00, 0x00, 0x00, 0x54, 0xe1, 0x0f, 0x0c,
+    0x01, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xe8, 0x03, 0x00, 0x00, 0x0a, 0x6f,
+    0x6c, 0x64, 0x2d, 0x66, 0x6f, 0x72, 0x6d, 0x61, 0x74, 0x01, 0x4f, 0x4b, 0x4c, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x01, 0x02, 0x05, 0x23, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x37,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
+    0x05, 0x01, 0x41, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x55, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x01, 0x27, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x5f, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x73, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x91, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x9b, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0xb9,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0xcd, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0xd7, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xeb, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x09, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x24, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30,
+    0x35, 0x2d, 0x30, 0x30, 0x30, 0x30, 0x2d, 0x34, 0x30, 0x30, 0x30, 0x2d, 0x38, 0x30, 0x30, 0x30,
+    0x2d, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x35,
+};
+
+/* Stores written before the handover replay as they are, their timers without one. */
+static void test_replays_records_without_handover(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer expected = jt_timer(1000, "old-format", 5);
+        struct journal_open_result result;
+        struct journal *j;
+        uint8_t *data;
+        size_t size;
+
+        expected.handover_usec = 0;
+        assert_true(mkdir(d->state, 0700) == 0);
+        jt_write(d, "journal", format2_journal, sizeof(format2_journal));
+        j = jt_open_expect(d, &expected, 1, &result);
+        assert_int_equal(result.n_replayed, 1);
+        assert_int_equal(result.n_dropped, 0);
+        /* Written again (after the header of a new epoch), the record is the same bytes. */
+        assert_int_equal(journal_compact(j, &expected, 1), 0);
+        assert_int_equal(journal_put(j, &expected), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+        data = jt_read(d, "journal", &size);
+        assert_int_equal(size, sizeof(format2_journal));
+        assert_memory_equal(data + 24, format2_journal + 24, size - 24);
+        free(data);
+        j = jt_open_expect(d, &expected, 1, NULL);
+        journal_close(j);
+}
+
+/* A handover is the last 8 bytes of its record; a record that carries a zero one was never
+ * written by timerd and is refused as malformed. */
+static void test_handover_layout(void **state)
+{
+        struct jt_dir *d = *state;
+        static const uint8_t handover_bytes[8] = {8, 7, 6, 5, 4, 3, 2, 1};
+        struct journal_timer t = jt_timer(1000, "old-format", 5);
+        uint8_t *data;
+        size_t size;
+        struct journal *j;
+
+        t.handover_usec = 0x0102030405060708;
+        j = jt_open_expect(d, NULL, 0, NULL);
+        assert_int_equal(journal_put(j, &t), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+        data = jt_read(d, "journal", &size);
+        assert_int_equal(size, sizeof(format2_journal) + 8);
+        /* The payload checksum (bytes 28-31) aside, the old record plus the handover. */
+        assert_memory_equal(data + 32, format2_journal + 32, sizeof(format2_journal) - 32);
+        assert_memory_equal(data + sizeof(format2_journal), handover_bytes, 8);
+        j = jt_open_expect(d, &t, 1, NULL);
+        journal_close(j);
+
+        /* The same record with a zero handover, sealed with a right checksum. */
+        memset(data + sizeof(format2_journal), 0, 8);
+        store_u32(data + 28, crc32c(0, data + 32, size - 32));
+        jt_write(d, "journal", data, size);
+        free(data);
+        assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
+                         -EBADMSG);
 }
 
 static void test_invalid_input(void **state)
@@ -374,6 +457,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_system_calls, setup, teardown),
             cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
             cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_replays_records_without_handover, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_handover_layout, setup, teardown),
             cmocka_unit_test_setup_teardown(test_invalid_input, setup, teardown),
             cmocka_unit_test_setup_teardown(test_compact_refuses, setup, teardown),
             cmocka_unit_test_setup_teardown(test_abort, setup, teardown),
