@@ -6,8 +6,10 @@
  * Two connections: a stream of firings occupies its connection for good, so the runs are
  * completed, and the timers declared, on a second one, where many calls may be in flight at
  * once. Each connection's fd is watched for what timerd_get_events() asks, which changes as
- * requests are buffered and written; timerd_process() does the rest. SIGINT and SIGTERM arrive
- * through a signalfd and end the loop cleanly.
+ * requests are buffered and written; timerd_process() does the rest. The fast timer is handed
+ * over 2 ms early: libtimerd holds its firings until their deadline, and the loop wakes up for
+ * them when timerd_get_timeout() says. SIGINT and SIGTERM arrive through a signalfd and end the
+ * loop cleanly.
  *
  *   example-event-loop       three timers, forever
  *   example-event-loop N     until N runs are done (a demo, and the test)
@@ -20,6 +22,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <timerd/timerd.h>
@@ -38,10 +41,11 @@ struct app {
 static const struct {
         const char *name;
         uint64_t cadence_usec;
+        uint64_t handover_usec;
 } timers[] = {
-    {"example-fast", 150 * USEC_PER_MSEC},
-    {"example-medium", 400 * USEC_PER_MSEC},
-    {"example-slow", 1000 * USEC_PER_MSEC},
+    {"example-fast", 150 * USEC_PER_MSEC, 2 * USEC_PER_MSEC},
+    {"example-medium", 400 * USEC_PER_MSEC, 0},
+    {"example-slow", 1000 * USEC_PER_MSEC, 0},
 };
 
 static void fail(struct app *app, const char *what, int error)
@@ -126,6 +130,7 @@ static int setup(struct app *app)
         for (size_t i = 0; i < N_TIMERS && r >= 0; i++) {
                 names[i] = timers[i].name;
                 timerd_declaration_init(&d, TIMERD_POLICY_AFTER_COMPLETION, timers[i].cadence_usec);
+                d.handover_usec = timers[i].handover_usec;
                 r = timerd_register_async(app->control, timers[i].name, &d, NULL, true, on_declared,
                                           app);
         }
@@ -151,11 +156,24 @@ static int signals_fd(void)
         return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* epoll_wait()'s timeout for a held firing's deadline: -1 when none is held. */
+static int held_timeout(struct app *app)
+{
+        struct timespec ts;
+        uint64_t wake, now;
+
+        if (timerd_get_timeout(app->firings, &wake) <= 0 || clock_gettime(CLOCK_MONOTONIC, &ts) < 0)
+                return -1;
+        now = (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+        /* Rounded up: waking before the deadline would only spin. */
+        return wake > now ? (int)((wake - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC) : 0;
+}
+
 static void run(struct app *app)
 {
         while (!app->quit) {
                 struct epoll_event events[4];
-                int n = epoll_wait(app->epoll_fd, events, 4, -1);
+                int n = epoll_wait(app->epoll_fd, events, 4, held_timeout(app));
 
                 if (n < 0 && errno != EINTR) {
                         fail(app, "epoll_wait", -errno);
@@ -171,6 +189,15 @@ static void run(struct app *app)
                                 break;
                         }
                         r = timerd_process(t);
+                        if (r < 0) {
+                                fail(app, "connection", r);
+                                return;
+                        }
+                }
+                /* A held firing that came due; processing at any time is harmless. */
+                if (n == 0) {
+                        int r = timerd_process(app->firings);
+
                         if (r < 0) {
                                 fail(app, "connection", r);
                                 return;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "connection.h"
+#include "hold.h"
 #include "varlink/frame.h"
 #include "varlink/names.h"
 
@@ -41,6 +42,8 @@ struct timerd {
         unsigned dispatching; /* > 0 while a callback runs */
         bool closing;         /* timerd_close() came from a callback */
         char *error_name;
+        struct hold hold;            /* asynchronous firings that came before their deadline */
+        uint64_t n_held, n_released; /* firings put on hold, and handed on from there */
 };
 
 const char *timerd_default_socket(void)
@@ -139,6 +142,7 @@ static void connection_free(struct timerd *t)
         vl_reader_done(&t->reader);
         vl_parser_done(&t->parser);
         vl_writer_done(&t->writer);
+        hold_done(&t->hold);
         free(t->error_name);
         free(t->path);
         free(t);
@@ -178,7 +182,17 @@ int timerd_get_events(const struct timerd *t)
 
 size_t timerd_in_flight(const struct timerd *t)
 {
-        return t ? t->n_calls : 0;
+        return t ? t->n_calls + hold_count(&t->hold) : 0;
+}
+
+int timerd_get_timeout(const struct timerd *t, uint64_t *ret_usec)
+{
+        if (!t || !ret_usec)
+                return -EINVAL;
+        if (hold_next(&t->hold, ret_usec))
+                return 1;
+        *ret_usec = UINT64_MAX;
+        return 0;
 }
 
 static void set_error_name(struct timerd *t, const char *name)
@@ -216,10 +230,54 @@ static bool error_is_disconnect(int error)
                error == -ECONNABORTED || error == -TIMERD_E_DISCONNECTED;
 }
 
+static void run_held(struct timerd *t, const struct held_firing *h)
+{
+        t->n_released++;
+        t->dispatching++;
+        h->callback(t, 0, &h->firing, h->userdata);
+        t->dispatching--;
+}
+
+/* Run the callbacks of held firings: the due ones, or all of them. */
+static void deliver_held(struct timerd *t, bool all)
+{
+        struct held_firing h;
+
+        while (!t->closing && hold_take(&t->hold, all, &h))
+                run_held(t, &h);
+}
+
+int connection_hold(struct timerd *t, const struct timerd_firing *f,
+                    const struct connection_handler *h, bool stream)
+{
+        const struct held_firing item = {
+            .firing = *f,
+            .callback = (timerd_firing_callback)h->callback,
+            .userdata = h->userdata,
+            .stream = stream ? h : NULL,
+        };
+
+        if (hold_due(f) || hold_put(&t->hold, &item) < 0)
+                return 0;
+        t->n_held++;
+        return 1;
+}
+
+bool connection_release_stream(struct timerd *t, const struct connection_handler *h)
+{
+        struct held_firing held;
+
+        while (!t->closing && hold_take_stream(&t->hold, h, &held))
+                run_held(t, &held);
+        return !t->closing;
+}
+
 /*
- * After this the byte stream can no longer be trusted to be in step with the service. The first
- * call in flight learns the cause, the others that the connection is gone. The fd stays open
- * (an event loop may still watch it) but says end-of-stream from now on.
+ * After this the byte stream can no longer be trusted to be in step with the service. Firings
+ * still held go first, at once (their runs end with the connection), or with the next
+ * timerd_process() when a blocking call saw the break. Then the first call in flight learns the
+ * cause, the others that the connection is gone. The fd stays open (an event loop may still watch
+ * it) but says end-of-stream from now on.
  */
 static void connection_break(struct timerd *t, int cause)
 {
@@ -229,6 +287,9 @@ static void connection_break(struct timerd *t, int cause)
                 return;
         t->broken = true;
         (void)shutdown(t->fd, SHUT_RDWR);
+        /* Not from inside a blocking call: no callback runs there. */
+        if (!(t->first && t->first->blocking))
+                deliver_held(t, true);
         while (t->first && !t->closing) {
                 struct call *c = pop_call(t);
 
@@ -401,17 +462,20 @@ static int read_input(struct timerd *t)
 
 int timerd_process(struct timerd *t)
 {
+        uint64_t n_held, n_released;
         int n = 0, r = 0;
 
         if (!t)
                 return -EINVAL;
         if (t->dispatching > 0 || (t->first && t->first->blocking))
                 return -EBUSY;
-        if (t->broken)
-                return -TIMERD_E_DISCONNECTED;
 
+        n_held = t->n_held;
+        n_released = t->n_released;
         t->dispatching++;
         (void)flush_output(t);
+        /* Once broken, all: a break seen by a blocking call left them for here. */
+        deliver_held(t, t->broken);
         while (!t->closing && !t->broken) {
                 if (t->first && t->first->blocking)
                         break; /* a callback opened a blocking stream */
@@ -426,9 +490,13 @@ int timerd_process(struct timerd *t)
                 if (r <= 0)
                         break;
         }
-        /* Callbacks may have made calls. */
+        /* Held firings that came due meanwhile; callbacks may have made calls. */
+        if (!t->broken)
+                deliver_held(t, false);
         (void)flush_output(t);
         t->dispatching--;
+        /* Answers delivered: a held one counts when it is handed on. */
+        n += (int)(t->n_released - n_released) - (int)(t->n_held - n_held);
 
         if (t->closing) {
                 if (t->dispatching == 0)

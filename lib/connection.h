@@ -57,6 +57,19 @@ int connection_call_async(struct timerd *t, const char *method, json_object *par
 int connection_call(struct timerd *t, const char *method, json_object *parameters,
                     struct vl_reply *ret);
 
+/*
+ * An asynchronous firing that came before its deadline (lib/hold.h): keep it for
+ * timerd_process() to hand to h's callback when it is due. 1 when held; 0 when it is due now, or
+ * there is no memory to hold it: the caller delivers it at once. `stream`: h is a stream's, whose
+ * end must release it with connection_release_stream().
+ */
+int connection_hold(struct timerd *t, const struct timerd_firing *f,
+                    const struct connection_handler *h, bool stream);
+
+/* Before the error that ends h's stream: its held firings, at once. false when a callback closed t
+ * (then no further callback may run). */
+bool connection_release_stream(struct timerd *t, const struct connection_handler *h);
+
 /* Start a blocking `more` call; its replies are read with connection_next_in_stream(). */
 int connection_open_stream(struct timerd *t, const char *method, json_object *parameters);
 

@@ -2,10 +2,14 @@
 #include <errno.h>
 
 #include "connection.h"
+#include "hold.h"
 #include "varlink/names.h"
 #include "wire.h"
 
-/* Waiting for firings of notify timers: one Wait call, or a `more` stream of them. */
+/*
+ * Waiting for firings of notify timers: one Wait call, or a `more` stream of them. A firing that
+ * comes before its deadline (a handover) reaches the caller at the deadline (lib/hold.h).
+ */
 
 #define WAIT_METHOD VL_INTERFACE_TIMER ".Wait"
 
@@ -57,11 +61,14 @@ static int decode_firing(const struct vl_reply *reply, struct timerd_firing *ret
         return wire_decode_firing(firing, ret);
 }
 
+/* The firing of a blocking call, returned at its deadline. */
 static int decode_firing_reply(int r, struct vl_reply *reply, struct timerd_firing *ret)
 {
         if (r >= 0)
                 r = decode_firing(reply, ret);
         vl_reply_done(reply);
+        if (r >= 0)
+                hold_sleep(ret);
         return r;
 }
 
@@ -115,6 +122,11 @@ static int deliver_firing(struct timerd *t, int error, struct vl_reply *reply,
 
         if (error >= 0)
                 error = decode_firing(reply, &firing);
+        if (error >= 0 && connection_hold(t, &firing, h, reply->continues) > 0)
+                return 0;
+        /* An error ends a stream: what it held comes first. */
+        if (error < 0 && !connection_release_stream(t, h))
+                return 0;
         ((timerd_firing_callback)h->callback)(t, error, error >= 0 ? &firing : NULL, h->userdata);
         return error == -TIMERD_E_PROTOCOL ? error : 0;
 }

@@ -45,7 +45,8 @@ int wire_add_declaration(json_object *parameters, const struct timerd_declaratio
             add_nonzero_u64(obj, "accuracy_usec", d->accuracy_usec) < 0 ||
             add_nonzero_u64(obj, "signal", (uint64_t)d->signal) < 0 ||
             (!d->catch_up && vl_add_bool(obj, "catch_up", false) < 0) ||
-            add_nonzero_u64(obj, "randomized_delay_usec", d->randomized_delay_usec) < 0)
+            add_nonzero_u64(obj, "randomized_delay_usec", d->randomized_delay_usec) < 0 ||
+            add_nonzero_u64(obj, "handover_usec", d->handover_usec) < 0)
                 return -ENOMEM;
         return 0;
 }
@@ -244,7 +245,8 @@ static int decode_declaration(json_object *obj, struct timerd_declaration *ret)
             get_default_u64(obj, "accuracy_usec", &ret->accuracy_usec) < 0 ||
             get_default_u64(obj, "signal", &signal) < 0 || signal > INT_MAX ||
             get_default_bool(obj, "catch_up", true, &ret->catch_up) < 0 ||
-            get_default_u64(obj, "randomized_delay_usec", &ret->randomized_delay_usec) < 0)
+            get_default_u64(obj, "randomized_delay_usec", &ret->randomized_delay_usec) < 0 ||
+            get_default_u64(obj, "handover_usec", &ret->handover_usec) < 0)
                 return -TIMERD_E_PROTOCOL;
         ret->signal = (int)signal;
 

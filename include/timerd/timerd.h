@@ -106,6 +106,15 @@ struct timerd_declaration {
         bool catch_up;
         /* Delay such a catch-up firing by a random part of this. */
         uint64_t randomized_delay_usec;
+        /*
+         * Early handover, notify timers only: at most TIMERD_HANDOVER_MAX_USEC (1 s) and shorter
+         * than the cadence. The service starts the run up to this long before the deadline and
+         * sends the firing at once; libtimerd holds it and hands it to the program at its
+         * deadline_usec, on the program's own clock. A firing then costs the program one wake-up
+         * of lateness, as an in-process timer does, instead of the service's and then its own.
+         * A Cancel or Reschedule made inside this window finds the run already started. 0: none.
+         */
+        uint64_t handover_usec;
 };
 
 /* A once, transient, notify, monotonic declaration with no cadence, that catches up. */
@@ -247,13 +256,21 @@ struct timerd_firing {
  * Block for the next firing of one of the caller's notify timers (among `names` if n_names > 0).
  * timeout_usec 0: no timeout (-TIMERD_E_TIMEOUT otherwise when it passes). Each firing starts a
  * run, which the caller ends with timerd_complete().
+ *
+ * A firing is returned at or after its deadline_usec on its clock (the alarm clocks count like
+ * boottime and realtime): one handed over early (handover_usec) is held until then on a timerfd,
+ * through signals. The timeout bounds the wait for the firing, not that hold: a firing handed
+ * over just before the timeout is returned at its deadline, up to its handover later.
  */
 int timerd_wait(struct timerd *t, const char *const *names, size_t n_names, uint64_t timeout_usec,
                 struct timerd_firing *ret);
 
 /*
  * A stream of firings on this connection: start it once, then read each firing with
- * timerd_wait_next(). While a stream is open the connection is used only for it. The stream ends
+ * timerd_wait_next(), which holds an early firing until its deadline like timerd_wait(); firings
+ * come in the order the service handed them over, so with different handovers on one stream a
+ * firing may wait behind one due later. While a stream is open the connection is used only for
+ * it. The stream ends
  * with an error (-TIMERD_E_SHUTTING_DOWN when the service stops; -TIMERD_E_PROTOCOL for a firing
  * that cannot be decoded, which also breaks the connection); timerd_wait_next() returns -EINVAL
  * once it has ended.
@@ -403,7 +420,8 @@ int timerd_subscribe_next(struct timerd *t, struct timerd_event *ret);
 /*
  * Any varlink call, for tools: parameters_json is a JSON object text (NULL for {}). On success
  * *ret_reply_json gets the reply's parameters as malloc'd JSON text. A varlink error returns its
- * typed code and leaves the error's parameters in *ret_reply_json.
+ * typed code and leaves the error's parameters in *ret_reply_json. Answers come as the service
+ * sent them: a Wait's firing is not held until its deadline.
  */
 int timerd_call_raw(struct timerd *t, const char *method, const char *parameters_json,
                     char **ret_reply_json);
@@ -433,12 +451,23 @@ int timerd_get_fd(const struct timerd *t);
 /* poll.h's POLLIN, | POLLOUT while output is buffered; 0 once broken. */
 int timerd_get_events(const struct timerd *t);
 /*
- * Write, read and dispatch without blocking. Returns the number of answers delivered, or
- * -TIMERD_E_DISCONNECTED once the connection broke (the callbacks of the calls in flight have
- * then run with that error), -EBUSY from a callback or while a blocking stream is open.
+ * Firings that came before their deadline (handover_usec) are held, and timerd_process() hands
+ * them to their callbacks once their deadline_usec has come on their clock: the event loop must
+ * then wake up without the fd being ready. This is when: the absolute CLOCK_MONOTONIC time in
+ * microseconds (like sd_bus_get_timeout(); round up if the loop's timeout is coarser), and 1; or
+ * 0 and UINT64_MAX when nothing is held. Ask again after each timerd_process().
+ * A held firing goes to its callback at once instead when the connection breaks (its run ends
+ * with it) or, for a stream, before the error that ends the stream; timerd_close() drops it.
+ */
+int timerd_get_timeout(const struct timerd *t, uint64_t *ret_usec);
+/*
+ * Write, read and dispatch without blocking, and deliver the held firings that are due. Returns
+ * the number of answers delivered, or -TIMERD_E_DISCONNECTED once the connection broke (the
+ * callbacks of the calls in flight have then run with that error), -EBUSY from a callback or
+ * while a blocking stream is open.
  */
 int timerd_process(struct timerd *t);
-/* Calls whose answers (or, for a stream, whose end) are still to come. */
+/* Calls whose answers (or, for a stream, whose end) are still to come, and held firings. */
 size_t timerd_in_flight(const struct timerd *t);
 
 /* Ask for a stream of answers: each comes to the callback; the last one has continues false. */
@@ -487,13 +516,14 @@ int timerd_complete_async(struct timerd *t, const struct timerd_token *token,
                           enum timerd_outcome outcome, enum timerd_directive directive,
                           uint64_t duration_usec, timerd_done_callback callback, void *userdata);
 int timerd_status_async(struct timerd *t, timerd_status_callback callback, void *userdata);
-/* One firing. */
+/* One firing, at its deadline: an early one is held (timerd_get_timeout()). */
 int timerd_wait_async(struct timerd *t, const char *const *names, size_t n_names,
                       uint64_t timeout_usec, timerd_firing_callback callback, void *userdata);
 /*
  * Streams: the callback runs once per firing (event), and a last time with an error when the
  * stream ends (timerd ends its streams only with an error). A firing that cannot be decoded
- * ends the stream with -TIMERD_E_PROTOCOL and breaks the connection.
+ * ends the stream with -TIMERD_E_PROTOCOL and breaks the connection. Firings are held until
+ * their deadline like timerd_wait_async()'s, so they reach the callback in deadline order.
  */
 int timerd_wait_stream_async(struct timerd *t, const char *const *names, size_t n_names,
                              timerd_firing_callback callback, void *userdata);

@@ -28,8 +28,9 @@
         "{\"owner\":1000,\"name\":\"backup\",\"declaration\":{\"policy\":\"interval\","            \
         "\"cadence_usec\":300000000,\"clock\":\"boottime_alarm\",\"lifetime\":\"retained\","       \
         "\"delivery\":\"signal\",\"accuracy_usec\":1000,\"signal\":12,\"catch_up\":false,"         \
-        "\"randomized_delay_usec\":60000000},\"generation\":3,\"state\":\"failed\","               \
-        "\"failure\":\"provider_binding\",\"next_usec\":5000000,\"remaining_usec\":250000,"        \
+        "\"randomized_delay_usec\":60000000,\"handover_usec\":2000},\"generation\":3,"             \
+        "\"state\":\"failed\",\"failure\":\"provider_binding\",\"next_usec\":5000000,"             \
+        "\"remaining_usec\":250000,"                                                               \
         "\"run\":7,\"run_active\":true,\"pending\":true,\"runs\":12,"                              \
         "\"consecutive_expected_failures\":2,\"overruns\":5,\"last_start_usec\":4000000,"          \
         "\"last_finish_usec\":4100000,\"last_outcome\":\"expected_failure\","                      \
@@ -93,6 +94,10 @@ static const struct fake_step register_script[] = {
               "\"lifetime\":\"retained\",\"delivery\":\"signal\",\"signal\":10,"
               "\"catch_up\":false,\"randomized_delay_usec\":5000000}}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"d\",\"generation\":1}}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"e\","
+              "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
+              "\"lifetime\":\"transient\",\"delivery\":\"notify\",\"handover_usec\":1500}}}"),
+    FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"e\",\"generation\":1}}}"),
 };
 
 static void test_register(void **state)
@@ -132,6 +137,11 @@ static void test_register(void **state)
         assert_int_equal(timerd_register(t, "d", &d, NULL, false, &claim), 0);
         d.signal = -1;
         assert_int_equal(timerd_register(t, "d", &d, NULL, false, &claim), -EINVAL);
+
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 0);
+        assert_int_equal(d.handover_usec, 0);
+        d.handover_usec = 1500;
+        assert_int_equal(timerd_register(t, "e", &d, NULL, false, &claim), 0);
         finish(t, s);
 }
 
@@ -354,6 +364,7 @@ static void test_get(void **state)
         assert_int_equal(timer.declaration.signal, 12);
         assert_false(timer.declaration.catch_up);
         assert_int_equal(timer.declaration.randomized_delay_usec, 60000000);
+        assert_int_equal(timer.declaration.handover_usec, 2000);
         assert_int_equal(timer.generation, 3);
         assert_int_equal(timer.state, TIMERD_STATE_FAILED);
         assert_int_equal(timer.failure, TIMERD_FAILURE_PROVIDER_BINDING);
@@ -385,6 +396,7 @@ static void test_get(void **state)
         assert_int_equal(timer.declaration.signal, 0);
         assert_true(timer.declaration.catch_up);
         assert_int_equal(timer.declaration.randomized_delay_usec, 0);
+        assert_int_equal(timer.declaration.handover_usec, 0);
         assert_int_equal(timer.state, TIMERD_STATE_INACTIVE);
         assert_int_equal(timer.failure, TIMERD_FAILURE_NONE);
         assert_false(timer.has_next);

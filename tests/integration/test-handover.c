@@ -3,10 +3,12 @@
 /*
  * Early handover against the real timerd: a notify timer with handover_usec fires that much
  * before its deadline, the firing says the deadline itself, bad handovers are refused with typed
- * errors and change nothing, and Get/List report the field.
+ * errors and change nothing, and Get/List report the field. libtimerd hands the early firing to
+ * the program at its deadline, blocking and asynchronously.
  */
 
 #include <json-c/json.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +25,9 @@
 #define MS         1000ull
 #define SEC        1000000ull
 #define TIMEOUT_MS 5000
+/* How late libtimerd may hand on a held firing before the test calls it wrong: generous, the
+ * machines are shared. It is one wake-up of the test's own thread. */
+#define LATE_BOUND (200 * MS)
 
 static void send_msg(int fd, const char *json)
 {
@@ -227,6 +232,121 @@ static void test_get_and_list_report_the_handover(void **state)
         close(fd);
 }
 
+static void register_early(struct timerd *t, const char *name, enum timerd_policy policy,
+                           uint64_t cadence, uint64_t handover, uint64_t deadline)
+{
+        struct timerd_declaration d;
+        struct timerd_claim claim;
+
+        timerd_declaration_init(&d, policy, cadence);
+        d.handover_usec = handover;
+        assert_int_equal(timerd_register(t, name, &d,
+                                         &(struct timerd_start){TIMERD_START_AT, deadline}, false,
+                                         &claim),
+                         0);
+}
+
+static void assert_at_deadline(const struct timerd_firing *f, uint64_t deadline, uint64_t now)
+{
+        assert_int_equal(f->deadline_usec, deadline);
+        /* Handed over early, handed on at the deadline. */
+        assert_true(f->fired_usec < deadline);
+        assert_true(now >= deadline);
+        assert_true(now < deadline + LATE_BOUND);
+}
+
+/* timerd_wait() returns the early firing at its deadline, also when that is past its timeout:
+ * the timeout bounds the wait for the firing, not the hold. */
+static void test_libtimerd_wait_returns_at_the_deadline(void **state)
+{
+        struct timerd *t = harness_connect(*state), *control = harness_connect(*state);
+        uint64_t deadline = harness_now_usec() + 300 * MS;
+        struct timerd_firing f;
+        struct timerd_timer timer;
+
+        register_early(t, "held", TIMERD_POLICY_ONCE, 0, 250 * MS, deadline);
+        assert_int_equal(timerd_get(t, "held", TIMERD_OWNER_SELF, &timer), 0);
+        assert_int_equal(timer.declaration.handover_usec, 250 * MS);
+        assert_int_equal(timerd_wait(t, (const char *[]){"held"}, 1, 200 * MS, &f), 0);
+        assert_at_deadline(&f, deadline, harness_now_usec());
+        assert_int_equal(
+            timerd_complete(t, &f.token, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+
+        /* A stream: each firing of an interval at its own deadline (its runs completed on a
+         * second connection, the stream holds the first). */
+        deadline = harness_now_usec() + 200 * MS;
+        register_early(control, "tick", TIMERD_POLICY_INTERVAL, 100 * MS, 50 * MS, deadline);
+        assert_int_equal(timerd_wait_stream(t, (const char *[]){"tick"}, 1), 0);
+        for (int i = 0; i < 3; i++) {
+                assert_int_equal(timerd_wait_next(t, &f), 0);
+                assert_at_deadline(&f, deadline + (uint64_t)i * 100 * MS, harness_now_usec());
+                assert_int_equal(timerd_complete(control, &f.token, TIMERD_OUTCOME_SUCCESS,
+                                                 TIMERD_DIRECTIVE_CONTINUE, 0),
+                                 0);
+        }
+        timerd_close(t);
+        timerd_close(control);
+}
+
+struct held_log {
+        size_t n;
+        struct timerd_firing firing[4];
+        uint64_t at[4];
+        int error;
+};
+
+static void on_firing(struct timerd *t, int error, const struct timerd_firing *firing,
+                      void *userdata)
+{
+        struct held_log *log = userdata;
+
+        (void)t;
+        if (error < 0) {
+                log->error = error;
+                return;
+        }
+        assert_true(log->n < 4);
+        log->firing[log->n] = *firing;
+        log->at[log->n] = harness_now_usec();
+        log->n++;
+}
+
+/* The asynchronous mode: the event loop wakes at timerd_get_timeout() and timerd_process() hands
+ * each early firing on at its deadline. */
+static void test_async_delivers_at_the_deadline(void **state)
+{
+        struct timerd *waiter = harness_connect(*state);
+        struct timerd *control = harness_connect(*state);
+        uint64_t deadline = harness_now_usec() + 300 * MS, give_up = deadline + 10 * SEC;
+        struct held_log log = {};
+        bool held = false;
+
+        register_early(control, "a1", TIMERD_POLICY_ONCE, 0, 200 * MS, deadline);
+        register_early(control, "a2", TIMERD_POLICY_ONCE, 0, 200 * MS, deadline + 50 * MS);
+        assert_int_equal(timerd_wait_stream_async(waiter, NULL, 0, on_firing, &log), 0);
+        while (log.n < 2) {
+                struct pollfd p = {.fd = timerd_get_fd(waiter),
+                                   .events = (short)timerd_get_events(waiter)};
+                uint64_t now = harness_now_usec(), wake = give_up;
+
+                assert_true(now < give_up);
+                if (timerd_get_timeout(waiter, &wake) > 0) {
+                        held = true;
+                        assert_true(wake <= deadline + 50 * MS);
+                }
+                assert_true(poll(&p, 1, wake > now ? (int)((wake - now + MS - 1) / MS) : 0) >= 0);
+                assert_true(timerd_process(waiter) >= 0);
+        }
+        assert_true(held);
+        assert_int_equal(log.error, 0);
+        assert_string_equal(log.firing[0].token.name, "a1");
+        assert_at_deadline(&log.firing[0], deadline, log.at[0]);
+        assert_string_equal(log.firing[1].token.name, "a2");
+        assert_at_deadline(&log.firing[1], deadline + 50 * MS, log.at[1]);
+        timerd_close(waiter);
+        timerd_close(control);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -235,6 +355,10 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_invalid_handovers_change_nothing, harness_setup,
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_get_and_list_report_the_handover, harness_setup,
+                                            harness_teardown),
+            cmocka_unit_test_setup_teardown(test_libtimerd_wait_returns_at_the_deadline,
+                                            harness_setup, harness_teardown),
+            cmocka_unit_test_setup_teardown(test_async_delivers_at_the_deadline, harness_setup,
                                             harness_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
