@@ -18,9 +18,9 @@ _timerctl()
         local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
         local verbs="list show status add reconcile schedule reschedule cancel kick remove wait sleep monitor"
         local global="--socket --json --json=short --json=pretty --json=off --no-pager --help --version"
-        local declaring="--once --every --watchdog --interval --retained --transient --clock --delivery --accuracy --no-catch-up --randomized-delay --in --at"
-        local with_argument=" --socket --every --watchdog --interval --clock --accuracy --delivery --randomized-delay --in --at --desired --cadence -p --property -n --count --timeout --alarm "
-        local properties="owner name policy cadence_usec clock lifetime delivery accuracy_usec signal catch_up randomized_delay_usec generation state failure next_usec remaining_usec run run_active pending runs consecutive_expected_failures overruns last_start_usec last_finish_usec last_outcome last_duration_usec total_duration_usec"
+        local declaring="--once --every --watchdog --interval --retained --transient --clock --delivery --accuracy --no-catch-up --randomized-delay --handover --in --at"
+        local with_argument=" --socket --every --watchdog --interval --clock --accuracy --delivery --randomized-delay --handover --in --at --desired --cadence -p --property -n --count --timeout --alarm "
+        local properties="owner name policy cadence_usec clock lifetime delivery accuracy_usec signal catch_up randomized_delay_usec handover_usec generation state failure next_usec remaining_usec run run_active pending runs consecutive_expected_failures overruns last_start_usec last_finish_usec last_outcome last_duration_usec total_duration_usec"
         local -A verb_options=(
                 [list]="-a --all --no-legend"
                 [show]="-p --property --value"
@@ -89,8 +89,8 @@ _timerctl()
                 __timerctl_reply "$properties" "$cur"
                 return
                 ;;
-        --every | --watchdog | --interval | --accuracy | --randomized-delay | --in | --at | \
-                --cadence | --timeout | --alarm | -n | --count)
+        --every | --watchdog | --interval | --accuracy | --randomized-delay | --handover | --in | \
+                --at | --cadence | --timeout | --alarm | -n | --count)
                 return # a span, a time or a number: nothing to offer
                 ;;
         esac

@@ -31,6 +31,8 @@
         "                       than fire it once when it starts\n"                                \
         "  --randomized-delay SPAN\n"                                                              \
         "                       Delay such a catch-up firing by a random part of SPAN\n"           \
+        "  --handover SPAN      Hand each firing over up to SPAN (at most 1s) early;\n"            \
+        "                       the waiting client holds it until the deadline\n"                  \
         "  --in SPAN            First firing SPAN from now\n"                                      \
         "  --at TIME            First firing at TIME\n"
 
@@ -53,9 +55,10 @@ static const char *const verb_help[VERB_MAX] = {
                   "                       or separate names with commas): owner, name, policy,\n"
                   "                       cadence_usec, clock, lifetime, delivery,\n"
                   "                       accuracy_usec, signal, catch_up,\n"
-                  "                       randomized_delay_usec, generation, state, failure,\n"
-                  "                       next_usec, remaining_usec, run, run_active, pending,\n"
-                  "                       runs, consecutive_expected_failures, overruns,\n"
+                  "                       randomized_delay_usec, handover_usec, generation,\n"
+                  "                       state, failure, next_usec, remaining_usec, run,\n"
+                  "                       run_active, pending, runs,\n"
+                  "                       consecutive_expected_failures, overruns,\n"
                   "                       last_start_usec, last_finish_usec, last_outcome,\n"
                   "                       last_duration_usec, total_duration_usec\n"
                   "  --value              With -p: only the values\n"

@@ -64,6 +64,7 @@ enum option_id {
         OPTION_DELIVERY,
         OPTION_NO_CATCH_UP,
         OPTION_RANDOMIZED_DELAY,
+        OPTION_HANDOVER,
         OPTION_IN,
         OPTION_AT,
         OPTION_DESIRED,
@@ -93,6 +94,7 @@ static const struct option long_options[] = {
     {"delivery", required_argument, NULL, OPTION_DELIVERY},
     {"no-catch-up", no_argument, NULL, OPTION_NO_CATCH_UP},
     {"randomized-delay", required_argument, NULL, OPTION_RANDOMIZED_DELAY},
+    {"handover", required_argument, NULL, OPTION_HANDOVER},
     {"in", required_argument, NULL, OPTION_IN},
     {"at", required_argument, NULL, OPTION_AT},
     {"desired", required_argument, NULL, OPTION_DESIRED},
@@ -127,6 +129,7 @@ static unsigned option_verbs(int option)
         case OPTION_DELIVERY:
         case OPTION_NO_CATCH_UP:
         case OPTION_RANDOMIZED_DELAY:
+        case OPTION_HANDOVER:
                 return DECLARING;
         case OPTION_CLOCK:
                 return DECLARING | VERB_BIT(VERB_SLEEP);
@@ -361,6 +364,8 @@ static int parse_option(int c, int argc, char *argv[], struct options *o)
         case OPTION_RANDOMIZED_DELAY:
                 return parse_span("--randomized-delay", optarg,
                                   &o->declaration.randomized_delay_usec);
+        case OPTION_HANDOVER:
+                return parse_span("--handover", optarg, &o->declaration.handover_usec);
         case OPTION_IN:
                 return set_in(o, optarg);
         case OPTION_AT:

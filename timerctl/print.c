@@ -357,6 +357,7 @@ static void print_declaration(FILE *f, const struct timerd_declaration *d)
         print_span_field(f, "Accuracy", d->accuracy_usec);
         print_field(f, "Catch-up", d->catch_up ? "yes" : "no");
         print_span_field(f, "Randomized delay", d->randomized_delay_usec);
+        print_span_field(f, "Handover", d->handover_usec);
 }
 
 void print_timer(FILE *f, const struct timerd_timer *timer, const struct clocks *now)
@@ -442,13 +443,15 @@ void print_firing(FILE *f, const struct timerd_firing *firing, const struct cloc
 {
         char fired[TIMESTAMP_MAX], late[TIMESPAN_FORMAT_MAX];
 
-        fprintf(f, "%s: run %" PRIu64 " fired %s, %s late", firing->token.name, firing->token.run,
-                format_timestamp(fired, now, firing->clock, firing->fired_usec),
-                timespan_format(late,
-                                firing->fired_usec > firing->deadline_usec
-                                    ? firing->fired_usec - firing->deadline_usec
-                                    : 0,
-                                1));
+        fprintf(f, "%s: run %" PRIu64 " fired %s, ", firing->token.name, firing->token.run,
+                format_timestamp(fired, now, firing->clock, firing->fired_usec));
+        /* A handover fires early; the wait returned it at the deadline all the same. */
+        if (firing->fired_usec < firing->deadline_usec)
+                fprintf(f, "%s early (handover)",
+                        timespan_format(late, firing->deadline_usec - firing->fired_usec, 1));
+        else
+                fprintf(f, "%s late",
+                        timespan_format(late, firing->fired_usec - firing->deadline_usec, 1));
         if (firing->overruns > 0)
                 fprintf(f, ", %" PRIu64 " overruns", firing->overruns);
         fputc('\n', f);

@@ -19,6 +19,7 @@ enum property {
         PROPERTY_SIGNAL,
         PROPERTY_CATCH_UP,
         PROPERTY_RANDOMIZED_DELAY_USEC,
+        PROPERTY_HANDOVER_USEC,
         PROPERTY_GENERATION,
         PROPERTY_STATE,
         PROPERTY_FAILURE,
@@ -51,6 +52,7 @@ static const char *const property_table[PROPERTY_MAX] = {
     [PROPERTY_SIGNAL] = "signal",
     [PROPERTY_CATCH_UP] = "catch_up",
     [PROPERTY_RANDOMIZED_DELAY_USEC] = "randomized_delay_usec",
+    [PROPERTY_HANDOVER_USEC] = "handover_usec",
     [PROPERTY_GENERATION] = "generation",
     [PROPERTY_STATE] = "state",
     [PROPERTY_FAILURE] = "failure",
@@ -139,6 +141,9 @@ static void print_value(FILE *f, const struct timerd_timer *t, enum property p)
                 break;
         case PROPERTY_RANDOMIZED_DELAY_USEC:
                 print_u64(f, true, d->randomized_delay_usec);
+                break;
+        case PROPERTY_HANDOVER_USEC:
+                print_u64(f, true, d->handover_usec);
                 break;
         case PROPERTY_GENERATION:
                 print_u64(f, true, t->generation);

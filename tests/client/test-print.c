@@ -277,6 +277,7 @@ static void test_show(void **state)
         assert_non_null(strstr(text, "          Delivery: notify\n"));
         assert_non_null(strstr(text, "          Catch-up: yes\n"));
         assert_non_null(strstr(text, "  Randomized delay: 0\n"));
+        assert_non_null(strstr(text, "          Handover: 0\n"));
         assert_non_null(strstr(text, "             State: failed (provider-binding)\n"));
         assert_non_null(
             strstr(text, "              Next: Tue 2023-11-14 22:14:50 UTC (1min 30s left)\n"));
@@ -290,7 +291,9 @@ static void test_show(void **state)
         timer.declaration.delivery = TIMERD_DELIVERY_SIGNAL;
         timer.declaration.catch_up = false;
         timer.declaration.randomized_delay_usec = 30 * SEC;
+        timer.declaration.handover_usec = 1500;
         CAPTURE(text, print_timer(f, &timer, &now));
+        assert_non_null(strstr(text, "          Handover: 1ms 500us\n"));
         assert_non_null(strstr(text, "          Delivery: signal SIGALRM\n"));
         assert_non_null(strstr(text, "          Catch-up: no\n"));
         assert_non_null(strstr(text, "  Randomized delay: 30s\n"));

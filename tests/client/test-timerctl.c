@@ -206,6 +206,8 @@ static const struct usage_case usage_cases[] = {
     {{"add", "a", "--once", "--accuracy", "fast"}, "--accuracy: \"fast\": not a time span"},
     {{"add", "a", "--once", "--randomized-delay", "x"},
      "--randomized-delay: \"x\": not a time span"},
+    {{"add", "a", "--once", "--handover", "soon"}, "--handover: \"soon\": not a time span"},
+    {{"list", "--handover", "1ms"}, "option \"--handover\" is only valid with add, reconcile"},
     {{"list", "--no-catch-up"}, "option \"--no-catch-up\" is only valid with add, reconcile"},
     {{"add", "a", "--once", "--retained", "--transient"},
      "--retained and --transient cannot be combined"},
@@ -376,6 +378,15 @@ static const struct fake_step show_script[] = {
     FAKE_REPLY(GET_BACKUP_REPLY),
 };
 
+static const struct fake_step show_handover_script[] = {
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"timer\":{\"owner\":1000,\"name\":\"fast\",\"declaration\":"
+               "{\"policy\":\"once\",\"handover_usec\":1500},\"generation\":3,"
+               "\"state\":\"scheduled\",\"run\":0,\"run_active\":false,\"pending\":false,"
+               "\"runs\":0,\"consecutive_expected_failures\":0,\"overruns\":0,"
+               "\"last_duration_usec\":0,\"total_duration_usec\":0}}}"),
+};
+
 static void test_show(void **state)
 {
         json_object *printed, *timer;
@@ -517,6 +528,14 @@ static const struct fake_step add_no_catch_up_script[] = {
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"nightly\",\"generation\":1}}}"),
 };
 
+static const struct fake_step add_handover_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"fast\","
+              "\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":10000,"
+              "\"clock\":\"monotonic\",\"lifetime\":\"retained\",\"delivery\":\"notify\","
+              "\"handover_usec\":1500}}}"),
+    FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"fast\",\"generation\":1}}}"),
+};
+
 static const struct fake_step add_watchdog_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"dog\","
               "\"declaration\":{\"policy\":\"watchdog\",\"cadence_usec\":30000000,"
@@ -548,6 +567,11 @@ static void test_add(void **state)
 
         run = RUN_AGAINST(add_no_catch_up_script, "add", "nightly", "--every", "1d", "--clock",
                           "realtime", "--no-catch-up", "--randomized-delay", "10min");
+        assert_exit(&run, 0);
+        run_done(&run);
+
+        run = RUN_AGAINST(add_handover_script, "add", "fast", "--interval", "10ms", "--handover",
+                          "1.5ms");
         assert_exit(&run, 0);
         run_done(&run);
 
@@ -661,6 +685,16 @@ static const struct fake_step wait_script[] = {
     FAKE_REPLY(EMPTY_REPLY),
 };
 
+/* Handed over 1 ms before a deadline long past: nothing to hold. */
+static const struct fake_step wait_early_script[] = {
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"firing\":{\"token\":" TOKEN_BACKUP ",\"clock\":\"realtime\","
+               "\"deadline_usec\":1700000000000000,\"fired_usec\":1699999999999000,"
+               "\"overruns\":0}}}"),
+    FAKE_CALL(COMPLETE_BACKUP),
+    FAKE_REPLY(EMPTY_REPLY),
+};
+
 static const struct fake_step wait_timeout_script[] = {
     FAKE_ANY_CALL,
     FAKE_REPLY("{\"error\":\"io.timerd.Timer.Timeout\",\"parameters\":{}}"),
@@ -685,6 +719,12 @@ static void test_wait(void **state)
         assert_string_equal(run.out,
                             "backup: run 7 fired Tue 2023-11-14 22:13:20 UTC, 2ms 500us late\n"
                             "backup: run 7 fired Tue 2023-11-14 22:13:20 UTC, 2ms 500us late\n");
+        run_done(&run);
+
+        run = RUN_AGAINST(wait_early_script, "wait", "backup");
+        assert_exit(&run, 0);
+        assert_string_equal(
+            run.out, "backup: run 7 fired Tue 2023-11-14 22:13:19 UTC, 1ms early (handover)\n");
         run_done(&run);
 
         run = RUN_AGAINST(wait_script, "wait", "backup", "other", "-n", "2", "--json");
@@ -1048,6 +1088,11 @@ static void test_show_properties(void **state)
                           "randomized_delay_usec");
         assert_exit(&run, 0);
         assert_string_equal(run.out, "signal=\ncatch_up=yes\nrandomized_delay_usec=0\n");
+        run_done(&run);
+
+        run = RUN_AGAINST(show_handover_script, "show", "fast", "-p", "handover_usec");
+        assert_exit(&run, 0);
+        assert_string_equal(run.out, "handover_usec=1500\n");
         run_done(&run);
 
         run = RUN_AGAINST(show_script, "show", "backup", "-p", "cadence_usec", "--value");

@@ -174,6 +174,27 @@ ctl wait first second --count 2 --json >"$dir/out"
 expect_exit 6 ctl wait nothing --timeout 200ms
 contains "$dir/err" "timerctl: wait: no firing within 200ms"
 
+## --handover: shown, refused where it cannot be, and wait holds the early firing to its deadline.
+ctl add early --once 600ms --handover 400ms --clock realtime
+[ "$(ctl show early -p handover_usec --value)" = 400000 ] || fail "--handover"
+contains <(ctl show early) "Handover: 400ms"
+[ "$(ctl list --json | json '[t["declaration"]["handover_usec"] for t in d["timers"] if t["name"] == "early"][0]')" = 400000 ] ||
+        fail "list --json shows the handover"
+ctl wait early --json >"$dir/out"
+returned=$(date +%s%6N)
+deadline=$(json 'd["firing"]["deadline_usec"]' <"$dir/out")
+fired=$(json 'd["firing"]["fired_usec"]' <"$dir/out")
+[ "$fired" -lt "$deadline" ] || fail "the firing was not handed over early: $(cat "$dir/out")"
+[ "$returned" -ge "$deadline" ] || fail "wait returned $((deadline - returned))us before the deadline"
+expect_exit 1 ctl add long --once 1s --handover 2s
+contains "$dir/err" "(org.varlink.service.InvalidParameter)"
+expect_exit 1 ctl add rung --once 1s --delivery alarm --handover 1ms
+contains "$dir/err" "(org.varlink.service.InvalidParameter)"
+expect_exit 1 ctl add fast --interval 10ms --handover 10ms
+contains "$dir/err" "(io.timerd.Timer.InvalidSchedule)"
+expect_exit 3 ctl show long
+expect_exit 2 ctl add bad --once 1s --handover soon
+
 ## sleep: elapsed, or interrupted by an alarm of the same connection.
 ctl sleep 100ms | grep -q "^Slept 1[0-9][0-9]ms\.$" || fail "sleep"
 ctl sleep 2s --alarm 100ms >"$dir/out"
@@ -256,6 +277,7 @@ complete_words() {
 [ "$(complete_words timerctl re | tr '\n' ' ')" = "reconcile reschedule remove " ] ||
         fail "completion of verbs: $(complete_words timerctl re)"
 complete_words timerctl add x --ev | grep -qx -- --every || fail "completion of add's options"
+complete_words timerctl add x --hand | grep -qx -- --handover || fail "completion of --handover"
 complete_words timerctl show x --pr | grep -qx -- --property || fail "completion of show's options"
 ! complete_words timerctl list --ev | grep -q . || fail "list offers add's options"
 [ "$(complete_words timerctl add x --clock boot | tr '\n' ' ')" = "boottime boottime-alarm " ] ||
