@@ -66,8 +66,8 @@ int connection_call(struct timerd *t, const char *method, json_object *parameter
 int connection_hold(struct timerd *t, const struct timerd_firing *f,
                     const struct connection_handler *h, bool stream);
 
-/* Before the error that ends h's stream: its held firings, at once. false when a callback closed t
- * (then no further callback may run). */
+/* Before the last answer of h's call (a stream's is its end): the firings held from it, at once.
+ * false when a callback closed t (then no further callback may run). */
 bool connection_release_stream(struct timerd *t, const struct connection_handler *h);
 
 /* Start a blocking `more` call; its replies are read with connection_next_in_stream(). */

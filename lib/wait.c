@@ -119,13 +119,15 @@ static int deliver_firing(struct timerd *t, int error, struct vl_reply *reply,
                           const struct connection_handler *h)
 {
         struct timerd_firing firing;
+        bool last;
 
         if (error >= 0)
                 error = decode_firing(reply, &firing);
-        if (error >= 0 && connection_hold(t, &firing, h, reply->continues) > 0)
+        /* The last answer of a call (a stream ends with an error): what its stream held first. */
+        last = error < 0 || !reply->continues;
+        if (last && !connection_release_stream(t, h))
                 return 0;
-        /* An error ends a stream: what it held comes first. */
-        if (error < 0 && !connection_release_stream(t, h))
+        if (error >= 0 && connection_hold(t, &firing, h, !last) > 0)
                 return 0;
         ((timerd_firing_callback)h->callback)(t, error, error >= 0 ? &firing : NULL, h->userdata);
         return error == -TIMERD_E_PROTOCOL ? error : 0;

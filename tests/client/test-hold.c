@@ -233,6 +233,14 @@ static void test_stream_end_releases_held(void **state)
             FAKE_ANY_CALL,          FAKE_REPLY(replies[0]), FAKE_REPLY(replies[1]),
             FAKE_REPLY(replies[2]), FAKE_REPLY(replies[3]), FAKE_EXPECT_CLOSE,
         };
+        char *last = firing_reply(5, "monotonic", 1, false);
+        /* A stream that ends with a firing rather than an error (timerd never does). */
+        const struct fake_step last_script[] = {
+            FAKE_ANY_CALL,
+            FAKE_REPLY(replies[0]),
+            FAKE_REPLY(last),
+            FAKE_EXPECT_CLOSE,
+        };
         const struct fake_step end_script[] = {
             FAKE_ANY_CALL,
             FAKE_REPLY(replies[0]),
@@ -266,6 +274,19 @@ static void test_stream_end_releases_held(void **state)
         assert_int_equal(timerd_in_flight(t), 0);
         timerd_close(t);
         fake_server_finish(s);
+
+        /* So does its last answer: nothing stays held for a call that is gone. */
+        log = (struct log){};
+        s = fake_server_start(last_script, ELEMENTSOF(last_script));
+        t = connect_to(s);
+        assert_int_equal(timerd_wait_stream_async(t, NULL, 0, on_firing, &log), 0);
+        assert_true(run_loop(t, &log, 2) > 0);
+        assert_int_equal(log.run[0], 1);
+        assert_int_equal(log.run[1], 5);
+        assert_int_equal(timerd_in_flight(t), 0);
+        timerd_close(t);
+        fake_server_finish(s);
+        free(last);
         for (size_t i = 0; i < ELEMENTSOF(replies); i++)
                 free(replies[i]);
 }
