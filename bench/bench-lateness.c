@@ -8,9 +8,9 @@
  * (the service fires at the deadline) and with a 1 ms handover (it fires 1 ms early and
  * libtimerd holds the firing until the deadline on the client's own timerfd). Runs of the six are
  * interleaved; each percentile is the median of the runs' (a disturbed run moves the range, not
- * the figure), the max is the largest of all. For timerd exact, fired_usec − deadline is the part
- * of the lateness spent before the service dispatched the run, the rest is delivery to the
- * client; with a handover, deadline − fired_usec is how early the service handed it over.
+ * the figure), the max is the largest of all. For timerd, fired_usec − (deadline − handover) is
+ * the part of the lateness spent before the service dispatched the run; exact, the rest is
+ * delivery to the client; with a handover, the client hides up to 1 ms of it.
  * Usage: bench-lateness TIMERD [--quick]
  */
 
@@ -126,8 +126,8 @@ static void register_probe(struct timerd *t, unsigned run, size_t i, uint64_t de
 /* The probes fire into a stream on one connection and are registered on another. Closing the
  * second at the end removes them (they are transient). Lateness is taken when libtimerd hands
  * the firing on (with a handover: after holding it to the deadline). ret_dispatch gets the
- * service's side: fired_usec (when it dispatched the run) − deadline, or with a handover
- * deadline − fired_usec, how early it handed the firing over. */
+ * service's own part: fired_usec (when it dispatched the run) − when it was due in its queue, the
+ * deadline less the handover; past the handover, the hold cannot hide it. */
 static void service_run(struct service *s, const struct schedule_spec *spec, unsigned run,
                         uint64_t handover_usec, struct samples *ret, struct samples *ret_dispatch)
 {
@@ -153,14 +153,10 @@ static void service_run(struct service *s, const struct schedule_spec *spec, uns
                 uint64_t now = now_usec();
                 if (fired++ >= spec->warmup) {
                         samples_add(ret, now > f.deadline_usec ? now - f.deadline_usec : 0);
-                        if (handover_usec > 0)
-                                samples_add(ret_dispatch, f.deadline_usec > f.fired_usec
-                                                              ? f.deadline_usec - f.fired_usec
-                                                              : 0);
-                        else
-                                samples_add(ret_dispatch, f.fired_usec > f.deadline_usec
-                                                              ? f.fired_usec - f.deadline_usec
-                                                              : 0);
+                        /* Due in the service's queue a handover before the deadline. */
+                        uint64_t due = f.deadline_usec - handover_usec;
+
+                        samples_add(ret_dispatch, f.fired_usec > due ? f.fired_usec - due : 0);
                 }
                 register_probe(registrar, run, registered++, schedule_next_probe(&sched),
                                handover_usec);
@@ -183,7 +179,7 @@ static void percentiles(struct samples *s, double ret[_PCT_MAX])
  * how much a disturbed run (a shared machine) moved it. */
 struct figures {
         struct spread late[_PCT_MAX];
-        struct spread service[_PCT_MAX]; /* timerd only: deadline → dispatch, or how early */
+        struct spread service[_PCT_MAX]; /* timerd only: due in the queue → dispatch */
 };
 
 static void measure_size(const char *binary, size_t active, size_t probes, unsigned *run,
@@ -269,7 +265,7 @@ static void report(size_t active, const struct figures f[_SYSTEM_MAX])
                           active / 1000, early ? "" : "exact, ", system_names[sys],
                           early ? " (held by libtimerd)" : "", l[P50].median, l[P99].median,
                           l[P999].median, l[MAX].max, l[P99].min, l[P99].max,
-                          early ? "handed over before the deadline by"
+                          early ? "deadline − 1 ms → dispatch in the service"
                                 : "deadline → dispatch in the service",
                           in[P50].median, in[P99].median, fd[P50].median, fd[P99].median,
                           fd[P999].median, fd[MAX].max, fd[P99].min, fd[P99].max, sd[P50].median,
