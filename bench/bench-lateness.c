@@ -15,6 +15,7 @@
  */
 
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,21 +107,48 @@ static struct timerd *connect_or_die(const char *socket)
         return t;
 }
 
+static void on_probe_registered(struct timerd *t, int error, const struct timerd_claim *claim,
+                                void *userdata)
+{
+        (void)t;
+        (void)userdata;
+        if (error < 0)
+                die("Register %s: %s", claim ? claim->name : "a probe", timerd_strerror(error));
+}
+
+/* Pipelined, its answer read later: the next firing must not wait behind a round trip to the
+ * service, which the in-process timers do not make either. The probe is due a window later. */
 static void register_probe(struct timerd *t, unsigned run, size_t i, uint64_t deadline,
                            uint64_t handover_usec)
 {
         struct timerd_declaration decl;
-        struct timerd_claim claim;
         char name[64];
+        int r;
 
         timerd_declaration_init(&decl, TIMERD_POLICY_ONCE, 0);
         decl.handover_usec = handover_usec;
         snprintf(name, sizeof(name), "p%u-%zu", run, i);
-        int r = timerd_register(t, name, &decl,
-                                &(struct timerd_start){.kind = TIMERD_START_AT, .usec = deadline},
-                                false, &claim);
+        r = timerd_register_async(t, name, &decl,
+                                  &(struct timerd_start){.kind = TIMERD_START_AT, .usec = deadline},
+                                  false, on_probe_registered, NULL);
+        if (r >= 0)
+                r = timerd_process(t);
         if (r < 0)
                 die("Register %s: %s", name, timerd_strerror(r));
+}
+
+/* Every registration answered. */
+static void registrations_done(struct timerd *t)
+{
+        while (timerd_in_flight(t) > 0) {
+                struct pollfd p = {.fd = timerd_get_fd(t), .events = (short)timerd_get_events(t)};
+                int r = poll(&p, 1, -1);
+
+                if (r >= 0)
+                        r = timerd_process(t);
+                if (r < 0)
+                        die("Register a probe: %s", timerd_strerror(r));
+        }
 }
 
 /* The probes fire into a stream on one connection and are registered on another. Closing the
@@ -144,6 +172,7 @@ static void service_run(struct service *s, const struct schedule_spec *spec, uns
         for (; registered < spec->window; registered++)
                 register_probe(registrar, run, registered, schedule_next_probe(&sched),
                                handover_usec);
+        registrations_done(registrar);
         while (fired < spec->warmup + spec->probes) {
                 struct timerd_firing f;
 
@@ -161,6 +190,7 @@ static void service_run(struct service *s, const struct schedule_spec *spec, uns
                 register_probe(registrar, run, registered++, schedule_next_probe(&sched),
                                handover_usec);
         }
+        registrations_done(registrar);
         timerd_close(stream);
         timerd_close(registrar);
 }
