@@ -931,6 +931,7 @@ static void timer_dispatch(const struct timer *t, struct td_dispatch *ret)
             .delivery = (enum timerd_delivery)t->delivery,
             .deadline_usec = rs->run_deadline_usec,
             .fired_usec = rs->run_fired_usec,
+            .due_usec = handover_instant(t, rs->run_deadline_usec),
             .overruns = rs->overruns,
         };
 }

@@ -105,6 +105,7 @@ struct td_dispatch {
         enum timerd_delivery delivery;
         uint64_t deadline_usec; /* when it was due */
         uint64_t fired_usec;    /* now[clock] when the run started */
+        uint64_t due_usec;      /* when the queue had it due: deadline - handover */
         uint64_t overruns;      /* the timer's overrun counter at dispatch */
 };
 

@@ -180,8 +180,9 @@ void service_apply(struct service *s, const struct td_now *now, struct td_transi
                         const struct td_dispatch *d = &e->dispatch;
                         s->metrics.firings++;
                         events_publish(s, EVENT_FIRED, d->owner, d->name, d->run);
-                        lateness_record(&s->metrics.lateness, d->fired_usec > d->deadline_usec
-                                                                  ? d->fired_usec - d->deadline_usec
+                        /* From when it was due: a handover is early on purpose. */
+                        lateness_record(&s->metrics.lateness, d->fired_usec > d->due_usec
+                                                                  ? d->fired_usec - d->due_usec
                                                                   : 0);
                         api_offer_firing(s, now, d);
                         break;

@@ -310,6 +310,7 @@ static void test_once_life(void **state)
         assert_int_equal(d.delivery, TIMERD_DELIVERY_NOTIFY);
         assert_int_equal(d.deadline_usec, 5000);
         assert_int_equal(d.fired_usec, 5000);
+        assert_int_equal(d.due_usec, 5000);
         assert_int_equal(d.overruns, 0);
         s = fx_get(&f, "once");
         assert_int_equal(s.state, TIMERD_STATE_RUNNING);
@@ -1026,6 +1027,7 @@ static void test_handover_once(void **state)
         d = fx_dispatch(&f, 0);
         assert_int_equal(d->deadline_usec, 100);
         assert_int_equal(d->fired_usec, 72);
+        assert_int_equal(d->due_usec, 70);
         assert_int_equal(d->overruns, 0);
         assert_int_equal(fx_get(&f, "h").run_deadline_usec, 100);
 
