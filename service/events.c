@@ -91,12 +91,10 @@ void events_session_closing(struct service *s, uint64_t session)
 
         if (s->n_subscribers == 0)
                 return;
-        long n = registry_list(s->registry, 0, true, &timers);
+        long n = registry_list_transient(s->registry, session, &timers);
         for (long i = 0; i < n; i++)
-                if (timers[i].session == session &&
-                    timers[i].declaration.lifetime == TIMERD_LIFETIME_TRANSIENT)
-                        events_publish(s, EVENT_REMOVED, timers[i].owner, timers[i].name, 0);
-        if (n >= 0)
+                events_publish(s, EVENT_REMOVED, timers[i].owner, timers[i].name, 0);
+        if (n > 0)
                 free(timers);
 }
 

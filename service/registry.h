@@ -338,6 +338,13 @@ long registry_list(const struct registry *r, uint32_t owner, bool all_owners,
                    struct td_snapshot **ret);
 
 /*
+ * The transient timers of a session (those its closing will remove), in the order they were made:
+ * O(its timers), not of the inventory. Returns the count (>= 0) and a malloc'd array in *ret
+ * (free() it; NULL when none), or -ENOMEM.
+ */
+long registry_list_transient(const struct registry *r, uint64_t session, struct td_snapshot **ret);
+
+/*
  * One page of it, in O(log n + limit): up to `limit` timers after the cursor
  * (after_owner, after_name) in (owner, name) order, of `owner` or of everyone. The cursor need not
  * name a timer (it may have been removed since): the page starts after where it would stand.

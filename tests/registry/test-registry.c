@@ -1652,6 +1652,40 @@ static void test_limits(void **state)
         fx_done(&f);
 }
 
+/* What a closing session takes with it: its transient timers only, in the order they were made. */
+static void test_list_transient(void **state)
+{
+        struct td_declaration retained = fx_decl(TIMERD_POLICY_ONCE, 0);
+        struct td_declaration once = fx_decl(TIMERD_POLICY_ONCE, 0);
+        struct td_snapshot *list;
+        struct fx f;
+
+        (void)state;
+        retained.lifetime = TIMERD_LIFETIME_RETAINED;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register_full(&f, 1, 3, "z", once, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 2, 3, "a", once, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 1, 3, "kept", retained, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 1, 4, "other", once, false, 0, false, NULL), 0);
+
+        assert_int_equal(registry_list_transient(f.r, 3, &list), 2);
+        assert_int_equal(list[0].owner, 1);
+        assert_string_equal(list[0].name, "z");
+        assert_int_equal(list[1].owner, 2);
+        assert_string_equal(list[1].name, "a");
+        free(list);
+        assert_int_equal(registry_list_transient(f.r, 4, &list), 1);
+        assert_string_equal(list[0].name, "other");
+        free(list);
+        assert_int_equal(registry_list_transient(f.r, 99, &list), 0);
+        assert_null(list);
+
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 3)), 0);
+        assert_int_equal(registry_list_transient(f.r, 3, &list), 0);
+        assert_null(list);
+        fx_done(&f);
+}
+
 static void test_list_and_get(void **state)
 {
         static const uint32_t owners[] = {5, 2, 5, 2, 9};
@@ -1791,6 +1825,7 @@ int main(void)
             cmocka_unit_test(test_duration_overflow),
             cmocka_unit_test(test_limits),
             cmocka_unit_test(test_list_and_get),
+            cmocka_unit_test(test_list_transient),
             cmocka_unit_test(test_stats_counts),
             cmocka_unit_test(test_rearm_after_clock_set),
         };
