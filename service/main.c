@@ -282,6 +282,7 @@ int main(int argc, char **argv)
         struct systemd_notifier *notifier = NULL;
         struct systemd_summary summary;
 
+        list_init(&s.flushes);
         config_defaults(&s.config);
         switch (config_parse_args(&s.config, argc, argv)) {
         case CONFIG_EXIT_OK:

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "service/list.h"
 #include "varlink/frame.h"
 #include "varlink/message.h"
 
@@ -45,9 +46,8 @@ struct peer {
         bool subscribe_all; /* … of every owner's events */
         bool doomed;        /* close once output is flushed (or at once when it cannot be) */
 
-        struct peer *prev, *next; /* the service's list of live peers */
-        bool flush_listed;        /* on the service's list of peers with output to write */
-        struct peer *flush_prev, *flush_next;
+        struct peer *prev, *next;    /* the service's list of live peers */
+        struct list_node flush_node; /* on the service's list of peers with output to write */
 };
 
 /*

@@ -309,34 +309,20 @@ static void peer_update_watch(struct service *s, struct peer *p)
 
 static void flush_list(struct service *s, struct peer *p)
 {
-        if (p->flush_listed)
-                return;
-        p->flush_listed = true;
-        p->flush_prev = NULL;
-        p->flush_next = s->flushes;
-        if (s->flushes)
-                s->flushes->flush_prev = p;
-        s->flushes = p;
+        if (!list_linked(&p->flush_node))
+                list_append(&s->flushes, &p->flush_node);
 }
 
-static void flush_unlist(struct service *s, struct peer *p)
+static void flush_unlist(struct peer *p)
 {
-        if (!p->flush_listed)
-                return;
-        if (p->flush_prev)
-                p->flush_prev->flush_next = p->flush_next;
-        else
-                s->flushes = p->flush_next;
-        if (p->flush_next)
-                p->flush_next->flush_prev = p->flush_prev;
-        p->flush_prev = p->flush_next = NULL;
-        p->flush_listed = false;
+        if (list_linked(&p->flush_node))
+                list_remove(&p->flush_node);
 }
 
 /* Write what p has queued; a broken connection, or a doomed one with nothing left, is dropped. */
 static void peer_write(struct service *s, struct peer *p)
 {
-        flush_unlist(s, p);
+        flush_unlist(p);
         int r = peer_flush(p);
         if ((r < 0 && r != -EAGAIN) || (p->doomed && !peer_has_output(p))) {
                 service_drop_peer(s, p);
@@ -625,7 +611,7 @@ void service_drop_peer(struct service *s, struct peer *p)
         if (p->next)
                 p->next->prev = p->prev;
         s->n_peers--;
-        flush_unlist(s, p);
+        flush_unlist(p);
         if (s->accept_paused && loop_watch_update(s->listen_watch, LOOP_IN) >= 0)
                 s->accept_paused = false;
         p->next = s->closed;
@@ -692,8 +678,8 @@ static void drain_intents(struct service *s)
 /* A drop may queue output for others (events to subscribers): they join the list. */
 void service_flush_all(struct service *s)
 {
-        while (s->flushes)
-                peer_write(s, s->flushes);
+        while (!list_empty(&s->flushes))
+                peer_write(s, list_entry(s->flushes.next, struct peer, flush_node));
 }
 
 static void free_closed(struct service *s)

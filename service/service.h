@@ -14,6 +14,7 @@
 #include "service/config.h"
 #include "service/intent.h"
 #include "service/lifecycle.h"
+#include "service/list.h"
 #include "service/metrics.h"
 #include "service/registry.h"
 #include "service/signals.h"
@@ -56,8 +57,8 @@ struct service {
         struct peer *peers;
         uint32_t n_peers;
         uint32_t n_subscribers;
-        struct peer *closed;  /* freed at the end of the iteration */
-        struct peer *flushes; /* peers with output queued since their last write */
+        struct peer *closed;      /* freed at the end of the iteration */
+        struct list_node flushes; /* peers with output queued since their last write */
         uint64_t last_session;
         uint64_t last_cookie;
 

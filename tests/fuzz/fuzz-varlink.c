@@ -116,6 +116,7 @@ static void context_init(struct fuzz_context *ctx)
         int r;
 
         *s = (struct service){.listen_fd = -1, .signal_fd = -1};
+        list_init(&s->flushes);
         config_defaults(&s->config);
         s->config.max_message = FUZZ_MAX_MESSAGE;
         s->config.max_output = FUZZ_MAX_OUTPUT;
