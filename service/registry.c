@@ -1088,6 +1088,19 @@ void registry_free(struct registry *r)
         free(r);
 }
 
+/* What Register and Reconcile check before looking at the registry. */
+static int declare_args_validate(const struct td_caller *caller, const char *name,
+                                 const struct td_declaration *d)
+{
+        int e = session_validate(caller->session);
+
+        if (e < 0)
+                return e;
+        if (!registry_name_valid(name))
+                return -TIMERD_E_INVALID_NAME;
+        return declaration_validate(d);
+}
+
 struct td_transition registry_register(struct registry *r, const struct td_now *now,
                                        const struct td_register_args *a, uint64_t *ret_generation)
 {
@@ -1098,12 +1111,7 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
         int e;
 
         effects_begin(r);
-        e = session_validate(a->caller.session);
-        if (e < 0)
-                return transition_failed(r, e);
-        if (!registry_name_valid(a->name))
-                return transition_failed(r, -TIMERD_E_INVALID_NAME);
-        e = declaration_validate(&a->declaration);
+        e = declare_args_validate(&a->caller, a->name, &a->declaration);
         if (e < 0)
                 return transition_failed(r, e);
         e = first_deadline(&a->declaration, now, a->has_start, a->start_usec, &has_deadline,
@@ -1202,12 +1210,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
         int e;
 
         effects_begin(r);
-        e = session_validate(a->caller.session);
-        if (e < 0)
-                return transition_failed(r, e);
-        if (!registry_name_valid(a->name))
-                return transition_failed(r, -TIMERD_E_INVALID_NAME);
-        e = declaration_validate(&a->declaration);
+        e = declare_args_validate(&a->caller, a->name, &a->declaration);
         if (e < 0)
                 return transition_failed(r, e);
         t = timer_find(r, a->caller.uid, a->name);
