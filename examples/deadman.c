@@ -14,6 +14,7 @@
  *   example-deadman      a worker that stops kicking after 3 rounds; it is ended, the supervisor
  *                        notices; exit status 0 when it went so
  */
+#define _GNU_SOURCE /* sigabbrev_np() */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
