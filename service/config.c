@@ -128,7 +128,7 @@ static int setting_apply(struct config *c, const struct setting *st, const char 
                 return 0;
         }
 bad:
-        fprintf(stderr, "timerd: %s: %s: not a valid value: \"%s\"\n", origin, st->name, value);
+        log_error("%s: %s: not a valid value: \"%s\"", origin, st->name, value);
         return -EINVAL;
 }
 
@@ -142,7 +142,7 @@ static char *trim(char *s)
         return s;
 }
 
-int config_parse_file(struct config *c, const char *path)
+int config_parse_file(struct config *c, const char *path, bool missing_ok)
 {
         char line[4608], origin[4200];
         unsigned lineno = 0;
@@ -150,14 +150,18 @@ int config_parse_file(struct config *c, const char *path)
 
         FILE *f = fopen(path, "re");
         if (!f) {
-                fprintf(stderr, "timerd: %s: %s\n", path, strerror(errno));
-                return -errno;
+                r = -errno;
+                if (r == -ENOENT && missing_ok) {
+                        log_info("No configuration file %s: its settings are the defaults", path);
+                        return 0;
+                }
+                return log_errno(r, "Cannot read the configuration file %s", path);
         }
         while (fgets(line, sizeof(line), f)) {
                 lineno++;
                 snprintf(origin, sizeof(origin), "%s:%u", path, lineno);
                 if (!strchr(line, '\n') && !feof(f)) {
-                        fprintf(stderr, "timerd: %s: line too long\n", origin);
+                        log_error("%s: line too long", origin);
                         r = -EINVAL;
                         break;
                 }
@@ -166,7 +170,7 @@ int config_parse_file(struct config *c, const char *path)
                         continue;
                 char *eq = strchr(s, '=');
                 if (!eq) {
-                        fprintf(stderr, "timerd: %s: expected \"name = value\"\n", origin);
+                        log_error("%s: expected \"name = value\"", origin);
                         r = -EINVAL;
                         break;
                 }
@@ -174,7 +178,7 @@ int config_parse_file(struct config *c, const char *path)
                 const char *key = trim(s), *value = trim(eq + 1);
                 const struct setting *st = setting_find(key);
                 if (!st) {
-                        fprintf(stderr, "timerd: %s: unknown setting \"%s\"\n", origin, key);
+                        log_error("%s: unknown setting \"%s\"", origin, key);
                         r = -EINVAL;
                         break;
                 }
@@ -183,7 +187,7 @@ int config_parse_file(struct config *c, const char *path)
                         break;
         }
         if (r == 0 && ferror(f))
-                r = -EIO;
+                r = log_errno(-EIO, "Cannot read the configuration file %s", path);
         fclose(f);
         return r;
 }
@@ -193,7 +197,8 @@ static void usage(void)
         printf("Usage: timerd [OPTIONS]\n"
                "The timerd timer service.\n\n"
                "  --config FILE          settings as \"name = value\" lines, names as the options\n"
-               "                         below; the command line wins; SIGHUP re-reads it\n"
+               "                         below; the command line wins; SIGHUP re-reads it;\n"
+               "                         --config=-FILE: a missing FILE is no error\n"
                "  --socket PATH          listen here (default ./run/io.timerd, or $TIMERD_SOCKET;\n"
                "                         ignored when systemd passes a socket)\n"
                "  --state-dir DIR        retained timers live here (default ./state)\n"
@@ -233,27 +238,31 @@ enum config_parse_result config_parse_args(struct config *c, int argc, char **ar
         options[n++] = (struct option){"version", no_argument, NULL, OPT_VERSION};
         options[n] = (struct option){0};
 
-        /* The config file first, wherever --config stands: the rest of the line wins. */
+        /* The config file first, wherever --config stands: the rest of the line wins. A leading
+         * '-' makes a missing file no error, as systemd's EnvironmentFile=-: the unit names the
+         * file whether or not the administrator made one. */
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "h", options, &index)) >= 0)
+        while ((opt = getopt_long(argc, argv, ":h", options, &index)) >= 0)
                 if (opt == OPT_CONFIG) {
-                        if (strlen(optarg) >= sizeof(c->config_path)) {
-                                fprintf(stderr, "timerd: --config: path too long\n");
+                        c->config_missing_ok = optarg[0] == '-';
+                        const char *path = optarg + (c->config_missing_ok ? 1 : 0);
+                        if (path[0] == '\0' || strlen(path) >= sizeof(c->config_path)) {
+                                log_error("--config: not a file name: \"%s\"", optarg);
                                 return CONFIG_EXIT_USAGE;
                         }
-                        memcpy(c->config_path, optarg, strlen(optarg) + 1);
+                        memcpy(c->config_path, path, strlen(path) + 1);
                 }
-        if (c->config_path[0] && config_parse_file(c, c->config_path) < 0)
+        if (c->config_path[0] && config_parse_file(c, c->config_path, c->config_missing_ok) < 0)
                 return CONFIG_EXIT_USAGE;
 
         const char *env = getenv("TIMERD_SOCKET");
         if (env && env[0] && setting_apply(c, setting_find("socket"), env, "$TIMERD_SOCKET") < 0)
                 return CONFIG_EXIT_USAGE;
 
+        /* getopt's own messages would have no priority prefix: journald would file them at info. */
         optind = 1;
-        opterr = 1;
-        while ((opt = getopt_long(argc, argv, "h", options, &index)) >= 0) {
+        while ((opt = getopt_long(argc, argv, ":h", options, &index)) >= 0) {
                 char origin[64];
                 switch (opt) {
                 case OPT_SETTING:
@@ -269,12 +278,16 @@ enum config_parse_result config_parse_args(struct config *c, int argc, char **ar
                 case OPT_VERSION:
                         printf("timerd %s\n", TIMERD_VERSION);
                         return CONFIG_EXIT_OK;
+                case ':':
+                        log_error("%s needs a value (see timerd --help)", argv[optind - 1]);
+                        return CONFIG_EXIT_USAGE;
                 default:
+                        log_error("Unknown option %s (see timerd --help)", argv[optind - 1]);
                         return CONFIG_EXIT_USAGE;
                 }
         }
         if (optind < argc) {
-                fprintf(stderr, "timerd: unexpected argument: %s\n", argv[optind]);
+                log_error("Unexpected argument: %s", argv[optind]);
                 return CONFIG_EXIT_USAGE;
         }
         return CONFIG_RUN;

@@ -12,6 +12,7 @@
 
 struct config {
         char config_path[4096]; /* "": none */
+        bool config_missing_ok; /* --config=-FILE: a missing file is an empty one */
         char socket_path[108];  /* sun_path size */
         char state_dir[4096];
         char backend[16]; /* auto | io_uring | timerfd */
@@ -42,8 +43,11 @@ enum config_parse_result {
 /* Apply the --config file, $TIMERD_SOCKET and argv on top of what c holds. */
 enum config_parse_result config_parse_args(struct config *c, int argc, char **argv);
 
-/* Apply "name = value" lines (# comments) of a file. -errno; the error is reported on stderr. */
-int config_parse_file(struct config *c, const char *path);
+/*
+ * Apply "name = value" lines (# comments) of a file; a missing file changes nothing when
+ * missing_ok. -errno; the error is logged.
+ */
+int config_parse_file(struct config *c, const char *path, bool missing_ok);
 
 /*
  * SIGHUP: parse everything again (argv as at start). A bad file changes nothing (-EINVAL, logged);
