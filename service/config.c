@@ -65,6 +65,9 @@ static const struct setting settings[] = {
      true},
     {"max-timers-per-owner", FIELD(max_timers_per_owner), 1, UINT32_MAX, SETTING_NUMBER, false},
     {"max-intents", FIELD(max_intents), 1, UINT64_C(1) << 20, SETTING_NUMBER, false},
+    {"max-parked-per-connection", FIELD(max_parked_per_connection), 1, UINT32_MAX, SETTING_NUMBER,
+     false},
+    {"max-parked-per-owner", FIELD(max_parked_per_owner), 1, UINT32_MAX, SETTING_NUMBER, false},
     {"list-page", FIELD(list_page), 1, UINT64_C(1) << 20, SETTING_NUMBER, true},
 };
 
