@@ -43,7 +43,7 @@ say "install: the DESTDIR of meson install, copied into /"
 container_install
 for f in /usr/local/sbin/timerd /usr/local/bin/timerctl /usr/local/include/timerd/timerd.h \
         /lib/systemd/system/timerd.socket /lib/systemd/system/timerd.service \
-        /usr/local/share/man/man8/timerd.8; do
+        /usr/local/share/man/man8/timerd.8 /usr/local/share/doc/timerd/timerd.conf; do
         [ -e "$f" ] || fail "meson install did not install $f"
 done
 ls /usr/local/lib/*/libtimerd.so.0 /usr/local/lib/*/pkgconfig/libtimerd.pc >/dev/null ||
@@ -94,7 +94,8 @@ wait_for 5 status_text_is "2 timers, 0 waiters; io_uring backend" ||
         fail "StatusText after two timers is '$(prop StatusText)'"
 echo "StatusText: $(prop StatusText)"
 
-say "reload"
+say "reload, where there is no /bin/kill (procps)"
+[ ! -e /bin/kill ] || fail "the image has /bin/kill: this would not show the reload works without"
 pid=$(prop MainPID)
 systemctl reload timerd.service || fail "reload failed"
 [ "$(prop MainPID)" = "$pid" ] || fail "reload restarted the service"
@@ -126,6 +127,32 @@ done
 warnings=$(journalctl -q --no-pager -o cat -p warning -u timerd.service)
 [ -z "$warnings" ] || fail "warnings in the journal: $warnings"
 echo "$log" | tail -8
+echo "$log" | grep -q "No configuration file /etc/timerd/timerd.conf" ||
+        fail "the service did not look for /etc/timerd/timerd.conf"
+
+say "the settings file: read at start and at reload, its errors logged at priority err"
+conf=/etc/timerd/timerd.conf
+mkdir -p /etc/timerd
+cp /usr/local/share/doc/timerd/timerd.conf "$conf"
+timerctl status >/dev/null || fail "no service with the shipped example as $conf"
+printf 'max-message = 4096\n' >>"$conf"
+systemctl reload timerd.service || fail "reload with $conf failed"
+wait_for 5 sh -c 'journalctl -q -u timerd.service | grep -q "Reloaded max-message"' ||
+        fail "the reload did not apply $conf"
+printf 'colour = blue\n' >"$conf"
+systemctl reload timerd.service || fail "reload with a bad $conf failed"
+wait_for 5 sh -c 'journalctl -q -p err -u timerd.service | grep -q "unknown setting \"colour\""' ||
+        fail "a bad $conf at reload is not logged at priority err"
+[ "$(state timerd.service)" = active ] || fail "a bad $conf at reload stopped the service"
+timerctl status >/dev/null || fail "no service after a reload with a bad $conf"
+systemctl stop timerd.service
+systemctl start timerd.service && fail "the service started with a bad $conf"
+[ "$(prop ExecMainStatus)" = 2 ] || fail "a bad $conf at start: status $(prop ExecMainStatus), not 2"
+rm "$conf"
+systemctl reset-failed timerd.service timerd.socket
+systemctl start timerd.socket
+timerctl status >/dev/null || fail "no service once the bad $conf is gone"
+systemctl stop timerd.service
 
 say "watchdog: a stopped loop gets the service restarted"
 mkdir -p /run/systemd/system/timerd.service.d
