@@ -567,18 +567,55 @@ static int changes_live_set(struct changes *c, struct journal_timer **ret, size_
         return 0;
 }
 
+static bool interrupted(const struct journal *j)
+{
+        return j->ops->interrupted && j->ops->interrupted();
+}
+
+/* Now and then in a loop over records: not a call per record. */
+#define INTERRUPT_CHECK_EVERY 4096u
+
+/*
+ * Open a file of the store, only if it is a regular file: never through a symlink, and never
+ * waiting (O_NONBLOCK: a FIFO or a device opens at once and is then refused unread).
+ */
+static int file_open(int dir_fd, const char *name, int flags)
+{
+        struct stat st;
+        int fd;
+
+        fd = openat(dir_fd, name, flags | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0) {
+                int r = negative_errno();
+
+                close(fd);
+                return r;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                close(fd);
+                return S_ISDIR(st.st_mode) ? -EISDIR : -EBADFD;
+        }
+        return fd;
+}
+
 /* The whole file, or -ENOENT. `ret_fd` keeps it open for writing. */
-static int file_read(int dir_fd, const char *name, int *ret_fd, struct buffer *ret)
+static int file_read(const struct journal *j, const char *name, int *ret_fd, struct buffer *ret)
 {
         struct buffer b = {};
         int fd, r;
 
-        fd = openat(dir_fd, name, (ret_fd ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
+        fd = file_open(j->dir_fd, name, ret_fd ? O_RDWR : O_RDONLY);
         if (fd < 0)
-                return negative_errno();
+                return fd;
         for (;;) {
                 ssize_t n;
 
+                if (interrupted(j)) {
+                        r = -EINTR;
+                        goto fail;
+                }
                 r = buffer_reserve(&b, 64 * 1024);
                 if (r < 0)
                         goto fail;
@@ -604,7 +641,8 @@ fail:
 }
 
 /* A snapshot: every record a PUT, unsequenced, in strictly ascending (owner, name) order. */
-static int snapshot_replay(const struct buffer *file, uint64_t *ret_epoch, struct changes *c)
+static int snapshot_replay(const struct journal *j, const struct buffer *file, uint64_t *ret_epoch,
+                           struct changes *c)
 {
         size_t offset = SNAPSHOT_HEADER_SIZE;
         uint64_t n_records;
@@ -618,6 +656,8 @@ static int snapshot_replay(const struct buffer *file, uint64_t *ret_epoch, struc
                 struct record rec;
                 size_t size;
 
+                if (i % INTERRUPT_CHECK_EVERY == INTERRUPT_CHECK_EVERY - 1 && interrupted(j))
+                        return -EINTR;
                 if (frame_check(file->data, file->size, offset, &rec, &size) != FRAME_VALID ||
                     rec.type != RECORD_PUT || rec.seq != 0 || rec.ends_batch)
                         return -EBADMSG;
@@ -672,7 +712,8 @@ struct journal_replay {
 };
 
 /* The records after the header; only complete batches are added to `c`. */
-static int journal_replay(const struct buffer *file, struct changes *c, struct journal_replay *ret)
+static int journal_replay(const struct journal *j, const struct buffer *file, struct changes *c,
+                          struct journal_replay *ret)
 {
         size_t offset = JOURNAL_HEADER_SIZE, n_before = c->n, n_committed = c->n;
         uint64_t seq = 1, n_damaged = 0;
@@ -682,8 +723,12 @@ static int journal_replay(const struct buffer *file, struct changes *c, struct j
         while (offset < file->size) {
                 struct record rec;
                 size_t size;
-                enum frame_check check = frame_check(file->data, file->size, offset, &rec, &size);
+                enum frame_check check;
 
+                if ((c->n - n_before) % INTERRUPT_CHECK_EVERY == INTERRUPT_CHECK_EVERY - 1 &&
+                    interrupted(j))
+                        return -EINTR;
+                check = frame_check(file->data, file->size, offset, &rec, &size);
                 if (check == FRAME_MALFORMED)
                         return -EBADMSG;
                 if (check == FRAME_DAMAGED) {
@@ -746,7 +791,10 @@ static int file_install(struct journal *j, const char *tmp, const char *name, co
 {
         int fd, r;
 
-        fd = openat(j->dir_fd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        /* A new file of ours, whatever was left under that name. */
+        if (unlinkat(j->dir_fd, tmp, 0) < 0 && errno != ENOENT)
+                return negative_errno();
+        fd = openat(j->dir_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return negative_errno();
         r = write_all(j, fd, data, size, 0);
@@ -818,7 +866,7 @@ static int journal_fail(struct journal *j, int error)
         return error;
 }
 
-static int journal_open_dir(struct journal *j, const char *state_dir)
+static int journal_open_dir(struct journal *j, const char *state_dir, const char **ret_file)
 {
         if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
                 return negative_errno();
@@ -830,8 +878,10 @@ static int journal_open_dir(struct journal *j, const char *state_dir)
         for (size_t i = 0; i < 2; i++) {
                 const char *tmp = i == 0 ? SNAPSHOT_TMP : JOURNAL_TMP;
 
-                if (unlinkat(j->dir_fd, tmp, 0) < 0 && errno != ENOENT)
+                if (unlinkat(j->dir_fd, tmp, 0) < 0 && errno != ENOENT) {
+                        *ret_file = tmp;
                         return negative_errno();
+                }
         }
         return 0;
 }
@@ -844,12 +894,13 @@ static int journal_load(struct journal *j, struct changes *c, struct journal_ope
         bool has_snapshot;
         int r;
 
-        r = file_read(j->dir_fd, SNAPSHOT_FILE, NULL, &snapshot);
+        result->file = SNAPSHOT_FILE;
+        r = file_read(j, SNAPSHOT_FILE, NULL, &snapshot);
         if (r < 0 && r != -ENOENT)
                 return r;
         has_snapshot = r >= 0;
         if (has_snapshot) {
-                r = snapshot_replay(&snapshot, &j->epoch, c);
+                r = snapshot_replay(j, &snapshot, &j->epoch, c);
                 j->snapshot_size = snapshot.size;
                 free(snapshot.data);
                 if (r < 0)
@@ -857,7 +908,8 @@ static int journal_load(struct journal *j, struct changes *c, struct journal_ope
         }
         result->n_replayed = c->n;
 
-        r = file_read(j->dir_fd, JOURNAL_FILE, &j->fd, &file);
+        result->file = JOURNAL_FILE;
+        r = file_read(j, JOURNAL_FILE, &j->fd, &file);
         if (r == -ENOENT && !has_snapshot)
                 result->created = true;
         if (r == -ENOENT)
@@ -874,7 +926,7 @@ static int journal_load(struct journal *j, struct changes *c, struct journal_ope
                 return journal_start_fresh(j);
         }
         if (r >= 0)
-                r = journal_replay(&file, c, &replay);
+                r = journal_replay(j, &file, c, &replay);
         free(file.data);
         if (r < 0)
                 return r;
@@ -906,14 +958,17 @@ int journal_open(const char *state_dir, const struct journal_ops *ops,
                 return -ENOMEM;
         *j = (struct journal){.ops = ops ? ops : &system_ops, .dir_fd = -1, .fd = -1};
 
-        r = journal_open_dir(j, state_dir);
+        r = journal_open_dir(j, state_dir, &result.file);
         if (r >= 0)
                 r = journal_load(j, &c, &result);
-        if (r >= 0)
+        if (r >= 0) {
+                result.file = NULL;
                 r = changes_live_set(&c, &result.timers, &result.n_timers);
+        }
         free(c.items);
         if (r < 0) {
                 journal_close(j);
+                *ret_result = (struct journal_open_result){.file = result.file};
                 return r;
         }
         *ret_result = result;

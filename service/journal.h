@@ -32,6 +32,8 @@
  *   - a missing state directory (its parent must exist) or an empty one: an empty store, created.
  *     A snapshot without a journal, or a journal that continues a missing snapshot: -EBADMSG.
  *   - another journal holds the directory (flock): -EBUSY.
+ *   - a file of the store that is not a regular file: -EBADFD (a FIFO, socket or device: it is
+ *     never read, so it cannot block the open), -ELOOP (a symlink: never followed), -EISDIR.
  *
  * Disk trouble: a failing write or fdatasync fails the commit with its -errno and drops the batch
  * (the caller rolls its in-memory changes back). The file is truncated back to its committed length
@@ -106,6 +108,9 @@ struct journal_ops {
         int (*fdatasync)(int fd);
         int (*ftruncate)(int fd, off_t length);
         int (*renameat)(int old_dir_fd, const char *old_path, int new_dir_fd, const char *new_path);
+        /* Asked now and then during a long replay: true ends journal_open() with -EINTR, changing
+         * nothing. NULL: never. */
+        bool (*interrupted)(void);
 };
 
 struct journal_open_result {
@@ -117,12 +122,14 @@ struct journal_open_result {
         uint64_t bytes_truncated; /* the size of that tail */
         bool stale_journal;       /* a journal the snapshot already covers was replaced */
         bool created;             /* there was no store: the first start on this directory */
+        const char *file; /* also set on failure: the file it is about ("journal", ...), or NULL */
 };
 
 struct journal;
 
 /* Replay `state_dir`, repair a torn tail, and keep the journal open for appending. On failure
- * nothing is returned. -errno for system errors; see the top of this file for the store faults. */
+ * only ret_result->file is set. -errno for system errors, -EINTR when ops->interrupted() said so;
+ * see the top of this file for the store faults. */
 int journal_open(const char *state_dir, const struct journal_ops *ops,
                  struct journal_open_result *ret_result, struct journal **ret_journal);
 

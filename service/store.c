@@ -66,6 +66,7 @@
 #include "service/log.h"
 #include "service/peer.h"
 #include "service/service.h"
+#include "signalfd/sigfd.h"
 #include "varlink/message.h"
 #include "varlink/names.h"
 
@@ -235,6 +236,23 @@ static void journal_of_snapshot(const struct td_snapshot *t, const struct td_now
         snprintf(ret->boot_id, sizeof(ret->boot_id), "%s", boot_id);
 }
 
+/* The system calls, and SIGTERM ends a long replay (the loop does not read signals yet). */
+static const struct journal_ops start_ops = {
+    .pwrite = pwrite,
+    .fdatasync = fdatasync,
+    .ftruncate = ftruncate,
+    .renameat = renameat,
+    .interrupted = sigfd_stop_pending,
+};
+
+/* Start-up ended by SIGTERM or SIGINT: a requested stop, not a fault. */
+static int start_interrupted(struct service *s)
+{
+        log_info("Stop requested while the journal was being replayed");
+        lifecycle_exit(&s->lifecycle, EXIT_REASON_SHUTDOWN_REQUESTED);
+        return -EINTR;
+}
+
 /* A journal that cannot be trusted: refuse to start rather than guess. */
 static int store_fault(struct service *s, int error)
 {
@@ -265,6 +283,8 @@ static int restore_all(struct service *s, const struct journal_open_result *resu
                 struct td_snapshot snapshot;
                 struct td_transition t;
 
+                if (i % 4096 == 4095 && sigfd_stop_pending())
+                        return start_interrupted(s);
                 if (!registry_name_valid(j->name)) {
                         log_error("The journal holds a timer of uid %u with an invalid name",
                                   (unsigned)j->owner);
@@ -297,9 +317,20 @@ int store_open(struct service *s)
         s->store = st;
         read_boot_id(st->boot_id, sizeof(st->boot_id));
 
-        r = journal_open(s->config.state_dir, NULL, &result, &st->journal);
+        r = journal_open(s->config.state_dir, &start_ops, &result, &st->journal);
+        if (r == -EINTR)
+                return start_interrupted(s);
+        if (r == -EBADFD || r == -ELOOP || r == -EISDIR) {
+                log_error("Cannot open the journal in %s: %s is not a regular file%s",
+                          s->config.state_dir, result.file ? result.file : "a file",
+                          r == -ELOOP    ? " (a symlink, never followed)"
+                          : r == -EISDIR ? " (a directory)"
+                                         : " (a FIFO, socket or device, never read)");
+                return store_fault(s, r);
+        }
         if (r < 0) {
-                log_errno(r, "Cannot open the journal in %s%s", s->config.state_dir,
+                log_errno(r, "Cannot open the journal in %s%s%s%s", s->config.state_dir,
+                          result.file ? " at " : "", result.file ? result.file : "",
                           r == -EBADMSG           ? " (damaged before its last commit)"
                           : r == -EPROTONOSUPPORT ? " (another format version)"
                           : r == -EBUSY           ? " (another timerd uses it)"
