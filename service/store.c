@@ -27,7 +27,10 @@
  * may have shown a change that was then undone.) If memory cannot be put back as it was, the
  * service stops with a store fault: the journal holds the truth for the next start.
  *
- * Start. Every timer of the journal is restored (registry_restore(): runs handed to a client are
+ * Start. A damaged end of the journal is dropped (its bytes kept in journal.damaged-*) and
+ * logged as what it looks like: a torn last batch, or data written whole and damaged since.
+ * SIGTERM is looked for during the replay: the loop does not read the signalfd yet.
+ * Every timer of the journal is restored (registry_restore(): runs handed to a client are
  * ended, pending ones stay; missed deadlines catch up once, spread by randomized_delay_usec with
  * values from a random seed). A name that is not valid, a timer the registry refuses, a corrupt
  * middle or another format version end the service with a store fault rather than guess.
@@ -305,6 +308,32 @@ static int restore_all(struct service *s, const struct journal_open_result *resu
         return 0;
 }
 
+/* Exactly what the replay dropped after the last complete batch, and where it was kept. */
+static void log_dropped_tail(const struct service *s, const struct journal_open_result *r)
+{
+        if (r->tail == JOURNAL_TAIL_NONE)
+                return;
+        if (r->tail == JOURNAL_TAIL_TORN)
+                log_warning("Dropped the incomplete last batch %" PRIu64 " of the journal: %" PRIu64
+                            " bytes after the last complete batch, %" PRIu64
+                            " records of it readable. It looks like a write cut short by a "
+                            "crash, never synced and never acknowledged (a zeroed or cut-off "
+                            "end of the file looks the same). Kept in %s/%s",
+                            r->tail_batch, r->bytes_truncated, r->tail_readable,
+                            s->config.state_dir, r->tail_file);
+        else
+                log_error("Dropped damaged data at the end of the journal, from batch %" PRIu64
+                          ": %" PRIu64 " bytes, %" PRIu64
+                          " records readable. A record there was written whole and altered since "
+                          "(not a torn write): its changes may have been acknowledged and are "
+                          "lost. Kept in %s/%s",
+                          r->tail_batch, r->bytes_truncated, r->tail_readable, s->config.state_dir,
+                          r->tail_file);
+        if (r->n_damaged_removed > 0)
+                log_warning("Removed the %u oldest journal.damaged-* files: %d are kept",
+                            r->n_damaged_removed, JOURNAL_DAMAGED_KEEP);
+}
+
 int store_open(struct service *s)
 {
         struct journal_open_result result;
@@ -337,12 +366,8 @@ int store_open(struct service *s)
                                                   : "");
                 return store_fault(s, r);
         }
-        log_info("Journal replayed: %zu timers, %" PRIu64 " torn-tail records dropped",
-                 result.n_timers, result.n_dropped);
-        if (result.n_dropped > 0)
-                log_warning("Dropped a torn journal tail of %" PRIu64
-                            " bytes: changes that were never acknowledged",
-                            result.bytes_truncated);
+        log_info("Journal replayed: %zu timers", result.n_timers);
+        log_dropped_tail(s, &result);
         r = restore_all(s, &result);
         free(result.timers);
         return r;
