@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "service/crc32c.h"
@@ -17,6 +20,8 @@
 #define JOURNAL_TMP   "journal.tmp"
 #define SNAPSHOT_FILE "snapshot"
 #define SNAPSHOT_TMP  "snapshot.tmp"
+#define DAMAGED_TMP   "journal.damaged.tmp"
+#define DAMAGED_FILE  "journal.damaged-" /* <epoch>-<offset>-<realtime ns> */
 
 #define FORMAT_VERSION 2u
 #define MAGIC_SIZE     8
@@ -567,18 +572,55 @@ static int changes_live_set(struct changes *c, struct journal_timer **ret, size_
         return 0;
 }
 
+static bool interrupted(const struct journal *j)
+{
+        return j->ops->interrupted && j->ops->interrupted();
+}
+
+/* Now and then in a loop over records: not a call per record. */
+#define INTERRUPT_CHECK_EVERY 4096u
+
+/*
+ * Open a file of the store, only if it is a regular file: never through a symlink, and never
+ * waiting (O_NONBLOCK: a FIFO or a device opens at once and is then refused unread).
+ */
+static int file_open(int dir_fd, const char *name, int flags)
+{
+        struct stat st;
+        int fd;
+
+        fd = openat(dir_fd, name, flags | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0) {
+                int r = negative_errno();
+
+                close(fd);
+                return r;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                close(fd);
+                return S_ISDIR(st.st_mode) ? -EISDIR : -EBADFD;
+        }
+        return fd;
+}
+
 /* The whole file, or -ENOENT. `ret_fd` keeps it open for writing. */
-static int file_read(int dir_fd, const char *name, int *ret_fd, struct buffer *ret)
+static int file_read(const struct journal *j, const char *name, int *ret_fd, struct buffer *ret)
 {
         struct buffer b = {};
         int fd, r;
 
-        fd = openat(dir_fd, name, (ret_fd ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
+        fd = file_open(j->dir_fd, name, ret_fd ? O_RDWR : O_RDONLY);
         if (fd < 0)
-                return negative_errno();
+                return fd;
         for (;;) {
                 ssize_t n;
 
+                if (interrupted(j)) {
+                        r = -EINTR;
+                        goto fail;
+                }
                 r = buffer_reserve(&b, 64 * 1024);
                 if (r < 0)
                         goto fail;
@@ -604,7 +646,8 @@ fail:
 }
 
 /* A snapshot: every record a PUT, unsequenced, in strictly ascending (owner, name) order. */
-static int snapshot_replay(const struct buffer *file, uint64_t *ret_epoch, struct changes *c)
+static int snapshot_replay(const struct journal *j, const struct buffer *file, uint64_t *ret_epoch,
+                           struct changes *c)
 {
         size_t offset = SNAPSHOT_HEADER_SIZE;
         uint64_t n_records;
@@ -618,6 +661,8 @@ static int snapshot_replay(const struct buffer *file, uint64_t *ret_epoch, struc
                 struct record rec;
                 size_t size;
 
+                if (i % INTERRUPT_CHECK_EVERY == INTERRUPT_CHECK_EVERY - 1 && interrupted(j))
+                        return -EINTR;
                 if (frame_check(file->data, file->size, offset, &rec, &size) != FRAME_VALID ||
                     rec.type != RECORD_PUT || rec.seq != 0 || rec.ends_batch)
                         return -EBADMSG;
@@ -669,10 +714,50 @@ struct journal_replay {
         size_t valid_size; /* up to the end of the last complete batch */
         uint64_t n_replayed;
         uint64_t n_dropped;
+        enum journal_tail tail;
+        uint64_t tail_readable;
 };
 
+#define SECTOR_SIZE 512u
+
+/*
+ * Whether the damaged record at `offset` looks like what a crash during its append leaves: the
+ * record runs past the end of the file, or a 512-byte sector of it that never reached the disk
+ * reads as zeros (the sectors that did hold the right bytes). Anything else was written whole and
+ * altered since.
+ */
+static bool looks_torn(const struct buffer *file, size_t offset)
+{
+        const uint8_t *frame = file->data + offset;
+        size_t end;
+        uint32_t payload_size;
+
+        if (file->size - offset < FRAME_SIZE)
+                return true;
+        payload_size = load_u32(frame);
+        if (payload_size > PAYLOAD_MAX)
+                return false;
+        if (payload_size > file->size - offset - FRAME_SIZE)
+                return true;
+        end = offset + FRAME_SIZE + payload_size;
+        for (size_t start = offset; start < end;) {
+                size_t next = (start / SECTOR_SIZE + 1) * SECTOR_SIZE;
+                bool zeros = true;
+
+                if (next > end)
+                        next = end;
+                for (size_t i = start; zeros && i < next; i++)
+                        zeros = file->data[i] == 0;
+                if (zeros)
+                        return true;
+                start = next;
+        }
+        return false;
+}
+
 /* The records after the header; only complete batches are added to `c`. */
-static int journal_replay(const struct buffer *file, struct changes *c, struct journal_replay *ret)
+static int journal_replay(const struct journal *j, const struct buffer *file, struct changes *c,
+                          struct journal_replay *ret)
 {
         size_t offset = JOURNAL_HEADER_SIZE, n_before = c->n, n_committed = c->n;
         uint64_t seq = 1, n_damaged = 0;
@@ -682,14 +767,21 @@ static int journal_replay(const struct buffer *file, struct changes *c, struct j
         while (offset < file->size) {
                 struct record rec;
                 size_t size;
-                enum frame_check check = frame_check(file->data, file->size, offset, &rec, &size);
+                enum frame_check check;
 
+                if ((c->n - n_before) % INTERRUPT_CHECK_EVERY == INTERRUPT_CHECK_EVERY - 1 &&
+                    interrupted(j))
+                        return -EINTR;
+                check = frame_check(file->data, file->size, offset, &rec, &size);
                 if (check == FRAME_MALFORMED)
                         return -EBADMSG;
                 if (check == FRAME_DAMAGED) {
                         r = journal_scan_damage(file, offset + 1, seq, &n_damaged);
                         if (r < 0)
                                 return r;
+                        ret->tail_readable = n_damaged;
+                        ret->tail =
+                            looks_torn(file, offset) ? JOURNAL_TAIL_TORN : JOURNAL_TAIL_DAMAGED;
                         n_damaged++;
                         break;
                 }
@@ -707,6 +799,10 @@ static int journal_replay(const struct buffer *file, struct changes *c, struct j
         }
         ret->n_replayed = n_committed - n_before;
         ret->n_dropped = (c->n - n_committed) + n_damaged;
+        ret->tail_readable += c->n - n_committed;
+        /* Valid records without the end mark: the file ends where a crash cut the batch. */
+        if (ret->tail == JOURNAL_TAIL_NONE && ret->valid_size < file->size)
+                ret->tail = JOURNAL_TAIL_TORN;
         c->n = n_committed;
         ret->next_seq = seq;
         return 0;
@@ -746,7 +842,10 @@ static int file_install(struct journal *j, const char *tmp, const char *name, co
 {
         int fd, r;
 
-        fd = openat(j->dir_fd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        /* A new file of ours, whatever was left under that name. */
+        if (unlinkat(j->dir_fd, tmp, 0) < 0 && errno != ENOENT)
+                return negative_errno();
+        fd = openat(j->dir_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return negative_errno();
         r = write_all(j, fd, data, size, 0);
@@ -818,7 +917,7 @@ static int journal_fail(struct journal *j, int error)
         return error;
 }
 
-static int journal_open_dir(struct journal *j, const char *state_dir)
+static int journal_open_dir(struct journal *j, const char *state_dir, const char **ret_file)
 {
         if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
                 return negative_errno();
@@ -827,13 +926,87 @@ static int journal_open_dir(struct journal *j, const char *state_dir)
                 return negative_errno();
         if (flock(j->dir_fd, LOCK_EX | LOCK_NB) < 0)
                 return errno == EWOULDBLOCK ? -EBUSY : negative_errno();
-        for (size_t i = 0; i < 2; i++) {
-                const char *tmp = i == 0 ? SNAPSHOT_TMP : JOURNAL_TMP;
+        for (size_t i = 0; i < 3; i++) {
+                const char *tmp = i == 0 ? SNAPSHOT_TMP : i == 1 ? JOURNAL_TMP : DAMAGED_TMP;
 
-                if (unlinkat(j->dir_fd, tmp, 0) < 0 && errno != ENOENT)
+                if (unlinkat(j->dir_fd, tmp, 0) < 0 && errno != ENOENT) {
+                        *ret_file = tmp;
                         return negative_errno();
+                }
         }
         return 0;
+}
+
+/* Remove the oldest journal.damaged-* files (by modification time) beyond the bound. */
+static int damaged_prune(const struct journal *j, unsigned *ret_removed)
+{
+        DIR *d;
+        int fd = dup(j->dir_fd), r = 0;
+
+        if (fd < 0)
+                return negative_errno();
+        d = fdopendir(fd);
+        if (!d) {
+                r = negative_errno();
+                close(fd);
+                return r;
+        }
+        for (;;) {
+                char oldest[256] = "";
+                struct timespec oldest_time = {};
+                unsigned n = 0;
+                struct dirent *e;
+
+                rewinddir(d);
+                while ((e = readdir(d))) {
+                        struct stat st;
+
+                        if (strncmp(e->d_name, DAMAGED_FILE, strlen(DAMAGED_FILE)) != 0 ||
+                            fstatat(j->dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                                continue;
+                        n++;
+                        if (!oldest[0] || st.st_mtim.tv_sec < oldest_time.tv_sec ||
+                            (st.st_mtim.tv_sec == oldest_time.tv_sec &&
+                             st.st_mtim.tv_nsec < oldest_time.tv_nsec)) {
+                                snprintf(oldest, sizeof(oldest), "%s", e->d_name);
+                                oldest_time = st.st_mtim;
+                        }
+                }
+                if (n <= JOURNAL_DAMAGED_KEEP)
+                        break;
+                if (unlinkat(j->dir_fd, oldest, 0) < 0) {
+                        r = negative_errno();
+                        break;
+                }
+                (*ret_removed)++;
+        }
+        closedir(d);
+        return r;
+}
+
+/* Keep the bytes about to be truncated away, durably, before anything is truncated. */
+static int damaged_keep(struct journal *j, const struct buffer *file, size_t offset,
+                        struct journal_open_result *result)
+{
+        struct timespec now;
+        int fd, r;
+
+        /* The time too: the same place may be damaged again, and no copy replaces another. */
+        if (clock_gettime(CLOCK_REALTIME, &now) < 0)
+                return negative_errno();
+        snprintf(result->tail_file, sizeof(result->tail_file),
+                 DAMAGED_FILE "%" PRIu64 "-%zu-%lld%09ld", j->epoch, offset, (long long)now.tv_sec,
+                 now.tv_nsec);
+        r = file_install(j, DAMAGED_TMP, result->tail_file, file->data + offset,
+                         file->size - offset, &fd);
+        if (r < 0)
+                return r;
+        close(fd);
+        /* The rename must be durable before the truncation is. */
+        r = sync_fd(j, j->dir_fd);
+        if (r < 0)
+                return r;
+        return damaged_prune(j, &result->n_damaged_removed);
 }
 
 static int journal_load(struct journal *j, struct changes *c, struct journal_open_result *result)
@@ -844,12 +1017,13 @@ static int journal_load(struct journal *j, struct changes *c, struct journal_ope
         bool has_snapshot;
         int r;
 
-        r = file_read(j->dir_fd, SNAPSHOT_FILE, NULL, &snapshot);
+        result->file = SNAPSHOT_FILE;
+        r = file_read(j, SNAPSHOT_FILE, NULL, &snapshot);
         if (r < 0 && r != -ENOENT)
                 return r;
         has_snapshot = r >= 0;
         if (has_snapshot) {
-                r = snapshot_replay(&snapshot, &j->epoch, c);
+                r = snapshot_replay(j, &snapshot, &j->epoch, c);
                 j->snapshot_size = snapshot.size;
                 free(snapshot.data);
                 if (r < 0)
@@ -857,7 +1031,8 @@ static int journal_load(struct journal *j, struct changes *c, struct journal_ope
         }
         result->n_replayed = c->n;
 
-        r = file_read(j->dir_fd, JOURNAL_FILE, &j->fd, &file);
+        result->file = JOURNAL_FILE;
+        r = file_read(j, JOURNAL_FILE, &j->fd, &file);
         if (r == -ENOENT && !has_snapshot)
                 result->created = true;
         if (r == -ENOENT)
@@ -874,7 +1049,9 @@ static int journal_load(struct journal *j, struct changes *c, struct journal_ope
                 return journal_start_fresh(j);
         }
         if (r >= 0)
-                r = journal_replay(&file, c, &replay);
+                r = journal_replay(j, &file, c, &replay);
+        if (r >= 0 && replay.valid_size < file.size)
+                r = damaged_keep(j, &file, replay.valid_size, result);
         free(file.data);
         if (r < 0)
                 return r;
@@ -884,6 +1061,9 @@ static int journal_load(struct journal *j, struct changes *c, struct journal_ope
         result->n_replayed += replay.n_replayed;
         result->n_dropped = replay.n_dropped;
         result->bytes_truncated = file.size - replay.valid_size;
+        result->tail = replay.tail;
+        result->tail_batch = replay.next_seq;
+        result->tail_readable = replay.tail_readable;
         if (result->bytes_truncated > 0) {
                 j->needs_truncate = true;
                 return journal_repair(j);
@@ -906,14 +1086,17 @@ int journal_open(const char *state_dir, const struct journal_ops *ops,
                 return -ENOMEM;
         *j = (struct journal){.ops = ops ? ops : &system_ops, .dir_fd = -1, .fd = -1};
 
-        r = journal_open_dir(j, state_dir);
+        r = journal_open_dir(j, state_dir, &result.file);
         if (r >= 0)
                 r = journal_load(j, &c, &result);
-        if (r >= 0)
+        if (r >= 0) {
+                result.file = NULL;
                 r = changes_live_set(&c, &result.timers, &result.n_timers);
+        }
         free(c.items);
         if (r < 0) {
                 journal_close(j);
+                *ret_result = (struct journal_open_result){.file = result.file};
                 return r;
         }
         *ret_result = result;

@@ -21,10 +21,13 @@
  * dropped whole.
  *
  * Replay (journal_open):
- *   - damage after the last complete batch is a torn tail: truncated away and counted. Only the
- *     unsynced last batch can be torn, so only unacknowledged changes are ever dropped. That
- *     includes a bad record followed by valid records of the same batch: pages of an unsynced
- *     write can reach the disk in any order.
+ *   - damage after the last complete batch is dropped: its bytes are first kept aside in
+ *     `journal.damaged-<epoch>-<offset>-<realtime ns>` (written, synced and renamed in place; at
+ * most JOURNAL_DAMAGED_KEEP such files, the oldest removed), then the journal is truncated, and the
+ * result says what it was (enum journal_tail): a torn write of the unsynced last batch, or a record
+ * written whole and damaged since. If the copy cannot be made, nothing is truncated and the open
+ * fails. A bad record followed by valid records of the same batch is tail too: pages of an unsynced
+ * write can reach the disk in any order.
  *   - a bad record followed by a valid record of a later batch (which proves the bad one had been
  *     synced), a bad snapshot, or records out of sequence: -EBADMSG, a store fault. Nothing is
  *     guessed and nothing is changed on disk.
@@ -32,6 +35,8 @@
  *   - a missing state directory (its parent must exist) or an empty one: an empty store, created.
  *     A snapshot without a journal, or a journal that continues a missing snapshot: -EBADMSG.
  *   - another journal holds the directory (flock): -EBUSY.
+ *   - a file of the store that is not a regular file: -EBADFD (a FIFO, socket or device: it is
+ *     never read, so it cannot block the open), -ELOOP (a symlink: never followed), -EISDIR.
  *
  * Disk trouble: a failing write or fdatasync fails the commit with its -errno and drops the batch
  * (the caller rolls its in-memory changes back). The file is truncated back to its committed length
@@ -106,7 +111,26 @@ struct journal_ops {
         int (*fdatasync)(int fd);
         int (*ftruncate)(int fd, off_t length);
         int (*renameat)(int old_dir_fd, const char *old_path, int new_dir_fd, const char *new_path);
+        /* Asked now and then during a long replay: true ends journal_open() with -EINTR, changing
+         * nothing. NULL: never. */
+        bool (*interrupted)(void);
 };
+
+/* What the bytes after the last complete batch look like; they are dropped either way. */
+enum journal_tail {
+        JOURNAL_TAIL_NONE,
+        /* What a crash during an append leaves: the record runs past the end of the file or has
+         * zeroed 512-byte sectors. The last batch, never synced, never acknowledged — or damage
+         * that looks the same (a zeroed or cut-off end can hide acknowledged batches: the format
+         * cannot tell). */
+        JOURNAL_TAIL_TORN,
+        /* A record present in full whose checksum fails with no zeroed sector: written whole and
+         * altered since, so possibly synced and acknowledged. */
+        JOURNAL_TAIL_DAMAGED,
+};
+
+/* At most this many journal.damaged-* files are kept; the oldest go first. */
+#define JOURNAL_DAMAGED_KEEP 8
 
 struct journal_open_result {
         struct journal_timer *timers; /* the live set in (owner, name) order; free() it */
@@ -115,14 +139,21 @@ struct journal_open_result {
         uint64_t n_dropped;       /* torn-tail records truncated away (those of the incomplete
                                    * last batch, a damaged one counted once): never acknowledged */
         uint64_t bytes_truncated; /* the size of that tail */
-        bool stale_journal;       /* a journal the snapshot already covers was replaced */
-        bool created;             /* there was no store: the first start on this directory */
+        enum journal_tail tail;
+        uint64_t tail_batch;        /* the sequence of the batch the tail starts in */
+        uint64_t tail_readable;     /* records of it that passed their checksum */
+        char tail_file[64];         /* where its bytes were kept before the truncation */
+        unsigned n_damaged_removed; /* older journal.damaged-* files removed to keep the bound */
+        bool stale_journal;         /* a journal the snapshot already covers was replaced */
+        bool created;               /* there was no store: the first start on this directory */
+        const char *file; /* also set on failure: the file it is about ("journal", ...), or NULL */
 };
 
 struct journal;
 
 /* Replay `state_dir`, repair a torn tail, and keep the journal open for appending. On failure
- * nothing is returned. -errno for system errors; see the top of this file for the store faults. */
+ * only ret_result->file is set. -errno for system errors, -EINTR when ops->interrupted() said so;
+ * see the top of this file for the store faults. */
 int journal_open(const char *state_dir, const struct journal_ops *ops,
                  struct journal_open_result *ret_result, struct journal **ret_journal);
 

@@ -186,6 +186,17 @@ static int setup_store(struct service *s)
         return store_open(s);
 }
 
+/* Once the signals step blocked SIGTERM, nothing reads it until the loop runs: start-up looks
+ * for it between steps (and the store step during a long replay). */
+static bool stop_requested(struct service *s, const char *before)
+{
+        if (!sigfd_stop_pending())
+                return false;
+        log_info("Stop requested during start-up, before %s", before);
+        lifecycle_exit(&s->lifecycle, EXIT_REASON_SHUTDOWN_REQUESTED);
+        return true;
+}
+
 /* Each step in order; the first failure stops setup (teardown still runs). */
 static bool setup(struct service *s)
 {
@@ -205,14 +216,23 @@ static bool setup(struct service *s)
         }
         make_epoch(s);
         for (int step = 0; step < LIFECYCLE_STEP_MAX; step++) {
-                int r = steps[step](s);
+                int r;
+
+                if (step > LIFECYCLE_STEP_SIGNALS &&
+                    stop_requested(s, lifecycle_step_to_string((enum lifecycle_step)step)))
+                        return false;
+                r = steps[step](s);
                 lifecycle_step_done(&s->lifecycle, (enum lifecycle_step)step, r);
+                if (r < 0 && s->lifecycle.reason == EXIT_REASON_SHUTDOWN_REQUESTED)
+                        return false;
                 if (r < 0) {
                         log_error("Start-up failed at step %s",
                                   lifecycle_step_to_string((enum lifecycle_step)step));
                         return false;
                 }
         }
+        if (stop_requested(s, "ready"))
+                return false;
         return lifecycle_ready(&s->lifecycle);
 }
 

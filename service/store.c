@@ -27,7 +27,10 @@
  * may have shown a change that was then undone.) If memory cannot be put back as it was, the
  * service stops with a store fault: the journal holds the truth for the next start.
  *
- * Start. Every timer of the journal is restored (registry_restore(): runs handed to a client are
+ * Start. A damaged end of the journal is dropped (its bytes kept in journal.damaged-*) and
+ * logged as what it looks like: a torn last batch, or data written whole and damaged since.
+ * SIGTERM is looked for during the replay: the loop does not read the signalfd yet.
+ * Every timer of the journal is restored (registry_restore(): runs handed to a client are
  * ended, pending ones stay; missed deadlines catch up once, spread by randomized_delay_usec with
  * values from a random seed). A name that is not valid, a timer the registry refuses, a corrupt
  * middle or another format version end the service with a store fault rather than guess.
@@ -66,6 +69,7 @@
 #include "service/log.h"
 #include "service/peer.h"
 #include "service/service.h"
+#include "signalfd/sigfd.h"
 #include "varlink/message.h"
 #include "varlink/names.h"
 
@@ -235,6 +239,23 @@ static void journal_of_snapshot(const struct td_snapshot *t, const struct td_now
         snprintf(ret->boot_id, sizeof(ret->boot_id), "%s", boot_id);
 }
 
+/* The system calls, and SIGTERM ends a long replay (the loop does not read signals yet). */
+static const struct journal_ops start_ops = {
+    .pwrite = pwrite,
+    .fdatasync = fdatasync,
+    .ftruncate = ftruncate,
+    .renameat = renameat,
+    .interrupted = sigfd_stop_pending,
+};
+
+/* Start-up ended by SIGTERM or SIGINT: a requested stop, not a fault. */
+static int start_interrupted(struct service *s)
+{
+        log_info("Stop requested while the journal was being replayed");
+        lifecycle_exit(&s->lifecycle, EXIT_REASON_SHUTDOWN_REQUESTED);
+        return -EINTR;
+}
+
 /* A journal that cannot be trusted: refuse to start rather than guess. */
 static int store_fault(struct service *s, int error)
 {
@@ -265,6 +286,8 @@ static int restore_all(struct service *s, const struct journal_open_result *resu
                 struct td_snapshot snapshot;
                 struct td_transition t;
 
+                if (i % 4096 == 4095 && sigfd_stop_pending())
+                        return start_interrupted(s);
                 if (!registry_name_valid(j->name)) {
                         log_error("The journal holds a timer of uid %u with an invalid name",
                                   (unsigned)j->owner);
@@ -285,6 +308,32 @@ static int restore_all(struct service *s, const struct journal_open_result *resu
         return 0;
 }
 
+/* Exactly what the replay dropped after the last complete batch, and where it was kept. */
+static void log_dropped_tail(const struct service *s, const struct journal_open_result *r)
+{
+        if (r->tail == JOURNAL_TAIL_NONE)
+                return;
+        if (r->tail == JOURNAL_TAIL_TORN)
+                log_warning("Dropped the incomplete last batch %" PRIu64 " of the journal: %" PRIu64
+                            " bytes after the last complete batch, %" PRIu64
+                            " records of it readable. It looks like a write cut short by a "
+                            "crash, never synced and never acknowledged (a zeroed or cut-off "
+                            "end of the file looks the same). Kept in %s/%s",
+                            r->tail_batch, r->bytes_truncated, r->tail_readable,
+                            s->config.state_dir, r->tail_file);
+        else
+                log_error("Dropped damaged data at the end of the journal, from batch %" PRIu64
+                          ": %" PRIu64 " bytes, %" PRIu64
+                          " records readable. A record there was written whole and altered since "
+                          "(not a torn write): its changes may have been acknowledged and are "
+                          "lost. Kept in %s/%s",
+                          r->tail_batch, r->bytes_truncated, r->tail_readable, s->config.state_dir,
+                          r->tail_file);
+        if (r->n_damaged_removed > 0)
+                log_warning("Removed the %u oldest journal.damaged-* files: %d are kept",
+                            r->n_damaged_removed, JOURNAL_DAMAGED_KEEP);
+}
+
 int store_open(struct service *s)
 {
         struct journal_open_result result;
@@ -297,21 +346,28 @@ int store_open(struct service *s)
         s->store = st;
         read_boot_id(st->boot_id, sizeof(st->boot_id));
 
-        r = journal_open(s->config.state_dir, NULL, &result, &st->journal);
+        r = journal_open(s->config.state_dir, &start_ops, &result, &st->journal);
+        if (r == -EINTR)
+                return start_interrupted(s);
+        if (r == -EBADFD || r == -ELOOP || r == -EISDIR) {
+                log_error("Cannot open the journal in %s: %s is not a regular file%s",
+                          s->config.state_dir, result.file ? result.file : "a file",
+                          r == -ELOOP    ? " (a symlink, never followed)"
+                          : r == -EISDIR ? " (a directory)"
+                                         : " (a FIFO, socket or device, never read)");
+                return store_fault(s, r);
+        }
         if (r < 0) {
-                log_errno(r, "Cannot open the journal in %s%s", s->config.state_dir,
+                log_errno(r, "Cannot open the journal in %s%s%s%s", s->config.state_dir,
+                          result.file ? " at " : "", result.file ? result.file : "",
                           r == -EBADMSG           ? " (damaged before its last commit)"
                           : r == -EPROTONOSUPPORT ? " (another format version)"
                           : r == -EBUSY           ? " (another timerd uses it)"
                                                   : "");
                 return store_fault(s, r);
         }
-        log_info("Journal replayed: %zu timers, %" PRIu64 " torn-tail records dropped",
-                 result.n_timers, result.n_dropped);
-        if (result.n_dropped > 0)
-                log_warning("Dropped a torn journal tail of %" PRIu64
-                            " bytes: changes that were never acknowledged",
-                            result.bytes_truncated);
+        log_info("Journal replayed: %zu timers", result.n_timers);
+        log_dropped_tail(s, &result);
         r = restore_all(s, &result);
         free(result.timers);
         return r;

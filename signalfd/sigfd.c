@@ -42,3 +42,12 @@ int sigfd_read(int fd)
                 return -EIO;
         return (int)info.ssi_signo;
 }
+
+bool sigfd_stop_pending(void)
+{
+        sigset_t pending;
+
+        if (sigpending(&pending) < 0)
+                return false;
+        return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1;
+}

@@ -15,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -175,6 +178,202 @@ static void test_torn_tail(void **state)
         dur_stop(dur);
 }
 
+/* Anything but a regular file where a file of the store belongs: refused at once, unread. */
+static void test_not_regular_files(void **state)
+{
+        struct dur *dur = *state;
+        struct journal_timer a = timer_named("a", 1), b = timer_named("b", 2);
+        const char *const files[] = {"snapshot", "journal"};
+        char path[256], target[256];
+
+        write_journal(dur->dir, &a, &b);
+        snprintf(target, sizeof(target), "%s/journal.kept", dur->dir);
+        snprintf(path, sizeof(path), "%s/journal", dur->dir);
+        assert_int_equal(rename(path, target), 0);
+        for (size_t i = 0; i < 2; i++) {
+                for (int kind = 0; kind < 3; kind++) {
+                        uint64_t start = dur_now();
+
+                        snprintf(path, sizeof(path), "%s/%s", dur->dir, files[i]);
+                        if (kind == 0)
+                                assert_int_equal(mkfifo(path, 0600), 0);
+                        else if (kind == 1) /* to a valid journal: still never followed */
+                                assert_int_equal(symlink(target, path), 0);
+                        else
+                                assert_int_equal(mkdir(path, 0700), 0);
+                        assert_int_equal(exit_status(dur->dir), STORE_FAULT);
+                        /* Not a wait that something else ended. */
+                        assert_true(dur_now() - start < 3000000);
+                        assert_int_equal(kind == 2 ? rmdir(path) : unlink(path), 0);
+                }
+        }
+        /* Left as they were: the journal starts the service again. */
+        snprintf(path, sizeof(path), "%s/journal", dur->dir);
+        assert_int_equal(rename(target, path), 0);
+        assert_int_equal(mkfifo(target, 0600), 0); /* not a file of the store: ignored */
+        dur_start(dur);
+        dur_stop(dur);
+}
+
+/* Whether SIGTERM is blocked in process pid (the service's signals step ran). */
+static bool sigterm_blocked(pid_t pid)
+{
+        char path[64], line[256];
+        bool blocked = false;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        f = fopen(path, "re");
+        if (!f)
+                return false;
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, "SigBlk:", 7) == 0)
+                        blocked = strtoull(line + 7, NULL, 16) & (1ull << (SIGTERM - 1));
+        fclose(f);
+        return blocked;
+}
+
+/* Whether process pid has the file `path` open. */
+static bool has_open(pid_t pid, const char *path)
+{
+        char dir[64], target[256];
+        bool found = false;
+        struct dirent *e;
+        DIR *d;
+
+        snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+        d = opendir(dir);
+        if (!d)
+                return false;
+        while (!found && (e = readdir(d))) {
+                ssize_t n;
+
+                n = readlinkat(dirfd(d), e->d_name, target, sizeof(target) - 1);
+                if (n > 0) {
+                        target[n] = 0;
+                        found = strcmp(target, path) == 0;
+                }
+        }
+        closedir(d);
+        return found;
+}
+
+enum stop_at {
+        STOP_NEVER,   /* run until it answers, then SIGTERM */
+        STOP_SIGNALS, /* SIGTERM as soon as start-up blocked it (its signals step ran) */
+        STOP_REPLAY,  /* SIGTERM once the store step opened the journal */
+};
+
+/* Run timerd on state_dir with its log in log_path, stopped as `at` says. Its exit status; the
+ * time from start to ready (STOP_NEVER) or from the SIGTERM to its exit in *ret_usec. */
+static int run_start_up(const char *state_dir, const char *log_path, enum stop_at at,
+                        uint64_t *ret_usec)
+{
+        bool stop = at != STOP_NEVER;
+        char journal[256];
+        const char *bin = getenv("TIMERD_BIN");
+        char dir[] = "/tmp/timerd-start.XXXXXX", socket[64];
+        uint64_t start;
+        int status = 0;
+        pid_t pid;
+
+        assert_non_null(bin);
+        assert_non_null(mkdtemp(dir));
+        snprintf(socket, sizeof(socket), "%s/io.timerd", dir);
+        start = dur_now();
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+                if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+                        _exit(127);
+                execl(bin, bin, "--socket", socket, "--state-dir", state_dir, "--log-level=info",
+                      (char *)NULL);
+                _exit(127);
+        }
+        snprintf(journal, sizeof(journal), "%s/journal", state_dir);
+        if (stop) {
+                while (!(at == STOP_SIGNALS ? sigterm_blocked(pid) : has_open(pid, journal)) &&
+                       waitpid(pid, &status, WNOHANG) == 0)
+                        usleep(100);
+                start = dur_now();
+                assert_int_equal(kill(pid, SIGTERM), 0);
+        } else {
+                /* Ready: it answers (connecting works as soon as the socket is bound). */
+                struct timerd_timer got;
+                struct timerd *t = NULL;
+
+                for (int i = 0; i < 6000 && timerd_connect(socket, &t) < 0; i++)
+                        usleep(10000);
+                assert_non_null(t);
+                assert_int_equal(timerd_get(t, "t000000", TIMERD_OWNER_SELF, &got), 0);
+                *ret_usec = dur_now() - start;
+                timerd_close(t);
+                assert_int_equal(kill(pid, SIGTERM), 0);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (stop)
+                *ret_usec = dur_now() - start;
+        unlink(socket);
+        rmdir(dir);
+        assert_true(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+static bool file_contains(const char *path, const char *text)
+{
+        char buf[65536];
+        size_t n;
+        FILE *f = fopen(path, "re");
+
+        assert_non_null(f);
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        return strstr(buf, text) != NULL;
+}
+
+/* SIGTERM during a long replay ends the start-up there: status 0, never ready, in a fraction of
+ * the time the whole start-up takes. */
+static void test_stop_during_start_up(void **state)
+{
+        enum { N_TIMERS = 200000, PER_BATCH = 1000 };
+        struct dur *dur = *state;
+        struct journal_open_result result;
+        uint64_t full_usec, stop_usec;
+        char log_path[256];
+        struct journal *j;
+
+        assert_int_equal(journal_open(dur->dir, NULL, &result, &j), 0);
+        free(result.timers);
+        for (unsigned i = 0; i < N_TIMERS; i++) {
+                struct journal_timer t;
+                char name[32];
+
+                snprintf(name, sizeof(name), "t%06u", i);
+                t = timer_named(name, i + 1);
+                assert_int_equal(journal_put(j, &t), 0);
+                if (i % PER_BATCH == PER_BATCH - 1)
+                        assert_int_equal(journal_commit(j), 0);
+        }
+        journal_close(j);
+        snprintf(log_path, sizeof(log_path), "%s.log", dur->dir);
+
+        assert_int_equal(run_start_up(dur->dir, log_path, STOP_NEVER, &full_usec), 0);
+        print_message("start-up with %u timers: %.3f s\n", N_TIMERS, (double)full_usec / 1e6);
+        for (enum stop_at at = STOP_SIGNALS; at <= STOP_REPLAY; at++) {
+                assert_int_equal(run_start_up(dur->dir, log_path, at, &stop_usec), 0);
+                print_message("stopped %s in %.3f s\n",
+                              at == STOP_SIGNALS ? "after the signals step" : "during the replay",
+                              (double)stop_usec / 1e6);
+                assert_true(file_contains(log_path, "Stop requested"));
+                assert_false(file_contains(log_path, " ready (epoch"));
+                assert_true(stop_usec < full_usec / 2);
+        }
+        unlink(log_path);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -186,6 +385,8 @@ int main(void)
                                             dur_teardown),
             cmocka_unit_test_setup_teardown(test_state_dir_in_use, dur_setup, dur_teardown),
             cmocka_unit_test_setup_teardown(test_torn_tail, dur_setup, dur_teardown),
+            cmocka_unit_test_setup_teardown(test_not_regular_files, dur_setup, dur_teardown),
+            cmocka_unit_test_setup_teardown(test_stop_during_start_up, dur_setup, dur_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

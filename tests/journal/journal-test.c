@@ -200,15 +200,9 @@ struct journal *jt_open_expect_ops(const struct jt_dir *d, const struct journal_
         for (size_t i = 0; i < n_expected; i++)
                 jt_assert_timer_equal(&result.timers[i], &expected[i]);
         free(result.timers);
+        result.timers = NULL;
         if (ret_result)
-                *ret_result = (struct journal_open_result){
-                    .n_timers = result.n_timers,
-                    .n_replayed = result.n_replayed,
-                    .n_dropped = result.n_dropped,
-                    .bytes_truncated = result.bytes_truncated,
-                    .stale_journal = result.stale_journal,
-                    .created = result.created,
-                };
+                *ret_result = result;
         return j;
 }
 

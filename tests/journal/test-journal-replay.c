@@ -6,6 +6,7 @@
  * compaction combine correctly.
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -479,6 +480,154 @@ static void test_not_files(void **state)
         assert_int_equal(journal_open(d->state, NULL, &result, NULL), -EINVAL);
 }
 
+/* The names of the journal.damaged-* files in the state directory. */
+static unsigned count_damaged(const struct jt_dir *d)
+{
+        unsigned n = 0;
+        struct dirent *e;
+        DIR *dir = opendir(d->state);
+
+        assert_non_null(dir);
+        while ((e = readdir(dir)))
+                n += strncmp(e->d_name, "journal.damaged-", 16) == 0;
+        closedir(dir);
+        return n;
+}
+
+/* Open on `data`; the tail from `valid` on is dropped as `tail`, kept byte for byte. */
+static void assert_tail_kept(const struct jt_dir *d, const uint8_t *data, size_t size, size_t valid,
+                             enum journal_tail tail, uint64_t readable,
+                             const struct journal_timer *expected, size_t n_expected)
+{
+        struct journal_open_result result;
+        struct journal *j;
+        uint8_t *kept;
+        size_t kept_size;
+
+        jt_write(d, "journal", data, size);
+        j = jt_open_expect(d, expected, n_expected, &result);
+        assert_int_equal(result.tail, tail);
+        assert_int_equal(result.tail_readable, readable);
+        assert_int_equal(result.bytes_truncated, size - valid);
+        assert_int_equal(jt_size(d, "journal"), valid);
+        journal_close(j);
+        /* The open also returned it: the same file name. */
+        kept = jt_read(d, result.tail_file, &kept_size);
+        assert_int_equal(kept_size, size - valid);
+        assert_memory_equal(kept, data + valid, size - valid);
+        free(kept);
+}
+
+/* A torn last batch, a record damaged after it was written whole, a zeroed block among
+ * committed batches: each told apart, the dropped bytes kept aside. */
+static void test_dropped_tail_kept(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[4] = {jt_timer(1, "a", 1), jt_timer(1, "b", 2), jt_timer(1, "c", 3),
+                                     jt_timer(1, "d", 4)};
+        size_t batches[2] = {1, 3}, ends[2], size, second;
+        uint8_t *data;
+
+        write_batches(d, t, batches, 2, ends);
+        data = jt_read(d, "journal", &size);
+        second = ends[0] + 8 + load_u32(data + ends[0]);
+
+        /* Cut inside the last batch's second record: its first is readable. */
+        assert_tail_kept(d, data, second + 20, ends[0], JOURNAL_TAIL_TORN, 1, t, 1);
+        /* The part of the second record in a sector that never reached the disk: zeros. */
+        {
+                size_t second_end = second + 8 + load_u32(data + second);
+                size_t sector = (second + 8) / 512 * 512;
+                size_t from = sector > second ? sector : second;
+                size_t to = sector + 512 < second_end ? sector + 512 : second_end;
+
+                memset(data + from, 0, to - from);
+        }
+        /* The first and the third record of the batch are readable. */
+        assert_tail_kept(d, data, size, ends[0], JOURNAL_TAIL_TORN, 2, t, 1);
+        free(data);
+
+        assert_int_equal(count_damaged(d), 2);
+
+        /* One byte changed in a record present in full: not a torn write. */
+        jt_dir_remove(d);
+        jt_dir_make(d);
+        write_batches(d, t, batches, 2, ends);
+        data = jt_read(d, "journal", &size);
+        flip(data, size - 10);
+        assert_tail_kept(d, data, size, ends[0], JOURNAL_TAIL_DAMAGED, 2, t, 1);
+        free(data);
+        assert_int_equal(count_damaged(d), 1);
+}
+
+/* A zeroed 4 KiB block among committed batches, a later batch after it: refused, nothing
+ * truncated, nothing kept aside. */
+static void test_zeroed_block_before_commits(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[80];
+        size_t batches[80], ends[80], size;
+        uint8_t *data;
+
+        for (size_t i = 0; i < 80; i++) {
+                char name[8];
+
+                snprintf(name, sizeof(name), "t%02zu", i);
+                t[i] = jt_timer(1, name, i + 1);
+                batches[i] = 1;
+        }
+        write_batches(d, t, batches, 80, ends);
+        data = jt_read(d, "journal", &size);
+        assert_true(size > 3 * 4096);
+        memset(data + 4096, 0, 4096);
+        assert_store_fault(d, "journal", data, size, -EBADMSG);
+        assert_int_equal(count_damaged(d), 0);
+        free(data);
+}
+
+/* At most JOURNAL_DAMAGED_KEEP files: the oldest go. */
+static void test_damaged_files_bounded(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[2] = {jt_timer(1, "a", 1), jt_timer(1, "b", 2)};
+        size_t batches[2] = {1, 1}, ends[2], size;
+        unsigned removed = 0;
+        uint8_t *data;
+
+        write_batches(d, t, batches, 2, ends);
+        data = jt_read(d, "journal", &size);
+        for (size_t i = 0; i < JOURNAL_DAMAGED_KEEP + 3; i++) {
+                struct journal_open_result result;
+                struct journal *j;
+
+                jt_write(d, "journal", data, size - 1 - i);
+                j = jt_open_expect(d, t, 1, &result);
+                removed += result.n_damaged_removed;
+                journal_close(j);
+                assert_true(count_damaged(d) <= JOURNAL_DAMAGED_KEEP);
+        }
+        assert_int_equal(count_damaged(d), JOURNAL_DAMAGED_KEEP);
+        assert_int_equal(removed, 3);
+        free(data);
+}
+
+/* When the bytes cannot be kept aside, nothing is truncated. */
+static void test_no_truncation_without_copy(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[2] = {jt_timer(1, "a", 1), jt_timer(1, "b", 2)};
+        size_t batches[2] = {1, 1}, ends[2], size;
+        uint8_t *data;
+
+        write_batches(d, t, batches, 2, ends);
+        data = jt_read(d, "journal", &size);
+        jt_faults_arm(1u << JT_PWRITE, 1, 1, ENOSPC);
+        assert_store_fault(d, "journal", data, size - 1, -ENOSPC);
+        jt_faults_reset();
+        assert_int_equal(count_damaged(d), 0);
+        free(data);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -493,6 +642,10 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_stale_journal, setup, teardown),
             cmocka_unit_test_setup_teardown(test_inconsistent_files, setup, teardown),
             cmocka_unit_test_setup_teardown(test_not_files, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_dropped_tail_kept, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_zeroed_block_before_commits, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_damaged_files_bounded, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_no_truncation_without_copy, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
