@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,11 +32,14 @@ static int core_failure(struct service *s, struct param_error *err, int failure,
         case TIMERD_E_INVALID_PARAMETER:
                 /* What params.c passes on unchecked: the declaration's handover. */
                 return params_fail(err, failure, name, "declaration", 0);
-        case TIMERD_E_INVALID_SCHEDULE:
-                return params_fail(err, failure, name,
-                                   "cadence must be > 0 (0 for once) and longer than the "
-                                   "handover; a deadline must be set",
-                                   0);
+        case TIMERD_E_INVALID_SCHEDULE: {
+                char reason[192];
+                snprintf(reason, sizeof(reason),
+                         "cadence must be > 0 (0 for once), at least min-cadence (%llu usec) and "
+                         "longer than the handover; a deadline must be set",
+                         (unsigned long long)s->config.min_cadence_usec);
+                return params_fail(err, failure, name, reason, 0);
+        }
         case TIMERD_E_OVERFLOW:
                 return params_fail(err, failure, name, "a deadline or counter", 0);
         case TIMERD_E_UNSUPPORTED:
@@ -327,8 +331,12 @@ static void add_optional(json_object *o, const char *field, bool has, uint64_t v
                 vl_add_u64(o, field, v);
 }
 
-json_object *api_timer_json(const struct td_snapshot *t, const struct td_now *now)
+json_object *api_timer_json(const struct td_snapshot *timer, const struct td_now *now)
 {
+        /* Overruns and next deadline as of now, also while the schedule is held behind a run. */
+        struct td_snapshot settled = *timer;
+        registry_snapshot_at(&settled, now);
+        const struct td_snapshot *t = &settled;
         json_object *o = json_object_new_object();
         json_object *d = json_object_new_object();
         const struct td_declaration *decl = &t->declaration;

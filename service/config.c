@@ -24,6 +24,7 @@ void config_defaults(struct config *c)
             .max_connections_per_uid = 1024,
             .max_timers = 8 * 1024 * 1024,
             .max_timers_per_owner = 4 * 1024 * 1024,
+            .min_cadence_usec = 1000,
             .max_intents = 4096,
             .max_parked_per_connection = 1024,
             .max_parked_per_owner = 65536,
@@ -64,6 +65,7 @@ static const struct setting settings[] = {
     {"max-connections-per-uid", FIELD(max_connections_per_uid), 1, UINT32_MAX, SETTING_NUMBER,
      true},
     {"max-timers-per-owner", FIELD(max_timers_per_owner), 1, UINT32_MAX, SETTING_NUMBER, false},
+    {"min-cadence", FIELD(min_cadence_usec), 1, UINT64_C(3600000000), SETTING_NUMBER, false},
     {"max-intents", FIELD(max_intents), 1, UINT64_C(1) << 20, SETTING_NUMBER, false},
     {"max-parked-per-connection", FIELD(max_parked_per_connection), 1, UINT32_MAX, SETTING_NUMBER,
      false},
@@ -216,6 +218,7 @@ static void usage(void)
                "  --max-connections N    (default 4096)\n"
                "  --max-connections-per-uid N  (default 1024)\n"
                "  --max-timers-per-owner N  (default 4194304)\n"
+               "  --min-cadence USEC     the shortest cadence a timer may declare (default 1000)\n"
                "  --max-intents N        requests queued for one loop iteration (default 4096);\n"
                "                         past it a request is answered Busy\n"
                "  --max-parked-per-connection N  parked Waits and Sleeps (default 1024)\n"

@@ -25,7 +25,8 @@ struct config {
         uint32_t max_connections_per_uid;
         uint32_t max_timers;
         uint32_t max_timers_per_owner;
-        uint32_t max_intents; /* requests handled per loop iteration */
+        uint64_t min_cadence_usec; /* a shorter cadence is refused: bounds a timer's wake-ups */
+        uint32_t max_intents;      /* requests handled per loop iteration */
         uint32_t max_parked_per_connection;
         uint32_t max_parked_per_owner;
         uint32_t list_page; /* timers in one List reply: its default and its maximum */

@@ -12,10 +12,15 @@
 #include "service/registry.h"
 #include "service/timerq.h"
 
-/* What a once or after-completion timer does when its run ends with directive continue. */
+/*
+ * What a once or after-completion timer does when its run ends with directive continue. An
+ * interval or watchdog due again during its run is held (AFTER_RUN_DEADLINE): it leaves the queue,
+ * so that a run nobody takes costs no wake-ups, and the deadlines that pass meanwhile are counted
+ * as overruns when the run is taken or ends.
+ */
 enum after_run {
         AFTER_RUN_POLICY,   /* once: nothing; after-completion: completion + cadence */
-        AFTER_RUN_DEADLINE, /* the deadline set during the run */
+        AFTER_RUN_DEADLINE, /* the deadline set during the run, or the held schedule */
         AFTER_RUN_NONE,     /* cancelled during the run */
 };
 
@@ -43,6 +48,7 @@ struct run_state {
         uint64_t runs;
         uint64_t consecutive_expected_failures;
         uint64_t overruns;
+        uint64_t overruns_reported; /* overruns when the last firing was handed over */
         uint64_t last_start_usec;
         uint64_t last_finish_usec;
         uint64_t last_duration_usec;
@@ -875,7 +881,8 @@ static void timer_set_wakeup(struct registry *r, struct timer *t, uint64_t deadl
 {
         stats_leave(r, t);
         t->failure = TIMERD_FAILURE_NONE;
-        if (t->run_active && policy_runs_off_queue((enum timerd_policy)t->policy)) {
+        if (t->run_active && (policy_runs_off_queue((enum timerd_policy)t->policy) ||
+                              t->after_run == AFTER_RUN_DEADLINE)) {
                 t->after_run = AFTER_RUN_DEADLINE;
                 t->runs->state.deferred_deadline_usec = deadline_usec;
         } else
@@ -889,17 +896,79 @@ static void timer_clear_wakeup(struct registry *r, struct timer *t)
         stats_leave(r, t);
         t->failure = TIMERD_FAILURE_NONE;
         timer_dequeue(r, t);
-        if (t->run_active && policy_runs_off_queue((enum timerd_policy)t->policy))
-                t->after_run = AFTER_RUN_NONE;
+        t->after_run = t->run_active && policy_runs_off_queue((enum timerd_policy)t->policy)
+                           ? AFTER_RUN_NONE
+                           : AFTER_RUN_POLICY;
         if (t->runs)
                 t->runs->state.deferred_deadline_usec = 0;
         stats_enter(r, t);
+}
+
+/* An interval or watchdog held behind its run: its schedule is in deferred_deadline_usec. */
+static bool timer_held(const struct timer *t)
+{
+        return t->after_run == AFTER_RUN_DEADLINE &&
+               !policy_runs_off_queue((enum timerd_policy)t->policy);
+}
+
+static void timer_drop_hold(struct timer *t)
+{
+        if (!timer_held(t))
+                return;
+        t->after_run = AFTER_RUN_POLICY;
+        t->runs->state.deferred_deadline_usec = 0;
+}
+
+/*
+ * The deadlines of a recurring schedule at `deadline` due by `now` (a handover makes them due
+ * early): how many (*ret_due) and the first deadline after them (*ret_next). -TIMERD_E_OVERFLOW
+ * when that is past the clock's range.
+ */
+static int schedule_skip(uint64_t deadline, uint64_t cadence_usec, uint64_t handover_usec,
+                         uint64_t now, uint64_t *ret_due, uint64_t *ret_next)
+{
+        uint64_t reach = saturating_add(now, handover_usec), advance;
+
+        *ret_due = 0;
+        *ret_next = deadline;
+        if (deadline > reach)
+                return 0;
+        if (__builtin_add_overflow((reach - deadline) / cadence_usec, 1, ret_due) ||
+            __builtin_mul_overflow(*ret_due, cadence_usec, &advance) ||
+            __builtin_add_overflow(deadline, advance, ret_next))
+                return -TIMERD_E_OVERFLOW;
+        return 0;
+}
+
+/*
+ * A held schedule at `now`: the deadlines it passed are overruns, and it moves past them, without
+ * a wake-up. A count or deadline that would overflow fails the timer. Inside stats_leave/enter.
+ */
+static void hold_settle(struct registry *r, struct timer *t, uint64_t now)
+{
+        struct run_state *rs;
+        uint64_t due, next, overruns;
+
+        if (!timer_held(t))
+                return;
+        rs = &t->runs->state;
+        if (schedule_skip(rs->deferred_deadline_usec, t->cadence_usec, t->handover_usec, now, &due,
+                          &next) < 0 ||
+            __builtin_add_overflow(rs->overruns, due, &overruns)) {
+                timer_drop_hold(t);
+                t->failure = TIMERD_FAILURE_OVERFLOW;
+                return;
+        }
+        r->overruns = saturating_add(r->overruns, due);
+        rs->overruns = overruns;
+        rs->deferred_deadline_usec = next;
 }
 
 static void timer_fail(struct registry *r, struct timer *t, enum timerd_failure failure)
 {
         stats_leave(r, t);
         timer_dequeue(r, t);
+        timer_drop_hold(t);
         t->failure = (unsigned)failure & 0x7u;
         stats_enter(r, t);
 }
@@ -932,7 +1001,7 @@ static void timer_dispatch(const struct timer *t, struct td_dispatch *ret)
             .deadline_usec = rs->run_deadline_usec,
             .fired_usec = rs->run_fired_usec,
             .due_usec = handover_instant(t, rs->run_deadline_usec),
-            .overruns = rs->overruns,
+            .overruns = rs->overruns - rs->overruns_reported,
         };
 }
 
@@ -1088,9 +1157,17 @@ void registry_free(struct registry *r)
         free(r);
 }
 
+/* A cadence below the configured minimum would let one timer cost a wake-up that often. */
+static int cadence_allowed(const struct registry *r, uint64_t cadence_usec)
+{
+        return cadence_usec == 0 || cadence_usec >= r->config.min_cadence_usec
+                   ? 0
+                   : -TIMERD_E_INVALID_SCHEDULE;
+}
+
 /* What Register and Reconcile check before looking at the registry. */
-static int declare_args_validate(const struct td_caller *caller, const char *name,
-                                 const struct td_declaration *d)
+static int declare_args_validate(const struct registry *r, const struct td_caller *caller,
+                                 const char *name, const struct td_declaration *d)
 {
         int e = session_validate(caller->session);
 
@@ -1098,7 +1175,10 @@ static int declare_args_validate(const struct td_caller *caller, const char *nam
                 return e;
         if (!registry_name_valid(name))
                 return -TIMERD_E_INVALID_NAME;
-        return declaration_validate(d);
+        e = declaration_validate(d);
+        if (e < 0)
+                return e;
+        return cadence_allowed(r, d->cadence_usec);
 }
 
 struct td_transition registry_register(struct registry *r, const struct td_now *now,
@@ -1111,7 +1191,7 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
         int e;
 
         effects_begin(r);
-        e = declare_args_validate(&a->caller, a->name, &a->declaration);
+        e = declare_args_validate(r, &a->caller, a->name, &a->declaration);
         if (e < 0)
                 return transition_failed(r, e);
         e = first_deadline(&a->declaration, now, a->has_start, a->start_usec, &has_deadline,
@@ -1172,15 +1252,13 @@ static int reconcile_plan(const struct timer *t, const struct td_now *now,
                 *ret_deadline = a->deadline_usec;
                 return 0;
         case TIMERD_DESIRED_SCHEDULED:
-                if (t && timer_queued(t)) {
+                /* Queued, held behind its run, or armed by the run's end: kept. */
+                if (t &&
+                    (timer_queued(t) || (t->run_active && t->after_run == AFTER_RUN_DEADLINE))) {
                         *ret_step = RECONCILE_KEEP;
                         return 0;
                 }
                 if (t && t->run_active && policy_runs_off_queue(d->policy)) {
-                        if (t->after_run == AFTER_RUN_DEADLINE) {
-                                *ret_step = RECONCILE_KEEP;
-                                return 0;
-                        }
                         if (d->policy == TIMERD_POLICY_AFTER_COMPLETION) {
                                 *ret_step = RECONCILE_RESUME_POLICY;
                                 return 0;
@@ -1210,7 +1288,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
         int e;
 
         effects_begin(r);
-        e = declare_args_validate(&a->caller, a->name, &a->declaration);
+        e = declare_args_validate(r, &a->caller, a->name, &a->declaration);
         if (e < 0)
                 return transition_failed(r, e);
         t = timer_find(r, a->caller.uid, a->name);
@@ -1296,6 +1374,8 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
 
                 d.cadence_usec = cadence_usec;
                 e = declaration_validate(&d);
+                if (e >= 0)
+                        e = cadence_allowed(r, cadence_usec);
                 if (e < 0)
                         return transition_failed(r, e);
         }
@@ -1465,6 +1545,10 @@ static void run_finish(struct registry *r, struct timer *t, const struct run_res
         uint64_t next;
 
         stats_leave(r, t);
+        hold_settle(r, t, res->finish_usec);
+        /* A firing nobody was handed (the service delivered it) reported its overruns. */
+        if (!timer_delivered_to(t))
+                rs->overruns_reported = rs->overruns;
         run_detach(t);
         t->run_active = false;
         rs->runs = res->runs;
@@ -1480,16 +1564,14 @@ static void run_finish(struct registry *r, struct timer *t, const struct run_res
                 t->failure = TIMERD_FAILURE_INVARIANT;
         } else if (directive == TIMERD_DIRECTIVE_STOP)
                 timer_dequeue(r, t);
-        else if (t->failure == TIMERD_FAILURE_NONE && policy_runs_off_queue(policy)) {
-                if (t->after_run == AFTER_RUN_DEADLINE)
-                        timer_enqueue(r, t, rs->deferred_deadline_usec);
-                else if (t->after_run == AFTER_RUN_POLICY &&
-                         policy == TIMERD_POLICY_AFTER_COMPLETION) {
-                        if (__builtin_add_overflow(res->finish_usec, t->cadence_usec, &next))
-                                t->failure = TIMERD_FAILURE_OVERFLOW;
-                        else
-                                timer_enqueue(r, t, next);
-                }
+        else if (t->failure == TIMERD_FAILURE_NONE && t->after_run == AFTER_RUN_DEADLINE)
+                timer_enqueue(r, t, rs->deferred_deadline_usec);
+        else if (t->failure == TIMERD_FAILURE_NONE && t->after_run == AFTER_RUN_POLICY &&
+                 policy == TIMERD_POLICY_AFTER_COMPLETION) {
+                if (__builtin_add_overflow(res->finish_usec, t->cadence_usec, &next))
+                        t->failure = TIMERD_FAILURE_OVERFLOW;
+                else
+                        timer_enqueue(r, t, next);
         }
         t->after_run = AFTER_RUN_POLICY;
         rs->deferred_deadline_usec = 0;
@@ -1554,7 +1636,8 @@ static void effect_push_dispatch(struct registry *r, const struct timer *t)
 
 /*
  * Fire one due timer at `now`: move or drop its queue entry, count overruns, start a run unless
- * one is active. Watchdog and interval successors are queued here, before any DISPATCH is emitted.
+ * one is active. Watchdog and interval successors are queued here, before any DISPATCH is emitted;
+ * one due while the run is still active is held instead (see enum after_run).
  * A successor or counter that would overflow fails the timer instead (FAILURE_OVERFLOW).
  * t has its runs record.
  */
@@ -1565,7 +1648,7 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
         uint64_t deadline = t->has_missed_deadline ? rs->missed_deadline_usec : t->deadline_usec;
         /* A handover fires early: deadlines up to `reach` are due (handover < cadence). */
         uint64_t reach = saturating_add(now, t->handover_usec);
-        uint64_t next = 0, missed = 0, advance, periods, overruns, run = rs->run;
+        uint64_t next = 0, missed = 0, periods, overruns, run = rs->run;
         bool requeue = policy == TIMERD_POLICY_WATCHDOG || policy == TIMERD_POLICY_INTERVAL;
         bool overflow = false;
 
@@ -1575,10 +1658,9 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
                     __builtin_add_overflow(deadline > now ? deadline : now, t->cadence_usec, &next);
         else if (policy == TIMERD_POLICY_INTERVAL) {
                 /* The first deadline + k*cadence after reach; the k-1 skipped are overruns. */
-                missed = (reach - deadline) / t->cadence_usec;
-                overflow = __builtin_add_overflow(missed, 1, &periods) ||
-                           __builtin_mul_overflow(periods, t->cadence_usec, &advance) ||
-                           __builtin_add_overflow(deadline, advance, &next);
+                overflow = schedule_skip(deadline, t->cadence_usec, t->handover_usec, now, &periods,
+                                         &next) < 0;
+                missed = overflow ? 0 : periods - 1;
         }
         overflow = overflow || __builtin_add_overflow(rs->overruns, missed, &overruns) ||
                    __builtin_add_overflow(overruns, t->run_active ? 1 : 0, &overruns) ||
@@ -1589,13 +1671,18 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
         }
 
         stats_leave(r, t);
-        if (requeue)
+        if (requeue && !t->run_active)
                 timer_enqueue(r, t, next);
         else
                 timer_dequeue(r, t);
         r->overruns = saturating_add(r->overruns, overruns - rs->overruns);
         rs->overruns = overruns;
         if (t->run_active) {
+                /* Nothing to deliver until the run is taken or ends: no wake-up before. */
+                if (requeue) {
+                        t->after_run = AFTER_RUN_DEADLINE;
+                        rs->deferred_deadline_usec = next;
+                }
                 stats_enter(r, t);
                 return;
         }
@@ -1702,9 +1789,11 @@ struct td_transition registry_confirm_arm(struct registry *r, const struct td_no
         return transition_done(r);
 }
 
+/* The firing goes to a waiter: what it reports as overruns starts over. */
 static void timer_hand_over(struct registry *r, struct timer *t, struct session *s)
 {
         stats_leave(r, t);
+        t->runs->state.overruns_reported = t->runs->state.overruns;
         list_remove(&t->runs->waiter_node);
         t->runs->delivered_to = s;
         list_append(&s->delivered, &t->runs->waiter_node);
@@ -1744,8 +1833,9 @@ static bool name_listed(const char *name, const char *const *names, size_t n_nam
         return false;
 }
 
-int registry_take_pending(struct registry *r, uint32_t owner, const char *const *names,
-                          size_t n_names, uint64_t session, struct td_dispatch *ret)
+int registry_take_pending(struct registry *r, const struct td_now *now, uint32_t owner,
+                          const char *const *names, size_t n_names, uint64_t session,
+                          struct td_dispatch *ret)
 {
         struct owner *o;
         struct session *s;
@@ -1770,8 +1860,12 @@ int registry_take_pending(struct registry *r, uint32_t owner, const char *const 
                 e = session_get(r, session, &s);
                 if (e < 0)
                         return e;
-                timer_hand_over(r, t, s);
+                /* The periods it missed while pending are this firing's overruns. */
+                stats_leave(r, t);
+                hold_settle(r, t, now->usec[t->clock]);
+                stats_enter(r, t);
                 timer_dispatch(t, ret);
+                timer_hand_over(r, t, s);
                 return 1;
         }
         return 0;
@@ -1833,6 +1927,21 @@ static void timer_snapshot(const struct timer *t, struct td_snapshot *ret)
         };
         ret->has_deadline = timer_next_deadline(t, &ret->next_deadline_usec);
         strcpy(ret->name, t->name);
+}
+
+void registry_snapshot_at(struct td_snapshot *timer, const struct td_now *now)
+{
+        const struct td_declaration *d = &timer->declaration;
+        uint64_t due, next;
+
+        if (!timer->run_active || policy_runs_off_queue(d->policy) || !timer->has_deadline ||
+            timer->failure != TIMERD_FAILURE_NONE || !clock_valid(d->clock) || d->cadence_usec == 0)
+                return;
+        if (schedule_skip(timer->next_deadline_usec, d->cadence_usec, d->handover_usec,
+                          now->usec[d->clock], &due, &next) < 0)
+                return;
+        timer->overruns = saturating_add(timer->overruns, due);
+        timer->next_deadline_usec = next;
 }
 
 int registry_get(const struct registry *r, uint32_t owner, const char *name,
@@ -2021,6 +2130,8 @@ static void image_of_snapshot(const struct td_snapshot *s, struct timer_image *r
                     .runs = s->runs,
                     .consecutive_expected_failures = s->consecutive_expected_failures,
                     .overruns = s->overruns,
+                    /* Not durable: a firing after a restart reports the periods since. */
+                    .overruns_reported = s->overruns,
                     .has_last_start = s->has_last_start,
                     .last_start_usec = s->last_start_usec,
                     .has_last_finish = s->has_last_finish,
@@ -2305,8 +2416,12 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
                     timerq_entry_deadline(q, &t->entry) != handover_instant(t, t->deadline_usec))
                         return false;
         }
-        if (t->after_run != AFTER_RUN_POLICY &&
-            (!t->run_active || !policy_runs_off_queue(d->policy)))
+        if (t->after_run != AFTER_RUN_POLICY && !t->run_active)
+                return false;
+        if ((t->after_run == AFTER_RUN_NONE && !policy_runs_off_queue(d->policy)) ||
+            (timer_held(t) && timer_queued(t)))
+                return false;
+        if (rs->overruns_reported > rs->overruns)
                 return false;
         if (t->after_run != AFTER_RUN_DEADLINE && rs->deferred_deadline_usec != 0)
                 return false;

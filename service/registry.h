@@ -106,7 +106,7 @@ struct td_dispatch {
         uint64_t deadline_usec; /* when it was due */
         uint64_t fired_usec;    /* now[clock] when the run started */
         uint64_t due_usec;      /* when the queue had it due: deadline - handover */
-        uint64_t overruns;      /* the timer's overrun counter at dispatch */
+        uint64_t overruns;      /* periods missed since the previous firing was handed over */
 };
 
 struct td_effect {
@@ -157,9 +157,10 @@ struct td_snapshot {
 };
 
 struct registry_config {
-        uint32_t max_timers_per_owner;    /* 0: unlimited */
-        uint32_t max_timers;              /* 0: unlimited */
-        uint64_t first_generation;        /* >= 1; journal replay or tests start elsewhere */
+        uint32_t max_timers_per_owner; /* 0: unlimited */
+        uint32_t max_timers;           /* 0: unlimited */
+        uint64_t min_cadence_usec; /* a shorter cadence is -TIMERD_E_INVALID_SCHEDULE; 0: none */
+        uint64_t first_generation; /* >= 1; journal replay or tests start elsewhere */
         uint64_t first_handle_generation; /* >= 1 */
 };
 
@@ -283,6 +284,9 @@ struct td_transition registry_complete(struct registry *r, const struct td_now *
  *   - watchdog: its successor deadline (now + cadence) is armed BEFORE the dispatch;
  *   - interval: next = deadline + k*cadence, the first such time > now; k-1 missed periods count
  *     as overruns;
+ *   - an interval or watchdog due while its run is active is held: it leaves the queue (no more
+ *     wake-ups for a run nobody takes) and keeps its schedule; the deadlines that pass meanwhile
+ *     are counted as overruns when the run is taken or ends, which queues it again;
  *   - once/after-completion leave the queue until the run completes.
  * Then ARM/DISARM for the clock's new earliest deadline. That ARM is the first effect, ahead of
  * every DISPATCH.
@@ -310,14 +314,17 @@ struct td_transition registry_confirm_arm(struct registry *r, const struct td_no
  * `names` if n_names > 0), marks it delivered to `session` and fills *ret; returns 1 when found,
  * 0 when none.
  * Oldest means first fired: each owner's pending firings are kept in firing order, which for one
- * expiry is (deadline, owner, name). The firing's overruns are the timer's counter now.
+ * expiry is (deadline, owner, name). A firing's overruns are the periods missed since the previous
+ * firing was handed over (as timer_getoverrun(2)), those of a held schedule counted up to `now`;
+ * the snapshot's overruns stay the total.
  * deliver: -TIMERD_E_NOT_FOUND / -TIMERD_E_REGISTRATION_EXPIRED for a run that is gone, -EALREADY
  * when it was handed over already. Both may allocate (-ENOMEM) and both leave the effects of the
  * last transition intact, so the runtime may call them while it walks those DISPATCH effects.
  */
 int registry_deliver(struct registry *r, const struct td_dispatch *d, uint64_t session);
-int registry_take_pending(struct registry *r, uint32_t owner, const char *const *names,
-                          size_t n_names, uint64_t session, struct td_dispatch *ret);
+int registry_take_pending(struct registry *r, const struct td_now *now, uint32_t owner,
+                          const char *const *names, size_t n_names, uint64_t session,
+                          struct td_dispatch *ret);
 
 /*
  * A session (connection) closed: its transient timers are removed, the runs delivered to it are
@@ -326,7 +333,11 @@ int registry_take_pending(struct registry *r, uint32_t owner, const char *const 
 struct td_transition registry_session_closed(struct registry *r, const struct td_now *now,
                                              uint64_t session);
 
-/* Snapshots. get: -TIMERD_E_NOT_FOUND. */
+/* Snapshots. get: -TIMERD_E_NOT_FOUND. A snapshot is as the registry holds the timer: an interval
+ * or watchdog held behind its run counts the deadlines it passed only when the run is taken or
+ * ends. registry_snapshot_at() brings one up to `now` (overruns, next deadline), as a reader should
+ * see it. */
+void registry_snapshot_at(struct td_snapshot *timer, const struct td_now *now);
 int registry_get(const struct registry *r, uint32_t owner, const char *name,
                  struct td_snapshot *ret);
 

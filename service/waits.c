@@ -166,12 +166,12 @@ static void parked_failed(struct service *s, struct peer *p, const struct parked
 }
 
 /* Hand over pending firings: one, or all of them for a stream. Returns whether the call ended. */
-static bool take_pending(struct service *s, struct peer *p, uint32_t owner,
-                         const char *const *names, size_t n_names)
+static bool take_pending(struct service *s, struct peer *p, const struct td_now *now,
+                         uint32_t owner, const char *const *names, size_t n_names)
 {
         struct td_dispatch d;
 
-        while (registry_take_pending(s->registry, owner, names, n_names, p->session, &d) > 0) {
+        while (registry_take_pending(s->registry, now, owner, names, n_names, p->session, &d) > 0) {
                 reply_firing(s, p, &d, true);
                 if (!p->call_more)
                         return true;
@@ -232,7 +232,7 @@ void api_wait(struct service *s, struct peer *p, json_object *params)
                 service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
                 return;
         }
-        if (take_pending(s, p, a.caller.uid, names, a.n_names))
+        if (take_pending(s, p, &now, a.caller.uid, names, a.n_names))
                 return;
         if (timeout > 0) {
                 if (timeout > UINT64_MAX - now.usec[a.clock]) {

@@ -197,7 +197,7 @@ struct timerd_timer {
         bool pending;
         uint64_t runs;
         uint64_t consecutive_expected_failures;
-        uint64_t overruns;
+        uint64_t overruns; /* periods missed in all, as of the call */
         bool has_last_start;
         uint64_t last_start_usec;
         bool has_last_finish;
@@ -249,6 +249,8 @@ struct timerd_firing {
         enum timerd_clock clock;
         uint64_t deadline_usec;
         uint64_t fired_usec;
+        /* Periods missed since the previous firing was handed over, as timer_getoverrun(2);
+         * struct timerd_timer's overruns is the total. */
         uint64_t overruns;
 };
 

@@ -52,6 +52,7 @@ struct model_timer {
         uint64_t deferred;
         uint64_t runs;
         uint64_t overruns;
+        uint64_t reported; /* overruns when the last firing was handed over */
         uint64_t consecutive;
 };
 
@@ -107,10 +108,27 @@ static uint64_t now_of(const struct world *w, const struct model_timer *t)
         return w->f.now.usec[t->decl.clock];
 }
 
+/* An interval or watchdog due again during its run: off the queue until the run is taken or ends.
+ */
+static bool held(const struct model_timer *t)
+{
+        return t->run_active && !off_queue(t) && t->after_run == MODEL_AFTER_DEADLINE;
+}
+
+/* The held deadlines that passed are overruns. */
+static void model_settle(const struct world *w, struct model_timer *t)
+{
+        if (!held(t) || t->deferred > now_of(w, t))
+                return;
+        uint64_t k = (now_of(w, t) - t->deferred) / t->decl.cadence_usec + 1;
+        t->overruns += k;
+        t->deferred += k * t->decl.cadence_usec;
+}
+
 static void model_set_wakeup(struct model_timer *t, uint64_t deadline)
 {
         t->failure = TIMERD_FAILURE_NONE;
-        if (t->run_active && off_queue(t)) {
+        if (t->run_active && (off_queue(t) || t->after_run == MODEL_AFTER_DEADLINE)) {
                 t->after_run = MODEL_AFTER_DEADLINE;
                 t->deferred = deadline;
         } else {
@@ -123,13 +141,15 @@ static void model_clear_wakeup(struct model_timer *t)
 {
         t->failure = TIMERD_FAILURE_NONE;
         t->queued = false;
-        if (t->run_active && off_queue(t))
-                t->after_run = MODEL_AFTER_NONE;
+        t->after_run = t->run_active && off_queue(t) ? MODEL_AFTER_NONE : MODEL_AFTER_POLICY;
 }
 
 static void model_end_run(struct world *w, struct model_timer *t, enum timerd_outcome outcome,
                           enum timerd_directive directive)
 {
+        model_settle(w, t);
+        if (t->delivered_to == 0)
+                t->reported = t->overruns;
         t->run_active = false;
         t->pending = false;
         t->delivered_to = 0;
@@ -140,15 +160,13 @@ static void model_end_run(struct world *w, struct model_timer *t, enum timerd_ou
                 t->failure = TIMERD_FAILURE_INVARIANT;
         } else if (directive == TIMERD_DIRECTIVE_STOP)
                 t->queued = false;
-        else if (t->failure == TIMERD_FAILURE_NONE && off_queue(t)) {
-                if (t->after_run == MODEL_AFTER_DEADLINE) {
-                        t->queued = true;
-                        t->deadline = t->deferred;
-                } else if (t->after_run == MODEL_AFTER_POLICY &&
-                           t->decl.policy == TIMERD_POLICY_AFTER_COMPLETION) {
-                        t->queued = true;
-                        t->deadline = now_of(w, t) + t->decl.cadence_usec;
-                }
+        else if (t->failure == TIMERD_FAILURE_NONE && t->after_run == MODEL_AFTER_DEADLINE) {
+                t->queued = true;
+                t->deadline = t->deferred;
+        } else if (t->failure == TIMERD_FAILURE_NONE && t->after_run == MODEL_AFTER_POLICY &&
+                   t->decl.policy == TIMERD_POLICY_AFTER_COMPLETION) {
+                t->queued = true;
+                t->deadline = now_of(w, t) + t->decl.cadence_usec;
         }
         t->after_run = MODEL_AFTER_POLICY;
 }
@@ -284,7 +302,7 @@ static void step_reconcile(struct world *w, size_t s)
                 plan = SET;
         else if (t->exists && t->queued)
                 plan = KEEP;
-        else if (t->exists && t->run_active && off_queue(t) && t->after_run == MODEL_AFTER_DEADLINE)
+        else if (t->exists && t->run_active && t->after_run == MODEL_AFTER_DEADLINE)
                 plan = KEEP;
         else if (t->exists && t->run_active && d.policy == TIMERD_POLICY_AFTER_COMPLETION)
                 plan = RESUME;
@@ -455,6 +473,11 @@ static void step_advance(struct world *w, enum timerd_clock c)
                         t->queued = false;
                 if (t->run_active) {
                         t->overruns++;
+                        if (!off_queue(t)) {
+                                t->queued = false;
+                                t->after_run = MODEL_AFTER_DEADLINE;
+                                t->deferred = t->deadline;
+                        }
                         continue;
                 }
                 t->run++;
@@ -468,7 +491,7 @@ static void step_advance(struct world *w, enum timerd_clock c)
                 assert_int_equal(e->dispatch.owner, slot_owner(due[i]));
                 assert_string_equal(e->dispatch.name, slot_name(due[i]));
                 assert_int_equal(e->dispatch.run, t->run);
-                assert_int_equal(e->dispatch.overruns, t->overruns);
+                assert_int_equal(e->dispatch.overruns, t->overruns - t->reported);
         }
         assert_int_equal(w->f.last.n_effects, first + n_dispatch);
 }
@@ -483,13 +506,16 @@ static void step_take(struct world *w, uint32_t owner)
                 if (slot_owner(s) == owner && w->m.t[s].exists && w->m.t[s].pending &&
                     (best == SIZE_MAX || w->m.t[s].pending_seq < w->m.t[best].pending_seq))
                         best = s;
-        assert_int_equal(registry_take_pending(w->f.r, owner, NULL, 0, session, &d),
+        assert_int_equal(registry_take_pending(w->f.r, &w->f.now, owner, NULL, 0, session, &d),
                          best != SIZE_MAX);
         assert_int_equal(registry_check(w->f.r), 0);
         if (best == SIZE_MAX)
                 return;
         assert_string_equal(d.name, slot_name(best));
         assert_int_equal(d.run, w->m.t[best].run);
+        model_settle(w, &w->m.t[best]);
+        assert_int_equal(d.overruns, w->m.t[best].overruns - w->m.t[best].reported);
+        w->m.t[best].reported = w->m.t[best].overruns;
         w->m.t[best].pending = false;
         w->m.t[best].delivered_to = session;
 }

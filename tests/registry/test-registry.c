@@ -79,7 +79,8 @@ static struct td_dispatch take(struct fx *f, uint32_t owner, const char *const *
 {
         struct td_dispatch d = {};
 
-        assert_int_equal(registry_take_pending(f->r, owner, names, n_names, session, &d), expect);
+        assert_int_equal(registry_take_pending(f->r, &f->now, owner, names, n_names, session, &d),
+                         expect);
         assert_int_equal(registry_check(f->r), 0);
         return d;
 }
@@ -447,6 +448,7 @@ static void test_watchdog_prearmed_and_kick(void **state)
         assert_int_equal(f.last.n_effects, 2);
         assert_arm(&f, 0, MONO, 1200);
         d = *fx_dispatch(&f, 0);
+        assert_int_equal(registry_deliver(f.r, &d, 3), 0);
         assert_int_equal(fx_effect(&f, 1, TD_EFFECT_DISPATCH)->dispatch.run, 1);
         assert_int_equal(fx_get(&f, "wd").state, TIMERD_STATE_RUNNING);
         assert_int_equal(fx_get(&f, "wd").next_deadline_usec, 1200);
@@ -459,28 +461,38 @@ static void test_watchdog_prearmed_and_kick(void **state)
         assert_int_equal(fx_kick(&f, fx_token(&d), &next), 0);
         assert_int_equal(next, 1280);
 
-        /* A hung worker: the watchdog fires again, counts an overrun, dispatches nothing. */
+        /* A hung worker: the watchdog fires again, counts an overrun, dispatches nothing, and is
+         * held: no kernel timer until the run ends. */
         assert_int_equal(fx_advance(&f, MONO, 1280), 0);
         assert_int_equal(f.last.n_effects, 1);
-        assert_arm(&f, 0, MONO, 1380);
+        assert_disarm(&f, 0, MONO);
         assert_int_equal(fx_get(&f, "wd").overruns, 1);
-        assert_int_equal(stats(&f).pending, 1);
+        assert_int_equal(fx_get(&f, "wd").next_deadline_usec, 1380);
+        assert_int_equal(stats(&f).pending, 0);
+        /* A Kick while held moves the held deadline, still without a wake-up. */
+        fx_set_now(&f, MONO, 1300);
+        assert_int_equal(fx_kick(&f, fx_claim("wd", g), &next), 0);
+        assert_int_equal(next, 1400);
+        assert_int_equal(f.last.n_effects, 0);
 
+        /* Ended after 1400 and 1500 passed: both are overruns; the next firing is at 1600. */
+        fx_set_now(&f, MONO, 1550);
         assert_int_equal(
             fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
-        assert_int_equal(f.last.n_effects, 0);
+        assert_arm(&f, 0, MONO, 1600);
         assert_int_equal(fx_get(&f, "wd").state, TIMERD_STATE_SCHEDULED);
-        assert_int_equal(fx_advance(&f, MONO, 1380), 1);
-        assert_arm(&f, 0, MONO, 1480);
+        assert_int_equal(fx_get(&f, "wd").overruns, 3);
+        assert_int_equal(fx_advance(&f, MONO, 1600), 1);
+        assert_arm(&f, 0, MONO, 1700);
         assert_int_equal(fx_dispatch(&f, 0)->run, 2);
-        assert_int_equal(fx_dispatch(&f, 0)->overruns, 1);
+        assert_int_equal(fx_dispatch(&f, 0)->overruns, 3);
 
         /* Kick revives a watchdog that was cancelled. */
         assert_int_equal(fx_cancel(&f, fx_claim("wd", g)), 0);
         assert_disarm(&f, 0, MONO);
         assert_int_equal(fx_kick(&f, fx_claim("wd", g), &next), 0);
-        assert_int_equal(next, 1480);
-        assert_arm(&f, 0, MONO, 1480);
+        assert_int_equal(next, 1700);
+        assert_arm(&f, 0, MONO, 1700);
         fx_done(&f);
 }
 
@@ -502,19 +514,22 @@ static void test_interval_overruns_after_jump(void **state)
         assert_int_equal(d.fired_usec, 135);
         assert_int_equal(d.overruns, 3);
         assert_int_equal(fx_get(&f, "iv").next_deadline_usec, 140);
+        assert_int_equal(registry_deliver(f.r, &d, 3), 0);
 
-        /* Due again while the run is active: an overrun, no second run. */
+        /* Due again while the run is active: an overrun, no second run, held off the queue. */
         assert_int_equal(fx_advance(&f, MONO, 140), 0);
-        assert_arm(&f, 0, MONO, 150);
+        assert_disarm(&f, 0, MONO);
         assert_int_equal(fx_get(&f, "iv").overruns, 4);
         assert_int_equal(
             fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
-        assert_int_equal(f.last.n_effects, 0);
+        assert_arm(&f, 0, MONO, 150);
         assert_int_equal(fx_advance(&f, MONO, 150), 1);
         d = *fx_dispatch(&f, 0);
         assert_int_equal(d.run, 2);
         assert_int_equal(d.deadline_usec, 150);
-        assert_int_equal(d.overruns, 4);
+        /* Per firing: the one period missed since the first firing; the total stays in Get. */
+        assert_int_equal(d.overruns, 1);
+        assert_int_equal(fx_get(&f, "iv").overruns, 4);
         assert_int_equal(stats(&f).overruns, 4);
         assert_int_equal(stats(&f).firings, 2);
         fx_done(&f);
@@ -529,14 +544,85 @@ static void test_firing_during_run_never_queues(void **state)
         fx_init(&f, NULL);
         assert_int_equal(fx_register(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 10), NULL), 0);
         assert_int_equal(fx_advance(&f, MONO, 1010), 1);
-        for (uint64_t t = 1020; t <= 1060; t += 10)
+        /* The first period due while pending is counted and holds the timer: no kernel timer
+         * armed any more, so a pending firing costs no wake-ups however long nobody takes it. */
+        assert_int_equal(fx_advance(&f, MONO, 1020), 0);
+        assert_disarm(&f, 0, MONO);
+        assert_false(f.kernel[MONO].armed);
+        for (uint64_t t = 1030; t <= 1060; t += 10)
                 assert_int_equal(fx_advance(&f, MONO, t), 0);
-        assert_int_equal(fx_get(&f, "iv").overruns, 5);
         assert_int_equal(stats(&f).pending, 1);
+        /* A reader sees the periods that passed, counted arithmetically. */
+        assert_int_equal(fx_get(&f, "iv").overruns, 1);
+        struct td_snapshot seen = fx_get(&f, "iv");
+        registry_snapshot_at(&seen, &f.now);
+        assert_int_equal(seen.overruns, 5);
+        assert_int_equal(seen.next_deadline_usec, 1070);
         d = take(&f, FX_UID, NULL, 0, 3, 1);
         assert_int_equal(d.run, 1);
         assert_int_equal(d.overruns, 5);
+        assert_int_equal(fx_get(&f, "iv").overruns, 5);
         take(&f, FX_UID, NULL, 0, 3, 0);
+        fx_done(&f);
+}
+
+/* A shorter cadence than the configured minimum is refused wherever a cadence is given. */
+static void test_min_cadence(void **state)
+{
+        const struct registry_config config = {
+            .first_generation = 1, .first_handle_generation = 1, .min_cadence_usec = 1000};
+        struct td_reschedule_result rr;
+        struct td_handle claim;
+        uint64_t g;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, &config);
+        assert_int_equal(fx_register(&f, "fast", fx_decl(TIMERD_POLICY_INTERVAL, 999), NULL),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(fx_register(&f, "wd", fx_decl(TIMERD_POLICY_WATCHDOG, 1), NULL),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(stats(&f).timers, 0);
+        assert_int_equal(fx_register(&f, "ok", fx_decl(TIMERD_POLICY_INTERVAL, 1000), &g), 0);
+        assert_int_equal(fx_register(&f, "once", fx_decl(TIMERD_POLICY_ONCE, 0), NULL), 0);
+        claim = fx_claim("ok", g);
+        assert_int_equal(
+            fx_apply(&f, registry_reschedule(f.r, &f.now, &claim, true, 5000, true, 10, &rr)),
+            -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(fx_get(&f, "ok").declaration.cadence_usec, 1000);
+        fx_done(&f);
+}
+
+/* Pending firings of every recurring policy: after one held firing each, the clock stays disarmed
+ * however far it moves; each firing, taken later, carries the periods it missed. */
+static void test_pending_costs_no_wakeups(void **state)
+{
+        static const enum timerd_policy policies[] = {TIMERD_POLICY_INTERVAL,
+                                                      TIMERD_POLICY_WATCHDOG};
+        struct td_dispatch d;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "iv", fx_decl(policies[0], 10), NULL), 0);
+        assert_int_equal(fx_register(&f, "wd", fx_decl(policies[1], 10), NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 1010), 2);
+        assert_int_equal(fx_advance(&f, MONO, 1020), 0);
+        assert_false(f.kernel[MONO].armed);
+        assert_int_equal(fx_advance(&f, MONO, 1000000), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        d = take(&f, FX_UID, NULL, 0, 3, 1);
+        assert_string_equal(d.name, "iv");
+        assert_int_equal(d.overruns, (1000000 - 1020) / 10 + 1);
+        /* The watchdog, held too, is still counted as of now when its turn comes. */
+        fx_set_now(&f, MONO, 2000000);
+        d = take(&f, FX_UID, NULL, 0, 3, 1);
+        assert_string_equal(d.name, "wd");
+        assert_int_equal(d.overruns, (2000000 - 1020) / 10 + 1);
+        assert_int_equal(fx_get(&f, "wd").next_deadline_usec, 2000010);
+        /* Taken, not completed: still no wake-up. */
+        assert_int_equal(fx_advance(&f, MONO, 3000000), 0);
+        assert_false(f.kernel[MONO].armed);
         fx_done(&f);
 }
 
@@ -1399,9 +1485,10 @@ static void test_pending_firings(void **state)
         assert_int_equal(stats(&f).pending, 0);
         assert_int_equal(stats(&f).running, 4);
 
-        assert_int_equal(registry_take_pending(f.r, FX_UID, NULL, 0, 0, &taken), -EINVAL);
-        assert_int_equal(registry_take_pending(f.r, FX_UID, NULL, 1, 5, &taken), -EINVAL);
-        assert_int_equal(registry_take_pending(f.r, FX_UID, with_null, 1, 5, &taken), -EINVAL);
+        assert_int_equal(registry_take_pending(f.r, &f.now, FX_UID, NULL, 0, 0, &taken), -EINVAL);
+        assert_int_equal(registry_take_pending(f.r, &f.now, FX_UID, NULL, 1, 5, &taken), -EINVAL);
+        assert_int_equal(registry_take_pending(f.r, &f.now, FX_UID, with_null, 1, 5, &taken),
+                         -EINVAL);
 
         /* The runtime hands a DISPATCH straight to a waiter. */
         assert_int_equal(fx_register_at(&f, "x", fx_decl(TIMERD_POLICY_ONCE, 0), 500, NULL), 0);
@@ -1796,6 +1883,8 @@ int main(void)
             cmocka_unit_test(test_watchdog_prearmed_and_kick),
             cmocka_unit_test(test_interval_overruns_after_jump),
             cmocka_unit_test(test_firing_during_run_never_queues),
+            cmocka_unit_test(test_min_cadence),
+            cmocka_unit_test(test_pending_costs_no_wakeups),
             cmocka_unit_test(test_interval_schedule_during_run),
             cmocka_unit_test(test_wrong_policy),
             cmocka_unit_test(test_stale_claims_and_tokens),
