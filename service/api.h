@@ -35,6 +35,8 @@ void api_finish(struct service *s, struct peer *p, json_object *params);
 void api_resume(struct service *s, struct peer *p, json_object *params);
 /* A run was dispatched: hand it to the oldest matching waiter, or leave it pending. */
 void api_offer_firing(struct service *s, const struct td_now *now, const struct td_dispatch *d);
+/* owner's timers changed: answer its Waits none of whose timers can fire any more. */
+void api_waits_recheck(struct service *s, uint32_t owner);
 /* Answer parked requests whose deadline passed. */
 void api_expire_parked(struct service *s, const struct td_now *now);
 /* Retire the parked requests of a closed session (no replies: nobody is left to read them). */

@@ -17,7 +17,8 @@ enum phase {
         _PHASE_INVALID = -1,
 };
 
-/* Every entry is on the queue's line (park order) and its session's; a Wait also on its owner's. */
+/* Every entry is on the queue's line (park order) and its session's; a Wait, and a waiting Sleep,
+ * also on its owner's (the Waits, or the waiting Sleeps, in the order they parked). */
 enum line_kind {
         LINE_ALL,
         LINE_OWNER,
@@ -83,7 +84,8 @@ struct heap {
 
 struct owner {
         uint32_t uid;
-        struct line waits; /* oldest first; a stream Wait that took a firing goes to the back */
+        struct line waits;  /* oldest first; a stream Wait that took a firing goes to the back */
+        struct line sleeps; /* waiting Sleeps of every session, oldest first */
         uint64_t waiters;
         uint64_t sleepers;
         struct entry *observing;
@@ -582,12 +584,14 @@ static void sleep_enqueue(struct owner *o, struct owner_session *os, struct entr
         heap_push(&os->sleeps, e);
         e->sleeps = os;
         ready_enter(o, os);
+        line_append(&o->sleeps, e, LINE_OWNER);
 }
 
 /* e stops waiting; its owner_session may go. */
 static void sleep_dequeue(struct parked *q, struct owner *o, struct entry *e)
 {
         struct owner_session *os = e->sleeps;
+        line_remove(&o->sleeps, e, LINE_OWNER);
         ready_leave(o, os);
         heap_remove(&os->sleeps, e);
         e->sleeps = NULL;
@@ -1065,6 +1069,45 @@ struct parked_transition parked_offer_alarm(struct parked *q, const struct td_no
         return transition(q, 0);
 }
 
+struct parked_transition parked_offer_alarm_any(struct parked *q, const struct td_now *now,
+                                                uint32_t owner, const char *name, bool *ret_taken)
+{
+        assert(q && now && ret_taken);
+        q->n_effects = 0;
+        *ret_taken = false;
+
+        if (!name_valid(name))
+                return transition(q, -TIMERD_E_INVALID_NAME);
+        struct owner *o = owner_get(q, owner);
+        if (!o || o->observing || !o->sleeps.head)
+                return transition(q, 0);
+        begin_observation(q, now, o, o->sleeps.head, name, 1);
+        *ret_taken = true;
+        return transition(q, 0);
+}
+
+struct parked_transition parked_end_waits(struct parked *q, uint32_t owner,
+                                          bool (*can_fire)(const char *const *names, size_t n_names,
+                                                           void *userdata),
+                                          void *userdata)
+{
+        assert(q && can_fire);
+        q->n_effects = 0;
+
+        struct owner *o = owner_get(q, owner);
+        struct entry *next;
+        for (struct entry *e = o ? o->waits.head : NULL; e; e = next) {
+                /* While another Wait follows, the owner keeps its record. */
+                next = e->links[LINE_OWNER].next;
+                if (e->n_names == 0 ||
+                    can_fire((const char *const *)e->names, e->n_names, userdata))
+                        continue;
+                effect_push(q, PARKED_EFFECT_NOTHING_TO_WAIT_FOR, e, e->cookie, e->session);
+                retire_and_release(q, e);
+        }
+        return transition(q, 0);
+}
+
 /* The checks Finish and Resume share; _PARKED_FAILURE_INVALID when c names a live Sleep. */
 static enum parked_failure control_lookup(const struct parked *q, uint32_t uid,
                                           const struct parked_continuation *c, struct entry **ret)
@@ -1292,6 +1335,7 @@ int parked_get_owner(const struct parked *q, uint32_t owner, struct parked_owner
             .owner = o->uid,
             .waiters = o->waiters,
             .sleepers = o->sleepers,
+            .waiting_sleepers = o->sleeps.n,
             .observing = o->observing != NULL,
             .pending_alarms = o->pending_alarms,
             .failure = o->failure,
@@ -1432,6 +1476,12 @@ static bool owner_valid(const struct parked *q, const struct owner *o, uint64_t 
                 if (e->owner != o->uid || e->kind != PARKED_KIND_WAIT ||
                     index_get(&q->entries, e->nonce) != e)
                         return false;
+        if (!line_valid(&o->sleeps, LINE_OWNER))
+                return false;
+        for (const struct entry *e = o->sleeps.head; e; e = e->links[LINE_OWNER].next)
+                if (e->owner != o->uid || e->kind != PARKED_KIND_SLEEP ||
+                    e->phase != PHASE_WAITING || !e->sleeps)
+                        return false;
         /* an alarm may wait at a Sleep only while the owner observes another */
         if (o->ready.n > 0 && !o->observing)
                 return false;
@@ -1440,11 +1490,12 @@ static bool owner_valid(const struct parked *q, const struct owner *o, uint64_t 
                         return false;
         uint64_t sleepers = 0;
         const struct entry *observing = NULL;
-        size_t ready = 0;
+        size_t ready = 0, waiting = 0;
         for (const struct entry *e = q->all.head; e; e = e->links[LINE_ALL].next) {
                 if (e->owner != o->uid || e->kind != PARKED_KIND_SLEEP)
                         continue;
                 sleepers++;
+                waiting += e->sleeps != NULL;
                 ready += e->heap_index[HEAP_READY] != HEAP_NONE;
                 if (e->phase == PHASE_OBSERVING) {
                         if (observing)
@@ -1452,7 +1503,8 @@ static bool owner_valid(const struct parked *q, const struct owner *o, uint64_t 
                         observing = e;
                 }
         }
-        if (sleepers != o->sleepers || observing != o->observing || ready != o->ready.n)
+        if (sleepers != o->sleepers || observing != o->observing || ready != o->ready.n ||
+            waiting != o->sleeps.n)
                 return false;
         if ((o->failures > 0) != (o->failure != _PARKED_FAILURE_INVALID) ||
             (o->failures > 0 && parked_failure_to_string(o->failure) == NULL))

@@ -114,6 +114,7 @@ enum parked_effect_kind {
         PARKED_EFFECT_TIMED_OUT,     /* a Wait reached its timeout: answer it with Timeout */
         PARKED_EFFECT_FAILED,        /* answer with ProtocolFailure(kind); the request is gone */
         PARKED_EFFECT_SHUTTING_DOWN, /* answer with ShuttingDown */
+        PARKED_EFFECT_NOTHING_TO_WAIT_FOR, /* a Wait none of whose timers can fire: answer it */
         _PARKED_EFFECT_MAX,
         _PARKED_EFFECT_INVALID = -1,
 };
@@ -215,6 +216,25 @@ struct parked_transition parked_offer_alarm(struct parked *q, const struct td_no
                                             uint32_t owner, uint64_t session, const char *name);
 
 /*
+ * An alarm timer of `owner` whose registering session is gone fired: the owner's longest waiting
+ * Sleep, of any session, observes it (OBSERVATION) unless the owner is already observing. Nothing
+ * is kept here: *ret_taken is false when no Sleep took it, and the runtime keeps it pending.
+ */
+struct parked_transition parked_offer_alarm_any(struct parked *q, const struct td_now *now,
+                                                uint32_t owner, const char *name, bool *ret_taken);
+
+/*
+ * The timers of `owner` changed: each of its Waits with names for which can_fire() says none of
+ * them can fire any more is answered NOTHING_TO_WAIT_FOR and retired, in park order. A Wait
+ * without names takes any notify timer of the owner, also one registered later: it is never
+ * ended here. can_fire must not call back into the queue.
+ */
+struct parked_transition parked_end_waits(struct parked *q, uint32_t owner,
+                                          bool (*can_fire)(const char *const *names, size_t n_names,
+                                                           void *userdata),
+                                          void *userdata);
+
+/*
  * Finish the observation of `c` held with `lease`, for caller.uid. `cookie` is the Finish call (of
  * caller.session): INTERRUPTED and RETIRED answer it; for resume the runtime answers it with
  * *ret_ticket. An out-of-range action is -TIMERD_E_INVALID_PARAMETER (bad input, not latched).
@@ -259,7 +279,8 @@ struct parked_transition parked_shutdown(struct parked *q);
 struct parked_owner_snapshot {
         uint32_t owner;
         uint64_t waiters;
-        uint64_t sleepers; /* Sleep continuations in any phase */
+        uint64_t sleepers;         /* Sleep continuations in any phase */
+        uint64_t waiting_sleepers; /* of them, those an alarm could interrupt now */
         bool observing;
         uint64_t pending_alarms;     /* sessions with an alarm pending for this owner */
         enum parked_failure failure; /* the first latched failure, or _INVALID */

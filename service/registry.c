@@ -24,9 +24,12 @@ enum after_run {
         AFTER_RUN_NONE,     /* cancelled during the run */
 };
 
+/* Kept once made, also without timers: last_generation tells a stale claim of this owner from
+ * one it was never given (a uid that ever registered costs this record). */
 struct owner {
         uint32_t uid;
         size_t n_timers;
+        uint64_t last_generation; /* the highest generation given to this owner */
         struct list_node pending; /* struct timer_runs of firings not yet handed to a waiter,
                                    * oldest first */
 };
@@ -712,6 +715,9 @@ static void timer_declare(struct registry *r, struct timer *t, const struct td_c
         t->generation = generation;
         if (generation > r->last_generation)
                 r->last_generation = generation;
+        struct owner *owner = owner_find(r, t->uid);
+        if (generation > owner->last_generation)
+                owner->last_generation = generation;
         if (d->lifetime == TIMERD_LIFETIME_TRANSIENT)
                 list_append(&transient_of->transient, &t->transient_node);
         (*declared_count(r, d->clock, d->accuracy_usec))++;
@@ -851,10 +857,7 @@ static void timer_unlink(struct registry *r, struct timer *t)
         hashmap_remove(&r->timers, timer_hash(t), t);
         inventory_remove(&r->inventory, &t->inventory_node);
 
-        if (--owner->n_timers == 0) {
-                hashmap_remove(&r->owners, hash_mix64(owner->uid), owner);
-                free(owner);
-        }
+        owner->n_timers--;
 }
 
 /* A timer the journal may hold (retained, or changed since the commit) is kept until its
@@ -1013,8 +1016,13 @@ static int handle_resolve(const struct registry *r, const struct td_handle *h, s
         if (!registry_name_valid(h->name))
                 return -TIMERD_E_INVALID_NAME;
         t = timer_find(r, h->owner, h->name);
-        if (!t)
-                return -TIMERD_E_NOT_FOUND;
+        if (!t) {
+                /* Gone, or never given: only the owner's own history decides. */
+                const struct owner *o = owner_find(r, h->owner);
+                return o && h->generation > 0 && h->generation <= o->last_generation
+                           ? -TIMERD_E_REGISTRATION_EXPIRED
+                           : -TIMERD_E_NOT_FOUND;
+        }
         if (h->generation != t->generation)
                 return -TIMERD_E_REGISTRATION_EXPIRED;
         if (h->run != 0 && (!t->run_active || h->run != t->runs->state.run))
@@ -1834,8 +1842,8 @@ static bool name_listed(const char *name, const char *const *names, size_t n_nam
 }
 
 int registry_take_pending(struct registry *r, const struct td_now *now, uint32_t owner,
-                          const char *const *names, size_t n_names, uint64_t session,
-                          struct td_dispatch *ret)
+                          enum timerd_delivery delivery, const char *const *names, size_t n_names,
+                          uint64_t session, struct td_dispatch *ret)
 {
         struct owner *o;
         struct session *s;
@@ -1855,7 +1863,8 @@ int registry_take_pending(struct registry *r, const struct td_now *now, uint32_t
         for (struct list_node *n = o->pending.next; n != &o->pending; n = n->next) {
                 struct timer *t = list_entry(n, struct timer_runs, waiter_node)->timer;
 
-                if (n_names > 0 && !name_listed(t->name, names, n_names))
+                if ((enum timerd_delivery)t->delivery != delivery ||
+                    (n_names > 0 && !name_listed(t->name, names, n_names)))
                         continue;
                 e = session_get(r, session, &s);
                 if (e < 0)
@@ -2552,7 +2561,7 @@ int registry_check(const struct registry *r)
         while ((o = hashmap_next(&r->owners, &i))) {
                 size_t n = 0;
 
-                if (o->n_timers == 0)
+                if (o->last_generation > r->last_generation)
                         return -EUCLEAN;
                 for (const struct list_node *p = o->pending.next; p != &o->pending; p = p->next) {
                         const struct timer_runs *runs =

@@ -310,21 +310,21 @@ struct td_transition registry_confirm_arm(struct registry *r, const struct td_no
 /*
  * Delivery bookkeeping. A DISPATCH leaves the run pending until the runtime hands it to a waiter:
  * registry_deliver() records the session it went to (a run whose session closes is ended as an
- * expected failure). registry_take_pending() finds the oldest pending firing of `owner` (among
- * `names` if n_names > 0), marks it delivered to `session` and fills *ret; returns 1 when found,
- * 0 when none.
- * Oldest means first fired: each owner's pending firings are kept in firing order, which for one
- * expiry is (deadline, owner, name). A firing's overruns are the periods missed since the previous
- * firing was handed over (as timer_getoverrun(2)), those of a held schedule counted up to `now`;
- * the snapshot's overruns stay the total.
+ * expected failure). registry_take_pending() finds the oldest pending firing of `owner` with that
+ * delivery (notify for a Wait; alarm for a Sleep, when its registering session is gone), among
+ * `names` if n_names > 0, marks it delivered to `session` and fills *ret; 1 when found, 0 when
+ * none. Oldest means first fired: each owner's pending firings are kept in firing order, which for
+ * one expiry is (deadline, owner, name). A firing's overruns are the periods missed since the
+ * previous firing was handed over (as timer_getoverrun(2)), those of a held schedule counted up to
+ * `now`; the snapshot's overruns stay the total.
  * deliver: -TIMERD_E_NOT_FOUND / -TIMERD_E_REGISTRATION_EXPIRED for a run that is gone, -EALREADY
  * when it was handed over already. Both may allocate (-ENOMEM) and both leave the effects of the
  * last transition intact, so the runtime may call them while it walks those DISPATCH effects.
  */
 int registry_deliver(struct registry *r, const struct td_dispatch *d, uint64_t session);
 int registry_take_pending(struct registry *r, const struct td_now *now, uint32_t owner,
-                          const char *const *names, size_t n_names, uint64_t session,
-                          struct td_dispatch *ret);
+                          enum timerd_delivery delivery, const char *const *names, size_t n_names,
+                          uint64_t session, struct td_dispatch *ret);
 
 /*
  * A session (connection) closed: its transient timers are removed, the runs delivered to it are

@@ -624,6 +624,8 @@ void service_drop_peer(struct service *s, struct peer *p)
         if (service_now(s, &now) < 0)
                 return;
         service_apply(s, &now, registry_session_closed(s->registry, &now, p->session));
+        /* Its transient timers and the runs it held are gone: Waits on them learn it. */
+        api_waits_recheck(s, p->uid);
 }
 
 int service_start_listening(struct service *s, int listen_fd)

@@ -107,6 +107,9 @@ static void apply_parked_effects(struct service *s, struct parked_transition t,
                 case PARKED_EFFECT_SHUTTING_DOWN:
                         service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
                         break;
+                case PARKED_EFFECT_NOTHING_TO_WAIT_FOR:
+                        service_error(s, p, TIMERD_E_NOTHING_TO_WAIT_FOR, NULL);
+                        break;
                 case PARKED_EFFECT_FAILED: {
                         json_object *params = json_object_new_object();
                         vl_add_string(params, "kind", parked_failure_to_string(e->failed));
@@ -171,12 +174,40 @@ static bool take_pending(struct service *s, struct peer *p, const struct td_now 
 {
         struct td_dispatch d;
 
-        while (registry_take_pending(s->registry, now, owner, names, n_names, p->session, &d) > 0) {
+        while (registry_take_pending(s->registry, now, owner, TIMERD_DELIVERY_NOTIFY, names,
+                                     n_names, p->session, &d) > 0) {
                 reply_firing(s, p, &d, true);
                 if (!p->call_more)
                         return true;
         }
         return false;
+}
+
+/* A Wait on `names` of this owner may still be answered with a firing: one is pending, or one
+ * may still fire (it has a wake-up, or its run goes on and may schedule another). */
+struct waited_timers {
+        const struct registry *registry;
+        uint32_t owner;
+};
+
+static bool waited_can_fire(const char *const *names, size_t n_names, void *userdata)
+{
+        const struct waited_timers *w = userdata;
+        struct td_snapshot t;
+
+        for (size_t i = 0; i < n_names; i++)
+                if (registry_get(w->registry, w->owner, names[i], &t) == 0 &&
+                    t.declaration.delivery == TIMERD_DELIVERY_NOTIFY &&
+                    (t.pending ||
+                     (t.state != TIMERD_STATE_FAILED && (t.has_deadline || t.run_active))))
+                        return true;
+        return false;
+}
+
+void api_waits_recheck(struct service *s, uint32_t owner)
+{
+        struct waited_timers w = {.registry = s->registry, .owner = owner};
+        apply_parked(s, parked_end_waits(s->parked, owner, waited_can_fire, &w), NULL, NULL);
 }
 
 void api_wait(struct service *s, struct peer *p, json_object *params)
@@ -204,6 +235,11 @@ void api_wait(struct service *s, struct peer *p, json_object *params)
         }
         if (array) {
                 size_t n = json_object_array_length(array);
+                /* Left out, the Wait takes any notify timer; empty, it would wait for nothing. */
+                if (n == 0) {
+                        params_invalid(&err, "names");
+                        goto fail;
+                }
                 if (n > WAIT_MAX_NAMES) {
                         params_fail(&err, -TIMERD_E_LIMIT_EXCEEDED, NULL, "names", WAIT_MAX_NAMES);
                         goto fail;
@@ -234,6 +270,17 @@ void api_wait(struct service *s, struct peer *p, json_object *params)
         }
         if (take_pending(s, p, &now, a.caller.uid, names, a.n_names))
                 return;
+        for (size_t i = 0; i < a.n_names; i++)
+                if (registry_get(s->registry, a.caller.uid, names[i], &(struct td_snapshot){}) <
+                    0) {
+                        params_fail(&err, -TIMERD_E_NOT_FOUND, names[i], NULL, 0);
+                        goto fail;
+                }
+        struct waited_timers waited = {.registry = s->registry, .owner = a.caller.uid};
+        if (a.n_names > 0 && !waited_can_fire(names, a.n_names, &waited)) {
+                service_error(s, p, TIMERD_E_NOTHING_TO_WAIT_FOR, NULL);
+                return;
+        }
         if (timeout > 0) {
                 if (timeout > UINT64_MAX - now.usec[a.clock]) {
                         params_fail(&err, -TIMERD_E_OVERFLOW, NULL, "timeout_usec", 0);
@@ -253,6 +300,27 @@ void api_wait(struct service *s, struct peer *p, json_object *params)
         return;
 fail:
         api_fail(s, p, &err);
+}
+
+/*
+ * An alarm of a registering session that is gone waits in the registry, one per timer: when the
+ * owner can observe again, its oldest such firing goes to the owner's longest waiting Sleep. The
+ * run is ended at once; `session` (the caller's, open) only holds it for that moment.
+ */
+static void offer_kept_alarm(struct service *s, const struct td_now *now, uint32_t owner,
+                             uint64_t session)
+{
+        struct parked_owner_snapshot o;
+        struct td_dispatch d;
+        bool taken;
+
+        if (parked_get_owner(s->parked, owner, &o) < 0 || o.observing || o.waiting_sleepers == 0)
+                return;
+        if (registry_take_pending(s->registry, now, owner, TIMERD_DELIVERY_ALARM, NULL, 0, session,
+                                  &d) <= 0)
+                return;
+        apply_parked(s, parked_offer_alarm_any(s->parked, now, owner, d.name, &taken), NULL, NULL);
+        service_end_run(s, now, &d, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE);
 }
 
 void api_offer_firing(struct service *s, const struct td_now *now, const struct td_dispatch *d)
@@ -279,13 +347,21 @@ void api_offer_firing(struct service *s, const struct td_now *now, const struct 
                  * has nothing more to wait for. */
                 if (registry_get(s->registry, d->owner, d->name, &t) < 0)
                         return;
-                /* An alarm interrupts Sleeps of the connection that declared it; a retained
-                 * alarm whose connection is gone has nobody to interrupt. */
-                bool live = service_find_session(s, t.session) != NULL;
-                if (live)
+                /* An alarm interrupts Sleeps of the connection that declared it, which keeps it
+                 * pending while none waits. A retained alarm whose connection is gone goes to a
+                 * Sleep of its owner on any connection, or stays pending in the registry until one
+                 * parks (Get shows it). */
+                if (service_find_session(s, t.session)) {
                         apply_parked(
                             s, parked_offer_alarm(s->parked, now, d->owner, t.session, t.name),
                             NULL, NULL);
+                } else {
+                        apply_parked(
+                            s, parked_offer_alarm_any(s->parked, now, d->owner, t.name, &taken),
+                            NULL, NULL);
+                        if (!taken)
+                                return;
+                }
                 service_end_run(s, now, d, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE);
                 break;
         }
@@ -371,6 +447,7 @@ void api_sleep(struct service *s, struct peer *p, json_object *params)
                 return;
         }
         apply_parked(s, t, NULL, p);
+        offer_kept_alarm(s, &now, a.caller.uid, p->session);
         return;
 fail:
         api_fail(s, p, &err);
@@ -428,9 +505,11 @@ void api_finish(struct service *s, struct peer *p, json_object *params)
                 /* Effects first: an ended observation may let another Sleep observe. */
                 apply_parked(s, t, NULL, NULL);
                 service_reply(s, p, o, false);
+                offer_kept_alarm(s, &now, owner, p->session);
                 return;
         }
         apply_parked(s, t, NULL, p);
+        offer_kept_alarm(s, &now, owner, p->session);
         return;
 fail:
         api_fail(s, p, &err);
@@ -467,6 +546,7 @@ void api_resume(struct service *s, struct peer *p, json_object *params)
                 return;
         }
         apply_parked(s, t, NULL, p);
+        offer_kept_alarm(s, &now, caller.uid, p->session);
         return;
 fail:
         api_fail(s, p, &err);

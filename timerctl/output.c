@@ -39,6 +39,7 @@ int exit_status_of(int error)
 {
         switch (error) {
         case -TIMERD_E_NOT_FOUND:
+        case -TIMERD_E_NOTHING_TO_WAIT_FOR:
                 return EXIT_STATUS_NOT_FOUND;
         case -TIMERD_E_PERMISSION_DENIED:
         case -EACCES:

@@ -150,6 +150,7 @@ static const char *const error_names[] = {
     ERROR_INDEX(TIMERD_E_DISCONNECTED) = NULL,
     ERROR_INDEX(TIMERD_E_PROTOCOL) = NULL,
     ERROR_INDEX(TIMERD_E_UNKNOWN_ERROR) = NULL,
+    ERROR_INDEX(TIMERD_E_NOTHING_TO_WAIT_FOR) = TIMER_ERROR "NothingToWaitFor",
 };
 _Static_assert(ELEMENTSOF(error_names) == TIMERD_E_MAX - TIMERD_E_BASE, "one name per error");
 
@@ -187,6 +188,8 @@ static const char *const error_messages[] = {
     ERROR_INDEX(TIMERD_E_DISCONNECTED) = "the connection to the service was lost",
     ERROR_INDEX(TIMERD_E_PROTOCOL) = "the service sent a message that breaks the protocol",
     ERROR_INDEX(TIMERD_E_UNKNOWN_ERROR) = "the service answered an error unknown to this client",
+    ERROR_INDEX(TIMERD_E_NOTHING_TO_WAIT_FOR) =
+        "none of the timers waited for can fire any more (cancelled, removed, done or failed)",
 };
 _Static_assert(ELEMENTSOF(error_messages) == TIMERD_E_MAX - TIMERD_E_BASE, "one message per error");
 

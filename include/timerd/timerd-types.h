@@ -130,5 +130,7 @@ enum timerd_error {
         TIMERD_E_DISCONNECTED,
         TIMERD_E_PROTOCOL,
         TIMERD_E_UNKNOWN_ERROR, /* a varlink error name this library does not know */
+        /* io.timerd.Timer, added later (appended: the values above stay) */
+        TIMERD_E_NOTHING_TO_WAIT_FOR, /* none of the timers a Wait names can fire any more */
         TIMERD_E_MAX,
 };

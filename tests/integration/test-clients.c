@@ -51,6 +51,14 @@ static void test_each_firing_goes_to_the_oldest_waiter(void **state)
         int pipes[N_WAITERS][2];
         pid_t pids[N_WAITERS];
 
+        /* Declared first, far out: a Wait names a timer that exists. Scheduled once all wait. */
+        struct timerd_declaration d;
+        struct timerd_claim claim;
+        const struct timerd_start later = {.kind = TIMERD_START_AFTER, .usec = 3600000000ull};
+        const struct timerd_start soon = {.kind = TIMERD_START_AFTER, .usec = 30 * MS};
+        timerd_declaration_init(&d, TIMERD_POLICY_INTERVAL, 30 * MS);
+        assert_int_equal(timerd_register(control, "shared", &d, &later, false, &claim), 0);
+
         for (int i = 0; i < N_WAITERS; i++) {
                 /* [0] is the parent's end, [1] the child's: each way has its own direction. */
                 assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, pipes[i]), 0);
@@ -75,10 +83,7 @@ static void test_each_firing_goes_to_the_oldest_waiter(void **state)
                 wait_for_waiters(control, (uint64_t)i + 1);
         }
 
-        struct timerd_declaration d;
-        struct timerd_claim claim;
-        timerd_declaration_init(&d, TIMERD_POLICY_INTERVAL, 30 * MS);
-        assert_int_equal(timerd_register(control, "shared", &d, NULL, false, &claim), 0);
+        assert_int_equal(timerd_schedule(control, &claim, NULL, &soon), 0);
 
         for (int i = 0; i < N_WAITERS; i++) {
                 uint64_t run;
@@ -120,7 +125,7 @@ static void test_killed_client_is_retired(void **state)
                 struct timerd_declaration d;
                 struct timerd_claim claim;
                 struct timerd_firing f;
-                const char *names[] = {"never"};
+                const char *names[] = {"doomed"};
                 timerd_declaration_init(&d, TIMERD_POLICY_WATCHDOG, 3600000000ull);
                 if (timerd_connect(h->socket, &t) < 0 ||
                     timerd_register(t, "doomed", &d, NULL, false, &claim) < 0)

@@ -198,8 +198,13 @@ static void test_pending_firing_waits_for_a_waiter(void **state)
 static void test_wait_timeout(void **state)
 {
         struct timerd *t = harness_connect(*state);
+        struct timerd_declaration d;
+        struct timerd_claim claim;
         struct timerd_firing f;
-        const char *names[] = {"nothing-by-this-name"};
+        const char *names[] = {"far-off"};
+        const struct timerd_start later = {.kind = TIMERD_START_AFTER, .usec = 3600000000ull};
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 0);
+        assert_int_equal(timerd_register(t, "far-off", &d, &later, false, &claim), 0);
         assert_int_equal(timerd_wait(t, names, 1, 50 * MS, &f), -TIMERD_E_TIMEOUT);
         timerd_close(t);
 }

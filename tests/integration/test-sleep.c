@@ -226,6 +226,74 @@ static void test_alarm_before_sleep_stays_pending(void **state)
         close(fd);
 }
 
+static json_object *get_timer(int fd, const char *name)
+{
+        json_object *r = call(fd,
+                              "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":"
+                              "\"%s\"}}",
+                              name);
+        assert_null(error_of(r));
+        return r;
+}
+
+/* Issue 15 item 1: a retained alarm whose connection is gone interrupts a Sleep of its owner on
+ * another connection; fired with no Sleep, it is kept (Get: pending) for the next one. */
+static void test_alarm_of_a_gone_connection(void **state)
+{
+        int fd = harness_raw_connect(*state);
+        json_object *r = call(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{"
+                                  "\"name\":\"orphan\",\"delay_usec\":600000,\"declaration\":{"
+                                  "\"policy\":\"once\",\"delivery\":\"alarm\",\"lifetime\":"
+                                  "\"retained\"}}}");
+        assert_null(error_of(r));
+        json_object_put(r);
+        r = call(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{"
+                     "\"name\":\"orphan-kept\",\"delay_usec\":150000,\"declaration\":{"
+                     "\"policy\":\"once\",\"delivery\":\"alarm\",\"lifetime\":\"retained\"}}}");
+        assert_null(error_of(r));
+        json_object_put(r);
+        close(fd);
+        usleep(350000);
+
+        fd = harness_raw_connect(*state);
+        /* orphan-kept fired while nobody slept: the service holds it, one firing. */
+        r = get_timer(fd, "orphan-kept");
+        assert_true(json_object_get_boolean(field(r, "parameters.timer.pending")));
+        assert_int_equal(json_object_get_int64(field(r, "parameters.timer.runs")), 0);
+        json_object_put(r);
+        unsigned long long start = harness_now_usec();
+        r = call(fd, "{\"method\":\"io.timerd.Timer.Sleep\",\"parameters\":"
+                     "{\"for_usec\":30000000}}");
+        assert_null(error_of(r));
+        assert_string_equal(json_object_get_string(field(r, "parameters.observation.timer")),
+                            "orphan-kept");
+        assert_true(harness_now_usec() - start < 5000 * MS);
+        char continuation[256];
+        unsigned long long lease;
+        observation_of(r, continuation, sizeof(continuation), &lease);
+        json_object_put(r);
+        r = call(fd,
+                 "{\"method\":\"io.timerd.Timer.Finish\",\"parameters\":{\"continuation\":%s,"
+                 "\"lease\":%llu,\"action\":\"terminate\"}}",
+                 continuation, lease);
+        assert_null(error_of(r));
+        json_object_put(r);
+        r = get_timer(fd, "orphan-kept");
+        assert_false(json_object_get_boolean(field(r, "parameters.timer.pending")));
+        assert_int_equal(json_object_get_int64(field(r, "parameters.timer.runs")), 1);
+        json_object_put(r);
+
+        /* orphan fires while this Sleep is parked: it interrupts it. */
+        r = call(fd, "{\"method\":\"io.timerd.Timer.Sleep\",\"parameters\":"
+                     "{\"for_usec\":30000000}}");
+        assert_null(error_of(r));
+        assert_string_equal(json_object_get_string(field(r, "parameters.observation.timer")),
+                            "orphan");
+        assert_true(harness_now_usec() - start < 10000 * MS);
+        json_object_put(r);
+        close(fd);
+}
+
 static void test_bad_sleep_parameters(void **state)
 {
         int fd = harness_raw_connect(*state);
@@ -252,6 +320,7 @@ int main(void)
             cmocka_unit_test(test_observation_interrupt_reports_remaining_time),
             cmocka_unit_test(test_terminate_retires_the_sleep),
             cmocka_unit_test(test_alarm_before_sleep_stays_pending),
+            cmocka_unit_test(test_alarm_of_a_gone_connection),
             cmocka_unit_test(test_bad_sleep_parameters),
         };
         return cmocka_run_group_tests_name(harness_backend(), tests, harness_setup,

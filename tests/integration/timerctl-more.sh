@@ -171,8 +171,52 @@ ctl wait first second --count 2 --json >"$dir/out"
 [ "$(wc -l <"$dir/out")" -eq 2 ] || fail "wait --count 2: $(cat "$dir/out")"
 [ "$(head -1 "$dir/out" | json 'd["firing"]["token"]["name"]')" = first ] || fail "wait --json"
 [ "$(tail -1 "$dir/out" | json 'd["firing"]["token"]["name"]')" = second ] || fail "wait order"
-expect_exit 6 ctl wait nothing --timeout 200ms
+## wait names what exists and what can fire (issue 15 item 2).
+expect_exit 3 ctl wait nothing --timeout 5s
+contains "$dir/err" "(io.timerd.Timer.NotFound)"
+ctl add far --once 1h
+expect_exit 6 ctl wait far --timeout 200ms
 contains "$dir/err" "timerctl: wait: no firing within 200ms"
+# "once" ran and is done: nothing can fire, answered at once rather than at the timeout.
+expect_exit 3 ctl wait once --timeout 30s
+contains "$dir/err" "(io.timerd.Timer.NothingToWaitFor)"
+# A parked wait learns at once when its timer is cancelled, or removed.
+for how in cancel remove; do
+        ctl add "far-$how" --once 1h
+        started=$(date +%s%N)
+        set +e
+        ctl wait "far-$how" --timeout 30s >"$dir/out" 2>"$dir/err" &
+        waiter=$!
+        set -e
+        sleep 0.3
+        ctl "$how" "far-$how"
+        set +e
+        wait "$waiter"
+        got=$?
+        set -e
+        elapsed_ms=$((($(date +%s%N) - started) / 1000000))
+        [ "$got" -eq 3 ] || fail "wait, then $how: exit $got: $(cat "$dir/err")"
+        contains "$dir/err" "(io.timerd.Timer.NothingToWaitFor)"
+        [ "$elapsed_ms" -lt 10000 ] || fail "wait, then $how: answered after ${elapsed_ms}ms"
+done
+
+## A retained alarm of a connection that is gone interrupts a sleep of its owner (item 1).
+ctl add alx --once 300ms --delivery alarm --retained
+ctl sleep 5s >"$dir/out"
+grep -q "^Interrupted by alarm alx, " "$dir/out" || fail "sleep, alarm of a gone client: $(cat "$dir/out")"
+[ "$(ctl show alx -p runs,pending)" = "$(printf 'runs=1\npending=no')" ] ||
+        fail "alarm taken: $(ctl show alx -p runs,pending)"
+# Fired with no Sleep parked: kept, shown pending, observed by the next sleep at once.
+ctl add aly --once 50ms --delivery alarm --retained
+sleep 0.3
+[ "$(ctl show aly -p runs,pending)" = "$(printf 'runs=0\npending=yes')" ] ||
+        fail "alarm kept: $(ctl show aly -p runs,pending)"
+ctl sleep 5s >"$dir/out"
+grep -q "^Interrupted by alarm aly, [45]s" "$dir/out" || fail "sleep takes the kept alarm: $(cat "$dir/out")"
+[ "$(ctl show aly -p runs,pending)" = "$(printf 'runs=1\npending=no')" ] ||
+        fail "kept alarm taken: $(ctl show aly -p runs,pending)"
+ctl remove alx
+ctl remove aly
 
 ## --handover: shown, refused where it cannot be, and wait holds the early firing to its deadline.
 ctl add early --once 600ms --handover 400ms --clock realtime

@@ -608,6 +608,114 @@ static void test_one_observation_per_owner(void **state)
         parked_free(q);
 }
 
+/* Issue 15 item 1: an alarm whose session is gone goes to the owner's longest waiting Sleep of
+ * any session; the queue keeps nothing when none takes it. */
+static void test_alarm_any_session(void **state)
+{
+        (void)state;
+        struct parked_config config = test_config();
+        struct parked *q = test_new(&config);
+        struct td_now now = test_now(0);
+        struct parked_owner_snapshot o;
+        struct parked_ticket ticket;
+        bool taken = true;
+
+        /* nobody sleeps: not taken, and nothing kept here */
+        assert_int_equal(
+            checked(q, parked_offer_alarm_any(q, &now, OWNER_A, "kept", &taken)).n_effects, 0);
+        assert_false(taken);
+        assert_int_equal(parked_get_owner(q, OWNER_A, &o), -TIMERD_E_NOT_FOUND);
+
+        sleep_ok(q, &now, OWNER_B, 3, 3, 1000);
+        sleep_ok(q, &now, OWNER_A, 2, 2, 1000);
+        sleep_ok(q, &now, OWNER_A, 1, 1, 1000);
+        assert_int_equal(parked_get_owner(q, OWNER_A, &o), 0);
+        assert_int_equal(o.waiting_sleepers, 2);
+        /* the oldest Sleep of the owner, whatever its session; never another owner's */
+        const struct parked_effect *e =
+            only_effect(checked(q, parked_offer_alarm_any(q, &now, OWNER_A, "kept", &taken)),
+                        PARKED_EFFECT_OBSERVATION, 2);
+        assert_true(taken);
+        assert_int_equal(e->session, 2);
+        assert_int_equal(e->owner, OWNER_A);
+        assert_string_equal(e->observation.name, "kept");
+        assert_int_equal(e->observation.alarms, 1);
+        struct parked_continuation c = e->continuation;
+        uint64_t lease = e->observation.lease;
+        /* while the owner observes, another is not taken (the runtime keeps it) */
+        assert_int_equal(
+            checked(q, parked_offer_alarm_any(q, &now, OWNER_A, "more", &taken)).n_effects, 0);
+        assert_false(taken);
+        assert_int_equal(parked_get_owner(q, OWNER_A, &o), 0);
+        assert_true(o.observing);
+        assert_int_equal(o.waiting_sleepers, 1);
+        /* once the observation ends, the next Sleep takes one */
+        assert_int_equal(
+            finish(q, &now, OWNER_A, 2, &c, lease, PARKED_ACTION_TERMINATE, 10, &ticket).failure,
+            0);
+        only_effect(checked(q, parked_offer_alarm_any(q, &now, OWNER_A, "more", &taken)),
+                    PARKED_EFFECT_OBSERVATION, 1);
+        assert_true(taken);
+        assert_int_equal(checked(q, parked_offer_alarm_any(q, &now, OWNER_A, "", &taken)).failure,
+                         -TIMERD_E_INVALID_NAME);
+        parked_free(q);
+}
+
+/* Issue 15 item 2: Waits with names of which none can fire are answered and retired. */
+static bool none_but_y(const char *const *names, size_t n_names, void *userdata)
+{
+        (*(size_t *)userdata)++;
+        for (size_t i = 0; i < n_names; i++)
+                if (strcmp(names[i], "y") == 0)
+                        return true;
+        return false;
+}
+
+static void test_end_waits(void **state)
+{
+        (void)state;
+        struct parked_config config = test_config();
+        struct parked *q = test_new(&config);
+        struct parked_continuation c;
+        struct parked_stats st;
+        size_t asked = 0;
+        bool taken;
+
+        const char *x[] = {"x"};
+        const char *xy[] = {"x", "y"};
+        assert_int_equal(wait_on(q, OWNER_A, 1, 1, x, 1, false, &c).failure, 0);
+        assert_int_equal(wait_on(q, OWNER_A, 1, 2, NULL, 0, false, &c).failure, 0);
+        assert_int_equal(wait_on(q, OWNER_A, 2, 3, xy, 2, true, &c).failure, 0);
+        assert_int_equal(wait_on(q, OWNER_A, 2, 4, x, 1, true, &c).failure, 0);
+        assert_int_equal(wait_on(q, OWNER_B, 3, 5, x, 1, false, &c).failure, 0);
+
+        struct parked_transition t = checked(q, parked_end_waits(q, OWNER_A, none_but_y, &asked));
+        assert_int_equal(t.failure, 0);
+        /* in park order; the Wait without names is never asked about; B is not touched */
+        assert_int_equal(t.n_effects, 2);
+        assert_int_equal(t.effects[0].kind, PARKED_EFFECT_NOTHING_TO_WAIT_FOR);
+        assert_int_equal(t.effects[0].cookie, 1);
+        assert_int_equal(t.effects[0].session, 1);
+        assert_int_equal(t.effects[1].kind, PARKED_EFFECT_NOTHING_TO_WAIT_FOR);
+        assert_int_equal(t.effects[1].cookie, 4);
+        assert_int_equal(asked, 3);
+        parked_get_stats(q, &st);
+        assert_int_equal(st.waiters, 3);
+        /* the ended ones take nothing any more */
+        only_effect(checked(q, parked_offer_firing(q, OWNER_A, "x", &taken)), PARKED_EFFECT_REPLY,
+                    2);
+        only_effect(checked(q, parked_offer_firing(q, OWNER_A, "x", &taken)), PARKED_EFFECT_REPLY,
+                    3);
+        /* a repeat ends nothing more; an owner without Waits has nothing to end */
+        assert_int_equal(checked(q, parked_end_waits(q, OWNER_A, none_but_y, &asked)).n_effects, 0);
+        assert_int_equal(checked(q, parked_end_waits(q, 4242, none_but_y, &asked)).n_effects, 0);
+        t = checked(q, parked_end_waits(q, OWNER_B, none_but_y, &asked));
+        only_effect(t, PARKED_EFFECT_NOTHING_TO_WAIT_FOR, 5);
+        assert_int_equal(parked_get_owner(q, OWNER_B, &(struct parked_owner_snapshot){}),
+                         -TIMERD_E_NOT_FOUND);
+        parked_free(q);
+}
+
 static void test_pending_alarms_per_owner_in_one_session(void **state)
 {
         (void)state;
@@ -1259,6 +1367,8 @@ int main(void)
             cmocka_unit_test(test_pending_alarm_delivered_on_resume),
             cmocka_unit_test(test_one_observation_per_owner),
             cmocka_unit_test(test_pending_alarms_per_owner_in_one_session),
+            cmocka_unit_test(test_alarm_any_session),
+            cmocka_unit_test(test_end_waits),
             cmocka_unit_test(test_finish_failures),
             cmocka_unit_test(test_resume_failures),
             cmocka_unit_test(test_duplicate_and_late_intents),

@@ -249,7 +249,8 @@ static void test_restore_active_runs(void **state)
         assert_true(got.pending);
         assert_int_equal(got.state, TIMERD_STATE_RUNNING);
         assert_int_equal(got.next_deadline_usec, 6000);
-        assert_int_equal(registry_take_pending(f.r, &f.now, FX_UID, NULL, 0, 3, &d), 1);
+        assert_int_equal(
+            registry_take_pending(f.r, &f.now, FX_UID, TIMERD_DELIVERY_NOTIFY, NULL, 0, 3, &d), 1);
         assert_string_equal(d.name, "pending");
         assert_int_equal(d.run, 1);
         assert_int_equal(d.deadline_usec, 1200);
@@ -276,7 +277,8 @@ static void test_restore_cancelled_run(void **state)
         s.run = 1;
         assert_int_equal(restore(&f, &s, 0), 0);
         assert_true(fx_get(&f, "job").run_cancelled);
-        assert_int_equal(registry_take_pending(f.r, &f.now, FX_UID, NULL, 0, 3, &d), 1);
+        assert_int_equal(
+            registry_take_pending(f.r, &f.now, FX_UID, TIMERD_DELIVERY_NOTIFY, NULL, 0, 3, &d), 1);
         assert_int_equal(
             fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
         assert_int_equal(fx_get(&f, "job").state, TIMERD_STATE_INACTIVE);
@@ -465,8 +467,9 @@ static void test_changes_tracked(void **state)
         assert_int_equal(fx_advance(&f, MONO, 2000), 2);
         assert_int_equal(changes(&f).n, 1);
         registry_changes_commit(f.r);
-        assert_int_equal(
-            registry_take_pending(f.r, &f.now, FX_UID, (const char *[]){"r"}, 1, 30, &dispatch), 1);
+        assert_int_equal(registry_take_pending(f.r, &f.now, FX_UID, TIMERD_DELIVERY_NOTIFY,
+                                               (const char *[]){"r"}, 1, 30, &dispatch),
+                         1);
         assert_int_equal(changes(&f).n, 1);
         registry_changes_commit(f.r);
         assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 30)), 0);
@@ -639,8 +642,12 @@ static void test_rollback_runs(void **state)
         assert_int_equal(fx_register_at(&f, "one", d, 2000, NULL), 0);
         assert_int_equal(fx_register_at(&f, "two", d, 2000, NULL), 0);
         assert_int_equal(fx_advance(&f, MONO, 2000), 2);
-        assert_int_equal(registry_take_pending(f.r, &f.now, FX_UID, NULL, 0, 70, &one), 1);
-        assert_int_equal(registry_take_pending(f.r, &f.now, FX_UID, NULL, 0, 71, &two), 1);
+        assert_int_equal(
+            registry_take_pending(f.r, &f.now, FX_UID, TIMERD_DELIVERY_NOTIFY, NULL, 0, 70, &one),
+            1);
+        assert_int_equal(
+            registry_take_pending(f.r, &f.now, FX_UID, TIMERD_DELIVERY_NOTIFY, NULL, 0, 71, &two),
+            1);
         registry_changes_commit(f.r);
 
         fx_set_now(&f, MONO, 2500);
@@ -684,9 +691,9 @@ static void test_rollback_keeps_runtime_changes(void **state)
         assert_int_equal(fx_register_at(&f, "done", d, 2000, NULL), 0);
         registry_changes_commit(f.r);
         assert_int_equal(fx_advance(&f, MONO, 2000), 2);
-        assert_int_equal(
-            registry_take_pending(f.r, &f.now, FX_UID, (const char *[]){"done"}, 1, 40, &dispatch),
-            1);
+        assert_int_equal(registry_take_pending(f.r, &f.now, FX_UID, TIMERD_DELIVERY_NOTIFY,
+                                               (const char *[]){"done"}, 1, 40, &dispatch),
+                         1);
         assert_int_equal(fx_complete(&f, fx_token(&dispatch), TIMERD_OUTCOME_SUCCESS,
                                      TIMERD_DIRECTIVE_CONTINUE, 0),
                          0);

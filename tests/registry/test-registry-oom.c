@@ -201,7 +201,8 @@ static int op_deliver(struct fx *f, const void *args)
 
         if (a->dispatch)
                 return registry_deliver(f->r, a->dispatch, a->session);
-        return registry_take_pending(f->r, &f->now, FX_UID, NULL, 0, a->session, a->ret);
+        return registry_take_pending(f->r, &f->now, FX_UID, TIMERD_DELIVERY_NOTIFY, NULL, 0,
+                                     a->session, a->ret);
 }
 
 static void test_new_out_of_memory(void **state)
@@ -388,7 +389,9 @@ static void test_retained_calls_out_of_memory(void **state)
         assert_int_equal(fx_register_at(&f, "c", retained(TIMERD_POLICY_ONCE, 0), 2000, NULL), 0);
         assert_int_equal(fx_advance(&f, TIMERD_CLOCK_MONOTONIC, 2000), 1);
         d = *fx_dispatch(&f, 0);
-        assert_int_equal(registry_take_pending(f.r, &f.now, FX_UID, NULL, 0, FX_SESSION, &d), 1);
+        assert_int_equal(registry_take_pending(f.r, &f.now, FX_UID, TIMERD_DELIVERY_NOTIFY, NULL, 0,
+                                               FX_SESSION, &d),
+                         1);
         registry_changes_commit(f.r);
         assert_true(each_allocation_fails(&f, op_complete, &d, 0) >= 1);
         fx_done(&f);

@@ -62,6 +62,7 @@ struct model {
         uint64_t pending_seq;
         uint64_t session[N_OWNERS];
         uint64_t next_session;
+        uint64_t owner_generation[N_OWNERS]; /* the last generation given to each owner */
 };
 
 struct world {
@@ -199,7 +200,9 @@ static int model_resolve(const struct world *w, size_t s, const struct td_handle
         const struct model_timer *t = &w->m.t[s];
 
         if (!t->exists)
-                return -TIMERD_E_NOT_FOUND;
+                return h->generation > 0 && h->generation <= w->m.owner_generation[h->owner - 1]
+                           ? -TIMERD_E_REGISTRATION_EXPIRED
+                           : -TIMERD_E_NOT_FOUND;
         if (h->generation != t->generation)
                 return -TIMERD_E_REGISTRATION_EXPIRED;
         if (h->run != 0 && (!t->run_active || h->run != t->run))
@@ -237,6 +240,7 @@ static void model_declare(struct world *w, size_t s, const struct td_declaration
             .session = session,
             .generation = ++w->m.generation,
         };
+        w->m.owner_generation[slot_owner(s) - 1] = t->generation;
 }
 
 static void step_register(struct world *w, size_t s)
@@ -506,7 +510,8 @@ static void step_take(struct world *w, uint32_t owner)
                 if (slot_owner(s) == owner && w->m.t[s].exists && w->m.t[s].pending &&
                     (best == SIZE_MAX || w->m.t[s].pending_seq < w->m.t[best].pending_seq))
                         best = s;
-        assert_int_equal(registry_take_pending(w->f.r, &w->f.now, owner, NULL, 0, session, &d),
+        assert_int_equal(registry_take_pending(w->f.r, &w->f.now, owner, TIMERD_DELIVERY_NOTIFY,
+                                               NULL, 0, session, &d),
                          best != SIZE_MAX);
         assert_int_equal(registry_check(w->f.r), 0);
         if (best == SIZE_MAX)

@@ -79,7 +79,8 @@ static struct td_dispatch take(struct fx *f, uint32_t owner, const char *const *
 {
         struct td_dispatch d = {};
 
-        assert_int_equal(registry_take_pending(f->r, &f->now, owner, names, n_names, session, &d),
+        assert_int_equal(registry_take_pending(f->r, &f->now, owner, TIMERD_DELIVERY_NOTIFY, names,
+                                               n_names, session, &d),
                          expect);
         assert_int_equal(registry_check(f->r), 0);
         return d;
@@ -673,6 +674,38 @@ static void test_wrong_policy(void **state)
         fx_done(&f);
 }
 
+/* Issue 15 item 6: a claim whose registration is gone is stale, not unknown. */
+static void test_claim_after_unregister_expired(void **state)
+{
+        struct td_handle h;
+        uint64_t g, g2;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), &g), 0);
+        assert_int_equal(fx_unregister(&f, fx_claim("a", g)), 0);
+        /* The owner's last timer is gone; its claim and a token of it are expired, not unknown. */
+        assert_int_equal(fx_schedule(&f, fx_claim("a", g), 5000), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_unregister(&f, fx_claim("a", g)), -TIMERD_E_REGISTRATION_EXPIRED);
+        h = fx_claim("a", g);
+        h.run = 1;
+        assert_int_equal(fx_cancel(&f, h), -TIMERD_E_REGISTRATION_EXPIRED);
+        /* A new timer of the same name does not revive the old claim. */
+        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), &g2), 0);
+        assert_true(g2 > g);
+        assert_int_equal(fx_cancel(&f, fx_claim("a", g)), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_cancel(&f, fx_claim("a", g2)), 0);
+        /* Another owner was never given g: for it the name is simply unknown. */
+        h = fx_claim("a", g);
+        h.owner = FX_UID + 1;
+        assert_int_equal(fx_schedule(&f, h, 5000), -TIMERD_E_NOT_FOUND);
+        /* A generation above the owner's last is one it was never given. */
+        assert_int_equal(fx_cancel(&f, fx_claim("b", g2 + 1)), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(registry_check(f.r), 0);
+        fx_done(&f);
+}
+
 static void test_stale_claims_and_tokens(void **state)
 {
         struct td_handle h;
@@ -687,7 +720,9 @@ static void test_stale_claims_and_tokens(void **state)
                          -TIMERD_E_REGISTRATION_EXPIRED);
         assert_int_equal(fx_schedule(&f, fx_claim("a", g - 1), 5000),
                          -TIMERD_E_REGISTRATION_EXPIRED);
-        assert_int_equal(fx_schedule(&f, fx_claim("nope", g), 5000), -TIMERD_E_NOT_FOUND);
+        /* No timer "nope", and a generation never given to this owner: nothing to expire. */
+        assert_int_equal(fx_schedule(&f, fx_claim("nope", g + 1), 5000), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(fx_schedule(&f, fx_claim("nope", 0), 5000), -TIMERD_E_NOT_FOUND);
         assert_int_equal(fx_schedule(&f, fx_claim("bad name", g), 5000), -TIMERD_E_INVALID_NAME);
         h = fx_claim("a", g);
         h.owner = FX_UID + 1;
@@ -732,12 +767,12 @@ static void test_stale_claims_and_tokens(void **state)
 
         assert_int_equal(fx_unregister(&f, fx_claim("a", g)), 0);
         assert_disarm(&f, 0, MONO);
-        assert_int_equal(fx_schedule(&f, fx_claim("a", g), 5000), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(fx_schedule(&f, fx_claim("a", g), 5000), -TIMERD_E_REGISTRATION_EXPIRED);
         /* d.name pointed into the removed timer: spell the token out. */
         h = fx_claim("a", g);
         h.run = 1;
         assert_int_equal(fx_complete(&f, h, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
-                         -TIMERD_E_NOT_FOUND);
+                         -TIMERD_E_REGISTRATION_EXPIRED);
         assert_int_equal(stats(&f).timers, 0);
         fx_done(&f);
 }
@@ -1485,9 +1520,14 @@ static void test_pending_firings(void **state)
         assert_int_equal(stats(&f).pending, 0);
         assert_int_equal(stats(&f).running, 4);
 
-        assert_int_equal(registry_take_pending(f.r, &f.now, FX_UID, NULL, 0, 0, &taken), -EINVAL);
-        assert_int_equal(registry_take_pending(f.r, &f.now, FX_UID, NULL, 1, 5, &taken), -EINVAL);
-        assert_int_equal(registry_take_pending(f.r, &f.now, FX_UID, with_null, 1, 5, &taken),
+        assert_int_equal(
+            registry_take_pending(f.r, &f.now, FX_UID, TIMERD_DELIVERY_NOTIFY, NULL, 0, 0, &taken),
+            -EINVAL);
+        assert_int_equal(
+            registry_take_pending(f.r, &f.now, FX_UID, TIMERD_DELIVERY_NOTIFY, NULL, 1, 5, &taken),
+            -EINVAL);
+        assert_int_equal(registry_take_pending(f.r, &f.now, FX_UID, TIMERD_DELIVERY_NOTIFY,
+                                               with_null, 1, 5, &taken),
                          -EINVAL);
 
         /* The runtime hands a DISPATCH straight to a waiter. */
@@ -1888,6 +1928,7 @@ int main(void)
             cmocka_unit_test(test_interval_schedule_during_run),
             cmocka_unit_test(test_wrong_policy),
             cmocka_unit_test(test_stale_claims_and_tokens),
+            cmocka_unit_test(test_claim_after_unregister_expired),
             cmocka_unit_test(test_complete_outcomes_and_stop),
             cmocka_unit_test(test_cancel),
             cmocka_unit_test(test_reschedule),

@@ -308,7 +308,10 @@ static int user_b_waits(struct timerd *t)
         free(mine);
         EXPECT(63, timerd_kick(t, &claim, NULL, NULL) == 0);
 
-        EXPECT(64, timerd_wait(t, a_names, 3, 200 * MS, &f) == -TIMERD_E_TIMEOUT);
+        /* A's names are names B has no timer of: NotFound, as for a name nobody has. */
+        const char *nobody_names[] = {"z-notify"};
+        EXPECT(64, timerd_wait(t, a_names, 3, 200 * MS, &f) == -TIMERD_E_NOT_FOUND);
+        EXPECT(64, timerd_wait(t, nobody_names, 1, 200 * MS, &f) == -TIMERD_E_NOT_FOUND);
         EXPECT(65, timerd_wait(t, NULL, 0, 200 * MS, &f) == -TIMERD_E_TIMEOUT);
         struct timerd_start until = {.kind = TIMERD_START_AFTER, .usec = 200 * MS};
         EXPECT(66, timerd_sleep(t, TIMERD_CLOCK_MONOTONIC, &until, &slept) == 0);

@@ -231,6 +231,17 @@ static void test_names_are_bounded(void **state)
 static void test_wait_names_are_bounded(void **state)
 {
         int fd = harness_raw_connect(*state);
+        /* The names must be timers that may fire: one that does not exist is NotFound. */
+        for (int i = 0; i < 64; i++) {
+                json_object *r =
+                    wire_call(fd,
+                              "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":"
+                              "{\"name\":\"w%d\",\"delay_usec\":3600000000,"
+                              "\"declaration\":{\"policy\":\"once\"}}}",
+                              i);
+                assert_null(json_object_object_get(r, "error"));
+                json_object_put(r);
+        }
         for (int n = 64; n <= 65; n++) {
                 char *msg = NULL;
                 size_t size = 0;
@@ -599,7 +610,7 @@ int main(int argc, char **argv)
             cmocka_unit_test_setup_teardown(test_json_depth_is_bounded, setup_limits,
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_names_are_bounded, setup_limits, harness_teardown),
-            cmocka_unit_test_setup_teardown(test_wait_names_are_bounded, setup_limits,
+            cmocka_unit_test_setup_teardown(test_wait_names_are_bounded, harness_setup,
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_timers_per_owner_are_bounded, setup_limits,
                                             harness_teardown),

@@ -145,6 +145,7 @@ static const struct {
     {TIMERD_E_INVALID_MESSAGE, "io.timerd.Timer.InvalidMessage"},
     {TIMERD_E_PROTOCOL_FAILURE, "io.timerd.Timer.ProtocolFailure"},
     {TIMERD_E_STORE_UNAVAILABLE, "io.timerd.Timer.StoreUnavailable"},
+    {TIMERD_E_NOTHING_TO_WAIT_FOR, "io.timerd.Timer.NothingToWaitFor"},
 };
 
 static void error_names(void **state)
