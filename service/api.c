@@ -2,6 +2,7 @@
 #include "service/api.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -44,7 +45,8 @@ static void get_info(struct service *s, struct peer *p)
 static void get_interface_description(struct service *s, struct peer *p, json_object *params)
 {
         const char *name;
-        if (vl_get_string(params, "interface", &name) < 0) {
+        /* Only a well-formed name is echoed in InterfaceNotFound. */
+        if (vl_get_string(params, "interface", &name) < 0 || !vl_interface_name_valid(name)) {
                 struct param_error err;
                 params_invalid(&err, "interface");
                 api_fail(s, p, &err);
@@ -128,20 +130,25 @@ static void status(struct service *s, struct peer *p)
 
 static void unknown_method(struct service *s, struct peer *p, const char *method)
 {
-        char interface[256];
+        /* The message layer let only a method name of the varlink grammar through: it has a dot
+         * and is safe to echo. */
+        char *interface = strndup(method, (size_t)(strrchr(method, '.') - method));
         json_object *e = json_object_new_object();
 
-        if (vl_method_interface(method, interface, sizeof(interface)) < 0 ||
-            !vl_idl_lookup(interface)) {
-                vl_add_string(e, "interface",
-                              vl_method_interface(method, interface, sizeof(interface)) < 0
-                                  ? method
-                                  : interface);
-                service_error(s, p, TIMERD_E_INTERFACE_NOT_FOUND, e);
+        if (!interface || !e) {
+                free(interface);
+                json_object_put(e);
+                service_drop_peer(s, p);
                 return;
         }
-        vl_add_string(e, "method", method);
-        service_error(s, p, TIMERD_E_METHOD_NOT_FOUND, e);
+        if (!vl_idl_lookup(interface)) {
+                vl_add_string(e, "interface", interface);
+                service_error(s, p, TIMERD_E_INTERFACE_NOT_FOUND, e);
+        } else {
+                vl_add_string(e, "method", method);
+                service_error(s, p, TIMERD_E_METHOD_NOT_FOUND, e);
+        }
+        free(interface);
 }
 
 void api_handle_call(struct service *s, struct peer *p, const struct vl_call *call)

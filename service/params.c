@@ -58,12 +58,12 @@ static int name_field(json_object *obj, const char *field, const char *path, con
 {
         json_object *v;
         int r = params_string(obj, field, path, ret, err);
-        /* A string the codec refuses (an embedded NUL) is a bad name, not a bad type. */
-        if (r < 0 && json_object_object_get_ex(obj, field, &v) &&
-            json_object_is_type(v, json_type_string))
-                return params_fail(err, -TIMERD_E_INVALID_NAME, json_object_get_string(v), NULL, 0);
-        if (r > 0 && !registry_name_valid(*ret))
-                return params_fail(err, -TIMERD_E_INVALID_NAME, *ret, NULL, 0);
+        /* A string the codec refuses (an embedded NUL) is a bad name, not a bad type. The reply
+         * names the parameter, never the refused bytes. */
+        if ((r < 0 && json_object_object_get_ex(obj, field, &v) &&
+             json_object_is_type(v, json_type_string)) ||
+            (r > 0 && !registry_name_valid(*ret)))
+                return params_fail(err, -TIMERD_E_INVALID_NAME, NULL, path, 0);
         return r;
 }
 
@@ -238,12 +238,12 @@ json_object *params_error_json(const struct param_error *err)
                 return NULL;
         switch (err->error) {
         case TIMERD_E_INVALID_PARAMETER:
+        case TIMERD_E_INVALID_NAME:
                 vl_add_string(o, "parameter", err->detail);
                 break;
         case TIMERD_E_NOT_FOUND:
         case TIMERD_E_REGISTRATION_EXPIRED:
         case TIMERD_E_RECONCILIATION_CONFLICT:
-        case TIMERD_E_INVALID_NAME:
         case TIMERD_E_PROVIDER_BINDING_FAILED:
         case TIMERD_E_NOT_RUNNING:
                 vl_add_string(o, "name", err->name);

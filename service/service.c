@@ -436,8 +436,9 @@ static void peer_pump(struct service *s, struct peer *p)
                         /* The framing is intact: answer and go on with the next message. */
                         json_object *params = json_object_new_object();
                         vl_add_string(params, "reason",
-                                      r == -EBADMSG ? "not JSON, or nested too deep"
-                                                    : "not a varlink call");
+                                      r == -EILSEQ    ? "not valid UTF-8"
+                                      : r == -EBADMSG ? "not JSON, or nested too deep"
+                                                      : "not a varlink call");
                         p->call_open = true;
                         service_error(s, p, TIMERD_E_INVALID_MESSAGE, params);
                         continue;

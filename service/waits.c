@@ -253,7 +253,9 @@ void api_wait(struct service *s, struct peer *p, json_object *params)
                         names[i] = json_object_get_string(v);
                         if (!registry_name_valid(names[i]) ||
                             strlen(names[i]) != (size_t)json_object_get_string_len(v)) {
-                                params_fail(&err, -TIMERD_E_INVALID_NAME, names[i], NULL, 0);
+                                char path[32];
+                                snprintf(path, sizeof(path), "names[%zu]", i);
+                                params_fail(&err, -TIMERD_E_INVALID_NAME, NULL, path, 0);
                                 goto fail;
                         }
                 }

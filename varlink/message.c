@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "varlink/message.h"
+#include "varlink/utf8.h"
 
 void vl_parser_init(struct vl_parser *p)
 {
@@ -40,7 +41,10 @@ static int parser_tokener(struct vl_parser *p, int max_depth, json_tokener **ret
         return 0;
 }
 
-/* Parses msg as exactly one JSON value, nested at most max_depth deep. *ret is NULL for null. */
+/*
+ * Parses msg as exactly one JSON value, nested at most max_depth deep. *ret is NULL for null.
+ * Text that is not valid UTF-8 is refused before json-c sees it: json-c would take some of it.
+ */
 static int json_parse(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                       json_object **ret)
 {
@@ -53,6 +57,8 @@ static int json_parse(struct vl_parser *p, const char *msg, size_t len, int max_
                 return -EINVAL;
         if (len > INT_MAX)
                 return -EMSGSIZE;
+        if (!vl_json_text_valid(msg, len))
+                return -EILSEQ;
         r = parser_tokener(p, max_depth, &tok);
         if (r < 0)
                 return r;
@@ -137,7 +143,8 @@ static int call_from_json(json_object *root, struct vl_call *ret)
         if (!json_object_is_type(root, json_type_object))
                 return -EPROTO;
         r = vl_get_string(root, "method", &c.method);
-        if (r < 0)
+        /* Replies may echo the method: it is one of the grammar's names or no call. */
+        if (r < 0 || !vl_method_name_valid(c.method))
                 return -EPROTO;
         r = get_parameters(root, &c.parameters);
         if (r < 0)
@@ -239,24 +246,52 @@ void vl_reply_done(struct vl_reply *r)
         *r = (struct vl_reply){0};
 }
 
-int vl_method_interface(const char *method, char *buf, size_t size)
+static bool ascii_letter(char c)
+{
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
+
+static bool ascii_alnum(char c)
+{
+        return ascii_letter(c) || (c >= '0' && c <= '9');
+}
+
+/* varlink's [A-Za-z]([-]*[A-Za-z0-9])*(\.[A-Za-z0-9]([-]*[A-Za-z0-9])*)+ over s[0..len). */
+static bool interface_name_valid(const char *s, size_t len)
+{
+        size_t parts = 0;
+
+        for (size_t i = 0;; i++) {
+                if (i >= len || !ascii_alnum(s[i]) || (parts == 0 && !ascii_letter(s[i])))
+                        return false;
+                while (i + 1 < len && (ascii_alnum(s[i + 1]) || s[i + 1] == '-'))
+                        i++;
+                if (s[i] == '-')
+                        return false;
+                parts++;
+                if (i + 1 == len)
+                        return parts >= 2;
+                if (s[++i] != '.')
+                        return false;
+        }
+}
+
+bool vl_interface_name_valid(const char *name)
+{
+        return interface_name_valid(name, strlen(name));
+}
+
+bool vl_method_name_valid(const char *method)
 {
         const char *dot = strrchr(method, '.');
-        size_t len;
 
-        if (!dot || dot[1] == 0)
-                return -EINVAL;
-        /* Every part of the interface name is non-empty. */
-        for (const char *p = method; p <= dot; p++)
-                if (*p == '.' && (p == method || p[-1] == '.'))
-                        return -EINVAL;
-
-        len = (size_t)(dot - method);
-        if (len >= size)
-                return -ENOBUFS;
-        memcpy(buf, method, len);
-        buf[len] = 0;
-        return 0;
+        if (!dot || !interface_name_valid(method, (size_t)(dot - method)) ||
+            !(dot[1] >= 'A' && dot[1] <= 'Z'))
+                return false;
+        for (const char *c = dot + 2; *c; c++)
+                if (!ascii_alnum(*c))
+                        return false;
+        return true;
 }
 
 /* Adds parameters (takes it; NULL for {}) to message and serialises it; puts message. */

@@ -35,9 +35,11 @@ struct vl_call {
 };
 
 /*
- * Parse a call. Returns 0, -EBADMSG for text that is not JSON (or nests deeper than max_depth),
- * -EPROTO for JSON that is not a varlink call (no string "method", "parameters" not an object,
- * "more"/"oneway" not booleans).
+ * Parse a call. Returns 0, -EILSEQ for text that is not valid UTF-8 (utf8.h: overlong forms,
+ * surrogates, lone surrogate escapes, code points above U+10FFFF, cut-short sequences), -EBADMSG
+ * for text that is not JSON (or nests deeper than max_depth), -EPROTO for JSON that is not a
+ * varlink call (no "method" that is a method name of the varlink grammar, "parameters" not an
+ * object, "more"/"oneway" not booleans).
  */
 int vl_call_parse(const char *msg, size_t len, int max_depth, struct vl_call *ret);
 /* The same with p's tokener; -ENOMEM when it cannot be made. */
@@ -45,8 +47,10 @@ int vl_call_parse_with(struct vl_parser *p, const char *msg, size_t len, int max
                        struct vl_call *ret);
 void vl_call_done(struct vl_call *c);
 
-/* The interface part of a method name ("io.timerd.Timer" of "io.timerd.Timer.List"); a copy. */
-int vl_method_interface(const char *method, char *buf, size_t size);
+/* Whether a name follows the varlink grammar: an interface ("io.timerd.Timer"), a method
+ * ("io.timerd.Timer.List": an interface, a dot, [A-Z][A-Za-z0-9]*). */
+bool vl_interface_name_valid(const char *name);
+bool vl_method_name_valid(const char *method);
 
 struct vl_reply {
         json_object *root;
@@ -55,7 +59,7 @@ struct vl_reply {
         bool continues;
 };
 
-/* Parse a reply. -EBADMSG (not JSON), -EPROTO (not a reply). */
+/* Parse a reply. -EILSEQ (not valid UTF-8), -EBADMSG (not JSON), -EPROTO (not a reply). */
 int vl_reply_parse(const char *msg, size_t len, int max_depth, struct vl_reply *ret);
 int vl_reply_parse_with(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                         struct vl_reply *ret);

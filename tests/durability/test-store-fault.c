@@ -78,18 +78,19 @@ static void patch_file(const char *state_dir, const char *file, long offset, con
 static int exit_status(const char *state_dir)
 {
         const char *bin = getenv("TIMERD_BIN");
-        char dir[] = "/tmp/timerd-fault.XXXXXX", socket[64];
+        char dir[] = "/tmp/timerd-fault.XXXXXX", socket[64], backend[64];
         int status = 0;
         pid_t pid;
 
         assert_non_null(bin);
         assert_non_null(mkdtemp(dir));
         snprintf(socket, sizeof(socket), "%s/io.timerd", dir);
+        snprintf(backend, sizeof(backend), "--backend=%s", harness_backend());
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
-                execl(bin, bin, "--socket", socket, "--state-dir", state_dir, "--log-level=err",
-                      (char *)NULL);
+                execl(bin, bin, "--socket", socket, "--state-dir", state_dir, backend,
+                      "--log-level=err", (char *)NULL);
                 _exit(127);
         }
         for (int i = 0; waitpid(pid, &status, WNOHANG) == 0; i++) {

@@ -6,8 +6,9 @@
  * input is the byte stream of one client connection. The connection is accepted, read and answered
  * by the service's own loop (service_iterate), exactly as timerd does it, and retained timers go to
  * a journal in a scratch state directory. The client drains every reply so that nothing blocks.
- * When the input is spent and the service is idle, the client hangs up, and the registry and the
- * parked queue must pass their invariant checks with nothing of the closed session left.
+ * Every reply must be valid UTF-8 and a varlink reply, whatever the input was. When the input is
+ * spent and the service is idle, the client hangs up, and the registry and the parked queue must
+ * pass their invariant checks with nothing of the closed session left.
  */
 
 #include <errno.h>
@@ -28,6 +29,8 @@
 #include "service/peer.h"
 #include "service/service.h"
 #include "service/store.h"
+#include "varlink/message.h"
+#include "varlink/utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -44,6 +47,9 @@ struct fuzz_context {
         struct service service;
         struct sockaddr_un address;
         socklen_t address_len;
+        /* The reply being received: no reply outgrows the output a connection may buffer. */
+        char reply[FUZZ_MAX_OUTPUT];
+        size_t reply_len;
 };
 
 static void fail(const char *what, int error)
@@ -155,9 +161,23 @@ static void context_init(struct fuzz_context *ctx)
                 fail("service_start_listening", r);
 }
 
-/* Read whatever the service answered (shown with FUZZ_VERBOSE, one reply a line); true when
- * something came. */
-static bool drain(int client, bool verbose)
+/* RFC 8259 §8.1: what the service writes is valid UTF-8 JSON, and varlink. */
+static void check_reply(const char *msg, size_t len)
+{
+        struct vl_reply reply;
+        int r;
+
+        if (!vl_json_text_valid(msg, len))
+                fail("a reply is not valid UTF-8", EILSEQ);
+        r = vl_reply_parse(msg, len, VL_MAX_DEPTH_DEFAULT, &reply);
+        if (r < 0)
+                fail("a reply is not a varlink reply", r);
+        vl_reply_done(&reply);
+}
+
+/* Read whatever the service answered and check each whole reply (shown with FUZZ_VERBOSE, one
+ * reply a line); true when something came. */
+static bool drain(struct fuzz_context *c, int client, bool verbose)
 {
         char buf[65536];
         bool got = false;
@@ -169,6 +189,15 @@ static bool drain(int client, bool verbose)
                 got = true;
                 for (ssize_t i = 0; verbose && i < n; i++)
                         fputc(buf[i] ? buf[i] : '\n', stderr);
+                for (ssize_t i = 0; i < n; i++) {
+                        if (buf[i] == 0) {
+                                check_reply(c->reply, c->reply_len);
+                                c->reply_len = 0;
+                        } else if (c->reply_len == sizeof(c->reply))
+                                fail("a reply outgrew the output bound", EMSGSIZE);
+                        else
+                                c->reply[c->reply_len++] = buf[i];
+                }
         }
 }
 
@@ -191,8 +220,9 @@ static struct peer *accept_client(struct service *s)
         return p;
 }
 
-static void feed(struct service *s, int client, const uint8_t *data, size_t size, bool verbose)
+static void feed(struct fuzz_context *c, int client, const uint8_t *data, size_t size, bool verbose)
 {
+        struct service *s = &c->service;
         size_t written = 0;
         int idle = 0;
 
@@ -212,7 +242,7 @@ static void feed(struct service *s, int client, const uint8_t *data, size_t size
                         fail("service_iterate", r);
                 if (r > 0 || s->intents.count > 0)
                         progress = true;
-                if (drain(client, verbose))
+                if (drain(c, client, verbose))
                         progress = true;
                 idle = progress || written < size ? 0 : idle + 1;
         }
@@ -281,7 +311,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct peer *p = accept_client(s);
         uint64_t session = p->session;
 
-        feed(s, client, data, size, getenv("FUZZ_VERBOSE") != NULL);
+        /* A reply cut short by a dropped connection of the last input is not checked. */
+        ctx.reply_len = 0;
+        feed(&ctx, client, data, size, getenv("FUZZ_VERBOSE") != NULL);
         hang_up(s, client, session);
         core_reset(s);
         return 0;

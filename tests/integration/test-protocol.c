@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "varlink/utf8.h"
 
 #define TIMEOUT_MS 5000
 
@@ -29,12 +30,13 @@ static void send_msg(int fd, const char *json)
         raw_send(fd, json, strlen(json) + 1);
 }
 
-/* Receive one reply and return it parsed (caller puts it). */
+/* Receive one reply and return it parsed (caller puts it). Every byte of it is valid UTF-8. */
 static json_object *recv_json(int fd)
 {
         char buf[65536];
         long n = raw_recv(fd, buf, sizeof(buf), TIMEOUT_MS);
         assert_true(n >= 0);
+        assert_true(vl_json_text_valid(buf, (size_t)n));
         json_object *o = json_tokener_parse(buf);
         assert_non_null(o);
         return o;
@@ -196,6 +198,91 @@ static void test_bad_messages_get_typed_errors(void **state)
         close(fd);
 }
 
+static uint64_t timer_count(int fd)
+{
+        send_msg(fd, "{\"method\":\"io.timerd.Service.Status\"}");
+        json_object *p = expect_reply(fd), *timers;
+        assert_true(json_object_object_get_ex(p, "timers", &timers));
+        uint64_t n = json_object_get_uint64(timers);
+        json_object_put(p);
+        return n;
+}
+
+/* Input that is not valid UTF-8 (RFC 3629: overlong forms, surrogates, above U+10FFFF, cut short,
+ * a lone surrogate escape) is refused as a message, and no error reply echoes what failed
+ * validation: its parameters are exactly the expected ones, which name the parameter. */
+static void test_invalid_text_refused_and_never_echoed(void **state)
+{
+        static const struct {
+                const char *call;
+                const char *error;
+                const char *parameters;
+        } cases[] = {
+#define REGISTER(name)                                                                             \
+        "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"" name                \
+        "\",\"declaration\":{\"policy\":\"once\"}}}"
+#define NOT_UTF8 "io.timerd.Timer.InvalidMessage", "{\"reason\":\"not valid UTF-8\"}"
+#define NOT_CALL "io.timerd.Timer.InvalidMessage", "{\"reason\":\"not a varlink call\"}"
+            {REGISTER("a\xc0\xaf"
+                      "b"),
+             NOT_UTF8},
+            {REGISTER("a\xe0\x80\xaf"), NOT_UTF8},
+            {REGISTER("a\xed\xa0\x80"), NOT_UTF8},
+            {REGISTER("a\xf4\x90\x80\x80"), NOT_UTF8},
+            {REGISTER("a\xc3"), NOT_UTF8},
+            {REGISTER("a\\ud800b"), NOT_UTF8},
+            {REGISTER("a\\udc00"), NOT_UTF8},
+            {"{\"method\":\"io.timerd.Timer.Get\xc0\xaf\"}", NOT_UTF8},
+            {"{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"\xff\":1}}", NOT_UTF8},
+            {REGISTER("a\\u0000b"), "io.timerd.Timer.InvalidName", "{\"parameter\":\"name\"}"},
+            {REGISTER("\xc3\xa4"), "io.timerd.Timer.InvalidName", "{\"parameter\":\"name\"}"},
+            {"{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"a b\"}}",
+             "io.timerd.Timer.InvalidName", "{\"parameter\":\"name\"}"},
+            {"{\"method\":\"io.timerd.Timer.Cancel\",\"parameters\":{\"claim\":{\"name\":"
+             "\"a\\u0000b\",\"generation\":1}}}",
+             "io.timerd.Timer.InvalidName", "{\"parameter\":\"claim.name\"}"},
+            {"{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{\"names\":[\"ok\",\"a\\u0000b\"]"
+             "}}",
+             "io.timerd.Timer.InvalidName", "{\"parameter\":\"names[1]\"}"},
+            {"{\"method\":\"io.timerd.Timer.Get Now\"}", NOT_CALL},
+            {"{\"method\":\"nodots\"}", NOT_CALL},
+            {"{\"method\":\"io.timerd.Timer.\\u00e4\"}", NOT_CALL},
+            {"{\"method\":\"io.timerd.Timer.Get\\u0000x\"}", NOT_CALL},
+            {"{\"method\":\"org.varlink.service.GetInterfaceDescription\",\"parameters\":{"
+             "\"interface\":\"a\\u0000b\"}}",
+             "org.varlink.service.InvalidParameter", "{\"parameter\":\"interface\"}"},
+            {"{\"method\":\"org.varlink.service.GetInterfaceDescription\",\"parameters\":{"
+             "\"interface\":\"\\u00e4.b\"}}",
+             "org.varlink.service.InvalidParameter", "{\"parameter\":\"interface\"}"},
+            /* Well-formed names are echoed. */
+            {"{\"method\":\"io.timerd.Timer.Nope\"}", "org.varlink.service.MethodNotFound",
+             "{\"method\":\"io.timerd.Timer.Nope\"}"},
+            {"{\"method\":\"com.example.Nope\"}", "org.varlink.service.InterfaceNotFound",
+             "{\"interface\":\"com.example\"}"},
+#undef REGISTER
+#undef NOT_UTF8
+#undef NOT_CALL
+        };
+        int fd = harness_raw_connect(*state);
+        uint64_t timers = timer_count(fd);
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                json_object *r, *params;
+
+                send_msg(fd, cases[i].call);
+                r = recv_json(fd);
+                assert_non_null(error_of(r));
+                assert_string_equal(error_of(r), cases[i].error);
+                assert_true(json_object_object_get_ex(r, "parameters", &params));
+                assert_string_equal(json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN),
+                                    cases[i].parameters);
+                json_object_put(r);
+        }
+        /* Nothing was registered, and the connection still works. */
+        assert_int_equal(timer_count(fd), timers);
+        close(fd);
+}
+
 static void test_oversize_message_is_refused_and_disconnected(void **state)
 {
         int fd = harness_raw_connect(*state);
@@ -306,6 +393,7 @@ int main(void)
             cmocka_unit_test(test_many_pipelined_calls_answered_in_order),
             cmocka_unit_test(test_oneway_gets_no_reply),
             cmocka_unit_test(test_bad_messages_get_typed_errors),
+            cmocka_unit_test(test_invalid_text_refused_and_never_echoed),
             cmocka_unit_test(test_oversize_message_is_refused_and_disconnected),
             cmocka_unit_test(test_wait_with_more_streams),
             cmocka_unit_test(test_disconnect_mid_call_is_harmless),

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,8 +81,8 @@ static void call_defaults(void **state)
         struct vl_call c;
 
         (void)state;
-        assert_int_equal(call_parse(" {\"method\":\"a.B\"} ", &c), 0);
-        assert_string_equal(c.method, "a.B");
+        assert_int_equal(call_parse(" {\"method\":\"a.b.C\"} ", &c), 0);
+        assert_string_equal(c.method, "a.b.C");
         assert_non_null(c.parameters);
         assert_true(json_object_is_type(c.parameters, json_type_object));
         assert_int_equal(json_object_object_length(c.parameters), 0);
@@ -90,7 +91,7 @@ static void call_defaults(void **state)
         assert_false(c.upgrade);
         vl_call_done(&c);
 
-        assert_int_equal(call_parse("{\"method\":\"a.B\",\"parameters\":null,\"more\":null}", &c),
+        assert_int_equal(call_parse("{\"method\":\"a.b.C\",\"parameters\":null,\"more\":null}", &c),
                          0);
         assert_true(json_object_is_type(c.parameters, json_type_object));
         assert_false(c.more);
@@ -104,19 +105,18 @@ static void call_bad_json(void **state)
             " ",
             "{",
             "nope",
-            "{\"method\":\"a.B\",}",
+            "{\"method\":\"a.b.C\",}",
             "[1,]",
             "{'method':1",
-            "\"\xff\"",
-            "{\"method\":\"a.B\"",
+            "{\"method\":\"a.b.C\"",
         };
         struct vl_call c;
 
         (void)state;
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
                 assert_int_equal(call_parse_status(bad[i]), -EBADMSG);
-        assert_int_equal(vl_call_parse("{\"method\":\"a.B\"}", SIZE_MAX, 16, &c), -EMSGSIZE);
-        assert_int_equal(vl_call_parse("{\"method\":\"a.B\"}", 16, 0, &c), -EINVAL);
+        assert_int_equal(vl_call_parse("{\"method\":\"a.b.C\"}", SIZE_MAX, 16, &c), -EMSGSIZE);
+        assert_int_equal(vl_call_parse("{\"method\":\"a.b.C\"}", 16, 0, &c), -EINVAL);
 }
 
 static void call_trailing_garbage(void **state)
@@ -124,19 +124,20 @@ static void call_trailing_garbage(void **state)
         struct vl_call c;
 
         (void)state;
-        assert_int_equal(call_parse_status("{\"method\":\"a.B\"} x"), -EBADMSG);
-        assert_int_equal(call_parse_status("{\"method\":\"a.B\"}{}"), -EBADMSG);
-        assert_int_equal(call_parse_status("{\"method\":\"a.B\"}1"), -EBADMSG);
+        assert_int_equal(call_parse_status("{\"method\":\"a.b.C\"} x"), -EBADMSG);
+        assert_int_equal(call_parse_status("{\"method\":\"a.b.C\"}{}"), -EBADMSG);
+        assert_int_equal(call_parse_status("{\"method\":\"a.b.C\"}1"), -EBADMSG);
         /* A NUL inside the given length is not the end of the message. */
-        assert_int_equal(vl_call_parse(STR_AND_LEN("{\"method\":\"a.B\"}\0{}"), 16, &c), -EBADMSG);
+        assert_int_equal(vl_call_parse(STR_AND_LEN("{\"method\":\"a.b.C\"}\0{}"), 16, &c),
+                         -EBADMSG);
 }
 
-/* json-c counts every value: {"method":"a.B"} is 2 deep, an empty object inside it 3. */
+/* json-c counts every value: {"method":"a.b.C"} is 2 deep, an empty object inside it 3. */
 static void call_depth(void **state)
 {
-        static const char flat[] = "{\"method\":\"a.B\"}";
-        static const char nested[] = "{\"method\":\"a.B\",\"parameters\":{}}";
-        static const char deeper[] = "{\"method\":\"a.B\",\"parameters\":{\"x\":{}}}";
+        static const char flat[] = "{\"method\":\"a.b.C\"}";
+        static const char nested[] = "{\"method\":\"a.b.C\",\"parameters\":{}}";
+        static const char deeper[] = "{\"method\":\"a.b.C\",\"parameters\":{\"x\":{}}}";
         struct vl_call c;
 
         (void)state;
@@ -154,9 +155,9 @@ static void call_depth(void **state)
  * a number cut short) leaves nothing behind for the next, and a new depth bound takes effect. */
 static void parser_reused(void **state)
 {
-        static const char good[] = "{\"method\":\"a.B\",\"parameters\":{\"n\":7}}";
-        static const char *const bad[] = {"{\"method\":\"a.B\"", "{\"method\":\"a.B\"} x",
-                                          "[[[[1]]]]", "12", "{\"method\":\"a\\u0000B\"}"};
+        static const char good[] = "{\"method\":\"a.b.C\",\"parameters\":{\"n\":7}}";
+        static const char *const bad[] = {"{\"method\":\"a.b.C\"", "{\"method\":\"a.b.C\"} x",
+                                          "[[[[1]]]]", "12", "{\"method\":\"a.b\\u0000C\"}"};
         struct vl_parser p;
         struct vl_call c;
         struct vl_reply reply;
@@ -168,7 +169,7 @@ static void parser_reused(void **state)
                 int r = vl_call_parse_with(&p, bad[i], strlen(bad[i]), 4, &c);
                 assert_true(r == -EBADMSG || r == -EPROTO);
                 assert_int_equal(vl_call_parse_with(&p, STR_AND_LEN(good), 4, &c), 0);
-                assert_string_equal(c.method, "a.B");
+                assert_string_equal(c.method, "a.b.C");
                 assert_int_equal(vl_get_u64(c.parameters, "n", &n), 0);
                 assert_int_equal(n, 7);
                 vl_call_done(&c);
@@ -185,21 +186,21 @@ static void call_not_a_call(void **state)
 {
         static const char *const bad[] = {
             "[]",
-            "\"a.B\"",
+            "\"a.b.C\"",
             "12",
             "null",
             "{}",
             "{\"parameters\":{}}",
             "{\"method\":null}",
             "{\"method\":1}",
-            "{\"method\":[\"a.B\"]}",
-            "{\"method\":\"a.B\",\"parameters\":[]}",
-            "{\"method\":\"a.B\",\"parameters\":\"x\"}",
-            "{\"method\":\"a.B\",\"parameters\":1}",
-            "{\"method\":\"a.B\",\"more\":\"yes\"}",
-            "{\"method\":\"a.B\",\"more\":1}",
-            "{\"method\":\"a.B\",\"oneway\":0}",
-            "{\"method\":\"a.B\",\"upgrade\":{}}",
+            "{\"method\":[\"a.b.C\"]}",
+            "{\"method\":\"a.b.C\",\"parameters\":[]}",
+            "{\"method\":\"a.b.C\",\"parameters\":\"x\"}",
+            "{\"method\":\"a.b.C\",\"parameters\":1}",
+            "{\"method\":\"a.b.C\",\"more\":\"yes\"}",
+            "{\"method\":\"a.b.C\",\"more\":1}",
+            "{\"method\":\"a.b.C\",\"oneway\":0}",
+            "{\"method\":\"a.b.C\",\"upgrade\":{}}",
         };
 
         (void)state;
@@ -272,10 +273,10 @@ static void reply_bad(void **state)
         assert_int_equal(reply_parse_status("{} {}"), -EBADMSG);
 }
 
-/* {"method":"a.B","parameters":{"x":[[...]]}} nested depth levels deep (the root is level 1). */
+/* {"method":"a.b.C","parameters":{"x":[[...]]}} nested depth levels deep (the root is level 1). */
 static char *nested_call(size_t depth)
 {
-        static const char head[] = "{\"method\":\"a.B\",\"parameters\":{\"x\":";
+        static const char head[] = "{\"method\":\"a.b.C\",\"parameters\":{\"x\":";
         size_t arrays = depth - 2;
         size_t len = strlen(head) + 2 * arrays + 2;
         char *text = malloc(len + 1);
@@ -617,28 +618,92 @@ static void add_fields(void **state)
         json_object_put(obj);
 }
 
-static void method_interface(void **state)
+/* The method of a call is echoed in MethodNotFound: nothing but the varlink grammar gets through.
+ */
+static void method_names(void **state)
 {
-        static const char *const invalid[] = {
-            "", "List", ".List", "io.timerd.Timer.", "io..Timer.List", ".", "a.", "..B",
+        static const char *const valid[] = {
+            "io.timerd.Timer.List", "org.varlink.service.GetInfo", "a.b.C", "a-b.1--c.D9", "A.b.Cx",
         };
-        char buf[32];
-        char small[4];
+        static const char *const invalid[] = {
+            "",
+            "List",
+            ".List",
+            "io.timerd.Timer.",
+            "io..Timer.List",
+            ".",
+            "a.",
+            "..B",
+            "a.B",
+            "a.b.c",
+            "1a.b.C",
+            "a-.b.C",
+            "a.-b.C",
+            "a.b.C-D",
+            "a.b.C.",
+            "a b.c.D",
+            "a.b.C\xc3\xa4",
+        };
 
         (void)state;
-        assert_int_equal(vl_method_interface("io.timerd.Timer.List", buf, sizeof(buf)), 0);
-        assert_string_equal(buf, "io.timerd.Timer");
-        assert_int_equal(vl_method_interface("org.varlink.service.GetInfo", buf, sizeof(buf)), 0);
-        assert_string_equal(buf, "org.varlink.service");
-        assert_int_equal(vl_method_interface("a.B", buf, sizeof(buf)), 0);
-        assert_string_equal(buf, "a");
+        for (size_t i = 0; i < sizeof(valid) / sizeof(valid[0]); i++) {
+                char text[128];
+                snprintf(text, sizeof(text), "{\"method\":\"%s\"}", valid[i]);
+                assert_true(vl_method_name_valid(valid[i]));
+                assert_int_equal(call_parse_status(text), 0);
+        }
+        for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
+                char text[128];
+                snprintf(text, sizeof(text), "{\"method\":\"%s\"}", invalid[i]);
+                assert_false(vl_method_name_valid(invalid[i]));
+                assert_int_equal(call_parse_status(text), -EPROTO);
+        }
 
-        for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
-                assert_int_equal(vl_method_interface(invalid[i], buf, sizeof(buf)), -EINVAL);
+        assert_true(vl_interface_name_valid("io.timerd.Timer"));
+        assert_true(vl_interface_name_valid("org.varlink.service"));
+        assert_false(vl_interface_name_valid("io"));
+        assert_false(vl_interface_name_valid("io.timerd.Timer."));
+        assert_false(vl_interface_name_valid("io.timerd/Timer"));
+        assert_false(vl_interface_name_valid(""));
+}
 
-        assert_int_equal(vl_method_interface("abc.D", small, sizeof(small)), 0);
-        assert_string_equal(small, "abc");
-        assert_int_equal(vl_method_interface("abcd.E", small, sizeof(small)), -ENOBUFS);
+/* Text that is not valid UTF-8 is refused before json-c, which would take it: in a call, in a
+ * reply (what libtimerd reads), in a string or a key, and also as an escape of a lone surrogate,
+ * which json-c turns into U+FFFD. */
+static void not_utf8_refused(void **state)
+{
+        static const char *const bad[] = {
+            "{\"method\":\"a.b.C\",\"parameters\":{\"name\":\"a\xc0\xaf"
+            "b\"}}",
+            "{\"method\":\"a.b.C\",\"parameters\":{\"name\":\"a\xed\xa0\x80\"}}",
+            "{\"method\":\"a.b.C\",\"parameters\":{\"name\":\"a\xf4\x90\x80\x80\"}}",
+            "{\"method\":\"a.b.C\",\"parameters\":{\"name\":\"a\xc3\"}}",
+            "{\"method\":\"a.b.C\",\"parameters\":{\"name\":\"\xff\"}}",
+            "{\"method\":\"a.b.C\",\"parameters\":{\"a\xe0\x80\xaf\":1}}",
+            "{\"method\":\"a.b.C\",\"parameters\":{\"name\":\"a\\ud800b\"}}",
+            "{\"method\":\"a.b.C\",\"parameters\":{\"name\":\"\\udc00\"}}",
+            "{\"method\":\"a.b.C\",\"parameters\":{\"name\":\"\\ud800\\u0041\"}}",
+            "\"\xff\"",
+        };
+        struct vl_call c;
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                assert_int_equal(call_parse_status(bad[i]), -EILSEQ);
+                assert_int_equal(reply_parse_status(bad[i]), -EILSEQ);
+        }
+
+        /* What is valid stays so: a pair of escapes, four-byte text, an escaped NUL (refused by
+         * vl_get_string, not by the parser). */
+        assert_int_equal(call_parse("{\"method\":\"a.b.C\",\"parameters\":{\"p\":\"\\ud83d"
+                                    "\\ude00\xf0\x9f\x98\x80\xc3\xa4\",\"z\":\"a\\u0000b\"}}",
+                                    &c),
+                         0);
+        const char *v;
+        assert_int_equal(vl_get_string(c.parameters, "p", &v), 0);
+        assert_string_equal(v, "\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xc3\xa4");
+        assert_int_equal(vl_get_string(c.parameters, "z", &v), -EINVAL);
+        vl_call_done(&c);
 }
 
 int main(void)
@@ -665,7 +730,8 @@ int main(void)
             cmocka_unit_test(get_i64),
             cmocka_unit_test(get_object_and_array),
             cmocka_unit_test(add_fields),
-            cmocka_unit_test(method_interface),
+            cmocka_unit_test(method_names),
+            cmocka_unit_test(not_utf8_refused),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
