@@ -4,7 +4,8 @@
 #include "help.h"
 
 #define SPAN_HELP                                                                                  \
-        "SPAN is a time span like 90s, 5min, 1h 30min, 500ms or 2d; a bare number is seconds.\n"
+        "SPAN is a time span like 90s, 5min, 1h 30min, 500ms or 2d; a bare number is seconds.\n"   \
+        "The longest is about 292,000 years (2^63-1 microseconds, what the service holds).\n"
 #define TIME_HELP                                                                                  \
         "TIME is a timestamp like 2026-12-01 09:00, \"Tue 2026-12-01 09:00:30 UTC\", 09:00\n"      \
         "(today), tomorrow, now, +5min (from now), \"5min ago\" or @1700000000 (seconds\n"         \

@@ -305,20 +305,28 @@ static int check_choice(const char *option, int value, const char *choices)
         return PARSE_CONTINUE;
 }
 
-/* "--once 5min" as well as "--once=5min": take the next word when it is a span. */
-static const char *optional_span(int argc, char *argv[])
+/*
+ * "--once 5min" as well as "--once=5min": take the next word when it is a span. Another word
+ * stays an argument (the timer's name, perhaps), remembered in case it was meant as the span.
+ */
+static const char *optional_span(int argc, char *argv[], struct options *o)
 {
         uint64_t span;
 
         if (optarg)
                 return optarg;
-        if (optind < argc && timespan_parse(argv[optind], &span) >= 0)
+        if (optind >= argc || argv[optind][0] == '-')
+                return NULL;
+        if (timespan_parse(argv[optind], &span) >= 0)
                 return argv[optind++];
+        o->once_word = argv[optind];
         return NULL;
 }
 
 static int parse_option(int c, int argc, char *argv[], struct options *o)
 {
+        int r;
+
         switch (c) {
         case OPTION_SOCKET:
                 o->socket = optarg;
@@ -365,7 +373,10 @@ static int parse_option(int c, int argc, char *argv[], struct options *o)
                 return parse_span("--randomized-delay", optarg,
                                   &o->declaration.randomized_delay_usec);
         case OPTION_HANDOVER:
-                return parse_span("--handover", optarg, &o->declaration.handover_usec);
+                r = parse_span("--handover", optarg, &o->declaration.handover_usec);
+                if (r == PARSE_CONTINUE && o->declaration.handover_usec > TIMERD_HANDOVER_MAX_USEC)
+                        return usage_error("--handover: \"%s\": at most 1s", optarg);
+                return r;
         case OPTION_IN:
                 return set_in(o, optarg);
         case OPTION_AT:
@@ -477,6 +488,12 @@ static int check_command(struct options *o, const struct seen *seen)
                         return EXIT_STATUS_USAGE;
                 break;
         default:
+                /* "add x --once abc": the name is x, and abc a span that is not one. */
+                if (o->n_args > 1 && o->once_word) {
+                        uint64_t span;
+
+                        return parse_span("--once", o->once_word, &span);
+                }
                 if (o->n_args != 1)
                         return usage_error("%s needs exactly one timer name", name);
         }

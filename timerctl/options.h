@@ -54,6 +54,8 @@ struct options {
         /* add, reconcile, schedule, reschedule: the first firing (--once SPAN, --in, --at) */
         const char *start_option;
         struct timestamp start;
+        /* The word after a bare --once that is no span: it may have been meant as one. */
+        const char *once_word;
 
         /* reschedule */
         uint64_t cadence_usec;

@@ -228,6 +228,15 @@ static const struct usage_case usage_cases[] = {
     {{"sleep", "forever"}, "sleep: \"forever\": neither a time span"},
     {{"sleep", "1s", "--resume"}, "--resume needs --alarm"},
     {{"sleep", "1s", "--alarm", "x"}, "--alarm: \"x\": not a time span"},
+    /* The span --once was given, not a second name. */
+    {{"add", "x", "--once", "abc"}, "--once: \"abc\": not a time span"},
+    {{"add", "--once", "abc", "x"}, "--once: \"abc\": not a time span"},
+    {{"add", "x", "--once", "300000y"}, "--once: \"300000y\": time span too large"},
+    /* Every time on the wire is a signed 64-bit count of microseconds. */
+    {{"add", "a", "--every", "9223372036854775808us"},
+     "--every: \"9223372036854775808us\": time span too large"},
+    {{"schedule", "a", "--in", "9223372036854775808us"}, "--in: \"9223372036854775808us\": time"},
+    {{"add", "a", "--once", "--handover", "1001ms"}, "--handover: \"1001ms\": at most 1s"},
 };
 
 /* Usage errors exit 2 with a message naming what is wrong, before any connection is tried. */
@@ -1027,6 +1036,46 @@ static void test_list_options(void **state)
         run_done(&run);
 }
 
+static const struct fake_step no_call_script[] = {
+    FAKE_EXPECT_CLOSE,
+};
+
+static const struct fake_step schedule_too_far_script[] = {
+    FAKE_CALL(GET_BACKUP),
+    FAKE_REPLY(GET_BACKUP_REPLY),
+    FAKE_EXPECT_CLOSE,
+};
+
+/* A span that fits the wire, but not once the service adds it to now on the timer's clock. */
+static void test_too_far(void **state)
+{
+        struct run run;
+
+        (void)state;
+        run = RUN_AGAINST(no_call_script, "add", "a", "--clock", "realtime", "--once",
+                          "9223372036854775807us");
+        assert_exit(&run, 2);
+        assert_non_null(strstr(run.err, "timerctl: --once: too far in the future"));
+        run_done(&run);
+
+        run = RUN_AGAINST(no_call_script, "add", "a", "--clock", "realtime", "--every",
+                          "9223372036854775000us");
+        assert_exit(&run, 2);
+        assert_non_null(strstr(run.err, "timerctl: --every: too far in the future"));
+        run_done(&run);
+
+        run = RUN_AGAINST(no_call_script, "sleep", "9223372036854775807us", "--clock", "realtime");
+        assert_exit(&run, 2);
+        assert_non_null(strstr(run.err, "timerctl: sleep: \"9223372036854775807us\": too far"));
+        run_done(&run);
+
+        run = RUN_AGAINST(schedule_too_far_script, "schedule", "backup", "--in",
+                          "9223372036854775807us");
+        assert_exit(&run, 2);
+        assert_non_null(strstr(run.err, "timerctl: --in: too far in the future"));
+        run_done(&run);
+}
+
 /* Two pages: the second is asked for after the first's cursor. */
 #define LIST_PAGES_SCRIPT(all_prefix)                                                              \
         FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{" all_prefix "}}"),        \
@@ -1228,6 +1277,7 @@ int main(void)
             cmocka_unit_test(test_reconcile),
             cmocka_unit_test(test_schedule_reschedule_kick),
             cmocka_unit_test(test_list_options),
+            cmocka_unit_test(test_too_far),
             cmocka_unit_test(test_list_pages),
             cmocka_unit_test(test_show_properties),
             cmocka_unit_test(test_status_capabilities),

@@ -186,8 +186,8 @@ deadline=$(json 'd["firing"]["deadline_usec"]' <"$dir/out")
 fired=$(json 'd["firing"]["fired_usec"]' <"$dir/out")
 [ "$fired" -lt "$deadline" ] || fail "the firing was not handed over early: $(cat "$dir/out")"
 [ "$returned" -ge "$deadline" ] || fail "wait returned $((deadline - returned))us before the deadline"
-expect_exit 1 ctl add long --once 1s --handover 2s
-contains "$dir/err" "(org.varlink.service.InvalidParameter)"
+expect_exit 2 ctl add long --once 1s --handover 2s
+contains "$dir/err" "--handover: \"2s\": at most 1s"
 expect_exit 1 ctl add rung --once 1s --delivery alarm --handover 1ms
 contains "$dir/err" "(org.varlink.service.InvalidParameter)"
 expect_exit 1 ctl add fast --interval 10ms --handover 10ms
@@ -249,6 +249,19 @@ contains "$dir/err" "unknown command \"frobnicate\""
 expect_exit 2 ctl add x --once --at "2023-02-30 10:00"
 contains "$dir/err" "--at: \"2023-02-30 10:00\": no such time"
 expect_exit 2 ctl show backup -p nonsense
+# The span --once was given, not a second timer name.
+expect_exit 2 ctl add x --once abc
+contains "$dir/err" "timerctl: --once: \"abc\": not a time span"
+# Spans past what the service holds are timerctl's usage errors, not the service's.
+expect_exit 2 ctl add huge --every 9223372036854775808us
+contains "$dir/err" "time span too large"
+expect_exit 2 ctl add huge --once 9223372036854775807us --clock realtime
+contains "$dir/err" "--once: too far in the future"
+expect_exit 2 ctl sleep 9223372036854775807us --clock realtime
+expect_exit 3 ctl show huge
+ctl add far --once 292000y
+[ "$(ctl show far -p next_usec --value)" -gt 9214699200000000000 ] || fail "292000y"
+ctl remove far
 expect_exit 2 ctl list --timeout 1s
 expect_exit 5 "$timerctl" --socket "$dir/nothing" status
 expect_exit 0 ctl add --help
