@@ -117,7 +117,8 @@ static const char *const verb_help[VERB_MAX] = {
                    "\n"
                    "Sleep in the service until SPAN has passed (or until TIME). An alarm timer\n"
                    "of the same connection that fires meanwhile interrupts the sleep: it is\n"
-                   "printed, and the sleep ends with the time that was left.\n"
+                   "printed, and the sleep ends with the time that was left and exit status 7\n"
+                   "(with --resume it sleeps on to the deadline instead).\n"
                    "\n"
                    "Options:\n"
                    "  --clock CLOCK        The clock to sleep on (default monotonic)\n"
@@ -176,7 +177,8 @@ static void help_overview(void)
                "\n" SPAN_HELP TIME_HELP "\n"
                "Exit status:\n"
                "  0 success, 1 other failure, 2 usage error, 3 no such timer,\n"
-               "  4 permission denied, 5 service unreachable, 6 timed out\n");
+               "  4 permission denied, 5 service unreachable, 6 timed out,\n"
+               "  7 interrupted (sleep)\n");
 }
 
 void help_print(enum verb verb)

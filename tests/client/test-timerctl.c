@@ -269,7 +269,7 @@ static void test_help_and_version(void **state)
         assert_exit(&run, 0);
         assert_non_null(strstr(run.out, "Usage: timerctl"));
         assert_non_null(strstr(run.out, "Exit status:"));
-        assert_non_null(strstr(run.out, "5 service unreachable, 6 timed out"));
+        assert_non_null(strstr(run.out, "5 service unreachable, 6 timed out,\n  7 interrupted"));
         for (size_t i = 0; i < ELEMENTSOF(verbs_with_help); i++)
                 if (!strstr(run.out, verbs_with_help[i]))
                         fail_msg("--help does not name %s", verbs_with_help[i]);
@@ -287,6 +287,9 @@ static void test_help_and_version(void **state)
                         fail_msg("%s --help:\n%s", verbs_with_help[i], run.out);
                 run_done(&run);
         }
+        run = RUN("sleep", "--help");
+        assert_non_null(strstr(run.out, "exit status 7"));
+        run_done(&run);
         run = RUN("add", "-h");
         assert_non_null(strstr(run.out, "--transient"));
         assert_non_null(strstr(run.out, "TIME is a timestamp"));
@@ -803,15 +806,16 @@ static void test_sleep(void **state)
         struct run run;
 
         (void)state;
+        /* Interrupted: said, and exit status 7, so that a script can tell. */
         run = RUN_AGAINST(sleep_interrupted_script, "sleep", "2s", "--alarm", "100ms", "--clock",
                           "boottime");
-        assert_exit(&run, 0);
+        assert_exit(&run, 7);
         assert_string_equal(run.out, "Interrupted by alarm poke (2 alarms), 1s 500ms left.\n");
         run_done(&run);
 
         run = RUN_AGAINST(sleep_interrupted_script, "sleep", "2s", "--alarm", "100ms", "--clock",
                           "boottime", "--json");
-        assert_exit(&run, 0);
+        assert_exit(&run, 7);
         assert_non_null(strstr(run.out, "\"elapsed\":false"));
         assert_non_null(strstr(run.out, "\"timer\":\"poke\""));
         assert_non_null(strstr(run.out, "\n{\"remaining_usec\":1400000}\n"));

@@ -195,15 +195,15 @@ contains "$dir/err" "(io.timerd.Timer.InvalidSchedule)"
 expect_exit 3 ctl show long
 expect_exit 2 ctl add bad --once 1s --handover soon
 
-## sleep: elapsed, or interrupted by an alarm of the same connection.
+## sleep: elapsed, or interrupted by an alarm of the same connection (exit status 7).
 ctl sleep 100ms | grep -q "^Slept 1[0-9][0-9]ms\.$" || fail "sleep"
-ctl sleep 2s --alarm 100ms >"$dir/out"
+expect_exit 7 ctl sleep 2s --alarm 100ms
 grep -q "^Interrupted by alarm timerctl-sleep-[0-9]*, 1s [0-9]*ms left\.$" "$dir/out" ||
         fail "sleep --alarm: $(cat "$dir/out")"
 ctl sleep 500ms --alarm 100ms --resume >"$dir/out"
 grep -q "sleeping on\.$" "$dir/out" || fail "sleep --resume: $(cat "$dir/out")"
 grep -q "^Slept 5[0-9][0-9]ms\.$" "$dir/out" || fail "sleep --resume ends at the deadline"
-ctl sleep 1s --alarm 50ms --json >"$dir/out"
+expect_exit 7 ctl sleep 1s --alarm 50ms --json
 [ "$(head -1 "$dir/out" | json 'd["observation"]["alarms"]')" = 1 ] || fail "sleep --json"
 [ "$(tail -1 "$dir/out" | json '"remaining_usec" in d')" = True ] || fail "sleep --json finish"
 ctl sleep "$(date -d '+1 sec' '+%Y-%m-%d %H:%M:%S')" --clock realtime | grep -q "^Slept" ||
