@@ -26,7 +26,10 @@
         "  --clock CLOCK        monotonic (default), boottime, realtime,\n"                        \
         "                       boottime-alarm, realtime-alarm\n"                                  \
         "  --delivery HOW       notify (default: a firing goes to a waiting client, like\n"        \
-        "                       timerctl wait), alarm (it interrupts a sleep), signal\n"           \
+        "                       timerctl wait) or alarm (it interrupts a sleep); a signal\n"       \
+        "                       timer is registered by the program that wants the signal\n"        \
+        "                       (through libtimerd), since the signal goes to the\n"               \
+        "                       registering process\n"                                             \
         "  --accuracy SPAN      Allow firing up to SPAN late to share wake-ups\n"                  \
         "  --no-catch-up        Skip a firing missed while the service was down, rather\n"         \
         "                       than fire it once when it starts\n"                                \

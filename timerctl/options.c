@@ -500,6 +500,13 @@ static int check_command(struct options *o, const struct seen *seen)
 
         if ((o->verb == VERB_ADD || o->verb == VERB_RECONCILE) && !o->policy_option)
                 return usage_error("%s needs one of --once, --every, --watchdog, --interval", name);
+        /* The service signals the registering process: timerctl, gone by then. */
+        if ((o->verb == VERB_ADD || o->verb == VERB_RECONCILE) &&
+            o->declaration.delivery == TIMERD_DELIVERY_SIGNAL)
+                return usage_error(
+                    "--delivery signal: the signal goes to the process that registers the timer, "
+                    "and timerctl will have exited when it fires. The program that wants the "
+                    "signal registers the timer itself, through libtimerd (timerd_register(3))");
         if (o->verb == VERB_SCHEDULE && !o->start_option)
                 return usage_error("schedule needs --in or --at");
         if (o->verb == VERB_RECONCILE && o->start_option && o->desired != TIMERD_DESIRED_EXACT)

@@ -237,6 +237,11 @@ static const struct usage_case usage_cases[] = {
      "--every: \"9223372036854775808us\": time span too large"},
     {{"schedule", "a", "--in", "9223372036854775808us"}, "--in: \"9223372036854775808us\": time"},
     {{"add", "a", "--once", "--handover", "1001ms"}, "--handover: \"1001ms\": at most 1s"},
+    {{"add", "a", "--once", "1s", "--delivery", "signal"},
+     "--delivery signal: the signal goes to the process that registers the timer, and timerctl "
+     "will have exited when it fires. The program that wants the signal registers the timer "
+     "itself, through libtimerd"},
+    {{"reconcile", "a", "--every", "1h", "--delivery=signal"}, "--delivery signal: the signal"},
 };
 
 /* Usage errors exit 2 with a message naming what is wrong, before any connection is tried. */

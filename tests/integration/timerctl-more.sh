@@ -262,6 +262,11 @@ expect_exit 3 ctl show huge
 ctl add far --once 292000y
 [ "$(ctl show far -p next_usec --value)" -gt 9214699200000000000 ] || fail "292000y"
 ctl remove far
+# A signal timer would go to timerctl, gone when it fires.
+expect_exit 2 ctl add sig --once 1s --delivery signal
+contains "$dir/err" "The program that wants the signal registers the timer itself, through libtimerd"
+expect_exit 2 ctl reconcile sig --every 1h --delivery signal
+expect_exit 3 ctl show sig
 expect_exit 2 ctl list --timeout 1s
 expect_exit 5 "$timerctl" --socket "$dir/nothing" status
 expect_exit 0 ctl add --help
