@@ -11,6 +11,8 @@
         "(today), tomorrow, now, +5min (from now), \"5min ago\" or @1700000000 (seconds\n"         \
         "since 1970); local time unless it ends in UTC.\n"
 
+#define USER_HELP "  -U --user USER       Act on USER's timer (a user name or a uid; root only)\n"
+
 #define DECLARATION_HELP                                                                           \
         "Policy, one of:\n"                                                                        \
         "  --once [SPAN]        Fire once (SPAN from now; without it, stay inactive)\n"            \
@@ -38,7 +40,7 @@
         "  --handover SPAN      Hand each firing over up to SPAN (at most 1s) early;\n"            \
         "                       the waiting client holds it until the deadline\n"                  \
         "  --in SPAN            First firing SPAN from now\n"                                      \
-        "  --at TIME            First firing at TIME\n"
+        "  --at TIME            First firing at TIME\n" USER_HELP
 
 static const char *const verb_help[VERB_MAX] = {
     [VERB_LIST] = "Usage: timerctl [list] [OPTIONS]\n"
@@ -47,7 +49,9 @@ static const char *const verb_help[VERB_MAX] = {
                   "STATE. Times are shown on the wall clock.\n"
                   "\n"
                   "Options:\n"
-                  "  -a --all             Every owner's timers, with an OWNER column (root)\n"
+                  "  -a --all             Every owner's timers, with an OWNER column of user\n"
+                  "                       names (root)\n"
+                  "  -U --user USER       USER's timers (a user name or a uid; root only)\n"
                   "  --no-legend          Leave out the header and the count\n"
                   "  --json[=MODE]        The service's answer as JSON\n",
     [VERB_SHOW] = "Usage: timerctl show NAME [OPTIONS]\n"
@@ -65,7 +69,7 @@ static const char *const verb_help[VERB_MAX] = {
                   "                       consecutive_expected_failures, overruns,\n"
                   "                       last_start_usec, last_finish_usec, last_outcome,\n"
                   "                       last_duration_usec, total_duration_usec\n"
-                  "  --value              With -p: only the values\n"
+                  "  --value              With -p: only the values\n" USER_HELP
                   "  --json[=MODE]        The service's answer as JSON\n",
     [VERB_STATUS] = "Usage: timerctl status [OPTIONS]\n"
                     "\n"
@@ -91,21 +95,29 @@ static const char *const verb_help[VERB_MAX] = {
     [VERB_SCHEDULE] = "Usage: timerctl schedule NAME --in SPAN | --at TIME\n"
                       "\n"
                       "Set a timer's next firing.\n"
-                      "\n" SPAN_HELP TIME_HELP,
+                      "\n"
+                      "Options:\n" USER_HELP "\n" SPAN_HELP TIME_HELP,
     [VERB_RESCHEDULE] = "Usage: timerctl reschedule NAME [--in SPAN | --at TIME] [--cadence SPAN]\n"
                         "\n"
                         "Replace a timer's next firing (without --in or --at: clear it) and,\n"
                         "with --cadence, its cadence. Prints what they were.\n"
-                        "\n" SPAN_HELP TIME_HELP,
+                        "\n"
+                        "Options:\n" USER_HELP "\n" SPAN_HELP TIME_HELP,
     [VERB_CANCEL] = "Usage: timerctl cancel NAME\n"
                     "\n"
-                    "Clear a timer's next firing; the declaration stays.\n",
+                    "Clear a timer's next firing; the declaration stays.\n"
+                    "\n"
+                    "Options:\n" USER_HELP,
     [VERB_KICK] = "Usage: timerctl kick NAME\n"
                   "\n"
-                  "Push a watchdog's deadline out to now + its cadence, and print it.\n",
+                  "Push a watchdog's deadline out to now + its cadence, and print it.\n"
+                  "\n"
+                  "Options:\n" USER_HELP,
     [VERB_REMOVE] = "Usage: timerctl remove NAME\n"
                     "\n"
-                    "Unregister a timer.\n",
+                    "Unregister a timer.\n"
+                    "\n"
+                    "Options:\n" USER_HELP,
     [VERB_WAIT] = "Usage: timerctl wait [NAME...] [OPTIONS]\n"
                   "\n"
                   "Wait for a firing of one of your notify timers (of the NAMEs given), print it\n"
@@ -114,6 +126,7 @@ static const char *const verb_help[VERB_MAX] = {
                   "Options:\n"
                   "  -n --count N         Wait for N firings (default 1)\n"
                   "  --timeout SPAN       Give up after SPAN (exit status 6)\n"
+                  "  -U --user USER       Wait for USER's timers, taking their firings (root)\n"
                   "  --json[=MODE]        Each firing as JSON\n"
                   "\n" SPAN_HELP,
     [VERB_SLEEP] = "Usage: timerctl sleep SPAN|TIME [OPTIONS]\n"
@@ -172,6 +185,7 @@ static void help_overview(void)
                "                       or pretty\n"
                "  --no-pager           Accepted for systemctl's sake; timerctl never pages\n"
                "  -h --help            Show this help, or a command's (timerctl add --help)\n"
+               "  -U --user USER       Act on USER's timers (root): a user name or a uid\n"
                "  --version            Show the version\n"
                "\n"
                "Timers added with timerctl are retained (see --transient). timerctl runs in a\n"

@@ -43,6 +43,7 @@ struct options {
         enum json_mode json;
         bool legend;
         bool all;
+        uint32_t owner;    /* --user: whose timers; TIMERD_OWNER_SELF for the caller's own */
         struct clocks now; /* read once, for timestamps */
 
         /* add, reconcile */

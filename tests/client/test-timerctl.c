@@ -28,8 +28,9 @@
 
 #define EMPTY_REPLY "{\"parameters\":{}}"
 
-#define TIMER_BACKUP                                                                               \
-        "{\"owner\":1000,\"name\":\"backup\",\"declaration\":{\"policy\":\"interval\","            \
+#define TIMER_BACKUP TIMER_BACKUP_OF("1000")
+#define TIMER_BACKUP_OF(owner)                                                                     \
+        "{\"owner\":" owner ",\"name\":\"backup\",\"declaration\":{\"policy\":\"interval\","       \
         "\"cadence_usec\":300000000},\"generation\":3,\"state\":\"scheduled\","                    \
         "\"next_usec\":5000000,\"run\":0,\"run_active\":false,\"pending\":false,\"runs\":0,"       \
         "\"consecutive_expected_failures\":0,\"overruns\":0,\"last_duration_usec\":0,"             \
@@ -242,6 +243,16 @@ static const struct usage_case usage_cases[] = {
      "will have exited when it fires. The program that wants the signal registers the timer "
      "itself, through libtimerd"},
     {{"reconcile", "a", "--every", "1h", "--delivery=signal"}, "--delivery signal: the signal"},
+    {{"show", "a", "-U", "no-such-user.timerctl"},
+     "--user: \"no-such-user.timerctl\": no such user"},
+    {{"show", "a", "--user", "4294967295"}, "--user: \"4294967295\": not a uid"},
+    {{"cancel", "a", "--user", ""}, "--user: \"\": no such user"},
+    {{"list", "-a", "-U", "0"}, "--all and --user cannot be combined"},
+    {{"status", "-U", "0"},
+     "option \"-U\" is only valid with list, show, add, reconcile, schedule, reschedule, cancel, "
+     "kick, remove, wait"},
+    {{"sleep", "1s", "--user", "root"}, "option \"--user\" is only valid with list, show,"},
+    {{"monitor", "--user=root"}, "option \"--user\" is only valid with list, show,"},
 };
 
 /* Usage errors exit 2 with a message naming what is wrong, before any connection is tried. */
@@ -1016,9 +1027,11 @@ static void test_schedule_reschedule_kick(void **state)
         run_done(&run);
 }
 
+/* root's, and a uid without a user name. */
 static const struct fake_step list_all_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"all\":true}}"),
-    FAKE_REPLY("{\"parameters\":{\"timers\":[" TIMER_BACKUP "]}}"),
+    FAKE_REPLY("{\"parameters\":{\"timers\":[" TIMER_BACKUP_OF("0") "," TIMER_BACKUP_OF(
+        "4000000000") "]}}"),
 };
 
 static void test_list_options(void **state)
@@ -1026,9 +1039,12 @@ static void test_list_options(void **state)
         struct run run;
 
         (void)state;
+        /* OWNER by user name, by number where the uid has none. */
         run = RUN_AGAINST(list_all_script, "list", "--all", "--no-legend", "--no-pager");
         assert_exit(&run, 0);
-        assert_non_null(strstr(run.out, "  1000  backup  interval  monotonic  scheduled\n"));
+        assert_non_null(strstr(run.out, "  root        backup  interval  monotonic  scheduled\n"));
+        assert_non_null(strstr(run.out, "  4000000000  backup  interval  monotonic  scheduled\n"));
+        assert_true(strstr(run.out, "root") < strstr(run.out, "4000000000"));
         assert_null(strstr(run.out, "NEXT"));
         assert_null(strstr(run.out, "listed"));
         run_done(&run);
@@ -1040,11 +1056,116 @@ static void test_list_options(void **state)
 
         run = RUN_AGAINST(list_all_script, "list", "-a", "--json");
         assert_exit(&run, 0);
-        assert_true(strncmp(run.out, "{\"timers\":[{\"owner\":1000,", 25) == 0);
+        assert_true(strncmp(run.out, "{\"timers\":[{\"owner\":0,", 22) == 0);
         assert_int_equal(strchr(run.out, '\n') - run.out, strlen(run.out) - 1);
         run_done(&run);
 }
 
+/* --user: every call names the owner, the claim looked up included. */
+#define GET_BACKUP_OF(owner)                                                                       \
+        "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"backup\",\"owner\":" owner \
+        "}}"
+
+static const struct fake_step cancel_as_script[] = {
+    FAKE_CALL(GET_BACKUP_OF("64001")),
+    FAKE_REPLY(GET_BACKUP_REPLY),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Cancel\",\"parameters\":{\"claim\":" CLAIM_BACKUP
+              ",\"owner\":64001}}"),
+    FAKE_REPLY(EMPTY_REPLY),
+};
+
+static const struct fake_step show_as_root_script[] = {
+    FAKE_CALL(GET_BACKUP_OF("0")),
+    FAKE_REPLY(GET_BACKUP_REPLY),
+};
+
+static const struct fake_step kick_as_script[] = {
+    FAKE_CALL(GET_BACKUP_OF("64001")),
+    FAKE_REPLY(GET_BACKUP_REPLY),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Kick\",\"parameters\":{\"claim\":" CLAIM_BACKUP
+              ",\"owner\":64001}}"),
+    FAKE_REPLY("{\"parameters\":{\"next_usec\":9000000}}"),
+};
+
+static const struct fake_step remove_denied_script[] = {
+    FAKE_CALL(GET_BACKUP_OF("0")),
+    FAKE_REPLY("{\"error\":\"org.varlink.service.PermissionDenied\",\"parameters\":{}}"),
+};
+
+static const struct fake_step add_as_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"tea\","
+              "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
+              "\"lifetime\":\"retained\",\"delivery\":\"notify\"},\"owner\":64001}}"),
+    FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"tea\",\"generation\":1}}}"),
+};
+
+static const struct fake_step wait_as_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{\"names\":[\"backup\"],"
+              "\"owner\":64001}}"),
+    FAKE_REPLY("{\"parameters\":{\"firing\":" FIRING_BACKUP "}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Complete\",\"parameters\":{\"token\":" TOKEN_BACKUP
+              ",\"outcome\":\"success\",\"directive\":\"continue\",\"owner\":64001}}"),
+    FAKE_REPLY(EMPTY_REPLY),
+};
+
+static const struct fake_step list_as_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"owner\":64001}}"),
+    FAKE_REPLY("{\"parameters\":{\"timers\":[" TIMER_BACKUP_OF("64001") "]}}"),
+};
+
+static void test_user(void **state)
+{
+        struct run run;
+
+        (void)state;
+        run = RUN_AGAINST(cancel_as_script, "cancel", "backup", "--user", "64001");
+        assert_exit(&run, 0);
+        run_done(&run);
+
+        run = RUN_AGAINST(show_as_root_script, "-U", "root", "show", "backup", "--json");
+        assert_exit(&run, 0);
+        assert_non_null(strstr(run.out, "\"name\":\"backup\""));
+        run_done(&run);
+
+        run = RUN_AGAINST(show_as_root_script, "show", "backup", "--user=0", "-p", "state");
+        assert_exit(&run, 0);
+        assert_string_equal(run.out, "state=scheduled\n");
+        run_done(&run);
+
+        run = RUN_AGAINST(kick_as_script, "kick", "-U", "64001", "backup", "--json");
+        assert_exit(&run, 0);
+        assert_string_equal(run.out, "{\"next_usec\":9000000}\n");
+        run_done(&run);
+
+        /* The service decides who may: anyone but root may name only themselves. */
+        run = RUN_AGAINST(remove_denied_script, "remove", "backup", "-U", "root");
+        assert_exit(&run, 4);
+        assert_non_null(strstr(run.err, "timerctl: remove backup: permission denied"));
+        run_done(&run);
+
+        run = RUN_AGAINST(add_as_script, "add", "tea", "--once", "-U", "64001");
+        assert_exit(&run, 0);
+        run_done(&run);
+
+        run = RUN_AGAINST(wait_as_script, "wait", "backup", "-U", "64001");
+        assert_exit(&run, 0);
+        assert_non_null(strstr(run.out, "backup: run 7 fired "));
+        run_done(&run);
+
+        /* One owner's list has no OWNER column; its JSON asks for that owner too. */
+        run = RUN_AGAINST(list_as_script, "list", "-U", "64001");
+        assert_exit(&run, 0);
+        assert_null(strstr(run.out, "OWNER"));
+        assert_non_null(strstr(run.out, "  backup  interval  monotonic  scheduled\n"));
+        run_done(&run);
+
+        run = RUN_AGAINST(list_as_script, "list", "-U", "64001", "--json");
+        assert_exit(&run, 0);
+        assert_true(strncmp(run.out, "{\"timers\":[{\"owner\":64001,", 26) == 0);
+        run_done(&run);
+}
+
+/* Nothing is sent: timerctl finds the error itself, once it knows the timer's clock. */
 static const struct fake_step no_call_script[] = {
     FAKE_EXPECT_CLOSE,
 };
@@ -1286,6 +1407,7 @@ int main(void)
             cmocka_unit_test(test_reconcile),
             cmocka_unit_test(test_schedule_reschedule_kick),
             cmocka_unit_test(test_list_options),
+            cmocka_unit_test(test_user),
             cmocka_unit_test(test_too_far),
             cmocka_unit_test(test_list_pages),
             cmocka_unit_test(test_show_properties),

@@ -92,7 +92,7 @@ contains "$dir/list" "NAME"
 if [ "$(id -u)" -eq 0 ]; then
         ctl list --all >"$dir/list"
         contains "$dir/list" OWNER
-        grep -q " 0 .*backup" "$dir/list" || fail "--all owner: $(cat "$dir/list")"
+        grep -q " root .*backup" "$dir/list" || fail "--all owner: $(cat "$dir/list")"
         [ "$(ctl list -a --json | json 'd["timers"][0]["owner"]')" = 0 ] || fail "--all --json"
 fi
 
@@ -306,5 +306,57 @@ names=$(complete_words "$timerctl" --socket "$dir/io.timerd" show b | tr '\n' ' 
 [ "$names" = "backup " ] || fail "completion of names: \"$names\""
 names=$(complete_words "$timerctl" --socket "$dir/io.timerd" --json=short kick "" | wc -l)
 [ "$names" -gt 5 ] || fail "completion of every name: $names"
+
+## root acts on other users' timers with --user; list --all names their owners.
+complete_words timerctl show x --us | grep -qx -- --user || fail "completion of --user"
+complete_words timerctl show x -U ro | grep -qx root || fail "completion of user names"
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+        chmod 755 "$dir"
+        as_user() {
+                setpriv --reuid=64001 --regid=64001 --clear-groups \
+                        "$timerctl" --socket "$dir/io.timerd" "$@"
+        }
+        as_user add theirs --watchdog 1h
+        as_user add their-once --once 1h
+        ctl list --all >"$dir/list"
+        grep -q " 64001  *theirs " "$dir/list" || fail "OWNER of a uid without a name: $(cat "$dir/list")"
+        grep -q " root  *backup " "$dir/list" || fail "OWNER by name: $(cat "$dir/list")"
+        nobody=$(getent passwd 65534 | cut -d: -f1)
+        if [ -n "$nobody" ]; then
+                setpriv --reuid=65534 --regid=65534 --clear-groups \
+                        "$timerctl" --socket "$dir/io.timerd" add nb --once 1h
+                ctl list -a >"$dir/list"
+                grep -q " $nobody  *nb " "$dir/list" || fail "OWNER $nobody: $(cat "$dir/list")"
+                ctl remove --user "$nobody" nb
+        fi
+        # root's own namespace has no such timer: --user is what names it.
+        expect_exit 3 ctl show theirs
+        [ "$(ctl show -U 64001 theirs -p owner,state)" = "$(printf 'owner=64001\nstate=scheduled')" ] ||
+                fail "show --user"
+        ctl kick --user=64001 theirs | grep -q "^Next: .* (59min 59s left)$\|^Next: .* (1h left)$" ||
+                fail "kick --user"
+        ctl cancel -U 64001 their-once
+        [ "$(as_user show their-once -p state --value)" = inactive ] || fail "cancel --user"
+        ctl schedule -U 64001 their-once --in 1min
+        [ "$(as_user show their-once -p state --value)" = scheduled ] || fail "schedule --user"
+        ctl reschedule -U 64001 their-once >/dev/null
+        [ "$(as_user show their-once -p state --value)" = inactive ] || fail "reschedule --user"
+        ctl add -U 64001 made-for --once 100ms
+        ctl wait -U 64001 made-for | grep -q "^made-for: run 1 fired " || fail "wait --user"
+        [ "$(as_user show made-for -p runs,last_outcome)" = "$(printf 'runs=1\nlast_outcome=success')" ] ||
+                fail "wait --user completes the run"
+        [ "$(ctl list -U 64001 --json | json '",".join(t["name"] for t in d["timers"])')" = \
+                "made-for,their-once,theirs" ] || fail "list --user"
+        names=$(complete_words "$timerctl" --socket "$dir/io.timerd" -U 64001 show their | tr '\n' ' ')
+        [ "$names" = "their-once theirs " ] || fail "completion of --user's names: \"$names\""
+        ctl remove -U 64001 theirs
+        expect_exit 3 as_user show theirs
+        # Only root may name another owner.
+        expect_exit 4 as_user show -U root backup
+        contains "$dir/err" "(org.varlink.service.PermissionDenied)"
+        expect_exit 4 as_user cancel --user 0 backup
+        ctl remove -U 64001 their-once
+        ctl remove -U 64001 made-for
+fi
 
 echo "timerctl-more: all checks passed"
