@@ -1,7 +1,8 @@
 # bash completion for timerctl                                       -*- shell-script -*-
 # SPDX-License-Identifier: LGPL-2.1-or-later
 
-# The caller's timers, asked of the service the command line names (its --socket, if any).
+# The caller's timers (or --user's), asked of the service the command line names (its --socket,
+# if any).
 # Names never need quoting in JSON: they are [A-Za-z0-9._:@-]+.
 __timerctl_timers()
 {
@@ -19,20 +20,20 @@ _timerctl()
         local verbs="list show status add reconcile schedule reschedule cancel kick remove wait sleep monitor"
         local global="--socket --json --json=short --json=pretty --json=off --no-pager --help --version"
         local declaring="--once --every --watchdog --interval --retained --transient --clock --delivery --accuracy --no-catch-up --randomized-delay --handover --in --at"
-        local with_argument=" --socket --every --watchdog --interval --clock --accuracy --delivery --randomized-delay --handover --in --at --desired --cadence -p --property -n --count --timeout --alarm "
+        local with_argument=" --socket -U --user --every --watchdog --interval --clock --accuracy --delivery --randomized-delay --handover --in --at --desired --cadence -p --property -n --count --timeout --alarm "
         local properties="owner name policy cadence_usec clock lifetime delivery accuracy_usec signal catch_up randomized_delay_usec handover_usec generation state failure next_usec remaining_usec run run_active pending runs consecutive_expected_failures overruns last_start_usec last_finish_usec last_outcome last_duration_usec total_duration_usec"
         local -A verb_options=(
-                [list]="-a --all --no-legend"
-                [show]="-p --property --value"
+                [list]="-a --all --no-legend -U --user"
+                [show]="-p --property --value -U --user"
                 [status]=""
-                [add]="$declaring"
-                [reconcile]="$declaring --desired"
-                [schedule]="--in --at"
-                [reschedule]="--in --at --cadence"
-                [cancel]=""
-                [kick]=""
-                [remove]=""
-                [wait]="-n --count --timeout"
+                [add]="$declaring -U --user"
+                [reconcile]="$declaring --desired -U --user"
+                [schedule]="--in --at -U --user"
+                [reschedule]="--in --at --cadence -U --user"
+                [cancel]="-U --user"
+                [kick]="-U --user"
+                [remove]="-U --user"
+                [wait]="-n --count --timeout -U --user"
                 [sleep]="--clock --alarm --resume"
                 [monitor]="-a --all -n --count"
         )
@@ -43,10 +44,10 @@ _timerctl()
         for ((i = 1; i < COMP_CWORD; i++)); do
                 word=${COMP_WORDS[i]}
                 if [[ $word == -* && ${COMP_WORDS[i + 1]} == "=" ]]; then
-                        [[ $word == --socket ]] && command+=(--socket "${COMP_WORDS[i + 2]}")
+                        [[ " --socket --user " == *" $word "* ]] && command+=("$word" "${COMP_WORDS[i + 2]}")
                         ((i += 2))
                 elif [[ $word == -* ]]; then
-                        [[ $word == --socket ]] && command+=(--socket "${COMP_WORDS[i + 1]}")
+                        [[ " --socket -U --user " == *" $word "* ]] && command+=("$word" "${COMP_WORDS[i + 1]}")
                         [[ $with_argument == *" $word "* ]] && ((i++))
                 elif [[ -z $verb ]]; then
                         verb=$word
@@ -72,6 +73,10 @@ _timerctl()
                         __timerctl_reply "short pretty off" "$cur"
                         return
                 fi
+                ;;
+        -U | --user)
+                mapfile -t COMPREPLY < <(compgen -u -- "$cur")
+                return
                 ;;
         --clock)
                 __timerctl_reply "monotonic boottime realtime boottime-alarm realtime-alarm" "$cur"

@@ -44,6 +44,7 @@ struct timerd {
         char *error_name;
         struct hold hold;            /* asynchronous firings that came before their deadline */
         uint64_t n_held, n_released; /* firings put on hold, and handed on from there */
+        uint32_t owner;              /* whose timers the Timer calls name (timerd_set_owner()) */
 };
 
 const char *timerd_default_socket(void)
@@ -115,6 +116,7 @@ int timerd_connect(const char *path, struct timerd **ret)
                 return fd;
         }
         t->fd = fd;
+        t->owner = TIMERD_OWNER_SELF;
         vl_reader_init(&t->reader, CONNECTION_REPLY_MAX);
         vl_parser_init(&t->parser);
         vl_writer_init(&t->writer, CONNECTION_REQUEST_MAX);
@@ -158,6 +160,38 @@ void timerd_close(struct timerd *t)
                 return;
         }
         connection_free(t);
+}
+
+int timerd_set_owner(struct timerd *t, uint32_t owner)
+{
+        if (!t)
+                return -EINVAL;
+        t->owner = owner;
+        return 0;
+}
+
+/*
+ * An io.timerd.Timer call that names no owner names the connection's, when it has one. Takes
+ * *parameters (NULL for {}) and returns 0 with the parameters to send, or -ENOMEM having released
+ * them.
+ */
+static int add_connection_owner(const struct timerd *t, const char *method,
+                                json_object **parameters)
+{
+        static const char timer_prefix[] = VL_INTERFACE_TIMER ".";
+
+        if (t->owner == TIMERD_OWNER_SELF ||
+            strncmp(method, timer_prefix, sizeof(timer_prefix) - 1) != 0 ||
+            (*parameters && json_object_object_get_ex(*parameters, "owner", NULL)))
+                return 0;
+        if (!*parameters)
+                *parameters = json_object_new_object();
+        if (!*parameters || vl_add_u64(*parameters, "owner", t->owner) < 0) {
+                json_object_put(*parameters);
+                *parameters = NULL;
+                return -ENOMEM;
+        }
+        return 0;
 }
 
 const char *timerd_last_error_name(const struct timerd *t)
@@ -321,6 +355,9 @@ static int queue_call(struct timerd *t, const char *method, json_object *paramet
                 json_object_put(parameters);
                 return -EBUSY;
         }
+        r = add_connection_owner(t, method, &parameters);
+        if (r < 0)
+                return r;
 
         c = calloc(1, sizeof(*c));
         msg = vl_call_encode(method, parameters, more, false);

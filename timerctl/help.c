@@ -4,11 +4,14 @@
 #include "help.h"
 
 #define SPAN_HELP                                                                                  \
-        "SPAN is a time span like 90s, 5min, 1h 30min, 500ms or 2d; a bare number is seconds.\n"
+        "SPAN is a time span like 90s, 5min, 1h 30min, 500ms or 2d; a bare number is seconds.\n"   \
+        "The longest is about 292,000 years (2^63-1 microseconds, what the service holds).\n"
 #define TIME_HELP                                                                                  \
         "TIME is a timestamp like 2026-12-01 09:00, \"Tue 2026-12-01 09:00:30 UTC\", 09:00\n"      \
         "(today), tomorrow, now, +5min (from now), \"5min ago\" or @1700000000 (seconds\n"         \
         "since 1970); local time unless it ends in UTC.\n"
+
+#define USER_HELP "  -U --user USER       Act on USER's timer (a user name or a uid; root only)\n"
 
 #define DECLARATION_HELP                                                                           \
         "Policy, one of:\n"                                                                        \
@@ -25,7 +28,10 @@
         "  --clock CLOCK        monotonic (default), boottime, realtime,\n"                        \
         "                       boottime-alarm, realtime-alarm\n"                                  \
         "  --delivery HOW       notify (default: a firing goes to a waiting client, like\n"        \
-        "                       timerctl wait), alarm (it interrupts a sleep), signal\n"           \
+        "                       timerctl wait) or alarm (it interrupts a sleep); a signal\n"       \
+        "                       timer is registered by the program that wants the signal\n"        \
+        "                       (through libtimerd), since the signal goes to the\n"               \
+        "                       registering process\n"                                             \
         "  --accuracy SPAN      Allow firing up to SPAN late to share wake-ups\n"                  \
         "  --no-catch-up        Skip a firing missed while the service was down, rather\n"         \
         "                       than fire it once when it starts\n"                                \
@@ -34,7 +40,7 @@
         "  --handover SPAN      Hand each firing over up to SPAN (at most 1s) early;\n"            \
         "                       the waiting client holds it until the deadline\n"                  \
         "  --in SPAN            First firing SPAN from now\n"                                      \
-        "  --at TIME            First firing at TIME\n"
+        "  --at TIME            First firing at TIME\n" USER_HELP
 
 static const char *const verb_help[VERB_MAX] = {
     [VERB_LIST] = "Usage: timerctl [list] [OPTIONS]\n"
@@ -43,7 +49,9 @@ static const char *const verb_help[VERB_MAX] = {
                   "STATE. Times are shown on the wall clock.\n"
                   "\n"
                   "Options:\n"
-                  "  -a --all             Every owner's timers, with an OWNER column (root)\n"
+                  "  -a --all             Every owner's timers, with an OWNER column of user\n"
+                  "                       names (root)\n"
+                  "  -U --user USER       USER's timers (a user name or a uid; root only)\n"
                   "  --no-legend          Leave out the header and the count\n"
                   "  --json[=MODE]        The service's answer as JSON\n",
     [VERB_SHOW] = "Usage: timerctl show NAME [OPTIONS]\n"
@@ -61,7 +69,7 @@ static const char *const verb_help[VERB_MAX] = {
                   "                       consecutive_expected_failures, overruns,\n"
                   "                       last_start_usec, last_finish_usec, last_outcome,\n"
                   "                       last_duration_usec, total_duration_usec\n"
-                  "  --value              With -p: only the values\n"
+                  "  --value              With -p: only the values\n" USER_HELP
                   "  --json[=MODE]        The service's answer as JSON\n",
     [VERB_STATUS] = "Usage: timerctl status [OPTIONS]\n"
                     "\n"
@@ -87,21 +95,29 @@ static const char *const verb_help[VERB_MAX] = {
     [VERB_SCHEDULE] = "Usage: timerctl schedule NAME --in SPAN | --at TIME\n"
                       "\n"
                       "Set a timer's next firing.\n"
-                      "\n" SPAN_HELP TIME_HELP,
+                      "\n"
+                      "Options:\n" USER_HELP "\n" SPAN_HELP TIME_HELP,
     [VERB_RESCHEDULE] = "Usage: timerctl reschedule NAME [--in SPAN | --at TIME] [--cadence SPAN]\n"
                         "\n"
                         "Replace a timer's next firing (without --in or --at: clear it) and,\n"
                         "with --cadence, its cadence. Prints what they were.\n"
-                        "\n" SPAN_HELP TIME_HELP,
+                        "\n"
+                        "Options:\n" USER_HELP "\n" SPAN_HELP TIME_HELP,
     [VERB_CANCEL] = "Usage: timerctl cancel NAME\n"
                     "\n"
-                    "Clear a timer's next firing; the declaration stays.\n",
+                    "Clear a timer's next firing; the declaration stays.\n"
+                    "\n"
+                    "Options:\n" USER_HELP,
     [VERB_KICK] = "Usage: timerctl kick NAME\n"
                   "\n"
-                  "Push a watchdog's deadline out to now + its cadence, and print it.\n",
+                  "Push a watchdog's deadline out to now + its cadence, and print it.\n"
+                  "\n"
+                  "Options:\n" USER_HELP,
     [VERB_REMOVE] = "Usage: timerctl remove NAME\n"
                     "\n"
-                    "Unregister a timer.\n",
+                    "Unregister a timer.\n"
+                    "\n"
+                    "Options:\n" USER_HELP,
     [VERB_WAIT] = "Usage: timerctl wait [NAME...] [OPTIONS]\n"
                   "\n"
                   "Wait for a firing of one of your notify timers (of the NAMEs given), print it\n"
@@ -110,13 +126,15 @@ static const char *const verb_help[VERB_MAX] = {
                   "Options:\n"
                   "  -n --count N         Wait for N firings (default 1)\n"
                   "  --timeout SPAN       Give up after SPAN (exit status 6)\n"
+                  "  -U --user USER       Wait for USER's timers, taking their firings (root)\n"
                   "  --json[=MODE]        Each firing as JSON\n"
                   "\n" SPAN_HELP,
     [VERB_SLEEP] = "Usage: timerctl sleep SPAN|TIME [OPTIONS]\n"
                    "\n"
                    "Sleep in the service until SPAN has passed (or until TIME). An alarm timer\n"
                    "of the same connection that fires meanwhile interrupts the sleep: it is\n"
-                   "printed, and the sleep ends with the time that was left.\n"
+                   "printed, and the sleep ends with the time that was left and exit status 7\n"
+                   "(with --resume it sleeps on to the deadline instead).\n"
                    "\n"
                    "Options:\n"
                    "  --clock CLOCK        The clock to sleep on (default monotonic)\n"
@@ -167,6 +185,7 @@ static void help_overview(void)
                "                       or pretty\n"
                "  --no-pager           Accepted for systemctl's sake; timerctl never pages\n"
                "  -h --help            Show this help, or a command's (timerctl add --help)\n"
+               "  -U --user USER       Act on USER's timers (root): a user name or a uid\n"
                "  --version            Show the version\n"
                "\n"
                "Timers added with timerctl are retained (see --transient). timerctl runs in a\n"
@@ -175,7 +194,8 @@ static void help_overview(void)
                "\n" SPAN_HELP TIME_HELP "\n"
                "Exit status:\n"
                "  0 success, 1 other failure, 2 usage error, 3 no such timer,\n"
-               "  4 permission denied, 5 service unreachable, 6 timed out\n");
+               "  4 permission denied, 5 service unreachable, 6 timed out,\n"
+               "  7 interrupted (sleep)\n");
 }
 
 void help_print(enum verb verb)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "options.h"
 #include "property.h"
 #include "timespan.h"
+#include "users.h"
 #include "varlink/names.h"
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
@@ -48,6 +50,7 @@ enum option_id {
         OPTION_ALL = 'a',
         OPTION_PROPERTY = 'p',
         OPTION_COUNT = 'n',
+        OPTION_USER = 'U',
         OPTION_VERSION = 0x100,
         OPTION_SOCKET,
         OPTION_JSON,
@@ -83,6 +86,7 @@ static const struct option long_options[] = {
     {"no-legend", no_argument, NULL, OPTION_NO_LEGEND},
     {"no-pager", no_argument, NULL, OPTION_NO_PAGER},
     {"all", no_argument, NULL, OPTION_ALL},
+    {"user", required_argument, NULL, OPTION_USER},
     {"once", optional_argument, NULL, OPTION_ONCE},
     {"every", required_argument, NULL, OPTION_EVERY},
     {"watchdog", required_argument, NULL, OPTION_WATCHDOG},
@@ -110,6 +114,10 @@ static const struct option long_options[] = {
 
 #define DECLARING (VERB_BIT(VERB_ADD) | VERB_BIT(VERB_RECONCILE))
 #define TIMING    (DECLARING | VERB_BIT(VERB_SCHEDULE) | VERB_BIT(VERB_RESCHEDULE))
+/* The verbs that name timers (or list them): they may name another owner's. */
+#define OWNED                                                                                      \
+        (TIMING | VERB_BIT(VERB_LIST) | VERB_BIT(VERB_SHOW) | VERB_BIT(VERB_CANCEL) |              \
+         VERB_BIT(VERB_KICK) | VERB_BIT(VERB_REMOVE) | VERB_BIT(VERB_WAIT))
 
 /* The verbs each option is for. */
 static unsigned option_verbs(int option)
@@ -119,6 +127,8 @@ static unsigned option_verbs(int option)
                 return VERB_BIT(VERB_LIST);
         case OPTION_ALL:
                 return VERB_BIT(VERB_LIST) | VERB_BIT(VERB_MONITOR);
+        case OPTION_USER:
+                return OWNED;
         case OPTION_ONCE:
         case OPTION_EVERY:
         case OPTION_WATCHDOG:
@@ -244,6 +254,22 @@ static int set_once(struct options *o, const char *arg)
         return r != PARSE_CONTINUE ? r : set_start(o, "--once", &start);
 }
 
+static int set_owner(struct options *o, const char *arg)
+{
+        int r = user_parse(arg, &o->owner);
+
+        if (r == -ESRCH)
+                return usage_error("--user: \"%s\": no such user", arg);
+        if (r == -ERANGE)
+                return usage_error("--user: \"%s\": not a uid (0 to %" PRIu32 ")", arg,
+                                   UINT32_MAX - 1);
+        if (r < 0) {
+                fprintf(stderr, "timerctl: --user: cannot look up \"%s\": %s\n", arg, strerror(-r));
+                return EXIT_STATUS_FAILURE;
+        }
+        return PARSE_CONTINUE;
+}
+
 static int set_lifetime(struct options *o, const char *option, enum timerd_lifetime lifetime)
 {
         if (o->lifetime_option && strcmp(o->lifetime_option, option) != 0)
@@ -305,20 +331,28 @@ static int check_choice(const char *option, int value, const char *choices)
         return PARSE_CONTINUE;
 }
 
-/* "--once 5min" as well as "--once=5min": take the next word when it is a span. */
-static const char *optional_span(int argc, char *argv[])
+/*
+ * "--once 5min" as well as "--once=5min": take the next word when it is a span. Another word
+ * stays an argument (the timer's name, perhaps), remembered in case it was meant as the span.
+ */
+static const char *optional_span(int argc, char *argv[], struct options *o)
 {
         uint64_t span;
 
         if (optarg)
                 return optarg;
-        if (optind < argc && timespan_parse(argv[optind], &span) >= 0)
+        if (optind >= argc || argv[optind][0] == '-')
+                return NULL;
+        if (timespan_parse(argv[optind], &span) >= 0)
                 return argv[optind++];
+        o->once_word = argv[optind];
         return NULL;
 }
 
 static int parse_option(int c, int argc, char *argv[], struct options *o)
 {
+        int r;
+
         switch (c) {
         case OPTION_SOCKET:
                 o->socket = optarg;
@@ -336,8 +370,10 @@ static int parse_option(int c, int argc, char *argv[], struct options *o)
         case OPTION_ALL:
                 o->all = true;
                 return PARSE_CONTINUE;
+        case OPTION_USER:
+                return set_owner(o, optarg);
         case OPTION_ONCE:
-                return set_once(o, optional_span(argc, argv));
+                return set_once(o, optional_span(argc, argv, o));
         case OPTION_EVERY:
                 return set_policy(o, "--every", TIMERD_POLICY_AFTER_COMPLETION, optarg);
         case OPTION_WATCHDOG:
@@ -365,7 +401,10 @@ static int parse_option(int c, int argc, char *argv[], struct options *o)
                 return parse_span("--randomized-delay", optarg,
                                   &o->declaration.randomized_delay_usec);
         case OPTION_HANDOVER:
-                return parse_span("--handover", optarg, &o->declaration.handover_usec);
+                r = parse_span("--handover", optarg, &o->declaration.handover_usec);
+                if (r == PARSE_CONTINUE && o->declaration.handover_usec > TIMERD_HANDOVER_MAX_USEC)
+                        return usage_error("--handover: \"%s\": at most 1s", optarg);
+                return r;
         case OPTION_IN:
                 return set_in(o, optarg);
         case OPTION_AT:
@@ -410,6 +449,8 @@ static const char *option_spelling(int c, int index)
                 return index >= 0 ? long_options[index].name : "-p";
         case OPTION_COUNT:
                 return index >= 0 ? long_options[index].name : "-n";
+        case OPTION_USER:
+                return index >= 0 ? long_options[index].name : "-U";
         default:
                 return long_options[index].name;
         }
@@ -477,18 +518,33 @@ static int check_command(struct options *o, const struct seen *seen)
                         return EXIT_STATUS_USAGE;
                 break;
         default:
+                /* "add x --once abc": the name is x, and abc a span that is not one. */
+                if (o->n_args > 1 && o->once_word) {
+                        uint64_t span;
+
+                        return parse_span("--once", o->once_word, &span);
+                }
                 if (o->n_args != 1)
                         return usage_error("%s needs exactly one timer name", name);
         }
 
         if ((o->verb == VERB_ADD || o->verb == VERB_RECONCILE) && !o->policy_option)
                 return usage_error("%s needs one of --once, --every, --watchdog, --interval", name);
+        /* The service signals the registering process: timerctl, gone by then. */
+        if ((o->verb == VERB_ADD || o->verb == VERB_RECONCILE) &&
+            o->declaration.delivery == TIMERD_DELIVERY_SIGNAL)
+                return usage_error(
+                    "--delivery signal: the signal goes to the process that registers the timer, "
+                    "and timerctl will have exited when it fires. The program that wants the "
+                    "signal registers the timer itself, through libtimerd (timerd_register(3))");
         if (o->verb == VERB_SCHEDULE && !o->start_option)
                 return usage_error("schedule needs --in or --at");
         if (o->verb == VERB_RECONCILE && o->start_option && o->desired != TIMERD_DESIRED_EXACT)
                 return usage_error("%s needs --desired=exact", o->start_option);
         if (o->verb == VERB_RECONCILE && !o->start_option && o->desired == TIMERD_DESIRED_EXACT)
                 return usage_error("--desired=exact needs --in or --at");
+        if (o->all && o->owner != TIMERD_OWNER_SELF)
+                return usage_error("--all and --user cannot be combined");
         if (o->value_only && o->n_properties == 0)
                 return usage_error("--value needs -p");
         if (o->resume && !o->has_alarm)
@@ -505,7 +561,7 @@ int parse_command_line(int argc, char *argv[], struct options *o)
         opterr = 0; /* our own messages, with our name rather than argv[0] */
         for (;;) {
                 index = -1;
-                c = getopt_long(argc, argv, ":hap:n:", long_options, &index);
+                c = getopt_long(argc, argv, ":hap:n:U:", long_options, &index);
                 if (c < 0)
                         break;
                 if (c == OPTION_HELP) {

@@ -43,6 +43,7 @@ struct options {
         enum json_mode json;
         bool legend;
         bool all;
+        uint32_t owner;    /* --user: whose timers; TIMERD_OWNER_SELF for the caller's own */
         struct clocks now; /* read once, for timestamps */
 
         /* add, reconcile */
@@ -54,6 +55,8 @@ struct options {
         /* add, reconcile, schedule, reschedule: the first firing (--once SPAN, --in, --at) */
         const char *start_option;
         struct timestamp start;
+        /* The word after a bare --once that is no span: it may have been meant as one. */
+        const char *once_word;
 
         /* reschedule */
         uint64_t cadence_usec;

@@ -20,6 +20,7 @@ enum exit_status {
         EXIT_STATUS_PERMISSION_DENIED = 4,
         EXIT_STATUS_UNREACHABLE = 5,
         EXIT_STATUS_TIMEOUT = 6,
+        EXIT_STATUS_INTERRUPTED = 7, /* an alarm ended a sleep early */
 };
 
 enum json_mode {

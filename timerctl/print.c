@@ -9,6 +9,7 @@
 
 #include "print.h"
 #include "timespan.h"
+#include "users.h"
 #include "varlink/names.h"
 
 /* "Sat 2024-11-30 10:05:00 CET" */
@@ -101,11 +102,28 @@ struct row {
         bool has_next_wall;
         uint64_t next_wall; /* the sort key */
         const char *name;
+        uint32_t owner;
         enum timerd_state state;
         const char *cells[COLUMN_MAX];
         char next[TIMESTAMP_MAX], left[RELATIVE_MAX], last[TIMESTAMP_MAX], passed[RELATIVE_MAX];
-        char owner[16], policy[WORD_MAX], clock[WORD_MAX], state_word[WORD_MAX];
+        char owner_name[USER_NAME_MAX], policy[WORD_MAX], clock[WORD_MAX], state_word[WORD_MAX];
 };
+
+/*
+ * The OWNER cell, only when the column is shown: a user database lookup per row would cost much
+ * with many timers, so the name of the row before is reused while the owner stays the same (the
+ * service lists every owner's timers by owner).
+ */
+static void row_fill_owner(struct row *row, const struct row *before, bool owners)
+{
+        if (!owners)
+                row->owner_name[0] = 0;
+        else if (before && before->owner == row->owner)
+                memcpy(row->owner_name, before->owner_name, sizeof(row->owner_name));
+        else
+                user_name(row->owner, row->owner_name);
+        row->cells[COLUMN_OWNER] = row->owner_name;
+}
 
 static void row_fill(struct row *row, const struct timerd_timer *timer, const struct clocks *now)
 {
@@ -127,8 +145,7 @@ static void row_fill(struct row *row, const struct timerd_timer *timer, const st
         cells[COLUMN_PASSED] =
             timer->has_last_start ? format_relative(row->passed, now, clock, timer->last_start_usec)
                                   : "-";
-        snprintf(row->owner, sizeof(row->owner), "%" PRIu32, timer->owner);
-        cells[COLUMN_OWNER] = row->owner;
+        row->owner = timer->owner;
         cells[COLUMN_NAME] = timer->name;
         cells[COLUMN_POLICY] =
             human_word(vl_policy_to_string(timer->declaration.policy), row->policy);
@@ -148,7 +165,9 @@ static int row_compare(const void *a, const void *b)
         if (x->has_next_wall && x->next_wall != y->next_wall)
                 return x->next_wall < y->next_wall ? -1 : 1;
         r = strcmp(x->name, y->name);
-        return r != 0 ? r : strcmp(x->cells[COLUMN_OWNER], y->cells[COLUMN_OWNER]);
+        if (r != 0 || x->owner == y->owner)
+                return r;
+        return x->owner < y->owner ? -1 : 1;
 }
 
 struct layout {
@@ -260,6 +279,7 @@ int print_timer_table(FILE *f, const struct timerd_timer *timers, size_t n,
         }
         for (size_t i = 0; i < n; i++) {
                 row_fill(&rows[i], &timers[i], now);
+                row_fill_owner(&rows[i], i > 0 ? &rows[i - 1] : NULL, style->owners);
                 order[i] = &rows[i];
                 for (size_t c = 0; c < COLUMN_MAX; c++) {
                         size_t len = strlen(rows[i].cells[c]);

@@ -33,7 +33,8 @@ static int connect_failed(const char *path, int error)
 
 int main(int argc, char *argv[])
 {
-        struct options o = {.legend = true, .desired = TIMERD_DESIRED_SCHEDULED};
+        struct options o = {
+            .legend = true, .owner = TIMERD_OWNER_SELF, .desired = TIMERD_DESIRED_SCHEDULED};
         struct timerd *t;
         int r;
 
@@ -55,6 +56,8 @@ int main(int argc, char *argv[])
         r = timerd_connect(o.socket, &t);
         if (r < 0)
                 return connect_failed(o.socket, r);
+        /* Cannot fail on a connection: t is not NULL. */
+        (void)timerd_set_owner(t, o.owner);
         r = verb_functions[o.verb](t, &o);
         timerd_close(t);
 

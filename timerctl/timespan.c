@@ -179,6 +179,8 @@ int timespan_parse(const char *s, uint64_t *ret)
                         return -ERANGE;
                 p = skip_spaces(p);
         }
+        if (total > TIMESPAN_MAX_USEC)
+                return -ERANGE;
         *ret = total;
         return 0;
 }
@@ -187,7 +189,7 @@ const char *timespan_parse_error(int error)
 {
         switch (error) {
         case -ERANGE:
-                return "time span too large";
+                return "time span too large (at most about 292,000 years)";
         case -EDOM:
                 return "time span must not be negative";
         default:

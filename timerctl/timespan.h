@@ -12,12 +12,16 @@
 #define USEC_PER_MSEC 1000ULL
 #define USEC_PER_SEC  1000000ULL
 
+/* The longest span: every time on the service's wire is a signed 64-bit count of microseconds
+ * (about 292,000 years). */
+#define TIMESPAN_MAX_USEC ((uint64_t)INT64_MAX)
+
 /* Enough for any uint64_t span: "213503982d 8h 1min 49s 551ms 615us". */
 #define TIMESPAN_FORMAT_MAX 64
 
 /*
  * Parse s into microseconds. Returns 0, -EINVAL for text that is not a time span, -ERANGE when it
- * does not fit in 64 bits of microseconds, -EDOM for a negative span.
+ * is longer than TIMESPAN_MAX_USEC, -EDOM for a negative span.
  */
 int timespan_parse(const char *s, uint64_t *ret);
 

@@ -317,13 +317,19 @@ const char *timestamp_parse_error(int error)
 int timestamp_on_clock(const struct timestamp *ts, const struct clocks *now,
                        enum timerd_clock clock, uint64_t *ret)
 {
-        uint64_t clock_now = clocks_now(now, clock);
+        uint64_t clock_now = clocks_now(now, clock), usec;
+        bool out_of_range;
 
         if (ts->relative)
-                return __builtin_add_overflow(clock_now, ts->usec, ret) ? -ERANGE : 0;
-        if (ts->usec >= now->realtime_usec)
-                return __builtin_add_overflow(clock_now, ts->usec - now->realtime_usec, ret)
-                           ? -ERANGE
-                           : 0;
-        return __builtin_sub_overflow(clock_now, now->realtime_usec - ts->usec, ret) ? -ERANGE : 0;
+                out_of_range = __builtin_add_overflow(clock_now, ts->usec, &usec);
+        else if (ts->usec >= now->realtime_usec)
+                out_of_range =
+                    __builtin_add_overflow(clock_now, ts->usec - now->realtime_usec, &usec);
+        else
+                out_of_range =
+                    __builtin_sub_overflow(clock_now, now->realtime_usec - ts->usec, &usec);
+        if (out_of_range || usec > TIMESPAN_MAX_USEC)
+                return -ERANGE;
+        *ret = usec;
+        return 0;
 }

@@ -31,7 +31,7 @@ const char *timestamp_parse_error(int error);
 
 /*
  * The time on `clock` at which ts falls, as of `now`. Returns 0, or -ERANGE when it falls before
- * the clock's start or past 64 bits.
+ * the clock's start or past TIMESPAN_MAX_USEC, the latest time the service's wire carries.
  */
 int timestamp_on_clock(const struct timestamp *ts, const struct clocks *now,
                        enum timerd_clock clock, uint64_t *ret);

@@ -9,6 +9,21 @@
 #include "verbs.h"
 
 /*
+ * The service adds a span to now on the timer's clock: a sum past what its wire carries is the
+ * command line's fault. Returns 0, or reports it and returns EXIT_STATUS_USAGE.
+ */
+static int check_span_from_now(const struct options *o, const char *option, enum timerd_clock clock,
+                               uint64_t span)
+{
+        const struct timestamp from_now = {.relative = true, .usec = span};
+        uint64_t usec;
+
+        if (timestamp_on_clock(&from_now, &o->now, clock, &usec) < 0)
+                return usage_error("%s: too far in the future for the timer's clock", option);
+        return 0;
+}
+
+/*
  * The first firing the command line asked for, on the timer's clock. Returns 0, or reports a
  * time the clock cannot express and returns EXIT_STATUS_USAGE.
  */
@@ -19,11 +34,15 @@ static int start_on_clock(const struct options *o, enum timerd_clock clock,
 
         if (!o->start_option) {
                 *ret = (struct timerd_start){.kind = TIMERD_START_DEFAULT};
-                return 0;
+                /* Without a first firing, a declared cadence starts from now. */
+                return o->policy_option && o->declaration.policy != TIMERD_POLICY_ONCE
+                           ? check_span_from_now(o, o->policy_option, clock,
+                                                 o->declaration.cadence_usec)
+                           : 0;
         }
         if (o->start.relative) {
                 *ret = (struct timerd_start){.kind = TIMERD_START_AFTER, .usec = o->start.usec};
-                return 0;
+                return check_span_from_now(o, o->start_option, clock, o->start.usec);
         }
         if (timestamp_on_clock(&o->start, &o->now, clock, &usec) < 0)
                 return usage_error("%s: the time falls before the timer's clock started",

@@ -165,12 +165,15 @@ static int sleep_until(const struct options *o, struct timerd_start *ret)
 {
         uint64_t usec;
 
+        if (timestamp_on_clock(&o->until, &o->now, o->declaration.clock, &usec) < 0)
+                return usage_error("sleep: \"%s\": %s", o->args[0],
+                                   o->until.relative || o->until.usec >= o->now.realtime_usec
+                                       ? "too far in the future for the clock"
+                                       : "before the clock started");
         if (o->until.relative) {
                 *ret = (struct timerd_start){.kind = TIMERD_START_AFTER, .usec = o->until.usec};
                 return PARSE_CONTINUE;
         }
-        if (timestamp_on_clock(&o->until, &o->now, o->declaration.clock, &usec) < 0)
-                return usage_error("sleep: \"%s\": before the clock started", o->args[0]);
         *ret = (struct timerd_start){.kind = TIMERD_START_AT, .usec = usec};
         return PARSE_CONTINUE;
 }
@@ -249,7 +252,7 @@ int verb_sleep(struct timerd *t, const struct options *o)
                 if (o->json != JSON_OFF && json_print(finish_json(&finish), o->json) < 0)
                         return call_failed(t, "sleep", NULL, -ENOMEM);
                 if (!o->resume)
-                        return EXIT_STATUS_SUCCESS;
+                        return EXIT_STATUS_INTERRUPTED;
                 if (!finish.has_ticket)
                         return call_failed(t, "sleep", NULL, -TIMERD_E_PROTOCOL);
                 r = timerd_resume(t, &finish.ticket, &result);

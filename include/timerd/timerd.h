@@ -142,9 +142,19 @@ struct timerd_start {
         uint64_t usec;
 };
 
-/* Owner: the uid whose timer is meant; TIMERD_OWNER_SELF for the caller's own (uid 0 may name
- * another). */
+/* Owner: the uid whose timer is meant; TIMERD_OWNER_SELF for the connection's (the caller's own
+ * unless timerd_set_owner() names another). Only uid 0 may name another owner. */
 #define TIMERD_OWNER_SELF UINT32_MAX
+
+/*
+ * Act on another uid's timers, as an administrator: from now on every io.timerd.Timer call on t
+ * (register, reconcile, control, get, list, wait, complete, sleep; asynchronous and
+ * timerd_call_raw() ones too) names `owner`, unless it names an owner itself. The service allows
+ * this to uid 0 only: for anyone else those calls fail with -TIMERD_E_PERMISSION_DENIED (naming
+ * one's own uid is allowed). TIMERD_OWNER_SELF goes back to the caller's own timers. It stays
+ * across timerd_reconnect(). Returns 0, or -EINVAL when t is NULL.
+ */
+int timerd_set_owner(struct timerd *t, uint32_t owner);
 
 /*
  * Declare a timer. `start` NULL is TIMERD_START_DEFAULT. With `replace`, an existing timer of the

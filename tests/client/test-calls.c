@@ -4,6 +4,7 @@
  * IDL spells them) and how it decodes the reply, including replies that break the IDL.
  */
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -819,6 +820,94 @@ static void test_status(void **state)
         finish(t, s);
 }
 
+/* An administrator acting on uid 64001's timers: every Timer call names it, unless it names
+ * an owner itself; Service calls never do; TIMERD_OWNER_SELF goes back to the caller's own. */
+static const struct fake_step owner_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"a\","
+              "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
+              "\"lifetime\":\"retained\",\"delivery\":\"notify\"},\"owner\":64001}}"),
+    FAKE_REPLY("{\"parameters\":{\"claim\":" CLAIM_A "}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Cancel\",\"parameters\":{\"claim\":" CLAIM_A
+              ",\"owner\":64001}}"),
+    FAKE_REPLY(EMPTY_REPLY),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"a\","
+              "\"owner\":64001}}"),
+    FAKE_REPLY("{\"parameters\":{\"timer\":" BARE_TIMER("a") "}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"a\",\"owner\":7}}"),
+    FAKE_REPLY("{\"parameters\":{\"timer\":" BARE_TIMER("a") "}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{\"names\":[\"a\"],"
+              "\"owner\":64001}}"),
+    FAKE_REPLY("{\"parameters\":{\"firing\":" FIRING "}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Complete\",\"parameters\":{\"token\":" TOKEN_A
+              ",\"outcome\":\"success\",\"directive\":\"continue\",\"owner\":64001}}"),
+    FAKE_REPLY(EMPTY_REPLY),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"owner\":64001}}"),
+    FAKE_REPLY("{\"parameters\":{\"timers\":[]}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Unregister\",\"parameters\":{\"claim\":" CLAIM_A
+              ",\"owner\":64001}}"),
+    FAKE_REPLY(EMPTY_REPLY),
+    FAKE_CALL("{\"method\":\"io.timerd.Service.Status\",\"parameters\":{}}"),
+    FAKE_REPLY(STATUS_REPLY),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Kick\",\"parameters\":{\"claim\":" CLAIM_A
+              ",\"owner\":64001}}"),
+    FAKE_REPLY("{\"parameters\":{\"next_usec\":5}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Cancel\",\"parameters\":{\"claim\":" CLAIM_A "}}"),
+    FAKE_REPLY(EMPTY_REPLY),
+};
+
+static void on_kick(struct timerd *t, int error, uint64_t next_usec, void *userdata)
+{
+        (void)t;
+        *(int *)userdata = error == 0 && next_usec == 5 ? 1 : -1;
+}
+
+static void test_set_owner(void **state)
+{
+        const struct timerd_claim claim = {.name = "a", .generation = 4};
+        const char *const names[] = {"a"};
+        struct timerd_declaration d;
+        struct timerd_claim got;
+        struct timerd_timer timer;
+        struct timerd_firing firing;
+        struct timerd_status status;
+        struct timerd_timer *timers;
+        struct fake_server *s;
+        struct timerd *t = START(owner_script, &s);
+        int kicked = 0;
+
+        (void)state;
+        assert_int_equal(timerd_set_owner(NULL, 64001), -EINVAL);
+        assert_int_equal(timerd_set_owner(t, 64001), 0);
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 0);
+        d.lifetime = TIMERD_LIFETIME_RETAINED;
+        assert_int_equal(timerd_register(t, "a", &d, NULL, false, &got), 0);
+        assert_int_equal(timerd_cancel(t, &claim, NULL), 0);
+        assert_int_equal(timerd_get(t, "a", TIMERD_OWNER_SELF, &timer), 0);
+        assert_int_equal(timerd_get(t, "a", 7, &timer), 0);
+        assert_int_equal(timerd_wait(t, names, 1, 0, &firing), 0);
+        assert_int_equal(
+            timerd_complete(t, &firing.token, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            0);
+        assert_int_equal(timerd_list(t, TIMERD_OWNER_SELF, false, &timers), 0);
+        free(timers);
+        assert_int_equal(
+            timerd_call_raw(t, "io.timerd.Timer.Unregister", "{\"claim\":" CLAIM_A "}", NULL), 0);
+        assert_int_equal(timerd_status(t, &status), 0);
+        assert_int_equal(timerd_kick_async(t, &claim, NULL, on_kick, &kicked), 0);
+        while (kicked == 0) {
+                struct pollfd ready = {.fd = timerd_get_fd(t),
+                                       .events = (short)timerd_get_events(t)};
+
+                assert_true(poll(&ready, 1, 5000) > 0);
+                assert_true(timerd_process(t) >= 0);
+        }
+        assert_int_equal(kicked, 1);
+
+        assert_int_equal(timerd_set_owner(t, TIMERD_OWNER_SELF), 0);
+        assert_int_equal(timerd_cancel(t, &claim, NULL), 0);
+        finish(t, s);
+}
+
 static const struct fake_step raw_script[] = {
     FAKE_CALL("{\"method\":\"org.varlink.service.GetInfo\",\"parameters\":{}}"),
     FAKE_REPLY("{\"parameters\":{\"vendor\":\"timerd\",\"interfaces\":[\"io.timerd.Timer\"]}}"),
@@ -1153,6 +1242,7 @@ int main(void)
             cmocka_unit_test(test_complete),
             cmocka_unit_test(test_status),
             cmocka_unit_test(test_call_raw),
+            cmocka_unit_test(test_set_owner),
             cmocka_unit_test(test_sleep),
             cmocka_unit_test(test_finish_and_resume),
             cmocka_unit_test(test_subscribe),

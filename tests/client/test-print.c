@@ -137,7 +137,8 @@ static void test_table_no_legend(void **state)
         free(text);
 }
 
-/* Every owner's timers: an OWNER column, ties in time broken by name, then owner. */
+/* Every owner's timers: an OWNER column of user names (numbers for uids without one), ties in
+ * time broken by name, then owner. */
 static void test_table_owners(void **state)
 {
         const struct table_style style = {.legend = true, .owners = true};
@@ -147,13 +148,14 @@ static void test_table_owners(void **state)
         (void)state;
         timers[0] =
             make_timer("x", TIMERD_POLICY_ONCE, TIMERD_CLOCK_MONOTONIC, TIMERD_STATE_INACTIVE);
-        timers[0].owner = 1000;
+        timers[0].owner = 4000000000;
         timers[1] = timers[0];
         timers[1].owner = 0;
         CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 2, &now, &style), 0));
-        assert_non_null(strstr(text, "  OWNER  NAME  "));
-        assert_non_null(strstr(text, "-       0      x     once"));
-        assert_true(strstr(text, "  0  ") < strstr(text, "  1000  "));
+        assert_non_null(strstr(text, "  OWNER       NAME  "));
+        assert_non_null(strstr(text, "-       root        x     once"));
+        assert_non_null(strstr(text, "-       4000000000  x     once"));
+        assert_true(strstr(text, "  root  ") < strstr(text, "  4000000000  "));
         free(text);
 }
 

@@ -28,8 +28,9 @@
 
 #define EMPTY_REPLY "{\"parameters\":{}}"
 
-#define TIMER_BACKUP                                                                               \
-        "{\"owner\":1000,\"name\":\"backup\",\"declaration\":{\"policy\":\"interval\","            \
+#define TIMER_BACKUP TIMER_BACKUP_OF("1000")
+#define TIMER_BACKUP_OF(owner)                                                                     \
+        "{\"owner\":" owner ",\"name\":\"backup\",\"declaration\":{\"policy\":\"interval\","       \
         "\"cadence_usec\":300000000},\"generation\":3,\"state\":\"scheduled\","                    \
         "\"next_usec\":5000000,\"run\":0,\"run_active\":false,\"pending\":false,\"runs\":0,"       \
         "\"consecutive_expected_failures\":0,\"overruns\":0,\"last_duration_usec\":0,"             \
@@ -228,6 +229,30 @@ static const struct usage_case usage_cases[] = {
     {{"sleep", "forever"}, "sleep: \"forever\": neither a time span"},
     {{"sleep", "1s", "--resume"}, "--resume needs --alarm"},
     {{"sleep", "1s", "--alarm", "x"}, "--alarm: \"x\": not a time span"},
+    /* The span --once was given, not a second name. */
+    {{"add", "x", "--once", "abc"}, "--once: \"abc\": not a time span"},
+    {{"add", "--once", "abc", "x"}, "--once: \"abc\": not a time span"},
+    {{"add", "x", "--once", "300000y"}, "--once: \"300000y\": time span too large"},
+    /* Every time on the wire is a signed 64-bit count of microseconds. */
+    {{"add", "a", "--every", "9223372036854775808us"},
+     "--every: \"9223372036854775808us\": time span too large"},
+    {{"schedule", "a", "--in", "9223372036854775808us"}, "--in: \"9223372036854775808us\": time"},
+    {{"add", "a", "--once", "--handover", "1001ms"}, "--handover: \"1001ms\": at most 1s"},
+    {{"add", "a", "--once", "1s", "--delivery", "signal"},
+     "--delivery signal: the signal goes to the process that registers the timer, and timerctl "
+     "will have exited when it fires. The program that wants the signal registers the timer "
+     "itself, through libtimerd"},
+    {{"reconcile", "a", "--every", "1h", "--delivery=signal"}, "--delivery signal: the signal"},
+    {{"show", "a", "-U", "no-such-user.timerctl"},
+     "--user: \"no-such-user.timerctl\": no such user"},
+    {{"show", "a", "--user", "4294967295"}, "--user: \"4294967295\": not a uid"},
+    {{"cancel", "a", "--user", ""}, "--user: \"\": no such user"},
+    {{"list", "-a", "-U", "0"}, "--all and --user cannot be combined"},
+    {{"status", "-U", "0"},
+     "option \"-U\" is only valid with list, show, add, reconcile, schedule, reschedule, cancel, "
+     "kick, remove, wait"},
+    {{"sleep", "1s", "--user", "root"}, "option \"--user\" is only valid with list, show,"},
+    {{"monitor", "--user=root"}, "option \"--user\" is only valid with list, show,"},
 };
 
 /* Usage errors exit 2 with a message naming what is wrong, before any connection is tried. */
@@ -260,7 +285,7 @@ static void test_help_and_version(void **state)
         assert_exit(&run, 0);
         assert_non_null(strstr(run.out, "Usage: timerctl"));
         assert_non_null(strstr(run.out, "Exit status:"));
-        assert_non_null(strstr(run.out, "5 service unreachable, 6 timed out"));
+        assert_non_null(strstr(run.out, "5 service unreachable, 6 timed out,\n  7 interrupted"));
         for (size_t i = 0; i < ELEMENTSOF(verbs_with_help); i++)
                 if (!strstr(run.out, verbs_with_help[i]))
                         fail_msg("--help does not name %s", verbs_with_help[i]);
@@ -278,6 +303,9 @@ static void test_help_and_version(void **state)
                         fail_msg("%s --help:\n%s", verbs_with_help[i], run.out);
                 run_done(&run);
         }
+        run = RUN("sleep", "--help");
+        assert_non_null(strstr(run.out, "exit status 7"));
+        run_done(&run);
         run = RUN("add", "-h");
         assert_non_null(strstr(run.out, "--transient"));
         assert_non_null(strstr(run.out, "TIME is a timestamp"));
@@ -794,15 +822,16 @@ static void test_sleep(void **state)
         struct run run;
 
         (void)state;
+        /* Interrupted: said, and exit status 7, so that a script can tell. */
         run = RUN_AGAINST(sleep_interrupted_script, "sleep", "2s", "--alarm", "100ms", "--clock",
                           "boottime");
-        assert_exit(&run, 0);
+        assert_exit(&run, 7);
         assert_string_equal(run.out, "Interrupted by alarm poke (2 alarms), 1s 500ms left.\n");
         run_done(&run);
 
         run = RUN_AGAINST(sleep_interrupted_script, "sleep", "2s", "--alarm", "100ms", "--clock",
                           "boottime", "--json");
-        assert_exit(&run, 0);
+        assert_exit(&run, 7);
         assert_non_null(strstr(run.out, "\"elapsed\":false"));
         assert_non_null(strstr(run.out, "\"timer\":\"poke\""));
         assert_non_null(strstr(run.out, "\n{\"remaining_usec\":1400000}\n"));
@@ -998,9 +1027,11 @@ static void test_schedule_reschedule_kick(void **state)
         run_done(&run);
 }
 
+/* root's, and a uid without a user name. */
 static const struct fake_step list_all_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"all\":true}}"),
-    FAKE_REPLY("{\"parameters\":{\"timers\":[" TIMER_BACKUP "]}}"),
+    FAKE_REPLY("{\"parameters\":{\"timers\":[" TIMER_BACKUP_OF("0") "," TIMER_BACKUP_OF(
+        "4000000000") "]}}"),
 };
 
 static void test_list_options(void **state)
@@ -1008,9 +1039,12 @@ static void test_list_options(void **state)
         struct run run;
 
         (void)state;
+        /* OWNER by user name, by number where the uid has none. */
         run = RUN_AGAINST(list_all_script, "list", "--all", "--no-legend", "--no-pager");
         assert_exit(&run, 0);
-        assert_non_null(strstr(run.out, "  1000  backup  interval  monotonic  scheduled\n"));
+        assert_non_null(strstr(run.out, "  root        backup  interval  monotonic  scheduled\n"));
+        assert_non_null(strstr(run.out, "  4000000000  backup  interval  monotonic  scheduled\n"));
+        assert_true(strstr(run.out, "root") < strstr(run.out, "4000000000"));
         assert_null(strstr(run.out, "NEXT"));
         assert_null(strstr(run.out, "listed"));
         run_done(&run);
@@ -1022,8 +1056,153 @@ static void test_list_options(void **state)
 
         run = RUN_AGAINST(list_all_script, "list", "-a", "--json");
         assert_exit(&run, 0);
-        assert_true(strncmp(run.out, "{\"timers\":[{\"owner\":1000,", 25) == 0);
+        assert_true(strncmp(run.out, "{\"timers\":[{\"owner\":0,", 22) == 0);
         assert_int_equal(strchr(run.out, '\n') - run.out, strlen(run.out) - 1);
+        run_done(&run);
+}
+
+/* --user: every call names the owner, the claim looked up included. */
+#define GET_BACKUP_OF(owner)                                                                       \
+        "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"backup\",\"owner\":" owner \
+        "}}"
+
+static const struct fake_step cancel_as_script[] = {
+    FAKE_CALL(GET_BACKUP_OF("64001")),
+    FAKE_REPLY(GET_BACKUP_REPLY),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Cancel\",\"parameters\":{\"claim\":" CLAIM_BACKUP
+              ",\"owner\":64001}}"),
+    FAKE_REPLY(EMPTY_REPLY),
+};
+
+static const struct fake_step show_as_root_script[] = {
+    FAKE_CALL(GET_BACKUP_OF("0")),
+    FAKE_REPLY(GET_BACKUP_REPLY),
+};
+
+static const struct fake_step kick_as_script[] = {
+    FAKE_CALL(GET_BACKUP_OF("64001")),
+    FAKE_REPLY(GET_BACKUP_REPLY),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Kick\",\"parameters\":{\"claim\":" CLAIM_BACKUP
+              ",\"owner\":64001}}"),
+    FAKE_REPLY("{\"parameters\":{\"next_usec\":9000000}}"),
+};
+
+static const struct fake_step remove_denied_script[] = {
+    FAKE_CALL(GET_BACKUP_OF("0")),
+    FAKE_REPLY("{\"error\":\"org.varlink.service.PermissionDenied\",\"parameters\":{}}"),
+};
+
+static const struct fake_step add_as_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"tea\","
+              "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
+              "\"lifetime\":\"retained\",\"delivery\":\"notify\"},\"owner\":64001}}"),
+    FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"tea\",\"generation\":1}}}"),
+};
+
+static const struct fake_step wait_as_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{\"names\":[\"backup\"],"
+              "\"owner\":64001}}"),
+    FAKE_REPLY("{\"parameters\":{\"firing\":" FIRING_BACKUP "}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Complete\",\"parameters\":{\"token\":" TOKEN_BACKUP
+              ",\"outcome\":\"success\",\"directive\":\"continue\",\"owner\":64001}}"),
+    FAKE_REPLY(EMPTY_REPLY),
+};
+
+static const struct fake_step list_as_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"owner\":64001}}"),
+    FAKE_REPLY("{\"parameters\":{\"timers\":[" TIMER_BACKUP_OF("64001") "]}}"),
+};
+
+static void test_user(void **state)
+{
+        struct run run;
+
+        (void)state;
+        run = RUN_AGAINST(cancel_as_script, "cancel", "backup", "--user", "64001");
+        assert_exit(&run, 0);
+        run_done(&run);
+
+        run = RUN_AGAINST(show_as_root_script, "-U", "root", "show", "backup", "--json");
+        assert_exit(&run, 0);
+        assert_non_null(strstr(run.out, "\"name\":\"backup\""));
+        run_done(&run);
+
+        run = RUN_AGAINST(show_as_root_script, "show", "backup", "--user=0", "-p", "state");
+        assert_exit(&run, 0);
+        assert_string_equal(run.out, "state=scheduled\n");
+        run_done(&run);
+
+        run = RUN_AGAINST(kick_as_script, "kick", "-U", "64001", "backup", "--json");
+        assert_exit(&run, 0);
+        assert_string_equal(run.out, "{\"next_usec\":9000000}\n");
+        run_done(&run);
+
+        /* The service decides who may: anyone but root may name only themselves. */
+        run = RUN_AGAINST(remove_denied_script, "remove", "backup", "-U", "root");
+        assert_exit(&run, 4);
+        assert_non_null(strstr(run.err, "timerctl: remove backup: permission denied"));
+        run_done(&run);
+
+        run = RUN_AGAINST(add_as_script, "add", "tea", "--once", "-U", "64001");
+        assert_exit(&run, 0);
+        run_done(&run);
+
+        run = RUN_AGAINST(wait_as_script, "wait", "backup", "-U", "64001");
+        assert_exit(&run, 0);
+        assert_non_null(strstr(run.out, "backup: run 7 fired "));
+        run_done(&run);
+
+        /* One owner's list has no OWNER column; its JSON asks for that owner too. */
+        run = RUN_AGAINST(list_as_script, "list", "-U", "64001");
+        assert_exit(&run, 0);
+        assert_null(strstr(run.out, "OWNER"));
+        assert_non_null(strstr(run.out, "  backup  interval  monotonic  scheduled\n"));
+        run_done(&run);
+
+        run = RUN_AGAINST(list_as_script, "list", "-U", "64001", "--json");
+        assert_exit(&run, 0);
+        assert_true(strncmp(run.out, "{\"timers\":[{\"owner\":64001,", 26) == 0);
+        run_done(&run);
+}
+
+/* Nothing is sent: timerctl finds the error itself, once it knows the timer's clock. */
+static const struct fake_step no_call_script[] = {
+    FAKE_EXPECT_CLOSE,
+};
+
+static const struct fake_step schedule_too_far_script[] = {
+    FAKE_CALL(GET_BACKUP),
+    FAKE_REPLY(GET_BACKUP_REPLY),
+    FAKE_EXPECT_CLOSE,
+};
+
+/* A span that fits the wire, but not once the service adds it to now on the timer's clock. */
+static void test_too_far(void **state)
+{
+        struct run run;
+
+        (void)state;
+        run = RUN_AGAINST(no_call_script, "add", "a", "--clock", "realtime", "--once",
+                          "9223372036854775807us");
+        assert_exit(&run, 2);
+        assert_non_null(strstr(run.err, "timerctl: --once: too far in the future"));
+        run_done(&run);
+
+        run = RUN_AGAINST(no_call_script, "add", "a", "--clock", "realtime", "--every",
+                          "9223372036854775000us");
+        assert_exit(&run, 2);
+        assert_non_null(strstr(run.err, "timerctl: --every: too far in the future"));
+        run_done(&run);
+
+        run = RUN_AGAINST(no_call_script, "sleep", "9223372036854775807us", "--clock", "realtime");
+        assert_exit(&run, 2);
+        assert_non_null(strstr(run.err, "timerctl: sleep: \"9223372036854775807us\": too far"));
+        run_done(&run);
+
+        run = RUN_AGAINST(schedule_too_far_script, "schedule", "backup", "--in",
+                          "9223372036854775807us");
+        assert_exit(&run, 2);
+        assert_non_null(strstr(run.err, "timerctl: --in: too far in the future"));
         run_done(&run);
 }
 
@@ -1228,6 +1407,8 @@ int main(void)
             cmocka_unit_test(test_reconcile),
             cmocka_unit_test(test_schedule_reschedule_kick),
             cmocka_unit_test(test_list_options),
+            cmocka_unit_test(test_user),
+            cmocka_unit_test(test_too_far),
             cmocka_unit_test(test_list_pages),
             cmocka_unit_test(test_show_properties),
             cmocka_unit_test(test_status_capabilities),

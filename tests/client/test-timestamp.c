@@ -158,9 +158,17 @@ static void test_on_clock(void **state)
         assert_true(usec == 2005 * SEC);
         ts.usec = UINT64_MAX;
         assert_int_equal(timestamp_on_clock(&ts, &now, TIMERD_CLOCK_BOOTTIME, &usec), -ERANGE);
-        ts = (struct timestamp){.relative = false, .usec = UINT64_MAX};
+        /* A span the wire carries, but not once added to now. */
+        ts.usec = INT64_MAX;
+        assert_int_equal(timestamp_on_clock(&ts, &now, TIMERD_CLOCK_BOOTTIME, &usec), -ERANGE);
+        /* The latest time the service's wire carries, and no later. */
+        ts = (struct timestamp){.relative = false, .usec = INT64_MAX};
         assert_int_equal(timestamp_on_clock(&ts, &now, TIMERD_CLOCK_REALTIME, &usec), 0);
-        /* Past 64 bits on a clock that runs ahead of the wall clock. */
+        assert_true(usec == INT64_MAX);
+        ts.usec = (uint64_t)INT64_MAX + 1;
+        assert_int_equal(timestamp_on_clock(&ts, &now, TIMERD_CLOCK_REALTIME, &usec), -ERANGE);
+        /* Past it on a clock that runs ahead of the wall clock. */
+        ts.usec = INT64_MAX;
         assert_int_equal(timestamp_on_clock(&ts, &(struct clocks){.boottime_usec = 10},
                                             TIMERD_CLOCK_BOOTTIME, &usec),
                          -ERANGE);

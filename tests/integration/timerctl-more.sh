@@ -92,7 +92,7 @@ contains "$dir/list" "NAME"
 if [ "$(id -u)" -eq 0 ]; then
         ctl list --all >"$dir/list"
         contains "$dir/list" OWNER
-        grep -q " 0 .*backup" "$dir/list" || fail "--all owner: $(cat "$dir/list")"
+        grep -q " root .*backup" "$dir/list" || fail "--all owner: $(cat "$dir/list")"
         [ "$(ctl list -a --json | json 'd["timers"][0]["owner"]')" = 0 ] || fail "--all --json"
 fi
 
@@ -230,8 +230,8 @@ deadline=$(json 'd["firing"]["deadline_usec"]' <"$dir/out")
 fired=$(json 'd["firing"]["fired_usec"]' <"$dir/out")
 [ "$fired" -lt "$deadline" ] || fail "the firing was not handed over early: $(cat "$dir/out")"
 [ "$returned" -ge "$deadline" ] || fail "wait returned $((deadline - returned))us before the deadline"
-expect_exit 1 ctl add long --once 1s --handover 2s
-contains "$dir/err" "(org.varlink.service.InvalidParameter)"
+expect_exit 2 ctl add long --once 1s --handover 2s
+contains "$dir/err" "--handover: \"2s\": at most 1s"
 expect_exit 1 ctl add rung --once 1s --delivery alarm --handover 1ms
 contains "$dir/err" "(org.varlink.service.InvalidParameter)"
 expect_exit 1 ctl add fast --interval 10ms --handover 10ms
@@ -239,15 +239,15 @@ contains "$dir/err" "(io.timerd.Timer.InvalidSchedule)"
 expect_exit 3 ctl show long
 expect_exit 2 ctl add bad --once 1s --handover soon
 
-## sleep: elapsed, or interrupted by an alarm of the same connection.
+## sleep: elapsed, or interrupted by an alarm of the same connection (exit status 7).
 ctl sleep 100ms | grep -q "^Slept 1[0-9][0-9]ms\.$" || fail "sleep"
-ctl sleep 2s --alarm 100ms >"$dir/out"
+expect_exit 7 ctl sleep 2s --alarm 100ms
 grep -q "^Interrupted by alarm timerctl-sleep-[0-9]*, 1s [0-9]*ms left\.$" "$dir/out" ||
         fail "sleep --alarm: $(cat "$dir/out")"
 ctl sleep 500ms --alarm 100ms --resume >"$dir/out"
 grep -q "sleeping on\.$" "$dir/out" || fail "sleep --resume: $(cat "$dir/out")"
 grep -q "^Slept 5[0-9][0-9]ms\.$" "$dir/out" || fail "sleep --resume ends at the deadline"
-ctl sleep 1s --alarm 50ms --json >"$dir/out"
+expect_exit 7 ctl sleep 1s --alarm 50ms --json
 [ "$(head -1 "$dir/out" | json 'd["observation"]["alarms"]')" = 1 ] || fail "sleep --json"
 [ "$(tail -1 "$dir/out" | json '"remaining_usec" in d')" = True ] || fail "sleep --json finish"
 ctl sleep "$(date -d '+1 sec' '+%Y-%m-%d %H:%M:%S')" --clock realtime | grep -q "^Slept" ||
@@ -293,6 +293,24 @@ contains "$dir/err" "unknown command \"frobnicate\""
 expect_exit 2 ctl add x --once --at "2023-02-30 10:00"
 contains "$dir/err" "--at: \"2023-02-30 10:00\": no such time"
 expect_exit 2 ctl show backup -p nonsense
+# The span --once was given, not a second timer name.
+expect_exit 2 ctl add x --once abc
+contains "$dir/err" "timerctl: --once: \"abc\": not a time span"
+# Spans past what the service holds are timerctl's usage errors, not the service's.
+expect_exit 2 ctl add huge --every 9223372036854775808us
+contains "$dir/err" "time span too large"
+expect_exit 2 ctl add huge --once 9223372036854775807us --clock realtime
+contains "$dir/err" "--once: too far in the future"
+expect_exit 2 ctl sleep 9223372036854775807us --clock realtime
+expect_exit 3 ctl show huge
+ctl add far --once 292000y
+[ "$(ctl show far -p next_usec --value)" -gt 9214699200000000000 ] || fail "292000y"
+ctl remove far
+# A signal timer would go to timerctl, gone when it fires.
+expect_exit 2 ctl add sig --once 1s --delivery signal
+contains "$dir/err" "The program that wants the signal registers the timer itself, through libtimerd"
+expect_exit 2 ctl reconcile sig --every 1h --delivery signal
+expect_exit 3 ctl show sig
 expect_exit 2 ctl list --timeout 1s
 expect_exit 5 "$timerctl" --socket "$dir/nothing" status
 expect_exit 0 ctl add --help
@@ -332,5 +350,57 @@ names=$(complete_words "$timerctl" --socket "$dir/io.timerd" show b | tr '\n' ' 
 [ "$names" = "backup " ] || fail "completion of names: \"$names\""
 names=$(complete_words "$timerctl" --socket "$dir/io.timerd" --json=short kick "" | wc -l)
 [ "$names" -gt 5 ] || fail "completion of every name: $names"
+
+## root acts on other users' timers with --user; list --all names their owners.
+complete_words timerctl show x --us | grep -qx -- --user || fail "completion of --user"
+complete_words timerctl show x -U ro | grep -qx root || fail "completion of user names"
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+        chmod 755 "$dir"
+        as_user() {
+                setpriv --reuid=64001 --regid=64001 --clear-groups \
+                        "$timerctl" --socket "$dir/io.timerd" "$@"
+        }
+        as_user add theirs --watchdog 1h
+        as_user add their-once --once 1h
+        ctl list --all >"$dir/list"
+        grep -q " 64001  *theirs " "$dir/list" || fail "OWNER of a uid without a name: $(cat "$dir/list")"
+        grep -q " root  *backup " "$dir/list" || fail "OWNER by name: $(cat "$dir/list")"
+        nobody=$(getent passwd 65534 | cut -d: -f1)
+        if [ -n "$nobody" ]; then
+                setpriv --reuid=65534 --regid=65534 --clear-groups \
+                        "$timerctl" --socket "$dir/io.timerd" add nb --once 1h
+                ctl list -a >"$dir/list"
+                grep -q " $nobody  *nb " "$dir/list" || fail "OWNER $nobody: $(cat "$dir/list")"
+                ctl remove --user "$nobody" nb
+        fi
+        # root's own namespace has no such timer: --user is what names it.
+        expect_exit 3 ctl show theirs
+        [ "$(ctl show -U 64001 theirs -p owner,state)" = "$(printf 'owner=64001\nstate=scheduled')" ] ||
+                fail "show --user"
+        ctl kick --user=64001 theirs | grep -q "^Next: .* (59min 59s left)$\|^Next: .* (1h left)$" ||
+                fail "kick --user"
+        ctl cancel -U 64001 their-once
+        [ "$(as_user show their-once -p state --value)" = inactive ] || fail "cancel --user"
+        ctl schedule -U 64001 their-once --in 1min
+        [ "$(as_user show their-once -p state --value)" = scheduled ] || fail "schedule --user"
+        ctl reschedule -U 64001 their-once >/dev/null
+        [ "$(as_user show their-once -p state --value)" = inactive ] || fail "reschedule --user"
+        ctl add -U 64001 made-for --once 100ms
+        ctl wait -U 64001 made-for | grep -q "^made-for: run 1 fired " || fail "wait --user"
+        [ "$(as_user show made-for -p runs,last_outcome)" = "$(printf 'runs=1\nlast_outcome=success')" ] ||
+                fail "wait --user completes the run"
+        [ "$(ctl list -U 64001 --json | json '",".join(t["name"] for t in d["timers"])')" = \
+                "made-for,their-once,theirs" ] || fail "list --user"
+        names=$(complete_words "$timerctl" --socket "$dir/io.timerd" -U 64001 show their | tr '\n' ' ')
+        [ "$names" = "their-once theirs " ] || fail "completion of --user's names: \"$names\""
+        ctl remove -U 64001 theirs
+        expect_exit 3 as_user show theirs
+        # Only root may name another owner.
+        expect_exit 4 as_user show -U root backup
+        contains "$dir/err" "(org.varlink.service.PermissionDenied)"
+        expect_exit 4 as_user cancel --user 0 backup
+        ctl remove -U 64001 their-once
+        ctl remove -U 64001 made-for
+fi
 
 echo "timerctl-more: all checks passed"
