@@ -34,6 +34,7 @@ struct app {
         struct timerd *firings; /* the Wait stream */
         struct timerd *control; /* declarations and completions, pipelined */
         unsigned long runs_wanted, runs_done;
+        size_t declared;
         bool quit;
         int status;
 };
@@ -68,14 +69,33 @@ static int watch(struct app *app, struct timerd *t, int op)
         return epoll_ctl(app->epoll_fd, op, timerd_get_fd(t), &event) < 0 ? -errno : 0;
 }
 
+static void on_firing(struct timerd *t, int error, const struct timerd_firing *firing,
+                      void *userdata);
+
+#define N_TIMERS (sizeof(timers) / sizeof(timers[0]))
+
+/* The stream names only our timers (the user may have others), so it starts once they exist: a
+ * Wait on a name that is not registered is NotFound. */
 static void on_declared(struct timerd *t, int error, const struct timerd_claim *claim,
                         void *userdata)
 {
+        struct app *app = userdata;
+        const char *names[N_TIMERS];
+        int r;
+
         (void)t;
-        if (error < 0)
-                fail(userdata, "register", error);
-        else
-                printf("declared %s\n", claim->name);
+        if (error < 0) {
+                fail(app, "register", error);
+                return;
+        }
+        printf("declared %s\n", claim->name);
+        if (++app->declared < N_TIMERS)
+                return;
+        for (size_t i = 0; i < N_TIMERS; i++)
+                names[i] = timers[i].name;
+        r = timerd_wait_stream_async(app->firings, names, N_TIMERS, on_firing, app);
+        if (r < 0)
+                fail(app, "wait", r);
 }
 
 static void on_completed(struct timerd *t, int error, void *userdata)
@@ -113,11 +133,8 @@ static void on_firing(struct timerd *t, int error, const struct timerd_firing *f
                 fail(app, "complete", r);
 }
 
-#define N_TIMERS (sizeof(timers) / sizeof(timers[0]))
-
 static int setup(struct app *app)
 {
-        const char *names[N_TIMERS];
         struct timerd_declaration d;
         int r;
 
@@ -128,15 +145,11 @@ static int setup(struct app *app)
                 return r;
         /* All in flight at once; the callbacks run in this order. */
         for (size_t i = 0; i < N_TIMERS && r >= 0; i++) {
-                names[i] = timers[i].name;
                 timerd_declaration_init(&d, TIMERD_POLICY_AFTER_COMPLETION, timers[i].cadence_usec);
                 d.handover_usec = timers[i].handover_usec;
                 r = timerd_register_async(app->control, timers[i].name, &d, NULL, true, on_declared,
                                           app);
         }
-        /* Only ours: the user may have other timers. */
-        if (r >= 0)
-                r = timerd_wait_stream_async(app->firings, names, N_TIMERS, on_firing, app);
         if (r >= 0)
                 r = watch(app, app->firings, EPOLL_CTL_ADD);
         if (r >= 0)
