@@ -84,10 +84,15 @@ static int parse_value(struct parser *ps, bool usec, int32_t *ret)
                 value *= USEC_PER_SEC;
                 if (ps->p[0] == '.' && ps->p[1] != '.') {
                         int64_t scale = USEC_PER_SEC / 10;
-                        ps->p++;
-                        /* Digits past the sixth are below a microsecond: ignored. */
-                        for (; is_digit(*ps->p); ps->p++, scale /= 10)
+                        if (!is_digit(*++ps->p))
+                                return fail_at(ps, ps->p, CALENDAR_E_NUMBER);
+                        for (; is_digit(*ps->p) && scale > 0; ps->p++, scale /= 10)
                                 value += (*ps->p - '0') * scale;
+                        /* Rounded to the microsecond; further digits are ignored. */
+                        if (is_digit(*ps->p) && *ps->p >= '5')
+                                value++;
+                        while (is_digit(*ps->p))
+                                ps->p++;
                 }
                 if (value > INT32_MAX)
                         return fail_at(ps, start, CALENDAR_E_NUMBER);
@@ -128,6 +133,9 @@ static int parse_chain(struct parser *ps, bool usec, struct calendar_field *fiel
                                 return r;
                         if (range.repeat == 0)
                                 return fail_at(ps, repeat, CALENDAR_E_REPEAT);
+                } else if (usec && range.stop >= 0 && range.start + USEC_PER_SEC > range.stop) {
+                        /* Seconds repeat by whole seconds: a shorter range is refused. */
+                        return fail_at(ps, item, CALENDAR_E_RANGE);
                 }
                 if (!ends_component(*ps->p))
                         return fail_at(ps, ps->p, CALENDAR_E_SYNTAX);
@@ -472,6 +480,9 @@ static void normalize_field(struct calendar_field *field)
                 struct calendar_range *r = &field->ranges[i];
                 if (r->stop > r->start && r->repeat > 0)
                         r->stop -= (r->stop - r->start) % r->repeat;
+                /* A range too short to repeat even once is its start alone ("5..5", "18..19/4"). */
+                if (r->stop >= r->start && r->repeat > 0 && r->start + r->repeat > r->stop)
+                        *r = (struct calendar_range){r->start, -1, 0};
         }
         qsort(field->ranges, field->n, sizeof(field->ranges[0]), compare_ranges);
         for (unsigned i = 0; i < field->n; i++)
