@@ -203,6 +203,11 @@ int calendar_parse_cron(const char *text, struct calendar_spec *ret,
         spec.usec = (struct calendar_field){.n = 1, .ranges = {{0, -1, 0}}};
         spec.day_or_weekday = !star[2] && !star[4];
         calendar_normalize(&spec);
+        /* Every weekday listed: "either" matches every day. */
+        if (spec.day_or_weekday && spec.weekdays == 0) {
+                spec.day_or_weekday = false;
+                spec.day.n = 0;
+        }
         if (calendar_validate(&spec, &bad) != CALENDAR_E_NONE)
                 return fail_at(&cp, text, CALENDAR_E_RANGE);
         struct calendar_wall found, epoch = {CALENDAR_YEAR_MIN, 1, 1, 0, 0, 0};
