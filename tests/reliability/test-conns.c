@@ -5,7 +5,7 @@
  * uids (as one person gets from a user namespace's subordinate uids) fill the table and root is
  * still served; a uid under its fair share gets in; a half-sent message and an idle connection are
  * closed after their timeouts, and what holds something is not; the timeouts cost no wake-ups
- * while nothing is due.
+ * while nothing is due; Status tells an unprivileged caller only its own figures.
  */
 
 #include <errno.h>
@@ -61,6 +61,13 @@ static void expect_success(json_object *reply)
         if (wire_error(reply))
                 fail_msg("unexpected error %s", json_object_to_json_string(reply));
         json_object_put(reply);
+}
+
+static bool has_field(json_object *reply, const char *field)
+{
+        json_object *params;
+        return json_object_object_get_ex(reply, "parameters", &params) &&
+               json_object_object_get_ex(params, field, NULL);
 }
 
 /* --- A uid's client in a child process: no cmocka there, plain results. --- */
@@ -225,6 +232,7 @@ static void test_root_is_served_when_other_uids_fill_the_table(void **state)
                 json_object *st = wire_call(root[i], STATUS_CALL);
                 if (wire_error(st))
                         fail_msg("root refused: %s", json_object_to_json_string(st));
+                assert_string_equal(wire_string(st, "scope"), "host");
                 if (i == RESERVED)
                         assert_int_equal(wire_int(st, "connections"), TABLE);
                 json_object_put(st);
@@ -399,6 +407,76 @@ static void test_timeouts_cost_no_wakeups(void **state)
         close(control);
 }
 
+static int status_as_user(void *arg)
+{
+        const struct harness *h = arg;
+        struct timerd *t;
+        struct timerd_status st;
+
+        if (timerd_connect(h->socket, &t) < 0)
+                return 10;
+        int fd = child_connect(h);
+        if (fd < 0)
+                return 11;
+        static const char reg[] = REGISTER_TRANSIENT;
+        if (send(fd, reg, sizeof(reg), MSG_NOSIGNAL) < 0)
+                return 12;
+        json_object *r = child_recv(fd, 5000);
+        if (!r || json_object_object_get_ex(r, "error", NULL))
+                return 13;
+        json_object_put(r);
+        if (send(fd, STATUS_CALL, sizeof(STATUS_CALL), MSG_NOSIGNAL) < 0)
+                return 14;
+        r = child_recv(fd, 5000);
+        if (!r)
+                return 15;
+        /* Its own timer and its two connections; none of the activity of others. */
+        int result = 0;
+        const char *scope = wire_string(r, "scope");
+        if (!scope || strcmp(scope, "caller") != 0)
+                result = 16;
+        else if (wire_int(r, "timers") != 1 || wire_int(r, "scheduled") != 0 ||
+                 wire_int(r, "connections") != 2 || wire_int(r, "waiters") != 0)
+                result = 17;
+        else if (has_field(r, "firings") || has_field(r, "iterations") || has_field(r, "wakeups") ||
+                 has_field(r, "lateness") || has_field(r, "signals_sent") ||
+                 has_field(r, "overruns"))
+                result = 18;
+        json_object_put(r);
+        /* The library tells the two apart. */
+        if (result == 0 && (timerd_status(t, &st) < 0 || st.host_wide || st.timers != 1 ||
+                            st.connections != 2 || st.iterations != 0))
+                result = 19;
+        timerd_close(t);
+        close(fd);
+        return result;
+}
+
+/* Status as an unprivileged uid: its own timers, connections and parked requests only. Root sees
+ * everyone's. Before: the unprivileged caller saw root's timers counted. */
+static void test_status_is_per_caller(void **state)
+{
+        struct harness *h = *state;
+        int root = harness_raw_connect(h);
+
+        if (!users_available())
+                skip();
+        assert_int_equal(chmod(h->dir, 0755), 0);
+        expect_success(wire_call(root, REGISTER_FAR));
+        expect_success(wire_call(root, REGISTER_TRANSIENT));
+        assert_int_equal(run_as(USER_A, status_as_user, h), 0);
+
+        json_object *st = wire_call(root, STATUS_CALL);
+        assert_string_equal(wire_string(st, "scope"), "host");
+        /* Root's two, and the other's until the service notices its connection closed. */
+        assert_true(wire_int(st, "timers") >= 2);
+        assert_int_equal(wire_int(st, "scheduled"), 1);
+        assert_true(wire_int(st, "iterations") > 0);
+        assert_true(has_field(st, "lateness"));
+        json_object_put(st);
+        close(root);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -411,6 +489,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_idle_connection_is_reaped, setup_timeouts,
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_timeouts_cost_no_wakeups, harness_setup,
+                                            harness_teardown),
+            cmocka_unit_test_setup_teardown(test_status_is_per_caller, harness_setup,
                                             harness_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
