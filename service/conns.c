@@ -353,6 +353,12 @@ void conns_reap(struct service *s, uint64_t now)
                 struct peer *p = list_entry(c->partial.next, struct peer, partial_node);
                 if (after(p->fed_usec, s->config.partial_timeout_usec) > now)
                         break;
+                /* While its calls wait their turn the service does not read it: not its silence. */
+                if (p->input_full) {
+                        p->fed_usec = now;
+                        list_move_to_back(&c->partial, &p->partial_node);
+                        continue;
+                }
                 list_remove(&p->partial_node);
                 reap_partial(s, p);
         }

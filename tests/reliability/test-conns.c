@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -54,6 +55,22 @@ static int setup_timeouts(void **state)
         static const char *const args[] = {"--partial-timeout=300000", "--idle-timeout=500000",
                                            NULL};
         return harness_setup_with(state, args);
+}
+
+/* timerd with 64 descriptors: room for 16 connections (32 kept for itself, 2 a connection), of
+ * which 8 (half) are kept for root. */
+#define LOW_FDS        64
+#define LOW_FDS_SHARED 8
+static int setup_low_fds(void **state)
+{
+        struct rlimit saved, low;
+
+        assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+        low = (struct rlimit){.rlim_cur = LOW_FDS, .rlim_max = saved.rlim_max};
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+        int r = harness_setup(state);
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+        return r;
 }
 
 static void expect_success(json_object *reply)
@@ -279,6 +296,38 @@ static void test_uid_at_its_share_is_refused(void **state)
         assert_int_equal(again.lost, 0);
 }
 
+/*
+ * Out of descriptors, accept() fails for everyone: the other uids' share ends before the
+ * descriptor limit would, so one uid's connections cannot keep root from being accepted. Before:
+ * the uid's connections took every descriptor and root's connection waited unaccepted.
+ */
+static void test_descriptors_are_kept_for_root(void **state)
+{
+        enum { N = 10 }; /* 40 connections wanted: 80 descriptors */
+        struct harness *h = *state;
+        struct uid_client clients[N];
+        int alive = 0;
+
+        if (!users_available())
+                skip();
+        assert_int_equal(chmod(h->dir, 0755), 0);
+        for (int i = 0; i < N; i++)
+                client_start(&clients[i], h, FIRST_UID + (uid_t)i, PER_UID);
+        for (int i = 0; i < 3; i++) {
+                int fd = harness_raw_connect(h);
+                json_object *st = wire_call(fd, STATUS_CALL);
+                if (wire_error(st))
+                        fail_msg("root refused: %s", json_object_to_json_string(st));
+                json_object_put(st);
+                close(fd);
+        }
+        for (int i = 0; i < N; i++) {
+                client_finish(&clients[i]);
+                alive += clients[i].got - clients[i].lost;
+        }
+        assert_int_equal(alive, LOW_FDS_SHARED);
+}
+
 /* Receive one message within timeout_ms; the parsed reply or NULL (EOF or timeout: *ret_eof). */
 static json_object *recv_within(int fd, int timeout_ms, bool *ret_eof)
 {
@@ -483,6 +532,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_root_is_served_when_other_uids_fill_the_table,
                                             setup_table, harness_teardown),
             cmocka_unit_test_setup_teardown(test_uid_at_its_share_is_refused, setup_table,
+                                            harness_teardown),
+            cmocka_unit_test_setup_teardown(test_descriptors_are_kept_for_root, setup_low_fds,
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_half_sent_message_is_reaped, setup_timeouts,
                                             harness_teardown),
