@@ -198,9 +198,9 @@ static void evict(struct service *s, struct peer *victim, uid_t newcomer)
 {
         json_object *params = json_object_new_object();
 
-        log_info("Connection table full: closing connection %" PRIu64 " of uid %u (the most "
-                 "connections) for uid %u",
-                 victim->session, (unsigned)victim->uid, (unsigned)newcomer);
+        log_debug("Connection table full: closing connection %" PRIu64 " of uid %u (the most "
+                  "connections) for uid %u",
+                  victim->session, (unsigned)victim->uid, (unsigned)newcomer);
         vl_add_string(params, "limit", "connections");
         vl_add_u64(params, "max", table_size(s));
         service_hang_up(s, victim, TIMERD_E_LIMIT_EXCEEDED, params);
