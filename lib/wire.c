@@ -367,28 +367,12 @@ static int decode_capabilities(json_object *obj, char *buf, size_t size)
         return 0;
 }
 
-int wire_decode_status(json_object *obj, struct timerd_status *ret)
+/* The activity figures uid 0 is told (Status's scope host); another caller gets none. */
+static int decode_activity(json_object *obj, struct timerd_status *ret)
 {
         json_object *lateness;
 
-        *ret = (struct timerd_status){};
-        if (get_string_into(obj, "epoch", ret->epoch, sizeof(ret->epoch)) < 0 ||
-            get_string_into(obj, "version", ret->version, sizeof(ret->version)) < 0 ||
-            get_string_into(obj, "backend", ret->backend, sizeof(ret->backend)) < 0 ||
-            get_string_into(obj, "backend_reason", ret->backend_reason,
-                            sizeof(ret->backend_reason)) < 0 ||
-            get_string_into(obj, "store", ret->store, sizeof(ret->store)) < 0 ||
-            get_u64(obj, "pid", &ret->pid) < 0 ||
-            get_u64(obj, "uptime_usec", &ret->uptime_usec) < 0 ||
-            get_u64(obj, "timers", &ret->timers) < 0 ||
-            get_u64(obj, "scheduled", &ret->scheduled) < 0 ||
-            get_u64(obj, "running", &ret->running) < 0 ||
-            get_u64(obj, "failed", &ret->failed) < 0 ||
-            get_u64(obj, "pending", &ret->pending) < 0 ||
-            get_u64(obj, "connections", &ret->connections) < 0 ||
-            get_u64(obj, "waiters", &ret->waiters) < 0 ||
-            get_u64(obj, "clock_changes", &ret->clock_changes) < 0 ||
-            get_u64(obj, "iterations", &ret->iterations) < 0 ||
+        if (get_u64(obj, "iterations", &ret->iterations) < 0 ||
             get_u64(obj, "wakeups", &ret->wakeups) < 0 ||
             get_u64(obj, "firings", &ret->firings) < 0 ||
             get_u64(obj, "overruns", &ret->overruns) < 0 ||
@@ -400,10 +384,41 @@ int wire_decode_status(json_object *obj, struct timerd_status *ret)
             get_u64(lateness, "samples", &ret->lateness_samples) < 0 ||
             get_u64(lateness, "p50_usec", &ret->lateness_p50_usec) < 0 ||
             get_u64(lateness, "p99_usec", &ret->lateness_p99_usec) < 0 ||
-            get_u64(lateness, "max_usec", &ret->lateness_max_usec) < 0 ||
-            decode_capabilities(obj, ret->capabilities, sizeof(ret->capabilities)) < 0)
+            get_u64(lateness, "max_usec", &ret->lateness_max_usec) < 0)
                 return -TIMERD_E_PROTOCOL;
         return 0;
+}
+
+int wire_decode_status(json_object *obj, struct timerd_status *ret)
+{
+        const char *scope = NULL;
+
+        *ret = (struct timerd_status){};
+        if (get_string_into(obj, "epoch", ret->epoch, sizeof(ret->epoch)) < 0 ||
+            get_string_into(obj, "version", ret->version, sizeof(ret->version)) < 0 ||
+            get_string_into(obj, "backend", ret->backend, sizeof(ret->backend)) < 0 ||
+            get_string_into(obj, "backend_reason", ret->backend_reason,
+                            sizeof(ret->backend_reason)) < 0 ||
+            get_string_into(obj, "store", ret->store, sizeof(ret->store)) < 0 ||
+            get_optional_string(obj, "scope", &scope) < 0 || get_u64(obj, "pid", &ret->pid) < 0 ||
+            get_u64(obj, "uptime_usec", &ret->uptime_usec) < 0 ||
+            get_u64(obj, "timers", &ret->timers) < 0 ||
+            get_u64(obj, "scheduled", &ret->scheduled) < 0 ||
+            get_u64(obj, "running", &ret->running) < 0 ||
+            get_u64(obj, "failed", &ret->failed) < 0 ||
+            get_u64(obj, "pending", &ret->pending) < 0 ||
+            get_u64(obj, "connections", &ret->connections) < 0 ||
+            get_u64(obj, "waiters", &ret->waiters) < 0 ||
+            get_u64(obj, "clock_changes", &ret->clock_changes) < 0 ||
+            decode_capabilities(obj, ret->capabilities, sizeof(ret->capabilities)) < 0)
+                return -TIMERD_E_PROTOCOL;
+        /* A service from before scopes told everyone everything. */
+        if (scope && strcmp(scope, "caller") == 0)
+                return 0;
+        if (scope && strcmp(scope, "host") != 0)
+                return -TIMERD_E_PROTOCOL;
+        ret->host_wide = true;
+        return decode_activity(obj, ret);
 }
 
 static int decode_continuation(json_object *obj, struct timerd_continuation *ret)

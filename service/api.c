@@ -10,6 +10,7 @@
 #include "service/clock.h"
 #include "service/events.h"
 #include "service/log.h"
+#include "service/parked.h"
 #include "service/peer.h"
 #include "service/service.h"
 #include "service/store.h"
@@ -78,19 +79,40 @@ static json_object *capabilities_json(void)
         return array;
 }
 
+/* The caller's parked Waits and Sleeps. */
+static uint64_t waiters_of(const struct service *s, uid_t uid)
+{
+        struct parked_owner_snapshot parked;
+
+        return parked_get_owner(s->parked, uid, &parked) < 0 ? 0 : parked.waiters + parked.sleepers;
+}
+
+/*
+ * Host-wide figures are for uid 0: another caller sees its own timers, connections and parked
+ * requests, and none of the activity figures (firings, wake-ups, lateness …) that would tell it
+ * about other users' timers.
+ */
 static void status(struct service *s, struct peer *p)
 {
         struct registry_stats rs;
         struct loop_stats ls;
-        uint64_t now = 0;
+        uint64_t now = 0, connections = s->n_peers, waiters;
+        bool host = p->privileged;
 
-        registry_get_stats(s->registry, &rs);
+        if (host) {
+                registry_get_stats(s->registry, &rs);
+                waiters = api_waiters(s);
+        } else {
+                registry_get_owner_stats(s->registry, p->uid, &rs);
+                connections = conns_of(&s->conns, p->uid);
+                waiters = waiters_of(s, p->uid);
+        }
         loop_get_stats(s->loop, &ls);
         (void)clock_read(TIMERD_CLOCK_MONOTONIC, &now);
 
         json_object *o = json_object_new_object();
-        json_object *lateness = json_object_new_object();
-        if (!o || !lateness) {
+        json_object *lateness = host ? json_object_new_object() : NULL;
+        if (!o || (host && !lateness)) {
                 json_object_put(o);
                 json_object_put(lateness);
                 service_drop_peer(s, p);
@@ -102,27 +124,30 @@ static void status(struct service *s, struct peer *p)
         vl_add_string(o, "backend_reason", s->backend_reason);
         vl_add_u64(o, "pid", (uint64_t)getpid());
         vl_add_u64(o, "uptime_usec", now > s->started_usec ? now - s->started_usec : 0);
+        vl_add_string(o, "scope", host ? "host" : "caller");
         vl_add_u64(o, "timers", rs.timers);
         vl_add_u64(o, "scheduled", rs.scheduled);
         vl_add_u64(o, "running", rs.running);
         vl_add_u64(o, "failed", rs.failed);
         vl_add_u64(o, "pending", rs.pending);
-        vl_add_u64(o, "connections", s->n_peers);
-        vl_add_u64(o, "waiters", api_waiters(s));
+        vl_add_u64(o, "connections", connections);
+        vl_add_u64(o, "waiters", waiters);
         vl_add_u64(o, "clock_changes", s->clock_changes);
-        vl_add_u64(o, "iterations", s->metrics.iterations);
-        vl_add_u64(o, "wakeups", ls.wakeups);
-        vl_add_u64(o, "firings", s->metrics.firings);
-        vl_add_u64(o, "overruns", rs.overruns);
-        vl_add_u64(o, "stale_expiries", rs.stale_expiries + s->stale_wakeups);
-        vl_add_u64(o, "signals_sent", s->signals.sent);
-        vl_add_u64(o, "signals_failed", s->signals.target_gone + s->signals.refused);
-        vl_add_u64(o, "slowest_iteration_usec", s->metrics.slowest_iteration_usec);
-        vl_add_u64(lateness, "samples", s->metrics.lateness.samples);
-        vl_add_u64(lateness, "p50_usec", lateness_percentile(&s->metrics.lateness, 500));
-        vl_add_u64(lateness, "p99_usec", lateness_percentile(&s->metrics.lateness, 990));
-        vl_add_u64(lateness, "max_usec", s->metrics.lateness.max_usec);
-        vl_add_object(o, "lateness", lateness);
+        if (host) {
+                vl_add_u64(o, "iterations", s->metrics.iterations);
+                vl_add_u64(o, "wakeups", ls.wakeups);
+                vl_add_u64(o, "firings", s->metrics.firings);
+                vl_add_u64(o, "overruns", rs.overruns);
+                vl_add_u64(o, "stale_expiries", rs.stale_expiries + s->stale_wakeups);
+                vl_add_u64(o, "signals_sent", s->signals.sent);
+                vl_add_u64(o, "signals_failed", s->signals.target_gone + s->signals.refused);
+                vl_add_u64(o, "slowest_iteration_usec", s->metrics.slowest_iteration_usec);
+                vl_add_u64(lateness, "samples", s->metrics.lateness.samples);
+                vl_add_u64(lateness, "p50_usec", lateness_percentile(&s->metrics.lateness, 500));
+                vl_add_u64(lateness, "p99_usec", lateness_percentile(&s->metrics.lateness, 990));
+                vl_add_u64(lateness, "max_usec", s->metrics.lateness.max_usec);
+                vl_add_object(o, "lateness", lateness);
+        }
         vl_add_object(o, "capabilities", capabilities_json());
         vl_add_string(o, "store", store_status(s));
         service_reply(s, p, o, false);

@@ -22,6 +22,9 @@ void config_defaults(struct config *c)
             .max_output = (size_t)64 * 1024 * 1024,
             .max_connections = 4096,
             .max_connections_per_uid = 1024,
+            .reserved_connections = 16,
+            .idle_timeout_usec = UINT64_C(300000000),
+            .partial_timeout_usec = UINT64_C(10000000),
             .max_timers = 8 * 1024 * 1024,
             .max_timers_per_owner = 4 * 1024 * 1024,
             .min_cadence_usec = 1000,
@@ -64,6 +67,9 @@ static const struct setting settings[] = {
     {"max-connections", FIELD(max_connections), 1, UINT32_MAX, SETTING_NUMBER, true},
     {"max-connections-per-uid", FIELD(max_connections_per_uid), 1, UINT32_MAX, SETTING_NUMBER,
      true},
+    {"reserved-connections", FIELD(reserved_connections), 0, UINT32_MAX, SETTING_NUMBER, true},
+    {"idle-timeout", FIELD(idle_timeout_usec), 1000, UINT64_MAX / 2, SETTING_NUMBER, true},
+    {"partial-timeout", FIELD(partial_timeout_usec), 1000, UINT64_MAX / 2, SETTING_NUMBER, true},
     {"max-timers-per-owner", FIELD(max_timers_per_owner), 1, UINT32_MAX, SETTING_NUMBER, false},
     {"min-cadence", FIELD(min_cadence_usec), 1, UINT64_C(3600000000), SETTING_NUMBER, false},
     {"max-intents", FIELD(max_intents), 1, UINT64_C(1) << 20, SETTING_NUMBER, false},
@@ -217,6 +223,12 @@ static void usage(void)
                "                         before it is disconnected (default 67108864)\n"
                "  --max-connections N    (default 4096)\n"
                "  --max-connections-per-uid N  (default 1024)\n"
+               "  --reserved-connections N  kept for uid 0: other uids share the rest\n"
+               "                         (default 16, at most half of --max-connections)\n"
+               "  --idle-timeout USEC    close a connection with no call, parked request,\n"
+               "                         subscription or transient timer (default 300000000)\n"
+               "  --partial-timeout USEC close a connection that sent part of a message and\n"
+               "                         nothing more for this long (default 10000000)\n"
                "  --max-timers-per-owner N  (default 4194304)\n"
                "  --min-cadence USEC     the shortest cadence a timer may declare (default 1000)\n"
                "  --max-intents N        requests queued for one loop iteration (default 4096);\n"

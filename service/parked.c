@@ -1344,6 +1344,12 @@ int parked_get_owner(const struct parked *q, uint32_t owner, struct parked_owner
         return 0;
 }
 
+bool parked_session_holds(const struct parked *q, uint64_t session)
+{
+        /* A session's record lives exactly as long as it holds something. */
+        return session_get(q, session) != NULL;
+}
+
 void parked_get_stats(const struct parked *q, struct parked_stats *ret)
 {
         assert(q && ret);

@@ -289,6 +289,10 @@ struct parked_owner_snapshot {
 /* -TIMERD_E_NOT_FOUND when the queue holds nothing of `owner`. */
 int parked_get_owner(const struct parked *q, uint32_t owner, struct parked_owner_snapshot *ret);
 
+/* Whether `session` holds anything its closing would drop: a parked request, a continuation
+ * awaiting resume, a pending alarm. O(1). */
+bool parked_session_holds(const struct parked *q, uint64_t session);
+
 struct parked_stats {
         uint64_t waiters;
         uint64_t sleepers;

@@ -53,6 +53,8 @@ int peer_new(int fd, uint64_t session, size_t max_message, size_t max_output, st
         p->gid = cred.gid;
         p->pid = cred.pid;
         list_init(&p->flush_node);
+        list_init(&p->idle_node);
+        list_init(&p->partial_node);
         vl_reader_init(&p->in, max_message);
         vl_parser_init(&p->parser);
         vl_writer_init(&p->out, max_output);

@@ -29,7 +29,9 @@ enum after_run {
 struct owner {
         uint32_t uid;
         size_t n_timers;
-        uint64_t last_generation; /* the highest generation given to this owner */
+        uint64_t last_generation;           /* the highest generation given to this owner */
+        uint64_t n_state[TIMERD_STATE_MAX]; /* its timers by state, for its own Status */
+        uint64_t n_pending;
         struct list_node pending; /* struct timer_runs of firings not yet handed to a waiter,
                                    * oldest first */
 };
@@ -530,16 +532,26 @@ static int changes_reserve(struct registry *r, size_t more)
  * counts and to track what must be written. */
 static void stats_leave(struct registry *r, const struct timer *t)
 {
+        struct owner *o = owner_find(r, t->uid);
+
         r->n_state[timer_state(t)]--;
-        if (timer_pending(t))
+        o->n_state[timer_state(t)]--;
+        if (timer_pending(t)) {
                 r->n_pending--;
+                o->n_pending--;
+        }
 }
 
 static void stats_enter(struct registry *r, struct timer *t)
 {
+        struct owner *o = owner_find(r, t->uid);
+
         r->n_state[timer_state(t)]++;
-        if (timer_pending(t))
+        o->n_state[timer_state(t)]++;
+        if (timer_pending(t)) {
                 r->n_pending++;
+                o->n_pending++;
+        }
         timer_changed(r, t);
 }
 
@@ -2378,6 +2390,27 @@ void registry_get_stats(const struct registry *r, struct registry_stats *ret)
         };
 }
 
+void registry_get_owner_stats(const struct registry *r, uint32_t owner, struct registry_stats *ret)
+{
+        const struct owner *o = owner_find(r, owner);
+
+        *ret = (struct registry_stats){0};
+        if (!o)
+                return;
+        ret->timers = o->n_timers;
+        ret->scheduled = o->n_state[TIMERD_STATE_SCHEDULED];
+        ret->running = o->n_state[TIMERD_STATE_RUNNING];
+        ret->failed = o->n_state[TIMERD_STATE_FAILED];
+        ret->pending = o->n_pending;
+}
+
+bool registry_session_holds(const struct registry *r, uint64_t session)
+{
+        const struct session *s = session_find(r, session);
+
+        return s && (!list_empty(&s->transient) || !list_empty(&s->delivered));
+}
+
 static size_t list_length(const struct list_node *head)
 {
         size_t n = 0;
@@ -2559,9 +2592,18 @@ int registry_check(const struct registry *r)
                 return -EUCLEAN;
         i = 0;
         while ((o = hashmap_next(&r->owners, &i))) {
-                size_t n = 0;
+                size_t n = 0, n_in_states = 0;
 
-                if (o->last_generation > r->last_generation)
+                /* An owner stays after its last timer: it remembers its last generation. */
+                if (o->last_generation > r->last_generation || o->n_pending > o->n_timers)
+                        return -EUCLEAN;
+                /* Each owner's counts add up to its timers, and all owners' to the registry's. */
+                for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++) {
+                        n_in_states += o->n_state[st];
+                        n_state[st] -= o->n_state[st];
+                }
+                n_pending -= o->n_pending;
+                if (n_in_states != o->n_timers)
                         return -EUCLEAN;
                 for (const struct list_node *p = o->pending.next; p != &o->pending; p = p->next) {
                         const struct timer_runs *runs =
@@ -2576,8 +2618,11 @@ int registry_check(const struct registry *r)
                         return -EUCLEAN;
                 n_owner_timers += o->n_timers;
         }
-        if (n_owner_timers != r->timers.n_entries)
+        if (n_owner_timers != r->timers.n_entries || n_pending != 0)
                 return -EUCLEAN;
+        for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++)
+                if (n_state[st] != 0)
+                        return -EUCLEAN;
         if (r->config.max_timers > 0 && r->timers.n_entries > r->config.max_timers)
                 return -EUCLEAN;
 

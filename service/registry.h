@@ -385,6 +385,13 @@ struct registry_stats {
         uint64_t stale_expiries;
 };
 void registry_get_stats(const struct registry *r, struct registry_stats *ret);
+/* The same counts of one owner's timers (timers, scheduled, running, failed, pending; the rest 0),
+ * in O(1): what an unprivileged caller's Status shows. */
+void registry_get_owner_stats(const struct registry *r, uint32_t owner, struct registry_stats *ret);
+
+/* Whether closing `session` would remove or end anything: a transient timer, or a run handed to
+ * it and not completed. O(1). */
+bool registry_session_holds(const struct registry *r, uint64_t session);
 
 /*
  * Durability. Only retained timers are durable; transient ones never show up here.

@@ -33,17 +33,18 @@ void service_exit(struct service *s, enum exit_reason reason)
                 log_error("Fault: %s", exit_reason_to_string(reason));
 }
 
-/* Arm clock c's kernel timer at the earlier of the two cores' demands. */
-static int wake_sync(struct service *s, enum timerd_clock c)
+int service_sync_wake(struct service *s, enum timerd_clock c)
 {
         struct clock_wake *w = &s->wake[c];
-        bool want = w->registry_armed || w->parked_armed;
+        bool want = w->registry_armed || w->parked_armed || w->conns_armed;
         uint64_t deadline = UINT64_MAX;
 
         if (w->registry_armed)
                 deadline = w->registry_deadline;
         if (w->parked_armed && w->parked_deadline < deadline)
                 deadline = w->parked_deadline;
+        if (w->conns_armed && w->conns_deadline < deadline)
+                deadline = w->conns_deadline;
 
         if (!want) {
                 if (!w->kernel_armed)
@@ -93,7 +94,7 @@ static int take_arm(struct service *s, const struct td_effect *e)
         w->registry_armed = e->kind == TD_EFFECT_ARM;
         w->registry_deadline = e->arm.deadline_usec;
         w->registry_generation = e->arm.generation;
-        int r = wake_sync(s, e->arm.clock);
+        int r = service_sync_wake(s, e->arm.clock);
         if (r < 0)
                 log_warning("Cannot arm the %s timer: %s", vl_clock_to_string(e->arm.clock),
                             strerror(-r));
@@ -209,7 +210,7 @@ void service_sync_parked_wake(struct service *s)
                 w->parked_armed =
                     parked_next_deadline(s->parked, (enum timerd_clock)c, &deadline) > 0;
                 w->parked_deadline = w->parked_armed ? deadline : 0;
-                int r = wake_sync(s, (enum timerd_clock)c);
+                int r = service_sync_wake(s, (enum timerd_clock)c);
                 if (r < 0) {
                         log_errno(r, "Cannot arm the %s timer for parked requests",
                                   vl_clock_to_string((enum timerd_clock)c));
@@ -239,8 +240,10 @@ static void on_expired(enum timerd_clock clock, uint64_t generation, void *userd
                     registry_expire(s->registry, &now, clock, w->registry_generation, &stale));
         }
         api_expire_parked(s, &now);
+        if (clock == TIMERD_CLOCK_MONOTONIC)
+                conns_reap(s, now.usec[TIMERD_CLOCK_MONOTONIC]);
         /* The kernel timer is spent: arm it again for whatever is due next. */
-        int r = wake_sync(s, clock);
+        int r = service_sync_wake(s, clock);
         if (r < 0) {
                 log_errno(r, "Cannot re-arm the %s timer", vl_clock_to_string(clock));
                 service_apply(
@@ -361,6 +364,7 @@ static void call_finished(struct service *s, struct peer *p)
         p->call_open = false;
         p->call_more = false;
         p->call_oneway = false;
+        conns_note_call(s, p);
         if (p->input_full) {
                 p->input_full = false;
                 peer_update_watch(s, p);
@@ -440,6 +444,7 @@ static void peer_pump(struct service *s, struct peer *p)
                                       : r == -EBADMSG ? "not JSON, or nested too deep"
                                                       : "not a varlink call");
                         p->call_open = true;
+                        conns_note_call(s, p);
                         service_error(s, p, TIMERD_E_INVALID_MESSAGE, params);
                         continue;
                 }
@@ -447,6 +452,7 @@ static void peer_pump(struct service *s, struct peer *p)
                 p->call_more = call.more;
                 p->call_oneway = call.oneway;
                 p->call_cookie = ++s->last_cookie;
+                conns_note_call(s, p);
                 r = intent_post(&s->intents, p, p->session, &call);
                 if (r < 0) {
                         vl_call_done(&call);
@@ -473,6 +479,8 @@ static void on_peer_io(struct loop_watch *w, int fd, uint32_t events, void *user
         if (!(events & (LOOP_IN | LOOP_ERR)))
                 return;
         long n = peer_read(p);
+        if (n > 0)
+                conns_note_input(s, p);
         if (n == -ENOBUFS) {
                 /* The buffer is full of calls waiting their turn. A hang-up now means the open
                  * call has nobody to answer; otherwise stop reading until the call ends. */
@@ -509,28 +517,6 @@ static void on_peer_exit(struct loop_watch *w, int fd, uint32_t events, void *us
         service_drop_peer(p->service, p);
 }
 
-/* Say why before hanging up; a full socket buffer just drops the reason. */
-static void refuse_connection(int fd, const char *limit, uint64_t max)
-{
-        json_object *params = json_object_new_object();
-        vl_add_string(params, "limit", limit);
-        vl_add_u64(params, "max", max);
-        char *msg = vl_error_encode(vl_error_to_name(TIMERD_E_LIMIT_EXCEEDED), params);
-        if (msg)
-                (void)!send(fd, msg, strlen(msg) + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-        free(msg);
-        close(fd);
-}
-
-/* Linear, once per accepted connection: bounded by max-connections. */
-static uint32_t connections_of(const struct service *s, uid_t uid)
-{
-        uint32_t n = 0;
-        for (const struct peer *p = s->peers; p; p = p->next)
-                n += p->uid == uid;
-        return n;
-}
-
 static void on_accept(struct loop_watch *w, int fd, uint32_t events, void *userdata)
 {
         struct service *s = userdata;
@@ -553,10 +539,6 @@ static void on_accept(struct loop_watch *w, int fd, uint32_t events, void *userd
                                 log_warning("accept: %s", strerror(errno));
                         return;
                 }
-                if (s->n_peers >= s->config.max_connections) {
-                        refuse_connection(cfd, "connections", s->config.max_connections);
-                        continue;
-                }
                 struct peer *p;
                 int r = peer_new(cfd, ++s->last_session, s->config.max_message,
                                  s->config.max_output, &p);
@@ -565,17 +547,15 @@ static void on_accept(struct loop_watch *w, int fd, uint32_t events, void *userd
                         close(cfd);
                         continue;
                 }
-                if (connections_of(s, p->uid) >= s->config.max_connections_per_uid) {
-                        refuse_connection(cfd, "connections_per_uid",
-                                          s->config.max_connections_per_uid);
-                        p->fd = -1;
+                p->service = s;
+                if (!conns_admit(s, p)) {
                         peer_free(p);
                         continue;
                 }
-                p->service = s;
                 r = loop_watch(s->loop, cfd, LOOP_IN, on_peer_io, p, &p->watch);
                 if (r < 0) {
                         log_errno(r, "Cannot watch a connection");
+                        conns_forget(s, p);
                         peer_free(p);
                         continue;
                 }
@@ -591,6 +571,19 @@ static void on_accept(struct loop_watch *w, int fd, uint32_t events, void *userd
                 s->peers = p;
                 s->n_peers++;
         }
+}
+
+void service_hang_up(struct service *s, struct peer *p, int error, json_object *parameters)
+{
+        if (p->fd < 0) {
+                json_object_put(parameters);
+                return;
+        }
+        /* Queued after whole messages, so the framing holds; what the socket does not take at
+         * once is lost with the connection. */
+        if (peer_queue(p, vl_error_encode(vl_error_to_name(error), parameters)) == 0)
+                (void)peer_flush(p);
+        service_drop_peer(s, p);
 }
 
 void service_drop_peer(struct service *s, struct peer *p)
@@ -612,6 +605,7 @@ void service_drop_peer(struct service *s, struct peer *p)
         if (p->next)
                 p->next->prev = p->prev;
         s->n_peers--;
+        conns_forget(s, p);
         flush_unlist(p);
         if (s->accept_paused && loop_watch_update(s->listen_watch, LOOP_IN) >= 0)
                 s->accept_paused = false;
@@ -631,6 +625,7 @@ void service_drop_peer(struct service *s, struct peer *p)
 
 int service_start_listening(struct service *s, int listen_fd)
 {
+        conns_init(&s->conns, s->config.max_connections);
         s->listen_fd = listen_fd;
         return loop_watch(s->loop, listen_fd, LOOP_IN, on_accept, s, &s->listen_watch);
 }

@@ -12,6 +12,7 @@
 
 #include "loop/loop.h"
 #include "service/config.h"
+#include "service/conns.h"
 #include "service/intent.h"
 #include "service/lifecycle.h"
 #include "service/list.h"
@@ -23,13 +24,16 @@ struct parked;
 struct peer;
 struct store;
 
-/* The kernel timer of one clock serves two cores: it is armed at the earlier of their demands. */
+/* The kernel timer of one clock serves two cores, and on the monotonic clock the connection
+ * table's reaps: it is armed at the earliest of their demands. */
 struct clock_wake {
         bool registry_armed;
         uint64_t registry_deadline;
         uint64_t registry_generation;
         bool parked_armed;
         uint64_t parked_deadline;
+        bool conns_armed;
+        uint64_t conns_deadline;
         bool kernel_armed;
         uint64_t kernel_deadline;
         uint64_t kernel_generation;
@@ -56,6 +60,7 @@ struct service {
 
         struct peer *peers;
         uint32_t n_peers;
+        struct conns conns;
         uint32_t n_subscribers;
         struct peer *closed;      /* freed at the end of the iteration */
         struct list_node flushes; /* peers with output queued since their last write */
@@ -90,6 +95,9 @@ void service_apply(struct service *s, const struct td_now *now, struct td_transi
 void service_end_run(struct service *s, const struct td_now *now, const struct td_dispatch *d,
                      enum timerd_outcome outcome, enum timerd_directive directive);
 
+/* Arm clock's kernel timer at the earliest demand on it (or disarm it). -errno from the loop. */
+int service_sync_wake(struct service *s, enum timerd_clock clock);
+
 /* Re-arm the parked queue's wake-up of every clock after it changed. */
 void service_sync_parked_wake(struct service *s);
 
@@ -110,6 +118,9 @@ bool service_reply_continues(const struct peer *p, bool continues);
  * drops p) with the flag service_reply_continues() gave. */
 void service_reply_encoded(struct service *s, struct peer *p, char *msg, bool continues);
 void service_error(struct service *s, struct peer *p, int error, json_object *parameters);
+
+/* Tell p `error` (parameters owned) as far as its socket takes it now, and drop it. */
+void service_hang_up(struct service *s, struct peer *p, int error, json_object *parameters);
 
 /* A peer is gone: retire what it held, exactly once. */
 void service_drop_peer(struct service *s, struct peer *p);

@@ -447,6 +447,13 @@ void print_status(FILE *f, const struct timerd_status *s)
         fprintf(f, "%*s: %" PRIu64 " (%" PRIu64 " waiting)\n", LABEL_WIDTH, "Connections",
                 s->connections, s->waiters);
         print_u64_field(f, "Clock changes", s->clock_changes);
+        /* Another user than root is told its own counts and none of the activity. */
+        if (!s->host_wide) {
+                print_field(f, "Scope", "your own timers and connections");
+                if (s->capabilities[0] != 0)
+                        print_field(f, "Capabilities", s->capabilities);
+                return;
+        }
         fprintf(f, "%*s: %" PRIu64 " (%" PRIu64 " wake-ups)\n", LABEL_WIDTH, "Iterations",
                 s->iterations, s->wakeups);
         fprintf(f, "%*s: %" PRIu64 " (%" PRIu64 " overruns, %" PRIu64 " stale expiries)\n",

@@ -370,6 +370,10 @@ struct timerd_status {
         /* What the service can do, space-separated ("wake_alarm signal"); empty when it does not
          * say. */
         char capabilities[256];
+        /* true for uid 0: the counts are the whole service's. false for any other caller: timers
+         * … waiters are its own, and the activity figures (iterations … lateness_max_usec) are
+         * not told (0). */
+        bool host_wide;
 };
 
 int timerd_status(struct timerd *t, struct timerd_status *ret);

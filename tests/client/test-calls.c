@@ -779,6 +779,20 @@ static const struct fake_step status_script[] = {
                "\"firings\":50,\"overruns\":7,\"stale_expiries\":8,"
                "\"slowest_iteration_usec\":900,\"lateness\":{\"samples\":50,\"p50_usec\":10,"
                "\"p99_usec\":250,\"max_usec\":1000},\"store\":\"ok\"}}"),
+    FAKE_ANY_CALL,
+    /* Another caller than root: its own counts, no activity figures. */
+    FAKE_REPLY("{\"parameters\":{\"epoch\":\"b1d-17-1\",\"version\":\"0.1.0\","
+               "\"backend\":\"io_uring\",\"backend_reason\":\"\",\"pid\":42,"
+               "\"uptime_usec\":1000,\"scope\":\"caller\",\"timers\":1,\"scheduled\":1,"
+               "\"running\":0,\"failed\":0,\"pending\":0,\"connections\":1,\"waiters\":0,"
+               "\"clock_changes\":6,\"store\":\"ok\"}}"),
+    FAKE_ANY_CALL,
+    /* A scope the library does not know is not guessed at. */
+    FAKE_REPLY("{\"parameters\":{\"epoch\":\"b1d-17-1\",\"version\":\"0.1.0\","
+               "\"backend\":\"io_uring\",\"backend_reason\":\"\",\"pid\":42,"
+               "\"uptime_usec\":1000,\"scope\":\"galaxy\",\"timers\":1,\"scheduled\":1,"
+               "\"running\":0,\"failed\":0,\"pending\":0,\"connections\":1,\"waiters\":0,"
+               "\"clock_changes\":6,\"store\":\"ok\"}}"),
 };
 
 static void test_status(void **state)
@@ -814,8 +828,17 @@ static void test_status(void **state)
         assert_int_equal(status.lateness_p50_usec, 10);
         assert_int_equal(status.lateness_p99_usec, 250);
         assert_int_equal(status.lateness_max_usec, 1000);
+        /* A reply without a scope is from a service that told everyone everything. */
+        assert_true(status.host_wide);
 
         assert_int_equal(timerd_status(t, &status), -TIMERD_E_PROTOCOL);
+        assert_int_equal(timerd_status(t, &status), -TIMERD_E_PROTOCOL);
+
+        assert_int_equal(timerd_status(t, &status), 0);
+        assert_false(status.host_wide);
+        assert_int_equal(status.timers, 1);
+        assert_int_equal(status.connections, 1);
+        assert_int_equal(status.iterations + status.firings + status.lateness_samples, 0);
         assert_int_equal(timerd_status(t, &status), -TIMERD_E_PROTOCOL);
         finish(t, s);
 }

@@ -322,6 +322,7 @@ static void test_status(void **state)
             .lateness_p50_usec = 10,
             .lateness_p99_usec = 250,
             .lateness_max_usec = 1000,
+            .host_wide = true,
         };
         char *text = NULL;
 
@@ -343,6 +344,18 @@ static void test_status(void **state)
         CAPTURE(text, print_status(f, &s));
         assert_non_null(strstr(text, "           Backend: timerfd\n"));
         assert_non_null(strstr(text, "          Lateness: -\n"));
+        assert_non_null(strstr(text, "      Capabilities: wake_alarm signal\n"));
+        free(text);
+
+        /* Another user than root: its own counts, and no activity figures it was not told. */
+        s.host_wide = false;
+        CAPTURE(text, print_status(f, &s));
+        assert_non_null(strstr(text, "            Timers: 5 (3 scheduled, 0 running, 0 failed, "
+                                     "0 pending)\n"));
+        assert_non_null(strstr(text, "             Scope: your own timers and connections\n"));
+        assert_null(strstr(text, "Lateness"));
+        assert_null(strstr(text, "Iterations"));
+        assert_null(strstr(text, "Firings"));
         assert_non_null(strstr(text, "      Capabilities: wake_alarm signal\n"));
         free(text);
 }

@@ -125,6 +125,10 @@ static void test_wait_oldest_takes_firing(void **state)
         wait_ok(q, OWNER_A, 1, 13);
         wait_ok(q, OWNER_B, 3, 21);
         assert_true(w1.nonce < w2.nonce);
+        /* What an idle connection's reaping must not take (service/conns.c). */
+        assert_true(parked_session_holds(q, 1));
+        assert_true(parked_session_holds(q, 2));
+        assert_false(parked_session_holds(q, 4));
 
         uint64_t expect[] = {11, 12, 13};
         for (size_t i = 0; i < 3; i++) {
@@ -142,6 +146,9 @@ static void test_wait_oldest_takes_firing(void **state)
         assert_int_equal(t.failure, 0);
         assert_int_equal(t.n_effects, 0);
         assert_false(taken);
+        assert_false(parked_session_holds(q, 1));
+        assert_false(parked_session_holds(q, 2));
+        assert_true(parked_session_holds(q, 3));
 
         struct parked_stats st;
         parked_get_stats(q, &st);

@@ -1886,6 +1886,88 @@ static void test_stats_counts(void **state)
         fx_done(&f);
 }
 
+static struct registry_stats owner_stats(const struct fx *f, uint32_t owner)
+{
+        struct registry_stats s;
+
+        registry_get_owner_stats(f->r, owner, &s);
+        return s;
+}
+
+/* An unprivileged caller's Status counts its own timers only, kept as they change. */
+static void test_owner_stats_counts(void **state)
+{
+        struct td_declaration retained = fx_decl(TIMERD_POLICY_INTERVAL, 5000);
+        struct registry_stats st;
+        uint64_t other;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        retained.lifetime = TIMERD_LIFETIME_RETAINED;
+        assert_int_equal(fx_register(&f, "idle", fx_decl(TIMERD_POLICY_ONCE, 0), NULL), 0);
+        assert_int_equal(fx_register(&f, "sched", fx_decl(TIMERD_POLICY_INTERVAL, 5000), NULL), 0);
+        assert_int_equal(fx_register(&f, "run", fx_decl(TIMERD_POLICY_INTERVAL, 100), NULL), 0);
+        assert_int_equal(fx_register(&f, "bad", fx_decl(TIMERD_POLICY_WATCHDOG, 100), NULL), 0);
+        assert_int_equal(
+            fx_register_full(&f, FX_UID + 1, 9, "theirs", retained, false, 0, false, &other), 0);
+        assert_int_equal(fx_advance(&f, MONO, 1100), 2);
+        assert_int_equal(fx_complete(&f, fx_token(fx_dispatch(&f, 0)),
+                                     TIMERD_OUTCOME_INVARIANT_FAILURE, TIMERD_DIRECTIVE_CONTINUE,
+                                     0),
+                         0);
+        st = owner_stats(&f, FX_UID);
+        assert_int_equal(st.timers, 4);
+        assert_int_equal(st.scheduled, 1);
+        assert_int_equal(st.running, 1);
+        assert_int_equal(st.failed, 1);
+        assert_int_equal(st.pending, 1);
+        st = owner_stats(&f, FX_UID + 1);
+        assert_int_equal(st.timers, 1);
+        assert_int_equal(st.scheduled, 1);
+        assert_int_equal(st.running + st.failed + st.pending, 0);
+        st = owner_stats(&f, FX_UID + 2);
+        assert_int_equal(st.timers + st.scheduled + st.running + st.failed + st.pending, 0);
+
+        /* The other owner's timer goes: its counts go with it, ours stay. */
+        struct td_handle theirs = fx_claim("theirs", other);
+        theirs.owner = FX_UID + 1;
+        assert_int_equal(fx_unregister(&f, theirs), 0);
+        assert_int_equal(owner_stats(&f, FX_UID + 1).timers, 0);
+        assert_int_equal(owner_stats(&f, FX_UID).timers, 4);
+        fx_done(&f);
+}
+
+/* What closing a session would take: its transient timers, the runs handed to it. */
+static void test_session_holds(void **state)
+{
+        struct td_declaration retained = fx_decl(TIMERD_POLICY_INTERVAL, 500);
+        struct td_dispatch d;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        retained.lifetime = TIMERD_LIFETIME_RETAINED;
+        assert_false(registry_session_holds(f.r, FX_SESSION));
+        assert_int_equal(fx_register(&f, "mine", fx_decl(TIMERD_POLICY_ONCE, 0), NULL), 0);
+        assert_true(registry_session_holds(f.r, FX_SESSION));
+        assert_int_equal(fx_register_full(&f, FX_UID, 3, "kept", retained, false, 0, false, NULL),
+                         0);
+        assert_false(registry_session_holds(f.r, 3));
+
+        /* A run handed to session 4 is held by it until completed. */
+        assert_int_equal(fx_advance(&f, MONO, 1500), 1);
+        d = take(&f, FX_UID, NULL, 0, 4, 1);
+        assert_true(registry_session_holds(f.r, 4));
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_false(registry_session_holds(f.r, 4));
+
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, FX_SESSION)), 0);
+        assert_false(registry_session_holds(f.r, FX_SESSION));
+        fx_done(&f);
+}
+
 static void test_rearm_after_clock_set(void **state)
 {
         uint64_t g;
@@ -1957,6 +2039,8 @@ int main(void)
             cmocka_unit_test(test_list_and_get),
             cmocka_unit_test(test_list_transient),
             cmocka_unit_test(test_stats_counts),
+            cmocka_unit_test(test_owner_stats_counts),
+            cmocka_unit_test(test_session_holds),
             cmocka_unit_test(test_rearm_after_clock_set),
         };
 

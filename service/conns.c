@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "service/conns.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "service/clock.h"
+#include "service/log.h"
+#include "service/parked.h"
+#include "service/peer.h"
+#include "service/service.h"
+#include "varlink/names.h"
+
+/* Reaps due within this of each other share one wake-up. */
+#define REAP_GRANULARITY_USEC UINT64_C(250000)
+
+/* Descriptors kept for the service itself (listener, signalfd, loop, journal, logs). */
+#define FDS_FOR_THE_SERVICE 32
+/* Each connection holds its socket and a pidfd of its process. */
+#define FDS_PER_CONNECTION 2
+
+struct conn_uid {
+        uid_t uid;
+        uint32_t n;
+};
+
+static bool conn_uid_matches(const void *entry, const void *key)
+{
+        return ((const struct conn_uid *)entry)->uid == *(const uid_t *)key;
+}
+
+static uint64_t conn_uid_hash(const void *entry)
+{
+        return hash_mix64(((const struct conn_uid *)entry)->uid);
+}
+
+static struct conn_uid *conn_uid_find(const struct conns *c, uid_t uid)
+{
+        return hashmap_find(&c->uids, hash_mix64(uid), conn_uid_matches, &uid);
+}
+
+static bool uid_privileged(uid_t uid)
+{
+        return uid == 0;
+}
+
+void conns_init(struct conns *c, uint32_t max_connections)
+{
+        struct rlimit nofile;
+
+        hashmap_init(&c->uids, conn_uid_hash);
+        list_init(&c->idle);
+        list_init(&c->partial);
+        c->n_unprivileged = 0;
+        c->fd_capacity = UINT32_MAX;
+        if (getrlimit(RLIMIT_NOFILE, &nofile) < 0)
+                return;
+        /* Out of descriptors, accept fails for everyone, uid 0 included: the other uids' share
+         * ends before. */
+        if (nofile.rlim_cur == RLIM_INFINITY || nofile.rlim_cur / FDS_PER_CONNECTION >= UINT32_MAX)
+                return;
+        c->fd_capacity =
+            nofile.rlim_cur > FDS_FOR_THE_SERVICE + FDS_PER_CONNECTION
+                ? (uint32_t)((nofile.rlim_cur - FDS_FOR_THE_SERVICE) / FDS_PER_CONNECTION)
+                : 1;
+        if (c->fd_capacity < max_connections)
+                log_notice("The descriptor limit (%llu) holds %u connections: other uids than 0 "
+                           "share at most that many (raise LimitNOFILE= for more)",
+                           (unsigned long long)nofile.rlim_cur, (unsigned)c->fd_capacity);
+}
+
+static uint32_t table_size(const struct service *s)
+{
+        return s->config.max_connections;
+}
+
+/*
+ * The places other uids than 0 share: all but the reserved ones (at most half the table), within
+ * what the descriptor limit allows, so that they cannot take the descriptors uid 0 would need to
+ * be accepted.
+ */
+static uint32_t unprivileged_room(const struct service *s)
+{
+        uint32_t size = table_size(s) < s->conns.fd_capacity ? table_size(s) : s->conns.fd_capacity;
+        uint32_t reserved = s->config.reserved_connections;
+
+        if (reserved > size / 2)
+                reserved = size / 2;
+        return size - reserved;
+}
+
+static uint64_t round_up_to_granularity(uint64_t usec)
+{
+        uint64_t rest = usec % REAP_GRANULARITY_USEC;
+
+        if (rest == 0 || usec > UINT64_MAX - REAP_GRANULARITY_USEC)
+                return usec;
+        return usec + REAP_GRANULARITY_USEC - rest;
+}
+
+static uint64_t after(uint64_t start, uint64_t span)
+{
+        return start > UINT64_MAX - span ? UINT64_MAX : start + span;
+}
+
+/* The earliest reap, rounded up; false when nothing could be reaped. */
+static bool next_reap(const struct service *s, uint64_t *ret)
+{
+        const struct conns *c = &s->conns;
+        uint64_t when = UINT64_MAX;
+        bool any = false;
+
+        if (!list_empty(&c->partial)) {
+                const struct peer *p = list_entry(c->partial.next, struct peer, partial_node);
+                when = after(p->fed_usec, s->config.partial_timeout_usec);
+                any = true;
+        }
+        if (!list_empty(&c->idle)) {
+                const struct peer *p = list_entry(c->idle.next, struct peer, idle_node);
+                uint64_t idle = after(p->active_usec, s->config.idle_timeout_usec);
+                when = idle < when ? idle : when;
+                any = true;
+        }
+        *ret = round_up_to_granularity(when);
+        return any;
+}
+
+/* Ask for a wake-up at the earliest reap if the kernel timer is not already due before it. Never
+ * later: a busy connection costs no re-arm; an early wake-up re-arms (conns_reap). */
+static void want_reap(struct service *s)
+{
+        struct clock_wake *w = &s->wake[TIMERD_CLOCK_MONOTONIC];
+        uint64_t when;
+
+        if (!next_reap(s, &when) || (w->conns_armed && w->conns_deadline <= when))
+                return;
+        w->conns_armed = true;
+        w->conns_deadline = when;
+        int r = service_sync_wake(s, TIMERD_CLOCK_MONOTONIC);
+        if (r < 0) {
+                log_errno(r, "Cannot arm the monotonic timer for idle connections");
+                service_exit(s, EXIT_REASON_BACKEND_FAULT);
+        }
+}
+
+static uint64_t now_usec(void)
+{
+        uint64_t now = 0;
+
+        (void)clock_read(TIMERD_CLOCK_MONOTONIC, &now);
+        return now;
+}
+
+static void list_move_to_back(struct list_node *head, struct list_node *n)
+{
+        if (list_linked(n))
+                list_remove(n);
+        list_append(head, n);
+}
+
+/* The heaviest uid other than 0 (the lowest uid among equals), or NULL when there is none. */
+static const struct conn_uid *heaviest_unprivileged(const struct conns *c)
+{
+        const struct conn_uid *heaviest = NULL, *u;
+        size_t i = 0;
+
+        while ((u = hashmap_next(&c->uids, &i)))
+                if (!uid_privileged(u->uid) && (!heaviest || u->n > heaviest->n ||
+                                                (u->n == heaviest->n && u->uid < heaviest->uid)))
+                        heaviest = u;
+        return heaviest;
+}
+
+/* uid's least recently active connection without a call, else its oldest. */
+static struct peer *eviction_victim(const struct service *s, uid_t uid)
+{
+        struct peer *oldest = NULL;
+
+        for (struct list_node *n = s->conns.idle.next; n != &s->conns.idle; n = n->next) {
+                struct peer *p = list_entry(n, struct peer, idle_node);
+                if (p->uid == uid)
+                        return p;
+        }
+        /* The live list is newest first. */
+        for (struct peer *p = s->peers; p; p = p->next)
+                if (p->uid == uid)
+                        oldest = p;
+        return oldest;
+}
+
+static void evict(struct service *s, struct peer *victim, uid_t newcomer)
+{
+        json_object *params = json_object_new_object();
+
+        log_debug("Connection table full: closing connection %" PRIu64 " of uid %u (the most "
+                  "connections) for uid %u",
+                  victim->session, (unsigned)victim->uid, (unsigned)newcomer);
+        vl_add_string(params, "limit", "connections");
+        vl_add_u64(params, "max", table_size(s));
+        service_hang_up(s, victim, TIMERD_E_LIMIT_EXCEEDED, params);
+}
+
+/* Say why before hanging up; a full socket buffer just drops the reason. */
+static void refuse(struct peer *p, const char *limit, uint64_t max)
+{
+        json_object *params = json_object_new_object();
+        vl_add_string(params, "limit", limit);
+        vl_add_u64(params, "max", max);
+        char *msg = vl_error_encode(vl_error_to_name(TIMERD_E_LIMIT_EXCEEDED), params);
+        if (msg)
+                (void)!send(p->fd, msg, strlen(msg) + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        free(msg);
+}
+
+bool conns_admit(struct service *s, struct peer *p)
+{
+        struct conns *c = &s->conns;
+        struct conn_uid *u = conn_uid_find(c, p->uid);
+        uint32_t mine = u ? u->n : 0;
+        bool full;
+
+        p->privileged = uid_privileged(p->uid);
+        if (mine >= s->config.max_connections_per_uid) {
+                refuse(p, "connections_per_uid", s->config.max_connections_per_uid);
+                return false;
+        }
+        full = s->n_peers >= table_size(s) ||
+               (!p->privileged && c->n_unprivileged >= unprivileged_room(s));
+        if (full) {
+                const struct conn_uid *heaviest = heaviest_unprivileged(c);
+                /* uid 0 takes a place from anyone else; others only from a uid holding at least
+                 * two more than they do. */
+                if (!heaviest || (!p->privileged && heaviest->n <= mine + 1)) {
+                        refuse(p, "connections", table_size(s));
+                        return false;
+                }
+                evict(s, eviction_victim(s, heaviest->uid), p->uid);
+        }
+        if (!u) {
+                u = calloc(1, sizeof(*u));
+                if (!u || hashmap_reserve(&c->uids, c->uids.n_entries + 1) < 0) {
+                        free(u);
+                        log_error("Out of memory taking a connection of uid %u", (unsigned)p->uid);
+                        return false;
+                }
+                u->uid = p->uid;
+                hashmap_insert(&c->uids, conn_uid_hash(u), u);
+        }
+        u->n++;
+        c->n_unprivileged += !p->privileged;
+        p->active_usec = now_usec();
+        list_append(&c->idle, &p->idle_node);
+        want_reap(s);
+        return true;
+}
+
+void conns_forget(struct service *s, struct peer *p)
+{
+        struct conns *c = &s->conns;
+        struct conn_uid *u = conn_uid_find(c, p->uid);
+
+        if (list_linked(&p->idle_node))
+                list_remove(&p->idle_node);
+        if (list_linked(&p->partial_node))
+                list_remove(&p->partial_node);
+        if (!u)
+                return;
+        c->n_unprivileged -= !p->privileged;
+        if (--u->n > 0)
+                return;
+        hashmap_remove(&c->uids, conn_uid_hash(u), u);
+        free(u);
+        /* Nothing is left allocated once every connection is gone. */
+        if (c->uids.n_entries == 0) {
+                hashmap_done(&c->uids);
+                hashmap_init(&c->uids, conn_uid_hash);
+        }
+}
+
+uint32_t conns_of(const struct conns *c, uid_t uid)
+{
+        const struct conn_uid *u = conn_uid_find(c, uid);
+
+        return u ? u->n : 0;
+}
+
+void conns_note_input(struct service *s, struct peer *p)
+{
+        uint64_t now = now_usec();
+
+        p->active_usec = now;
+        if (list_linked(&p->idle_node))
+                list_move_to_back(&s->conns.idle, &p->idle_node);
+        if (!vl_reader_partial(&p->in)) {
+                if (list_linked(&p->partial_node))
+                        list_remove(&p->partial_node);
+                return;
+        }
+        p->fed_usec = now;
+        list_move_to_back(&s->conns.partial, &p->partial_node);
+        want_reap(s);
+}
+
+void conns_note_call(struct service *s, struct peer *p)
+{
+        if (p->call_open || p->fd < 0) {
+                if (list_linked(&p->idle_node))
+                        list_remove(&p->idle_node);
+                return;
+        }
+        if (list_linked(&p->idle_node))
+                return;
+        p->active_usec = now_usec();
+        list_append(&s->conns.idle, &p->idle_node);
+        want_reap(s);
+}
+
+static void reap_partial(struct service *s, struct peer *p)
+{
+        json_object *params = json_object_new_object();
+        char reason[96];
+
+        log_debug("Closing connection %" PRIu64 " of uid %u: an unfinished message, then silence",
+                  p->session, (unsigned)p->uid);
+        snprintf(reason, sizeof(reason), "incomplete message: nothing more came for %" PRIu64 " ms",
+                 s->config.partial_timeout_usec / 1000);
+        vl_add_string(params, "reason", reason);
+        service_hang_up(s, p, TIMERD_E_INVALID_MESSAGE, params);
+}
+
+static void reap_idle(struct service *s, struct peer *p)
+{
+        json_object *params = json_object_new_object();
+
+        log_debug("Closing connection %" PRIu64 " of uid %u: idle", p->session, (unsigned)p->uid);
+        vl_add_string(params, "limit", "idle_usec");
+        vl_add_u64(params, "max", s->config.idle_timeout_usec);
+        service_hang_up(s, p, TIMERD_E_LIMIT_EXCEEDED, params);
+}
+
+void conns_reap(struct service *s, uint64_t now)
+{
+        struct conns *c = &s->conns;
+        struct clock_wake *w = &s->wake[TIMERD_CLOCK_MONOTONIC];
+
+        while (!list_empty(&c->partial)) {
+                struct peer *p = list_entry(c->partial.next, struct peer, partial_node);
+                if (after(p->fed_usec, s->config.partial_timeout_usec) > now)
+                        break;
+                /* While its calls wait their turn the service does not read it: not its silence. */
+                if (p->input_full) {
+                        p->fed_usec = now;
+                        list_move_to_back(&c->partial, &p->partial_node);
+                        continue;
+                }
+                list_remove(&p->partial_node);
+                reap_partial(s, p);
+        }
+        while (!list_empty(&c->idle)) {
+                struct peer *p = list_entry(c->idle.next, struct peer, idle_node);
+                if (after(p->active_usec, s->config.idle_timeout_usec) > now)
+                        break;
+                /* Closing it would take something from its client: look again a timeout later. */
+                if (registry_session_holds(s->registry, p->session) ||
+                    parked_session_holds(s->parked, p->session)) {
+                        p->active_usec = now;
+                        list_move_to_back(&c->idle, &p->idle_node);
+                        continue;
+                }
+                list_remove(&p->idle_node);
+                reap_idle(s, p);
+        }
+        w->conns_armed = next_reap(s, &w->conns_deadline);
+}

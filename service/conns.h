@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The connection table: who may take a place in it, who is evicted when it is full, and when a
+ * connection that does nothing is closed. Per-uid limits bound a uid, not a person (a user
+ * namespace gives one user 65,536 uids), so:
+ *   - uid 0 is privileged: `reserved-connections` places are its alone, and when the whole table
+ *     is full it evicts an unprivileged connection. No set of other uids can keep it out.
+ *   - The other uids share the rest. When it is full, a newcomer whose uid holds fewer than the
+ *     heaviest uid's connections minus one evicts that uid's least recently active connection
+ *     (max-min fairness: a uid under its fair share gets in; a uid with one connection is never
+ *     evicted by another unprivileged uid).
+ *   - A connection holding part of a message and sending nothing more for `partial-timeout` is
+ *     told InvalidMessage and closed; one with no call, parked request, subscription, transient
+ *     timer or delivered run for `idle-timeout` is told LimitExceeded {limit: "idle_usec"} and
+ *     closed.
+ * The timeouts share the monotonic kernel timer with the cores (service.h, struct clock_wake): it
+ * is armed for the earliest reap, rounded up to REAP_GRANULARITY_USEC so reaps batch, and never
+ * re-armed later just because a connection was busy (a wake-up that finds nothing due re-arms for
+ * what is due then). With no connection that could be reaped it is not armed for them at all.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "service/hashmap.h"
+#include "service/list.h"
+
+struct peer;
+struct service;
+
+struct conns {
+        struct hashmap uids;      /* uid → struct conn_uid: its connections */
+        uint32_t n_unprivileged;  /* connections of other uids than 0 */
+        uint32_t fd_capacity;     /* connections the descriptor limit leaves room for */
+        struct list_node idle;    /* peers with no call, least recently active first */
+        struct list_node partial; /* peers holding part of a message, least recently fed first */
+};
+
+/* Before the first connection: how many connections the descriptor limit holds. */
+void conns_init(struct conns *c, uint32_t max_connections);
+
+/* Whether p (accepted, not yet watched) takes a place: false after telling it why (the caller
+ * frees it); may evict another connection to make room. */
+bool conns_admit(struct service *s, struct peer *p);
+/* p is dropped: its place is free. */
+void conns_forget(struct service *s, struct peer *p);
+
+/* The connections of uid. O(1). */
+uint32_t conns_of(const struct conns *c, uid_t uid);
+
+/* Bytes came from p. */
+void conns_note_input(struct service *s, struct peer *p);
+/* p's call opened or ended (p->call_open). */
+void conns_note_call(struct service *s, struct peer *p);
+
+/* The monotonic clock reached now_usec: close the connections whose time is up, and leave the
+ * next reap in the service's wake-up demand. */
+void conns_reap(struct service *s, uint64_t now_usec);
