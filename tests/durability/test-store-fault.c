@@ -114,7 +114,7 @@ static void test_damage_before_the_last_commit(void **state)
 
         write_journal(dur->dir, &a, &b);
         /* Inside the first record's payload: the second commit proves it had been synced. */
-        patch_file(dur->dir, "journal", 24 + 8 + 20, &flip, 1, false);
+        patch_file(dur->dir, "journal", 1536 + 8 + 20, &flip, 1, false);
         assert_int_equal(exit_status(dur->dir), STORE_FAULT);
 }
 

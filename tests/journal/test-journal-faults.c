@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * Disk trouble, injected through the journal's ops table: group commit costs one write and one
- * fdatasync; a failing write, sync, truncate or rename fails the call with its errno, leaves
- * nothing of the failed batch on disk, and the journal works again when the disk does.
+ * Disk trouble, injected through the journal's ops table: group commit costs two writes (the proof
+ * slot and the batch) and one fdatasync; a failing write, sync, truncate or rename fails the call
+ * with its errno, leaves nothing of the failed batch on disk and no proof damaged, and the journal
+ * works again when the disk does.
  */
 
 #include <errno.h>
@@ -64,20 +65,20 @@ static void test_group_commit(void **state)
         assert_int_equal(journal_delete(j, 1, "gone"), 0);
         assert_int_equal(jt_calls(), 0);
         assert_int_equal(journal_commit(j), 0);
-        assert_int_equal(jt_faults.calls[JT_PWRITE], 1);
+        assert_int_equal(jt_faults.calls[JT_PWRITE], 2);
         assert_int_equal(jt_faults.calls[JT_FDATASYNC], 1);
-        assert_int_equal(jt_calls(), 2);
+        assert_int_equal(jt_calls(), 3);
 
         /* Nothing to commit costs nothing. */
         assert_int_equal(journal_commit(j), 0);
-        assert_int_equal(jt_calls(), 2);
+        assert_int_equal(jt_calls(), 3);
         journal_close(j);
 
         j = jt_open_expect(d, t, 64, NULL);
         journal_close(j);
 }
 
-/* A write that fails (after writing part of the batch, or nothing), then a working disk. */
+/* The batch's write fails (after writing part of it, or nothing), then a working disk. */
 static void test_write_fails(void **state)
 {
         struct jt_dir *d = *state;
@@ -100,7 +101,8 @@ static void test_write_fails(void **state)
                         committed = jt_size(d, "journal");
 
                         jt_faults_reset();
-                        jt_faults_arm(1u << JT_PWRITE, 1, 1, errors[e]);
+                        /* The first write is the proof slot's. */
+                        jt_faults_arm(1u << JT_PWRITE, 2, 1, errors[e]);
                         jt_faults.partial = partials[p];
                         assert_int_equal(journal_put(j, &t[1]), 0);
                         assert_int_equal(journal_put(j, &t[2]), 0);
@@ -169,7 +171,8 @@ static void test_repair_fails(void **state)
         committed = jt_size(d, "journal");
 
         jt_faults_reset();
-        jt_faults_arm((1u << JT_PWRITE) | (1u << JT_FTRUNCATE), 1, 2, ENOSPC);
+        /* The batch's write (after the proof slot's) and the truncation after it. */
+        jt_faults_arm((1u << JT_PWRITE) | (1u << JT_FTRUNCATE), 2, 2, ENOSPC);
         jt_faults.partial = 300;
         assert_int_equal(journal_put(j, &t[1]), 0);
         assert_int_equal(journal_put(j, &t[2]), 0);
@@ -217,7 +220,7 @@ static void test_crash_while_degraded(void **state)
         put_commit(j, &t[0]);
 
         jt_faults_reset();
-        jt_faults_arm((1u << JT_PWRITE) | (1u << JT_FTRUNCATE), 1, 2, ENOSPC);
+        jt_faults_arm((1u << JT_PWRITE) | (1u << JT_FTRUNCATE), 2, 2, ENOSPC);
         jt_faults.partial = 300;
         assert_int_equal(journal_put(j, &t[1]), 0);
         assert_int_equal(journal_put(j, &t[2]), 0);

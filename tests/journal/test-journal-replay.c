@@ -25,6 +25,10 @@
 
 #define HEADER_SIZE          24
 #define SNAPSHOT_HEADER_SIZE 32
+/* Format 3: the proof slots at 512 and 1024, the records from 1536. */
+#define SLOT_OFFSET   512
+#define SLOT_SIZE     28
+#define RECORDS_START 1536
 
 static int setup(void **state)
 {
@@ -105,7 +109,8 @@ static void test_fresh_state_dir(void **state)
         j = jt_open_expect(d, NULL, 0, &result);
         assert_int_equal(result.n_replayed, 0);
         assert_true(result.created);
-        assert_int_equal(jt_size(d, "journal"), HEADER_SIZE);
+        assert_int_equal(result.format_version, 3);
+        assert_int_equal(jt_size(d, "journal"), RECORDS_START);
         assert_false(jt_exists(d, "snapshot"));
 
         /* One journal per directory. */
@@ -229,7 +234,7 @@ static void test_corrupt_middle(void **state)
 
         write_batches(d, t, batches, 3, ends);
         data = jt_read(d, "journal", &size);
-        for (size_t i = HEADER_SIZE; i < ends[1]; i++) {
+        for (size_t i = RECORDS_START; i < ends[1]; i++) {
                 flip(data, i);
                 assert_store_fault(d, "journal", data, size, -EBADMSG);
                 flip(data, i);
@@ -299,15 +304,19 @@ static void test_headers(void **state)
                 uint8_t *data = file == 0 ? journal : snapshot;
                 size_t size = file == 0 ? journal_size : snapshot_size;
 
+                uint8_t version = data[8];
+
+                /* The journal is format 3, the snapshot format 2. */
+                assert_int_equal(version, file == 0 ? 3 : 2);
                 data[7] = '2';
                 assert_store_fault(d, name, data, size, -EPROTONOSUPPORT);
                 data[7] = '1';
                 /* The first format, and one from the future. */
                 data[8] = 1;
                 assert_store_fault(d, name, data, size, -EPROTONOSUPPORT);
-                data[8] = 3;
+                data[8] = (uint8_t)(version + 1);
                 assert_store_fault(d, name, data, size, -EPROTONOSUPPORT);
-                data[8] = 2;
+                data[8] = version;
                 assert_store_fault(d, name, data, 11, -EBADMSG);
                 assert_store_fault(d, name, data, HEADER_SIZE - 1, -EBADMSG);
                 data[12] ^= 1; /* the epoch */
@@ -407,7 +416,7 @@ static void test_stale_journal(void **state)
         j = jt_open_expect(d, &newer, 1, &result);
         assert_true(result.stale_journal);
         assert_int_equal(result.n_replayed, 1);
-        assert_int_equal(jt_size(d, "journal"), HEADER_SIZE);
+        assert_int_equal(jt_size(d, "journal"), RECORDS_START);
         assert_int_equal(journal_put(j, &after), 0);
         assert_int_equal(journal_commit(j), 0);
         journal_close(j);
