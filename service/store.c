@@ -319,11 +319,12 @@ static void log_dropped_tail(const struct service *s, const struct journal_open_
                           " were synced and acknowledged, but batches %" PRIu64 "-%" PRIu64
                           " (%" PRIu64 " batches, %" PRIu64 " records, %" PRIu64
                           " bytes) are damaged or missing. Dropped %" PRIu64
-                          " bytes from there, %" PRIu64 " records of them readable. %s%s%s",
+                          " bytes from there, %" PRIu64 " records of them readable. %s%s%s%s",
                           r->proven_batch, r->tail_batch, r->proven_batch, r->lost_batches,
                           r->lost_records, r->lost_bytes, r->bytes_truncated, r->tail_readable,
                           r->tail_file[0] ? "Kept in " : "The file ends there: nothing to keep",
-                          r->tail_file[0] ? s->config.state_dir : "", r->tail_file[0] ? "/" : "");
+                          r->tail_file[0] ? s->config.state_dir : "", r->tail_file[0] ? "/" : "",
+                          r->tail_file);
         else if (r->tail == JOURNAL_TAIL_TORN && r->format_version >= 3)
                 log_warning("Dropped the incomplete last batch %" PRIu64 " of the journal, after "
                             "batch %" PRIu64 ", the last one proven acknowledged: %" PRIu64
