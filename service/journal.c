@@ -23,15 +23,29 @@
 #define DAMAGED_TMP   "journal.damaged.tmp"
 #define DAMAGED_FILE  "journal.damaged-" /* <epoch>-<offset>-<realtime ns> */
 
-#define FORMAT_VERSION 2u
-#define MAGIC_SIZE     8
-#define JOURNAL_MAGIC  "TIMERDJ1"
-#define SNAPSHOT_MAGIC "TIMERDS1"
+#define SNAPSHOT_VERSION   2u
+#define JOURNAL_VERSION_V2 2u /* read and appended to until the next compaction */
+#define JOURNAL_VERSION    3u /* what a new journal is: with proof slots */
+#define MAGIC_SIZE         8
+#define JOURNAL_MAGIC      "TIMERDJ1"
+#define SNAPSHOT_MAGIC     "TIMERDS1"
+#define SECTOR_SIZE        512u
 
 /* Headers: magic, u32 version, u64 epoch, (snapshot only: u64 number of records), u32 CRC-32C of
  * the header before it. */
 #define JOURNAL_HEADER_SIZE  (MAGIC_SIZE + 4 + 8 + 4)
 #define SNAPSHOT_HEADER_SIZE (JOURNAL_HEADER_SIZE + 8)
+
+/*
+ * Format 3: two proof slots after the header, each alone in its 512-byte sector (a torn write of
+ * one damages neither the header nor the other), then the records. A slot: u64 batch, u64 end
+ * offset, u64 records (counted from the first of this journal), u32 CRC-32C of the 24 bytes:
+ * every batch up to that one had been synced before the slot was written. Each commit writes the
+ * slot that does not hold the best proof, in the same fdatasync as its batch.
+ */
+#define PROOF_SLOT_SIZE    (8 + 8 + 8 + 4)
+#define PROOF_SLOT_OFFSET  SECTOR_SIZE /* slot i at (1 + i) sectors */
+#define JOURNAL_RECORDS_V3 (3 * SECTOR_SIZE)
 
 /* A record: u32 payload length, u32 CRC-32C of the payload, the payload. The payload starts with
  * u8 type, u8 flags, u64 batch sequence (0 in the snapshot), u32 owner, u8 length + name. */
@@ -92,13 +106,24 @@ struct buffer {
         size_t allocated;
 };
 
+/* What a proof slot says: batches 1..seq, `records` records ending at `end`, were synced. */
+struct proof {
+        uint64_t seq;
+        uint64_t end;
+        uint64_t records;
+};
+
 struct journal {
         const struct journal_ops *ops;
         int dir_fd;
         int fd; /* the journal; -1 while a fresh one must be started */
         uint64_t epoch;
-        uint64_t next_seq; /* of the next batch */
-        uint64_t committed_size;
+        unsigned version;        /* of the open journal: JOURNAL_VERSION or JOURNAL_VERSION_V2 */
+        uint64_t records_start;  /* where its records start */
+        uint64_t next_seq;       /* of the next batch */
+        uint64_t committed_size; /* everything up to here is synced */
+        uint64_t committed_records;
+        unsigned proof_slot; /* the slot with the best synced proof: never the one overwritten */
         uint64_t snapshot_size;
         bool needs_truncate; /* bytes past committed_size may be on disk */
         int error;
@@ -453,33 +478,83 @@ static enum frame_check frame_check(const uint8_t *data, size_t size, size_t off
         return FRAME_VALID;
 }
 
-static void header_encode(uint8_t *header, size_t header_size, const char *magic, uint64_t epoch,
-                          uint64_t n_records)
+static void header_encode(uint8_t *header, size_t header_size, const char *magic, uint32_t version,
+                          uint64_t epoch, uint64_t n_records)
 {
         uint8_t *p = header + MAGIC_SIZE;
 
         memcpy(header, magic, MAGIC_SIZE);
-        put_u32(&p, FORMAT_VERSION);
+        put_u32(&p, version);
         put_u64(&p, epoch);
         if (header_size == SNAPSHOT_HEADER_SIZE)
                 put_u64(&p, n_records);
         put_u32(&p, crc32c(0, header, header_size - 4));
 }
 
-/* The format first, so that a file of another version is named as such, not as damage. */
+/* The format first, so that a file of another version is named as such, not as damage. Versions
+ * 2..max_version are read. */
 static int header_decode(const uint8_t *data, size_t size, size_t header_size, const char *magic,
-                         uint64_t *ret_epoch, uint64_t *ret_n_records)
+                         uint32_t max_version, uint32_t *ret_version, uint64_t *ret_epoch,
+                         uint64_t *ret_n_records)
 {
+        uint32_t version;
+
         if (size < MAGIC_SIZE + 4)
                 return -EBADMSG;
-        if (memcmp(data, magic, MAGIC_SIZE) != 0 || load_u32(data + MAGIC_SIZE) != FORMAT_VERSION)
+        version = load_u32(data + MAGIC_SIZE);
+        if (memcmp(data, magic, MAGIC_SIZE) != 0 || version < 2 || version > max_version)
                 return -EPROTONOSUPPORT;
         if (size < header_size ||
             crc32c(0, data, header_size - 4) != load_u32(data + header_size - 4))
                 return -EBADMSG;
+        *ret_version = version;
         *ret_epoch = load_u64(data + MAGIC_SIZE + 4);
         if (ret_n_records)
                 *ret_n_records = load_u64(data + MAGIC_SIZE + 4 + 8);
+        return 0;
+}
+
+static void proof_encode(uint8_t *slot, const struct proof *proof)
+{
+        uint8_t *p = slot;
+
+        put_u64(&p, proof->seq);
+        put_u64(&p, proof->end);
+        put_u64(&p, proof->records);
+        put_u32(&p, crc32c(0, slot, PROOF_SLOT_SIZE - 4));
+}
+
+/* A slot as commit writes it: checksummed, and no batch without a record. */
+static bool proof_decode(const uint8_t *slot, struct proof *ret)
+{
+        if (crc32c(0, slot, PROOF_SLOT_SIZE - 4) != load_u32(slot + PROOF_SLOT_SIZE - 4))
+                return false;
+        *ret = (struct proof){
+            .seq = load_u64(slot),
+            .end = load_u64(slot + 8),
+            .records = load_u64(slot + 16),
+        };
+        if (ret->seq == 0)
+                return ret->end == JOURNAL_RECORDS_V3 && ret->records == 0;
+        return ret->end > JOURNAL_RECORDS_V3 && ret->records >= ret->seq;
+}
+
+/* The best proof of a format 3 journal: the valid slot naming the later batch. Neither valid is
+ * damage to a synced slot: a commit only ever overwrites the other one. */
+static int proof_read(const struct buffer *file, struct proof *ret, unsigned *ret_slot)
+{
+        struct proof slots[2];
+        bool valid[2];
+
+        if (file->size < JOURNAL_RECORDS_V3)
+                return -EBADMSG;
+        for (unsigned i = 0; i < 2; i++)
+                valid[i] =
+                    proof_decode(file->data + PROOF_SLOT_OFFSET + i * SECTOR_SIZE, &slots[i]);
+        if (!valid[0] && !valid[1])
+                return -EBADMSG;
+        *ret_slot = !valid[0] || (valid[1] && slots[1].seq > slots[0].seq);
+        *ret = slots[*ret_slot];
         return 0;
 }
 
@@ -651,10 +726,11 @@ static int snapshot_replay(const struct journal *j, const struct buffer *file, u
 {
         size_t offset = SNAPSHOT_HEADER_SIZE;
         uint64_t n_records;
+        uint32_t version;
         int r;
 
-        r = header_decode(file->data, file->size, SNAPSHOT_HEADER_SIZE, SNAPSHOT_MAGIC, ret_epoch,
-                          &n_records);
+        r = header_decode(file->data, file->size, SNAPSHOT_HEADER_SIZE, SNAPSHOT_MAGIC,
+                          SNAPSHOT_VERSION, &version, ret_epoch, &n_records);
         if (r < 0)
                 return r;
         for (uint64_t i = 0; i < n_records; i++) {
@@ -716,9 +792,11 @@ struct journal_replay {
         uint64_t n_dropped;
         enum journal_tail tail;
         uint64_t tail_readable;
+        /* JOURNAL_TAIL_LOST: the proven batches, records and bytes that are not there */
+        uint64_t lost_batches;
+        uint64_t lost_records;
+        uint64_t lost_bytes;
 };
-
-#define SECTOR_SIZE 512u
 
 /*
  * Whether the damaged record at `offset` looks like what a crash during its append leaves: the
@@ -755,11 +833,15 @@ static bool looks_torn(const struct buffer *file, size_t offset)
         return false;
 }
 
-/* The records after the header; only complete batches are added to `c`. */
-static int journal_replay(const struct journal *j, const struct buffer *file, struct changes *c,
-                          struct journal_replay *ret)
+/*
+ * The records from `start`; only complete batches are added to `c`. A complete batch must agree
+ * with the proof: the proven one ends where the proof says, with as many records, and earlier
+ * ones end before it. Proven batches that are not all there are JOURNAL_TAIL_LOST.
+ */
+static int journal_replay(const struct journal *j, const struct buffer *file, size_t start,
+                          const struct proof *proof, struct changes *c, struct journal_replay *ret)
 {
-        size_t offset = JOURNAL_HEADER_SIZE, n_before = c->n, n_committed = c->n;
+        size_t offset = start, n_before = c->n, n_committed = c->n;
         uint64_t seq = 1, n_damaged = 0;
         int r;
 
@@ -792,6 +874,12 @@ static int journal_replay(const struct journal *j, const struct buffer *file, st
                         return r;
                 offset += size;
                 if (rec.ends_batch) {
+                        uint64_t n = c->n - n_before;
+
+                        if (seq < proof->seq ? offset >= proof->end || n >= proof->records
+                                             : seq == proof->seq &&
+                                                   (offset != proof->end || n != proof->records))
+                                return -EBADMSG;
                         seq++;
                         ret->valid_size = offset;
                         n_committed = c->n;
@@ -803,6 +891,13 @@ static int journal_replay(const struct journal *j, const struct buffer *file, st
         /* Valid records without the end mark: the file ends where a crash cut the batch. */
         if (ret->tail == JOURNAL_TAIL_NONE && ret->valid_size < file->size)
                 ret->tail = JOURNAL_TAIL_TORN;
+        if (seq <= proof->seq) {
+                /* What the checks above leave: each figure at least 1. */
+                ret->tail = JOURNAL_TAIL_LOST;
+                ret->lost_batches = proof->seq - (seq - 1);
+                ret->lost_bytes = proof->end - ret->valid_size;
+                ret->lost_records = proof->records - ret->n_replayed;
+        }
         c->n = n_committed;
         ret->next_seq = seq;
         return 0;
@@ -865,19 +960,64 @@ static int file_install(struct journal *j, const char *tmp, const char *name, co
         return 0;
 }
 
+/* What the journal holds up to its committed size, all of it synced. */
+static struct proof committed_proof(const struct journal *j)
+{
+        return (struct proof){
+            .seq = j->next_seq - 1,
+            .end = j->committed_size,
+            .records = j->committed_records,
+        };
+}
+
+/* Write the committed state into the slot that does not hold the best proof; not synced. */
+static int proof_write(struct journal *j, unsigned *ret_slot)
+{
+        uint8_t slot[PROOF_SLOT_SIZE];
+        struct proof proof = committed_proof(j);
+
+        *ret_slot = 1 - j->proof_slot;
+        proof_encode(slot, &proof);
+        return write_all(j, j->fd, slot, sizeof(slot),
+                         PROOF_SLOT_OFFSET + *ret_slot * (uint64_t)SECTOR_SIZE);
+}
+
+/* After proven batches were dropped: both slots say what is left, one synced before the other
+ * is overwritten, so that no proof names a batch the journal no longer holds. */
+static int proof_lower(struct journal *j)
+{
+        for (unsigned i = 0; i < 2; i++) {
+                unsigned slot;
+                int r = proof_write(j, &slot);
+
+                if (r >= 0)
+                        r = sync_fd(j, j->fd);
+                if (r < 0)
+                        return r;
+                j->proof_slot = slot;
+        }
+        return 0;
+}
+
 static int journal_start_fresh(struct journal *j)
 {
-        uint8_t header[JOURNAL_HEADER_SIZE];
+        uint8_t header[JOURNAL_RECORDS_V3] = {};
+        struct proof none = {.end = JOURNAL_RECORDS_V3};
         int fd, r;
 
         /* Whatever happens below, the old journal is superseded: never append to it again. */
         if (j->fd >= 0)
                 close(j->fd);
         j->fd = -1;
-        j->committed_size = JOURNAL_HEADER_SIZE;
+        j->version = JOURNAL_VERSION;
+        j->records_start = j->committed_size = JOURNAL_RECORDS_V3;
+        j->committed_records = 0;
+        j->proof_slot = 0;
         j->needs_truncate = false;
 
-        header_encode(header, sizeof(header), JOURNAL_MAGIC, j->epoch, 0);
+        header_encode(header, JOURNAL_HEADER_SIZE, JOURNAL_MAGIC, JOURNAL_VERSION, j->epoch, 0);
+        for (unsigned i = 0; i < 2; i++)
+                proof_encode(header + PROOF_SLOT_OFFSET + i * SECTOR_SIZE, &none);
         r = file_install(j, JOURNAL_TMP, JOURNAL_FILE, header, sizeof(header), &fd);
         if (r < 0)
                 return r;
@@ -1013,6 +1153,7 @@ static int journal_load(struct journal *j, struct changes *c, struct journal_ope
 {
         struct buffer snapshot = {}, file = {};
         struct journal_replay replay = {};
+        struct proof proof = {};
         uint64_t epoch;
         bool has_snapshot;
         int r;
@@ -1039,7 +1180,8 @@ static int journal_load(struct journal *j, struct changes *c, struct journal_ope
                 return has_snapshot ? -EBADMSG : journal_start_fresh(j);
         if (r < 0)
                 return r;
-        r = header_decode(file.data, file.size, JOURNAL_HEADER_SIZE, JOURNAL_MAGIC, &epoch, NULL);
+        r = header_decode(file.data, file.size, JOURNAL_HEADER_SIZE, JOURNAL_MAGIC, JOURNAL_VERSION,
+                          &j->version, &epoch, NULL);
         if (r >= 0 && epoch > j->epoch)
                 r = -EBADMSG;
         if (r >= 0 && epoch < j->epoch) {
@@ -1048,8 +1190,11 @@ static int journal_load(struct journal *j, struct changes *c, struct journal_ope
                 result->stale_journal = true;
                 return journal_start_fresh(j);
         }
+        j->records_start = j->version == JOURNAL_VERSION ? JOURNAL_RECORDS_V3 : JOURNAL_HEADER_SIZE;
+        if (r >= 0 && j->version == JOURNAL_VERSION)
+                r = proof_read(&file, &proof, &j->proof_slot);
         if (r >= 0)
-                r = journal_replay(j, &file, c, &replay);
+                r = journal_replay(j, &file, j->records_start, &proof, c, &replay);
         if (r >= 0 && replay.valid_size < file.size)
                 r = damaged_keep(j, &file, replay.valid_size, result);
         free(file.data);
@@ -1057,18 +1202,29 @@ static int journal_load(struct journal *j, struct changes *c, struct journal_ope
                 return r;
 
         j->committed_size = replay.valid_size;
+        j->committed_records = replay.n_replayed;
         j->next_seq = replay.next_seq;
+        result->proven_batch = proof.seq;
         result->n_replayed += replay.n_replayed;
         result->n_dropped = replay.n_dropped;
         result->bytes_truncated = file.size - replay.valid_size;
         result->tail = replay.tail;
         result->tail_batch = replay.next_seq;
         result->tail_readable = replay.tail_readable;
+        result->lost_batches = replay.lost_batches;
+        result->lost_records = replay.lost_records;
+        result->lost_bytes = replay.lost_bytes;
         if (result->bytes_truncated > 0) {
                 j->needs_truncate = true;
-                return journal_repair(j);
+                r = journal_repair(j);
+        } else {
+                /* What was read may have been in the page cache only (a crash before its
+                 * fdatasync): durable before a commit proves it. */
+                r = sync_fd(j, j->fd);
         }
-        return 0;
+        if (r >= 0 && replay.tail == JOURNAL_TAIL_LOST)
+                r = proof_lower(j);
+        return r;
 }
 
 int journal_open(const char *state_dir, const struct journal_ops *ops,
@@ -1091,6 +1247,7 @@ int journal_open(const char *state_dir, const struct journal_ops *ops,
                 r = journal_load(j, &c, &result);
         if (r >= 0) {
                 result.file = NULL;
+                result.format_version = j->version;
                 r = changes_live_set(&c, &result.timers, &result.n_timers);
         }
         free(c.items);
@@ -1133,11 +1290,14 @@ int journal_delete(struct journal *j, uint32_t owner, const char *name)
 int journal_commit(struct journal *j)
 {
         struct buffer *b;
+        uint64_t n_records = 0;
+        unsigned slot;
         int r;
 
         if (!j)
                 return -EINVAL;
         b = &j->batch;
+        slot = j->proof_slot;
         r = journal_repair(j);
         if (r < 0) {
                 b->size = 0;
@@ -1146,13 +1306,17 @@ int journal_commit(struct journal *j)
         if (b->size == 0)
                 return 0;
 
-        for (size_t offset = 0; offset < b->size;) {
+        for (size_t offset = 0; offset < b->size; n_records++) {
                 size_t next = offset + record_size(b->data + offset);
 
                 record_seal(b->data + offset, j->next_seq, next == b->size);
                 offset = next;
         }
-        r = write_all(j, j->fd, b->data, b->size, j->committed_size);
+        /* Everything committed so far is synced: proven in the same fdatasync as the batch. */
+        if (j->version == JOURNAL_VERSION)
+                r = proof_write(j, &slot);
+        if (r >= 0)
+                r = write_all(j, j->fd, b->data, b->size, j->committed_size);
         if (r >= 0)
                 r = sync_fd(j, j->fd);
         if (r < 0) {
@@ -1163,6 +1327,8 @@ int journal_commit(struct journal *j)
                 return journal_fail(j, r);
         }
         j->committed_size += b->size;
+        j->committed_records += n_records;
+        j->proof_slot = slot;
         j->next_seq++;
         b->size = 0;
         j->error = 0;
@@ -1204,7 +1370,8 @@ static int snapshot_encode(const struct journal_timer *timers, size_t n_timers, 
         r = buffer_reserve(&b, SNAPSHOT_HEADER_SIZE);
         if (r < 0)
                 goto finish;
-        header_encode(b.data, SNAPSHOT_HEADER_SIZE, SNAPSHOT_MAGIC, epoch, n_timers);
+        header_encode(b.data, SNAPSHOT_HEADER_SIZE, SNAPSHOT_MAGIC, SNAPSHOT_VERSION, epoch,
+                      n_timers);
         b.size = SNAPSHOT_HEADER_SIZE;
         for (size_t i = 0; i < n_timers; i++) {
                 size_t offset = b.size;
@@ -1257,9 +1424,10 @@ int journal_compact(struct journal *j, const struct journal_timer *timers, size_
 
 bool journal_should_compact(const struct journal *j)
 {
-        uint64_t records = j->committed_size - JOURNAL_HEADER_SIZE;
+        uint64_t records = j->committed_size - j->records_start;
 
-        return records > 2 * j->snapshot_size + COMPACT_SLACK;
+        /* A version 2 journal proves nothing: the compaction starts a version 3 one. */
+        return j->version != JOURNAL_VERSION || records > 2 * j->snapshot_size + COMPACT_SLACK;
 }
 
 int journal_error(const struct journal *j)

@@ -20,17 +20,31 @@
  * record carries an end mark, and a batch without one (a crash before its fdatasync returned) is
  * dropped whole.
  *
+ * Proof of what was acknowledged (journal format 3; the snapshot stays format 2): after the
+ * 24-byte header come two checksummed proof slots, each alone in a 512-byte sector, and the records
+ * start at byte 1536. A slot names a batch, the offset where it ends and the number of records up
+ * to it: every batch up to that one had been synced (and so acknowledged). journal_commit() of
+ * batch N writes "synced through N-1" into the slot that does not hold the best proof, then the
+ * batch, then the one fdatasync it always made: no extra sync, and a torn slot write never
+ * damages the previous proof. Only the last batch can thus be a torn, unacknowledged write. Open
+ * syncs the journal once (what it read may have been in the page cache only), a compaction starts
+ * a fresh journal with empty proofs. A format 2 journal (no proof) is read and appended to as it
+ * is, and journal_should_compact() says true at once: the compaction after the next commit starts a
+ * format 3 journal.
+ *
  * Replay (journal_open):
  *   - damage after the last complete batch is dropped: its bytes are first kept aside in
  *     `journal.damaged-<epoch>-<offset>-<realtime ns>` (written, synced and renamed in place; at
  * most JOURNAL_DAMAGED_KEEP such files, the oldest removed), then the journal is truncated, and the
- * result says what it was (enum journal_tail): a torn write of the unsynced last batch, or a record
- * written whole and damaged since. If the copy cannot be made, nothing is truncated and the open
- * fails. A bad record followed by valid records of the same batch is tail too: pages of an unsynced
- * write can reach the disk in any order.
+ * result says what it was (enum journal_tail): proven batches lost, a torn write of the unsynced
+ * last batch, or a record written whole and damaged since. If the copy cannot be made, nothing is
+ * truncated and the open fails. A bad record followed by valid records of the same batch is tail
+ * too: pages of an unsynced write can reach the disk in any order. When proven batches were
+ * dropped, both proof slots are lowered to what is left (each synced in turn).
  *   - a bad record followed by a valid record of a later batch (which proves the bad one had been
- *     synced), a bad snapshot, or records out of sequence: -EBADMSG, a store fault. Nothing is
- *     guessed and nothing is changed on disk.
+ *     synced), a bad snapshot, records out of sequence, no valid proof slot, or batches that
+ *     contradict the proof (the proven batch ends elsewhere or with another record count):
+ *     -EBADMSG, a store fault. Nothing is guessed and nothing is changed on disk.
  *   - a wrong magic or format version: -EPROTONOSUPPORT.
  *   - a missing state directory (its parent must exist) or an empty one: an empty store, created.
  *     A snapshot without a journal, or a journal that continues a missing snapshot: -EBADMSG.
@@ -120,13 +134,16 @@ struct journal_ops {
 enum journal_tail {
         JOURNAL_TAIL_NONE,
         /* What a crash during an append leaves: the record runs past the end of the file or has
-         * zeroed 512-byte sectors. The last batch, never synced, never acknowledged — or damage
-         * that looks the same (a zeroed or cut-off end can hide acknowledged batches: the format
-         * cannot tell). */
+         * zeroed 512-byte sectors, after the proven batches. The last batch, never synced, never
+         * acknowledged. (Format 2 proves nothing: there a zeroed or cut-off end can also hide
+         * acknowledged batches.) */
         JOURNAL_TAIL_TORN,
-        /* A record present in full whose checksum fails with no zeroed sector: written whole and
-         * altered since, so possibly synced and acknowledged. */
+        /* A record after the proven batches, present in full, whose checksum fails with no zeroed
+         * sector: written whole and altered since, so possibly synced and acknowledged. */
         JOURNAL_TAIL_DAMAGED,
+        /* Damage (or the end of the file) at or before the end of the proven batches: synced and
+         * acknowledged changes lost, counted in lost_*. */
+        JOURNAL_TAIL_LOST,
 };
 
 /* At most this many journal.damaged-* files are kept; the oldest go first. */
@@ -139,10 +156,16 @@ struct journal_open_result {
         uint64_t n_dropped;       /* torn-tail records truncated away (those of the incomplete
                                    * last batch, a damaged one counted once): never acknowledged */
         uint64_t bytes_truncated; /* the size of that tail */
+        unsigned format_version;  /* of the journal replayed: 2 (proves nothing) or 3 */
+        uint64_t proven_batch;    /* batches up to this one were proven acknowledged (0: none) */
         enum journal_tail tail;
         uint64_t tail_batch;        /* the sequence of the batch the tail starts in */
         uint64_t tail_readable;     /* records of it that passed their checksum */
-        char tail_file[64];         /* where its bytes were kept before the truncation */
+        char tail_file[64];         /* where its bytes were kept before the truncation; "" when the
+                                     * file ended there (JOURNAL_TAIL_LOST only) */
+        uint64_t lost_batches;      /* JOURNAL_TAIL_LOST: proven batches not replayed, */
+        uint64_t lost_records;      /* their records */
+        uint64_t lost_bytes;        /* and their bytes (from the tail to the proven end) */
         unsigned n_damaged_removed; /* older journal.damaged-* files removed to keep the bound */
         bool stale_journal;         /* a journal the snapshot already covers was replaced */
         bool created;               /* there was no store: the first start on this directory */

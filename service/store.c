@@ -28,7 +28,8 @@
  * service stops with a store fault: the journal holds the truth for the next start.
  *
  * Start. A damaged end of the journal is dropped (its bytes kept in journal.damaged-*) and
- * logged as what it looks like: a torn last batch, or data written whole and damaged since.
+ * logged as what it is: acknowledged batches lost (the journal's proof names them), a torn last
+ * batch, or data written whole and damaged since.
  * SIGTERM is looked for during the replay: the loop does not read the signalfd yet.
  * Every timer of the journal is restored (registry_restore(): runs handed to a client are
  * ended, pending ones stay; missed deadlines catch up once, spread by randomized_delay_usec with
@@ -313,12 +314,32 @@ static void log_dropped_tail(const struct service *s, const struct journal_open_
 {
         if (r->tail == JOURNAL_TAIL_NONE)
                 return;
-        if (r->tail == JOURNAL_TAIL_TORN)
+        if (r->tail == JOURNAL_TAIL_LOST)
+                log_error("Lost acknowledged changes: the journal proves batches up to %" PRIu64
+                          " were synced and acknowledged, but batches %" PRIu64 "-%" PRIu64
+                          " (%" PRIu64 " batches, %" PRIu64 " records, %" PRIu64
+                          " bytes) are damaged or missing. Dropped %" PRIu64
+                          " bytes from there, %" PRIu64 " records of them readable. %s%s%s%s",
+                          r->proven_batch, r->tail_batch, r->proven_batch, r->lost_batches,
+                          r->lost_records, r->lost_bytes, r->bytes_truncated, r->tail_readable,
+                          r->tail_file[0] ? "Kept in " : "The file ends there: nothing to keep",
+                          r->tail_file[0] ? s->config.state_dir : "", r->tail_file[0] ? "/" : "",
+                          r->tail_file);
+        else if (r->tail == JOURNAL_TAIL_TORN && r->format_version >= 3)
+                log_warning("Dropped the incomplete last batch %" PRIu64 " of the journal, after "
+                            "batch %" PRIu64 ", the last one proven acknowledged: %" PRIu64
+                            " bytes, %" PRIu64 " records dropped, %" PRIu64
+                            " of them readable. A write cut short by a crash: never synced, "
+                            "never acknowledged. Kept in %s/%s",
+                            r->tail_batch, r->proven_batch, r->bytes_truncated, r->n_dropped,
+                            r->tail_readable, s->config.state_dir, r->tail_file);
+        else if (r->tail == JOURNAL_TAIL_TORN)
                 log_warning("Dropped the incomplete last batch %" PRIu64 " of the journal: %" PRIu64
                             " bytes after the last complete batch, %" PRIu64
                             " records of it readable. It looks like a write cut short by a "
-                            "crash, never synced and never acknowledged (a zeroed or cut-off "
-                            "end of the file looks the same). Kept in %s/%s",
+                            "crash, never synced and never acknowledged (a format 2 journal "
+                            "proves nothing: a zeroed or cut-off end looks the same). Kept in "
+                            "%s/%s",
                             r->tail_batch, r->bytes_truncated, r->tail_readable,
                             s->config.state_dir, r->tail_file);
         else

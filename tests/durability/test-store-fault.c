@@ -3,8 +3,9 @@
 /*
  * A journal that cannot be trusted is a store fault: timerd refuses to start (exit status 6)
  * rather than guess — a damaged record before the last commit, another format version, a timer
- * the registry would never have written, a state directory another timerd holds. A torn tail is
- * not: it was never acknowledged, so it is dropped and the service starts with the rest.
+ * the registry would never have written, a state directory another timerd holds. A damaged end
+ * is not: it is kept aside, dropped and logged for what it is (a torn write never acknowledged, or
+ * acknowledged batches lost), and the service starts with the rest.
  */
 
 #include <setjmp.h>
@@ -115,7 +116,7 @@ static void test_damage_before_the_last_commit(void **state)
 
         write_journal(dur->dir, &a, &b);
         /* Inside the first record's payload: the second commit proves it had been synced. */
-        patch_file(dur->dir, "journal", 24 + 8 + 20, &flip, 1, false);
+        patch_file(dur->dir, "journal", 1536 + 8 + 20, &flip, 1, false);
         assert_int_equal(exit_status(dur->dir), STORE_FAULT);
 }
 
@@ -265,8 +266,9 @@ enum stop_at {
         STOP_REPLAY,  /* SIGTERM once the store step opened the journal */
 };
 
-/* Run timerd on state_dir with its log in log_path, stopped as `at` says. Its exit status; the
- * time from start to ready (STOP_NEVER) or from the SIGTERM to its exit in *ret_usec. */
+/* Run timerd on state_dir with its log in log_path, stopped as `at` says (STOP_NEVER: once it
+ * answers with the timer t000000). Its exit status; the time from start to ready (STOP_NEVER) or
+ * from the SIGTERM to its exit in *ret_usec. */
 static int run_start_up(const char *state_dir, const char *log_path, enum stop_at at,
                         uint64_t *ret_usec)
 {
@@ -335,6 +337,146 @@ static bool file_contains(const char *path, const char *text)
         return strstr(buf, text) != NULL;
 }
 
+/* Journal batches of one timer each, t000000 on; ret_ends[i] is the journal's size after batch
+ * i + 1. */
+static void write_batches(const char *state_dir, unsigned n, off_t *ret_ends)
+{
+        struct journal_open_result result;
+        char path[256];
+        struct journal *j;
+
+        snprintf(path, sizeof(path), "%s/journal", state_dir);
+        assert_int_equal(journal_open(state_dir, NULL, &result, &j), 0);
+        free(result.timers);
+        for (unsigned i = 0; i < n; i++) {
+                struct journal_timer t;
+                struct stat st;
+                char name[32];
+
+                snprintf(name, sizeof(name), "t%06u", i);
+                t = timer_named(name, i + 1);
+                assert_int_equal(journal_put(j, &t), 0);
+                assert_int_equal(journal_commit(j), 0);
+                assert_int_equal(stat(path, &st), 0);
+                ret_ends[i] = st.st_size;
+        }
+        journal_close(j);
+}
+
+static uint8_t *read_file(const char *path, size_t *ret_size)
+{
+        uint8_t *data;
+        struct stat st;
+        FILE *f = fopen(path, "re");
+
+        assert_non_null(f);
+        assert_int_equal(fstat(fileno(f), &st), 0);
+        data = malloc((size_t)st.st_size + 1);
+        assert_non_null(data);
+        assert_int_equal(fread(data, 1, (size_t)st.st_size, f), (size_t)st.st_size);
+        fclose(f);
+        *ret_size = (size_t)st.st_size;
+        return data;
+}
+
+/* The one journal.damaged-* file in state_dir, which holds exactly `size` bytes of `data`; then
+ * removed. */
+static void assert_kept_once(const char *state_dir, const uint8_t *data, size_t size)
+{
+        char path[512] = "";
+        struct dirent *e;
+        uint8_t *kept;
+        size_t kept_size;
+        DIR *d = opendir(state_dir);
+
+        assert_non_null(d);
+        while ((e = readdir(d))) {
+                if (strncmp(e->d_name, "journal.damaged-", 16) != 0)
+                        continue;
+                assert_string_equal(path, "");
+                snprintf(path, sizeof(path), "%s/%s", state_dir, e->d_name);
+        }
+        closedir(d);
+        assert_string_not_equal(path, "");
+        kept = read_file(path, &kept_size);
+        assert_int_equal(kept_size, size);
+        assert_memory_equal(kept, data, size);
+        free(kept);
+        assert_int_equal(unlink(path), 0);
+}
+
+/*
+ * The real timerd on a damaged journal of 40 one-timer batches. A cut inside the last batch is a
+ * torn write after the proof: a warning, never acknowledged. A zeroed 4 KiB block at the end hides
+ * batches the journal proves were acknowledged: an error with the exact loss, logged once. Either
+ * way the dropped bytes are kept and the rest of the timers come back.
+ */
+static void test_damaged_journal_logged(void **state)
+{
+        enum { N = 40 };
+        struct dur *dur = *state;
+        char log_path[256], journal[256], expected[1024];
+        unsigned first_hit = 0;
+        off_t ends[N];
+        uint64_t usec;
+        uint8_t *data;
+        size_t size;
+
+        snprintf(log_path, sizeof(log_path), "%s.log", dur->dir);
+        snprintf(journal, sizeof(journal), "%s/journal", dur->dir);
+
+        /* (a) 50 bytes of the last batch's record. */
+        write_batches(dur->dir, N, ends);
+        data = read_file(journal, &size);
+        assert_int_equal(truncate(journal, ends[N - 2] + 50), 0);
+        assert_int_equal(run_start_up(dur->dir, log_path, STOP_NEVER, &usec), 0);
+        snprintf(expected, sizeof(expected),
+                 "<4>Dropped the incomplete last batch 40 of the journal, after batch 39, the last "
+                 "one proven acknowledged: 50 bytes, 1 records dropped, 0 of them readable. A "
+                 "write cut short by a crash: never synced, never acknowledged. Kept in "
+                 "%s/journal.damaged-",
+                 dur->dir);
+        assert_true(file_contains(log_path, expected));
+        assert_false(file_contains(log_path, "<3>"));
+        assert_kept_once(dur->dir, data + ends[N - 2], 50);
+        free(data);
+
+        /* (b) The last 4 KiB zeroed. The first batch it changes is first_hit + 1 (these timers'
+         * records end in zeros). */
+        assert_int_equal(unlink(journal), 0);
+        write_batches(dur->dir, N, ends);
+        data = read_file(journal, &size);
+        for (size_t i = size - 4096; i < size; i++)
+                if (data[i] != 0) {
+                        while (ends[first_hit] <= (off_t)i)
+                                first_hit++;
+                        break;
+                }
+        memset(data + size - 4096, 0, 4096);
+        assert_true(first_hit > 0 && N - 1 - first_hit >= 8);
+        patch_file(dur->dir, "journal", (long)(size - 4096), data + size - 4096, 4096, false);
+        assert_int_equal(run_start_up(dur->dir, log_path, STOP_NEVER, &usec), 0);
+        snprintf(expected, sizeof(expected),
+                 "<3>Lost acknowledged changes: the journal proves batches up to 39 were synced "
+                 "and acknowledged, but batches %u-39 (%u batches, %u records, %lld bytes) are "
+                 "damaged or missing. Dropped %lld bytes from there, 0 records of them readable. "
+                 "Kept in %s/journal.damaged-",
+                 first_hit + 1, N - 1 - first_hit, N - 1 - first_hit,
+                 (long long)(ends[N - 2] - ends[first_hit - 1]),
+                 (long long)(ends[N - 1] - ends[first_hit - 1]), dur->dir);
+        assert_true(file_contains(log_path, expected));
+        assert_false(file_contains(log_path, "never acknowledged"));
+        assert_kept_once(dur->dir, data + ends[first_hit - 1],
+                         (size_t)(ends[N - 1] - ends[first_hit - 1]));
+        free(data);
+
+        /* Told once: the proof now names what is left. */
+        assert_int_equal(run_start_up(dur->dir, log_path, STOP_NEVER, &usec), 0);
+        assert_false(file_contains(log_path, "Lost acknowledged"));
+        assert_false(file_contains(log_path, "Dropped"));
+        unlink(log_path);
+}
+
 /* SIGTERM during a long replay ends the start-up there: status 0, never ready, in a fraction of
  * the time the whole start-up takes. */
 static void test_stop_during_start_up(void **state)
@@ -386,6 +528,7 @@ int main(void)
                                             dur_teardown),
             cmocka_unit_test_setup_teardown(test_state_dir_in_use, dur_setup, dur_teardown),
             cmocka_unit_test_setup_teardown(test_torn_tail, dur_setup, dur_teardown),
+            cmocka_unit_test_setup_teardown(test_damaged_journal_logged, dur_setup, dur_teardown),
             cmocka_unit_test_setup_teardown(test_not_regular_files, dur_setup, dur_teardown),
             cmocka_unit_test_setup_teardown(test_stop_during_start_up, dur_setup, dur_teardown),
         };

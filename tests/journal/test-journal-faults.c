@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * Disk trouble, injected through the journal's ops table: group commit costs one write and one
- * fdatasync; a failing write, sync, truncate or rename fails the call with its errno, leaves
- * nothing of the failed batch on disk, and the journal works again when the disk does.
+ * Disk trouble, injected through the journal's ops table: group commit costs two writes (the proof
+ * slot and the batch) and one fdatasync; a failing write, sync, truncate or rename fails the call
+ * with its errno, leaves nothing of the failed batch on disk and no proof damaged, and the journal
+ * works again when the disk does.
  */
 
 #include <errno.h>
@@ -64,20 +65,20 @@ static void test_group_commit(void **state)
         assert_int_equal(journal_delete(j, 1, "gone"), 0);
         assert_int_equal(jt_calls(), 0);
         assert_int_equal(journal_commit(j), 0);
-        assert_int_equal(jt_faults.calls[JT_PWRITE], 1);
+        assert_int_equal(jt_faults.calls[JT_PWRITE], 2);
         assert_int_equal(jt_faults.calls[JT_FDATASYNC], 1);
-        assert_int_equal(jt_calls(), 2);
+        assert_int_equal(jt_calls(), 3);
 
         /* Nothing to commit costs nothing. */
         assert_int_equal(journal_commit(j), 0);
-        assert_int_equal(jt_calls(), 2);
+        assert_int_equal(jt_calls(), 3);
         journal_close(j);
 
         j = jt_open_expect(d, t, 64, NULL);
         journal_close(j);
 }
 
-/* A write that fails (after writing part of the batch, or nothing), then a working disk. */
+/* The batch's write fails (after writing part of it, or nothing), then a working disk. */
 static void test_write_fails(void **state)
 {
         struct jt_dir *d = *state;
@@ -100,7 +101,8 @@ static void test_write_fails(void **state)
                         committed = jt_size(d, "journal");
 
                         jt_faults_reset();
-                        jt_faults_arm(1u << JT_PWRITE, 1, 1, errors[e]);
+                        /* The first write is the proof slot's. */
+                        jt_faults_arm(1u << JT_PWRITE, 2, 1, errors[e]);
                         jt_faults.partial = partials[p];
                         assert_int_equal(journal_put(j, &t[1]), 0);
                         assert_int_equal(journal_put(j, &t[2]), 0);
@@ -119,6 +121,60 @@ static void test_write_fails(void **state)
                         j = jt_open_expect(d, kept, 2, &result);
                         assert_int_equal(result.n_dropped, 0);
                         assert_int_equal(result.bytes_truncated, 0);
+                        journal_close(j);
+                }
+}
+
+/* The proof slot's write fails, with none or part of it written (a torn slot): the commit fails,
+ * the slot with the previous proof is intact, and the journal works again with the disk. */
+static void test_proof_write_fails(void **state)
+{
+        struct jt_dir *d = *state;
+        const size_t partials[] = {0, 10};
+        struct journal_timer t[4] = {jt_timer(1, "a", 1), jt_timer(1, "b", 2), jt_timer(1, "c", 3),
+                                     jt_timer(1, "d", 4)};
+
+        for (size_t p = 0; p < 2; p++)
+                for (int killed = 0; killed <= 1; killed++) {
+                        struct journal_open_result result;
+                        struct journal *j;
+                        size_t committed;
+
+                        jt_dir_remove(d);
+                        jt_dir_make(d);
+                        j = jt_open_expect(d, NULL, 0, NULL);
+                        put_commit(j, &t[0]);
+                        put_commit(j, &t[1]);
+                        put_commit(j, &t[2]);
+                        committed = jt_size(d, "journal");
+
+                        jt_faults_reset();
+                        jt_faults_arm(1u << JT_PWRITE, 1, 1, ENOSPC);
+                        jt_faults.partial = partials[p];
+                        assert_int_equal(journal_put(j, &t[3]), 0);
+                        assert_int_equal(journal_commit(j), -ENOSPC);
+                        assert_int_equal(journal_error(j), -ENOSPC);
+                        /* The batch was never written. */
+                        assert_int_equal(jt_faults.calls[JT_PWRITE], 1);
+                        assert_int_equal(jt_size(d, "journal"), committed);
+                        if (!killed) {
+                                jt_faults_reset();
+                                put_commit(j, &t[3]);
+                                assert_int_equal(journal_error(j), 0);
+                        }
+                        journal_close(j);
+
+                        /* Batch 3's commit proved batch 2: that proof survived. */
+                        jt_faults_reset();
+                        j = jt_open_expect(d, t, killed ? 3 : 4, &result);
+                        assert_int_equal(result.tail, JOURNAL_TAIL_NONE);
+                        assert_int_equal(result.proven_batch, killed ? 2 : 3);
+                        if (killed) {
+                                put_commit(j, &t[3]);
+                                journal_close(j);
+                                j = jt_open_expect(d, t, 4, &result);
+                                assert_int_equal(result.proven_batch, 3);
+                        }
                         journal_close(j);
                 }
 }
@@ -169,7 +225,8 @@ static void test_repair_fails(void **state)
         committed = jt_size(d, "journal");
 
         jt_faults_reset();
-        jt_faults_arm((1u << JT_PWRITE) | (1u << JT_FTRUNCATE), 1, 2, ENOSPC);
+        /* The batch's write (after the proof slot's) and the truncation after it. */
+        jt_faults_arm((1u << JT_PWRITE) | (1u << JT_FTRUNCATE), 2, 2, ENOSPC);
         jt_faults.partial = 300;
         assert_int_equal(journal_put(j, &t[1]), 0);
         assert_int_equal(journal_put(j, &t[2]), 0);
@@ -217,7 +274,7 @@ static void test_crash_while_degraded(void **state)
         put_commit(j, &t[0]);
 
         jt_faults_reset();
-        jt_faults_arm((1u << JT_PWRITE) | (1u << JT_FTRUNCATE), 1, 2, ENOSPC);
+        jt_faults_arm((1u << JT_PWRITE) | (1u << JT_FTRUNCATE), 2, 2, ENOSPC);
         jt_faults.partial = 300;
         assert_int_equal(journal_put(j, &t[1]), 0);
         assert_int_equal(journal_put(j, &t[2]), 0);
@@ -234,6 +291,9 @@ static void test_crash_while_degraded(void **state)
         j = jt_open_expect(d, t, 1, &result);
         assert_int_equal(result.n_dropped, 2);
         assert_int_equal(result.bytes_truncated, 300);
+        /* The failed commit proved batch 1, truly: what it left is after the proof. */
+        assert_int_equal(result.proven_batch, 1);
+        assert_int_equal(result.tail, JOURNAL_TAIL_TORN);
         journal_close(j);
 }
 
@@ -438,6 +498,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
             cmocka_unit_test_setup_teardown(test_write_fails, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_proof_write_fails, setup, teardown),
             cmocka_unit_test_setup_teardown(test_sync_fails, setup, teardown),
             cmocka_unit_test_setup_teardown(test_repair_fails, setup, teardown),
             cmocka_unit_test_setup_teardown(test_crash_while_degraded, setup, teardown),

@@ -18,6 +18,9 @@
 #include "journal-test.h"
 #include "service/crc32c.h"
 
+/* Format 3: the proof slots at 512 and 1024, the records from 1536. */
+#define RECORDS_START 1536
+
 static int setup(void **state)
 {
         struct jt_dir *d = calloc(1, sizeof(*d));
@@ -108,7 +111,7 @@ static void test_round_trip(void **state)
         /* The same through the snapshot. */
         assert_int_equal(journal_compact(j, timers, n), 0);
         journal_close(j);
-        assert_int_equal(jt_size(d, "journal"), 24);
+        assert_int_equal(jt_size(d, "journal"), RECORDS_START);
         j = jt_open_expect(d, timers, n, &result);
         assert_int_equal(result.n_replayed, n);
         journal_close(j);
@@ -124,27 +127,59 @@ static void store_u32(uint8_t *p, uint32_t v)
 static void test_layout(void **state)
 {
         struct jt_dir *d = *state;
-        uint8_t expected[24 + 8 + 17] = {
+        uint8_t header[24] = {
             'T', 'I', 'M', 'E', 'R', 'D', 'J', '1', /* magic */
-            2,   0,   0,   0,                       /* format version */
+            3,   0,   0,   0,                       /* format version */
             0,   0,   0,   0,   0,   0,   0,   0,   /* epoch */
             0,   0,   0,   0,                       /* header checksum */
-            17,  0,   0,   0,                       /* payload length */
-            0,   0,   0,   0,                       /* payload checksum */
-            2,                                      /* DELETE */
-            1,                                      /* ends its batch */
-            1,   0,   0,   0,   0,   0,   0,   0,   /* batch 1 */
-            4,   3,   2,   1,                       /* owner 0x01020304 */
-            2,   'a', 'b',
         };
+        /* Written with batch 2: batch 1, synced, ends at 1561 with 1 record. */
+        uint8_t slot0[28] = {
+            1,    0, 0, 0, 0, 0, 0, 0, /* batch 1 */
+            0x19, 6, 0, 0, 0, 0, 0, 0, /* ends at 1561 */
+            1,    0, 0, 0, 0, 0, 0, 0, /* 1 record */
+            0,    0, 0, 0,             /* slot checksum */
+        };
+        /* Written with batch 1: nothing synced yet, as when the journal was started. */
+        uint8_t slot1[28] = {
+            0, 0, 0, 0, 0, 0, 0, 0, /* batch 0 */
+            0, 6, 0, 0, 0, 0, 0, 0, /* ends at 1536 */
+            0, 0, 0, 0, 0, 0, 0, 0, /* no record */
+            0, 0, 0, 0,             /* slot checksum */
+        };
+        uint8_t record[8 + 17] = {
+            17, 0,   0,   0,             /* payload length */
+            0,  0,   0,   0,             /* payload checksum */
+            2,                           /* DELETE */
+            1,                           /* ends its batch */
+            1,  0,   0,   0, 0, 0, 0, 0, /* batch 1 */
+            4,  3,   2,   1,             /* owner 0x01020304 */
+            2,  'a', 'b',
+        };
+        uint8_t expected[RECORDS_START + 2 * sizeof(record)] = {0};
         struct journal *j;
         uint8_t *data;
         size_t size;
 
-        store_u32(expected + 20, crc32c(0, expected, 20));
-        store_u32(expected + 28, crc32c(0, expected + 32, 17));
+        store_u32(header + 20, crc32c(0, header, 20));
+        store_u32(slot0 + 24, crc32c(0, slot0, 24));
+        store_u32(slot1 + 24, crc32c(0, slot1, 24));
+        memcpy(expected, header, sizeof(header));
+        memcpy(expected + 512, slot0, sizeof(slot0));
+        memcpy(expected + 1024, slot1, sizeof(slot1));
+        store_u32(record + 4, crc32c(0, record + 8, 17));
+        memcpy(expected + RECORDS_START, record, sizeof(record));
+        /* Batch 2: "cd" */
+        record[10] = 2;
+        record[23] = 'c';
+        record[24] = 'd';
+        store_u32(record + 4, crc32c(0, record + 8, 17));
+        memcpy(expected + RECORDS_START + sizeof(record), record, sizeof(record));
+
         j = jt_open_expect(d, NULL, 0, NULL);
         assert_int_equal(journal_delete(j, 0x01020304, "ab"), 0);
+        assert_int_equal(journal_commit(j), 0);
+        assert_int_equal(journal_delete(j, 0x01020304, "cd"), 0);
         assert_int_equal(journal_commit(j), 0);
         journal_close(j);
 
@@ -195,10 +230,142 @@ static void test_replays_records_without_handover(void **state)
         assert_int_equal(journal_commit(j), 0);
         journal_close(j);
         data = jt_read(d, "journal", &size);
-        assert_int_equal(size, sizeof(format2_journal));
-        assert_memory_equal(data + 24, format2_journal + 24, size - 24);
+        assert_int_equal(size, RECORDS_START + sizeof(format2_journal) - 24);
+        assert_memory_equal(data + RECORDS_START, format2_journal + 24,
+                            sizeof(format2_journal) - 24);
         free(data);
         j = jt_open_expect(d, &expected, 1, NULL);
+        journal_close(j);
+}
+
+/*
+ * A format 2 journal as timerd wrote it before the proof slots (main at a467309): batch 1 puts
+ * v2-a and v2-c, batch 2 puts v2-b, batch 3 deletes v2-c (owners 1000, 1000, 1001).
+ */
+static const uint8_t format2_batches[] = {
+    0x54, 0x49, 0x4d, 0x45, 0x52, 0x44, 0x4a, 0x31, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x20, 0xd6, 0x37, 0xe8, 0xa3, 0x00, 0x00, 0x00, 0x29, 0xa9, 0x28, 0xb1,
+    0x01, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xe8, 0x03, 0x00, 0x00, 0x04, 0x76,
+    0x32, 0x2d, 0x61, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0xa3, 0x00, 0x00, 0x00, 0x7e, 0x31, 0xcc, 0x40, 0x01, 0x01, 0x01, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0xe9, 0x03, 0x00, 0x00, 0x04, 0x76, 0x32, 0x2d, 0x63, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x09, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xa3, 0x00,
+    0x00, 0x00, 0x12, 0x8e, 0x0e, 0x9a, 0x01, 0x01, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0xe8, 0x03, 0x00, 0x00, 0x04, 0x76, 0x32, 0x2d, 0x62, 0x03, 0x00, 0x87, 0x93, 0x03, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
+    0x00, 0x01, 0x15, 0xcd, 0x5b, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x13, 0x00, 0x00, 0x00, 0x41, 0x65, 0xb6,
+    0x85, 0x02, 0x01, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xe9, 0x03, 0x00, 0x00, 0x04,
+    0x76, 0x32, 0x2d, 0x63,
+};
+
+static struct journal_timer format2_timer(const char *name)
+{
+        struct journal_timer t = {
+            .owner = 1000,
+            .lifetime = TIMERD_LIFETIME_RETAINED,
+            .generation = 7,
+            .catch_up = true,
+        };
+
+        snprintf(t.name, sizeof(t.name), "%s", name);
+        if (strcmp(name, "v2-c") == 0) {
+                t.owner = 1001;
+                t.generation = 9;
+                t.catch_up = false;
+        }
+        if (strcmp(name, "v2-b") == 0)
+                t = (struct journal_timer){
+                    .owner = 1000,
+                    .name = "v2-b",
+                    .lifetime = TIMERD_LIFETIME_RETAINED,
+                    .generation = 8,
+                    .policy = TIMERD_POLICY_INTERVAL,
+                    .cadence_usec = 60000000,
+                    .state = TIMERD_STATE_SCHEDULED,
+                    .has_deadline = true,
+                    .deadline_usec = 123456789,
+                };
+        return t;
+}
+
+/* A format 2 journal loads as it is, proves nothing, takes appends in its own format, and the
+ * compaction its first commit asks for starts a format 3 journal. */
+static void test_format2_journal(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer live[2] = {format2_timer("v2-a"), format2_timer("v2-b")};
+        struct journal_timer after[3] = {live[0], live[1], jt_timer(1000, "v3", 3)};
+        struct journal_timer before_delete[3] = {live[0], live[1], format2_timer("v2-c")};
+        struct journal_open_result result;
+        struct journal *j;
+        uint8_t *data;
+        size_t size;
+
+        assert_int_equal(mkdir(d->state, 0700), 0);
+        jt_write(d, "journal", format2_batches, sizeof(format2_batches));
+        j = jt_open_expect(d, live, 2, &result);
+        assert_int_equal(result.format_version, 2);
+        assert_int_equal(result.proven_batch, 0);
+        assert_int_equal(result.n_replayed, 4);
+        assert_int_equal(result.tail, JOURNAL_TAIL_NONE);
+        assert_true(journal_should_compact(j));
+
+        /* Appended as format 2: the old bytes untouched, batch 4 after them. */
+        assert_int_equal(journal_put(j, &after[2]), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+        data = jt_read(d, "journal", &size);
+        assert_true(size > sizeof(format2_batches));
+        assert_memory_equal(data, format2_batches, sizeof(format2_batches));
+        free(data);
+        j = jt_open_expect(d, after, 3, &result);
+        assert_int_equal(result.format_version, 2);
+        assert_true(journal_should_compact(j));
+
+        /* A torn tail of a format 2 journal (batch 3 cut): nothing proves what it hid. */
+        journal_close(j);
+        jt_write(d, "journal", format2_batches, sizeof(format2_batches) - 5);
+        j = jt_open_expect(d, before_delete, 3, &result);
+        assert_int_equal(result.format_version, 2);
+        assert_int_equal(result.tail, JOURNAL_TAIL_TORN);
+        assert_int_equal(result.proven_batch, 0);
+
+        /* The compaction upgrades. */
+        assert_int_equal(journal_compact(j, live, 2), 0);
+        assert_false(journal_should_compact(j));
+        assert_int_equal(journal_put(j, &after[2]), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+        data = jt_read(d, "journal", &size);
+        assert_int_equal(data[8], 3);
+        assert_true(size > RECORDS_START);
+        free(data);
+        j = jt_open_expect(d, after, 3, &result);
+        assert_int_equal(result.format_version, 3);
+        assert_false(journal_should_compact(j));
         journal_close(j);
 }
 
@@ -219,16 +386,18 @@ static void test_handover_layout(void **state)
         assert_int_equal(journal_commit(j), 0);
         journal_close(j);
         data = jt_read(d, "journal", &size);
-        assert_int_equal(size, sizeof(format2_journal) + 8);
-        /* The payload checksum (bytes 28-31) aside, the old record plus the handover. */
-        assert_memory_equal(data + 32, format2_journal + 32, sizeof(format2_journal) - 32);
-        assert_memory_equal(data + sizeof(format2_journal), handover_bytes, 8);
+        assert_int_equal(size, RECORDS_START + sizeof(format2_journal) - 24 + 8);
+        /* The payload checksum aside, the old record plus the handover. */
+        assert_memory_equal(data + RECORDS_START + 8, format2_journal + 32,
+                            sizeof(format2_journal) - 32);
+        assert_memory_equal(data + size - 8, handover_bytes, 8);
         j = jt_open_expect(d, &t, 1, NULL);
         journal_close(j);
 
         /* The same record with a zero handover, sealed with a right checksum. */
-        memset(data + sizeof(format2_journal), 0, 8);
-        store_u32(data + 28, crc32c(0, data + 32, size - 32));
+        memset(data + size - 8, 0, 8);
+        store_u32(data + RECORDS_START + 4,
+                  crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
         jt_write(d, "journal", data, size);
         free(data);
         assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
@@ -296,7 +465,7 @@ static void test_invalid_input(void **state)
         /* Nothing reached the batch: the commit writes nothing. */
         assert_int_equal(journal_commit(j), 0);
         assert_int_equal(jt_calls(), 0);
-        assert_int_equal(jt_size(d, "journal"), 24);
+        assert_int_equal(jt_size(d, "journal"), RECORDS_START);
         journal_close(j);
 }
 
@@ -347,7 +516,7 @@ static void test_abort(void **state)
         journal_abort(NULL);
         assert_int_equal(journal_commit(j), 0);
         assert_int_equal(jt_calls(), 0);
-        assert_int_equal(jt_size(d, "journal"), 24);
+        assert_int_equal(jt_size(d, "journal"), RECORDS_START);
 
         assert_int_equal(journal_put(j, &dropped), 0);
         journal_abort(j);
@@ -459,6 +628,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
             cmocka_unit_test_setup_teardown(test_replays_records_without_handover, setup, teardown),
             cmocka_unit_test_setup_teardown(test_handover_layout, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_format2_journal, setup, teardown),
             cmocka_unit_test_setup_teardown(test_invalid_input, setup, teardown),
             cmocka_unit_test_setup_teardown(test_compact_refuses, setup, teardown),
             cmocka_unit_test_setup_teardown(test_abort, setup, teardown),

@@ -25,6 +25,10 @@
 
 #define HEADER_SIZE          24
 #define SNAPSHOT_HEADER_SIZE 32
+/* Format 3: the proof slots at 512 and 1024, the records from 1536. */
+#define SLOT_OFFSET   512
+#define SLOT_SIZE     28
+#define RECORDS_START 1536
 
 static int setup(void **state)
 {
@@ -105,7 +109,8 @@ static void test_fresh_state_dir(void **state)
         j = jt_open_expect(d, NULL, 0, &result);
         assert_int_equal(result.n_replayed, 0);
         assert_true(result.created);
-        assert_int_equal(jt_size(d, "journal"), HEADER_SIZE);
+        assert_int_equal(result.format_version, 3);
+        assert_int_equal(jt_size(d, "journal"), RECORDS_START);
         assert_false(jt_exists(d, "snapshot"));
 
         /* One journal per directory. */
@@ -229,7 +234,7 @@ static void test_corrupt_middle(void **state)
 
         write_batches(d, t, batches, 3, ends);
         data = jt_read(d, "journal", &size);
-        for (size_t i = HEADER_SIZE; i < ends[1]; i++) {
+        for (size_t i = RECORDS_START; i < ends[1]; i++) {
                 flip(data, i);
                 assert_store_fault(d, "journal", data, size, -EBADMSG);
                 flip(data, i);
@@ -299,15 +304,19 @@ static void test_headers(void **state)
                 uint8_t *data = file == 0 ? journal : snapshot;
                 size_t size = file == 0 ? journal_size : snapshot_size;
 
+                uint8_t version = data[8];
+
+                /* The journal is format 3, the snapshot format 2. */
+                assert_int_equal(version, file == 0 ? 3 : 2);
                 data[7] = '2';
                 assert_store_fault(d, name, data, size, -EPROTONOSUPPORT);
                 data[7] = '1';
                 /* The first format, and one from the future. */
                 data[8] = 1;
                 assert_store_fault(d, name, data, size, -EPROTONOSUPPORT);
-                data[8] = 3;
+                data[8] = (uint8_t)(version + 1);
                 assert_store_fault(d, name, data, size, -EPROTONOSUPPORT);
-                data[8] = 2;
+                data[8] = version;
                 assert_store_fault(d, name, data, 11, -EBADMSG);
                 assert_store_fault(d, name, data, HEADER_SIZE - 1, -EBADMSG);
                 data[12] ^= 1; /* the epoch */
@@ -407,7 +416,7 @@ static void test_stale_journal(void **state)
         j = jt_open_expect(d, &newer, 1, &result);
         assert_true(result.stale_journal);
         assert_int_equal(result.n_replayed, 1);
-        assert_int_equal(jt_size(d, "journal"), HEADER_SIZE);
+        assert_int_equal(jt_size(d, "journal"), RECORDS_START);
         assert_int_equal(journal_put(j, &after), 0);
         assert_int_equal(journal_commit(j), 0);
         journal_close(j);
@@ -585,6 +594,186 @@ static void test_zeroed_block_before_commits(void **state)
         free(data);
 }
 
+/* `n` batches of one timer each, named t00.. with seeds from 1; ret_ends[i]: the end of batch
+ * i + 1. */
+static void write_one_per_batch(const struct jt_dir *d, struct journal_timer *t, size_t n,
+                                size_t *ret_ends)
+{
+        size_t batches[64];
+
+        assert_true(n <= 64);
+        for (size_t i = 0; i < n; i++) {
+                char name[8];
+
+                snprintf(name, sizeof(name), "t%02zu", i);
+                t[i] = jt_timer(1, name, i + 1);
+                batches[i] = 1;
+        }
+        write_batches(d, t, batches, n, ret_ends);
+}
+
+/* The issue's example: a zeroed 4 KiB block at the end of the journal hides several batches the
+ * proof names as acknowledged. Told as such, counted exactly, kept aside; the proof is lowered, so
+ * the next start finds nothing wrong, and the journal goes on from what is left. */
+static void test_zeroed_end_loses_proven_batches(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[40], later = jt_timer(2, "later", 99);
+        size_t ends[40], size, first_damaged = 0;
+        struct journal_open_result result;
+        struct journal *j;
+        uint8_t *data;
+
+        write_one_per_batch(d, t, 40, ends);
+        data = jt_read(d, "journal", &size);
+        memset(data + size - 4096, 0, 4096);
+        while (ends[first_damaged] <= size - 4096)
+                first_damaged++;
+        /* Batches first_damaged + 1 .. 40 are hit: 39 of them proven (by batch 40's commit). */
+        assert_true(40 - first_damaged >= 8);
+        assert_tail_kept(d, data, size, ends[first_damaged - 1], JOURNAL_TAIL_LOST, 0, t,
+                         first_damaged);
+
+        jt_write(d, "journal", data, size);
+        j = jt_open_expect(d, t, first_damaged, &result);
+        assert_int_equal(result.format_version, 3);
+        assert_int_equal(result.proven_batch, 39);
+        assert_int_equal(result.tail, JOURNAL_TAIL_LOST);
+        assert_int_equal(result.tail_batch, first_damaged + 1);
+        assert_int_equal(result.lost_batches, 39 - first_damaged);
+        assert_int_equal(result.lost_records, 39 - first_damaged);
+        assert_int_equal(result.lost_bytes, ends[38] - ends[first_damaged - 1]);
+        assert_int_equal(result.bytes_truncated, size - ends[first_damaged - 1]);
+        /* The last batch is one of the records dropped: 40 - first_damaged in all. */
+        assert_int_equal(result.n_dropped, 1);
+        journal_close(j);
+        free(data);
+
+        /* Lowered to what is left: nothing is reported twice, and appends are proven again. */
+        j = jt_open_expect(d, t, first_damaged, &result);
+        assert_int_equal(result.tail, JOURNAL_TAIL_NONE);
+        assert_int_equal(result.proven_batch, first_damaged);
+        assert_int_equal(journal_put(j, &later), 0);
+        assert_int_equal(journal_commit(j), 0);
+        assert_int_equal(journal_put(j, &later), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+        t[first_damaged] = later;
+        j = jt_open_expect(d, t, first_damaged + 1, &result);
+        assert_int_equal(result.tail, JOURNAL_TAIL_NONE);
+        assert_int_equal(result.proven_batch, first_damaged + 1);
+        journal_close(j);
+}
+
+/* Only the last batch is after the proof: cut or zeroed, it is a torn write, never acknowledged;
+ * one byte changed in it is damage. A cut inside a proven batch is a loss, even one that looks
+ * like a torn write. */
+static void test_tail_against_the_proof(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[4];
+        struct journal_open_result result;
+        size_t ends[4], size;
+        struct journal *j;
+        uint8_t *data;
+
+        write_one_per_batch(d, t, 4, ends);
+        data = jt_read(d, "journal", &size);
+
+        for (size_t cut = ends[2] + 1; cut < size; cut += 37) {
+                assert_tail_kept(d, data, cut, ends[2], JOURNAL_TAIL_TORN, 0, t, 3);
+                jt_write(d, "journal", data, cut);
+                j = jt_open_expect(d, t, 3, &result);
+                assert_int_equal(result.proven_batch, 3);
+                assert_int_equal(result.lost_batches, 0);
+                journal_close(j);
+        }
+        flip(data, size - 10);
+        assert_tail_kept(d, data, size, ends[2], JOURNAL_TAIL_DAMAGED, 0, t, 3);
+        flip(data, size - 10);
+
+        /* Cut inside batch 3, proven by batch 4's commit. */
+        assert_tail_kept(d, data, ends[1] + 100, ends[1], JOURNAL_TAIL_LOST, 0, t, 2);
+        jt_write(d, "journal", data, ends[1] + 100);
+        j = jt_open_expect(d, t, 2, &result);
+        assert_int_equal(result.lost_batches, 1);
+        assert_int_equal(result.lost_records, 1);
+        assert_int_equal(result.lost_bytes, ends[2] - ends[1]);
+        journal_close(j);
+
+        /* The file ends exactly after batch 1: nothing is left to keep, the loss is still told. */
+        jt_write(d, "journal", data, ends[0]);
+        j = jt_open_expect(d, t, 1, &result);
+        assert_int_equal(result.tail, JOURNAL_TAIL_LOST);
+        assert_int_equal(result.bytes_truncated, 0);
+        assert_string_equal(result.tail_file, "");
+        assert_int_equal(result.lost_batches, 2);
+        assert_int_equal(result.lost_records, 2);
+        assert_int_equal(result.lost_bytes, ends[2] - ends[0]);
+        journal_close(j);
+        j = jt_open_expect(d, t, 1, &result);
+        assert_int_equal(result.tail, JOURNAL_TAIL_NONE);
+        assert_int_equal(result.proven_batch, 1);
+        journal_close(j);
+        free(data);
+}
+
+/* A torn write of a proof slot (any byte of it): the other slot's proof is used, nothing is lost.
+ * Both slots damaged, or a proof the records contradict: a store fault that changes nothing. */
+static void test_proof_slots(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[3];
+        struct journal_open_result result;
+        size_t ends[3], size;
+        struct journal *j;
+        uint8_t *data;
+        /* Batch 3's commit wrote "through 2" into slot 1, batch 2's "through 1" into slot 0. */
+        const size_t best = 2 * SLOT_OFFSET, other = SLOT_OFFSET;
+
+        write_one_per_batch(d, t, 3, ends);
+        data = jt_read(d, "journal", &size);
+        assert_int_equal(data[best], 2);
+        assert_int_equal(data[other], 1);
+        for (size_t i = 0; i < SLOT_SIZE; i++) {
+                flip(data, best + i);
+                jt_write(d, "journal", data, size);
+                j = jt_open_expect(d, t, 3, &result);
+                assert_int_equal(result.proven_batch, 1);
+                assert_int_equal(result.tail, JOURNAL_TAIL_NONE);
+                journal_close(j);
+                flip(data, best + i);
+        }
+        /* Zeroed, as a sector that never reached the disk. */
+        memset(data + best, 0, SLOT_SIZE);
+        jt_write(d, "journal", data, size);
+        j = jt_open_expect(d, t, 3, &result);
+        assert_int_equal(result.proven_batch, 1);
+        journal_close(j);
+        memset(data + other, 0, SLOT_SIZE);
+        assert_store_fault(d, "journal", data, size, -EBADMSG);
+        free(data);
+
+        /* A valid slot that names batch 2 with another end or record count. */
+        jt_dir_remove(d);
+        jt_dir_make(d);
+        write_one_per_batch(d, t, 3, ends);
+        data = jt_read(d, "journal", &size);
+        for (size_t field = 8; field <= 16; field += 8) {
+                data[best + field]++;
+                store_u32(data + best + 24, crc32c(0, data + best, 24));
+                assert_store_fault(d, "journal", data, size, -EBADMSG);
+                data[best + field]--;
+        }
+        /* Naming batch 3 (and 3 records) where batch 2 ends: batch 3 ends elsewhere. */
+        data[best]++;
+        data[best + 16]++;
+        store_u32(data + best + 24, crc32c(0, data + best, 24));
+        assert_store_fault(d, "journal", data, size, -EBADMSG);
+        assert_int_equal(count_damaged(d), 0);
+        free(data);
+}
+
 /* At most JOURNAL_DAMAGED_KEEP files: the oldest go. */
 static void test_damaged_files_bounded(void **state)
 {
@@ -644,6 +833,9 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_not_files, setup, teardown),
             cmocka_unit_test_setup_teardown(test_dropped_tail_kept, setup, teardown),
             cmocka_unit_test_setup_teardown(test_zeroed_block_before_commits, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_zeroed_end_loses_proven_batches, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_tail_against_the_proof, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_proof_slots, setup, teardown),
             cmocka_unit_test_setup_teardown(test_damaged_files_bounded, setup, teardown),
             cmocka_unit_test_setup_teardown(test_no_truncation_without_copy, setup, teardown),
         };
