@@ -184,6 +184,7 @@ struct registry {
         uint64_t overruns;
         uint64_t stale_expiries;
 
+        enum td_schedule_problem problem; /* why the current call is InvalidSchedule */
         struct td_effect *effects;
         size_t n_effects;
         size_t effects_capacity;
@@ -362,7 +363,15 @@ bool registry_name_valid(const char *name)
         return n > 0;
 }
 
-static int declaration_validate(const struct td_declaration *d)
+/* -TIMERD_E_INVALID_SCHEDULE, with *ret_problem saying why. */
+static int schedule_invalid(enum td_schedule_problem *ret_problem, enum td_schedule_problem problem)
+{
+        *ret_problem = problem;
+        return -TIMERD_E_INVALID_SCHEDULE;
+}
+
+static int declaration_validate(const struct td_declaration *d,
+                                enum td_schedule_problem *ret_problem)
 {
         if (d->policy < 0 || d->policy >= TIMERD_POLICY_MAX || !clock_valid(d->clock) ||
             d->lifetime < 0 || d->lifetime >= TIMERD_LIFETIME_MAX || d->delivery < 0 ||
@@ -371,14 +380,16 @@ static int declaration_validate(const struct td_declaration *d)
         /* A signal number only with signal delivery; the runtime checks it is a real one. */
         if (d->delivery == TIMERD_DELIVERY_SIGNAL ? d->signo <= 0 : d->signo != 0)
                 return -TIMERD_E_INVALID_PARAMETER;
-        if (d->policy == TIMERD_POLICY_ONCE ? d->cadence_usec != 0 : d->cadence_usec == 0)
-                return -TIMERD_E_INVALID_SCHEDULE;
+        if (d->policy == TIMERD_POLICY_ONCE && d->cadence_usec != 0)
+                return schedule_invalid(ret_problem, TD_SCHEDULE_CADENCE_ON_ONCE);
+        if (d->policy != TIMERD_POLICY_ONCE && d->cadence_usec == 0)
+                return schedule_invalid(ret_problem, TD_SCHEDULE_CADENCE_MISSING);
         if (d->handover_usec > TIMERD_HANDOVER_MAX_USEC ||
             (d->handover_usec > 0 && d->delivery != TIMERD_DELIVERY_NOTIFY))
                 return -TIMERD_E_INVALID_PARAMETER;
         /* A successor must not be due the moment it is queued. */
         if (d->cadence_usec > 0 && d->handover_usec >= d->cadence_usec)
-                return -TIMERD_E_INVALID_SCHEDULE;
+                return schedule_invalid(ret_problem, TD_SCHEDULE_HANDOVER_NOT_SHORTER);
         return 0;
 }
 
@@ -592,6 +603,7 @@ static int generation_check(const struct registry *r)
 static void effects_begin(struct registry *r)
 {
         r->n_effects = 0;
+        r->problem = TD_SCHEDULE_OK;
 }
 
 static int effects_reserve(struct registry *r, size_t n)
@@ -627,7 +639,11 @@ static struct td_transition transition_failed(struct registry *r, int failure)
 {
         assert(failure < 0);
         r->n_effects = 0;
-        return (struct td_transition){.failure = failure, .effects = r->effects};
+        return (struct td_transition){
+            .failure = failure,
+            .schedule_problem = failure == -TIMERD_E_INVALID_SCHEDULE ? r->problem : TD_SCHEDULE_OK,
+            .effects = r->effects,
+        };
 }
 
 /*
@@ -1158,15 +1174,15 @@ void registry_free(struct registry *r)
 }
 
 /* A cadence below the configured minimum would let one timer cost a wake-up that often. */
-static int cadence_allowed(const struct registry *r, uint64_t cadence_usec)
+static int cadence_allowed(struct registry *r, uint64_t cadence_usec)
 {
         return cadence_usec == 0 || cadence_usec >= r->config.min_cadence_usec
                    ? 0
-                   : -TIMERD_E_INVALID_SCHEDULE;
+                   : schedule_invalid(&r->problem, TD_SCHEDULE_CADENCE_BELOW_MINIMUM);
 }
 
 /* What Register and Reconcile check before looking at the registry. */
-static int declare_args_validate(const struct registry *r, const struct td_caller *caller,
+static int declare_args_validate(struct registry *r, const struct td_caller *caller,
                                  const char *name, const struct td_declaration *d)
 {
         int e = session_validate(caller->session);
@@ -1175,7 +1191,7 @@ static int declare_args_validate(const struct registry *r, const struct td_calle
                 return e;
         if (!registry_name_valid(name))
                 return -TIMERD_E_INVALID_NAME;
-        e = declaration_validate(d);
+        e = declaration_validate(d, &r->problem);
         if (e < 0)
                 return e;
         return cadence_allowed(r, d->cadence_usec);
@@ -1235,7 +1251,7 @@ enum reconcile_step {
         RECONCILE_SET,
 };
 
-static int reconcile_plan(const struct timer *t, const struct td_now *now,
+static int reconcile_plan(struct registry *r, const struct timer *t, const struct td_now *now,
                           const struct td_reconcile_args *a, enum reconcile_step *ret_step,
                           uint64_t *ret_deadline)
 {
@@ -1252,6 +1268,8 @@ static int reconcile_plan(const struct timer *t, const struct td_now *now,
                 *ret_deadline = a->deadline_usec;
                 return 0;
         case TIMERD_DESIRED_SCHEDULED:
+                if (a->has_deadline && d->policy == TIMERD_POLICY_WATCHDOG)
+                        return -TIMERD_E_WRONG_POLICY;
                 /* Queued, held behind its run, or armed by the run's end: kept. */
                 if (t &&
                     (timer_queued(t) || (t->run_active && t->after_run == AFTER_RUN_DEADLINE))) {
@@ -1264,12 +1282,16 @@ static int reconcile_plan(const struct timer *t, const struct td_now *now,
                                 return 0;
                         }
                 }
+                *ret_step = RECONCILE_SET;
+                if (a->has_deadline) {
+                        *ret_deadline = a->deadline_usec;
+                        return 0;
+                }
                 /* A once timer has no cadence to invent a wake-up from. */
                 if (d->policy == TIMERD_POLICY_ONCE)
-                        return -TIMERD_E_INVALID_SCHEDULE;
+                        return schedule_invalid(&r->problem, TD_SCHEDULE_DEADLINE_MISSING);
                 if (__builtin_add_overflow(now->usec[d->clock], d->cadence_usec, ret_deadline))
                         return -TIMERD_E_OVERFLOW;
-                *ret_step = RECONCILE_SET;
                 return 0;
         default:
                 return -TIMERD_E_INVALID_PARAMETER;
@@ -1294,7 +1316,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
         t = timer_find(r, a->caller.uid, a->name);
         if (t && !declaration_equal(t, &a->declaration))
                 return transition_failed(r, -TIMERD_E_RECONCILIATION_CONFLICT);
-        e = reconcile_plan(t, now, a, &step, &deadline);
+        e = reconcile_plan(r, t, now, a, &step, &deadline);
         if (e >= 0)
                 e = handle_generations_check(r, 1);
         if (e >= 0 && !t)
@@ -1373,7 +1395,7 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
                 struct td_declaration d = timer_declaration(t);
 
                 d.cadence_usec = cadence_usec;
-                e = declaration_validate(&d);
+                e = declaration_validate(&d, &r->problem);
                 if (e >= 0)
                         e = cadence_allowed(r, cadence_usec);
                 if (e < 0)
@@ -2192,7 +2214,7 @@ struct td_transition registry_restore(struct registry *r, const struct td_now *n
         effects_begin(r);
         if (!registry_name_valid(timer->name))
                 return transition_failed(r, -TIMERD_E_INVALID_NAME);
-        e = declaration_validate(&timer->declaration);
+        e = declaration_validate(&timer->declaration, &r->problem);
         if (e >= 0 && !snapshot_restorable(timer))
                 e = -EINVAL;
         if (e >= 0 && timer_find(r, timer->owner, timer->name))
@@ -2385,8 +2407,9 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
 {
         const struct td_declaration declaration = timer_declaration(t), *d = &declaration;
         const struct run_state *rs = timer_run_state(t);
+        enum td_schedule_problem problem;
 
-        if (!registry_name_valid(t->name) || declaration_validate(d) < 0 ||
+        if (!registry_name_valid(t->name) || declaration_validate(d, &problem) < 0 ||
             timer_find(r, t->uid, t->name) != t || !owner_find(r, t->uid))
                 return false;
         /* Restored timers keep their generations and belong to no session. */

@@ -91,6 +91,12 @@ const char *timerd_strerror(int error);
  * In a callback: the error of the answer being delivered.
  */
 const char *timerd_last_error_name(const struct timerd *t);
+/*
+ * The `reason` parameter of that error when it has one, else NULL; it lives as long. For
+ * -TIMERD_E_INVALID_SCHEDULE a stable value for programs: "cadence_missing", "cadence_on_once",
+ * "cadence_below_minimum", "handover_not_shorter" or "deadline_missing" (see the IDL).
+ */
+const char *timerd_last_error_reason(const struct timerd *t);
 
 struct timerd_declaration {
         enum timerd_policy policy;
@@ -156,8 +162,11 @@ int timerd_register(struct timerd *t, const char *name, const struct timerd_decl
 /*
  * Make sure the timer exists as declared, idempotently: the call a restarting client makes for
  * its retained timers. *ret_created (may be NULL) tells whether it was missing.
- * -TIMERD_E_RECONCILIATION_CONFLICT when it exists with another declaration. deadline_usec is
- * the wake-up for TIMERD_DESIRED_EXACT (absolute on the timer's clock).
+ * -TIMERD_E_RECONCILIATION_CONFLICT when it exists with another declaration. deadline_usec
+ * (absolute on the timer's clock) is the wake-up for TIMERD_DESIRED_EXACT; for
+ * TIMERD_DESIRED_SCHEDULED (> 0) the one to set when the timer has none, which a once timer needs
+ * (without: -TIMERD_E_INVALID_SCHEDULE, reason "deadline_missing"; a recurring one starts at
+ * now + cadence).
  */
 int timerd_reconcile(struct timerd *t, const char *name, const struct timerd_declaration *d,
                      enum timerd_desired desired, uint64_t deadline_usec, struct timerd_claim *ret,

@@ -233,9 +233,40 @@ static void test_typed_errors(void **state)
         long_name[TIMERD_NAME_MAX] = '\0';
         assert_int_equal(timerd_register(t, long_name, &d, NULL, false, &again), 0);
 
+        /* Each InvalidSchedule says which rule it broke (issue 15 item 7). */
         timerd_declaration_init(&d, TIMERD_POLICY_INTERVAL, 0);
         assert_int_equal(timerd_register(t, "no-cadence", &d, NULL, false, &again),
                          -TIMERD_E_INVALID_SCHEDULE);
+        assert_string_equal(timerd_last_error_reason(t), "cadence_missing");
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 5000);
+        assert_int_equal(timerd_register(t, "once-cadence", &d, NULL, false, &again),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        assert_string_equal(timerd_last_error_reason(t), "cadence_on_once");
+        timerd_declaration_init(&d, TIMERD_POLICY_INTERVAL, 1);
+        assert_int_equal(timerd_register(t, "too-fast", &d, NULL, false, &again),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        assert_string_equal(timerd_last_error_reason(t), "cadence_below_minimum");
+        timerd_declaration_init(&d, TIMERD_POLICY_INTERVAL, 10000);
+        d.handover_usec = 10000;
+        assert_int_equal(timerd_register(t, "handover", &d, NULL, false, &again),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        assert_string_equal(timerd_last_error_reason(t), "handover_not_shorter");
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 0);
+        assert_int_equal(
+            timerd_reconcile(t, "once-rec", &d, TIMERD_DESIRED_SCHEDULED, 0, &again, NULL),
+            -TIMERD_E_INVALID_SCHEDULE);
+        assert_string_equal(timerd_last_error_reason(t), "deadline_missing");
+        assert_int_equal(timerd_get(t, "once-rec", TIMERD_OWNER_SELF, &info), -TIMERD_E_NOT_FOUND);
+        assert_null(timerd_last_error_reason(t));
+
+        /* Reconcile(once, scheduled) with a deadline schedules it there (issue 15 item 3). */
+        uint64_t at = harness_now_usec() + 3600000000ull;
+        assert_int_equal(
+            timerd_reconcile(t, "once-rec", &d, TIMERD_DESIRED_SCHEDULED, at, &again, NULL), 0);
+        assert_int_equal(timerd_get(t, "once-rec", TIMERD_OWNER_SELF, &info), 0);
+        assert_int_equal(info.state, TIMERD_STATE_SCHEDULED);
+        assert_true(info.has_next);
+        assert_int_equal(info.next_usec, at);
 
         /* Reconcile: create, reuse, conflict. */
         bool created;

@@ -191,7 +191,7 @@ contains "$dir/err" "(org.varlink.service.InvalidParameter)"
 expect_exit 1 ctl add rung --once 1s --delivery alarm --handover 1ms
 contains "$dir/err" "(org.varlink.service.InvalidParameter)"
 expect_exit 1 ctl add fast --interval 10ms --handover 10ms
-contains "$dir/err" "(io.timerd.Timer.InvalidSchedule)"
+contains "$dir/err" "(io.timerd.Timer.InvalidSchedule: handover_not_shorter)"
 expect_exit 3 ctl show long
 expect_exit 2 ctl add bad --once 1s --handover soon
 
