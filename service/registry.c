@@ -106,6 +106,7 @@ struct timer {
         bool changed : 1; /* in the registry's changes: changed since the last commit, or removed */
         bool removed : 1; /* kept until its removal is committed; found by no index */
         bool has_before : 1; /* a `before` keeps how it was at the first call since the commit */
+        bool queued_past_due : 1; /* queued at a deadline already due then */
 
         char name[];
 };
@@ -565,11 +566,12 @@ static void timer_forget_missed_deadline(struct timer *t)
 }
 
 /* A new schedule supersedes a delayed catch-up. */
-static void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec)
+static void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec, uint64_t now)
 {
         timerq_put(&r->queues[t->clock], &t->entry, handover_instant(t, deadline_usec),
                    t->accuracy_usec);
         t->deadline_usec = deadline_usec;
+        t->queued_past_due = handover_instant(t, deadline_usec) <= now;
         timer_forget_missed_deadline(t);
 }
 
@@ -893,7 +895,8 @@ static void timer_destroy(struct registry *r, struct timer *t)
  * Make `deadline` the timer's next wake-up: queued now, or, for a once or after-completion timer
  * during a run, armed when the run completes. An explicit schedule also clears a failure.
  */
-static void timer_set_wakeup(struct registry *r, struct timer *t, uint64_t deadline_usec)
+static void timer_set_wakeup(struct registry *r, struct timer *t, uint64_t deadline_usec,
+                             const struct td_now *now)
 {
         stats_leave(r, t);
         t->failure = TIMERD_FAILURE_NONE;
@@ -902,7 +905,7 @@ static void timer_set_wakeup(struct registry *r, struct timer *t, uint64_t deadl
                 t->after_run = AFTER_RUN_DEADLINE;
                 t->runs->state.deferred_deadline_usec = deadline_usec;
         } else
-                timer_enqueue(r, t, deadline_usec);
+                timer_enqueue(r, t, deadline_usec, now->usec[t->clock]);
         stats_enter(r, t);
 }
 
@@ -1016,7 +1019,8 @@ static void timer_dispatch(const struct timer *t, struct td_dispatch *ret)
             .delivery = (enum timerd_delivery)t->delivery,
             .deadline_usec = rs->run_deadline_usec,
             .fired_usec = rs->run_fired_usec,
-            .due_usec = handover_instant(t, rs->run_deadline_usec),
+            .due_usec =
+                saturating_add(handover_instant(t, rs->run_deadline_usec), t->accuracy_usec),
             .overruns = rs->overruns - rs->overruns_reported,
         };
 }
@@ -1237,7 +1241,7 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
 
         before_attach(r, t, b);
         if (has_deadline)
-                timer_set_wakeup(r, t, deadline);
+                timer_set_wakeup(r, t, deadline, now);
         *ret_generation = t->generation;
         return transition_sync(r);
 }
@@ -1347,7 +1351,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
                 timer_changed(r, t);
                 break;
         case RECONCILE_SET:
-                timer_set_wakeup(r, t, deadline);
+                timer_set_wakeup(r, t, deadline, now);
                 break;
         }
         *ret_generation = t->generation;
@@ -1361,7 +1365,6 @@ struct td_transition registry_schedule(struct registry *r, const struct td_now *
         struct timer *t;
         int e;
 
-        (void)now;
         effects_begin(r);
         e = handle_resolve(r, h, &t);
         if (e >= 0 && t->policy == TIMERD_POLICY_WATCHDOG)
@@ -1370,7 +1373,7 @@ struct td_transition registry_schedule(struct registry *r, const struct td_now *
                 e = change_begin(r, t);
         if (e < 0)
                 return transition_failed(r, e);
-        timer_set_wakeup(r, t, deadline_usec);
+        timer_set_wakeup(r, t, deadline_usec, now);
         return transition_sync(r);
 }
 
@@ -1414,7 +1417,7 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
         if (has_cadence)
                 t->cadence_usec = cadence_usec;
         if (has_deadline)
-                timer_set_wakeup(r, t, deadline_usec);
+                timer_set_wakeup(r, t, deadline_usec, now);
         else
                 timer_clear_wakeup(r, t);
         return transition_sync(r);
@@ -1455,7 +1458,7 @@ struct td_transition registry_kick(struct registry *r, const struct td_now *now,
         e = change_begin(r, t);
         if (e < 0)
                 return transition_failed(r, e);
-        timer_set_wakeup(r, t, deadline);
+        timer_set_wakeup(r, t, deadline, now);
         *ret_deadline_usec = deadline;
         return transition_sync(r);
 }
@@ -1587,13 +1590,13 @@ static void run_finish(struct registry *r, struct timer *t, const struct run_res
         } else if (directive == TIMERD_DIRECTIVE_STOP)
                 timer_dequeue(r, t);
         else if (t->failure == TIMERD_FAILURE_NONE && t->after_run == AFTER_RUN_DEADLINE)
-                timer_enqueue(r, t, rs->deferred_deadline_usec);
+                timer_enqueue(r, t, rs->deferred_deadline_usec, res->finish_usec);
         else if (t->failure == TIMERD_FAILURE_NONE && t->after_run == AFTER_RUN_POLICY &&
                  policy == TIMERD_POLICY_AFTER_COMPLETION) {
                 if (__builtin_add_overflow(res->finish_usec, t->cadence_usec, &next))
                         t->failure = TIMERD_FAILURE_OVERFLOW;
                 else
-                        timer_enqueue(r, t, next);
+                        timer_enqueue(r, t, next, res->finish_usec);
         }
         t->after_run = AFTER_RUN_POLICY;
         rs->deferred_deadline_usec = 0;
@@ -1648,11 +1651,12 @@ static void run_abandon(struct registry *r, struct timer *t, const struct td_now
                 run_finish(r, t, &res, TIMERD_DIRECTIVE_CONTINUE);
 }
 
-static void effect_push_dispatch(struct registry *r, const struct timer *t)
+static void effect_push_dispatch(struct registry *r, const struct timer *t, bool past_due)
 {
         struct td_effect effect = {.kind = TD_EFFECT_DISPATCH};
 
         timer_dispatch(t, &effect.dispatch);
+        effect.dispatch.past_due = past_due;
         effect_push(r, &effect);
 }
 
@@ -1672,6 +1676,8 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
         uint64_t reach = saturating_add(now, t->handover_usec);
         uint64_t next = 0, missed = 0, periods, overruns, run = rs->run;
         bool requeue = policy == TIMERD_POLICY_WATCHDOG || policy == TIMERD_POLICY_INTERVAL;
+        /* Taken before the successor is queued. */
+        bool past_due = t->queued_past_due || t->has_missed_deadline;
         bool overflow = false;
 
         assert(deadline <= reach);
@@ -1694,7 +1700,7 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
 
         stats_leave(r, t);
         if (requeue && !t->run_active)
-                timer_enqueue(r, t, next);
+                timer_enqueue(r, t, next, now);
         else
                 timer_dequeue(r, t);
         r->overruns = saturating_add(r->overruns, overruns - rs->overruns);
@@ -1718,7 +1724,7 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
         list_append(&owner_find(r, t->uid)->pending, &t->runs->waiter_node);
         r->firings = saturating_add(r->firings, 1);
         stats_enter(r, t);
-        effect_push_dispatch(r, t);
+        effect_push_dispatch(r, t, past_due);
 }
 
 struct td_transition registry_expire(struct registry *r, const struct td_now *now,
@@ -2095,7 +2101,7 @@ static int timer_install(struct registry *r, const struct td_now *now, uint32_t 
         t->after_run = (unsigned)img->after_run & 0x3u;
         t->run_active = img->run_active;
         if (img->queued) {
-                timer_enqueue(r, t, img->deadline_usec);
+                timer_enqueue(r, t, img->deadline_usec, now->usec[t->clock]);
                 t->has_missed_deadline = img->has_missed_deadline;
                 if (runs)
                         runs->state.missed_deadline_usec = img->runs.missed_deadline_usec;

@@ -105,8 +105,12 @@ struct td_dispatch {
         enum timerd_delivery delivery;
         uint64_t deadline_usec; /* when it was due */
         uint64_t fired_usec;    /* now[clock] when the run started */
-        uint64_t due_usec;      /* when the queue had it due: deadline - handover */
-        uint64_t overruns;      /* periods missed since the previous firing was handed over */
+        /* When the service owed the run: the end of its window, deadline - handover + accuracy */
+        uint64_t due_usec;
+        /* It was due already when it was queued (a past start or deadline, a catch-up): how late
+         * it fired is the client's doing, not the service's. */
+        bool past_due;
+        uint64_t overruns; /* periods missed since the previous firing was handed over */
 };
 
 struct td_effect {

@@ -365,10 +365,19 @@ struct timerd_status {
         uint64_t clock_changes, iterations, wakeups, firings, overruns, stale_expiries;
         uint64_t signals_sent, signals_failed;
         uint64_t slowest_iteration_usec;
+        /* Firing lateness the service caused (from when a run was owed to its start), over
+         * lateness_samples firings; those already due when scheduled are lateness_past_due, not
+         * measured. p99 only from 100 samples on (has_lateness_p99). */
         uint64_t lateness_samples, lateness_p50_usec, lateness_p99_usec, lateness_max_usec;
         /* What the service can do, space-separated ("wake_alarm signal"); empty when it does not
          * say. */
         char capabilities[256];
+        uint64_t lateness_past_due;
+        bool has_lateness_p99;
+        /* Loop lag: from a monotonic kernel wake-up being due to the loop running it, over
+         * loop_lag_samples wake-ups; p99 only from 100 samples on (has_loop_lag_p99). */
+        bool has_loop_lag_p99;
+        uint64_t loop_lag_samples, loop_lag_p50_usec, loop_lag_p99_usec, loop_lag_max_usec;
 };
 
 int timerd_status(struct timerd *t, struct timerd_status *ret);

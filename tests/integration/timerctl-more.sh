@@ -114,7 +114,7 @@ contains "$dir/show" "Policy: after-completion, every 5min"
 ## status.
 ctl status >"$dir/status"
 for field in Version PID Epoch Backend Store Uptime Timers Connections "Clock changes" \
-        Iterations Firings Lateness; do
+        Iterations Firings Lateness "Loop lag"; do
         contains "$dir/status" "$field: "
 done
 contains "$dir/status" "Backend: $backend"

@@ -1060,6 +1060,61 @@ static void test_reconcile_during_run(void **state)
         fx_done(&f);
 }
 
+/*
+ * Issue 15 item 8: a dispatch says when the service owed it (the end of its accuracy window) and
+ * whether it was due already when it was queued, which makes its lateness the client's.
+ */
+static void test_dispatch_owed_and_past_due(void **state)
+{
+        const struct td_dispatch *d;
+        struct td_dispatch run;
+        uint64_t g;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 1000);
+        /* A start in the past (start_usec: 1): due at once, not the service's lateness. */
+        assert_int_equal(fx_register_at(&f, "ancient", fx_decl(TIMERD_POLICY_ONCE, 0), 1, &g), 0);
+        assert_int_equal(fx_advance(&f, MONO, 1001), 1);
+        d = fx_dispatch(&f, 0);
+        assert_int_equal(d->deadline_usec, 1);
+        assert_true(d->past_due);
+        run = *d;
+        assert_int_equal(
+            fx_complete(&f, fx_token(&run), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            0);
+        /* Scheduled ahead again: the service owes it from its deadline. */
+        assert_int_equal(fx_schedule(&f, fx_claim("ancient", g), 1500), 0);
+        assert_int_equal(fx_advance(&f, MONO, 1600), 1);
+        d = fx_dispatch(&f, 0);
+        assert_false(d->past_due);
+        assert_int_equal(d->due_usec, 1500);
+
+        /* An accuracy window is lateness declared: owed at its end. */
+        assert_int_equal(
+            fx_register_at(&f, "loose", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 300), 2000, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 2300), 1);
+        d = fx_dispatch(&f, 0);
+        assert_int_equal(d->deadline_usec, 2000);
+        assert_int_equal(d->due_usec, 2300);
+        assert_false(d->past_due);
+
+        /* An interval's successors are queued ahead: owed from their deadlines. */
+        assert_int_equal(fx_register_at(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 100), 500, NULL),
+                         0);
+        assert_int_equal(fx_advance(&f, MONO, 2310), 1);
+        assert_true(fx_dispatch(&f, 0)->past_due);
+        run = *fx_dispatch(&f, 0);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&run), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            0);
+        assert_int_equal(fx_advance(&f, MONO, 2400), 1);
+        assert_false(fx_dispatch(&f, 0)->past_due);
+        assert_int_equal(fx_dispatch(&f, 0)->due_usec, 2400);
+        fx_done(&f);
+}
+
 static void test_coalescing(void **state)
 {
         const char *order[] = {"a", "b", "c"};
@@ -1950,6 +2005,7 @@ int main(void)
             cmocka_unit_test(test_reconcile_desired),
             cmocka_unit_test(test_reconcile_during_run),
             cmocka_unit_test(test_reconcile_scheduled_with_deadline),
+            cmocka_unit_test(test_dispatch_owed_and_past_due),
             cmocka_unit_test(test_coalescing),
             cmocka_unit_test(test_same_deadline_dispatch_order),
             cmocka_unit_test(test_handover_rejects_bad_input),
