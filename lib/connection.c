@@ -42,6 +42,7 @@ struct timerd {
         unsigned dispatching; /* > 0 while a callback runs */
         bool closing;         /* timerd_close() came from a callback */
         char *error_name;
+        char *error_reason;
         struct hold hold;            /* asynchronous firings that came before their deadline */
         uint64_t n_held, n_released; /* firings put on hold, and handed on from there */
         uint32_t owner;              /* whose timers the Timer calls name (timerd_set_owner()) */
@@ -146,6 +147,7 @@ static void connection_free(struct timerd *t)
         vl_writer_done(&t->writer);
         hold_done(&t->hold);
         free(t->error_name);
+        free(t->error_reason);
         free(t->path);
         free(t);
 }
@@ -199,6 +201,11 @@ const char *timerd_last_error_name(const struct timerd *t)
         return t ? t->error_name : NULL;
 }
 
+const char *timerd_last_error_reason(const struct timerd *t)
+{
+        return t ? t->error_reason : NULL;
+}
+
 int timerd_get_fd(const struct timerd *t)
 {
         return t ? t->fd : -EINVAL;
@@ -232,8 +239,20 @@ int timerd_get_timeout(const struct timerd *t, uint64_t *ret_usec)
 static void set_error_name(struct timerd *t, const char *name)
 {
         free(t->error_name);
+        free(t->error_reason);
         /* Best effort: the typed code is what callers act on. */
         t->error_name = name ? strdup(name) : NULL;
+        t->error_reason = NULL;
+}
+
+/* The error's "reason" parameter, when it has one. */
+static void set_error(struct timerd *t, const struct vl_reply *reply)
+{
+        const char *reason;
+
+        set_error_name(t, reply->error);
+        if (reply->error && vl_get_string(reply->parameters, "reason", &reason) == 0)
+                t->error_reason = strdup(reason);
 }
 
 static struct call *pop_call(struct timerd *t)
@@ -466,7 +485,7 @@ static int dispatch_next(struct timerd *t)
         last = !reply.continues;
         if (last)
                 (void)pop_call(t);
-        set_error_name(t, reply.error);
+        set_error(t, &reply);
         r = deliver(t, c, reply.error ? -vl_error_from_name(reply.error) : 0, &reply);
         vl_reply_done(&reply);
         if (last)

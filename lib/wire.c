@@ -367,10 +367,27 @@ static int decode_capabilities(json_object *obj, char *buf, size_t size)
         return 0;
 }
 
+/* A Delays object; p99 is absent with few samples. */
+static int decode_delays(json_object *obj, uint64_t *ret_samples, uint64_t *ret_p50,
+                         bool *ret_has_p99, uint64_t *ret_p99, uint64_t *ret_max)
+{
+        int r;
+
+        if (get_u64(obj, "samples", ret_samples) < 0 || get_u64(obj, "p50_usec", ret_p50) < 0 ||
+            get_u64(obj, "max_usec", ret_max) < 0)
+                return -TIMERD_E_PROTOCOL;
+        r = vl_get_u64(obj, "p99_usec", ret_p99);
+        if (r < 0 && r != -ENOENT)
+                return -TIMERD_E_PROTOCOL;
+        *ret_has_p99 = r == 0;
+        return 0;
+}
+
 /* The activity figures uid 0 is told (Status's scope host); another caller gets none. */
 static int decode_activity(json_object *obj, struct timerd_status *ret)
 {
-        json_object *lateness;
+        json_object *lateness, *loop_lag;
+        int r;
 
         if (get_u64(obj, "iterations", &ret->iterations) < 0 ||
             get_u64(obj, "wakeups", &ret->wakeups) < 0 ||
@@ -381,10 +398,18 @@ static int decode_activity(json_object *obj, struct timerd_status *ret)
             get_default_u64(obj, "signals_failed", &ret->signals_failed) < 0 ||
             get_u64(obj, "slowest_iteration_usec", &ret->slowest_iteration_usec) < 0 ||
             wire_get_object(obj, "lateness", &lateness) < 0 ||
-            get_u64(lateness, "samples", &ret->lateness_samples) < 0 ||
-            get_u64(lateness, "p50_usec", &ret->lateness_p50_usec) < 0 ||
-            get_u64(lateness, "p99_usec", &ret->lateness_p99_usec) < 0 ||
-            get_u64(lateness, "max_usec", &ret->lateness_max_usec) < 0)
+            decode_delays(lateness, &ret->lateness_samples, &ret->lateness_p50_usec,
+                          &ret->has_lateness_p99, &ret->lateness_p99_usec,
+                          &ret->lateness_max_usec) < 0 ||
+            get_default_u64(lateness, "past_due", &ret->lateness_past_due) < 0)
+                return -TIMERD_E_PROTOCOL;
+        /* A service from before loop lag was measured: none. */
+        r = vl_get_object(obj, "loop_lag", &loop_lag);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0 || decode_delays(loop_lag, &ret->loop_lag_samples, &ret->loop_lag_p50_usec,
+                                   &ret->has_loop_lag_p99, &ret->loop_lag_p99_usec,
+                                   &ret->loop_lag_max_usec) < 0)
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +17,41 @@ static bool clock_is_alarm(enum timerd_clock c)
         return c == TIMERD_CLOCK_BOOTTIME_ALARM || c == TIMERD_CLOCK_REALTIME_ALARM;
 }
 
-/* Name what a core failure was about, as its reply should say. */
-static int core_failure(struct service *s, struct param_error *err, int failure, uint32_t owner,
-                        const char *name)
+/* InvalidSchedule's reason, as the IDL names it, and what it means. */
+static void schedule_problem_describe(enum td_schedule_problem problem, uint64_t min_cadence_usec,
+                                      struct param_error *err)
 {
+        static const char *const reasons[] = {
+            [TD_SCHEDULE_CADENCE_MISSING] = "cadence_missing",
+            [TD_SCHEDULE_CADENCE_ON_ONCE] = "cadence_on_once",
+            [TD_SCHEDULE_CADENCE_BELOW_MINIMUM] = "cadence_below_minimum",
+            [TD_SCHEDULE_HANDOVER_NOT_SHORTER] = "handover_not_shorter",
+            [TD_SCHEDULE_DEADLINE_MISSING] = "deadline_missing",
+        };
+        static const char *const descriptions[] = {
+            [TD_SCHEDULE_CADENCE_MISSING] = "this policy needs a cadence > 0",
+            [TD_SCHEDULE_CADENCE_ON_ONCE] = "a once timer takes no cadence",
+            [TD_SCHEDULE_HANDOVER_NOT_SHORTER] = "the handover must be shorter than the cadence",
+            [TD_SCHEDULE_DEADLINE_MISSING] =
+                "a once timer is scheduled only at a deadline: give deadline_usec",
+        };
+
+        /* The registry names every InvalidSchedule it returns. */
+        assert(problem > TD_SCHEDULE_OK && problem <= TD_SCHEDULE_DEADLINE_MISSING);
+        snprintf(err->detail, sizeof(err->detail), "%s", reasons[problem]);
+        if (problem == TD_SCHEDULE_CADENCE_BELOW_MINIMUM)
+                snprintf(err->description, sizeof(err->description),
+                         "the cadence is shorter than the service's min-cadence (%llu usec)",
+                         (unsigned long long)min_cadence_usec);
+        else
+                snprintf(err->description, sizeof(err->description), "%s", descriptions[problem]);
+}
+
+/* Name what a core failure was about, as its reply should say. */
+static int core_failure(struct service *s, struct param_error *err, struct td_transition t_failed,
+                        uint32_t owner, const char *name)
+{
+        int failure = t_failed.failure;
         struct td_snapshot t;
         bool known = name && registry_get(s->registry, owner, name, &t) == 0;
 
@@ -32,14 +64,11 @@ static int core_failure(struct service *s, struct param_error *err, int failure,
         case TIMERD_E_INVALID_PARAMETER:
                 /* What params.c passes on unchecked: the declaration's handover. */
                 return params_fail(err, failure, name, "declaration", 0);
-        case TIMERD_E_INVALID_SCHEDULE: {
-                char reason[192];
-                snprintf(reason, sizeof(reason),
-                         "cadence must be > 0 (0 for once), at least min-cadence (%llu usec) and "
-                         "longer than the handover; a deadline must be set",
-                         (unsigned long long)s->config.min_cadence_usec);
-                return params_fail(err, failure, name, reason, 0);
-        }
+        case TIMERD_E_INVALID_SCHEDULE:
+                params_fail(err, failure, name, NULL, 0);
+                schedule_problem_describe(t_failed.schedule_problem, s->config.min_cadence_usec,
+                                          err);
+                return failure;
         case TIMERD_E_OVERFLOW:
                 return params_fail(err, failure, name, "a deadline or counter", 0);
         case TIMERD_E_UNSUPPORTED:
@@ -68,9 +97,8 @@ static int run_transition(struct service *s, const struct td_now *now, struct td
                           struct param_error *err, uint32_t owner, const char *name)
 {
         if (t.failure < 0) {
-                int failure = t.failure;
                 service_apply(s, now, t);
-                return core_failure(s, err, failure, owner, name);
+                return core_failure(s, err, t, owner, name);
         }
         service_apply(s, now, t);
         /* A Wait on a timer this call cancelled, removed or ended learns it now. */
@@ -150,7 +178,8 @@ static int do_reconcile(struct service *s, struct peer *p, json_object *params,
                         err);
         if (r < 0)
                 return r;
-        if (a.desired == TIMERD_DESIRED_EXACT && r == 0)
+        a.has_deadline = r > 0;
+        if (a.desired == TIMERD_DESIRED_EXACT && !a.has_deadline)
                 return params_invalid(err, "deadline_usec");
 
         r = run_transition(s, now, registry_reconcile(s->registry, now, &a, &generation, &created),

@@ -92,6 +92,22 @@ static uint64_t waiters_of(const struct service *s, uid_t uid)
  * requests, and none of the activity figures (firings, wake-ups, lateness …) that would tell it
  * about other users' timers.
  */
+/* A delay distribution as the IDL's Delays; p99 only from enough samples to mean more than the
+ * maximum. */
+static json_object *delays_json(const struct usec_histogram *h)
+{
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        vl_add_u64(o, "samples", h->samples);
+        vl_add_u64(o, "p50_usec", histogram_percentile(h, 500));
+        if (h->samples >= METRICS_P99_MIN_SAMPLES)
+                vl_add_u64(o, "p99_usec", histogram_percentile(h, 990));
+        vl_add_u64(o, "max_usec", h->max_usec);
+        return o;
+}
+
 static void status(struct service *s, struct peer *p)
 {
         struct registry_stats rs;
@@ -111,10 +127,12 @@ static void status(struct service *s, struct peer *p)
         (void)clock_read(TIMERD_CLOCK_MONOTONIC, &now);
 
         json_object *o = json_object_new_object();
-        json_object *lateness = host ? json_object_new_object() : NULL;
-        if (!o || (host && !lateness)) {
+        json_object *lateness = host ? delays_json(&s->metrics.lateness) : NULL;
+        json_object *loop_lag = host ? delays_json(&s->metrics.loop_lag) : NULL;
+        if (!o || (host && (!lateness || !loop_lag))) {
                 json_object_put(o);
                 json_object_put(lateness);
+                json_object_put(loop_lag);
                 service_drop_peer(s, p);
                 return;
         }
@@ -142,11 +160,9 @@ static void status(struct service *s, struct peer *p)
                 vl_add_u64(o, "signals_sent", s->signals.sent);
                 vl_add_u64(o, "signals_failed", s->signals.target_gone + s->signals.refused);
                 vl_add_u64(o, "slowest_iteration_usec", s->metrics.slowest_iteration_usec);
-                vl_add_u64(lateness, "samples", s->metrics.lateness.samples);
-                vl_add_u64(lateness, "p50_usec", lateness_percentile(&s->metrics.lateness, 500));
-                vl_add_u64(lateness, "p99_usec", lateness_percentile(&s->metrics.lateness, 990));
-                vl_add_u64(lateness, "max_usec", s->metrics.lateness.max_usec);
+                vl_add_u64(lateness, "past_due", s->metrics.lateness_past_due);
                 vl_add_object(o, "lateness", lateness);
+                vl_add_object(o, "loop_lag", loop_lag);
         }
         vl_add_object(o, "capabilities", capabilities_json());
         vl_add_string(o, "store", store_status(s));

@@ -20,7 +20,7 @@ static uint64_t bucket_upper(unsigned b)
         return base + (1ull << (msb - METRICS_SUB_BITS)) - 1;
 }
 
-void lateness_record(struct lateness_histogram *h, uint64_t usec)
+void histogram_record(struct usec_histogram *h, uint64_t usec)
 {
         h->buckets[bucket_of(usec)]++;
         h->samples++;
@@ -28,7 +28,7 @@ void lateness_record(struct lateness_histogram *h, uint64_t usec)
                 h->max_usec = usec;
 }
 
-uint64_t lateness_percentile(const struct lateness_histogram *h, unsigned permille)
+uint64_t histogram_percentile(const struct usec_histogram *h, unsigned permille)
 {
         if (h->samples == 0)
                 return 0;

@@ -258,6 +258,7 @@ json_object *params_error_json(const struct param_error *err)
                 break;
         case TIMERD_E_INVALID_SCHEDULE:
                 vl_add_string(o, "reason", err->detail);
+                vl_add_string(o, "description", err->description);
                 break;
         case TIMERD_E_OVERFLOW:
         case TIMERD_E_UNSUPPORTED:

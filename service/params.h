@@ -19,6 +19,7 @@ struct param_error {
         int error; /* positive TIMERD_E_* */
         char name[TIMERD_NAME_MAX + 1];
         char detail[96];
+        char description[128]; /* InvalidSchedule: what its reason means */
         uint64_t value;
 };
 

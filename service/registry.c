@@ -111,6 +111,7 @@ struct timer {
         bool changed : 1; /* in the registry's changes: changed since the last commit, or removed */
         bool removed : 1; /* kept until its removal is committed; found by no index */
         bool has_before : 1; /* a `before` keeps how it was at the first call since the commit */
+        bool queued_past_due : 1; /* queued at a deadline already due then */
 
         char name[];
 };
@@ -189,6 +190,7 @@ struct registry {
         uint64_t overruns;
         uint64_t stale_expiries;
 
+        enum td_schedule_problem problem; /* why the current call is InvalidSchedule */
         struct td_effect *effects;
         size_t n_effects;
         size_t effects_capacity;
@@ -367,7 +369,15 @@ bool registry_name_valid(const char *name)
         return n > 0;
 }
 
-static int declaration_validate(const struct td_declaration *d)
+/* -TIMERD_E_INVALID_SCHEDULE, with *ret_problem saying why. */
+static int schedule_invalid(enum td_schedule_problem *ret_problem, enum td_schedule_problem problem)
+{
+        *ret_problem = problem;
+        return -TIMERD_E_INVALID_SCHEDULE;
+}
+
+static int declaration_validate(const struct td_declaration *d,
+                                enum td_schedule_problem *ret_problem)
 {
         if (d->policy < 0 || d->policy >= TIMERD_POLICY_MAX || !clock_valid(d->clock) ||
             d->lifetime < 0 || d->lifetime >= TIMERD_LIFETIME_MAX || d->delivery < 0 ||
@@ -376,14 +386,16 @@ static int declaration_validate(const struct td_declaration *d)
         /* A signal number only with signal delivery; the runtime checks it is a real one. */
         if (d->delivery == TIMERD_DELIVERY_SIGNAL ? d->signo <= 0 : d->signo != 0)
                 return -TIMERD_E_INVALID_PARAMETER;
-        if (d->policy == TIMERD_POLICY_ONCE ? d->cadence_usec != 0 : d->cadence_usec == 0)
-                return -TIMERD_E_INVALID_SCHEDULE;
+        if (d->policy == TIMERD_POLICY_ONCE && d->cadence_usec != 0)
+                return schedule_invalid(ret_problem, TD_SCHEDULE_CADENCE_ON_ONCE);
+        if (d->policy != TIMERD_POLICY_ONCE && d->cadence_usec == 0)
+                return schedule_invalid(ret_problem, TD_SCHEDULE_CADENCE_MISSING);
         if (d->handover_usec > TIMERD_HANDOVER_MAX_USEC ||
             (d->handover_usec > 0 && d->delivery != TIMERD_DELIVERY_NOTIFY))
                 return -TIMERD_E_INVALID_PARAMETER;
         /* A successor must not be due the moment it is queued. */
         if (d->cadence_usec > 0 && d->handover_usec >= d->cadence_usec)
-                return -TIMERD_E_INVALID_SCHEDULE;
+                return schedule_invalid(ret_problem, TD_SCHEDULE_HANDOVER_NOT_SHORTER);
         return 0;
 }
 
@@ -569,11 +581,12 @@ static void timer_forget_missed_deadline(struct timer *t)
 }
 
 /* A new schedule supersedes a delayed catch-up. */
-static void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec)
+static void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec, uint64_t now)
 {
         timerq_put(&r->queues[t->clock], &t->entry, handover_instant(t, deadline_usec),
                    t->accuracy_usec);
         t->deadline_usec = deadline_usec;
+        t->queued_past_due = handover_instant(t, deadline_usec) <= now;
         timer_forget_missed_deadline(t);
 }
 
@@ -607,6 +620,7 @@ static int generation_check(const struct registry *r)
 static void effects_begin(struct registry *r)
 {
         r->n_effects = 0;
+        r->problem = TD_SCHEDULE_OK;
 }
 
 static int effects_reserve(struct registry *r, size_t n)
@@ -642,7 +656,11 @@ static struct td_transition transition_failed(struct registry *r, int failure)
 {
         assert(failure < 0);
         r->n_effects = 0;
-        return (struct td_transition){.failure = failure, .effects = r->effects};
+        return (struct td_transition){
+            .failure = failure,
+            .schedule_problem = failure == -TIMERD_E_INVALID_SCHEDULE ? r->problem : TD_SCHEDULE_OK,
+            .effects = r->effects,
+        };
 }
 
 /*
@@ -892,7 +910,8 @@ static void timer_destroy(struct registry *r, struct timer *t)
  * Make `deadline` the timer's next wake-up: queued now, or, for a once or after-completion timer
  * during a run, armed when the run completes. An explicit schedule also clears a failure.
  */
-static void timer_set_wakeup(struct registry *r, struct timer *t, uint64_t deadline_usec)
+static void timer_set_wakeup(struct registry *r, struct timer *t, uint64_t deadline_usec,
+                             const struct td_now *now)
 {
         stats_leave(r, t);
         t->failure = TIMERD_FAILURE_NONE;
@@ -901,7 +920,7 @@ static void timer_set_wakeup(struct registry *r, struct timer *t, uint64_t deadl
                 t->after_run = AFTER_RUN_DEADLINE;
                 t->runs->state.deferred_deadline_usec = deadline_usec;
         } else
-                timer_enqueue(r, t, deadline_usec);
+                timer_enqueue(r, t, deadline_usec, now->usec[t->clock]);
         stats_enter(r, t);
 }
 
@@ -1015,7 +1034,8 @@ static void timer_dispatch(const struct timer *t, struct td_dispatch *ret)
             .delivery = (enum timerd_delivery)t->delivery,
             .deadline_usec = rs->run_deadline_usec,
             .fired_usec = rs->run_fired_usec,
-            .due_usec = handover_instant(t, rs->run_deadline_usec),
+            .due_usec =
+                saturating_add(handover_instant(t, rs->run_deadline_usec), t->accuracy_usec),
             .overruns = rs->overruns - rs->overruns_reported,
         };
 }
@@ -1178,15 +1198,15 @@ void registry_free(struct registry *r)
 }
 
 /* A cadence below the configured minimum would let one timer cost a wake-up that often. */
-static int cadence_allowed(const struct registry *r, uint64_t cadence_usec)
+static int cadence_allowed(struct registry *r, uint64_t cadence_usec)
 {
         return cadence_usec == 0 || cadence_usec >= r->config.min_cadence_usec
                    ? 0
-                   : -TIMERD_E_INVALID_SCHEDULE;
+                   : schedule_invalid(&r->problem, TD_SCHEDULE_CADENCE_BELOW_MINIMUM);
 }
 
 /* What Register and Reconcile check before looking at the registry. */
-static int declare_args_validate(const struct registry *r, const struct td_caller *caller,
+static int declare_args_validate(struct registry *r, const struct td_caller *caller,
                                  const char *name, const struct td_declaration *d)
 {
         int e = session_validate(caller->session);
@@ -1195,7 +1215,7 @@ static int declare_args_validate(const struct registry *r, const struct td_calle
                 return e;
         if (!registry_name_valid(name))
                 return -TIMERD_E_INVALID_NAME;
-        e = declaration_validate(d);
+        e = declaration_validate(d, &r->problem);
         if (e < 0)
                 return e;
         return cadence_allowed(r, d->cadence_usec);
@@ -1241,7 +1261,7 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
 
         before_attach(r, t, b);
         if (has_deadline)
-                timer_set_wakeup(r, t, deadline);
+                timer_set_wakeup(r, t, deadline, now);
         *ret_generation = t->generation;
         return transition_sync(r);
 }
@@ -1255,7 +1275,7 @@ enum reconcile_step {
         RECONCILE_SET,
 };
 
-static int reconcile_plan(const struct timer *t, const struct td_now *now,
+static int reconcile_plan(struct registry *r, const struct timer *t, const struct td_now *now,
                           const struct td_reconcile_args *a, enum reconcile_step *ret_step,
                           uint64_t *ret_deadline)
 {
@@ -1272,6 +1292,8 @@ static int reconcile_plan(const struct timer *t, const struct td_now *now,
                 *ret_deadline = a->deadline_usec;
                 return 0;
         case TIMERD_DESIRED_SCHEDULED:
+                if (a->has_deadline && d->policy == TIMERD_POLICY_WATCHDOG)
+                        return -TIMERD_E_WRONG_POLICY;
                 /* Queued, held behind its run, or armed by the run's end: kept. */
                 if (t &&
                     (timer_queued(t) || (t->run_active && t->after_run == AFTER_RUN_DEADLINE))) {
@@ -1284,12 +1306,16 @@ static int reconcile_plan(const struct timer *t, const struct td_now *now,
                                 return 0;
                         }
                 }
+                *ret_step = RECONCILE_SET;
+                if (a->has_deadline) {
+                        *ret_deadline = a->deadline_usec;
+                        return 0;
+                }
                 /* A once timer has no cadence to invent a wake-up from. */
                 if (d->policy == TIMERD_POLICY_ONCE)
-                        return -TIMERD_E_INVALID_SCHEDULE;
+                        return schedule_invalid(&r->problem, TD_SCHEDULE_DEADLINE_MISSING);
                 if (__builtin_add_overflow(now->usec[d->clock], d->cadence_usec, ret_deadline))
                         return -TIMERD_E_OVERFLOW;
-                *ret_step = RECONCILE_SET;
                 return 0;
         default:
                 return -TIMERD_E_INVALID_PARAMETER;
@@ -1314,7 +1340,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
         t = timer_find(r, a->caller.uid, a->name);
         if (t && !declaration_equal(t, &a->declaration))
                 return transition_failed(r, -TIMERD_E_RECONCILIATION_CONFLICT);
-        e = reconcile_plan(t, now, a, &step, &deadline);
+        e = reconcile_plan(r, t, now, a, &step, &deadline);
         if (e >= 0)
                 e = handle_generations_check(r, 1);
         if (e >= 0 && !t)
@@ -1345,7 +1371,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
                 timer_changed(r, t);
                 break;
         case RECONCILE_SET:
-                timer_set_wakeup(r, t, deadline);
+                timer_set_wakeup(r, t, deadline, now);
                 break;
         }
         *ret_generation = t->generation;
@@ -1359,7 +1385,6 @@ struct td_transition registry_schedule(struct registry *r, const struct td_now *
         struct timer *t;
         int e;
 
-        (void)now;
         effects_begin(r);
         e = handle_resolve(r, h, &t);
         if (e >= 0 && t->policy == TIMERD_POLICY_WATCHDOG)
@@ -1368,7 +1393,7 @@ struct td_transition registry_schedule(struct registry *r, const struct td_now *
                 e = change_begin(r, t);
         if (e < 0)
                 return transition_failed(r, e);
-        timer_set_wakeup(r, t, deadline_usec);
+        timer_set_wakeup(r, t, deadline_usec, now);
         return transition_sync(r);
 }
 
@@ -1393,7 +1418,7 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
                 struct td_declaration d = timer_declaration(t);
 
                 d.cadence_usec = cadence_usec;
-                e = declaration_validate(&d);
+                e = declaration_validate(&d, &r->problem);
                 if (e >= 0)
                         e = cadence_allowed(r, cadence_usec);
                 if (e < 0)
@@ -1412,7 +1437,7 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
         if (has_cadence)
                 t->cadence_usec = cadence_usec;
         if (has_deadline)
-                timer_set_wakeup(r, t, deadline_usec);
+                timer_set_wakeup(r, t, deadline_usec, now);
         else
                 timer_clear_wakeup(r, t);
         return transition_sync(r);
@@ -1453,7 +1478,7 @@ struct td_transition registry_kick(struct registry *r, const struct td_now *now,
         e = change_begin(r, t);
         if (e < 0)
                 return transition_failed(r, e);
-        timer_set_wakeup(r, t, deadline);
+        timer_set_wakeup(r, t, deadline, now);
         *ret_deadline_usec = deadline;
         return transition_sync(r);
 }
@@ -1585,13 +1610,13 @@ static void run_finish(struct registry *r, struct timer *t, const struct run_res
         } else if (directive == TIMERD_DIRECTIVE_STOP)
                 timer_dequeue(r, t);
         else if (t->failure == TIMERD_FAILURE_NONE && t->after_run == AFTER_RUN_DEADLINE)
-                timer_enqueue(r, t, rs->deferred_deadline_usec);
+                timer_enqueue(r, t, rs->deferred_deadline_usec, res->finish_usec);
         else if (t->failure == TIMERD_FAILURE_NONE && t->after_run == AFTER_RUN_POLICY &&
                  policy == TIMERD_POLICY_AFTER_COMPLETION) {
                 if (__builtin_add_overflow(res->finish_usec, t->cadence_usec, &next))
                         t->failure = TIMERD_FAILURE_OVERFLOW;
                 else
-                        timer_enqueue(r, t, next);
+                        timer_enqueue(r, t, next, res->finish_usec);
         }
         t->after_run = AFTER_RUN_POLICY;
         rs->deferred_deadline_usec = 0;
@@ -1646,11 +1671,12 @@ static void run_abandon(struct registry *r, struct timer *t, const struct td_now
                 run_finish(r, t, &res, TIMERD_DIRECTIVE_CONTINUE);
 }
 
-static void effect_push_dispatch(struct registry *r, const struct timer *t)
+static void effect_push_dispatch(struct registry *r, const struct timer *t, bool past_due)
 {
         struct td_effect effect = {.kind = TD_EFFECT_DISPATCH};
 
         timer_dispatch(t, &effect.dispatch);
+        effect.dispatch.past_due = past_due;
         effect_push(r, &effect);
 }
 
@@ -1670,6 +1696,8 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
         uint64_t reach = saturating_add(now, t->handover_usec);
         uint64_t next = 0, missed = 0, periods, overruns, run = rs->run;
         bool requeue = policy == TIMERD_POLICY_WATCHDOG || policy == TIMERD_POLICY_INTERVAL;
+        /* Taken before the successor is queued. */
+        bool past_due = t->queued_past_due || t->has_missed_deadline;
         bool overflow = false;
 
         assert(deadline <= reach);
@@ -1692,7 +1720,7 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
 
         stats_leave(r, t);
         if (requeue && !t->run_active)
-                timer_enqueue(r, t, next);
+                timer_enqueue(r, t, next, now);
         else
                 timer_dequeue(r, t);
         r->overruns = saturating_add(r->overruns, overruns - rs->overruns);
@@ -1716,7 +1744,7 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
         list_append(&owner_find(r, t->uid)->pending, &t->runs->waiter_node);
         r->firings = saturating_add(r->firings, 1);
         stats_enter(r, t);
-        effect_push_dispatch(r, t);
+        effect_push_dispatch(r, t, past_due);
 }
 
 struct td_transition registry_expire(struct registry *r, const struct td_now *now,
@@ -2094,7 +2122,7 @@ static int timer_install(struct registry *r, const struct td_now *now, uint32_t 
         t->after_run = (unsigned)img->after_run & 0x3u;
         t->run_active = img->run_active;
         if (img->queued) {
-                timer_enqueue(r, t, img->deadline_usec);
+                timer_enqueue(r, t, img->deadline_usec, now->usec[t->clock]);
                 t->has_missed_deadline = img->has_missed_deadline;
                 if (runs)
                         runs->state.missed_deadline_usec = img->runs.missed_deadline_usec;
@@ -2213,7 +2241,7 @@ struct td_transition registry_restore(struct registry *r, const struct td_now *n
         effects_begin(r);
         if (!registry_name_valid(timer->name))
                 return transition_failed(r, -TIMERD_E_INVALID_NAME);
-        e = declaration_validate(&timer->declaration);
+        e = declaration_validate(&timer->declaration, &r->problem);
         if (e >= 0 && !snapshot_restorable(timer))
                 e = -EINVAL;
         if (e >= 0 && timer_find(r, timer->owner, timer->name))
@@ -2427,8 +2455,9 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
 {
         const struct td_declaration declaration = timer_declaration(t), *d = &declaration;
         const struct run_state *rs = timer_run_state(t);
+        enum td_schedule_problem problem;
 
-        if (!registry_name_valid(t->name) || declaration_validate(d) < 0 ||
+        if (!registry_name_valid(t->name) || declaration_validate(d, &problem) < 0 ||
             timer_find(r, t->uid, t->name) != t || !owner_find(r, t->uid))
                 return false;
         /* Restored timers keep their generations and belong to no session. */

@@ -105,8 +105,12 @@ struct td_dispatch {
         enum timerd_delivery delivery;
         uint64_t deadline_usec; /* when it was due */
         uint64_t fired_usec;    /* now[clock] when the run started */
-        uint64_t due_usec;      /* when the queue had it due: deadline - handover */
-        uint64_t overruns;      /* periods missed since the previous firing was handed over */
+        /* When the service owed the run: the end of its window, deadline - handover + accuracy */
+        uint64_t due_usec;
+        /* It was due already when it was queued (a past start or deadline, a catch-up): how late
+         * it fired is the client's doing, not the service's. */
+        bool past_due;
+        uint64_t overruns; /* periods missed since the previous firing was handed over */
 };
 
 struct td_effect {
@@ -121,8 +125,19 @@ struct td_effect {
         };
 };
 
+/* Why a schedule is -TIMERD_E_INVALID_SCHEDULE. */
+enum td_schedule_problem {
+        TD_SCHEDULE_OK,
+        TD_SCHEDULE_CADENCE_MISSING,       /* a policy other than once without a cadence */
+        TD_SCHEDULE_CADENCE_ON_ONCE,       /* a once timer with a cadence */
+        TD_SCHEDULE_CADENCE_BELOW_MINIMUM, /* shorter than registry_config.min_cadence_usec */
+        TD_SCHEDULE_HANDOVER_NOT_SHORTER,  /* a handover not shorter than the cadence */
+        TD_SCHEDULE_DEADLINE_MISSING,      /* a once timer asked to be scheduled, at no time */
+};
+
 struct td_transition {
-        int failure; /* 0 or -TIMERD_E_* */
+        int failure;                               /* 0 or -TIMERD_E_* */
+        enum td_schedule_problem schedule_problem; /* failure -TIMERD_E_INVALID_SCHEDULE: why */
         size_t n_effects;
         const struct td_effect *effects; /* owned by the registry; valid until its next call */
 };
@@ -194,7 +209,9 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
 /*
  * Idempotent: create the declaration if missing, reuse the claim if it matches, else
  * -TIMERD_E_RECONCILIATION_CONFLICT (nothing changes). Then make the live schedule exactly
- * `desired` (EXACT uses deadline_usec).
+ * `desired`: EXACT at deadline_usec (has_deadline); SCHEDULED keeps a wake-up the timer has,
+ * else sets one at deadline_usec when has_deadline, else at now + cadence (a once timer without
+ * a deadline: -TIMERD_E_INVALID_SCHEDULE, deadline missing).
  * During a run of a once or after-completion timer, SCHEDULED and EXACT act on the wake-up the run
  * arms at completion. EXACT on a watchdog is -TIMERD_E_WRONG_POLICY (its deadline moves by Kick).
  * A reused timer keeps its registering session.
@@ -204,6 +221,7 @@ struct td_reconcile_args {
         const char *name;
         struct td_declaration declaration;
         enum timerd_desired desired;
+        bool has_deadline;
         uint64_t deadline_usec;
 };
 struct td_transition registry_reconcile(struct registry *r, const struct td_now *now,

@@ -63,7 +63,23 @@ int service_sync_wake(struct service *s, enum timerd_clock c)
         w->kernel_armed = true;
         w->kernel_deadline = deadline;
         w->kernel_generation = generation;
+        /* Loop lag counts from the later of deadline and arming: one armed in the past is due
+         * only from then. Only the monotonic clock neither jumps nor stops in a suspend. */
+        if (c == TIMERD_CLOCK_MONOTONIC && clock_read(c, &w->kernel_armed_usec) < 0)
+                w->kernel_armed_usec = UINT64_MAX;
         return 0;
+}
+
+/* The loop runs the monotonic clock's kernel wake-up: how long after it was due. */
+static void record_loop_lag(struct service *s, const struct clock_wake *w, const struct td_now *now)
+{
+        uint64_t due =
+            w->kernel_deadline > w->kernel_armed_usec ? w->kernel_deadline : w->kernel_armed_usec;
+        uint64_t ran = now->usec[TIMERD_CLOCK_MONOTONIC];
+
+        if (w->kernel_armed_usec == UINT64_MAX)
+                return;
+        histogram_record(&s->metrics.loop_lag, ran > due ? ran - due : 0);
 }
 
 /* Effects are copied out first: applying one calls back into the registry, which reuses its
@@ -181,10 +197,14 @@ void service_apply(struct service *s, const struct td_now *now, struct td_transi
                         const struct td_dispatch *d = &e->dispatch;
                         s->metrics.firings++;
                         events_publish(s, EVENT_FIRED, d->owner, d->name, d->run);
-                        /* From when it was due: a handover is early on purpose. */
-                        lateness_record(&s->metrics.lateness, d->fired_usec > d->due_usec
-                                                                  ? d->fired_usec - d->due_usec
-                                                                  : 0);
+                        /* From when it was owed: a handover is early on purpose, an accuracy
+                         * window late on purpose, and one due when queued was late already. */
+                        if (d->past_due)
+                                s->metrics.lateness_past_due++;
+                        else
+                                histogram_record(
+                                    &s->metrics.lateness,
+                                    d->fired_usec > d->due_usec ? d->fired_usec - d->due_usec : 0);
                         api_offer_firing(s, now, d);
                         break;
                 }
@@ -233,6 +253,8 @@ static void on_expired(enum timerd_clock clock, uint64_t generation, void *userd
         w->kernel_armed = false;
         if (service_now(s, &now) < 0)
                 return;
+        if (clock == TIMERD_CLOCK_MONOTONIC)
+                record_loop_lag(s, w, &now);
         if (w->registry_armed) {
                 bool stale;
                 service_apply(

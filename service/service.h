@@ -37,6 +37,7 @@ struct clock_wake {
         bool kernel_armed;
         uint64_t kernel_deadline;
         uint64_t kernel_generation;
+        uint64_t kernel_armed_usec; /* monotonic clock: when it was armed; UINT64_MAX unknown */
 };
 
 struct service {

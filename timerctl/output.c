@@ -58,10 +58,13 @@ int exit_status_of(int error)
 int call_failed(struct timerd *t, const char *verb, const char *name, int error)
 {
         const char *error_name = timerd_last_error_name(t);
+        const char *reason = timerd_last_error_reason(t);
 
         fprintf(stderr, "timerctl: %s%s%s: %s", verb, name ? " " : "", name ? name : "",
                 timerd_strerror(error));
-        if (error_name)
+        if (error_name && reason)
+                fprintf(stderr, " (%s: %s)", error_name, reason);
+        else if (error_name)
                 fprintf(stderr, " (%s)", error_name);
         fputc('\n', stderr);
         return exit_status_of(error);

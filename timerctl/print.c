@@ -413,18 +413,30 @@ void print_timer(FILE *f, const struct timerd_timer *timer, const struct clocks 
         print_span_field(f, "Total duration", timer->total_duration_usec);
 }
 
-static void print_lateness(FILE *f, const struct timerd_status *s)
+/* "p50 1ms, p99 2ms, max 3ms (150 samples"; no p99 below 100 samples. The caller closes it. */
+static void print_delays(FILE *f, const char *label, uint64_t samples, uint64_t p50_usec,
+                         bool has_p99, uint64_t p99_usec, uint64_t max_usec)
 {
         char p50[TIMESPAN_FORMAT_MAX], p99[TIMESPAN_FORMAT_MAX], max[TIMESPAN_FORMAT_MAX];
 
-        if (s->lateness_samples == 0) {
-                print_field(f, "Lateness", "-");
+        if (samples == 0) {
+                fprintf(f, "%*s: - (0 samples", LABEL_WIDTH, label);
                 return;
         }
-        fprintf(f, "%*s: p50 %s, p99 %s, max %s (%" PRIu64 " samples)\n", LABEL_WIDTH, "Lateness",
-                timespan_format(p50, s->lateness_p50_usec, 1),
-                timespan_format(p99, s->lateness_p99_usec, 1),
-                timespan_format(max, s->lateness_max_usec, 1), s->lateness_samples);
+        fprintf(f, "%*s: p50 %s", LABEL_WIDTH, label, timespan_format(p50, p50_usec, 1));
+        if (has_p99)
+                fprintf(f, ", p99 %s", timespan_format(p99, p99_usec, 1));
+        fprintf(f, ", max %s (%" PRIu64 " samples", timespan_format(max, max_usec, 1), samples);
+}
+
+static void print_lateness(FILE *f, const struct timerd_status *s)
+{
+        print_delays(f, "Lateness", s->lateness_samples, s->lateness_p50_usec, s->has_lateness_p99,
+                     s->lateness_p99_usec, s->lateness_max_usec);
+        fprintf(f, ", %" PRIu64 " past due when scheduled, not measured)\n", s->lateness_past_due);
+        print_delays(f, "Loop lag", s->loop_lag_samples, s->loop_lag_p50_usec, s->has_loop_lag_p99,
+                     s->loop_lag_p99_usec, s->loop_lag_max_usec);
+        fputs(")\n", f);
 }
 
 void print_status(FILE *f, const struct timerd_status *s)

@@ -91,6 +91,12 @@ const char *timerd_strerror(int error);
  * In a callback: the error of the answer being delivered.
  */
 const char *timerd_last_error_name(const struct timerd *t);
+/*
+ * The `reason` parameter of that error when it has one, else NULL; it lives as long. For
+ * -TIMERD_E_INVALID_SCHEDULE a stable value for programs: "cadence_missing", "cadence_on_once",
+ * "cadence_below_minimum", "handover_not_shorter" or "deadline_missing" (see the IDL).
+ */
+const char *timerd_last_error_reason(const struct timerd *t);
 
 struct timerd_declaration {
         enum timerd_policy policy;
@@ -166,8 +172,11 @@ int timerd_register(struct timerd *t, const char *name, const struct timerd_decl
 /*
  * Make sure the timer exists as declared, idempotently: the call a restarting client makes for
  * its retained timers. *ret_created (may be NULL) tells whether it was missing.
- * -TIMERD_E_RECONCILIATION_CONFLICT when it exists with another declaration. deadline_usec is
- * the wake-up for TIMERD_DESIRED_EXACT (absolute on the timer's clock).
+ * -TIMERD_E_RECONCILIATION_CONFLICT when it exists with another declaration. deadline_usec
+ * (absolute on the timer's clock) is the wake-up for TIMERD_DESIRED_EXACT; for
+ * TIMERD_DESIRED_SCHEDULED (> 0) the one to set when the timer has none, which a once timer needs
+ * (without: -TIMERD_E_INVALID_SCHEDULE, reason "deadline_missing"; a recurring one starts at
+ * now + cadence).
  */
 int timerd_reconcile(struct timerd *t, const char *name, const struct timerd_declaration *d,
                      enum timerd_desired desired, uint64_t deadline_usec, struct timerd_claim *ret,
@@ -366,6 +375,9 @@ struct timerd_status {
         uint64_t clock_changes, iterations, wakeups, firings, overruns, stale_expiries;
         uint64_t signals_sent, signals_failed;
         uint64_t slowest_iteration_usec;
+        /* Firing lateness the service caused (from when a run was owed to its start), over
+         * lateness_samples firings; those already due when scheduled are lateness_past_due, not
+         * measured. p99 only from 100 samples on (has_lateness_p99). */
         uint64_t lateness_samples, lateness_p50_usec, lateness_p99_usec, lateness_max_usec;
         /* What the service can do, space-separated ("wake_alarm signal"); empty when it does not
          * say. */
@@ -374,6 +386,12 @@ struct timerd_status {
          * … waiters are its own, and the activity figures (iterations … lateness_max_usec) are
          * not told (0). */
         bool host_wide;
+        uint64_t lateness_past_due;
+        bool has_lateness_p99;
+        /* Loop lag: from a monotonic kernel wake-up being due to the loop running it, over
+         * loop_lag_samples wake-ups; p99 only from 100 samples on (has_loop_lag_p99). */
+        bool has_loop_lag_p99;
+        uint64_t loop_lag_samples, loop_lag_p50_usec, loop_lag_p99_usec, loop_lag_max_usec;
 };
 
 int timerd_status(struct timerd *t, struct timerd_status *ret);

@@ -767,6 +767,17 @@ static void test_complete(void **state)
 static const struct fake_step status_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Service.Status\",\"parameters\":{}}"),
     FAKE_REPLY(STATUS_REPLY),
+    /* Loop lag, past-due firings, and percentiles left out for want of samples. */
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"epoch\":\"b1d-17-1\",\"version\":\"0.1.0\","
+               "\"backend\":\"io_uring\",\"backend_reason\":\"\",\"pid\":42,"
+               "\"uptime_usec\":1000,\"timers\":5,\"scheduled\":3,\"running\":1,\"failed\":1,"
+               "\"pending\":2,\"connections\":4,\"waiters\":1,\"clock_changes\":6,"
+               "\"iterations\":700,\"wakeups\":600,\"firings\":50,\"overruns\":7,"
+               "\"stale_expiries\":8,\"slowest_iteration_usec\":900,\"lateness\":{"
+               "\"samples\":50,\"past_due\":3,\"p50_usec\":10,\"max_usec\":1000},"
+               "\"loop_lag\":{\"samples\":120,\"p50_usec\":4,\"p99_usec\":40,"
+               "\"max_usec\":90},\"store\":\"ok\"}}"),
     FAKE_ANY_CALL,
     FAKE_REPLY("{\"parameters\":{\"epoch\":\"x\"}}"),
     FAKE_ANY_CALL,
@@ -827,9 +838,21 @@ static void test_status(void **state)
         assert_int_equal(status.lateness_samples, 50);
         assert_int_equal(status.lateness_p50_usec, 10);
         assert_int_equal(status.lateness_p99_usec, 250);
+        assert_true(status.has_lateness_p99);
         assert_int_equal(status.lateness_max_usec, 1000);
         /* A reply without a scope is from a service that told everyone everything. */
         assert_true(status.host_wide);
+        assert_int_equal(status.loop_lag_samples, 0);
+
+        assert_int_equal(timerd_status(t, &status), 0);
+        assert_int_equal(status.lateness_samples, 50);
+        assert_int_equal(status.lateness_past_due, 3);
+        assert_false(status.has_lateness_p99);
+        assert_int_equal(status.loop_lag_samples, 120);
+        assert_int_equal(status.loop_lag_p50_usec, 4);
+        assert_true(status.has_loop_lag_p99);
+        assert_int_equal(status.loop_lag_p99_usec, 40);
+        assert_int_equal(status.loop_lag_max_usec, 90);
 
         assert_int_equal(timerd_status(t, &status), -TIMERD_E_PROTOCOL);
         assert_int_equal(timerd_status(t, &status), -TIMERD_E_PROTOCOL);

@@ -321,8 +321,14 @@ static void test_status(void **state)
             .lateness_samples = 50,
             .lateness_p50_usec = 10,
             .lateness_p99_usec = 250,
+            .has_lateness_p99 = true,
             .lateness_max_usec = 1000,
             .host_wide = true,
+            .lateness_past_due = 2,
+            .loop_lag_samples = 40,
+            .loop_lag_p50_usec = 3,
+            .loop_lag_p99_usec = 40,
+            .loop_lag_max_usec = 40,
         };
         char *text = NULL;
 
@@ -333,7 +339,9 @@ static void test_status(void **state)
         assert_non_null(strstr(text, "            Timers: 5 (3 scheduled, 0 running, 0 failed, "
                                      "0 pending)\n"));
         assert_non_null(strstr(text, "          Lateness: p50 10us, p99 250us, max 1ms (50 "
-                                     "samples)\n"));
+                                     "samples, 2 past due when scheduled, not measured)\n"));
+        /* Too few samples for a p99 that says more than the maximum. */
+        assert_non_null(strstr(text, "          Loop lag: p50 3us, max 40us (40 samples)\n"));
         assert_null(strstr(text, "Capabilities"));
         assert_non_null(strstr(text, "           Signals: 0 sent, 0 failed\n"));
         free(text);
@@ -343,7 +351,8 @@ static void test_status(void **state)
         strcpy(s.capabilities, "wake_alarm signal");
         CAPTURE(text, print_status(f, &s));
         assert_non_null(strstr(text, "           Backend: timerfd\n"));
-        assert_non_null(strstr(text, "          Lateness: -\n"));
+        assert_non_null(strstr(text, "          Lateness: - (0 samples, 2 past due when "
+                                     "scheduled, not measured)\n"));
         assert_non_null(strstr(text, "      Capabilities: wake_alarm signal\n"));
         free(text);
 

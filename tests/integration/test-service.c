@@ -238,9 +238,40 @@ static void test_typed_errors(void **state)
         long_name[TIMERD_NAME_MAX] = '\0';
         assert_int_equal(timerd_register(t, long_name, &d, NULL, false, &again), 0);
 
+        /* Each InvalidSchedule says which rule it broke (issue 15 item 7). */
         timerd_declaration_init(&d, TIMERD_POLICY_INTERVAL, 0);
         assert_int_equal(timerd_register(t, "no-cadence", &d, NULL, false, &again),
                          -TIMERD_E_INVALID_SCHEDULE);
+        assert_string_equal(timerd_last_error_reason(t), "cadence_missing");
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 5000);
+        assert_int_equal(timerd_register(t, "once-cadence", &d, NULL, false, &again),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        assert_string_equal(timerd_last_error_reason(t), "cadence_on_once");
+        timerd_declaration_init(&d, TIMERD_POLICY_INTERVAL, 1);
+        assert_int_equal(timerd_register(t, "too-fast", &d, NULL, false, &again),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        assert_string_equal(timerd_last_error_reason(t), "cadence_below_minimum");
+        timerd_declaration_init(&d, TIMERD_POLICY_INTERVAL, 10000);
+        d.handover_usec = 10000;
+        assert_int_equal(timerd_register(t, "handover", &d, NULL, false, &again),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        assert_string_equal(timerd_last_error_reason(t), "handover_not_shorter");
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 0);
+        assert_int_equal(
+            timerd_reconcile(t, "once-rec", &d, TIMERD_DESIRED_SCHEDULED, 0, &again, NULL),
+            -TIMERD_E_INVALID_SCHEDULE);
+        assert_string_equal(timerd_last_error_reason(t), "deadline_missing");
+        assert_int_equal(timerd_get(t, "once-rec", TIMERD_OWNER_SELF, &info), -TIMERD_E_NOT_FOUND);
+        assert_null(timerd_last_error_reason(t));
+
+        /* Reconcile(once, scheduled) with a deadline schedules it there (issue 15 item 3). */
+        uint64_t at = harness_now_usec() + 3600000000ull;
+        assert_int_equal(
+            timerd_reconcile(t, "once-rec", &d, TIMERD_DESIRED_SCHEDULED, at, &again, NULL), 0);
+        assert_int_equal(timerd_get(t, "once-rec", TIMERD_OWNER_SELF, &info), 0);
+        assert_int_equal(info.state, TIMERD_STATE_SCHEDULED);
+        assert_true(info.has_next);
+        assert_int_equal(info.next_usec, at);
 
         /* Reconcile: create, reuse, conflict. */
         bool created;
@@ -431,10 +462,48 @@ static void test_status_reports_the_backend(void **state)
         timerd_close(t);
 }
 
+/*
+ * Issue 15 item 8: Status measures the service. A once timer started at 1 µs on the monotonic
+ * clock (due since boot) fires, but is counted past due, not as lateness (which it moved to the
+ * machine's uptime before); one due ahead is measured; its kernel wake-up is a loop-lag sample.
+ */
+static void test_status_lateness_is_the_services(void **state)
+{
+        struct timerd *t = harness_connect(*state);
+        struct timerd_start ancient = {.kind = TIMERD_START_AT, .usec = 1};
+        const char *names[] = {"ancient", "ahead"};
+        struct timerd_status before, after;
+        struct timerd_declaration d;
+        struct timerd_claim claim;
+        struct timerd_firing f;
+
+        assert_int_equal(timerd_status(t, &before), 0);
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 0);
+        assert_int_equal(timerd_register(t, "ancient", &d, &ancient, false, &claim), 0);
+        reg(t, "ahead", TIMERD_POLICY_ONCE, 0, 50 * MS, &claim);
+        for (int i = 0; i < 2; i++) {
+                assert_int_equal(timerd_wait(t, names, 2, FIRE_BOUND, &f), 0);
+                assert_int_equal(timerd_complete(t, &f.token, TIMERD_OUTCOME_SUCCESS,
+                                                 TIMERD_DIRECTIVE_CONTINUE, 0),
+                                 0);
+        }
+        assert_int_equal(timerd_status(t, &after), 0);
+        assert_int_equal(after.lateness_past_due, before.lateness_past_due + 1);
+        assert_int_equal(after.lateness_samples, before.lateness_samples + 1);
+        assert_true(after.lateness_max_usec < FIRE_BOUND);
+        assert_true(after.loop_lag_samples > before.loop_lag_samples);
+        assert_true(after.loop_lag_max_usec < FIRE_BOUND);
+        /* Fewer than 100 samples: no p99 that would only repeat the maximum. */
+        if (after.lateness_samples < 100)
+                assert_false(after.has_lateness_p99);
+        timerd_close(t);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_once_fires_and_completes),
+            cmocka_unit_test(test_status_lateness_is_the_services),
             cmocka_unit_test(test_after_completion_runs_after_finish),
             cmocka_unit_test(test_watchdog_fires_only_when_not_kicked),
             cmocka_unit_test(test_interval_stream),

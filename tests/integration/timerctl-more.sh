@@ -114,7 +114,7 @@ contains "$dir/show" "Policy: after-completion, every 5min"
 ## status.
 ctl status >"$dir/status"
 for field in Version PID Epoch Backend Store Uptime Timers Connections "Clock changes" \
-        Iterations Firings Lateness; do
+        Iterations Firings Lateness "Loop lag"; do
         contains "$dir/status" "$field: "
 done
 contains "$dir/status" "Backend: $backend"
@@ -235,7 +235,7 @@ contains "$dir/err" "--handover: \"2s\": at most 1s"
 expect_exit 1 ctl add rung --once 1s --delivery alarm --handover 1ms
 contains "$dir/err" "(org.varlink.service.InvalidParameter)"
 expect_exit 1 ctl add fast --interval 10ms --handover 10ms
-contains "$dir/err" "(io.timerd.Timer.InvalidSchedule)"
+contains "$dir/err" "(io.timerd.Timer.InvalidSchedule: handover_not_shorter)"
 expect_exit 3 ctl show long
 expect_exit 2 ctl add bad --once 1s --handover soon
 

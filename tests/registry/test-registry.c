@@ -40,6 +40,9 @@ static int reconcile(struct fx *f, const char *name, struct td_declaration d,
             .name = name,
             .declaration = d,
             .desired = desired,
+            /* A SCHEDULED with deadline 0 is one without deadline_usec. */
+            .has_deadline = desired == TIMERD_DESIRED_EXACT ||
+                            (desired == TIMERD_DESIRED_SCHEDULED && deadline != 0),
             .deadline_usec = deadline,
         };
         uint64_t generation = 0;
@@ -154,9 +157,12 @@ static void test_register_rejects_bad_input(void **state)
         d.signo = 0;
         assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 5), NULL),
                          -TIMERD_E_INVALID_SCHEDULE);
-        for (enum timerd_policy p = TIMERD_POLICY_AFTER_COMPLETION; p < TIMERD_POLICY_MAX; p++)
+        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_CADENCE_ON_ONCE);
+        for (enum timerd_policy p = TIMERD_POLICY_AFTER_COMPLETION; p < TIMERD_POLICY_MAX; p++) {
                 assert_int_equal(fx_register(&f, "a", fx_decl(p, 0), NULL),
                                  -TIMERD_E_INVALID_SCHEDULE);
+                assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_CADENCE_MISSING);
+        }
         /* now + cadence does not fit. */
         assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_INTERVAL, UINT64_MAX), NULL),
                          -TIMERD_E_OVERFLOW);
@@ -581,8 +587,10 @@ static void test_min_cadence(void **state)
         fx_init(&f, &config);
         assert_int_equal(fx_register(&f, "fast", fx_decl(TIMERD_POLICY_INTERVAL, 999), NULL),
                          -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_CADENCE_BELOW_MINIMUM);
         assert_int_equal(fx_register(&f, "wd", fx_decl(TIMERD_POLICY_WATCHDOG, 1), NULL),
                          -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_CADENCE_BELOW_MINIMUM);
         assert_int_equal(stats(&f).timers, 0);
         assert_int_equal(fx_register(&f, "ok", fx_decl(TIMERD_POLICY_INTERVAL, 1000), &g), 0);
         assert_int_equal(fx_register(&f, "once", fx_decl(TIMERD_POLICY_ONCE, 0), NULL), 0);
@@ -991,6 +999,7 @@ static void test_reconcile_desired(void **state)
         /* A once timer has no cadence to invent a wake-up from: not even created. */
         assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
                          -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_DEADLINE_MISSING);
         assert_int_equal(registry_get(f.r, FX_UID, "o", &s), -TIMERD_E_NOT_FOUND);
         assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_EXACT, 3000, NULL, &created), 0);
         assert_true(created);
@@ -1000,6 +1009,49 @@ static void test_reconcile_desired(void **state)
         assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL), 0);
         assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
                          -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_DEADLINE_MISSING);
+        fx_done(&f);
+}
+
+/* Issue 15 item 3: SCHEDULED with a deadline arms a timer that has no wake-up at that deadline
+ * (a once timer too) and keeps one it has. */
+static void test_reconcile_scheduled_with_deadline(void **state)
+{
+        struct td_declaration once = fx_decl(TIMERD_POLICY_ONCE, 0);
+        struct td_declaration iv = fx_decl(TIMERD_POLICY_INTERVAL, 100);
+        struct td_declaration wd = fx_decl(TIMERD_POLICY_WATCHDOG, 100);
+        bool created;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 4000, NULL, &created),
+                         0);
+        assert_true(created);
+        assert_arm(&f, 0, MONO, 4000);
+        assert_int_equal(fx_get(&f, "o").state, TIMERD_STATE_SCHEDULED);
+        /* Already scheduled: kept, whatever deadline the repeat names. */
+        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 7000, NULL, &created),
+                         0);
+        assert_false(created);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_get(&f, "o").next_deadline_usec, 4000);
+        /* After it fired, a repeat schedules it again. */
+        assert_int_equal(fx_advance(&f, MONO, 4000), 1);
+        struct td_dispatch d = *fx_dispatch(&f, 0);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_int_equal(fx_get(&f, "o").state, TIMERD_STATE_INACTIVE);
+        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 7000, NULL, NULL), 0);
+        assert_int_equal(fx_get(&f, "o").next_deadline_usec, 7000);
+
+        /* A recurring timer starts at the deadline given rather than now + cadence. */
+        assert_int_equal(reconcile(&f, "iv", iv, TIMERD_DESIRED_SCHEDULED, 5000, NULL, NULL), 0);
+        assert_int_equal(fx_get(&f, "iv").next_deadline_usec, 5000);
+        /* A watchdog's deadline moves only by Kick. */
+        assert_int_equal(reconcile(&f, "wd", wd, TIMERD_DESIRED_SCHEDULED, 5000, NULL, NULL),
+                         -TIMERD_E_WRONG_POLICY);
+        assert_int_equal(reconcile(&f, "wd", wd, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
         fx_done(&f);
 }
 
@@ -1036,9 +1088,65 @@ static void test_reconcile_during_run(void **state)
         assert_int_equal(fx_advance(&f, MONO, 2000), 1);
         assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
                          -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_DEADLINE_MISSING);
         assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_EXACT, 3000, NULL, NULL), 0);
         assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
         assert_int_equal(fx_get(&f, "o").next_deadline_usec, 3000);
+        fx_done(&f);
+}
+
+/*
+ * Issue 15 item 8: a dispatch says when the service owed it (the end of its accuracy window) and
+ * whether it was due already when it was queued, which makes its lateness the client's.
+ */
+static void test_dispatch_owed_and_past_due(void **state)
+{
+        const struct td_dispatch *d;
+        struct td_dispatch run;
+        uint64_t g;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 1000);
+        /* A start in the past (start_usec: 1): due at once, not the service's lateness. */
+        assert_int_equal(fx_register_at(&f, "ancient", fx_decl(TIMERD_POLICY_ONCE, 0), 1, &g), 0);
+        assert_int_equal(fx_advance(&f, MONO, 1001), 1);
+        d = fx_dispatch(&f, 0);
+        assert_int_equal(d->deadline_usec, 1);
+        assert_true(d->past_due);
+        run = *d;
+        assert_int_equal(
+            fx_complete(&f, fx_token(&run), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            0);
+        /* Scheduled ahead again: the service owes it from its deadline. */
+        assert_int_equal(fx_schedule(&f, fx_claim("ancient", g), 1500), 0);
+        assert_int_equal(fx_advance(&f, MONO, 1600), 1);
+        d = fx_dispatch(&f, 0);
+        assert_false(d->past_due);
+        assert_int_equal(d->due_usec, 1500);
+
+        /* An accuracy window is lateness declared: owed at its end. */
+        assert_int_equal(
+            fx_register_at(&f, "loose", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 300), 2000, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 2300), 1);
+        d = fx_dispatch(&f, 0);
+        assert_int_equal(d->deadline_usec, 2000);
+        assert_int_equal(d->due_usec, 2300);
+        assert_false(d->past_due);
+
+        /* An interval's successors are queued ahead: owed from their deadlines. */
+        assert_int_equal(fx_register_at(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 100), 500, NULL),
+                         0);
+        assert_int_equal(fx_advance(&f, MONO, 2310), 1);
+        assert_true(fx_dispatch(&f, 0)->past_due);
+        run = *fx_dispatch(&f, 0);
+        assert_int_equal(
+            fx_complete(&f, fx_token(&run), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            0);
+        assert_int_equal(fx_advance(&f, MONO, 2400), 1);
+        assert_false(fx_dispatch(&f, 0)->past_due);
+        assert_int_equal(fx_dispatch(&f, 0)->due_usec, 2400);
         fx_done(&f);
 }
 
@@ -1120,6 +1228,7 @@ static void test_handover_rejects_bad_input(void **state)
         /* A successor would be due the moment it is queued. */
         d = decl_handover(TIMERD_POLICY_INTERVAL, 100, 100);
         assert_int_equal(fx_register(&f, "iv", d, NULL), -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_HANDOVER_NOT_SHORTER);
         assert_int_equal(stats(&f).timers, 0);
         assert_int_equal(f.last.n_effects, 0);
 
@@ -1260,6 +1369,7 @@ static void test_handover_reschedule_cadence(void **state)
             fx_register_at(&f, "iv", decl_handover(TIMERD_POLICY_INTERVAL, 100, 20), 100, &g), 0);
         assert_int_equal(reschedule(&f, fx_claim("iv", g), true, 500, true, 20, &rr),
                          -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_HANDOVER_NOT_SHORTER);
         assert_int_equal(f.last.n_effects, 0);
         assert_int_equal(fx_get(&f, "iv").declaration.cadence_usec, 100);
         assert_int_equal(fx_get(&f, "iv").next_deadline_usec, 100);
@@ -2017,6 +2127,8 @@ int main(void)
             cmocka_unit_test(test_reconcile_create_reuse_conflict),
             cmocka_unit_test(test_reconcile_desired),
             cmocka_unit_test(test_reconcile_during_run),
+            cmocka_unit_test(test_reconcile_scheduled_with_deadline),
+            cmocka_unit_test(test_dispatch_owed_and_past_due),
             cmocka_unit_test(test_coalescing),
             cmocka_unit_test(test_same_deadline_dispatch_order),
             cmocka_unit_test(test_handover_rejects_bad_input),
