@@ -135,7 +135,9 @@ static int preview(const char *text, const struct options *o, const struct displ
                 tz_zone_free(own_zone);
                 return EXIT_STATUS_FAILURE;
         }
-        printf("%*s: %s\n", LABEL_WIDTH, "Original form", text);
+        /* As systemd-analyze, only when the two differ. */
+        if (strcmp(text, normalized) != 0)
+                printf("%*s: %s\n", LABEL_WIDTH, "Original form", text);
         printf("%*s: %s\n", LABEL_WIDTH, "Normalized form", normalized);
 
         const struct tz_zone *zone = spec.zone[0] ? own_zone : display->zone;
