@@ -9,6 +9,16 @@ __timerctl_timers()
         "$@" list --json=short 2>/dev/null | grep -o '"name":"[^"]*"' | cut -d'"' -f4
 }
 
+# The IANA zone names: every file under the zoneinfo directory whose name could be a zone
+# (capitalized, no dot: not zone.tab, tzdata.zi, leapseconds, posixrules, localtime), except the
+# posix/ and right/ copies.
+__timerctl_zones()
+{
+        local dir=${TZDIR:-/usr/share/zoneinfo}
+        (cd "$dir" 2>/dev/null && find . \( -path ./posix -o -path ./right \) -prune -o \
+                \( -type f -o -type l \) -print) | sed -n 's|^\./||; /^[A-Z][A-Za-z0-9_+\/-]*$/p'
+}
+
 __timerctl_reply()
 {
         mapfile -t COMPREPLY < <(compgen -W "$1" -- "$2")
@@ -17,10 +27,10 @@ __timerctl_reply()
 _timerctl()
 {
         local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-        local verbs="list show status add reconcile schedule reschedule cancel kick remove wait sleep monitor"
+        local verbs="list show status add reconcile schedule reschedule cancel kick remove wait sleep monitor calendar"
         local global="--socket --json --json=short --json=pretty --json=off --no-pager --help --version"
         local declaring="--once --every --watchdog --interval --retained --transient --clock --delivery --accuracy --no-catch-up --randomized-delay --handover --in --at"
-        local with_argument=" --socket -U --user --every --watchdog --interval --clock --accuracy --delivery --randomized-delay --handover --in --at --desired --cadence -p --property -n --count --timeout --alarm "
+        local with_argument=" --socket -U --user --every --watchdog --interval --clock --accuracy --delivery --randomized-delay --handover --in --at --desired --cadence -p --property -n --count --timeout --alarm --iterations --base-time --timezone "
         local properties="owner name policy cadence_usec clock lifetime delivery accuracy_usec signal catch_up randomized_delay_usec handover_usec generation state failure next_usec remaining_usec run run_active pending runs consecutive_expected_failures overruns last_start_usec last_finish_usec last_outcome last_duration_usec total_duration_usec"
         local -A verb_options=(
                 [list]="-a --all --no-legend -U --user"
@@ -36,6 +46,7 @@ _timerctl()
                 [wait]="-n --count --timeout -U --user"
                 [sleep]="--clock --alarm --resume"
                 [monitor]="-a --all -n --count"
+                [calendar]="--iterations --base-time --timezone --cron"
         )
         local command=("${COMP_WORDS[0]}") verb="" word i
 
@@ -90,12 +101,16 @@ _timerctl()
                 __timerctl_reply "inactive scheduled exact" "$cur"
                 return
                 ;;
+        --timezone)
+                __timerctl_reply "$(__timerctl_zones)" "$cur"
+                return
+                ;;
         -p | --property)
                 __timerctl_reply "$properties" "$cur"
                 return
                 ;;
         --every | --watchdog | --interval | --accuracy | --randomized-delay | --handover | --in | \
-                --at | --cadence | --timeout | --alarm | -n | --count)
+                --at | --cadence | --timeout | --alarm | -n | --count | --iterations | --base-time)
                 return # a span, a time or a number: nothing to offer
                 ;;
         esac

@@ -152,6 +152,26 @@ static const char *const verb_help[VERB_MAX] = {
                      "  -a --all             Every owner's events (root)\n"
                      "  -n --count N         Stop after N events\n"
                      "  --json[=MODE]        Each event as JSON\n",
+    [VERB_CALENDAR] =
+        "Usage: timerctl calendar EXPRESSION... [OPTIONS]\n"
+        "\n"
+        "Preview calendar expressions as systemd-analyze calendar does: the original and\n"
+        "normalized forms and the next elapses, on the wall clock of the time zone (with\n"
+        "its UTC offset) and in UTC. Needs no service. An expression that names a zone\n"
+        "(\"Mon..Fri 03:00 Europe/Berlin\") is computed there.\n"
+        "\n"
+        "EXPRESSION is a systemd.time(7) calendar event: daily, \"Mon..Fri *-*-* 03:00\",\n"
+        "*:0/15, \"*-*~1 12:00\" (the last day of each month); with --cron, the 5-field\n"
+        "cron form: \"0 3 * * 1-5\", @daily. A bad expression exits with status 2 and a\n"
+        "caret under its bad part.\n"
+        "\n"
+        "Options:\n"
+        "  --iterations N       Show the next N elapses (default 1)\n"
+        "  --base-time TIME     Compute from TIME instead of now\n"
+        "  --timezone ZONE      The IANA time zone (Europe/Berlin, UTC); default the\n"
+        "                       local one (/etc/timezone, else /etc/localtime's link)\n"
+        "  --cron               The expressions are in the cron form\n"
+        "\n" TIME_HELP,
 };
 
 static void help_overview(void)
@@ -176,6 +196,8 @@ static void help_overview(void)
                "  wait [NAME...]       Wait for a firing, print it and complete it\n"
                "  sleep SPAN           Sleep in the service; an alarm interrupts it\n"
                "  monitor              Print the registry's events as they happen\n"
+               "  calendar EXPRESSION...\n"
+               "                       Preview a calendar expression's next elapses\n"
                "\n"
                "Options:\n"
                "  --socket PATH        The service's socket (default: $TIMERD_SOCKET, else\n"

@@ -30,6 +30,7 @@ static const char *const verb_names[VERB_MAX] = {
     [VERB_WAIT] = "wait",
     [VERB_SLEEP] = "sleep",
     [VERB_MONITOR] = "monitor",
+    [VERB_CALENDAR] = "calendar",
 };
 
 const char *verb_name(enum verb verb)
@@ -76,6 +77,10 @@ enum option_id {
         OPTION_TIMEOUT,
         OPTION_ALARM,
         OPTION_RESUME,
+        OPTION_ITERATIONS,
+        OPTION_BASE_TIME,
+        OPTION_TIMEZONE,
+        OPTION_CRON,
 };
 
 static const struct option long_options[] = {
@@ -109,6 +114,10 @@ static const struct option long_options[] = {
     {"timeout", required_argument, NULL, OPTION_TIMEOUT},
     {"alarm", required_argument, NULL, OPTION_ALARM},
     {"resume", no_argument, NULL, OPTION_RESUME},
+    {"iterations", required_argument, NULL, OPTION_ITERATIONS},
+    {"base-time", required_argument, NULL, OPTION_BASE_TIME},
+    {"timezone", required_argument, NULL, OPTION_TIMEZONE},
+    {"cron", no_argument, NULL, OPTION_CRON},
     {},
 };
 
@@ -160,6 +169,15 @@ static unsigned option_verbs(int option)
         case OPTION_ALARM:
         case OPTION_RESUME:
                 return VERB_BIT(VERB_SLEEP);
+        case OPTION_ITERATIONS:
+        case OPTION_BASE_TIME:
+        case OPTION_TIMEZONE:
+        case OPTION_CRON:
+                return VERB_BIT(VERB_CALENDAR);
+        case OPTION_SOCKET:
+        case OPTION_JSON:
+        case OPTION_NO_PAGER:
+                return ALL_VERBS & ~VERB_BIT(VERB_CALENDAR);
         default:
                 return ALL_VERBS;
         }
@@ -297,6 +315,19 @@ static int set_in(struct options *o, const char *arg)
         return r != PARSE_CONTINUE ? r : set_start(o, "--in", &ts);
 }
 
+/* A "+5min" base time is from now, as systemd-analyze's. */
+static int set_base_time(struct options *o, const char *arg)
+{
+        int r = timestamp_parse(arg, &o->now, &o->base_time);
+
+        if (r < 0)
+                return usage_error("--base-time: \"%s\": %s", arg, timestamp_parse_error(r));
+        if (o->base_time.relative)
+                o->base_time = (struct timestamp){.usec = o->now.realtime_usec + o->base_time.usec};
+        o->has_base_time = true;
+        return PARSE_CONTINUE;
+}
+
 static int add_properties(struct options *o, const char *arg)
 {
         char name[64];
@@ -429,6 +460,16 @@ static int parse_option(int c, int argc, char *argv[], struct options *o)
         case OPTION_RESUME:
                 o->resume = true;
                 return PARSE_CONTINUE;
+        case OPTION_ITERATIONS:
+                return parse_count("--iterations", optarg, &o->iterations);
+        case OPTION_BASE_TIME:
+                return set_base_time(o, optarg);
+        case OPTION_TIMEZONE:
+                o->timezone = optarg;
+                return PARSE_CONTINUE;
+        case OPTION_CRON:
+                o->cron = true;
+                return PARSE_CONTINUE;
         case ':':
                 return usage_error("option \"%s\" needs an argument", argv[optind - 1]);
         default:
@@ -510,6 +551,10 @@ static int check_command(struct options *o, const struct seen *seen)
                         return usage_error("%s takes no arguments", name);
                 break;
         case VERB_WAIT:
+                break;
+        case VERB_CALENDAR:
+                if (o->n_args == 0)
+                        return usage_error("calendar needs at least one expression");
                 break;
         case VERB_SLEEP:
                 if (o->n_args != 1)

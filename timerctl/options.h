@@ -29,6 +29,7 @@ enum verb {
         VERB_WAIT,
         VERB_SLEEP,
         VERB_MONITOR,
+        VERB_CALENDAR,
         VERB_MAX,
         VERB_INVALID = -1,
 };
@@ -75,6 +76,13 @@ struct options {
         bool has_alarm;
         uint64_t alarm_usec;
         bool resume;
+
+        /* calendar (which needs no service) */
+        uint64_t iterations;
+        bool has_base_time;
+        struct timestamp base_time;
+        const char *timezone;
+        bool cron;
 };
 
 /* parse_command_line(): go on to run the verb. */

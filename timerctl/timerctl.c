@@ -21,6 +21,7 @@ static const verb_run_fn verb_functions[VERB_MAX] = {
     [VERB_WAIT] = verb_wait,
     [VERB_SLEEP] = verb_sleep,
     [VERB_MONITOR] = verb_monitor,
+    /* VERB_CALENDAR needs no service: see main(). */
 };
 
 static int connect_failed(const char *path, int error)
@@ -31,10 +32,22 @@ static int connect_failed(const char *path, int error)
                                                    : EXIT_STATUS_UNREACHABLE;
 }
 
+/* The verb's status, unless its output could not be written. */
+static int finish_output(int status)
+{
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+                fprintf(stderr, "timerctl: cannot write the output: %s\n", strerror(errno));
+                return status == EXIT_STATUS_SUCCESS ? EXIT_STATUS_FAILURE : status;
+        }
+        return status;
+}
+
 int main(int argc, char *argv[])
 {
-        struct options o = {
-            .legend = true, .owner = TIMERD_OWNER_SELF, .desired = TIMERD_DESIRED_SCHEDULED};
+        struct options o = {.legend = true,
+                            .owner = TIMERD_OWNER_SELF,
+                            .desired = TIMERD_DESIRED_SCHEDULED,
+                            .iterations = 1};
         struct timerd *t;
         int r;
 
@@ -50,6 +63,8 @@ int main(int argc, char *argv[])
         r = parse_command_line(argc, argv, &o);
         if (r != PARSE_CONTINUE)
                 return r;
+        if (o.verb == VERB_CALENDAR)
+                return finish_output(verb_calendar(&o));
 
         if (!o.socket)
                 o.socket = timerd_default_socket();
@@ -60,10 +75,5 @@ int main(int argc, char *argv[])
         (void)timerd_set_owner(t, o.owner);
         r = verb_functions[o.verb](t, &o);
         timerd_close(t);
-
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-                fprintf(stderr, "timerctl: cannot write the output: %s\n", strerror(errno));
-                return r == EXIT_STATUS_SUCCESS ? EXIT_STATUS_FAILURE : r;
-        }
-        return r;
+        return finish_output(r);
 }

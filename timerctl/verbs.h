@@ -31,3 +31,6 @@ int verb_sleep(struct timerd *t, const struct options *o);
 
 /* verb-monitor.c */
 int verb_monitor(struct timerd *t, const struct options *o);
+
+/* verb-calendar.c: previews calendar expressions, without the service */
+int verb_calendar(const struct options *o);

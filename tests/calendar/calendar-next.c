@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "calendar/calendar.h"
-#include "zone-load.h"
+#include "zoneinfo/zoneinfo.h"
 
 struct options {
         bool cron;
@@ -81,7 +81,7 @@ int main(int argc, char **argv)
                        calendar_error_message(error.code));
                 return 1;
         }
-        r = zone_load(spec.zone[0] ? spec.zone : o.zone, &zone);
+        r = zoneinfo_load(spec.zone[0] ? spec.zone : o.zone, &zone, NULL);
         if (r < 0) {
                 printf("error zone: %s\n", strerror(-r));
                 return 1;

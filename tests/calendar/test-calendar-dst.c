@@ -16,7 +16,7 @@
 
 #include "calendar/calendar.h"
 #include "calendar/civil.h"
-#include "zone-load.h"
+#include "zoneinfo/zoneinfo.h"
 
 /* µs since the epoch of a UTC date and time. */
 static int64_t utc(int64_t y, unsigned mo, unsigned d, int h, int mi, int s)
@@ -34,7 +34,7 @@ static void check_elapses(const char *zone_name, const char *text, int64_t base,
         struct tz_zone *zone;
 
         assert_int_equal(calendar_parse(text, &spec, &error), 0);
-        assert_int_equal(zone_load(zone_name, &zone), 0);
+        assert_int_equal(zoneinfo_load(zone_name, &zone, NULL), 0);
         for (size_t i = 0; i < n; i++) {
                 assert_int_equal(calendar_next(&spec, zone, base, &base), 0);
                 if (base != expected[i])
@@ -54,7 +54,7 @@ static void check_steady(const char *zone_name, const char *text, int64_t first,
         int64_t t = first - 1;
 
         assert_int_equal(calendar_parse(text, &spec, &error), 0);
-        assert_int_equal(zone_load(zone_name, &zone), 0);
+        assert_int_equal(zoneinfo_load(zone_name, &zone, NULL), 0);
         for (size_t i = 0; i < count; i++) {
                 assert_int_equal(calendar_next(&spec, zone, t, &t), 0);
                 assert_int_equal(t, first + (int64_t)i * step * CIVIL_USEC_PER_SEC);
@@ -178,7 +178,7 @@ static void test_expression_zone(void **state)
         int64_t next;
         assert_int_equal(calendar_parse("03:00 UTC", &spec, &error), 0);
         struct tz_zone *berlin;
-        assert_int_equal(zone_load("Europe/Berlin", &berlin), 0);
+        assert_int_equal(zoneinfo_load("Europe/Berlin", &berlin, NULL), 0);
         assert_int_equal(calendar_next(&spec, berlin, utc(2024, 6, 1, 0, 0, 0), &next), 0);
         assert_int_equal(next, utc(2024, 6, 1, 3, 0, 0));
         tz_zone_free(berlin);

@@ -17,7 +17,7 @@
 
 #include "calendar/calendar.h"
 #include "calendar/civil.h"
-#include "zone-load.h"
+#include "zoneinfo/zoneinfo.h"
 
 static const char *const expressions[] = {
     "minutely",
@@ -79,7 +79,7 @@ static void check_zone(const char *zone_name)
 {
         struct tz_zone *zone;
         uint64_t seed = 0x9e3779b97f4a7c15u;
-        assert_int_equal(zone_load(zone_name, &zone), 0);
+        assert_int_equal(zoneinfo_load(zone_name, &zone, NULL), 0);
         for (size_t e = 0; e < sizeof(expressions) / sizeof(expressions[0]); e++) {
                 struct calendar_spec spec;
                 struct calendar_error error;
