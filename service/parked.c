@@ -28,14 +28,12 @@ enum line_kind {
 };
 
 /*
- * The heaps an entry can be on: its clock's (waiting with a deadline), its (owner, session)'s
- * (a waiting Sleep) and its owner's ready heap (the oldest waiting Sleep of an (owner, session)
- * with an alarm pending). The last two find the Sleep an alarm goes to without walking.
+ * The heaps an entry can be on: its clock's (waiting with a deadline) and its (owner, session)'s
+ * (a waiting Sleep), which finds the Sleep an alarm of that session goes to without walking.
  */
 enum heap_role {
         HEAP_DEADLINE,
         HEAP_SLEEPS,
-        HEAP_READY,
         _HEAP_ROLE_MAX,
         _HEAP_ROLE_INVALID = -1,
 };
@@ -89,22 +87,15 @@ struct owner {
         uint64_t waiters;
         uint64_t sleepers;
         struct entry *observing;
-        uint64_t pending_alarms;
         size_t n_owner_sessions;
-        struct heap ready; /* room for one per owner_session: emitting never allocates */
         enum parked_failure failure;
         uint64_t failures;
 };
 
-/*
- * What an owner has in one session: its waiting Sleeps and a pending alarm, a standard signal (one
- * per (owner, session), later ones only counted). Kept while either is there.
- */
+/* What an owner has in one session: its waiting Sleeps. Kept while there are any. */
 struct owner_session {
         uint32_t owner;
         uint64_t session;
-        uint64_t alarms; /* 0: none pending */
-        char name[TIMERD_NAME_MAX + 1];
         struct heap sleeps; /* oldest first */
 };
 
@@ -443,7 +434,6 @@ static int owner_acquire(struct parked *q, uint32_t uid, struct owner **ret)
                 if (!o)
                         return -ENOMEM;
                 o->uid = uid;
-                o->ready.role = HEAP_READY;
                 o->failure = _PARKED_FAILURE_INVALID;
                 index_put(&q->owners, uid, o);
         }
@@ -483,7 +473,6 @@ static void owner_release_if_unused(struct parked *q, struct owner *o)
         if (!owner_unused(o))
                 return;
         index_remove(&q->owners, o->uid);
-        free(o->ready.items);
         free(o);
 }
 
@@ -510,13 +499,10 @@ static struct owner_session *session_find_owner(const struct session *s, uint32_
         return NULL;
 }
 
-/* A new record comes with room for its head on the owner's ready heap. */
 static int owner_session_acquire(struct owner *o, struct session *s, struct owner_session **ret)
 {
         struct owner_session *os = session_find_owner(s, o->uid);
         if (!os) {
-                if (heap_reserve(&o->ready, o->n_owner_sessions + 1) < 0)
-                        return -ENOMEM;
                 if (s->n_owners == s->n_owners_allocated) {
                         size_t n = s->n_owners_allocated ? s->n_owners_allocated * 2 : 1;
                         struct owner_session **owners = reallocarray(s->owners, n, sizeof(*owners));
@@ -549,7 +535,7 @@ static int sleep_reserve(struct owner *o, struct session *s, struct owner_sessio
 
 static void owner_session_release_if_unused(struct parked *q, struct owner_session *os)
 {
-        if (os->alarms > 0 || os->sleeps.n > 0)
+        if (os->sleeps.n > 0)
                 return;
         struct session *s = session_get(q, os->session);
         struct owner *o = owner_get(q, os->owner);
@@ -564,26 +550,11 @@ static void owner_session_release_if_unused(struct parked *q, struct owner_sessi
         free(os);
 }
 
-/* Call around every change of os: its oldest Sleep is ready while an alarm is pending there. */
-static void ready_leave(struct owner *o, struct owner_session *os)
-{
-        if (os->sleeps.n > 0 && heap_holds(&o->ready, os->sleeps.items[0]))
-                heap_remove(&o->ready, os->sleeps.items[0]);
-}
-
-static void ready_enter(struct owner *o, struct owner_session *os)
-{
-        if (os->alarms > 0 && os->sleeps.n > 0)
-                heap_push(&o->ready, os->sleeps.items[0]);
-}
-
 /* e becomes a waiting Sleep of os, which has room for it. */
 static void sleep_enqueue(struct owner *o, struct owner_session *os, struct entry *e)
 {
-        ready_leave(o, os);
         heap_push(&os->sleeps, e);
         e->sleeps = os;
-        ready_enter(o, os);
         line_append(&o->sleeps, e, LINE_OWNER);
 }
 
@@ -592,35 +563,9 @@ static void sleep_dequeue(struct parked *q, struct owner *o, struct entry *e)
 {
         struct owner_session *os = e->sleeps;
         line_remove(&o->sleeps, e, LINE_OWNER);
-        ready_leave(o, os);
         heap_remove(&os->sleeps, e);
         e->sleeps = NULL;
-        ready_enter(o, os);
         owner_session_release_if_unused(q, os);
-}
-
-/* Drops the alarm pending at os, which may go. */
-static void pending_remove(struct parked *q, struct owner *o, struct owner_session *os)
-{
-        assert(os->alarms > 0 && o->pending_alarms > 0);
-        ready_leave(o, os);
-        os->alarms = 0;
-        o->pending_alarms--;
-        q->stats.pending_alarms--;
-        owner_session_release_if_unused(q, os);
-}
-
-/* Every alarm pending in s; its records of owners without anything else go. */
-static void session_drop_pending(struct parked *q, struct session *s)
-{
-        for (size_t i = s->n_owners; i > 0; i--) {
-                struct owner_session *os = s->owners[i - 1];
-                if (os->alarms == 0)
-                        continue;
-                struct owner *o = owner_get(q, os->owner);
-                pending_remove(q, o, os);
-                owner_release_if_unused(q, o);
-        }
 }
 
 static void latch_failure(struct parked *q, struct owner *o, enum parked_failure kind)
@@ -748,18 +693,16 @@ static void begin_observation(struct parked *q, const struct td_now *now, struct
         memcpy(f->observation.name, name, strnlen(name, TIMERD_NAME_MAX) + 1);
 }
 
-/* The owner may observe again: the oldest waiting Sleep with an alarm pending in its session. */
-static void deliver_pending(struct parked *q, const struct td_now *now, struct owner *o)
+/*
+ * The owner may observe again and has a waiting Sleep: tell the runtime (OBSERVABLE, addressed to
+ * that Sleep's session), which offers it an alarm the registry keeps.
+ */
+static void announce_observable(struct parked *q, const struct owner *o)
 {
-        if (o->observing || o->ready.n == 0)
+        if (!o || o->observing || !o->sleeps.head)
                 return;
-        struct entry *e = o->ready.items[0];
-        struct owner_session *os = e->sleeps;
-        uint64_t alarms = os->alarms;
-        char name[TIMERD_NAME_MAX + 1];
-        memcpy(name, os->name, sizeof(name));
-        pending_remove(q, o, os);
-        begin_observation(q, now, o, e, name, alarms);
+        const struct entry *e = o->sleeps.head;
+        effect_push(q, PARKED_EFFECT_OBSERVABLE, e, 0, e->session);
 }
 
 int parked_new(const struct parked_config *config, struct parked **ret)
@@ -787,8 +730,6 @@ void parked_free(struct parked *q)
         }
         for (size_t i = 0; i < q->owners.n_allocated; i++) {
                 struct owner *o = q->owners.slots[i].value;
-                if (o)
-                        free(o->ready.items);
                 free(o);
         }
         for (size_t i = 0; i < q->sessions.n_allocated; i++) {
@@ -978,7 +919,7 @@ struct parked_transition parked_sleep(struct parked *q, const struct td_now *now
         if (t.failure < 0)
                 return t;
         *ret = continuation_of(q, e);
-        deliver_pending(q, now, owner_get(q, a->caller.uid));
+        announce_observable(q, owner_get(q, a->caller.uid));
         return transition(q, 0);
 }
 
@@ -1023,66 +964,27 @@ struct parked_transition parked_offer_firing(struct parked *q, uint32_t owner, c
 }
 
 struct parked_transition parked_offer_alarm(struct parked *q, const struct td_now *now,
-                                            uint32_t owner, uint64_t session, const char *name)
-{
-        assert(q && now);
-        q->n_effects = 0;
-
-        if (session == 0)
-                return transition(q, -EINVAL);
-        if (!name_valid(name))
-                return transition(q, -TIMERD_E_INVALID_NAME);
-        if (q->shutting_down)
-                return transition(q, -TIMERD_E_SHUTTING_DOWN);
-
-        struct owner *o = owner_get(q, owner);
-        struct session *s = session_get(q, session);
-        struct owner_session *os = s ? session_find_owner(s, owner) : NULL;
-        if (os && os->sleeps.n > 0 && !o->observing) {
-                begin_observation(q, now, o, os->sleeps.items[0], name, 1);
-                return transition(q, 0);
-        }
-        if (os && os->alarms > 0) {
-                os->alarms = saturating_add(os->alarms, 1);
-                q->stats.coalesced_alarms = saturating_add(q->stats.coalesced_alarms, 1);
-                return transition(q, 0);
-        }
-
-        int r = owner_acquire(q, owner, &o);
-        if (r < 0)
-                return transition(q, r);
-        r = session_acquire(q, session, &s);
-        if (r >= 0)
-                r = owner_session_acquire(o, s, &os);
-        if (r < 0) {
-                session_release_if_unused(q, s);
-                owner_release_if_unused(q, o);
-                return transition(q, r);
-        }
-
-        ready_leave(o, os);
-        os->alarms = 1;
-        memcpy(os->name, name, strlen(name) + 1);
-        ready_enter(o, os);
-        o->pending_alarms++;
-        q->stats.pending_alarms++;
-        return transition(q, 0);
-}
-
-struct parked_transition parked_offer_alarm_any(struct parked *q, const struct td_now *now,
-                                                uint32_t owner, const char *name, bool *ret_taken)
+                                            uint32_t owner, uint64_t session, const char *name,
+                                            uint64_t alarms, bool *ret_taken)
 {
         assert(q && now && ret_taken);
         q->n_effects = 0;
         *ret_taken = false;
 
+        if (session == 0 || alarms == 0)
+                return transition(q, -EINVAL);
         if (!name_valid(name))
                 return transition(q, -TIMERD_E_INVALID_NAME);
+        if (q->shutting_down)
+                return transition(q, -TIMERD_E_SHUTTING_DOWN);
         struct owner *o = owner_get(q, owner);
         if (!o || o->observing || !o->sleeps.head)
                 return transition(q, 0);
-        begin_observation(q, now, o, o->sleeps.head, name, 1);
-        *ret_taken = true;
+        struct session *s = session_get(q, session);
+        struct owner_session *os = s ? session_find_owner(s, owner) : NULL;
+        begin_observation(q, now, o, os ? os->sleeps.items[0] : o->sleeps.head, name, alarms);
+        /* A Sleep that cannot be observed ended with FAILED: the alarm stays with the registry. */
+        *ret_taken = o->observing != NULL;
         return transition(q, 0);
 }
 
@@ -1178,9 +1080,7 @@ struct parked_transition parked_finish(struct parked *q, const struct td_now *no
                 retire_and_release(q, e);
         }
 
-        o = owner_get(q, caller->uid);
-        if (o)
-                deliver_pending(q, now, o);
+        announce_observable(q, owner_get(q, caller->uid));
         return transition(q, 0);
 }
 
@@ -1238,7 +1138,7 @@ struct parked_transition parked_resume(struct parked *q, const struct td_now *no
         if (e->has_deadline)
                 heap_push(&q->heaps[e->clock], e);
         sleep_enqueue(o, os, e);
-        deliver_pending(q, now, o);
+        announce_observable(q, o);
         return transition(q, 0);
 }
 
@@ -1284,17 +1184,20 @@ struct parked_transition parked_session_closed(struct parked *q, const struct td
         if (!s)
                 return transition(q, 0);
 
-        /* First its alarms, so that no observation goes to a Sleep about to be dropped. */
-        session_drop_pending(q, s);
-        while (s->line.head) {
-                struct entry *e = s->line.head;
-                struct owner *o = owner_get(q, e->owner);
-                bool was_observing = e->phase == PHASE_OBSERVING;
-                retire(q, e);
-                (*ret_retired)++;
-                if (was_observing)
-                        deliver_pending(q, now, o);
-                owner_release_if_unused(q, o);
+        /* Observations last, so that none is announced to a Sleep about to be dropped. */
+        for (int observations = 0; observations < 2; observations++) {
+                struct entry *next;
+                for (struct entry *e = s->line.head; e; e = next) {
+                        next = e->links[LINE_SESSION].next;
+                        if ((e->phase == PHASE_OBSERVING) != observations)
+                                continue;
+                        struct owner *o = owner_get(q, e->owner);
+                        retire(q, e);
+                        (*ret_retired)++;
+                        if (observations)
+                                announce_observable(q, o);
+                        owner_release_if_unused(q, o);
+                }
         }
         session_release_if_unused(q, s);
         return transition(q, 0);
@@ -1318,7 +1221,6 @@ struct parked_transition parked_shutdown(struct parked *q)
                         i++;
                         continue;
                 }
-                session_drop_pending(q, s);
                 /* the removal may shift another session into slot i: look at it again */
                 session_release_if_unused(q, s);
         }
@@ -1337,7 +1239,6 @@ int parked_get_owner(const struct parked *q, uint32_t owner, struct parked_owner
             .sleepers = o->sleepers,
             .waiting_sleepers = o->sleeps.n,
             .observing = o->observing != NULL,
-            .pending_alarms = o->pending_alarms,
             .failure = o->failure,
             .failures = o->failures,
         };
@@ -1411,12 +1312,9 @@ static bool entry_indexes_valid(const struct parked *q, const struct entry *e)
         if ((os != NULL) != sleeping)
                 return false;
         if (!sleeping)
-                return heap_place_valid(&o->ready, e, false) &&
-                       e->heap_index[HEAP_SLEEPS] == HEAP_NONE;
-        if (os->owner != e->owner || os->session != e->session ||
-            !heap_place_valid(&os->sleeps, e, true))
-                return false;
-        return heap_place_valid(&o->ready, e, os->alarms > 0 && os->sleeps.items[0] == e);
+                return e->heap_index[HEAP_SLEEPS] == HEAP_NONE;
+        return os->owner == e->owner && os->session == e->session &&
+               heap_place_valid(&os->sleeps, e, true);
 }
 
 static bool entry_valid(const struct parked *q, const struct entry *e)
@@ -1471,12 +1369,9 @@ static bool heaps_valid(const struct parked *q)
         return true;
 }
 
-static bool owner_valid(const struct parked *q, const struct owner *o, uint64_t *ret_sleepers,
-                        size_t *ret_ready)
+static bool owner_valid(const struct parked *q, const struct owner *o, uint64_t *ret_sleepers)
 {
-        if (owner_unused(o) || !line_valid(&o->waits, LINE_OWNER) || o->waits.n != o->waiters ||
-            !heap_valid(&o->ready, HEAP_READY) || o->ready.n_allocated < o->n_owner_sessions ||
-            o->ready.n > o->n_owner_sessions)
+        if (owner_unused(o) || !line_valid(&o->waits, LINE_OWNER) || o->waits.n != o->waiters)
                 return false;
         for (const struct entry *e = o->waits.head; e; e = e->links[LINE_OWNER].next)
                 if (e->owner != o->uid || e->kind != PARKED_KIND_WAIT ||
@@ -1488,35 +1383,26 @@ static bool owner_valid(const struct parked *q, const struct owner *o, uint64_t 
                 if (e->owner != o->uid || e->kind != PARKED_KIND_SLEEP ||
                     e->phase != PHASE_WAITING || !e->sleeps)
                         return false;
-        /* an alarm may wait at a Sleep only while the owner observes another */
-        if (o->ready.n > 0 && !o->observing)
-                return false;
-        for (size_t i = 0; i < o->ready.n; i++)
-                if (o->ready.items[i]->owner != o->uid)
-                        return false;
         uint64_t sleepers = 0;
         const struct entry *observing = NULL;
-        size_t ready = 0, waiting = 0;
+        size_t waiting = 0;
         for (const struct entry *e = q->all.head; e; e = e->links[LINE_ALL].next) {
                 if (e->owner != o->uid || e->kind != PARKED_KIND_SLEEP)
                         continue;
                 sleepers++;
                 waiting += e->sleeps != NULL;
-                ready += e->heap_index[HEAP_READY] != HEAP_NONE;
                 if (e->phase == PHASE_OBSERVING) {
                         if (observing)
                                 return false;
                         observing = e;
                 }
         }
-        if (sleepers != o->sleepers || observing != o->observing || ready != o->ready.n ||
-            waiting != o->sleeps.n)
+        if (sleepers != o->sleepers || observing != o->observing || waiting != o->sleeps.n)
                 return false;
         if ((o->failures > 0) != (o->failure != _PARKED_FAILURE_INVALID) ||
             (o->failures > 0 && parked_failure_to_string(o->failure) == NULL))
                 return false;
         *ret_sleepers = sleepers;
-        *ret_ready = ready;
         return true;
 }
 
@@ -1528,8 +1414,7 @@ static bool owners_valid(const struct parked *q, struct parked_stats *counted)
                 if (!o)
                         continue;
                 uint64_t sleepers;
-                size_t ready;
-                if (o->uid != q->owners.slots[i].key || !owner_valid(q, o, &sleepers, &ready))
+                if (o->uid != q->owners.slots[i].key || !owner_valid(q, o, &sleepers))
                         return false;
                 entries += o->waiters + sleepers;
                 counted->waiters += o->waiters;
@@ -1544,8 +1429,8 @@ static bool owner_session_valid(const struct parked *q, const struct session *s,
                                 const struct owner_session *os)
 {
         if (os->session != s->id || !owner_get(q, os->owner) ||
-            session_find_owner(s, os->owner) != os || (os->alarms == 0 && os->sleeps.n == 0) ||
-            (os->alarms > 0 && !name_valid(os->name)) || !heap_valid(&os->sleeps, HEAP_SLEEPS))
+            session_find_owner(s, os->owner) != os || os->sleeps.n == 0 ||
+            !heap_valid(&os->sleeps, HEAP_SLEEPS))
                 return false;
         for (size_t i = 0; i < os->sleeps.n; i++)
                 if (os->sleeps.items[i]->sleeps != os)
@@ -1553,7 +1438,7 @@ static bool owner_session_valid(const struct parked *q, const struct session *s,
         return true;
 }
 
-static bool sessions_valid(const struct parked *q, struct parked_stats *counted)
+static bool sessions_valid(const struct parked *q)
 {
         size_t entries = 0, sleeping = 0;
         for (size_t i = 0; i < q->sessions.n_allocated; i++) {
@@ -1569,7 +1454,6 @@ static bool sessions_valid(const struct parked *q, struct parked_stats *counted)
                 for (size_t j = 0; j < s->n_owners; j++) {
                         if (!owner_session_valid(q, s, s->owners[j]))
                                 return false;
-                        counted->pending_alarms += s->owners[j]->alarms > 0;
                         sleeping += s->owners[j]->sleeps.n;
                 }
                 entries += s->line.n;
@@ -1585,15 +1469,13 @@ static bool sessions_valid(const struct parked *q, struct parked_stats *counted)
                 const struct owner *o = q->owners.slots[i].value;
                 if (!o)
                         continue;
-                uint64_t pending = 0;
                 size_t owner_sessions = 0;
                 for (size_t j = 0; j < q->sessions.n_allocated; j++) {
                         const struct session *s = q->sessions.slots[j].value;
                         const struct owner_session *os = s ? session_find_owner(s, o->uid) : NULL;
                         owner_sessions += os != NULL;
-                        pending += os && os->alarms > 0;
                 }
-                if (pending != o->pending_alarms || owner_sessions != o->n_owner_sessions)
+                if (owner_sessions != o->n_owner_sessions)
                         return false;
         }
         return true;
@@ -1616,13 +1498,12 @@ int parked_check(const struct parked *q)
                         return -EUCLEAN;
                 counted.awaiting_resume += e->phase == PHASE_AWAITING_RESUME;
         }
-        if (!heaps_valid(q) || !owners_valid(q, &counted) || !sessions_valid(q, &counted))
+        if (!heaps_valid(q) || !owners_valid(q, &counted) || !sessions_valid(q))
                 return -EUCLEAN;
 
         if (counted.waiters != q->stats.waiters || counted.sleepers != q->stats.sleepers ||
             counted.observing != q->stats.observing ||
             counted.awaiting_resume != q->stats.awaiting_resume ||
-            counted.pending_alarms != q->stats.pending_alarms ||
             counted.latched_owners != q->stats.latched_owners ||
             q->stats.protocol_failures < q->stats.latched_owners)
                 return -EUCLEAN;

@@ -21,9 +21,9 @@
  *
  *          The cycle of a continuation counts its observations and resumptions. Resume parks the
  *          SAME continuation again with its original absolute deadline. An owner has at most one
- *          observation at a time; an alarm that finds no waiting Sleep stays pending, coalesced
- *          per (owner, session) like a standard signal, until a Sleep parks or resumes there or
- *          the owner's observation ends.
+ *          observation at a time. The queue keeps no alarm: one that no Sleep takes stays pending
+ *          in the registry (one per timer), and the queue says when the owner can take it
+ *          (OBSERVABLE).
  *
  * Finish and Resume are checked exactly, as the hermit-detcore seed does. In this order:
  *   the owner has no parked request at all                   → unexpected-control
@@ -39,8 +39,8 @@
  * every failure counted (parked_get_owner()); other owners are never affected.
  *
  * The Sleep an alarm goes to and the Wait a firing goes to are found through indexes (per owner
- * and session, its waiting Sleeps by age; per owner, the oldest of those with an alarm pending;
- * per owner, its Waits alone): O(log n), never a walk over the owner's parked requests.
+ * and session, its waiting Sleeps by age; per owner, its waiting Sleeps and its Waits in park
+ * order): O(log n), never a walk over the owner's parked requests.
  *
  * Every counter (nonce, cycle, lease, ticket) is overflow-checked and never wraps. Parking a new
  * request when nonces are exhausted fails with -TIMERD_E_OVERFLOW. Statistics saturate.
@@ -115,6 +115,8 @@ enum parked_effect_kind {
         PARKED_EFFECT_FAILED,        /* answer with ProtocolFailure(kind); the request is gone */
         PARKED_EFFECT_SHUTTING_DOWN, /* answer with ShuttingDown */
         PARKED_EFFECT_NOTHING_TO_WAIT_FOR, /* a Wait none of whose timers can fire: answer it */
+        PARKED_EFFECT_OBSERVABLE, /* owner can observe and has a waiting Sleep in session: no call
+                                   */
         _PARKED_EFFECT_MAX,
         _PARKED_EFFECT_INVALID = -1,
 };
@@ -186,8 +188,8 @@ struct parked_transition parked_wait(struct parked *q, const struct parked_wait_
 
 /*
  * Park a Sleep of caller.uid until deadline_usec (absolute on `clock`; without it, until an alarm
- * ends it). A deadline already passed completes at the next parked_expire(). An alarm pending for
- * (caller.uid, caller.session) is observed at once.
+ * ends it). A deadline already passed completes at the next parked_expire(). OBSERVABLE when the
+ * owner is not observing: the runtime offers it a kept alarm.
  */
 struct parked_sleep_args {
         struct td_caller caller;
@@ -208,20 +210,15 @@ struct parked_transition parked_offer_firing(struct parked *q, uint32_t owner, c
                                              bool *ret_taken);
 
 /*
- * An alarm timer of `owner`, registered by `session`, fired: the oldest waiting Sleep of that
- * owner and session observes it (OBSERVATION) unless the owner is already observing; otherwise the
- * alarm stays pending. An observation whose counters would overflow ends the Sleep with FAILED.
+ * An alarm firing of `owner`'s timer registered by `session` (open or gone) is offered, with the
+ * `alarms` (>= 1) it stands for: unless the owner is already observing, the oldest waiting Sleep of
+ * that owner and session observes it (OBSERVATION), or else the owner's longest waiting Sleep on
+ * any session. Nothing is kept here: *ret_taken is false when no Sleep took it, and the registry
+ * keeps it pending. An observation whose counters would overflow ends the Sleep with FAILED.
  */
 struct parked_transition parked_offer_alarm(struct parked *q, const struct td_now *now,
-                                            uint32_t owner, uint64_t session, const char *name);
-
-/*
- * An alarm timer of `owner` whose registering session is gone fired: the owner's longest waiting
- * Sleep, of any session, observes it (OBSERVATION) unless the owner is already observing. Nothing
- * is kept here: *ret_taken is false when no Sleep took it, and the runtime keeps it pending.
- */
-struct parked_transition parked_offer_alarm_any(struct parked *q, const struct td_now *now,
-                                                uint32_t owner, const char *name, bool *ret_taken);
+                                            uint32_t owner, uint64_t session, const char *name,
+                                            uint64_t alarms, bool *ret_taken);
 
 /*
  * The timers of `owner` changed: each of its Waits with names for which can_fire() says none of
@@ -238,6 +235,7 @@ struct parked_transition parked_end_waits(struct parked *q, uint32_t owner,
  * Finish the observation of `c` held with `lease`, for caller.uid. `cookie` is the Finish call (of
  * caller.session): INTERRUPTED and RETIRED answer it; for resume the runtime answers it with
  * *ret_ticket. An out-of-range action is -TIMERD_E_INVALID_PARAMETER (bad input, not latched).
+ * The observation ends: OBSERVABLE when the owner has a Sleep waiting.
  */
 struct parked_transition parked_finish(struct parked *q, const struct td_now *now,
                                        const struct td_caller *caller,
@@ -247,7 +245,8 @@ struct parked_transition parked_finish(struct parked *q, const struct td_now *no
 
 /*
  * Park again the continuation of `ticket` as the call `cookie` of caller.session, with its original
- * deadline. The ticket is spent. The new session's limit applies.
+ * deadline. The ticket is spent. The new session's limit applies. OBSERVABLE when the owner is
+ * not observing.
  */
 struct parked_transition parked_resume(struct parked *q, const struct td_now *now,
                                        const struct td_caller *caller,
@@ -263,9 +262,9 @@ struct parked_transition parked_expire(struct parked *q, const struct td_now *no
 int parked_next_deadline(const struct parked *q, enum timerd_clock clock, uint64_t *ret_usec);
 
 /*
- * The session's connection is gone: its parked requests and pending alarms are dropped without a
- * reply (*ret_retired counts the requests). A repeat retires nothing. Effects: observations of
- * other sessions' Sleeps that an ended observation let through.
+ * The session's connection is gone: its parked requests are dropped without a reply
+ * (*ret_retired counts them). A repeat retires nothing. Effects: OBSERVABLE for an owner whose
+ * observation ended and who has a Sleep waiting on another session.
  */
 struct parked_transition parked_session_closed(struct parked *q, const struct td_now *now,
                                                uint64_t session, size_t *ret_retired);
@@ -282,7 +281,6 @@ struct parked_owner_snapshot {
         uint64_t sleepers;         /* Sleep continuations in any phase */
         uint64_t waiting_sleepers; /* of them, those an alarm could interrupt now */
         bool observing;
-        uint64_t pending_alarms;     /* sessions with an alarm pending for this owner */
         enum parked_failure failure; /* the first latched failure, or _INVALID */
         uint64_t failures;           /* protocol failures of this owner */
 };
@@ -298,9 +296,7 @@ struct parked_stats {
         uint64_t sleepers;
         uint64_t observing;
         uint64_t awaiting_resume;
-        uint64_t pending_alarms;   /* (owner, session) pairs */
-        uint64_t coalesced_alarms; /* alarms merged into a pending one */
-        uint64_t latched_owners;   /* owners with a latched protocol failure */
+        uint64_t latched_owners; /* owners with a latched protocol failure */
         uint64_t protocol_failures;
 };
 void parked_get_stats(const struct parked *q, struct parked_stats *ret);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "service/api.h"
+#include "service/log.h"
 #include "service/parked.h"
 #include "service/peer.h"
 #include "service/service.h"
@@ -110,6 +111,8 @@ static void apply_parked_effects(struct service *s, struct parked_transition t,
                 case PARKED_EFFECT_NOTHING_TO_WAIT_FOR:
                         service_error(s, p, TIMERD_E_NOTHING_TO_WAIT_FOR, NULL);
                         break;
+                case PARKED_EFFECT_OBSERVABLE: /* apply_parked offers it a kept alarm */
+                        break;
                 case PARKED_EFFECT_FAILED: {
                         json_object *params = json_object_new_object();
                         vl_add_string(params, "kind", parked_failure_to_string(e->failed));
@@ -123,12 +126,35 @@ static void apply_parked_effects(struct service *s, struct parked_transition t,
         }
 }
 
-/* Effects, then the kernel timers follow the parked deadlines the transition may have moved. */
+static void offer_kept_alarm(struct service *s, uint32_t owner, uint64_t session);
+
+/*
+ * Effects, then the kernel timers follow the parked deadlines the transition may have moved, then
+ * each owner that can observe again is offered an alarm the registry keeps (copied out first: the
+ * offer reuses the queue's effects).
+ */
 static void apply_parked(struct service *s, struct parked_transition t, const struct td_dispatch *d,
                          struct peer *caller)
 {
+        struct td_caller *observable = NULL;
+        size_t n_observable = 0;
+
+        for (size_t i = 0; i < t.n_effects; i++)
+                n_observable += t.effects[i].kind == PARKED_EFFECT_OBSERVABLE;
+        if (n_observable > 0) {
+                observable = calloc(n_observable, sizeof(*observable));
+                if (!observable)
+                        log_error("Out of memory: kept alarms wait for the next Sleep");
+                for (size_t i = 0, j = 0; observable && i < t.n_effects; i++)
+                        if (t.effects[i].kind == PARKED_EFFECT_OBSERVABLE)
+                                observable[j++] = (struct td_caller){
+                                    .uid = t.effects[i].owner, .session = t.effects[i].session};
+        }
         apply_parked_effects(s, t, d, caller);
         service_sync_parked_wake(s);
+        for (size_t i = 0; observable && i < n_observable; i++)
+                offer_kept_alarm(s, observable[i].uid, observable[i].session);
+        free(observable);
 }
 
 /* The bound a -TIMERD_E_LIMIT_EXCEEDED of the parked queue hit. */
@@ -304,30 +330,57 @@ fail:
         api_fail(s, p, &err);
 }
 
+/* The alarms one observation stands for: the firing and the periods it missed. */
+static uint64_t alarms_of(const struct td_dispatch *d)
+{
+        return d->overruns == UINT64_MAX ? UINT64_MAX : d->overruns + 1;
+}
+
 /*
- * An alarm of a registering session that is gone waits in the registry, one per timer: when the
- * owner can observe again, its oldest such firing goes to the owner's longest waiting Sleep. The
- * run is ended at once; `session` (the caller's, open) only holds it for that moment.
+ * Route an alarm firing to a Sleep of its owner: of the connection that registered the timer
+ * first, else the longest waiting on any connection. Taken, the observation delivers it and the
+ * run ends; untaken, the run stays pending in the registry (one per timer, Get shows it) and its
+ * schedule is held, without wake-ups, until a Sleep takes it.
  */
-static void offer_kept_alarm(struct service *s, const struct td_now *now, uint32_t owner,
-                             uint64_t session)
+static bool route_alarm(struct service *s, const struct td_now *now, const struct td_dispatch *d)
+{
+        struct td_snapshot t;
+        bool taken;
+
+        if (registry_get(s->registry, d->owner, d->name, &t) < 0)
+                return false;
+        apply_parked(
+            s,
+            parked_offer_alarm(s->parked, now, d->owner, t.session, d->name, alarms_of(d), &taken),
+            NULL, NULL);
+        if (taken)
+                service_end_run(s, now, d, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE);
+        return taken;
+}
+
+/*
+ * The owner can observe again (a Sleep of `session` waits): its oldest kept alarm goes to a Sleep.
+ * `session` is open, so the registry may hand the run to it for the moment it takes to end it.
+ */
+static void offer_kept_alarm(struct service *s, uint32_t owner, uint64_t session)
 {
         struct parked_owner_snapshot o;
         struct td_dispatch d;
-        bool taken;
+        struct td_now now;
 
-        if (parked_get_owner(s->parked, owner, &o) < 0 || o.observing || o.waiting_sleepers == 0)
+        if (parked_get_owner(s->parked, owner, &o) < 0 || o.observing || o.waiting_sleepers == 0 ||
+            service_now(s, &now) < 0)
                 return;
-        if (registry_take_pending(s->registry, now, owner, TIMERD_DELIVERY_ALARM, NULL, 0, session,
+        if (registry_take_pending(s->registry, &now, owner, TIMERD_DELIVERY_ALARM, NULL, 0, session,
                                   &d) <= 0)
                 return;
-        apply_parked(s, parked_offer_alarm_any(s->parked, now, owner, d.name, &taken), NULL, NULL);
-        service_end_run(s, now, &d, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE);
+        if (!route_alarm(s, &now, &d))
+                /* Only a Sleep whose counters overflowed refuses it: it stays pending. */
+                service_end_run(s, &now, &d, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE);
 }
 
 void api_offer_firing(struct service *s, const struct td_now *now, const struct td_dispatch *d)
 {
-        struct td_snapshot t;
         bool taken;
 
         switch (d->delivery) {
@@ -344,29 +397,9 @@ void api_offer_firing(struct service *s, const struct td_now *now, const struct 
                         apply_parked(s, offer, d, NULL);
                 break;
         }
-        case TIMERD_DELIVERY_ALARM: {
-                /* An alarm is delivered by being observed (or left pending, coalesced): the run
-                 * has nothing more to wait for. */
-                if (registry_get(s->registry, d->owner, d->name, &t) < 0)
-                        return;
-                /* An alarm interrupts Sleeps of the connection that declared it, which keeps it
-                 * pending while none waits. A retained alarm whose connection is gone goes to a
-                 * Sleep of its owner on any connection, or stays pending in the registry until one
-                 * parks (Get shows it). */
-                if (service_find_session(s, t.session)) {
-                        apply_parked(
-                            s, parked_offer_alarm(s->parked, now, d->owner, t.session, t.name),
-                            NULL, NULL);
-                } else {
-                        apply_parked(
-                            s, parked_offer_alarm_any(s->parked, now, d->owner, t.name, &taken),
-                            NULL, NULL);
-                        if (!taken)
-                                return;
-                }
-                service_end_run(s, now, d, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE);
+        case TIMERD_DELIVERY_ALARM:
+                route_alarm(s, now, d);
                 break;
-        }
         case TIMERD_DELIVERY_SIGNAL:
                 signals_deliver(s, now, d);
                 break;
@@ -449,7 +482,6 @@ void api_sleep(struct service *s, struct peer *p, json_object *params)
                 return;
         }
         apply_parked(s, t, NULL, p);
-        offer_kept_alarm(s, &now, a.caller.uid, p->session);
         return;
 fail:
         api_fail(s, p, &err);
@@ -507,11 +539,9 @@ void api_finish(struct service *s, struct peer *p, json_object *params)
                 /* Effects first: an ended observation may let another Sleep observe. */
                 apply_parked(s, t, NULL, NULL);
                 service_reply(s, p, o, false);
-                offer_kept_alarm(s, &now, owner, p->session);
                 return;
         }
         apply_parked(s, t, NULL, p);
-        offer_kept_alarm(s, &now, owner, p->session);
         return;
 fail:
         api_fail(s, p, &err);
@@ -548,7 +578,6 @@ void api_resume(struct service *s, struct peer *p, json_object *params)
                 return;
         }
         apply_parked(s, t, NULL, p);
-        offer_kept_alarm(s, &now, caller.uid, p->session);
         return;
 fail:
         api_fail(s, p, &err);

@@ -264,7 +264,7 @@ static void hang_up(struct service *s, int client, uint64_t session)
 
         struct parked_stats ps;
         parked_get_stats(s->parked, &ps);
-        if (ps.waiters + ps.sleepers + ps.pending_alarms > 0)
+        if (ps.waiters + ps.sleepers > 0)
                 fail("parked requests of a closed connection are left", EUCLEAN);
         if (s->n_subscribers > 0)
                 fail("a subscription of a closed connection is left", EUCLEAN);

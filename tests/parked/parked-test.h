@@ -68,7 +68,12 @@ static inline struct parked_continuation sleep_ok(struct parked *q, const struct
         struct parked_continuation c;
         struct parked_transition t = sleep_on(q, now, uid, session, cookie, true, deadline, &c);
         assert_int_equal(t.failure, 0);
-        assert_int_equal(t.n_effects, 0);
+        /* an owner not observing is told it may take a kept alarm */
+        assert_true(t.n_effects <= 1);
+        if (t.n_effects == 1) {
+                assert_int_equal(t.effects[0].kind, PARKED_EFFECT_OBSERVABLE);
+                assert_int_equal(t.effects[0].owner, uid);
+        }
         assert_int_equal(c.epoch, EPOCH);
         return c;
 }
@@ -101,7 +106,11 @@ static inline struct parked_continuation wait_ok(struct parked *q, uint32_t uid,
 static inline struct parked_transition alarm_on(struct parked *q, const struct td_now *now,
                                                 uint32_t uid, uint64_t session, const char *name)
 {
-        return checked(q, parked_offer_alarm(q, now, uid, session, name));
+        bool taken;
+        struct parked_transition t =
+            checked(q, parked_offer_alarm(q, now, uid, session, name, 1, &taken));
+        assert_int_equal(taken, t.n_effects > 0 && t.effects[0].kind == PARKED_EFFECT_OBSERVATION);
+        return t;
 }
 
 static inline struct parked_transition finish(struct parked *q, const struct td_now *now,

@@ -122,12 +122,6 @@ static struct parked_transition sleep_step(struct parked *q, struct scenario *sc
         return parked_sleep(q, &now, &a, &c);
 }
 
-static struct parked_transition alarm_step(struct parked *q, struct scenario *sc)
-{
-        struct td_now now = test_now(0);
-        return parked_offer_alarm(q, &now, sc->uid, sc->session, "alarm");
-}
-
 static struct parked_transition resume_step(struct parked *q, struct scenario *sc)
 {
         struct td_now now = test_now(0);
@@ -150,20 +144,13 @@ static void test_parking_out_of_memory(void **state)
         (void)state;
         struct scenario sc = {.uid = OWNER_A, .session = 1};
         /* new owner, session, names, index, heap and effects: each allocation fails once; a Sleep
-         * also makes its (owner, session) record with its heap and room on the ready heap */
+         * also makes its (owner, session) record with its heap */
         assert_int_equal(run_with_failures(park_many, wait_step, &sc), 12);
-        assert_int_equal(run_with_failures(park_many, sleep_step, &sc), 12);
+        assert_int_equal(run_with_failures(park_many, sleep_step, &sc), 11);
         for (sc.n_before = 1; sc.n_before <= 40; sc.n_before++) {
                 assert_true(run_with_failures(park_many, wait_step, &sc) >= 4);
                 assert_true(run_with_failures(park_many, sleep_step, &sc) >= 1);
         }
-}
-
-static void pending_alarm(struct parked *q, struct scenario *sc)
-{
-        struct scenario other = {.uid = sc->uid, .session = sc->session + 1};
-        if (sc->n_before > 0)
-                assert_int_equal(alarm_step(q, &other).failure, 0);
 }
 
 static void awaiting_resume(struct parked *q, struct scenario *sc)
@@ -177,18 +164,11 @@ static void awaiting_resume(struct parked *q, struct scenario *sc)
             0);
 }
 
-static void test_alarm_and_resume_out_of_memory(void **state)
+static void test_resume_out_of_memory(void **state)
 {
         (void)state;
-        /* a pending alarm for an owner and session the queue has never seen: owner, session, the
-         * owner's ready heap, the session's owner table and the (owner, session) record */
-        struct scenario sc = {.uid = OWNER_B, .session = 5};
-        assert_int_equal(run_with_failures(pending_alarm, alarm_step, &sc), 7);
-        /* … for a known owner, whose ready heap has room */
-        sc.n_before = 1;
-        assert_int_equal(run_with_failures(pending_alarm, alarm_step, &sc), 3);
         /* resuming into a new session: session, owner table, record and its heap of Sleeps */
-        sc = (struct scenario){.uid = OWNER_A, .session = 77};
+        struct scenario sc = (struct scenario){.uid = OWNER_A, .session = 77};
         assert_int_equal(run_with_failures(awaiting_resume, resume_step, &sc), 4);
 }
 
@@ -246,7 +226,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_parking_out_of_memory),
-            cmocka_unit_test(test_alarm_and_resume_out_of_memory),
+            cmocka_unit_test(test_resume_out_of_memory),
             cmocka_unit_test(test_failure_latch_out_of_memory),
             cmocka_unit_test(test_new_out_of_memory),
         };

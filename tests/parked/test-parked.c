@@ -91,7 +91,6 @@ static void test_new_and_invalid_input(void **state)
         parked_get_stats(q, &st);
         assert_int_equal(st.waiters, 1);
         assert_int_equal(st.sleepers, 0);
-        assert_int_equal(st.pending_alarms, 0);
         assert_int_equal(checked(q, parked_offer_firing(q, OWNER_A, too_long, &taken)).failure, 0);
         assert_true(taken);
 
@@ -367,7 +366,7 @@ static void test_observation_resume_original_deadline(void **state)
         now = test_now(600);
         t = resume(q, &now, OWNER_A, 1, &ticket, 9);
         assert_int_equal(t.failure, 0);
-        assert_int_equal(t.n_effects, 0);
+        only_effect(t, PARKED_EFFECT_OBSERVABLE, 0);
         assert_int_equal(parked_next_deadline(q, TIMERD_CLOCK_MONOTONIC, &usec), 1);
         assert_int_equal(usec, 1000);
 
@@ -397,7 +396,7 @@ static void test_resume_after_deadline_passed(void **state)
         now = test_now(2000);
         assert_int_equal(
             finish(q, &now, OWNER_A, 1, &c, lease, PARKED_ACTION_RESUME, 2, &ticket).failure, 0);
-        assert_int_equal(resume(q, &now, OWNER_A, 1, &ticket, 3).n_effects, 0);
+        only_effect(resume(q, &now, OWNER_A, 1, &ticket, 3), PARKED_EFFECT_OBSERVABLE, 0);
         assert_int_equal(parked_next_deadline(q, TIMERD_CLOCK_MONOTONIC, &usec), 1);
         assert_int_equal(usec, 1000);
         only_effect(checked(q, parked_expire(q, &now)), PARKED_EFFECT_ELAPSED, 3);
@@ -473,7 +472,7 @@ static void test_sleep_without_deadline(void **state)
         struct parked_ticket ticket;
         uint64_t usec = 0;
 
-        assert_int_equal(sleep_on(q, &now, OWNER_A, 1, 1, false, 0, &c).n_effects, 0);
+        only_effect(sleep_on(q, &now, OWNER_A, 1, 1, false, 0, &c), PARKED_EFFECT_OBSERVABLE, 0);
         assert_int_equal(parked_next_deadline(q, TIMERD_CLOCK_MONOTONIC, &usec), 0);
         now = test_now(UINT64_MAX);
         assert_int_equal(checked(q, parked_expire(q, &now)).n_effects, 0);
@@ -485,7 +484,7 @@ static void test_sleep_without_deadline(void **state)
         c = f->continuation;
         assert_int_equal(
             finish(q, &now, OWNER_A, 1, &c, lease, PARKED_ACTION_RESUME, 2, &ticket).failure, 0);
-        assert_int_equal(resume(q, &now, OWNER_A, 1, &ticket, 3).n_effects, 0);
+        only_effect(resume(q, &now, OWNER_A, 1, &ticket, 3), PARKED_EFFECT_OBSERVABLE, 0);
         assert_int_equal(parked_next_deadline(q, TIMERD_CLOCK_MONOTONIC, &usec), 0);
         c = observe(q, &now, OWNER_A, 1, 3, &lease);
         f = only_effect(finish(q, &now, OWNER_A, 1, &c, lease, PARKED_ACTION_INTERRUPT, 4, &ticket),
@@ -494,42 +493,43 @@ static void test_sleep_without_deadline(void **state)
         parked_free(q);
 }
 
-static void test_pending_alarm_delivered_when_sleep_parks(void **state)
+/* Issue 15 item 1: the queue keeps no alarm; a Sleep that could take one is announced. */
+static void test_untaken_alarm_is_not_kept(void **state)
 {
         (void)state;
         struct parked_config config = test_config();
         struct parked *q = test_new(&config);
         struct td_now now = test_now(0);
         struct parked_continuation c;
-        struct parked_stats st;
+        struct parked_owner_snapshot snap;
 
-        /* a Wait is not a Sleep: the alarm waits */
+        /* a Wait is not a Sleep: the alarm is not taken, and nothing of it stays here */
         wait_ok(q, OWNER_A, 1, 1);
         assert_int_equal(alarm_on(q, &now, OWNER_A, 1, "first").n_effects, 0);
-        assert_int_equal(alarm_on(q, &now, OWNER_A, 1, "second").n_effects, 0);
-        assert_int_equal(alarm_on(q, &now, OWNER_A, 2, "other").n_effects, 0);
-        parked_get_stats(q, &st);
-        assert_int_equal(st.pending_alarms, 2);
-        assert_int_equal(st.coalesced_alarms, 1);
-        struct parked_owner_snapshot snap;
         assert_int_equal(parked_get_owner(q, OWNER_A, &snap), 0);
-        assert_int_equal(snap.pending_alarms, 2);
+        assert_int_equal(snap.waiting_sleepers, 0);
 
         now = test_now(100);
         struct parked_transition t = sleep_on(q, &now, OWNER_A, 1, 2, true, 400, &c);
-        const struct parked_effect *f = only_effect(t, PARKED_EFFECT_OBSERVATION, 2);
-        assert_int_equal(f->observation.alarms, 2);
+        const struct parked_effect *f = only_effect(t, PARKED_EFFECT_OBSERVABLE, 0);
+        assert_int_equal(f->owner, OWNER_A);
+        assert_int_equal(f->session, 1);
+        /* the alarm the runtime then offers, with the periods it stands for */
+        bool taken;
+        f = only_effect(checked(q, parked_offer_alarm(q, &now, OWNER_A, 7, "first", 3, &taken)),
+                        PARKED_EFFECT_OBSERVATION, 2);
+        assert_true(taken);
+        assert_int_equal(f->observation.alarms, 3);
         assert_string_equal(f->observation.name, "first");
         assert_int_equal(f->observation.remaining_usec, 300);
         assert_int_equal(f->continuation.nonce, c.nonce);
         assert_int_equal(f->continuation.cycle, c.cycle + 1);
-        parked_get_stats(q, &st);
-        assert_int_equal(st.pending_alarms, 1);
-        assert_int_equal(st.observing, 1);
+        assert_int_equal(
+            checked(q, parked_offer_alarm(q, &now, OWNER_A, 1, "x", 0, &taken)).failure, -EINVAL);
         parked_free(q);
 }
 
-static void test_pending_alarm_delivered_on_resume(void **state)
+static void test_observable_on_resume(void **state)
 {
         (void)state;
         struct parked_config config = test_config();
@@ -540,26 +540,19 @@ static void test_pending_alarm_delivered_on_resume(void **state)
 
         sleep_ok(q, &now, OWNER_A, 1, 1, 1000);
         struct parked_continuation c = observe(q, &now, OWNER_A, 1, 1, &lease);
-        assert_int_equal(alarm_on(q, &now, OWNER_A, 1, "again").n_effects, 0);
+        /* no Sleep waits after the observation ends: nothing to announce */
         assert_int_equal(
             finish(q, &now, OWNER_A, 1, &c, lease, PARKED_ACTION_RESUME, 2, &ticket).n_effects, 0);
-        /* a Sleep awaiting its resumption does not observe either */
-        assert_int_equal(alarm_on(q, &now, OWNER_A, 1, "and again").n_effects, 0);
-        struct parked_stats st;
-        parked_get_stats(q, &st);
-        assert_int_equal(st.pending_alarms, 1);
-        assert_int_equal(st.coalesced_alarms, 1);
+        /* a Sleep awaiting its resumption does not observe */
+        assert_int_equal(alarm_on(q, &now, OWNER_A, 1, "again").n_effects, 0);
 
         now = test_now(250);
+        only_effect(resume(q, &now, OWNER_A, 1, &ticket, 3), PARKED_EFFECT_OBSERVABLE, 0);
         const struct parked_effect *f =
-            only_effect(resume(q, &now, OWNER_A, 1, &ticket, 3), PARKED_EFFECT_OBSERVATION, 3);
-        assert_string_equal(f->observation.name, "again");
-        assert_int_equal(f->observation.alarms, 2);
+            only_effect(alarm_on(q, &now, OWNER_A, 1, "again"), PARKED_EFFECT_OBSERVATION, 3);
         assert_int_equal(f->observation.remaining_usec, 750);
         assert_int_equal(f->continuation.cycle, ticket.continuation.cycle + 2);
         assert_int_not_equal(f->observation.lease, lease);
-        parked_get_stats(q, &st);
-        assert_int_equal(st.pending_alarms, 0);
         parked_free(q);
 }
 
@@ -572,99 +565,42 @@ static void test_one_observation_per_owner(void **state)
         struct parked_ticket ticket;
         uint64_t lease, lease_b;
 
-        /* the oldest Sleep of A, in a session no alarm reaches */
         sleep_ok(q, &now, OWNER_A, 5, 9, 1000);
         sleep_ok(q, &now, OWNER_A, 1, 1, 1000);
         sleep_ok(q, &now, OWNER_A, 2, 2, 1000);
         sleep_ok(q, &now, OWNER_B, 3, 3, 1000);
-        /* an alarm of another session does not reach session 1's Sleep */
-        assert_int_equal(alarm_on(q, &now, OWNER_A, 4, "elsewhere").n_effects, 0);
-
+        /* session 1's alarm goes to session 1's Sleep, though session 5's waits longer */
         struct parked_continuation c = observe(q, &now, OWNER_A, 1, 1, &lease);
+        /* while A observes, no alarm of A is taken, nor by a Sleep that parks meanwhile */
         assert_int_equal(alarm_on(q, &now, OWNER_A, 2, "second").n_effects, 0);
-        /* nor does a Sleep that parks while A observes */
         sleep_ok(q, &now, OWNER_A, 2, 12, 1000);
         /* another owner observes at the same time */
         struct parked_continuation cb = observe(q, &now, OWNER_B, 3, 3, &lease_b);
         struct parked_stats st;
         parked_get_stats(q, &st);
         assert_int_equal(st.observing, 2);
-        assert_int_equal(st.pending_alarms, 2);
 
-        /* the end of A's observation lets session 2's alarm through */
+        /* the end of A's observation is announced, at its longest waiting Sleep's session */
         struct parked_transition t =
             finish(q, &now, OWNER_A, 1, &c, lease, PARKED_ACTION_TERMINATE, 10, &ticket);
         assert_int_equal(t.failure, 0);
         assert_int_equal(t.n_effects, 2);
         assert_int_equal(t.effects[0].kind, PARKED_EFFECT_RETIRED);
         assert_int_equal(t.effects[0].cookie, 10);
-        assert_int_equal(t.effects[1].kind, PARKED_EFFECT_OBSERVATION);
-        assert_int_equal(t.effects[1].cookie, 2);
-        assert_int_equal(t.effects[1].session, 2);
-        assert_string_equal(t.effects[1].observation.name, "second");
-        /* the oldest Sleep of session 2 observed: the newer one still waits */
+        assert_int_equal(t.effects[1].kind, PARKED_EFFECT_OBSERVABLE);
+        assert_int_equal(t.effects[1].owner, OWNER_A);
+        assert_int_equal(t.effects[1].session, 5);
+        /* an alarm of a session with no Sleep (gone) goes to the owner's longest waiting one */
+        const struct parked_effect *f =
+            only_effect(alarm_on(q, &now, OWNER_A, 4, "elsewhere"), PARKED_EFFECT_OBSERVATION, 9);
+        assert_int_equal(f->session, 5);
+        assert_int_equal(f->observation.alarms, 1);
         parked_get_stats(q, &st);
         assert_int_equal(st.sleepers - st.observing, 2);
-        parked_get_stats(q, &st);
-        assert_int_equal(st.observing, 2);
-        assert_int_equal(st.pending_alarms, 1);
         assert_int_equal(
             finish(q, &now, OWNER_B, 3, &cb, lease_b, PARKED_ACTION_TERMINATE, 11, &ticket)
                 .n_effects,
             1);
-        parked_free(q);
-}
-
-/* Issue 15 item 1: an alarm whose session is gone goes to the owner's longest waiting Sleep of
- * any session; the queue keeps nothing when none takes it. */
-static void test_alarm_any_session(void **state)
-{
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
-        struct td_now now = test_now(0);
-        struct parked_owner_snapshot o;
-        struct parked_ticket ticket;
-        bool taken = true;
-
-        /* nobody sleeps: not taken, and nothing kept here */
-        assert_int_equal(
-            checked(q, parked_offer_alarm_any(q, &now, OWNER_A, "kept", &taken)).n_effects, 0);
-        assert_false(taken);
-        assert_int_equal(parked_get_owner(q, OWNER_A, &o), -TIMERD_E_NOT_FOUND);
-
-        sleep_ok(q, &now, OWNER_B, 3, 3, 1000);
-        sleep_ok(q, &now, OWNER_A, 2, 2, 1000);
-        sleep_ok(q, &now, OWNER_A, 1, 1, 1000);
-        assert_int_equal(parked_get_owner(q, OWNER_A, &o), 0);
-        assert_int_equal(o.waiting_sleepers, 2);
-        /* the oldest Sleep of the owner, whatever its session; never another owner's */
-        const struct parked_effect *e =
-            only_effect(checked(q, parked_offer_alarm_any(q, &now, OWNER_A, "kept", &taken)),
-                        PARKED_EFFECT_OBSERVATION, 2);
-        assert_true(taken);
-        assert_int_equal(e->session, 2);
-        assert_int_equal(e->owner, OWNER_A);
-        assert_string_equal(e->observation.name, "kept");
-        assert_int_equal(e->observation.alarms, 1);
-        struct parked_continuation c = e->continuation;
-        uint64_t lease = e->observation.lease;
-        /* while the owner observes, another is not taken (the runtime keeps it) */
-        assert_int_equal(
-            checked(q, parked_offer_alarm_any(q, &now, OWNER_A, "more", &taken)).n_effects, 0);
-        assert_false(taken);
-        assert_int_equal(parked_get_owner(q, OWNER_A, &o), 0);
-        assert_true(o.observing);
-        assert_int_equal(o.waiting_sleepers, 1);
-        /* once the observation ends, the next Sleep takes one */
-        assert_int_equal(
-            finish(q, &now, OWNER_A, 2, &c, lease, PARKED_ACTION_TERMINATE, 10, &ticket).failure,
-            0);
-        only_effect(checked(q, parked_offer_alarm_any(q, &now, OWNER_A, "more", &taken)),
-                    PARKED_EFFECT_OBSERVATION, 1);
-        assert_true(taken);
-        assert_int_equal(checked(q, parked_offer_alarm_any(q, &now, OWNER_A, "", &taken)).failure,
-                         -TIMERD_E_INVALID_NAME);
         parked_free(q);
 }
 
@@ -723,40 +659,30 @@ static void test_end_waits(void **state)
         parked_free(q);
 }
 
-static void test_pending_alarms_per_owner_in_one_session(void **state)
+static void test_alarms_per_owner_in_one_session(void **state)
 {
         (void)state;
         struct parked_config config = test_config();
         struct parked *q = test_new(&config);
         struct td_now now = test_now(0);
         struct parked_continuation c;
-        struct parked_stats st;
 
-        /* one session may act for several owners (uid 0): each owner has its own pending alarm */
+        /* one session may act for several owners (uid 0): each owner observes on its own */
         for (uint32_t uid = 1; uid <= 5; uid++) {
-                char name[16];
-                snprintf(name, sizeof(name), "of-%u", uid);
-                assert_int_equal(alarm_on(q, &now, uid, 1, name).n_effects, 0);
-                assert_int_equal(alarm_on(q, &now, uid, 1, name).n_effects, 0);
+                const struct parked_effect *f = only_effect(
+                    sleep_on(q, &now, uid, 1, uid, true, 100, &c), PARKED_EFFECT_OBSERVABLE, 0);
+                assert_int_equal(f->owner, uid);
         }
-        parked_get_stats(q, &st);
-        assert_int_equal(st.pending_alarms, 5);
-        assert_int_equal(st.coalesced_alarms, 5);
-
         for (uint32_t uid = 5; uid >= 1; uid--) {
                 char name[16];
                 snprintf(name, sizeof(name), "of-%u", uid);
-                const struct parked_effect *f = only_effect(
-                    sleep_on(q, &now, uid, 1, uid, true, 100, &c), PARKED_EFFECT_OBSERVATION, uid);
+                const struct parked_effect *f =
+                    only_effect(alarm_on(q, &now, uid, 1, name), PARKED_EFFECT_OBSERVATION, uid);
                 assert_int_equal(f->owner, uid);
                 assert_string_equal(f->observation.name, name);
-                assert_int_equal(f->observation.alarms, 2);
         }
-        /* and the session takes new ones after some were delivered */
-        assert_int_equal(alarm_on(q, &now, 6, 1, "six").n_effects, 0);
-        assert_int_equal(alarm_on(q, &now, 7, 1, "seven").n_effects, 0);
+        struct parked_stats st;
         parked_get_stats(q, &st);
-        assert_int_equal(st.pending_alarms, 2);
         assert_int_equal(st.observing, 5);
         parked_free(q);
 }
@@ -1032,7 +958,7 @@ static void test_cycle_overflow(void **state)
         parked_free(q);
 }
 
-static void test_pending_alarm_overflow_on_park(void **state)
+static void test_alarm_overflow_on_observation(void **state)
 {
         (void)state;
         struct parked_config config = test_config();
@@ -1041,14 +967,13 @@ static void test_pending_alarm_overflow_on_park(void **state)
         struct td_now now = test_now(0);
         struct parked_continuation c;
 
-        assert_int_equal(alarm_on(q, &now, OWNER_A, 1, "a").n_effects, 0);
+        only_effect(sleep_on(q, &now, OWNER_A, 1, 5, true, 10, &c), PARKED_EFFECT_OBSERVABLE, 0);
         const struct parked_effect *f =
-            only_effect(sleep_on(q, &now, OWNER_A, 1, 5, true, 10, &c), PARKED_EFFECT_FAILED, 5);
+            only_effect(alarm_on(q, &now, OWNER_A, 1, "a"), PARKED_EFFECT_FAILED, 5);
         assert_int_equal(f->failed, PARKED_FAILURE_OVERFLOW);
         struct parked_stats st;
         parked_get_stats(q, &st);
         assert_int_equal(st.sleepers, 0);
-        assert_int_equal(st.pending_alarms, 0);
         parked_free(q);
 }
 
@@ -1067,14 +992,15 @@ static void test_session_closed(void **state)
         sleep_ok(q, &now, OWNER_B, 1, 4, 300);
         observe(q, &now, OWNER_A, 1, 2, &lease);
         assert_int_equal(alarm_on(q, &now, OWNER_A, 2, "blocked").n_effects, 0);
-        assert_int_equal(alarm_on(q, &now, OWNER_A, 1, "dropped").n_effects, 0);
 
         now = test_now(100);
         struct parked_transition t = checked(q, parked_session_closed(q, &now, 1, &retired));
         assert_int_equal(retired, 3);
-        /* the end of A's observation in session 1 lets session 2 observe; nobody of 1 is answered
-         */
-        const struct parked_effect *f = only_effect(t, PARKED_EFFECT_OBSERVATION, 3);
+        /* the end of A's observation in session 1 is announced at session 2; nobody of 1 is
+         * answered */
+        const struct parked_effect *f = only_effect(t, PARKED_EFFECT_OBSERVABLE, 0);
+        assert_int_equal(f->session, 2);
+        f = only_effect(alarm_on(q, &now, OWNER_A, 1, "blocked"), PARKED_EFFECT_OBSERVATION, 3);
         assert_string_equal(f->observation.name, "blocked");
         assert_int_equal(f->observation.remaining_usec, 600);
 
@@ -1082,7 +1008,6 @@ static void test_session_closed(void **state)
         parked_get_stats(q, &st);
         assert_int_equal(st.waiters, 0);
         assert_int_equal(st.sleepers, 1);
-        assert_int_equal(st.pending_alarms, 0);
         assert_int_equal(parked_next_deadline(q, TIMERD_CLOCK_MONOTONIC, &usec), 0);
         struct parked_owner_snapshot snap;
         assert_int_equal(parked_get_owner(q, OWNER_B, &snap), -TIMERD_E_NOT_FOUND);
@@ -1161,7 +1086,6 @@ static void test_shutdown(void **state)
         struct parked_stats st;
         parked_get_stats(q, &st);
         assert_int_equal(st.waiters + st.sleepers + st.observing + st.awaiting_resume, 0);
-        assert_int_equal(st.pending_alarms, 0);
         assert_int_equal(st.latched_owners, 1);
         assert_int_equal(parked_next_deadline(q, TIMERD_CLOCK_MONOTONIC, &usec), 0);
 
@@ -1370,11 +1294,10 @@ int main(void)
             cmocka_unit_test(test_observation_interrupt),
             cmocka_unit_test(test_observation_terminate),
             cmocka_unit_test(test_sleep_without_deadline),
-            cmocka_unit_test(test_pending_alarm_delivered_when_sleep_parks),
-            cmocka_unit_test(test_pending_alarm_delivered_on_resume),
+            cmocka_unit_test(test_untaken_alarm_is_not_kept),
+            cmocka_unit_test(test_observable_on_resume),
             cmocka_unit_test(test_one_observation_per_owner),
-            cmocka_unit_test(test_pending_alarms_per_owner_in_one_session),
-            cmocka_unit_test(test_alarm_any_session),
+            cmocka_unit_test(test_alarms_per_owner_in_one_session),
             cmocka_unit_test(test_end_waits),
             cmocka_unit_test(test_finish_failures),
             cmocka_unit_test(test_resume_failures),
@@ -1382,7 +1305,7 @@ int main(void)
             cmocka_unit_test(test_nonce_overflow),
             cmocka_unit_test(test_ticket_overflow),
             cmocka_unit_test(test_cycle_overflow),
-            cmocka_unit_test(test_pending_alarm_overflow_on_park),
+            cmocka_unit_test(test_alarm_overflow_on_observation),
             cmocka_unit_test(test_session_closed),
             cmocka_unit_test(test_resume_moves_session),
             cmocka_unit_test(test_shutdown),
