@@ -78,7 +78,8 @@ static void test_allocation_failures_in_the_request_path(void **state)
         int control = harness_raw_connect(h);
         wire_bulk_register(control, "kept", N_KEPT,
                            "{\"policy\":\"once\",\"lifetime\":\"retained\"}", WIRE_OWNER_SELF, 0);
-        /* A heartbeat: an alarm every 5 ms, which the service fires and ends by itself. */
+        /* A heartbeat: an alarm every 5 ms. Untaken, it is held after a firing until one of the
+         * Sleeps below observes it, so it fires on and off while allocations fail. */
         wire_bulk_register(control, "beat", 1,
                            "{\"policy\":\"interval\",\"cadence_usec\":5000,\"delivery\":\"alarm\"}",
                            WIRE_OWNER_SELF, 0);
@@ -138,10 +139,19 @@ static void test_allocation_failures_in_the_request_path(void **state)
         assert_null(wire_error(r));
         json_object_put(r);
 
-        /* The heartbeat goes on: timers still fire. */
+        /* Timers still fire: a new one, due at once, and the heartbeat taken by a Sleep. */
         st = wire_call(fd, "{\"method\":\"io.timerd.Service.Status\"}");
         int64_t firings = wire_int(st, "firings");
         json_object_put(st);
+        r = wire_call(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{"
+                          "\"name\":\"due\",\"declaration\":{\"policy\":\"once\"},"
+                          "\"delay_usec\":1000}}");
+        assert_null(wire_error(r));
+        json_object_put(r);
+        r = wire_call(fd, "{\"method\":\"io.timerd.Timer.Sleep\",\"parameters\":{"
+                          "\"for_usec\":100000}}");
+        assert_null(wire_error(r));
+        json_object_put(r);
         usleep(300000);
         st = wire_call(fd, "{\"method\":\"io.timerd.Service.Status\"}");
         print_message("heartbeat: %" PRId64 " firings in 300 ms\n",
