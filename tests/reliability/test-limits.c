@@ -410,7 +410,8 @@ static int park_continuation(struct timerd *t)
         return 0;
 }
 
-/* An alarm on t's connection every 1 ms (the shortest cadence), so each Sleep is soon interrupted. */
+/* An alarm on t's connection every 1 ms (the shortest cadence), so each Sleep is soon interrupted.
+ */
 static void start_alarms(struct timerd *t, const char *name, struct timerd_claim *ret)
 {
         struct timerd_declaration d;
