@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "varlink/idl.h"
 #include "varlink/message.h"
 #include "varlink/names.h"
 
@@ -23,6 +24,65 @@ int params_fail(struct param_error *err, int failure, const char *name, const ch
         if (detail)
                 snprintf(err->detail, sizeof(err->detail), "%s", detail);
         return failure;
+}
+
+/* An int of the IDL is a signed 64-bit integer; json-c saturates what lies beyond. */
+static bool int_in_range(json_object *v)
+{
+        int64_t i = json_object_get_int64(v);
+        return i != INT64_MIN &&
+               (i != INT64_MAX || json_object_get_uint64(v) == (uint64_t)INT64_MAX);
+}
+
+static int check_struct(const struct vl_idl_struct *type, json_object *obj, const char *path,
+                        struct param_error *err);
+
+/* One value of a field: an int within range, a struct without unknown fields. The rest (types,
+ * enums, required fields) is the handler's to check. */
+static int check_value(const struct vl_idl_field *f, json_object *v, const char *path,
+                       struct param_error *err)
+{
+        if (f->kind == VL_IDL_INT && json_object_is_type(v, json_type_int) && !int_in_range(v))
+                return params_invalid(err, path);
+        if (f->kind == VL_IDL_STRUCT && json_object_is_type(v, json_type_object))
+                return check_struct(f->fields, v, path, err);
+        return 0;
+}
+
+static int check_struct(const struct vl_idl_struct *type, json_object *obj, const char *path,
+                        struct param_error *err)
+{
+        json_object_object_foreach(obj, key, v)
+        {
+                const struct vl_idl_field *f = NULL;
+                char field_path[sizeof(err->detail)];
+                int r;
+
+                for (size_t i = 0; i < type->n_fields && !f; i++)
+                        if (strcmp(type->fields[i].name, key) == 0)
+                                f = &type->fields[i];
+                snprintf(field_path, sizeof(field_path), "%s%s%s", path, *path ? "." : "", key);
+                if (!f)
+                        return params_invalid(err, field_path);
+                if (json_object_is_type(v, json_type_null))
+                        continue;
+                if (!f->array || !json_object_is_type(v, json_type_array)) {
+                        if ((r = check_value(f, v, field_path, err)) < 0)
+                                return r;
+                        continue;
+                }
+                for (size_t i = 0; i < json_object_array_length(v); i++)
+                        if ((r = check_value(f, json_object_array_get_idx(v, i), field_path, err)) <
+                            0)
+                                return r;
+        }
+        return 0;
+}
+
+int params_check(const char *method, json_object *params, struct param_error *err)
+{
+        const struct vl_idl_struct *type = vl_idl_method_parameters(method);
+        return type ? check_struct(type, params, "", err) : 0;
 }
 
 int params_owner(json_object *params, uid_t caller, uint32_t *ret, struct param_error *err)

@@ -22,6 +22,13 @@ struct param_error {
         uint64_t value;
 };
 
+/*
+ * The call's parameters against the method's IDL: a field it does not declare, at any level, or
+ * an int beyond the IDL's signed 64 bits is InvalidParameter naming the field by its dotted path
+ * ("declaration.frobnicate"). 0 for a method the IDL does not know (the dispatch answers it).
+ */
+int params_check(const char *method, json_object *params, struct param_error *err);
+
 /* The owner meant: "owner" when given (only uid 0 may name another uid), else the caller. */
 int params_owner(json_object *params, uid_t caller, uint32_t *ret, struct param_error *err);
 

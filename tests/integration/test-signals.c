@@ -161,8 +161,14 @@ static void no_other_target_body(const struct harness *h)
         int fd = harness_raw_connect(h);
         struct signalfd_siginfo si;
 
-        /* A pid in the call is not a target: the signal comes to the caller. */
-        register_signal_timer(fd, "mine", "interval", 20000, SIGUSR2, ",\"pid\":1");
+        /* A pid in the call is no parameter (refused, not ignored): the caller is the target. */
+        if (call(fd,
+                 "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"mine\","
+                 "\"pid\":1,\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":20000,"
+                 "\"delivery\":\"signal\",\"signal\":%d}}}",
+                 SIGUSR2))
+                _exit(51);
+        register_signal_timer(fd, "mine", "interval", 20000, SIGUSR2, "");
         if (!next_signal(sfd, 5000, &si) || si.ssi_signo != SIGUSR2 || (pid_t)si.ssi_pid != h->pid)
                 _exit(50);
 }
