@@ -15,9 +15,10 @@ static bool clock_is_alarm(enum timerd_clock c)
         return c == TIMERD_CLOCK_BOOTTIME_ALARM || c == TIMERD_CLOCK_REALTIME_ALARM;
 }
 
-/* Name what a core failure was about, as its reply should say. */
+/* Name what a core failure was about, as its reply should say; an Overflow names the field
+ * whose value the sum that would leave the wire's int64 took. */
 static int core_failure(struct service *s, struct param_error *err, int failure, uint32_t owner,
-                        const char *name)
+                        const char *name, const char *overflow_field)
 {
         struct td_snapshot t;
         bool known = name && registry_get(s->registry, owner, name, &t) == 0;
@@ -37,7 +38,7 @@ static int core_failure(struct service *s, struct param_error *err, int failure,
                                    "handover; a deadline must be set",
                                    0);
         case TIMERD_E_OVERFLOW:
-                return params_fail(err, failure, name, "a deadline or counter", 0);
+                return params_fail(err, failure, name, overflow_field, 0);
         case TIMERD_E_UNSUPPORTED:
                 return params_fail(err, failure, name, "delivery", 0);
         case TIMERD_E_LIMIT_EXCEEDED:
@@ -61,12 +62,13 @@ static int check_binding(struct service *s, struct param_error *err, uint32_t ow
 
 /* Apply t; its failure, or a binding failure it caused, fills err. */
 static int run_transition(struct service *s, const struct td_now *now, struct td_transition t,
-                          struct param_error *err, uint32_t owner, const char *name)
+                          struct param_error *err, uint32_t owner, const char *name,
+                          const char *overflow_field)
 {
         if (t.failure < 0) {
                 int failure = t.failure;
                 service_apply(s, now, t);
-                return core_failure(s, err, failure, owner, name);
+                return core_failure(s, err, failure, owner, name, overflow_field);
         }
         service_apply(s, now, t);
         return check_binding(s, err, owner, name);
@@ -113,8 +115,9 @@ static int do_register(struct service *s, struct peer *p, json_object *params,
                 return r;
         a.has_start = r > 0;
 
+        /* Its first deadline or the one after it: start (or now) + cadence. */
         r = run_transition(s, now, registry_register(s->registry, now, &a, &generation), err,
-                           a.caller.uid, a.name);
+                           a.caller.uid, a.name, "declaration.cadence_usec");
         if (r < 0)
                 return r;
         *reply = json_object_new_object();
@@ -148,7 +151,7 @@ static int do_reconcile(struct service *s, struct peer *p, json_object *params,
                 return params_invalid(err, "deadline_usec");
 
         r = run_transition(s, now, registry_reconcile(s->registry, now, &a, &generation, &created),
-                           err, a.caller.uid, a.name);
+                           err, a.caller.uid, a.name, "declaration.cadence_usec");
         if (r < 0)
                 return r;
         *reply = json_object_new_object();
@@ -193,7 +196,7 @@ static int do_schedule(struct service *s, struct peer *p, json_object *params,
         if (r == 0)
                 return params_invalid(err, "deadline_usec");
         r = run_transition(s, now, registry_schedule(s->registry, now, &h, deadline), err, h.owner,
-                           h.name);
+                           h.name, "deadline_usec");
         if (r < 0)
                 return r;
         *reply = json_object_new_object();
@@ -221,7 +224,7 @@ static int do_reschedule(struct service *s, struct peer *p, json_object *params,
         r = run_transition(s, now,
                            registry_reschedule(s->registry, now, &h, has_deadline > 0, deadline,
                                                r == 0, cadence, &previous),
-                           err, h.owner, h.name);
+                           err, h.owner, h.name, "cadence_usec");
         if (r < 0)
                 return r;
         *reply = json_object_new_object();
@@ -245,7 +248,7 @@ static int control_simple(struct service *s, struct peer *p, json_object *params
 
         if ((r = control_handle(s, p, params, allow_token, &h, &clock, err)) < 0)
                 return r;
-        r = run_transition(s, now, op(s->registry, now, &h), err, h.owner, h.name);
+        r = run_transition(s, now, op(s->registry, now, &h), err, h.owner, h.name, "claim");
         if (r < 0)
                 return r;
         *reply = json_object_new_object();
@@ -278,8 +281,9 @@ static int do_kick(struct service *s, struct peer *p, json_object *params, const
 
         if ((r = control_handle(s, p, params, true, &h, &clock, err)) < 0)
                 return r;
-        r = run_transition(s, now, registry_kick(s->registry, now, &h, &next), err, h.owner,
-                           h.name);
+        /* The new deadline: now + the timer's cadence. */
+        r = run_transition(s, now, registry_kick(s->registry, now, &h, &next), err, h.owner, h.name,
+                           "cadence_usec");
         if (r < 0)
                 return r;
         *reply = json_object_new_object();
@@ -313,7 +317,7 @@ static int do_complete(struct service *s, struct peer *p, json_object *params,
                 return params_invalid(err, "duration_usec");
         r = run_transition(s, now,
                            registry_complete(s->registry, now, &h, outcome, directive, duration),
-                           err, h.owner, h.name);
+                           err, h.owner, h.name, "duration_usec");
         if (r < 0)
                 return r;
         *reply = json_object_new_object();

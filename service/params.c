@@ -285,9 +285,8 @@ int params_when(json_object *params, const char *absolute_field, uint64_t now, u
                 return 0;
         if (rd < 0)
                 return params_invalid(err, "delay_usec");
-        if (v > UINT64_MAX - now)
-                return params_fail(err, -TIMERD_E_OVERFLOW, NULL, "deadline", 0);
-        *ret = now + v;
+        if (__builtin_add_overflow(now, v, ret) || *ret > TD_VALUE_MAX)
+                return params_fail(err, -TIMERD_E_OVERFLOW, NULL, "delay_usec", 0);
         return 1;
 }
 

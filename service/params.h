@@ -48,8 +48,8 @@ int params_token(json_object *params, uint32_t owner, struct td_handle *ret,
 
 /*
  * An optional point in time: "<prefix>_usec" or "delay_usec" (relative to now on clock). Returns 1
- * when given (*ret absolute), 0 when neither is, or an error. -TIMERD_E_OVERFLOW when now + delay
- * overflows.
+ * when given (*ret absolute), 0 when neither is, or an error. -TIMERD_E_OVERFLOW (naming
+ * delay_usec) when now + delay is beyond the wire's int64.
  */
 int params_when(json_object *params, const char *absolute_field, uint64_t now, uint64_t *ret,
                 struct param_error *err);

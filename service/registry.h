@@ -51,6 +51,10 @@
 
 #include "timerd/timerd-types.h"
 
+/* Every time and count the service takes or gives is a varlink int, signed 64-bit: internally
+ * unsigned, never above this. A sum beyond it is an overflow. */
+#define TD_VALUE_MAX ((uint64_t)INT64_MAX)
+
 /* The current time of each clock, microseconds on that clock. Alarm clocks read as their base. */
 struct td_now {
         uint64_t usec[TIMERD_CLOCK_MAX];
@@ -390,12 +394,18 @@ void registry_get_stats(const struct registry *r, struct registry_stats *ret);
  *     delayed by random_value % randomized_delay_usec, still reporting the missed deadline.
  *     Without catch_up the missed firing is skipped: a once timer goes inactive, the others move
  *     to the first deadline + k * cadence after now.
+ *   - a value beyond the wire's int64 (a journal of an older timerd) is clamped to INT64_MAX and
+ *     the timer restored failed (overflow), not queued; a generation beyond it is inconsistent.
  * A timer the restart changed counts as changed (see below); one it did not is as durable as it
  * was. -TIMERD_E_ALREADY_REGISTERED, -TIMERD_E_INVALID_NAME, -EINVAL for a state that is not
  * retained or not consistent (runs > run, a pending run that is not active, …), -ENOMEM.
  */
 struct td_transition registry_restore(struct registry *r, const struct td_now *now,
                                       const struct td_snapshot *timer, uint64_t random_value);
+
+/* Whether every value of a saved timer fits the wire's int64 (one that does not is restored
+ * failed, with it clamped; see registry_restore). */
+bool registry_snapshot_in_range(const struct td_snapshot *s);
 
 /* Room for n more retained timers in the tables that grow with them, ahead of restoring that
  * many: one allocation each instead of growing (and rehashing) step by step. Optional. -ENOMEM. */
