@@ -149,7 +149,22 @@ static int get_u64_field(json_object *obj, const char *field, const char *path, 
         return r < 0 ? params_invalid(err, path) : 0;
 }
 
-/* Only signal delivery takes a signal: SIGALRM unless named, any real signal number. */
+/*
+ * What a timer's signal can sensibly be: SIGALRM, SIGUSR1, SIGUSR2, or a real-time signal as the
+ * client's libc numbers them. glibc keeps 32 and 33 for itself (its SIGRTMIN is 34), musl 32 to
+ * 34: 34..64 (the kernel's last) are the real-time signals a client may name. Never one that
+ * stops or kills (SIGKILL, SIGSTOP, SIGTERM, …) or a libc's own.
+ */
+#define TIMER_SIGNAL_RT_FIRST 34
+#define TIMER_SIGNAL_RT_LAST  64
+
+static bool timer_signal_valid(uint64_t signo)
+{
+        return signo == SIGALRM || signo == SIGUSR1 || signo == SIGUSR2 ||
+               (signo >= TIMER_SIGNAL_RT_FIRST && signo <= TIMER_SIGNAL_RT_LAST);
+}
+
+/* Only signal delivery takes a signal: SIGALRM unless named. */
 static int params_signal(json_object *d, struct td_declaration *ret, struct param_error *err)
 {
         uint64_t signo;
@@ -159,8 +174,7 @@ static int params_signal(json_object *d, struct td_declaration *ret, struct para
                 ret->signo = ret->delivery == TIMERD_DELIVERY_SIGNAL ? SIGALRM : 0;
                 return 0;
         }
-        if (r < 0 || ret->delivery != TIMERD_DELIVERY_SIGNAL || signo < 1 ||
-            signo > (uint64_t)SIGRTMAX)
+        if (r < 0 || ret->delivery != TIMERD_DELIVERY_SIGNAL || !timer_signal_valid(signo))
                 return params_invalid(err, "declaration.signal");
         ret->signo = (int)signo;
         return 0;

@@ -2196,8 +2196,17 @@ void registry_call_end(struct registry *r)
 
 void registry_generations_above(struct registry *r, uint64_t floor)
 {
-        if (floor > r->last_generation)
-                r->last_generation = floor;
+        /* By whole 2^32 steps: the low halves (a signal's sival_int) go on from the restored
+         * timers' as if there had been no restart, so live timers' stay distinct. */
+        const uint64_t step = UINT64_C(1) << 32;
+        uint64_t gap, jump;
+
+        if (floor <= r->last_generation)
+                return;
+        gap = floor - r->last_generation;
+        jump = gap / step * step + (gap % step ? step : 0);
+        if (value_add_overflow(r->last_generation, jump, &r->last_generation))
+                r->last_generation = TD_VALUE_MAX; /* none left: registrations overflow */
 }
 
 bool registry_changes_pending(const struct registry *r)

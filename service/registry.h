@@ -412,7 +412,9 @@ bool registry_snapshot_in_range(const struct td_snapshot *s);
 int registry_reserve(struct registry *r, size_t n);
 
 /* New generations will be above `floor` (never lowered): so that claims of timers that were not
- * restored (transient ones) cannot match a timer of the next start. */
+ * restored (transient ones) cannot match a timer of the next start. The counter moves by whole
+ * 2^32 steps, so that the generations' low 32 bits (what a signal's sival_int carries) go on from
+ * the restored timers': two live timers' differ unless 2^32 generations apart. */
 void registry_generations_above(struct registry *r, uint64_t floor);
 
 /*

@@ -149,11 +149,16 @@ static void test_restore_keeps_state_and_claims(void **state)
                          0);
         assert_int_equal(generation, 43);
 
-        /* Generations start above a floor the runtime sets, never below one given out. */
+        /* Generations start above a floor the runtime sets, never below one given out, and by
+         * whole 2^32 steps: their low 32 bits (a signal's sival_int) go on from the last one. */
         registry_generations_above(f.r, 1000);
         registry_generations_above(f.r, 500);
         assert_int_equal(fx_register(&f, "later", fx_decl(TIMERD_POLICY_ONCE, 0), &generation), 0);
-        assert_int_equal(generation, 1001);
+        assert_true(generation == (UINT64_C(1) << 32) + 44);
+        registry_generations_above(f.r, UINT64_C(1800000000000000));
+        assert_int_equal(fx_register(&f, "after", fx_decl(TIMERD_POLICY_ONCE, 0), &generation), 0);
+        assert_true(generation > UINT64_C(1800000000000000));
+        assert_int_equal((uint32_t)generation, 45);
         fx_done(&f);
 }
 
