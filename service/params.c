@@ -34,46 +34,70 @@ static bool int_in_range(json_object *v)
                (i != INT64_MAX || json_object_get_uint64(v) == (uint64_t)INT64_MAX);
 }
 
-static int check_struct(const struct vl_idl_struct *type, json_object *obj, const char *path,
-                        struct param_error *err);
+/* Where a value lies in the call, as a chain up to the parameters: written out only for an
+ * error, so that checking a good call costs no formatting. */
+struct field_path {
+        const struct field_path *parent;
+        const char *key;
+};
+
+/* The dotted path ("declaration.frobnicate"), cut short when it does not fit. */
+static void field_path_write(const struct field_path *path, char *buf, size_t size)
+{
+        size_t len;
+
+        if (path->parent)
+                field_path_write(path->parent, buf, size);
+        len = strlen(buf);
+        snprintf(buf + len, size - len, "%s%s", len > 0 ? "." : "", path->key);
+}
+
+static int field_invalid(struct param_error *err, const struct field_path *path)
+{
+        char text[sizeof(err->detail)] = "";
+
+        field_path_write(path, text, sizeof(text));
+        return params_invalid(err, text);
+}
+
+static int check_struct(const struct vl_idl_struct *type, json_object *obj,
+                        const struct field_path *parent, struct param_error *err);
 
 /* One value of a field: an int within range, a struct without unknown fields. The rest (types,
  * enums, required fields) is the handler's to check. */
-static int check_value(const struct vl_idl_field *f, json_object *v, const char *path,
+static int check_value(const struct vl_idl_field *f, json_object *v, const struct field_path *path,
                        struct param_error *err)
 {
         if (f->kind == VL_IDL_INT && json_object_is_type(v, json_type_int) && !int_in_range(v))
-                return params_invalid(err, path);
+                return field_invalid(err, path);
         if (f->kind == VL_IDL_STRUCT && json_object_is_type(v, json_type_object))
                 return check_struct(f->fields, v, path, err);
         return 0;
 }
 
-static int check_struct(const struct vl_idl_struct *type, json_object *obj, const char *path,
-                        struct param_error *err)
+static int check_struct(const struct vl_idl_struct *type, json_object *obj,
+                        const struct field_path *parent, struct param_error *err)
 {
         json_object_object_foreach(obj, key, v)
         {
+                const struct field_path path = {.parent = parent, .key = key};
                 const struct vl_idl_field *f = NULL;
-                char field_path[sizeof(err->detail)];
                 int r;
 
                 for (size_t i = 0; i < type->n_fields && !f; i++)
                         if (strcmp(type->fields[i].name, key) == 0)
                                 f = &type->fields[i];
-                snprintf(field_path, sizeof(field_path), "%s%s%s", path, *path ? "." : "", key);
                 if (!f)
-                        return params_invalid(err, field_path);
+                        return field_invalid(err, &path);
                 if (json_object_is_type(v, json_type_null))
                         continue;
                 if (!f->array || !json_object_is_type(v, json_type_array)) {
-                        if ((r = check_value(f, v, field_path, err)) < 0)
+                        if ((r = check_value(f, v, &path, err)) < 0)
                                 return r;
                         continue;
                 }
                 for (size_t i = 0; i < json_object_array_length(v); i++)
-                        if ((r = check_value(f, json_object_array_get_idx(v, i), field_path, err)) <
-                            0)
+                        if ((r = check_value(f, json_object_array_get_idx(v, i), &path, err)) < 0)
                                 return r;
         }
         return 0;
@@ -82,7 +106,7 @@ static int check_struct(const struct vl_idl_struct *type, json_object *obj, cons
 int params_check(const char *method, json_object *params, struct param_error *err)
 {
         const struct vl_idl_struct *type = vl_idl_method_parameters(method);
-        return type ? check_struct(type, params, "", err) : 0;
+        return type ? check_struct(type, params, NULL, err) : 0;
 }
 
 int params_owner(json_object *params, uid_t caller, uint32_t *ret, struct param_error *err)
