@@ -47,9 +47,10 @@ static void schedule_problem_describe(enum td_schedule_problem problem, uint64_t
                 snprintf(err->description, sizeof(err->description), "%s", descriptions[problem]);
 }
 
-/* Name what a core failure was about, as its reply should say. */
+/* Name what a core failure was about, as its reply should say; an Overflow names the field
+ * whose value the sum that would leave the wire's int64 took. */
 static int core_failure(struct service *s, struct param_error *err, struct td_transition t_failed,
-                        uint32_t owner, const char *name)
+                        uint32_t owner, const char *name, const char *overflow_field)
 {
         int failure = t_failed.failure;
         struct td_snapshot t;
@@ -70,7 +71,7 @@ static int core_failure(struct service *s, struct param_error *err, struct td_tr
                                           err);
                 return failure;
         case TIMERD_E_OVERFLOW:
-                return params_fail(err, failure, name, "a deadline or counter", 0);
+                return params_fail(err, failure, name, overflow_field, 0);
         case TIMERD_E_UNSUPPORTED:
                 return params_fail(err, failure, name, "delivery", 0);
         case TIMERD_E_LIMIT_EXCEEDED:
@@ -94,11 +95,12 @@ static int check_binding(struct service *s, struct param_error *err, uint32_t ow
 
 /* Apply t; its failure, or a binding failure it caused, fills err. */
 static int run_transition(struct service *s, const struct td_now *now, struct td_transition t,
-                          struct param_error *err, uint32_t owner, const char *name)
+                          struct param_error *err, uint32_t owner, const char *name,
+                          const char *overflow_field)
 {
         if (t.failure < 0) {
                 service_apply(s, now, t);
-                return core_failure(s, err, t, owner, name);
+                return core_failure(s, err, t, owner, name, overflow_field);
         }
         service_apply(s, now, t);
         /* A Wait on a timer this call cancelled, removed or ended learns it now. */
@@ -147,8 +149,9 @@ static int do_register(struct service *s, struct peer *p, json_object *params,
                 return r;
         a.has_start = r > 0;
 
+        /* Its first deadline or the one after it: start (or now) + cadence. */
         r = run_transition(s, now, registry_register(s->registry, now, &a, &generation), err,
-                           a.caller.uid, a.name);
+                           a.caller.uid, a.name, "declaration.cadence_usec");
         if (r < 0)
                 return r;
         *reply = json_object_new_object();
@@ -183,7 +186,7 @@ static int do_reconcile(struct service *s, struct peer *p, json_object *params,
                 return params_invalid(err, "deadline_usec");
 
         r = run_transition(s, now, registry_reconcile(s->registry, now, &a, &generation, &created),
-                           err, a.caller.uid, a.name);
+                           err, a.caller.uid, a.name, "declaration.cadence_usec");
         if (r < 0)
                 return r;
         *reply = json_object_new_object();
@@ -228,7 +231,7 @@ static int do_schedule(struct service *s, struct peer *p, json_object *params,
         if (r == 0)
                 return params_invalid(err, "deadline_usec");
         r = run_transition(s, now, registry_schedule(s->registry, now, &h, deadline), err, h.owner,
-                           h.name);
+                           h.name, "deadline_usec");
         if (r < 0)
                 return r;
         *reply = json_object_new_object();
@@ -256,7 +259,7 @@ static int do_reschedule(struct service *s, struct peer *p, json_object *params,
         r = run_transition(s, now,
                            registry_reschedule(s->registry, now, &h, has_deadline > 0, deadline,
                                                r == 0, cadence, &previous),
-                           err, h.owner, h.name);
+                           err, h.owner, h.name, "cadence_usec");
         if (r < 0)
                 return r;
         *reply = json_object_new_object();
@@ -280,7 +283,7 @@ static int control_simple(struct service *s, struct peer *p, json_object *params
 
         if ((r = control_handle(s, p, params, allow_token, &h, &clock, err)) < 0)
                 return r;
-        r = run_transition(s, now, op(s->registry, now, &h), err, h.owner, h.name);
+        r = run_transition(s, now, op(s->registry, now, &h), err, h.owner, h.name, "claim");
         if (r < 0)
                 return r;
         *reply = json_object_new_object();
@@ -313,8 +316,9 @@ static int do_kick(struct service *s, struct peer *p, json_object *params, const
 
         if ((r = control_handle(s, p, params, true, &h, &clock, err)) < 0)
                 return r;
-        r = run_transition(s, now, registry_kick(s->registry, now, &h, &next), err, h.owner,
-                           h.name);
+        /* The new deadline: now + the timer's cadence. */
+        r = run_transition(s, now, registry_kick(s->registry, now, &h, &next), err, h.owner, h.name,
+                           "cadence_usec");
         if (r < 0)
                 return r;
         *reply = json_object_new_object();
@@ -348,7 +352,7 @@ static int do_complete(struct service *s, struct peer *p, json_object *params,
                 return params_invalid(err, "duration_usec");
         r = run_transition(s, now,
                            registry_complete(s->registry, now, &h, outcome, directive, duration),
-                           err, h.owner, h.name);
+                           err, h.owner, h.name, "duration_usec");
         if (r < 0)
                 return r;
         *reply = json_object_new_object();

@@ -195,9 +195,12 @@ static void unknown_method(struct service *s, struct peer *p, const char *method
 void api_handle_call(struct service *s, struct peer *p, const struct vl_call *call)
 {
         const char *m = call->method;
+        struct param_error err;
 
         log_debug("uid %u session %" PRIu64 ": %s", (unsigned)p->uid, p->session, m);
-        if (strcmp(m, "org.varlink.service.GetInfo") == 0)
+        if (params_check(m, call->parameters, &err) < 0)
+                api_fail(s, p, &err);
+        else if (strcmp(m, "org.varlink.service.GetInfo") == 0)
                 get_info(s, p);
         else if (strcmp(m, "org.varlink.service.GetInterfaceDescription") == 0)
                 get_interface_description(s, p, call->parameters);

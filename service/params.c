@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "varlink/idl.h"
 #include "varlink/message.h"
 #include "varlink/names.h"
 
@@ -23,6 +24,89 @@ int params_fail(struct param_error *err, int failure, const char *name, const ch
         if (detail)
                 snprintf(err->detail, sizeof(err->detail), "%s", detail);
         return failure;
+}
+
+/* An int of the IDL is a signed 64-bit integer; json-c saturates what lies beyond. */
+static bool int_in_range(json_object *v)
+{
+        int64_t i = json_object_get_int64(v);
+        return i != INT64_MIN &&
+               (i != INT64_MAX || json_object_get_uint64(v) == (uint64_t)INT64_MAX);
+}
+
+/* Where a value lies in the call, as a chain up to the parameters: written out only for an
+ * error, so that checking a good call costs no formatting. */
+struct field_path {
+        const struct field_path *parent;
+        const char *key;
+};
+
+/* The dotted path ("declaration.frobnicate"), cut short when it does not fit. */
+static void field_path_write(const struct field_path *path, char *buf, size_t size)
+{
+        size_t len;
+
+        if (path->parent)
+                field_path_write(path->parent, buf, size);
+        len = strlen(buf);
+        snprintf(buf + len, size - len, "%s%s", len > 0 ? "." : "", path->key);
+}
+
+static int field_invalid(struct param_error *err, const struct field_path *path)
+{
+        char text[sizeof(err->detail)] = "";
+
+        field_path_write(path, text, sizeof(text));
+        return params_invalid(err, text);
+}
+
+static int check_struct(const struct vl_idl_struct *type, json_object *obj,
+                        const struct field_path *parent, struct param_error *err);
+
+/* One value of a field: an int within range, a struct without unknown fields. The rest (types,
+ * enums, required fields) is the handler's to check. */
+static int check_value(const struct vl_idl_field *f, json_object *v, const struct field_path *path,
+                       struct param_error *err)
+{
+        if (f->kind == VL_IDL_INT && json_object_is_type(v, json_type_int) && !int_in_range(v))
+                return field_invalid(err, path);
+        if (f->kind == VL_IDL_STRUCT && json_object_is_type(v, json_type_object))
+                return check_struct(f->fields, v, path, err);
+        return 0;
+}
+
+static int check_struct(const struct vl_idl_struct *type, json_object *obj,
+                        const struct field_path *parent, struct param_error *err)
+{
+        json_object_object_foreach(obj, key, v)
+        {
+                const struct field_path path = {.parent = parent, .key = key};
+                const struct vl_idl_field *f = NULL;
+                int r;
+
+                for (size_t i = 0; i < type->n_fields && !f; i++)
+                        if (strcmp(type->fields[i].name, key) == 0)
+                                f = &type->fields[i];
+                if (!f)
+                        return field_invalid(err, &path);
+                if (json_object_is_type(v, json_type_null))
+                        continue;
+                if (!f->array || !json_object_is_type(v, json_type_array)) {
+                        if ((r = check_value(f, v, &path, err)) < 0)
+                                return r;
+                        continue;
+                }
+                for (size_t i = 0; i < json_object_array_length(v); i++)
+                        if ((r = check_value(f, json_object_array_get_idx(v, i), &path, err)) < 0)
+                                return r;
+        }
+        return 0;
+}
+
+int params_check(const char *method, json_object *params, struct param_error *err)
+{
+        const struct vl_idl_struct *type = vl_idl_method_parameters(method);
+        return type ? check_struct(type, params, NULL, err) : 0;
 }
 
 int params_owner(json_object *params, uid_t caller, uint32_t *ret, struct param_error *err)
@@ -89,7 +173,22 @@ static int get_u64_field(json_object *obj, const char *field, const char *path, 
         return r < 0 ? params_invalid(err, path) : 0;
 }
 
-/* Only signal delivery takes a signal: SIGALRM unless named, any real signal number. */
+/*
+ * What a timer's signal can sensibly be: SIGALRM, SIGUSR1, SIGUSR2, or a real-time signal as the
+ * client's libc numbers them. glibc keeps 32 and 33 for itself (its SIGRTMIN is 34), musl 32 to
+ * 34: 34..64 (the kernel's last) are the real-time signals a client may name. Never one that
+ * stops or kills (SIGKILL, SIGSTOP, SIGTERM, …) or a libc's own.
+ */
+#define TIMER_SIGNAL_RT_FIRST 34
+#define TIMER_SIGNAL_RT_LAST  64
+
+static bool timer_signal_valid(uint64_t signo)
+{
+        return signo == SIGALRM || signo == SIGUSR1 || signo == SIGUSR2 ||
+               (signo >= TIMER_SIGNAL_RT_FIRST && signo <= TIMER_SIGNAL_RT_LAST);
+}
+
+/* Only signal delivery takes a signal: SIGALRM unless named. */
 static int params_signal(json_object *d, struct td_declaration *ret, struct param_error *err)
 {
         uint64_t signo;
@@ -99,8 +198,7 @@ static int params_signal(json_object *d, struct td_declaration *ret, struct para
                 ret->signo = ret->delivery == TIMERD_DELIVERY_SIGNAL ? SIGALRM : 0;
                 return 0;
         }
-        if (r < 0 || ret->delivery != TIMERD_DELIVERY_SIGNAL || signo < 1 ||
-            signo > (uint64_t)SIGRTMAX)
+        if (r < 0 || ret->delivery != TIMERD_DELIVERY_SIGNAL || !timer_signal_valid(signo))
                 return params_invalid(err, "declaration.signal");
         ret->signo = (int)signo;
         return 0;
@@ -225,9 +323,8 @@ int params_when(json_object *params, const char *absolute_field, uint64_t now, u
                 return 0;
         if (rd < 0)
                 return params_invalid(err, "delay_usec");
-        if (v > UINT64_MAX - now)
-                return params_fail(err, -TIMERD_E_OVERFLOW, NULL, "deadline", 0);
-        *ret = now + v;
+        if (__builtin_add_overflow(now, v, ret) || *ret > TD_VALUE_MAX)
+                return params_fail(err, -TIMERD_E_OVERFLOW, NULL, "delay_usec", 0);
         return 1;
 }
 

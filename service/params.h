@@ -23,6 +23,13 @@ struct param_error {
         uint64_t value;
 };
 
+/*
+ * The call's parameters against the method's IDL: a field it does not declare, at any level, or
+ * an int beyond the IDL's signed 64 bits is InvalidParameter naming the field by its dotted path
+ * ("declaration.frobnicate"). 0 for a method the IDL does not know (the dispatch answers it).
+ */
+int params_check(const char *method, json_object *params, struct param_error *err);
+
 /* The owner meant: "owner" when given (only uid 0 may name another uid), else the caller. */
 int params_owner(json_object *params, uid_t caller, uint32_t *ret, struct param_error *err);
 
@@ -42,8 +49,8 @@ int params_token(json_object *params, uint32_t owner, struct td_handle *ret,
 
 /*
  * An optional point in time: "<prefix>_usec" or "delay_usec" (relative to now on clock). Returns 1
- * when given (*ret absolute), 0 when neither is, or an error. -TIMERD_E_OVERFLOW when now + delay
- * overflows.
+ * when given (*ret absolute), 0 when neither is, or an error. -TIMERD_E_OVERFLOW (naming
+ * delay_usec) when now + delay is beyond the wire's int64.
  */
 int params_when(json_object *params, const char *absolute_field, uint64_t now, uint64_t *ret,
                 struct param_error *err);

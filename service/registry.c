@@ -201,9 +201,16 @@ struct identity {
         const char *name;
 };
 
+/* A sum of times or counts that the wire could not carry is an overflow (the IDL's int). */
+static bool value_add_overflow(uint64_t a, uint64_t b, uint64_t *ret)
+{
+        return __builtin_add_overflow(a, b, ret) || *ret > TD_VALUE_MAX;
+}
+
 static uint64_t saturating_add(uint64_t a, uint64_t b)
 {
-        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+        uint64_t sum;
+        return value_add_overflow(a, b, &sum) ? TD_VALUE_MAX : sum;
 }
 
 static bool clock_valid(enum timerd_clock c)
@@ -614,7 +621,7 @@ static int handle_generations_check(const struct registry *r, uint64_t n)
 
 static int generation_check(const struct registry *r)
 {
-        return r->last_generation < UINT64_MAX ? 0 : -TIMERD_E_OVERFLOW;
+        return r->last_generation < TD_VALUE_MAX ? 0 : -TIMERD_E_OVERFLOW;
 }
 
 static void effects_begin(struct registry *r)
@@ -709,15 +716,20 @@ static int session_validate(uint64_t session)
         return session > 0 ? 0 : -EINVAL;
 }
 
-/* Where a new registration starts: start_usec, or now + cadence, or nowhere (once). */
+/* Where a new registration starts: start_usec, or now + cadence, or nowhere (once). A periodic
+ * timer whose next deadline after that could not be carried overflows now, not at its firing. */
 static int first_deadline(const struct td_declaration *d, const struct td_now *now, bool has_start,
                           uint64_t start_usec, bool *ret_has, uint64_t *ret_deadline)
 {
+        uint64_t successor;
+
         *ret_has = has_start || d->policy != TIMERD_POLICY_ONCE;
         if (has_start)
                 *ret_deadline = start_usec;
-        else if (*ret_has &&
-                 __builtin_add_overflow(now->usec[d->clock], d->cadence_usec, ret_deadline))
+        else if (*ret_has && value_add_overflow(now->usec[d->clock], d->cadence_usec, ret_deadline))
+                return -TIMERD_E_OVERFLOW;
+        if (d->policy != TIMERD_POLICY_ONCE &&
+            value_add_overflow(*ret_deadline, d->cadence_usec, &successor))
                 return -TIMERD_E_OVERFLOW;
         return 0;
 }
@@ -967,9 +979,9 @@ static int schedule_skip(uint64_t deadline, uint64_t cadence_usec, uint64_t hand
         *ret_next = deadline;
         if (deadline > reach)
                 return 0;
-        if (__builtin_add_overflow((reach - deadline) / cadence_usec, 1, ret_due) ||
+        if (value_add_overflow((reach - deadline) / cadence_usec, 1, ret_due) ||
             __builtin_mul_overflow(*ret_due, cadence_usec, &advance) ||
-            __builtin_add_overflow(deadline, advance, ret_next))
+            value_add_overflow(deadline, advance, ret_next))
                 return -TIMERD_E_OVERFLOW;
         return 0;
 }
@@ -988,7 +1000,7 @@ static void hold_settle(struct registry *r, struct timer *t, uint64_t now)
         rs = &t->runs->state;
         if (schedule_skip(rs->deferred_deadline_usec, t->cadence_usec, t->handover_usec, now, &due,
                           &next) < 0 ||
-            __builtin_add_overflow(rs->overruns, due, &overruns)) {
+            value_add_overflow(rs->overruns, due, &overruns)) {
                 timer_drop_hold(t);
                 t->failure = TIMERD_FAILURE_OVERFLOW;
                 return;
@@ -1314,7 +1326,7 @@ static int reconcile_plan(struct registry *r, const struct timer *t, const struc
                 /* A once timer has no cadence to invent a wake-up from. */
                 if (d->policy == TIMERD_POLICY_ONCE)
                         return schedule_invalid(&r->problem, TD_SCHEDULE_DEADLINE_MISSING);
-                if (__builtin_add_overflow(now->usec[d->clock], d->cadence_usec, ret_deadline))
+                if (value_add_overflow(now->usec[d->clock], d->cadence_usec, ret_deadline))
                         return -TIMERD_E_OVERFLOW;
                 return 0;
         default:
@@ -1473,7 +1485,7 @@ struct td_transition registry_kick(struct registry *r, const struct td_now *now,
                 return transition_failed(r, e);
         if (t->policy != TIMERD_POLICY_WATCHDOG)
                 return transition_failed(r, -TIMERD_E_WRONG_POLICY);
-        if (__builtin_add_overflow(now->usec[t->clock], t->cadence_usec, &deadline))
+        if (value_add_overflow(now->usec[t->clock], t->cadence_usec, &deadline))
                 return transition_failed(r, -TIMERD_E_OVERFLOW);
         e = change_begin(r, t);
         if (e < 0)
@@ -1534,7 +1546,7 @@ struct td_transition registry_note_overrun(struct registry *r, const struct td_n
         e = handle_resolve(r, h, &t);
         if (e < 0)
                 return transition_failed(r, e);
-        if (__builtin_add_overflow(timer_run_state(t)->overruns, 1, &overruns))
+        if (value_add_overflow(timer_run_state(t)->overruns, 1, &overruns))
                 return transition_failed(r, -TIMERD_E_OVERFLOW);
         e = timer_runs_attach(t);
         if (e < 0)
@@ -1569,14 +1581,14 @@ static int run_result_compute(const struct timer *t, uint64_t now_usec, enum tim
             .finish_usec = now_usec,
             .duration_usec = duration_usec,
         };
-        if (__builtin_add_overflow(rs->runs, 1, &ret->runs) ||
-            __builtin_add_overflow(rs->total_duration_usec, ret->duration_usec,
-                                   &ret->total_duration_usec))
+        if (value_add_overflow(rs->runs, 1, &ret->runs) ||
+            value_add_overflow(rs->total_duration_usec, ret->duration_usec,
+                               &ret->total_duration_usec))
                 return -TIMERD_E_OVERFLOW;
         if (outcome != TIMERD_OUTCOME_EXPECTED_FAILURE)
                 ret->consecutive_expected_failures = 0;
-        else if (__builtin_add_overflow(rs->consecutive_expected_failures, 1,
-                                        &ret->consecutive_expected_failures))
+        else if (value_add_overflow(rs->consecutive_expected_failures, 1,
+                                    &ret->consecutive_expected_failures))
                 return -TIMERD_E_OVERFLOW;
         return 0;
 }
@@ -1613,7 +1625,7 @@ static void run_finish(struct registry *r, struct timer *t, const struct run_res
                 timer_enqueue(r, t, rs->deferred_deadline_usec, res->finish_usec);
         else if (t->failure == TIMERD_FAILURE_NONE && t->after_run == AFTER_RUN_POLICY &&
                  policy == TIMERD_POLICY_AFTER_COMPLETION) {
-                if (__builtin_add_overflow(res->finish_usec, t->cadence_usec, &next))
+                if (value_add_overflow(res->finish_usec, t->cadence_usec, &next))
                         t->failure = TIMERD_FAILURE_OVERFLOW;
                 else
                         timer_enqueue(r, t, next, res->finish_usec);
@@ -1703,16 +1715,16 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
         assert(deadline <= reach);
         if (policy == TIMERD_POLICY_WATCHDOG)
                 overflow =
-                    __builtin_add_overflow(deadline > now ? deadline : now, t->cadence_usec, &next);
+                    value_add_overflow(deadline > now ? deadline : now, t->cadence_usec, &next);
         else if (policy == TIMERD_POLICY_INTERVAL) {
                 /* The first deadline + k*cadence after reach; the k-1 skipped are overruns. */
                 overflow = schedule_skip(deadline, t->cadence_usec, t->handover_usec, now, &periods,
                                          &next) < 0;
                 missed = overflow ? 0 : periods - 1;
         }
-        overflow = overflow || __builtin_add_overflow(rs->overruns, missed, &overruns) ||
-                   __builtin_add_overflow(overruns, t->run_active ? 1 : 0, &overruns) ||
-                   (!t->run_active && __builtin_add_overflow(run, 1, &run));
+        overflow = overflow || value_add_overflow(rs->overruns, missed, &overruns) ||
+                   value_add_overflow(overruns, t->run_active ? 1 : 0, &overruns) ||
+                   (!t->run_active && value_add_overflow(run, 1, &run));
         if (overflow) {
                 timer_fail(r, t, TIMERD_FAILURE_OVERFLOW);
                 return;
@@ -2150,7 +2162,9 @@ static bool snapshot_restorable(const struct td_snapshot *s)
                s->last_outcome >= TIMERD_OUTCOME_NONE && s->last_outcome < TIMERD_OUTCOME_MAX &&
                (!s->pending || s->run_active) && (!s->run_active || s->has_last_start) &&
                (!ran || s->run > 0) && s->runs <= s->run &&
-               s->consecutive_expected_failures <= s->runs;
+               s->consecutive_expected_failures <= s->runs &&
+               /* No generation beyond the wire's int64 was ever given out (2^63 calls). */
+               s->generation <= TD_VALUE_MAX;
 }
 
 static void image_of_snapshot(const struct td_snapshot *s, struct timer_image *ret)
@@ -2195,6 +2209,57 @@ static void image_of_snapshot(const struct td_snapshot *s, struct timer_image *r
         };
 }
 
+static bool value_clamp(uint64_t *v)
+{
+        bool beyond = *v > TD_VALUE_MAX;
+        if (beyond)
+                *v = TD_VALUE_MAX;
+        return beyond;
+}
+
+/* A journal of a timerd that did not bound values to the wire's int64 may hold larger ones:
+ * each is clamped, so that nothing listed is out of range, and the timer stops, failed
+ * (overflow), as one whose arithmetic overflowed. Returns whether the image changed. */
+static bool image_clamp_to_wire(struct timer_image *img)
+{
+        struct td_declaration *d = &img->declaration;
+        struct run_state *rs = &img->runs;
+        uint64_t *values[] = {&d->cadence_usec,
+                              &d->accuracy_usec,
+                              &d->randomized_delay_usec,
+                              &d->handover_usec,
+                              &img->deadline_usec,
+                              &rs->run,
+                              &rs->run_deadline_usec,
+                              &rs->run_fired_usec,
+                              &rs->deferred_deadline_usec,
+                              &rs->runs,
+                              &rs->consecutive_expected_failures,
+                              &rs->overruns,
+                              &rs->overruns_reported,
+                              &rs->last_start_usec,
+                              &rs->last_finish_usec,
+                              &rs->last_duration_usec,
+                              &rs->total_duration_usec};
+        bool clamped = false;
+
+        for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+                clamped = value_clamp(values[i]) || clamped;
+        if (clamped) {
+                img->queued = false;
+                img->failure = TIMERD_FAILURE_OVERFLOW;
+        }
+        return clamped;
+}
+
+bool registry_snapshot_in_range(const struct td_snapshot *s)
+{
+        struct timer_image img;
+
+        image_of_snapshot(s, &img);
+        return !image_clamp_to_wire(&img);
+}
+
 /* A queued deadline that passed while the service was down: fire it once (perhaps delayed), or
  * skip it. Returns whether the image changed. */
 static bool catch_up_plan(struct timer_image *img, uint64_t now_usec, uint64_t random_value)
@@ -2208,7 +2273,7 @@ static bool catch_up_plan(struct timer_image *img, uint64_t now_usec, uint64_t r
                 uint64_t delay =
                     d->randomized_delay_usec > 0 ? random_value % d->randomized_delay_usec : 0;
 
-                if (delay == 0 || __builtin_add_overflow(now_usec, delay, &when))
+                if (delay == 0 || value_add_overflow(now_usec, delay, &when))
                         return false;
                 img->has_missed_deadline = true;
                 img->runs.missed_deadline_usec = img->deadline_usec;
@@ -2220,9 +2285,9 @@ static bool catch_up_plan(struct timer_image *img, uint64_t now_usec, uint64_t r
                 return true;
         }
         periods = (now_usec - img->deadline_usec) / d->cadence_usec;
-        if (__builtin_add_overflow(periods, 1, &periods) ||
+        if (value_add_overflow(periods, 1, &periods) ||
             __builtin_mul_overflow(periods, d->cadence_usec, &advance) ||
-            __builtin_add_overflow(img->deadline_usec, advance, &when)) {
+            value_add_overflow(img->deadline_usec, advance, &when)) {
                 img->queued = false;
                 img->failure = TIMERD_FAILURE_OVERFLOW;
         } else
@@ -2252,7 +2317,8 @@ struct td_transition registry_restore(struct registry *r, const struct td_now *n
                 return transition_failed(r, e);
 
         image_of_snapshot(timer, &img);
-        adjusted = catch_up_plan(&img, now->usec[img.declaration.clock], random_value);
+        adjusted = image_clamp_to_wire(&img);
+        adjusted = catch_up_plan(&img, now->usec[img.declaration.clock], random_value) || adjusted;
         e = timer_install(r, now, timer->owner, timer->name, &img, &t);
         if (e < 0)
                 return transition_failed(r, e);
@@ -2291,8 +2357,17 @@ void registry_call_end(struct registry *r)
 
 void registry_generations_above(struct registry *r, uint64_t floor)
 {
-        if (floor > r->last_generation)
-                r->last_generation = floor;
+        /* By whole 2^32 steps: the low halves (a signal's sival_int) go on from the restored
+         * timers' as if there had been no restart, so live timers' stay distinct. */
+        const uint64_t step = UINT64_C(1) << 32;
+        uint64_t gap, jump;
+
+        if (floor <= r->last_generation)
+                return;
+        gap = floor - r->last_generation;
+        jump = gap / step * step + (gap % step ? step : 0);
+        if (value_add_overflow(r->last_generation, jump, &r->last_generation))
+                r->last_generation = TD_VALUE_MAX; /* none left: registrations overflow */
 }
 
 bool registry_changes_pending(const struct registry *r)

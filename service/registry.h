@@ -51,6 +51,10 @@
 
 #include "timerd/timerd-types.h"
 
+/* Every time and count the service takes or gives is a varlink int, signed 64-bit: internally
+ * unsigned, never above this. A sum beyond it is an overflow. */
+#define TD_VALUE_MAX ((uint64_t)INT64_MAX)
+
 /* The current time of each clock, microseconds on that clock. Alarm clocks read as their base. */
 struct td_now {
         uint64_t usec[TIMERD_CLOCK_MAX];
@@ -426,6 +430,8 @@ bool registry_session_holds(const struct registry *r, uint64_t session);
  *     delayed by random_value % randomized_delay_usec, still reporting the missed deadline.
  *     Without catch_up the missed firing is skipped: a once timer goes inactive, the others move
  *     to the first deadline + k * cadence after now.
+ *   - a value beyond the wire's int64 (a journal of an older timerd) is clamped to INT64_MAX and
+ *     the timer restored failed (overflow), not queued; a generation beyond it is inconsistent.
  * A timer the restart changed counts as changed (see below); one it did not is as durable as it
  * was. -TIMERD_E_ALREADY_REGISTERED, -TIMERD_E_INVALID_NAME, -EINVAL for a state that is not
  * retained or not consistent (runs > run, a pending run that is not active, …), -ENOMEM.
@@ -433,12 +439,18 @@ bool registry_session_holds(const struct registry *r, uint64_t session);
 struct td_transition registry_restore(struct registry *r, const struct td_now *now,
                                       const struct td_snapshot *timer, uint64_t random_value);
 
+/* Whether every value of a saved timer fits the wire's int64 (one that does not is restored
+ * failed, with it clamped; see registry_restore). */
+bool registry_snapshot_in_range(const struct td_snapshot *s);
+
 /* Room for n more retained timers in the tables that grow with them, ahead of restoring that
  * many: one allocation each instead of growing (and rehashing) step by step. Optional. -ENOMEM. */
 int registry_reserve(struct registry *r, size_t n);
 
 /* New generations will be above `floor` (never lowered): so that claims of timers that were not
- * restored (transient ones) cannot match a timer of the next start. */
+ * restored (transient ones) cannot match a timer of the next start. The counter moves by whole
+ * 2^32 steps, so that the generations' low 32 bits (what a signal's sival_int carries) go on from
+ * the restored timers': two live timers' differ unless 2^32 generations apart. */
 void registry_generations_above(struct registry *r, uint64_t floor);
 
 /*

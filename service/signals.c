@@ -14,7 +14,24 @@
 #include "service/peer.h"
 #include "service/service.h"
 
-static int pidfd_send(int pidfd, int signo, uint64_t value)
+/*
+ * si_value carries the timer's generation: its low 32 bits in the union's first four bytes, where
+ * sival_int lies whatever the byte order, and the high 32 bits after them. A handler reading the
+ * POSIX sival_int gets timerd_signal_int(generation), which tells the owner's live timers apart
+ * (the registry keeps their generations' low halves distinct); libtimerd's timerd_signal_read()
+ * puts the whole generation back together.
+ */
+static union sigval signal_value(uint64_t generation)
+{
+        const uint32_t halves[2] = {(uint32_t)generation, (uint32_t)(generation >> 32)};
+        union sigval v;
+
+        memset(&v, 0, sizeof(v));
+        memcpy(&v, halves, sizeof(v) < sizeof(halves) ? sizeof(v) : sizeof(halves));
+        return v;
+}
+
+static int pidfd_send(int pidfd, int signo, uint64_t generation)
 {
         siginfo_t info;
 
@@ -23,7 +40,7 @@ static int pidfd_send(int pidfd, int signo, uint64_t value)
         info.si_code = SI_QUEUE;
         info.si_pid = getpid();
         info.si_uid = getuid();
-        info.si_value.sival_ptr = (void *)(uintptr_t)value;
+        info.si_value = signal_value(generation);
         if (syscall(SYS_pidfd_send_signal, pidfd, signo, &info, 0) < 0)
                 return -errno;
         return 0;

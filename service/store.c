@@ -295,6 +295,11 @@ static int restore_all(struct service *s, const struct journal_open_result *resu
                         return store_fault(s, -EBADMSG);
                 }
                 snapshot_of_journal(j, &now, st->boot_id, &snapshot);
+                if (!registry_snapshot_in_range(&snapshot))
+                        log_warning(
+                            "Timer %s of uid %u holds a value beyond int64 (an older timerd "
+                            "saved it): restored failed (overflow), the value clamped",
+                            j->name, (unsigned)j->owner);
                 t = registry_restore(s->registry, &now, &snapshot, hash_mix64(seed + i));
                 if (t.failure < 0) {
                         log_error("Cannot restore timer %s of uid %u from the journal: %s", j->name,

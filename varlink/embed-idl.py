@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Embed varlink interface files verbatim in a C source that defines the lookup of varlink/idl.h.
+"""Embed varlink interface files in a C source that defines varlink/idl.h: each text verbatim
+(for GetInterfaceDescription), and the parameters of each method as tables of fields, nested
+structs included, so that the service checks every call against the IDL itself.
 
 Usage: embed-idl.py OUTPUT.c FILE.varlink...
 
@@ -13,6 +15,7 @@ import re
 import sys
 
 INTERFACE_LINE = re.compile(r"^interface\s+(\S+)\s*$", re.MULTILINE)
+TOKEN = re.compile(r"\s*(->|\[\]|\[string\]|[(),:?]|[A-Za-z_][A-Za-z0-9_.]*)")
 
 
 def interface_name(path, text):
@@ -23,6 +26,141 @@ def interface_name(path, text):
     if path.name != name + ".varlink":
         sys.exit(f"{path}: declares interface {name}, so it must be named {name}.varlink")
     return name
+
+
+class Parser:
+    """The varlink grammar, enough to know the fields of each method's parameters."""
+
+    def __init__(self, path, text):
+        self.path = path
+        text = re.sub(r"#[^\n]*", "", text)
+        self.tokens = []
+        pos = 0
+        while text[pos:].strip():
+            match = TOKEN.match(text, pos)
+            if not match:
+                sys.exit(f"{path}: cannot read the IDL at {text[pos:pos + 40]!r}")
+            self.tokens.append(match.group(1))
+            pos = match.end()
+        self.pos = 0
+
+    def peek(self):
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def take(self, expected=None):
+        token = self.peek()
+        if token is None or (expected is not None and token != expected):
+            sys.exit(f"{self.path}: expected {expected or 'more'}, found {token}")
+        self.pos += 1
+        return token
+
+    def type_(self):
+        """("int"|"other"|"enum", None), ("struct", fields), ("array", element) or ("named", name);
+        a nullable type is its element's."""
+        token = self.peek()
+        if token == "?":
+            self.take()
+            return self.type_()
+        if token in ("[]", "[string]"):
+            self.take()
+            element = self.type_()
+            return ("array", element) if token == "[]" else ("other", None)
+        if token == "(":
+            return self.struct_or_enum()
+        name = self.take()
+        if name == "int":
+            return ("int", None)
+        if name in ("bool", "float", "string", "object"):
+            return ("other", None)
+        return ("named", name)
+
+    def struct_or_enum(self):
+        self.take("(")
+        fields, is_enum = [], False
+        while self.peek() != ")":
+            name = self.take()
+            if self.peek() == ":":
+                self.take()
+                fields.append((name, self.type_()))
+            else:
+                is_enum = True
+            if self.peek() == ",":
+                self.take()
+        self.take(")")
+        return ("enum", None) if is_enum else ("struct", fields)
+
+    def members(self):
+        """The interface's named types and the parameter fields of its methods."""
+        types, methods = {}, {}
+        self.take("interface")
+        self.take()
+        while self.peek() is not None:
+            keyword, name = self.take(), self.take()
+            if keyword == "type":
+                types[name] = self.type_()
+            elif keyword == "method":
+                methods[name] = self.struct_or_enum()[1]
+                self.take("->")
+                self.struct_or_enum()
+            elif keyword == "error":
+                self.struct_or_enum()
+            else:
+                sys.exit(f"{self.path}: unknown member {keyword}")
+        return types, methods
+
+
+class FieldTables:
+    """C tables of struct fields for one interface; a named type gets one table."""
+
+    def __init__(self, prefix, types):
+        self.prefix, self.types = prefix, types
+        self.tables, self.lines = {}, []
+
+    def resolve(self, type_):
+        """The type with names replaced by what they name, and the last name seen."""
+        name = None
+        while type_[0] == "named":
+            name = type_[1]
+            if name not in self.types:
+                sys.exit(f"{self.prefix}: unknown type {name}")
+            type_ = self.types[name]
+        return type_, name
+
+    def field(self, name, type_):
+        type_, type_name = self.resolve(type_)
+        array = type_[0] == "array"
+        if array:
+            type_, type_name = self.resolve(type_[1])
+        kind = {"int": "VL_IDL_INT", "struct": "VL_IDL_STRUCT"}.get(type_[0], "VL_IDL_OTHER")
+        table = "&" + self.table(type_[1], type_name) if type_[0] == "struct" else "NULL"
+        return f'{{"{name}", {kind}, {"true" if array else "false"}, {table}}}'
+
+    def table(self, fields, type_name=None):
+        key = type_name or id(fields)
+        if key in self.tables:
+            return self.tables[key]
+        c_name = f"{self.prefix}_{type_name or len(self.tables)}"
+        self.tables[key] = c_name
+        entries = [self.field(name, type_) for name, type_ in fields]
+        if entries:
+            self.lines += [f"static const struct vl_idl_field {c_name}_fields[] = {{"]
+            self.lines += [f"        {entry}," for entry in entries] + ["};"]
+        fields_c = f"{c_name}_fields" if entries else "NULL"
+        self.lines += [f"static const struct vl_idl_struct {c_name} = {{{len(entries)}, "
+                       f"{fields_c}}};", ""]
+        return c_name
+
+
+def method_tables(interfaces):
+    """C lines defining the tables, and (method, table) for each method of every interface."""
+    lines, methods = [], []
+    for name, text in interfaces:
+        types, members = Parser(name, text).members()
+        tables = FieldTables(name.replace(".", "_"), types)
+        for method, fields in members.items():
+            methods.append((f"{name}.{method}", tables.table(fields, "method_" + method)))
+        lines += tables.lines
+    return lines, methods
 
 
 def c_string(text):
@@ -57,15 +195,33 @@ def main():
     if len(set(names)) != len(names):
         sys.exit("an interface is given twice")
 
+    table_lines, methods = method_tables(interfaces)
     lines = [
         "/* Generated by varlink/embed-idl.py from "
         + ", ".join(pathlib.Path(a).name for a in sys.argv[2:])
         + ". Do not edit. */",
         "",
+        "#include <stdbool.h>",
         "#include <stddef.h>",
         "#include <string.h>",
         "",
         '#include "varlink/idl.h"',
+        "",
+    ]
+    lines += table_lines
+    lines += ["static const struct {", "        const char *method;",
+              "        const struct vl_idl_struct *parameters;", "} methods[] = {"]
+    lines += [f'        {{"{method}", &{table}}},' for method, table in methods]
+    lines += [
+        "};",
+        "",
+        "const struct vl_idl_struct *vl_idl_method_parameters(const char *method)",
+        "{",
+        "        for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)",
+        "                if (strcmp(methods[i].method, method) == 0)",
+        "                        return methods[i].parameters;",
+        "        return NULL;",
+        "}",
         "",
         "const char *const vl_idl_interfaces[] = {",
     ]

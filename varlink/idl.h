@@ -4,11 +4,42 @@
 /*
  * The varlink interface descriptions the service publishes, embedded verbatim from the .varlink
  * files at build time (embed-idl.py), for org.varlink.service.GetInfo and
- * GetInterfaceDescription. Linked by the service only (varlink_idl_dep).
+ * GetInterfaceDescription, and the parameters each method declares, so that calls are checked
+ * against the IDL itself. Linked by the service only (varlink_idl_dep).
  */
+
+#include <stdbool.h>
+#include <stddef.h>
 
 /* The description of a qualified interface name ("io.timerd.Timer"); NULL when it is not ours. */
 const char *vl_idl_lookup(const char *interface);
 
 /* Every interface served, org.varlink.service first; NULL-terminated. */
 extern const char *const vl_idl_interfaces[];
+
+/* What a value of a field is, as far as checking a call needs: an int (range), a struct
+ * (its fields), or anything else (the method's handler checks it). */
+enum vl_idl_kind {
+        VL_IDL_OTHER,
+        VL_IDL_INT,
+        VL_IDL_STRUCT,
+};
+
+struct vl_idl_struct;
+
+/* One field of a struct or of a method's parameters; of an array ([]T), kind is the elements'. */
+struct vl_idl_field {
+        const char *name;
+        enum vl_idl_kind kind;
+        bool array;
+        const struct vl_idl_struct *fields; /* of a struct; NULL otherwise */
+};
+
+struct vl_idl_struct {
+        size_t n_fields;
+        const struct vl_idl_field *fields;
+};
+
+/* The parameters a qualified method ("io.timerd.Timer.Get") takes, as its IDL declares them;
+ * NULL when it is not one of ours. */
+const struct vl_idl_struct *vl_idl_method_parameters(const char *method);

@@ -105,7 +105,9 @@ struct timerd_declaration {
         enum timerd_lifetime lifetime;
         enum timerd_delivery delivery;
         uint64_t accuracy_usec;
-        /* Delivery signal: the signal sent to the registering process; 0 for SIGALRM. */
+        /* Delivery signal: the signal sent to the registering process; 0 for SIGALRM. Else
+         * SIGALRM, SIGUSR1, SIGUSR2 or a real-time signal 34..64 (glibc's SIGRTMIN..SIGRTMAX;
+         * musl's from 35); any other is -TIMERD_E_INVALID_PARAMETER. */
         int signal;
         /* Retained timers: a deadline missed while the service was down fires once when it
          * starts (like systemd's Persistent=), or with false is skipped to the next one. */
@@ -402,8 +404,18 @@ int timerd_status(struct timerd *t, struct timerd_status *ret);
  * timerd_signal_read() takes one signal from it: 1 and *ret when a timer's signal was read, 0
  * when none is pending, -errno. A signal that timerd did not send (not SI_QUEUE) is read and
  * reported with generation 0.
+ *
+ * The signal's si_value carries the timer's claim generation. A handler that reads the POSIX
+ * si_value.sival_int (32 bits) gets timerd_signal_int(generation): the service keeps that
+ * distinct among the live timers of an owner (unless 2^32 registrations apart), also across
+ * restarts, when generations are about 1.8e15.
  */
 int timerd_signal_fd(const int *signals, size_t n_signals);
+
+static inline int timerd_signal_int(uint64_t generation)
+{
+        return (int)(uint32_t)generation;
+}
 
 struct timerd_signal {
         int signo;

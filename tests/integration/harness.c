@@ -31,7 +31,8 @@ unsigned long long harness_now_usec(void)
         return (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000;
 }
 
-void harness_start(struct harness *h, const char *const *extra_args)
+/* Run timerd on h's directory (its state there) and wait until it answers. */
+static void spawn(struct harness *h, const char *const *extra_args)
 {
         const char *bin = getenv("TIMERD_BIN");
         char state[320], backend[64];
@@ -39,9 +40,6 @@ void harness_start(struct harness *h, const char *const *extra_args)
         size_t n = 0;
 
         assert_non_null(bin);
-        snprintf(h->dir, sizeof(h->dir), "/tmp/timerd-test.XXXXXX");
-        assert_non_null(mkdtemp(h->dir));
-        snprintf(h->socket, sizeof(h->socket), "%s/io.timerd", h->dir);
         snprintf(state, sizeof(state), "%s/state", h->dir);
         snprintf(backend, sizeof(backend), "--backend=%s", harness_backend());
 
@@ -74,6 +72,25 @@ void harness_start(struct harness *h, const char *const *extra_args)
                 usleep(10000);
         }
         fail_msg("timerd did not answer on %s", h->socket);
+}
+
+void harness_start(struct harness *h, const char *const *extra_args)
+{
+        snprintf(h->dir, sizeof(h->dir), "/tmp/timerd-test.XXXXXX");
+        assert_non_null(mkdtemp(h->dir));
+        snprintf(h->socket, sizeof(h->socket), "%s/io.timerd", h->dir);
+        spawn(h, extra_args);
+}
+
+void harness_restart(struct harness *h, const char *const *extra_args)
+{
+        int status;
+
+        assert_int_equal(kill(h->pid, SIGTERM), 0);
+        assert_int_equal(waitpid(h->pid, &status, 0), h->pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        spawn(h, extra_args);
 }
 
 int harness_kill(struct harness *h, int signo)

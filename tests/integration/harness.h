@@ -20,6 +20,8 @@ struct harness {
 
 /* Start timerd with extra arguments (NULL-terminated, may be NULL); waits until it answers. */
 void harness_start(struct harness *h, const char *const *extra_args);
+/* Stop timerd (SIGTERM, asserting it exits 0) and start it again on the same state. */
+void harness_restart(struct harness *h, const char *const *extra_args);
 /* SIGTERM, and assert it exits 0. */
 void harness_stop(struct harness *h);
 /* The exit status of timerd after a signal (for tests that expect something else). */

@@ -283,6 +283,136 @@ static void test_invalid_text_refused_and_never_echoed(void **state)
         close(fd);
 }
 
+/* InvalidParameter naming `parameter`. */
+static void expect_invalid_parameter(int fd, const char *parameter)
+{
+        json_object *r = recv_json(fd), *params, *name;
+        assert_non_null(error_of(r));
+        assert_string_equal(error_of(r), "org.varlink.service.InvalidParameter");
+        assert_true(json_object_object_get_ex(r, "parameters", &params));
+        assert_true(json_object_object_get_ex(params, "parameter", &name));
+        assert_string_equal(json_object_get_string(name), parameter);
+        json_object_put(r);
+}
+
+/* A field the IDL does not declare, at any level of any method, is refused by name: a client's
+ * typo or a field of another version is never silently ignored. */
+static void test_unknown_fields_are_refused_by_name(void **state)
+{
+        static const struct {
+                const char *method, *parameters, *refused;
+        } calls[] = {
+            {"org.varlink.service.GetInfo", "{\"frobnicate\":1}", "frobnicate"},
+            {"org.varlink.service.GetInterfaceDescription",
+             "{\"interface\":\"io.timerd.Timer\",\"frobnicate\":1}", "frobnicate"},
+            {"io.timerd.Service.Status", "{\"frobnicate\":1}", "frobnicate"},
+            {"io.timerd.Service.Subscribe", "{\"all\":false,\"frobnicate\":1}", "frobnicate"},
+            {"io.timerd.Timer.Register",
+             "{\"name\":\"u\",\"declaration\":{\"policy\":\"once\"},\"frobnicate\":1}",
+             "frobnicate"},
+            {"io.timerd.Timer.Register",
+             "{\"name\":\"u\",\"declaration\":{\"policy\":\"once\",\"frobnicate\":1}}",
+             "declaration.frobnicate"},
+            {"io.timerd.Timer.Reconcile",
+             "{\"name\":\"u\",\"desired\":\"inactive\",\"declaration\":{\"policy\":"
+             "\"once\",\"frobnicate\":{\"deeper\":1}}}",
+             "declaration.frobnicate"},
+            {"io.timerd.Timer.Schedule",
+             "{\"claim\":{\"name\":\"known\",\"generation\":%llu,\"frobnicate\":1},"
+             "\"delay_usec\":1}",
+             "claim.frobnicate"},
+            {"io.timerd.Timer.Reschedule",
+             "{\"token\":{\"name\":\"known\",\"generation\":%llu,\"run\":1,\"x\":1}}", "token.x"},
+            {"io.timerd.Timer.Cancel",
+             "{\"claim\":{\"name\":\"known\",\"generation\":%llu},"
+             "\"frobnicate\":1}",
+             "frobnicate"},
+            {"io.timerd.Timer.Kick",
+             "{\"claim\":{\"name\":\"known\",\"generation\":%llu},"
+             "\"force\":true}",
+             "force"},
+            /* A run token is no claim: Unregister takes neither the token nor its run. */
+            {"io.timerd.Timer.Unregister",
+             "{\"token\":{\"name\":\"known\",\"generation\":%llu,"
+             "\"run\":1}}",
+             "token"},
+            {"io.timerd.Timer.Unregister",
+             "{\"claim\":{\"name\":\"known\",\"generation\":%llu,\"run\":1}}", "claim.run"},
+            {"io.timerd.Timer.Get", "{\"name\":\"known\",\"frobnicate\":1}", "frobnicate"},
+            {"io.timerd.Timer.List", "{\"after\":{\"owner\":0,\"name\":\"a\",\"x\":1}}", "after.x"},
+            {"io.timerd.Timer.Wait", "{\"names\":[\"known\"],\"timeout_usec\":1,\"x\":1}", "x"},
+            {"io.timerd.Timer.Complete",
+             "{\"token\":{\"name\":\"known\",\"generation\":%llu,\"run\":1},\"outcome\":"
+             "\"success\",\"frobnicate\":1}",
+             "frobnicate"},
+            {"io.timerd.Timer.Sleep", "{\"for_usec\":1,\"frobnicate\":1}", "frobnicate"},
+            {"io.timerd.Timer.Finish",
+             "{\"continuation\":{\"epoch\":1,\"nonce\":1,\"cycle\":1,\"x\":1},\"lease\":1,"
+             "\"action\":\"interrupt\"}",
+             "continuation.x"},
+            {"io.timerd.Timer.Resume",
+             "{\"ticket\":{\"continuation\":{\"epoch\":1,\"nonce\":1,\"cycle\":1,\"x\":1},"
+             "\"nonce\":1}}",
+             "ticket.continuation.x"},
+        };
+        int fd = harness_raw_connect(*state);
+        char msg[1024], parameters[512];
+
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":"
+                     "\"known\",\"declaration\":{\"policy\":\"interval\","
+                     "\"cadence_usec\":3600000000}}}");
+        json_object *p = expect_reply(fd), *claim, *generation;
+        assert_true(json_object_object_get_ex(p, "claim", &claim));
+        assert_true(json_object_object_get_ex(claim, "generation", &generation));
+        unsigned long long known = (unsigned long long)json_object_get_int64(generation);
+        json_object_put(p);
+        /* With the right generation, each call would do something were the field ignored. */
+        for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+                snprintf(parameters, sizeof(parameters), calls[i].parameters, known);
+                snprintf(msg, sizeof(msg), "{\"method\":\"%s\",\"parameters\":%s}", calls[i].method,
+                         parameters);
+                send_msg(fd, msg);
+                expect_invalid_parameter(fd, calls[i].refused);
+        }
+        /* Nothing was done: no timer u, and known is still scheduled, not unregistered. */
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"u\"}}");
+        expect_error(fd, "io.timerd.Timer.NotFound");
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"known\"}}");
+        p = expect_reply(fd);
+        json_object *timer, *state_field;
+        assert_true(json_object_object_get_ex(p, "timer", &timer));
+        assert_true(json_object_object_get_ex(timer, "state", &state_field));
+        assert_string_equal(json_object_get_string(state_field), "scheduled");
+        json_object_put(p);
+        close(fd);
+}
+
+/* An unknown field is refused whatever it holds: 30,000 elements are not skipped over. */
+static void test_large_unknown_array_is_refused(void **state)
+{
+        enum { N = 30000 };
+        static const char head[] = "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{"
+                                   "\"name\":\"big\",\"declaration\":{\"policy\":\"once\"},"
+                                   "\"frobnicate\":[";
+        size_t size = sizeof(head) + 2 * N + 8, len = sizeof(head) - 1;
+        char *msg = malloc(size);
+        int fd = harness_raw_connect(*state);
+
+        assert_non_null(msg);
+        memcpy(msg, head, len);
+        for (int i = 0; i < N; i++) {
+                msg[len++] = '0';
+                msg[len++] = i + 1 < N ? ',' : ']';
+        }
+        memcpy(msg + len, "}}", 3);
+        send_msg(fd, msg);
+        free(msg);
+        expect_invalid_parameter(fd, "frobnicate");
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"big\"}}");
+        expect_error(fd, "io.timerd.Timer.NotFound");
+        close(fd);
+}
+
 static void test_oversize_message_is_refused_and_disconnected(void **state)
 {
         int fd = harness_raw_connect(*state);
@@ -394,6 +524,9 @@ int main(void)
             cmocka_unit_test(test_oneway_gets_no_reply),
             cmocka_unit_test(test_bad_messages_get_typed_errors),
             cmocka_unit_test(test_invalid_text_refused_and_never_echoed),
+            cmocka_unit_test(test_unknown_fields_are_refused_by_name),
+            cmocka_unit_test_setup_teardown(test_large_unknown_array_is_refused, harness_setup,
+                                            harness_teardown),
             cmocka_unit_test(test_oversize_message_is_refused_and_disconnected),
             cmocka_unit_test(test_wait_with_more_streams),
             cmocka_unit_test(test_disconnect_mid_call_is_harmless),

@@ -161,8 +161,14 @@ static void no_other_target_body(const struct harness *h)
         int fd = harness_raw_connect(h);
         struct signalfd_siginfo si;
 
-        /* A pid in the call is not a target: the signal comes to the caller. */
-        register_signal_timer(fd, "mine", "interval", 20000, SIGUSR2, ",\"pid\":1");
+        /* A pid in the call is no parameter (refused, not ignored): the caller is the target. */
+        if (call(fd,
+                 "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"mine\","
+                 "\"pid\":1,\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":20000,"
+                 "\"delivery\":\"signal\",\"signal\":%d}}}",
+                 SIGUSR2))
+                _exit(51);
+        register_signal_timer(fd, "mine", "interval", 20000, SIGUSR2, "");
         if (!next_signal(sfd, 5000, &si) || si.ssi_signo != SIGUSR2 || (pid_t)si.ssi_pid != h->pid)
                 _exit(50);
 }
@@ -244,20 +250,110 @@ static void test_target_gone_stops_the_timer(void **state)
         close(fd);
 }
 
+/* A raw call's whole reply (error or not); the caller puts it. */
+static json_object *call_reply(int fd, const char *msg)
+{
+        char buf[8192];
+
+        raw_send(fd, msg, strlen(msg) + 1);
+        assert_true(raw_recv(fd, buf, sizeof(buf), 5000) >= 0);
+        json_object *o = json_tokener_parse(buf);
+        assert_non_null(o);
+        return o;
+}
+
+/* Only what a timer's signal can sensibly be: SIGALRM, SIGUSR1/2, real-time 34..64 (glibc's
+ * SIGRTMIN..SIGRTMAX). Never one that stops or kills, nor glibc's reserved 32 and 33. */
 static void test_bad_signal_numbers_are_refused(void **state)
 {
         int fd = harness_raw_connect(*state);
-        const char *bad[] = {"0", "-1", "65", "\"TERM\""};
+        const char *bad[] = {"0",  "-1", "65", "\"TERM\"", "1",  "2",         "9",
+                             "15", "17", "19", "32",       "33", "4294967306"};
+        const int good[] = {SIGALRM, SIGUSR1, SIGUSR2, 34, SIGRTMIN, SIGRTMAX, 64};
+        char msg[512];
 
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-                json_object *p = call(fd,
-                                      "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{"
-                                      "\"name\":\"bad\",\"declaration\":{\"policy\":\"once\","
-                                      "\"delivery\":\"signal\",\"signal\":%s}}}",
-                                      bad[i]);
-                assert_null(p);
+                snprintf(msg, sizeof(msg),
+                         "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{"
+                         "\"name\":\"bad\",\"declaration\":{\"policy\":\"once\","
+                         "\"delivery\":\"signal\",\"signal\":%s}}}",
+                         bad[i]);
+                json_object *r = call_reply(fd, msg), *error, *params, *parameter;
+                assert_true(json_object_object_get_ex(r, "error", &error));
+                assert_string_equal(json_object_get_string(error),
+                                    "org.varlink.service.InvalidParameter");
+                assert_true(json_object_object_get_ex(r, "parameters", &params));
+                assert_true(json_object_object_get_ex(params, "parameter", &parameter));
+                assert_string_equal(json_object_get_string(parameter), "declaration.signal");
+                json_object_put(r);
+        }
+        for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+                snprintf(msg, sizeof(msg),
+                         "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{"
+                         "\"name\":\"good%zu\",\"declaration\":{\"policy\":\"once\","
+                         "\"delivery\":\"signal\",\"signal\":%d}}}",
+                         i, good[i]);
+                json_object *r = call_reply(fd, msg);
+                assert_false(json_object_object_get_ex(r, "error", NULL));
+                json_object_put(r);
         }
         close(fd);
+}
+
+static uint64_t generation_of(int fd, const char *name)
+{
+        char msg[256];
+        snprintf(msg, sizeof(msg),
+                 "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"%s\"}}", name);
+        json_object *r = call_reply(fd, msg), *params, *timer, *generation;
+        if (!json_object_object_get_ex(r, "parameters", &params) ||
+            !json_object_object_get_ex(params, "timer", &timer) ||
+            !json_object_object_get_ex(timer, "generation", &generation))
+                _exit(70);
+        uint64_t g = (uint64_t)json_object_get_int64(generation);
+        json_object_put(r);
+        return g;
+}
+
+static void after_restart_body(const struct harness *h)
+{
+        int signo = SIGRTMIN + 3;
+        int sfd = signal_fd_for(signo);
+        int fd = harness_raw_connect(h);
+        struct signalfd_siginfo si;
+        struct timerd_signal decoded;
+
+        uint64_t kept = generation_of(fd, "kept");
+        uint64_t generation = register_signal_timer(fd, "tick", "interval", 30000, signo, "");
+        /* Above the restart's floor (the wall clock in µs), its low half right after the kept
+         * timer's: sival_int tells them apart. */
+        if (generation < (UINT64_C(1) << 40) || (uint32_t)generation != (uint32_t)kept + 1)
+                _exit(71);
+        if (!next_signal(sfd, 5000, &si) || si.ssi_code != SI_QUEUE)
+                _exit(72);
+        if (si.ssi_int != timerd_signal_int(generation) || si.ssi_int == timerd_signal_int(kept) ||
+            si.ssi_ptr != generation)
+                _exit(73);
+        /* libtimerd puts the whole generation back together. */
+        struct pollfd p = {.fd = sfd, .events = POLLIN};
+        if (poll(&p, 1, 5000) != 1 || timerd_signal_read(sfd, &decoded) != 1)
+                _exit(74);
+        if (decoded.signo != signo || decoded.generation != generation)
+                _exit(75);
+}
+
+/* After a restart generations are about 1.8e15: the 32-bit sival_int still names the timer. */
+static void test_signal_value_identifies_the_timer_after_restart(void **state)
+{
+        struct harness *h = *state;
+        int fd = harness_raw_connect(h);
+
+        json_object_put(call(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{"
+                                 "\"name\":\"kept\",\"delay_usec\":3600000000,\"declaration\":{"
+                                 "\"policy\":\"once\",\"lifetime\":\"retained\"}}}"));
+        close(fd);
+        harness_restart(h, NULL);
+        run_child(after_restart_body, h);
 }
 
 int main(void)
@@ -269,6 +365,8 @@ int main(void)
             cmocka_unit_test(test_blocked_signals_count_overruns),
             cmocka_unit_test(test_target_gone_stops_the_timer),
             cmocka_unit_test(test_bad_signal_numbers_are_refused),
+            cmocka_unit_test_setup_teardown(test_signal_value_identifies_the_timer_after_restart,
+                                            harness_setup, harness_teardown),
         };
         return cmocka_run_group_tests_name(harness_backend(), tests, harness_setup,
                                            harness_teardown);

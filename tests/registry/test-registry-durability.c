@@ -149,11 +149,16 @@ static void test_restore_keeps_state_and_claims(void **state)
                          0);
         assert_int_equal(generation, 43);
 
-        /* Generations start above a floor the runtime sets, never below one given out. */
+        /* Generations start above a floor the runtime sets, never below one given out, and by
+         * whole 2^32 steps: their low 32 bits (a signal's sival_int) go on from the last one. */
         registry_generations_above(f.r, 1000);
         registry_generations_above(f.r, 500);
         assert_int_equal(fx_register(&f, "later", fx_decl(TIMERD_POLICY_ONCE, 0), &generation), 0);
-        assert_int_equal(generation, 1001);
+        assert_true(generation == (UINT64_C(1) << 32) + 44);
+        registry_generations_above(f.r, UINT64_C(1800000000000000));
+        assert_int_equal(fx_register(&f, "after", fx_decl(TIMERD_POLICY_ONCE, 0), &generation), 0);
+        assert_true(generation > UINT64_C(1800000000000000));
+        assert_int_equal((uint32_t)generation, 45);
         fx_done(&f);
 }
 
@@ -204,6 +209,45 @@ static void test_restore_refuses(void **state)
         assert_int_equal(registry_list(f.r, 0, true, &(struct td_snapshot *){NULL}), 0);
         assert_int_equal(restore(&f, &good, 0), 0);
         assert_int_equal(restore(&f, &good, 0), -TIMERD_E_ALREADY_REGISTERED);
+        fx_done(&f);
+}
+
+/* A journal written before values were bound to the wire's int64 may hold a cadence of 2^63 and
+ * a next deadline beyond it: the timer loads, failed (overflow), every value clamped to INT64_MAX,
+ * so that List never emits one a varlink client cannot read; it is written back so. A generation
+ * beyond int64 was never given out: such a state is refused as inconsistent. */
+static void test_restore_clamps_values_beyond_int64(void **state)
+{
+        struct td_snapshot s = durable("huge", retained(TIMERD_POLICY_INTERVAL, 1ULL << 63), 7,
+                                       UINT64_MAX - 5),
+                           in_range =
+                               durable("fine", retained(TIMERD_POLICY_INTERVAL, 100), 8, 2000),
+                           got;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        s.overruns = UINT64_MAX;
+        assert_false(registry_snapshot_in_range(&s));
+        assert_true(registry_snapshot_in_range(&in_range));
+        assert_int_equal(restore(&f, &s, 0), 0);
+        got = fx_get(&f, "huge");
+        assert_int_equal(got.state, TIMERD_STATE_FAILED);
+        assert_int_equal(got.failure, TIMERD_FAILURE_OVERFLOW);
+        assert_false(got.has_deadline);
+        assert_true(got.declaration.cadence_usec == (uint64_t)INT64_MAX);
+        assert_true(got.next_deadline_usec <= (uint64_t)INT64_MAX);
+        assert_true(got.overruns == (uint64_t)INT64_MAX);
+        assert_int_equal(got.generation, 7);
+        /* Nothing armed for it, and the clamped state is what gets written. */
+        assert_false(f.kernel[MONO].armed);
+        struct change_list l = changes(&f);
+        assert_int_equal(l.n, 1);
+        assert_string_equal(l.items[0].name, "huge");
+
+        s = in_range;
+        s.generation = 1ULL << 63;
+        assert_int_equal(restore(&f, &s, 0), -EINVAL);
         fx_done(&f);
 }
 
@@ -715,6 +759,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_restore_keeps_state_and_claims),
             cmocka_unit_test(test_restore_refuses),
+            cmocka_unit_test(test_restore_clamps_values_beyond_int64),
             cmocka_unit_test(test_restore_active_runs),
             cmocka_unit_test(test_restore_cancelled_run),
             cmocka_unit_test(test_catch_up_fires_once),

@@ -1671,7 +1671,8 @@ static void test_pending_firings(void **state)
 
 static void test_generation_overflow(void **state)
 {
-        struct registry_config c = {.first_generation = UINT64_MAX, .first_handle_generation = 1};
+        /* The last generation is the wire's largest int. */
+        struct registry_config c = {.first_generation = TD_VALUE_MAX, .first_handle_generation = 1};
         uint64_t g;
         bool created;
         struct fx f;
@@ -1679,7 +1680,7 @@ static void test_generation_overflow(void **state)
         (void)state;
         fx_init(&f, &c);
         assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_INTERVAL, 10), &g), 0);
-        assert_int_equal(g, UINT64_MAX);
+        assert_int_equal(g, TD_VALUE_MAX);
         assert_int_equal(fx_register(&f, "b", fx_decl(TIMERD_POLICY_INTERVAL, 10), NULL),
                          -TIMERD_E_OVERFLOW);
         assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION, "a",
@@ -1693,10 +1694,10 @@ static void test_generation_overflow(void **state)
         assert_int_equal(reconcile(&f, "a", fx_decl(TIMERD_POLICY_INTERVAL, 10),
                                    TIMERD_DESIRED_SCHEDULED, 0, &g, &created),
                          0);
-        assert_int_equal(g, UINT64_MAX);
+        assert_int_equal(g, TD_VALUE_MAX);
         assert_false(created);
         assert_int_equal(stats(&f).timers, 1);
-        assert_int_equal(fx_get(&f, "a").generation, UINT64_MAX);
+        assert_int_equal(fx_get(&f, "a").generation, TD_VALUE_MAX);
         fx_done(&f);
 }
 
@@ -1752,9 +1753,11 @@ static void test_handle_generation_overflow(void **state)
         fx_done(&f);
 }
 
+/* No deadline the registry derives (now + cadence, deadline + cadence, completion + cadence, the
+ * periods missed) leaves the wire's int64: the call fails Overflow, or the timer fails. */
 static void test_deadline_overflow(void **state)
 {
-        const uint64_t max = UINT64_MAX;
+        const uint64_t max = TD_VALUE_MAX;
         struct td_dispatch d;
         struct td_snapshot s;
         uint64_t g;
@@ -1769,15 +1772,23 @@ static void test_deadline_overflow(void **state)
                                    TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
                          -TIMERD_E_OVERFLOW);
         assert_int_equal(registry_get(f.r, FX_UID, "w", &s), -TIMERD_E_NOT_FOUND);
+        /* A first deadline whose successor would leave the range is refused up front. */
         assert_int_equal(fx_register_at(&f, "w", fx_decl(TIMERD_POLICY_WATCHDOG, 100), max - 5, &g),
-                         0);
+                         -TIMERD_E_OVERFLOW);
+        assert_int_equal(
+            fx_register_at(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 100), max - 8, NULL),
+            -TIMERD_E_OVERFLOW);
+        fx_set_now(&f, MONO, max - 300);
+        assert_int_equal(
+            fx_register_at(&f, "w", fx_decl(TIMERD_POLICY_WATCHDOG, 100), max - 200, &g), 0);
+        fx_set_now(&f, MONO, max - 60);
         assert_int_equal(fx_kick(&f, fx_claim("w", g), NULL), -TIMERD_E_OVERFLOW);
-        assert_int_equal(fx_get(&f, "w").next_deadline_usec, max - 5);
+        assert_int_equal(fx_get(&f, "w").next_deadline_usec, max - 200);
 
         /* Successors past the end of time fail the timer; nothing is dispatched. */
         assert_int_equal(
-            fx_register_at(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 100), max - 8, NULL), 0);
-        assert_int_equal(fx_advance(&f, MONO, max - 5), 0);
+            fx_register_at(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 100), max - 150, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, max - 50), 0);
         assert_int_equal(f.last.n_effects, 1);
         assert_disarm(&f, 0, MONO);
         assert_int_equal(fx_get(&f, "w").failure, TIMERD_FAILURE_OVERFLOW);
@@ -1822,7 +1833,7 @@ static void test_duration_overflow(void **state)
         assert_int_equal(fx_advance(&f, MONO, 1100), 1);
         d = *fx_dispatch(&f, 0);
         assert_int_equal(fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS,
-                                     TIMERD_DIRECTIVE_CONTINUE, UINT64_MAX - 1),
+                                     TIMERD_DIRECTIVE_CONTINUE, TD_VALUE_MAX - 1),
                          0);
         assert_int_equal(fx_advance(&f, MONO, 1200), 1);
         d = *fx_dispatch(&f, 0);
@@ -1834,7 +1845,7 @@ static void test_duration_overflow(void **state)
         assert_int_equal(s.runs, 1);
         assert_int_equal(
             fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 1), 0);
-        assert_int_equal(fx_get(&f, "iv").total_duration_usec, UINT64_MAX);
+        assert_int_equal(fx_get(&f, "iv").total_duration_usec, TD_VALUE_MAX);
 
         /* A run ended by its session's close cannot be counted either: the timer fails. */
         assert_int_equal(fx_advance(&f, MONO, 1300), 1);

@@ -63,12 +63,12 @@ static const char *const calls[] = {
     "\"declaration\":{\"policy\":\"once\",\"lifetime\":\"retained\"},\"delay_usec\":1000}}",
     "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"n%d\"}}",
     "{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"all\":%d}}",
-    "{\"method\":\"io.timerd.Service.Status\",\"parameters\":{\"x\":%d}}",
+    "{\"method\":\"io.timerd.Service.Status\",\"parameters\":{}}",
     "{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{\"timeout_usec\":%d000}}",
     "{\"method\":\"io.timerd.Timer.Sleep\",\"parameters\":{\"for_usec\":%d000}}",
     "{\"method\":\"io.timerd.Timer.Unregister\",\"parameters\":{\"claim\":{\"name\":\"n%d\","
     "\"generation\":1}}}",
-    "{\"method\":\"org.varlink.service.GetInfo\",\"parameters\":{\"x\":%d}}",
+    "{\"method\":\"org.varlink.service.GetInfo\",\"parameters\":{}}",
     "not json %d",
 };
 

@@ -2,9 +2,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/varlink/go/varlink"
@@ -13,6 +16,84 @@ import (
 func fail(format string, args ...interface{}) {
 	fmt.Fprintf(os.Stderr, "FAIL: "+format+"\n", args...)
 	os.Exit(1)
+}
+
+// Every number in v is an integer a signed 64-bit int holds (the IDL's int).
+func checkInts(path string, v interface{}) {
+	switch x := v.(type) {
+	case json.Number:
+		if _, err := strconv.ParseInt(string(x), 10, 64); err != nil {
+			fail("%s = %s is not an int64", path, x)
+		}
+	case map[string]interface{}:
+		for k, e := range x {
+			checkInts(path+"."+k, e)
+		}
+	case []interface{}:
+		for i, e := range x {
+			checkInts(fmt.Sprintf("%s[%d]", path, i), e)
+		}
+	}
+}
+
+// Values beyond the IDL's int, and sums that would leave it, are refused with the field named;
+// then root's List of everything holds only ints a varlink client can read.
+func checkIntRange(ctx context.Context, c *varlink.Connection) {
+	refused := []struct{ params, err, field string }{
+		{`{"name":"big","declaration":{"policy":"interval","cadence_usec":9223372036854775808}}`,
+			"org.varlink.service.InvalidParameter", "declaration.cadence_usec"},
+		{`{"name":"big","declaration":{"policy":"interval","cadence_usec":18446744073709551616}}`,
+			"org.varlink.service.InvalidParameter", "declaration.cadence_usec"},
+		{`{"name":"big","delay_usec":9223372036854775000,"declaration":{"policy":"once"}}`,
+			"io.timerd.Timer.Overflow", "delay_usec"},
+		{`{"name":"big","declaration":{"policy":"interval","cadence_usec":9223372036854775807}}`,
+			"io.timerd.Timer.Overflow", "declaration.cadence_usec"},
+		{`{"name":"big","start_usec":9223372036854775000,"declaration":{"policy":"interval","cadence_usec":1000000}}`,
+			"io.timerd.Timer.Overflow", "declaration.cadence_usec"},
+	}
+	for _, r := range refused {
+		err := c.Call(ctx, "io.timerd.Timer.Register", json.RawMessage(r.params), nil)
+		name, named := "", ""
+		switch e := err.(type) {
+		case *varlink.InvalidParameter:
+			name, named = "org.varlink.service.InvalidParameter", e.Parameter
+		case *varlink.Error:
+			var what struct {
+				What string `json:"what"`
+			}
+			if raw, ok := e.Parameters.(*json.RawMessage); ok && raw != nil {
+				_ = json.Unmarshal(*raw, &what)
+			}
+			name, named = e.Name, what.What
+		}
+		if name != r.err || named != r.field {
+			fail("Register %s: want %s naming %s, got %v", r.params, r.err, r.field, err)
+		}
+	}
+	// The largest values that are accepted.
+	accepted := []string{
+		`{"name":"edge-once","start_usec":9223372036854775807,"declaration":{"policy":"once","lifetime":"retained"}}`,
+		`{"name":"edge-interval","start_usec":4611686018427387903,"declaration":{"policy":"interval","cadence_usec":4611686018427387904}}`,
+	}
+	for _, params := range accepted {
+		if err := c.Call(ctx, "io.timerd.Timer.Register", json.RawMessage(params), nil); err != nil {
+			fail("Register %s: %v", params, err)
+		}
+	}
+	var raw json.RawMessage
+	if err := c.Call(ctx, "io.timerd.Timer.List", map[string]interface{}{"all": true}, &raw); err != nil {
+		fail("List all: %v", err)
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var list map[string]interface{}
+	if err := d.Decode(&list); err != nil {
+		fail("List all: %v", err)
+	}
+	checkInts("List", list)
+	if timers, _ := list["timers"].([]interface{}); len(timers) != 3 {
+		fail("List all: %d timers, want 3", len(timers))
+	}
 }
 
 func main() {
@@ -79,5 +160,6 @@ func main() {
 	if verr, ok := err.(*varlink.Error); !ok || verr.Name != "io.timerd.Timer.NotFound" {
 		fail("Get of a missing timer: %v", err)
 	}
+	checkIntRange(ctx, c)
 	fmt.Println("varlink/go client: all checks passed")
 }
