@@ -25,7 +25,7 @@ struct config {
         uint32_t max_connections_per_uid;
         uint32_t reserved_connections; /* kept for uid 0 (at most half of max_connections) */
         uint64_t idle_timeout_usec;    /* a connection holding nothing is closed after this */
-        uint64_t partial_timeout_usec; /* … one holding part of a message, after this silence */
+        uint64_t partial_timeout_usec; /* … one whose message is unfinished this after its start */
         uint32_t max_timers;
         uint32_t max_timers_per_owner;
         uint64_t min_cadence_usec; /* a shorter cadence is refused: bounds a timer's wake-ups */

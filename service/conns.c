@@ -118,7 +118,7 @@ static bool next_reap(const struct service *s, uint64_t *ret)
 
         if (!list_empty(&c->partial)) {
                 const struct peer *p = list_entry(c->partial.next, struct peer, partial_node);
-                when = after(p->fed_usec, s->config.partial_timeout_usec);
+                when = after(p->partial_since_usec, s->config.partial_timeout_usec);
                 any = true;
         }
         if (!list_empty(&c->idle)) {
@@ -290,19 +290,24 @@ uint32_t conns_of(const struct conns *c, uid_t uid)
         return u ? u->n : 0;
 }
 
-void conns_note_input(struct service *s, struct peer *p)
+void conns_note_input(struct service *s, struct peer *p, size_t n_read)
 {
         uint64_t now = now_usec();
+        size_t unfinished = vl_reader_unfinished(&p->in);
 
         p->active_usec = now;
         if (list_linked(&p->idle_node))
                 list_move_to_back(&s->conns.idle, &p->idle_node);
-        if (!vl_reader_partial(&p->in)) {
+        if (unfinished == 0) {
                 if (list_linked(&p->partial_node))
                         list_remove(&p->partial_node);
                 return;
         }
-        p->fed_usec = now;
+        /* The clock runs from a message's first byte, not its latest: a byte now and then must
+         * not hold the connection. It restarts only when this read began the unfinished message. */
+        if (list_linked(&p->partial_node) && unfinished > n_read)
+                return;
+        p->partial_since_usec = now;
         list_move_to_back(&s->conns.partial, &p->partial_node);
         want_reap(s);
 }
@@ -326,9 +331,10 @@ static void reap_partial(struct service *s, struct peer *p)
         json_object *params = json_object_new_object();
         char reason[96];
 
-        log_debug("Closing connection %" PRIu64 " of uid %u: an unfinished message, then silence",
+        log_debug("Closing connection %" PRIu64 " of uid %u: a message unfinished in time",
                   p->session, (unsigned)p->uid);
-        snprintf(reason, sizeof(reason), "incomplete message: nothing more came for %" PRIu64 " ms",
+        snprintf(reason, sizeof(reason),
+                 "incomplete message: not finished %" PRIu64 " ms after its first byte",
                  s->config.partial_timeout_usec / 1000);
         vl_add_string(params, "reason", reason);
         service_hang_up(s, p, TIMERD_E_INVALID_MESSAGE, params);
@@ -351,11 +357,11 @@ void conns_reap(struct service *s, uint64_t now)
 
         while (!list_empty(&c->partial)) {
                 struct peer *p = list_entry(c->partial.next, struct peer, partial_node);
-                if (after(p->fed_usec, s->config.partial_timeout_usec) > now)
+                if (after(p->partial_since_usec, s->config.partial_timeout_usec) > now)
                         break;
                 /* While its calls wait their turn the service does not read it: not its silence. */
                 if (p->input_full) {
-                        p->fed_usec = now;
+                        p->partial_since_usec = now;
                         list_move_to_back(&c->partial, &p->partial_node);
                         continue;
                 }

@@ -11,10 +11,10 @@
  *     heaviest uid's connections minus one evicts that uid's least recently active connection
  *     (max-min fairness: a uid under its fair share gets in; a uid with one connection is never
  *     evicted by another unprivileged uid).
- *   - A connection holding part of a message and sending nothing more for `partial-timeout` is
- *     told InvalidMessage and closed; one with no call, parked request, subscription, transient
- *     timer or delivered run for `idle-timeout` is told LimitExceeded {limit: "idle_usec"} and
- *     closed.
+ *   - A connection whose message is not finished `partial-timeout` after its first byte (however
+ *     it trickles) is told InvalidMessage and closed; one with no call, parked request,
+ *     subscription, transient timer or delivered run for `idle-timeout` is told LimitExceeded
+ *     {limit: "idle_usec"} and closed.
  * The timeouts share the monotonic kernel timer with the cores (service.h, struct clock_wake): it
  * is armed for the earliest reap, rounded up to REAP_GRANULARITY_USEC so reaps batch, and never
  * re-armed later just because a connection was busy (a wake-up that finds nothing due re-arms for
@@ -22,6 +22,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -51,8 +52,8 @@ void conns_forget(struct service *s, struct peer *p);
 /* The connections of uid. O(1). */
 uint32_t conns_of(const struct conns *c, uid_t uid);
 
-/* Bytes came from p. */
-void conns_note_input(struct service *s, struct peer *p);
+/* n_read bytes came from p. */
+void conns_note_input(struct service *s, struct peer *p, size_t n_read);
 /* p's call opened or ended (p->call_open). */
 void conns_note_call(struct service *s, struct peer *p);
 

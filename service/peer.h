@@ -47,9 +47,9 @@ struct peer {
         bool doomed;        /* close once output is flushed (or at once when it cannot be) */
         bool privileged;    /* uid 0: has reserved places in the table, is never evicted */
 
-        uint64_t active_usec;          /* monotonic: its last call ended or bytes came */
-        uint64_t fed_usec;             /* monotonic: bytes of its unfinished message last came */
-        struct list_node idle_node;    /* on the table's list of peers with no call (conns.h) */
+        uint64_t active_usec;        /* monotonic: its last call ended or bytes came */
+        uint64_t partial_since_usec; /* monotonic: the first byte of its unfinished message came */
+        struct list_node idle_node;  /* on the table's list of peers with no call (conns.h) */
         struct list_node partial_node; /* on its list of peers holding part of a message */
 
         struct peer *prev, *next;    /* the service's list of live peers */

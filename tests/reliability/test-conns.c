@@ -50,6 +50,14 @@ static int setup_table(void **state)
         return harness_setup_with(state, args);
 }
 
+/* Longer than the 300 ms between the trickled bytes, shorter than the message takes. */
+#define PARTIAL_TRICKLE_USEC 1500000
+static int setup_trickle(void **state)
+{
+        static const char *const args[] = {"--partial-timeout=1500000", NULL};
+        return harness_setup_with(state, args);
+}
+
 static int setup_timeouts(void **state)
 {
         static const char *const args[] = {"--partial-timeout=300000", "--idle-timeout=500000",
@@ -367,6 +375,47 @@ static void test_half_sent_message_is_reaped(void **state)
         close(slow);
 }
 
+/*
+ * A message trickled a byte every 300 ms, each gap well within --partial-timeout, is still closed
+ * once --partial-timeout has passed since its first byte: the bound is on the whole message.
+ * Before: every byte restarted the clock and the connection was held for as long as it trickled.
+ */
+static void test_trickled_message_is_bounded_in_total(void **state)
+{
+        static const char call[] = "{\"method\":\"io.timerd.Service.Status\",\"parameters\":{}}";
+        enum { GAP_USEC = 300000, TRICKLE_LIMIT_USEC = 4 * PARTIAL_TRICKLE_USEC };
+        struct harness *h = *state;
+        int fd = harness_raw_connect(h);
+        char buf[4096];
+        long n = -2;
+
+        /* A whole call first: a finished message does not count against the next one's time. */
+        expect_success(wire_call(fd, STATUS_CALL));
+        unsigned long long start = harness_now_usec();
+        for (size_t i = 0; i < sizeof(call) - 1; i++) {
+                if (send(fd, &call[i], 1, MSG_NOSIGNAL) < 0)
+                        break; /* closed: the reply waits in the socket */
+                n = raw_recv(fd, buf, sizeof(buf), GAP_USEC / 1000);
+                if (n != -2 || harness_now_usec() - start > TRICKLE_LIMIT_USEC)
+                        break;
+        }
+        unsigned long long took = harness_now_usec() - start;
+        if (n == -2)
+                n = raw_recv(fd, buf, sizeof(buf), 0);
+        if (n < 0)
+                fail_msg("a message trickled for %llu ms was %s", took / 1000,
+                         n == -1 ? "closed unanswered" : "kept");
+        json_object *r = json_tokener_parse(buf);
+        assert_string_equal(wire_error(r), "io.timerd.Timer.InvalidMessage");
+        assert_non_null(strstr(wire_string(r, "reason"), "incomplete"));
+        json_object_put(r);
+        wire_expect_eof(fd);
+        close(fd);
+        /* Closed at the bound (reaps batch within 250 ms), not a gap's silence before. */
+        assert_true(took >= PARTIAL_TRICKLE_USEC);
+        assert_true(took < PARTIAL_TRICKLE_USEC + 1000000);
+}
+
 #define REGISTER_TRANSIENT                                                                         \
         "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"mine\","              \
         "\"declaration\":{\"policy\":\"once\"}}}"
@@ -537,6 +586,8 @@ int main(void)
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_half_sent_message_is_reaped, setup_timeouts,
                                             harness_teardown),
+            cmocka_unit_test_setup_teardown(test_trickled_message_is_bounded_in_total,
+                                            setup_trickle, harness_teardown),
             cmocka_unit_test_setup_teardown(test_idle_connection_is_reaped, setup_timeouts,
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_timeouts_cost_no_wakeups, harness_setup,
