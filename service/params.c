@@ -25,7 +25,8 @@ int params_fail(struct param_error *err, int failure, const char *name, const ch
         return failure;
 }
 
-int params_owner(json_object *params, uid_t caller, uint32_t *ret, struct param_error *err)
+int params_owner(json_object *params, uid_t caller, bool privileged, uint32_t *ret,
+                 struct param_error *err)
 {
         uint64_t owner;
         int r = vl_get_u64(params, "owner", &owner);
@@ -35,7 +36,7 @@ int params_owner(json_object *params, uid_t caller, uint32_t *ret, struct param_
         }
         if (r < 0 || owner >= UINT32_MAX)
                 return params_invalid(err, "owner");
-        if (owner != caller && caller != 0)
+        if (owner != caller && !privileged)
                 return params_fail(err, -TIMERD_E_PERMISSION_DENIED, NULL, NULL, 0);
         *ret = (uint32_t)owner;
         return 0;
