@@ -137,7 +137,7 @@ static int do_register(struct service *s, struct peer *p, json_object *params,
         uint64_t generation;
         int r;
 
-        if ((r = params_owner(params, p->uid, &a.caller.uid, err)) < 0 ||
+        if ((r = params_owner(params, p->uid, p->privileged, &a.caller.uid, err)) < 0 ||
             (r = params_name(params, "name", false, &a.name, err)) < 0 ||
             (r = params_declaration(params, &a.declaration, err)) < 0 ||
             (r = check_means(s, p, &a.declaration, err)) < 0)
@@ -169,7 +169,7 @@ static int do_reconcile(struct service *s, struct peer *p, json_object *params,
         bool created;
         int r;
 
-        if ((r = params_owner(params, p->uid, &a.caller.uid, err)) < 0 ||
+        if ((r = params_owner(params, p->uid, p->privileged, &a.caller.uid, err)) < 0 ||
             (r = params_name(params, "name", false, &a.name, err)) < 0 ||
             (r = params_declaration(params, &a.declaration, err)) < 0 ||
             (r = check_means(s, p, &a.declaration, err)) < 0)
@@ -205,7 +205,7 @@ static int control_handle(struct service *s, struct peer *p, json_object *params
         uint32_t owner;
         int r;
 
-        if ((r = params_owner(params, p->uid, &owner, err)) < 0 ||
+        if ((r = params_owner(params, p->uid, p->privileged, &owner, err)) < 0 ||
             (r = params_handle(params, owner, allow_token, h, err)) < 0)
                 return r;
         r = registry_get(s->registry, owner, h->name, &t);
@@ -338,7 +338,7 @@ static int do_complete(struct service *s, struct peer *p, json_object *params,
         uint64_t duration = 0;
         int r;
 
-        if ((r = params_owner(params, p->uid, &owner, err)) < 0 ||
+        if ((r = params_owner(params, p->uid, p->privileged, &owner, err)) < 0 ||
             (r = params_token(params, owner, &h, err)) < 0)
                 return r;
         if (params_string(params, "outcome", "outcome", &v, err) <= 0 ||
@@ -427,7 +427,7 @@ static int do_get(struct service *s, struct peer *p, json_object *params, const 
         uint32_t owner;
         int r;
 
-        if ((r = params_owner(params, p->uid, &owner, err)) < 0 ||
+        if ((r = params_owner(params, p->uid, p->privileged, &owner, err)) < 0 ||
             (r = params_name(params, "name", false, &name, err)) < 0)
                 return r;
         r = registry_get(s->registry, owner, name, &t);
@@ -474,11 +474,11 @@ static int do_list(struct service *s, struct peer *p, json_object *params, const
         bool more;
         int r;
 
-        if ((r = params_owner(params, p->uid, &page.owner, err)) < 0)
+        if ((r = params_owner(params, p->uid, p->privileged, &page.owner, err)) < 0)
                 return r;
         if (vl_get_bool(params, "all", &page.all_owners) == -EINVAL)
                 return params_invalid(err, "all");
-        if (page.all_owners && p->uid != 0)
+        if (page.all_owners && !p->privileged)
                 return params_fail(err, -TIMERD_E_PERMISSION_DENIED, NULL, NULL, 0);
         if ((r = list_page_params(s, params, &page, err)) < 0)
                 return r;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ void config_defaults(struct config *c)
             .max_output = (size_t)64 * 1024 * 1024,
             .max_connections = 4096,
             .max_connections_per_uid = 1024,
+            .admin_gid = (gid_t)-1,
             .reserved_connections = 16,
             .idle_timeout_usec = UINT64_C(300000000),
             .partial_timeout_usec = UINT64_C(10000000),
@@ -41,6 +43,7 @@ enum setting_kind {
         SETTING_NUMBER,
         SETTING_LOG_LEVEL,
         SETTING_BACKEND,
+        SETTING_GROUP, /* a group name or gid, resolved when the settings are read */
 };
 
 /* One setting, as the command line (--name) and the config file (name = value) spell it. */
@@ -67,6 +70,7 @@ static const struct setting settings[] = {
     {"max-connections", FIELD(max_connections), 1, UINT32_MAX, SETTING_NUMBER, true},
     {"max-connections-per-uid", FIELD(max_connections_per_uid), 1, UINT32_MAX, SETTING_NUMBER,
      true},
+    {"admin-group", FIELD(admin_gid), 0, 0, SETTING_GROUP, false},
     {"reserved-connections", FIELD(reserved_connections), 0, UINT32_MAX, SETTING_NUMBER, true},
     {"idle-timeout", FIELD(idle_timeout_usec), 1000, UINT64_MAX / 2, SETTING_NUMBER, true},
     {"partial-timeout", FIELD(partial_timeout_usec), 1000, UINT64_MAX / 2, SETTING_NUMBER, true},
@@ -99,6 +103,35 @@ static int parse_log_level(const char *s, int *ret)
         return -EINVAL;
 }
 
+/* A gid as a number, or a group name looked up now: the service never resolves it per call. */
+static int parse_group(const char *value, gid_t *ret, const char *origin)
+{
+        char *end;
+
+        errno = 0;
+        unsigned long long v = strtoull(value, &end, 10);
+        if (value[0] >= '0' && value[0] <= '9' && errno == 0 && *end == '\0') {
+                /* (gid_t)-1 is no group: setgid(2) reads it as "unchanged". */
+                if (v >= UINT32_MAX) {
+                        log_error("%s: admin-group: not a valid gid: \"%s\"", origin, value);
+                        return -EINVAL;
+                }
+                *ret = (gid_t)v;
+                return 0;
+        }
+        errno = 0;
+        const struct group *g = getgrnam(value);
+        if (!g) {
+                if (errno != 0 && errno != ENOENT && errno != ESRCH)
+                        return log_errno(-errno, "%s: admin-group: cannot look up group \"%s\"",
+                                         origin, value);
+                log_error("%s: admin-group: no such group: \"%s\"", origin, value);
+                return -EINVAL;
+        }
+        *ret = g->gr_gid;
+        return 0;
+}
+
 static void store_number(void *field, size_t size, uint64_t v)
 {
         if (size == sizeof(uint64_t))
@@ -129,6 +162,8 @@ static int setting_apply(struct config *c, const struct setting *st, const char 
                 if (parse_log_level(value, field) < 0)
                         goto bad;
                 return 0;
+        case SETTING_GROUP:
+                return parse_group(value, field, origin);
         case SETTING_NUMBER:
                 errno = 0;
                 unsigned long long v = strtoull(value, &end, 10);
@@ -223,12 +258,16 @@ static void usage(void)
                "                         before it is disconnected (default 67108864)\n"
                "  --max-connections N    (default 4096)\n"
                "  --max-connections-per-uid N  (default 1024)\n"
-               "  --reserved-connections N  kept for uid 0: other uids share the rest\n"
+               "  --admin-group GROUP    its members (primary or supplementary group of the\n"
+               "                         client when it connected) list, control and see the\n"
+               "                         Status of all owners, like root (default: none)\n"
+               "  --reserved-connections N  kept for root and the admin group: other uids\n"
+               "                         share the rest\n"
                "                         (default 16, at most half of --max-connections)\n"
                "  --idle-timeout USEC    close a connection with no call, parked request,\n"
                "                         subscription or transient timer (default 300000000)\n"
-               "  --partial-timeout USEC close a connection that sent part of a message and\n"
-               "                         nothing more for this long (default 10000000)\n"
+               "  --partial-timeout USEC close a connection whose message is not finished this\n"
+               "                         long after its first byte (default 10000000)\n"
                "  --max-timers-per-owner N  (default 4194304)\n"
                "  --min-cadence USEC     the shortest cadence a timer may declare (default 1000)\n"
                "  --max-intents N        requests queued for one loop iteration (default 4096);\n"

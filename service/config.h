@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct config {
         char config_path[4096]; /* "": none */
@@ -23,9 +24,10 @@ struct config {
         size_t max_output;  /* bytes buffered for one connection before it is dropped */
         uint32_t max_connections;
         uint32_t max_connections_per_uid;
-        uint32_t reserved_connections; /* kept for uid 0 (at most half of max_connections) */
-        uint64_t idle_timeout_usec;    /* a connection holding nothing is closed after this */
-        uint64_t partial_timeout_usec; /* … one holding part of a message, after this silence */
+        gid_t admin_gid; /* its members are privileged like uid 0; (gid_t)-1: no admin group */
+        uint32_t reserved_connections; /* kept for them and uid 0 (at most half the table) */
+        uint64_t idle_timeout_usec; /* a connection holding nothing is closed after this */
+        uint64_t partial_timeout_usec; /* … one whose message is unfinished this after its start */
         uint32_t max_timers;
         uint32_t max_timers_per_owner;
         uint64_t min_cadence_usec; /* a shorter cadence is refused: bounds a timer's wake-ups */

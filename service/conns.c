@@ -27,7 +27,8 @@
 
 struct conn_uid {
         uid_t uid;
-        uint32_t n;
+        uint32_t n;         /* its connections */
+        uint32_t evictable; /* … of them not privileged */
 };
 
 static bool conn_uid_matches(const void *entry, const void *key)
@@ -45,9 +46,20 @@ static struct conn_uid *conn_uid_find(const struct conns *c, uid_t uid)
         return hashmap_find(&c->uids, hash_mix64(uid), conn_uid_matches, &uid);
 }
 
-static bool uid_privileged(uid_t uid)
+/* uid 0, or a member of the admin group (config.h): it sees and controls every owner's timers and
+ * shares the reserved places. A member whose groups cannot be read is not taken for one. */
+static bool peer_privileged(const struct service *s, const struct peer *p)
 {
-        return uid == 0;
+        if (p->uid == 0)
+                return true;
+        if (s->config.admin_gid == (gid_t)-1)
+                return false;
+        int r = peer_in_group(p, s->config.admin_gid);
+        if (r < 0)
+                log_warning("Cannot read the groups of connection %" PRIu64 " of uid %u (%s): "
+                            "not taken for a member of the admin group",
+                            p->session, (unsigned)p->uid, strerror(-r));
+        return r > 0;
 }
 
 void conns_init(struct conns *c, uint32_t max_connections)
@@ -61,7 +73,7 @@ void conns_init(struct conns *c, uint32_t max_connections)
         c->fd_capacity = UINT32_MAX;
         if (getrlimit(RLIMIT_NOFILE, &nofile) < 0)
                 return;
-        /* Out of descriptors, accept fails for everyone, uid 0 included: the other uids' share
+        /* Out of descriptors, accept fails for everyone, uid 0 included: the unprivileged share
          * ends before. */
         if (nofile.rlim_cur == RLIM_INFINITY || nofile.rlim_cur / FDS_PER_CONNECTION >= UINT32_MAX)
                 return;
@@ -70,7 +82,7 @@ void conns_init(struct conns *c, uint32_t max_connections)
                 ? (uint32_t)((nofile.rlim_cur - FDS_FOR_THE_SERVICE) / FDS_PER_CONNECTION)
                 : 1;
         if (c->fd_capacity < max_connections)
-                log_notice("The descriptor limit (%llu) holds %u connections: other uids than 0 "
+                log_notice("The descriptor limit (%llu) holds %u connections: unprivileged clients "
                            "share at most that many (raise LimitNOFILE= for more)",
                            (unsigned long long)nofile.rlim_cur, (unsigned)c->fd_capacity);
 }
@@ -81,9 +93,9 @@ static uint32_t table_size(const struct service *s)
 }
 
 /*
- * The places other uids than 0 share: all but the reserved ones (at most half the table), within
- * what the descriptor limit allows, so that they cannot take the descriptors uid 0 would need to
- * be accepted.
+ * The places unprivileged clients share: all but the reserved ones (at most half the table),
+ * within what the descriptor limit allows, so that they cannot take the descriptors the privileged
+ * would need to be accepted.
  */
 static uint32_t unprivileged_room(const struct service *s)
 {
@@ -118,7 +130,7 @@ static bool next_reap(const struct service *s, uint64_t *ret)
 
         if (!list_empty(&c->partial)) {
                 const struct peer *p = list_entry(c->partial.next, struct peer, partial_node);
-                when = after(p->fed_usec, s->config.partial_timeout_usec);
+                when = after(p->partial_since_usec, s->config.partial_timeout_usec);
                 any = true;
         }
         if (!list_empty(&c->idle)) {
@@ -164,32 +176,34 @@ static void list_move_to_back(struct list_node *head, struct list_node *n)
         list_append(head, n);
 }
 
-/* The heaviest uid other than 0 (the lowest uid among equals), or NULL when there is none. */
+/* The uid with the most unprivileged connections (the lowest uid among equals), or NULL when
+ * there is none. */
 static const struct conn_uid *heaviest_unprivileged(const struct conns *c)
 {
         const struct conn_uid *heaviest = NULL, *u;
         size_t i = 0;
 
         while ((u = hashmap_next(&c->uids, &i)))
-                if (!uid_privileged(u->uid) && (!heaviest || u->n > heaviest->n ||
-                                                (u->n == heaviest->n && u->uid < heaviest->uid)))
+                if (u->evictable > 0 &&
+                    (!heaviest || u->evictable > heaviest->evictable ||
+                     (u->evictable == heaviest->evictable && u->uid < heaviest->uid)))
                         heaviest = u;
         return heaviest;
 }
 
-/* uid's least recently active connection without a call, else its oldest. */
+/* uid's least recently active unprivileged connection without a call, else its oldest. */
 static struct peer *eviction_victim(const struct service *s, uid_t uid)
 {
         struct peer *oldest = NULL;
 
         for (struct list_node *n = s->conns.idle.next; n != &s->conns.idle; n = n->next) {
                 struct peer *p = list_entry(n, struct peer, idle_node);
-                if (p->uid == uid)
+                if (p->uid == uid && !p->privileged)
                         return p;
         }
         /* The live list is newest first. */
         for (struct peer *p = s->peers; p; p = p->next)
-                if (p->uid == uid)
+                if (p->uid == uid && !p->privileged)
                         oldest = p;
         return oldest;
 }
@@ -222,11 +236,11 @@ bool conns_admit(struct service *s, struct peer *p)
 {
         struct conns *c = &s->conns;
         struct conn_uid *u = conn_uid_find(c, p->uid);
-        uint32_t mine = u ? u->n : 0;
+        uint32_t mine = u ? u->evictable : 0;
         bool full;
 
-        p->privileged = uid_privileged(p->uid);
-        if (mine >= s->config.max_connections_per_uid) {
+        p->privileged = peer_privileged(s, p);
+        if (u && u->n >= s->config.max_connections_per_uid) {
                 refuse(p, "connections_per_uid", s->config.max_connections_per_uid);
                 return false;
         }
@@ -234,9 +248,9 @@ bool conns_admit(struct service *s, struct peer *p)
                (!p->privileged && c->n_unprivileged >= unprivileged_room(s));
         if (full) {
                 const struct conn_uid *heaviest = heaviest_unprivileged(c);
-                /* uid 0 takes a place from anyone else; others only from a uid holding at least
-                 * two more than they do. */
-                if (!heaviest || (!p->privileged && heaviest->n <= mine + 1)) {
+                /* The privileged take a place from anyone else; others only from a uid holding
+                 * at least two more than they do. */
+                if (!heaviest || (!p->privileged && heaviest->evictable <= mine + 1)) {
                         refuse(p, "connections", table_size(s));
                         return false;
                 }
@@ -253,6 +267,7 @@ bool conns_admit(struct service *s, struct peer *p)
                 hashmap_insert(&c->uids, conn_uid_hash(u), u);
         }
         u->n++;
+        u->evictable += !p->privileged;
         c->n_unprivileged += !p->privileged;
         p->active_usec = now_usec();
         list_append(&c->idle, &p->idle_node);
@@ -272,6 +287,7 @@ void conns_forget(struct service *s, struct peer *p)
         if (!u)
                 return;
         c->n_unprivileged -= !p->privileged;
+        u->evictable -= !p->privileged;
         if (--u->n > 0)
                 return;
         hashmap_remove(&c->uids, conn_uid_hash(u), u);
@@ -290,19 +306,24 @@ uint32_t conns_of(const struct conns *c, uid_t uid)
         return u ? u->n : 0;
 }
 
-void conns_note_input(struct service *s, struct peer *p)
+void conns_note_input(struct service *s, struct peer *p, size_t n_read)
 {
         uint64_t now = now_usec();
+        size_t unfinished = vl_reader_unfinished(&p->in);
 
         p->active_usec = now;
         if (list_linked(&p->idle_node))
                 list_move_to_back(&s->conns.idle, &p->idle_node);
-        if (!vl_reader_partial(&p->in)) {
+        if (unfinished == 0) {
                 if (list_linked(&p->partial_node))
                         list_remove(&p->partial_node);
                 return;
         }
-        p->fed_usec = now;
+        /* The clock runs from a message's first byte, not its latest: a byte now and then must
+         * not hold the connection. It restarts only when this read began the unfinished message. */
+        if (list_linked(&p->partial_node) && unfinished > n_read)
+                return;
+        p->partial_since_usec = now;
         list_move_to_back(&s->conns.partial, &p->partial_node);
         want_reap(s);
 }
@@ -326,9 +347,10 @@ static void reap_partial(struct service *s, struct peer *p)
         json_object *params = json_object_new_object();
         char reason[96];
 
-        log_debug("Closing connection %" PRIu64 " of uid %u: an unfinished message, then silence",
+        log_debug("Closing connection %" PRIu64 " of uid %u: a message unfinished in time",
                   p->session, (unsigned)p->uid);
-        snprintf(reason, sizeof(reason), "incomplete message: nothing more came for %" PRIu64 " ms",
+        snprintf(reason, sizeof(reason),
+                 "incomplete message: not finished %" PRIu64 " ms after its first byte",
                  s->config.partial_timeout_usec / 1000);
         vl_add_string(params, "reason", reason);
         service_hang_up(s, p, TIMERD_E_INVALID_MESSAGE, params);
@@ -351,11 +373,11 @@ void conns_reap(struct service *s, uint64_t now)
 
         while (!list_empty(&c->partial)) {
                 struct peer *p = list_entry(c->partial.next, struct peer, partial_node);
-                if (after(p->fed_usec, s->config.partial_timeout_usec) > now)
+                if (after(p->partial_since_usec, s->config.partial_timeout_usec) > now)
                         break;
                 /* While its calls wait their turn the service does not read it: not its silence. */
                 if (p->input_full) {
-                        p->fed_usec = now;
+                        p->partial_since_usec = now;
                         list_move_to_back(&c->partial, &p->partial_node);
                         continue;
                 }

@@ -5,16 +5,17 @@
  * The connection table: who may take a place in it, who is evicted when it is full, and when a
  * connection that does nothing is closed. Per-uid limits bound a uid, not a person (a user
  * namespace gives one user 65,536 uids), so:
- *   - uid 0 is privileged: `reserved-connections` places are its alone, and when the whole table
- *     is full it evicts an unprivileged connection. No set of other uids can keep it out.
- *   - The other uids share the rest. When it is full, a newcomer whose uid holds fewer than the
- *     heaviest uid's connections minus one evicts that uid's least recently active connection
- *     (max-min fairness: a uid under its fair share gets in; a uid with one connection is never
- *     evicted by another unprivileged uid).
- *   - A connection holding part of a message and sending nothing more for `partial-timeout` is
- *     told InvalidMessage and closed; one with no call, parked request, subscription, transient
- *     timer or delivered run for `idle-timeout` is told LimitExceeded {limit: "idle_usec"} and
- *     closed.
+ *   - uid 0 and the members of `admin-group` are privileged: `reserved-connections` places are
+ *     theirs alone, and when the whole table is full they evict an unprivileged connection. No
+ *     set of other uids can keep them out.
+ *   - The unprivileged connections share the rest. When it is full, a newcomer whose uid holds
+ *     fewer than the heaviest uid's unprivileged connections minus one evicts that uid's least
+ *     recently active unprivileged connection (max-min fairness: a uid under its fair share gets
+ *     in; a uid with one connection is never evicted by another unprivileged uid).
+ *   - A connection whose message is not finished `partial-timeout` after its first byte (however
+ *     it trickles) is told InvalidMessage and closed; one with no call, parked request,
+ *     subscription, transient timer or delivered run for `idle-timeout` is told LimitExceeded
+ *     {limit: "idle_usec"} and closed.
  * The timeouts share the monotonic kernel timer with the cores (service.h, struct clock_wake): it
  * is armed for the earliest reap, rounded up to REAP_GRANULARITY_USEC so reaps batch, and never
  * re-armed later just because a connection was busy (a wake-up that finds nothing due re-arms for
@@ -22,6 +23,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -33,7 +35,7 @@ struct service;
 
 struct conns {
         struct hashmap uids;      /* uid → struct conn_uid: its connections */
-        uint32_t n_unprivileged;  /* connections of other uids than 0 */
+        uint32_t n_unprivileged;  /* connections neither of uid 0 nor of the admin group */
         uint32_t fd_capacity;     /* connections the descriptor limit leaves room for */
         struct list_node idle;    /* peers with no call, least recently active first */
         struct list_node partial; /* peers holding part of a message, least recently fed first */
@@ -51,8 +53,8 @@ void conns_forget(struct service *s, struct peer *p);
 /* The connections of uid. O(1). */
 uint32_t conns_of(const struct conns *c, uid_t uid);
 
-/* Bytes came from p. */
-void conns_note_input(struct service *s, struct peer *p);
+/* n_read bytes came from p. */
+void conns_note_input(struct service *s, struct peer *p, size_t n_read);
 /* p's call opened or ended (p->call_open). */
 void conns_note_call(struct service *s, struct peer *p);
 

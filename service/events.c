@@ -31,7 +31,7 @@ void events_subscribe(struct service *s, struct peer *p, json_object *params)
                 service_error(s, p, TIMERD_E_INVALID_PARAMETER, e);
                 return;
         }
-        if (all && p->uid != 0) {
+        if (all && !p->privileged) {
                 service_error(s, p, TIMERD_E_PERMISSION_DENIED, NULL);
                 return;
         }

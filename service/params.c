@@ -109,7 +109,8 @@ int params_check(const char *method, json_object *params, struct param_error *er
         return type ? check_struct(type, params, NULL, err) : 0;
 }
 
-int params_owner(json_object *params, uid_t caller, uint32_t *ret, struct param_error *err)
+int params_owner(json_object *params, uid_t caller, bool privileged, uint32_t *ret,
+                 struct param_error *err)
 {
         uint64_t owner;
         int r = vl_get_u64(params, "owner", &owner);
@@ -119,7 +120,7 @@ int params_owner(json_object *params, uid_t caller, uint32_t *ret, struct param_
         }
         if (r < 0 || owner >= UINT32_MAX)
                 return params_invalid(err, "owner");
-        if (owner != caller && caller != 0)
+        if (owner != caller && !privileged)
                 return params_fail(err, -TIMERD_E_PERMISSION_DENIED, NULL, NULL, 0);
         *ret = (uint32_t)owner;
         return 0;

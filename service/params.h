@@ -30,8 +30,10 @@ struct param_error {
  */
 int params_check(const char *method, json_object *params, struct param_error *err);
 
-/* The owner meant: "owner" when given (only uid 0 may name another uid), else the caller. */
-int params_owner(json_object *params, uid_t caller, uint32_t *ret, struct param_error *err);
+/* The owner meant: "owner" when given (only a privileged caller, uid 0 or the admin group, may
+ * name another uid), else the caller. */
+int params_owner(json_object *params, uid_t caller, bool privileged, uint32_t *ret,
+                 struct param_error *err);
 
 /* A required (or, with optional, absent → *ret = NULL) valid timer name in field. */
 int params_name(json_object *obj, const char *field, bool optional, const char **ret,

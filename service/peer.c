@@ -110,3 +110,29 @@ bool peer_has_output(const struct peer *p)
 {
         return vl_writer_pending(&p->out) > 0;
 }
+
+int peer_in_group(const struct peer *p, gid_t gid)
+{
+        gid_t few[64], *groups = few;
+        socklen_t len = sizeof(few);
+        int r = 0;
+
+        if (p->gid == gid)
+                return 1;
+        if (getsockopt(p->fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
+                if (errno != ERANGE)
+                        return -errno;
+                /* len is now what the kernel needs: up to NGROUPS_MAX gids. */
+                groups = malloc(len);
+                if (!groups)
+                        return -ENOMEM;
+                if (getsockopt(p->fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+                        r = -errno;
+        }
+        for (size_t i = 0; r == 0 && i < len / sizeof(gid_t); i++)
+                if (groups[i] == gid)
+                        r = 1;
+        if (groups != few)
+                free(groups);
+        return r;
+}

@@ -45,11 +45,12 @@ struct peer {
         bool subscriber;    /* the open call is a Subscribe stream */
         bool subscribe_all; /* … of every owner's events */
         bool doomed;        /* close once output is flushed (or at once when it cannot be) */
-        bool privileged;    /* uid 0: has reserved places in the table, is never evicted */
+        bool privileged;    /* uid 0 or the admin group: sees and controls every owner's
+                             * timers, has reserved places in the table, is never evicted */
 
-        uint64_t active_usec;          /* monotonic: its last call ended or bytes came */
-        uint64_t fed_usec;             /* monotonic: bytes of its unfinished message last came */
-        struct list_node idle_node;    /* on the table's list of peers with no call (conns.h) */
+        uint64_t active_usec;        /* monotonic: its last call ended or bytes came */
+        uint64_t partial_since_usec; /* monotonic: the first byte of its unfinished message came */
+        struct list_node idle_node;  /* on the table's list of peers with no call (conns.h) */
         struct list_node partial_node; /* on its list of peers holding part of a message */
 
         struct peer *prev, *next;    /* the service's list of live peers */
@@ -81,3 +82,7 @@ int peer_queue(struct peer *p, char *msg);
 int peer_flush(struct peer *p);
 
 bool peer_has_output(const struct peer *p);
+
+/* Whether gid was p's primary or a supplementary group when it connected (SO_PEERCRED,
+ * SO_PEERGROUPS): 1 or 0, or -errno when its groups cannot be read. */
+int peer_in_group(const struct peer *p, gid_t gid);

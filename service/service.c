@@ -502,7 +502,7 @@ static void on_peer_io(struct loop_watch *w, int fd, uint32_t events, void *user
                 return;
         long n = peer_read(p);
         if (n > 0)
-                conns_note_input(s, p);
+                conns_note_input(s, p, (size_t)n);
         if (n == -ENOBUFS) {
                 /* The buffer is full of calls waiting their turn. A hang-up now means the open
                  * call has nobody to answer; otherwise stop reading until the call ends. */

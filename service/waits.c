@@ -252,7 +252,7 @@ void api_wait(struct service *s, struct peer *p, json_object *params)
         struct td_now now;
         int r;
 
-        if (params_owner(params, p->uid, &a.caller.uid, &err) < 0)
+        if (params_owner(params, p->uid, p->privileged, &a.caller.uid, &err) < 0)
                 goto fail;
         r = vl_get_array(params, "names", &array);
         if (r == -EINVAL) {
@@ -442,7 +442,7 @@ void api_sleep(struct service *s, struct peer *p, json_object *params)
         const char *clock;
         int r;
 
-        if (params_owner(params, p->uid, &a.caller.uid, &err) < 0)
+        if (params_owner(params, p->uid, p->privileged, &a.caller.uid, &err) < 0)
                 goto fail;
         r = params_string(params, "clock", "clock", &clock, &err);
         if (r < 0 || (r > 0 && (int)(a.clock = vl_clock_from_string(clock)) < 0)) {
@@ -498,7 +498,7 @@ void api_finish(struct service *s, struct peer *p, json_object *params)
         struct td_now now;
         const char *v;
 
-        if (params_owner(params, p->uid, &owner, &err) < 0 ||
+        if (params_owner(params, p->uid, p->privileged, &owner, &err) < 0 ||
             continuation_param(params, "continuation", &c, &err) < 0)
                 goto fail;
         if (vl_get_u64(params, "lease", &lease) < 0) {
@@ -555,7 +555,7 @@ void api_resume(struct service *s, struct peer *p, json_object *params)
         json_object *tk;
         struct td_now now;
 
-        if (params_owner(params, p->uid, &caller.uid, &err) < 0)
+        if (params_owner(params, p->uid, p->privileged, &caller.uid, &err) < 0)
                 goto fail;
         if (vl_get_object(params, "ticket", &tk) < 0) {
                 params_invalid(&err, "ticket");

@@ -154,15 +154,20 @@ int vl_reader_next(struct vl_reader *r, const char **ret_msg, size_t *ret_len)
         return 1;
 }
 
-bool vl_reader_partial(const struct vl_reader *r)
+size_t vl_reader_unfinished(const struct vl_reader *r)
 {
         size_t held = r->len - r->start;
         const char *last_nul;
 
         if (held == 0)
-                return false;
+                return 0;
         last_nul = memrchr(r->buf + r->start, 0, held);
-        return !last_nul || last_nul + 1 < r->buf + r->len;
+        return last_nul ? (size_t)(r->buf + r->len - (last_nul + 1)) : held;
+}
+
+bool vl_reader_partial(const struct vl_reader *r)
+{
+        return vl_reader_unfinished(r) > 0;
 }
 
 void vl_writer_init(struct vl_writer *w, size_t max_buffered)

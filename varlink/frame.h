@@ -42,6 +42,8 @@ int vl_reader_next(struct vl_reader *r, const char **ret_msg, size_t *ret_len);
 
 /* True when bytes of an unfinished message are held. */
 bool vl_reader_partial(const struct vl_reader *r);
+/* How many: the bytes held after the last message's end. */
+size_t vl_reader_unfinished(const struct vl_reader *r);
 
 struct vl_writer {
         char *buf;

@@ -50,6 +50,31 @@ static int setup_table(void **state)
         return harness_setup_with(state, args);
 }
 
+/* Longer than the 300 ms between the trickled bytes, shorter than the message takes. */
+#define PARTIAL_TRICKLE_USEC 1500000
+static int setup_trickle(void **state)
+{
+        static const char *const args[] = {"--partial-timeout=1500000", NULL};
+        return harness_setup_with(state, args);
+}
+
+/* A group no test account has, and uids outside it. */
+#define ADMIN_GID 64200
+#define OUTSIDER  64300
+
+static int setup_admin(void **state)
+{
+        static const char *const args[] = {"--admin-group=64200", NULL};
+        return harness_setup_with(state, args);
+}
+
+static int setup_admin_table(void **state)
+{
+        static const char *const args[] = {"--max-connections=12", "--max-connections-per-uid=4",
+                                           "--reserved-connections=2", "--admin-group=64200", NULL};
+        return harness_setup_with(state, args);
+}
+
 static int setup_timeouts(void **state)
 {
         static const char *const args[] = {"--partial-timeout=300000", "--idle-timeout=500000",
@@ -367,6 +392,47 @@ static void test_half_sent_message_is_reaped(void **state)
         close(slow);
 }
 
+/*
+ * A message trickled a byte every 300 ms, each gap well within --partial-timeout, is still closed
+ * once --partial-timeout has passed since its first byte: the bound is on the whole message.
+ * Before: every byte restarted the clock and the connection was held for as long as it trickled.
+ */
+static void test_trickled_message_is_bounded_in_total(void **state)
+{
+        static const char call[] = "{\"method\":\"io.timerd.Service.Status\",\"parameters\":{}}";
+        enum { GAP_USEC = 300000, TRICKLE_LIMIT_USEC = 4 * PARTIAL_TRICKLE_USEC };
+        struct harness *h = *state;
+        int fd = harness_raw_connect(h);
+        char buf[4096];
+        long n = -2;
+
+        /* A whole call first: a finished message does not count against the next one's time. */
+        expect_success(wire_call(fd, STATUS_CALL));
+        unsigned long long start = harness_now_usec();
+        for (size_t i = 0; i < sizeof(call) - 1; i++) {
+                if (send(fd, &call[i], 1, MSG_NOSIGNAL) < 0)
+                        break; /* closed: the reply waits in the socket */
+                n = raw_recv(fd, buf, sizeof(buf), GAP_USEC / 1000);
+                if (n != -2 || harness_now_usec() - start > TRICKLE_LIMIT_USEC)
+                        break;
+        }
+        unsigned long long took = harness_now_usec() - start;
+        if (n == -2)
+                n = raw_recv(fd, buf, sizeof(buf), 0);
+        if (n < 0)
+                fail_msg("a message trickled for %llu ms was %s", took / 1000,
+                         n == -1 ? "closed unanswered" : "kept");
+        json_object *r = json_tokener_parse(buf);
+        assert_string_equal(wire_error(r), "io.timerd.Timer.InvalidMessage");
+        assert_non_null(strstr(wire_string(r, "reason"), "incomplete"));
+        json_object_put(r);
+        wire_expect_eof(fd);
+        close(fd);
+        /* Closed at the bound (reaps batch within 250 ms), not a gap's silence before. */
+        assert_true(took >= PARTIAL_TRICKLE_USEC);
+        assert_true(took < PARTIAL_TRICKLE_USEC + 1000000);
+}
+
 #define REGISTER_TRANSIENT                                                                         \
         "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"mine\","              \
         "\"declaration\":{\"policy\":\"once\"}}}"
@@ -526,6 +592,195 @@ static void test_status_is_per_caller(void **state)
         close(root);
 }
 
+/* Send a call from a child, and its reply within 5 s (NULL on EOF or timeout). */
+static json_object *child_call(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static json_object *child_call(int fd, const char *fmt, ...)
+{
+        char msg[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (n < 0 || (size_t)n >= sizeof(msg) ||
+            send(fd, msg, (size_t)n + 1, MSG_NOSIGNAL) != (ssize_t)n + 1)
+                return NULL;
+        return child_recv(fd, 5000);
+}
+
+/* The reply's error name is `error` (NULL: a success); the reply is released. */
+static bool reply_is(json_object *reply, const char *error)
+{
+        const char *got = reply ? wire_error(reply) : "no reply";
+        bool same = error ? got && strcmp(got, error) == 0 : got == NULL;
+        json_object_put(reply);
+        return same;
+}
+
+static bool status_scope_is(int fd, const char *scope)
+{
+        json_object *st = child_call(fd, STATUS_CALL);
+        const char *got = st ? wire_string(st, "scope") : NULL;
+        bool same = got && strcmp(got, scope) == 0;
+        json_object_put(st);
+        return same;
+}
+
+#define PERMISSION_DENIED "org.varlink.service.PermissionDenied"
+
+struct other_owner {
+        const struct harness *h;
+        int64_t generation; /* of USER_B's timer "theirs" */
+        bool control;       /* also cancel it */
+};
+
+/* A member of the admin group: lists every owner's timers, sees the host's Status, and controls
+ * USER_B's timer as root would. */
+static int act_as_admin(void *arg)
+{
+        const struct other_owner *o = arg;
+        int fd = child_connect(o->h);
+        int result = 0;
+
+        if (fd < 0)
+                return 10;
+        json_object *list = child_call(fd, "{\"method\":\"io.timerd.Timer.List\","
+                                           "\"parameters\":{\"all\":true}}");
+        json_object *timers = NULL;
+        if (!list || wire_error(list) || !json_object_object_get_ex(list, "parameters", &timers) ||
+            !json_object_object_get_ex(timers, "timers", &timers) ||
+            json_object_array_length(timers) != 1 ||
+            json_object_get_int64(
+                json_object_object_get(json_object_array_get_idx(timers, 0), "owner")) != USER_B)
+                result = 11;
+        json_object_put(list);
+        if (result == 0 && !status_scope_is(fd, "host"))
+                result = 12;
+        if (result == 0 && o->control &&
+            !reply_is(child_call(fd,
+                                 "{\"method\":\"io.timerd.Timer.Cancel\",\"parameters\":{"
+                                 "\"claim\":{\"name\":\"theirs\",\"generation\":%lld},"
+                                 "\"owner\":%u}}",
+                                 (long long)o->generation, (unsigned)USER_B),
+                      NULL))
+                result = 13;
+        close(fd);
+        return result;
+}
+
+/* Not a member: its own timers and figures only. */
+static int act_as_outsider(void *arg)
+{
+        const struct other_owner *o = arg;
+        int fd = child_connect(o->h);
+        int result = 0;
+
+        if (fd < 0)
+                return 20;
+        if (!reply_is(child_call(fd, "{\"method\":\"io.timerd.Timer.List\","
+                                     "\"parameters\":{\"all\":true}}"),
+                      PERMISSION_DENIED))
+                result = 21;
+        else if (!reply_is(child_call(fd,
+                                      "{\"method\":\"io.timerd.Timer.Cancel\",\"parameters\":{"
+                                      "\"claim\":{\"name\":\"theirs\",\"generation\":%lld},"
+                                      "\"owner\":%u}}",
+                                      (long long)o->generation, (unsigned)USER_B),
+                           PERMISSION_DENIED))
+                result = 22;
+        else if (!status_scope_is(fd, "caller"))
+                result = 23;
+        close(fd);
+        return result;
+}
+
+/*
+ * With --admin-group, a member (by a supplementary group, and by its primary group) lists every
+ * owner's timers, sees Status for the host and cancels another uid's timer; a non-member gets
+ * PermissionDenied and its own figures. Before: only uid 0 could; a member was refused.
+ */
+static void test_admin_group_acts_for_every_owner(void **state)
+{
+        struct harness *h = *state;
+        int root = harness_raw_connect(h);
+
+        if (!users_available())
+                skip();
+        assert_int_equal(chmod(h->dir, 0755), 0);
+        json_object *r = wire_call(root,
+                                   "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{"
+                                   "\"name\":\"theirs\",\"owner\":%u,\"declaration\":{"
+                                   "\"policy\":\"once\",\"lifetime\":\"retained\"},"
+                                   "\"delay_usec\":600000000}}",
+                                   (unsigned)USER_B);
+        struct other_owner o = {.h = h, .generation = wire_int(r, "claim.generation")};
+        expect_success(r);
+        assert_true(o.generation > 0);
+
+        assert_int_equal(run_as(OUTSIDER, act_as_outsider, &o), 0);
+        assert_int_equal(run_as_groups(USER_A, ADMIN_GID, (gid_t)-1, act_as_admin, &o), 0);
+        o.control = true;
+        assert_int_equal(run_as_groups(USER_A, USER_A, ADMIN_GID, act_as_admin, &o), 0);
+
+        r = wire_call(root,
+                      "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{"
+                      "\"name\":\"theirs\",\"owner\":%u}}",
+                      (unsigned)USER_B);
+        assert_string_equal(wire_string(r, "timer.state"), "inactive");
+        json_object_put(r);
+        close(root);
+}
+
+/* A member of the admin group: three connections on a table the other uids filled, each served
+ * with the host's Status. */
+static int admin_connects(void *arg)
+{
+        const struct harness *h = arg;
+        int fds[RESERVED + 1], result = 0;
+
+        for (int i = 0; i < RESERVED + 1; i++) {
+                fds[i] = child_connect(h);
+                if (fds[i] < 0)
+                        return 30;
+                json_object *st = child_call(fds[i], STATUS_CALL);
+                const char *scope = st ? wire_string(st, "scope") : NULL;
+                if (!st || wire_error(st) || !scope || strcmp(scope, "host") != 0)
+                        result = 31;
+                else if (i == RESERVED && wire_int(st, "connections") != TABLE)
+                        result = 32;
+                json_object_put(st);
+                if (result)
+                        return result;
+        }
+        for (int i = 0; i < RESERVED + 1; i++)
+                close(fds[i]);
+        return 0;
+}
+
+/* The admin group shares root's reserved places and evicts on a full table, as root does. Before:
+ * its members were other uids, and were refused once those filled the table. */
+static void test_admin_group_is_served_when_other_uids_fill_the_table(void **state)
+{
+        struct harness *h = *state;
+        struct uid_client clients[N_UIDS];
+        int alive = 0, evicted = 0;
+
+        if (!users_available())
+                skip();
+        assert_int_equal(chmod(h->dir, 0755), 0);
+        for (int i = 0; i < N_UIDS; i++)
+                client_start(&clients[i], h, FIRST_UID + (uid_t)i, PER_UID);
+        assert_int_equal(run_as_groups(USER_A, USER_A, ADMIN_GID, admin_connects, h), 0);
+        for (int i = 0; i < N_UIDS; i++) {
+                client_finish(&clients[i]);
+                alive += clients[i].got - clients[i].lost;
+                evicted += clients[i].lost;
+        }
+        /* The shared places were full, then the member took one of them. */
+        assert_int_equal(alive, SHARED - 1);
+        assert_true(evicted >= 1);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -537,12 +792,19 @@ int main(void)
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_half_sent_message_is_reaped, setup_timeouts,
                                             harness_teardown),
+            cmocka_unit_test_setup_teardown(test_trickled_message_is_bounded_in_total,
+                                            setup_trickle, harness_teardown),
             cmocka_unit_test_setup_teardown(test_idle_connection_is_reaped, setup_timeouts,
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_timeouts_cost_no_wakeups, harness_setup,
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_status_is_per_caller, harness_setup,
                                             harness_teardown),
+            cmocka_unit_test_setup_teardown(test_admin_group_acts_for_every_owner, setup_admin,
+                                            harness_teardown),
+            cmocka_unit_test_setup_teardown(
+                test_admin_group_is_served_when_other_uids_fill_the_table, setup_admin_table,
+                harness_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

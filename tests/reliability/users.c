@@ -13,19 +13,30 @@ bool users_available(void)
         return geteuid() == 0;
 }
 
-pid_t run_as_async(uid_t uid, int (*fn)(void *arg), void *arg)
+pid_t run_as_groups_async(uid_t uid, gid_t gid, gid_t group, int (*fn)(void *arg), void *arg)
 {
         pid_t parent = getpid();
         pid_t pid = fork();
         if (pid != 0)
                 return pid;
-        if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+        if (setgroups(group == (gid_t)-1 ? 0 : 1, &group) < 0 || setresgid(gid, gid, gid) < 0 ||
+            setresuid(uid, uid, uid) < 0)
                 _exit(255);
         /* A test that fails leaves no user process behind. After the switch: changing
          * credentials clears the parent-death signal. */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
                 _exit(255);
         _exit(fn(arg) & 0xff);
+}
+
+pid_t run_as_async(uid_t uid, int (*fn)(void *arg), void *arg)
+{
+        return run_as_groups_async(uid, uid, (gid_t)-1, fn, arg);
+}
+
+int run_as_groups(uid_t uid, gid_t gid, gid_t group, int (*fn)(void *arg), void *arg)
+{
+        return run_wait(run_as_groups_async(uid, gid, group, fn, arg));
 }
 
 int run_wait(pid_t pid)

@@ -3,9 +3,9 @@
 
 /*
  * Clients of other users: a child process that switches to an unprivileged uid (and the gid of
- * the same number, no supplementary groups) before it connects, since the service takes a
- * client's identity from the socket (SO_PEERCRED) at connect time. Needs root; no account needs
- * to exist.
+ * the same number, no supplementary groups, unless it names others) before it connects, since the
+ * service takes a client's identity from the socket (SO_PEERCRED) at connect time. Needs root; no
+ * account needs to exist.
  */
 
 #include <stdbool.h>
@@ -24,4 +24,9 @@ int run_as(uid_t uid, int (*fn)(void *arg), void *arg);
 
 /* The same, without waiting: returns the child's pid (reap it with run_wait()). */
 pid_t run_as_async(uid_t uid, int (*fn)(void *arg), void *arg);
+
+/* Run fn(arg) in a child as uid with primary group gid and the supplementary group `group`
+ * ((gid_t)-1: none); returns its result as run_as(). */
+int run_as_groups(uid_t uid, gid_t gid, gid_t group, int (*fn)(void *arg), void *arg);
+pid_t run_as_groups_async(uid_t uid, gid_t gid, gid_t group, int (*fn)(void *arg), void *arg);
 int run_wait(pid_t pid);

@@ -82,9 +82,13 @@ static void reader_many_messages_in_one_feed(void **state)
         assert_next(&r, ""); /* an empty message is a message: the caller rejects it as JSON */
         assert_no_next(&r);
         assert_true(vl_reader_partial(&r));
+        assert_int_equal(vl_reader_unfinished(&r), 3);
         assert_int_equal(vl_reader_feed(&r, "\0d", 2), 0);
+        /* Only the bytes after the last end: the next message's, not the one just finished. */
+        assert_int_equal(vl_reader_unfinished(&r), 1);
         assert_next(&r, "ccc");
         assert_true(vl_reader_partial(&r));
+        assert_int_equal(vl_reader_unfinished(&r), 1);
         vl_reader_done(&r);
 }
 
