@@ -68,7 +68,8 @@ static const char *const verb_help[VERB_MAX] = {
                   "                       run_active, pending, runs,\n"
                   "                       consecutive_expected_failures, overruns,\n"
                   "                       last_start_usec, last_finish_usec, last_outcome,\n"
-                  "                       last_duration_usec, total_duration_usec\n"
+                  "                       last_duration_usec, total_duration_usec, last_exit,\n"
+                  "                       last_exit_code\n"
                   "  --value              With -p: only the values\n" USER_HELP
                   "  --json[=MODE]        The service's answer as JSON\n",
     [VERB_STATUS] = "Usage: timerctl status [OPTIONS]\n"

@@ -68,7 +68,7 @@ expect_exit 3 ctl show soon
 
 ## list: the table, its options, --json in both layouts.
 ctl list >"$dir/list"
-head -1 "$dir/list" | grep -q "^NEXT .*LEFT .*LAST .*PASSED .*NAME .*POLICY .*CLOCK .*STATE$" ||
+head -1 "$dir/list" | grep -q "^NEXT .*LEFT .*LAST .*PASSED .*LAST-RESULT .*NAME .*POLICY .*CLOCK .*STATE$" ||
         fail "list header: $(head -1 "$dir/list")"
 contains "$dir/list" "5 timers listed."
 grep -q "idle .*once .*monotonic .*inactive" "$dir/list" || fail "idle row: $(cat "$dir/list")"
