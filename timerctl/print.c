@@ -68,7 +68,7 @@ static const char *format_relative(char buf[static RELATIVE_MAX], const struct c
 const char *format_run_result(char buf[static RUN_RESULT_MAX], const struct timerd_timer *timer)
 {
         const struct timerd_run_result *result = &timer->last_result;
-        const char *signal = sigabbrev_np((int)result->code);
+        const char *signal = result->code ? sigabbrev_np((int)result->code) : NULL;
         char word[WORD_MAX];
 
         switch (result->exit) {
@@ -82,9 +82,13 @@ const char *format_run_result(char buf[static RUN_RESULT_MAX], const struct time
                         snprintf(buf, RUN_RESULT_MAX, "signal %" PRIu32, result->code);
                 return buf;
         case TIMERD_EXIT_TIMED_OUT:
-                return "timeout";
         case TIMERD_EXIT_INTERRUPTED:
-                return "interrupted";
+                /* The signal that ended it, when one did. */
+                snprintf(buf, RUN_RESULT_MAX, "%s%s%s%s",
+                         result->exit == TIMERD_EXIT_TIMED_OUT ? "timeout" : "interrupted",
+                         signal && result->code ? " (" : "", signal && result->code ? signal : "",
+                         signal && result->code ? ")" : "");
+                return buf;
         default:
                 break;
         }

@@ -301,7 +301,7 @@ static void test_show(void **state)
         free(text);
         timer.last_result = (struct timerd_run_result){TIMERD_EXIT_TIMED_OUT, 15};
         CAPTURE(text, print_timer(f, &timer, &now));
-        assert_non_null(strstr(text, "       Last result: timeout\n"));
+        assert_non_null(strstr(text, "       Last result: timeout (TERM)\n"));
         free(text);
         timer.last_result = (struct timerd_run_result){};
 
