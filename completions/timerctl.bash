@@ -27,11 +27,11 @@ __timerctl_reply()
 _timerctl()
 {
         local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-        local verbs="list show status add reconcile schedule reschedule cancel kick remove wait sleep monitor calendar"
+        local verbs="list show status add reconcile schedule reschedule cancel kick remove wait sleep monitor calendar run"
         local global="--socket --json --json=short --json=pretty --json=off --no-pager --help --version"
         local declaring="--once --every --watchdog --interval --retained --transient --clock --delivery --accuracy --no-catch-up --randomized-delay --handover --in --at"
-        local with_argument=" --socket -U --user --every --watchdog --interval --clock --accuracy --delivery --randomized-delay --handover --in --at --desired --cadence -p --property -n --count --timeout --alarm --iterations --base-time --timezone "
-        local properties="owner name policy cadence_usec clock lifetime delivery accuracy_usec signal catch_up randomized_delay_usec handover_usec generation state failure next_usec remaining_usec run run_active pending runs consecutive_expected_failures overruns last_start_usec last_finish_usec last_outcome last_duration_usec total_duration_usec"
+        local with_argument=" --socket -U --user --every --watchdog --interval --clock --accuracy --delivery --randomized-delay --handover --in --at --desired --cadence -p --property -n --count --timeout --alarm --iterations --base-time --timezone --grace --max-failures "
+        local properties="owner name policy cadence_usec clock lifetime delivery accuracy_usec signal catch_up randomized_delay_usec handover_usec generation state failure next_usec remaining_usec run run_active pending runs consecutive_expected_failures overruns last_start_usec last_finish_usec last_outcome last_duration_usec total_duration_usec last_exit last_exit_code"
         local -A verb_options=(
                 [list]="-a --all --no-legend -U --user"
                 [show]="-p --property --value -U --user"
@@ -47,6 +47,7 @@ _timerctl()
                 [sleep]="--clock --alarm --resume"
                 [monitor]="-a --all -n --count"
                 [calendar]="--iterations --base-time --timezone --cron"
+                [run]="$declaring --timeout --grace --max-failures --failure-is-expected --shell --journal"
         )
         local command=("${COMP_WORDS[0]}") verb="" word i
 
@@ -54,6 +55,15 @@ _timerctl()
         # Readline splits "--clock=boottime" into "--clock", "=", "boottime".
         for ((i = 1; i < COMP_CWORD; i++)); do
                 word=${COMP_WORDS[i]}
+                # run's command: a program first, then its arguments.
+                if [[ $word == "--" ]]; then
+                        if ((i + 1 == COMP_CWORD)); then
+                                mapfile -t COMPREPLY < <(compgen -c -- "$cur")
+                        else
+                                mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+                        fi
+                        return
+                fi
                 if [[ $word == -* && ${COMP_WORDS[i + 1]} == "=" ]]; then
                         [[ " --socket --user " == *" $word "* ]] && command+=("$word" "${COMP_WORDS[i + 2]}")
                         ((i += 2))
@@ -110,7 +120,8 @@ _timerctl()
                 return
                 ;;
         --every | --watchdog | --interval | --accuracy | --randomized-delay | --handover | --in | \
-                --at | --cadence | --timeout | --alarm | -n | --count | --iterations | --base-time)
+                --at | --cadence | --timeout | --alarm | -n | --count | --iterations | --base-time | \
+                --grace | --max-failures)
                 return # a span, a time or a number: nothing to offer
                 ;;
         esac
@@ -119,7 +130,7 @@ _timerctl()
                 __timerctl_reply "$global ${verb_options[${verb:-list}]}" "$cur"
         elif [[ -z $verb ]]; then
                 __timerctl_reply "$verbs" "$cur"
-        elif [[ " show schedule reschedule cancel kick remove wait " == *" $verb "* ]]; then
+        elif [[ " show schedule reschedule cancel kick remove wait run " == *" $verb "* ]]; then
                 __timerctl_reply "$(__timerctl_timers "${command[@]}")" "$cur"
         fi
 }

@@ -415,7 +415,7 @@ int timerd_get(struct timerd *t, const char *name, uint32_t owner, struct timerd
 
 static int complete_parameters(const struct timerd_token *token, enum timerd_outcome outcome,
                                enum timerd_directive directive, uint64_t duration_usec,
-                               json_object **ret)
+                               const struct timerd_run_result *result, json_object **ret)
 {
         const char *outcome_name = vl_outcome_to_string(outcome);
         const char *directive_name = vl_directive_to_string(directive);
@@ -434,6 +434,8 @@ static int complete_parameters(const struct timerd_token *token, enum timerd_out
                 r = vl_add_string(parameters, "directive", directive_name);
         if (r >= 0 && duration_usec > 0)
                 r = vl_add_u64(parameters, "duration_usec", duration_usec);
+        if (r >= 0 && result)
+                r = wire_add_run_result(parameters, result);
         if (r < 0) {
                 json_object_put(parameters);
                 return r;
@@ -442,18 +444,25 @@ static int complete_parameters(const struct timerd_token *token, enum timerd_out
         return 0;
 }
 
-int timerd_complete(struct timerd *t, const struct timerd_token *token, enum timerd_outcome outcome,
-                    enum timerd_directive directive, uint64_t duration_usec)
+int timerd_complete_result(struct timerd *t, const struct timerd_token *token,
+                           enum timerd_outcome outcome, enum timerd_directive directive,
+                           uint64_t duration_usec, const struct timerd_run_result *result)
 {
         json_object *parameters;
         int r;
 
         if (!t || !token)
                 return -EINVAL;
-        r = complete_parameters(token, outcome, directive, duration_usec, &parameters);
+        r = complete_parameters(token, outcome, directive, duration_usec, result, &parameters);
         if (r < 0)
                 return r;
         return call_without_result(t, TIMER_METHOD("Complete"), parameters, 0);
+}
+
+int timerd_complete(struct timerd *t, const struct timerd_token *token, enum timerd_outcome outcome,
+                    enum timerd_directive directive, uint64_t duration_usec)
+{
+        return timerd_complete_result(t, token, outcome, directive, duration_usec, NULL);
 }
 
 int timerd_complete_async(struct timerd *t, const struct timerd_token *token,
@@ -467,7 +476,7 @@ int timerd_complete_async(struct timerd *t, const struct timerd_token *token,
 
         if (!t || !token || !callback)
                 return -EINVAL;
-        r = complete_parameters(token, outcome, directive, duration_usec, &parameters);
+        r = complete_parameters(token, outcome, directive, duration_usec, NULL, &parameters);
         if (r < 0)
                 return r;
         return call_async(t, TIMER_METHOD("Complete"), parameters, 0, &handler);

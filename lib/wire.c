@@ -74,6 +74,19 @@ int wire_add_token(json_object *parameters, const struct timerd_token *token)
         return 0;
 }
 
+int wire_add_run_result(json_object *parameters, const struct timerd_run_result *result)
+{
+        const char *exit_name = vl_exit_to_string(result->exit);
+        json_object *obj;
+
+        if (result->exit == TIMERD_EXIT_NONE || !exit_name || result->code > UINT8_MAX)
+                return -EINVAL;
+        if (add_new_object(parameters, "result", &obj) < 0 ||
+            vl_add_string(obj, "exit", exit_name) < 0 || vl_add_u64(obj, "code", result->code) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 int wire_add_claim_or_token(json_object *parameters, const struct timerd_claim *claim,
                             const struct timerd_token *token)
 {
@@ -278,6 +291,25 @@ static int decode_timer_enums(json_object *obj, struct timerd_timer *ret)
         return 0;
 }
 
+/* An absent last_result leaves exit TIMERD_EXIT_NONE. */
+static int decode_last_result(json_object *obj, struct timerd_run_result *ret)
+{
+        json_object *result;
+        const char *exit_name;
+        uint64_t code;
+
+        if (get_optional_object(obj, "last_result", &result) < 0)
+                return -TIMERD_E_PROTOCOL;
+        if (!result)
+                return 0;
+        if (get_string(result, "exit", &exit_name) < 0 || get_u64(result, "code", &code) < 0 ||
+            code > UINT8_MAX)
+                return -TIMERD_E_PROTOCOL;
+        ret->exit = vl_exit_from_string(exit_name);
+        ret->code = (uint32_t)code;
+        return ret->exit <= TIMERD_EXIT_NONE ? -TIMERD_E_PROTOCOL : 0;
+}
+
 int wire_decode_timer(json_object *obj, struct timerd_timer *ret)
 {
         json_object *declaration;
@@ -303,7 +335,8 @@ int wire_decode_timer(json_object *obj, struct timerd_timer *ret)
             get_optional_u64(obj, "last_finish_usec", &ret->has_last_finish,
                              &ret->last_finish_usec) < 0 ||
             get_u64(obj, "last_duration_usec", &ret->last_duration_usec) < 0 ||
-            get_u64(obj, "total_duration_usec", &ret->total_duration_usec) < 0)
+            get_u64(obj, "total_duration_usec", &ret->total_duration_usec) < 0 ||
+            decode_last_result(obj, &ret->last_result) < 0)
                 return -TIMERD_E_PROTOCOL;
         ret->owner = (uint32_t)owner;
         return 0;

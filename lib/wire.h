@@ -16,6 +16,8 @@ int wire_add_declaration(json_object *parameters, const struct timerd_declaratio
 int wire_add_claim_or_token(json_object *parameters, const struct timerd_claim *claim,
                             const struct timerd_token *token);
 int wire_add_token(json_object *parameters, const struct timerd_token *token);
+/* "result": how a run's program ended; -EINVAL for TIMERD_EXIT_NONE or a code above 255. */
+int wire_add_run_result(json_object *parameters, const struct timerd_run_result *result);
 /* An AT start as `absolute_field`, an AFTER start as "delay_usec"; a DEFAULT start adds nothing. */
 int wire_add_start(json_object *parameters, const struct timerd_start *start,
                    const char *absolute_field);

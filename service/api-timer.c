@@ -327,6 +327,28 @@ static int do_kick(struct service *s, struct peer *p, json_object *params, const
         return 0;
 }
 
+/* The optional "result" of a Complete: how the run's program ended. Returns 1 when given. */
+static int complete_run_end(json_object *params, struct td_run_end *ret, struct param_error *err)
+{
+        json_object *result;
+        const char *exit_name;
+        uint64_t code;
+        int r;
+
+        r = vl_get_object(params, "result", &result);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return params_invalid(err, "result");
+        if (params_string(result, "exit", "result.exit", &exit_name, err) <= 0 ||
+            (int)(ret->exit = vl_exit_from_string(exit_name)) <= (int)TIMERD_EXIT_NONE)
+                return params_invalid(err, "result.exit");
+        if (vl_get_u64(result, "code", &code) < 0 || code > UINT8_MAX)
+                return params_invalid(err, "result.code");
+        ret->code = (uint32_t)code;
+        return 1;
+}
+
 static int do_complete(struct service *s, struct peer *p, json_object *params,
                        const struct td_now *now, json_object **reply, struct param_error *err)
 {
@@ -336,7 +358,8 @@ static int do_complete(struct service *s, struct peer *p, json_object *params,
         uint32_t owner;
         const char *v;
         uint64_t duration = 0;
-        int r;
+        struct td_run_end end;
+        int r, has_end;
 
         if ((r = params_owner(params, p->uid, p->privileged, &owner, err)) < 0 ||
             (r = params_token(params, owner, &h, err)) < 0)
@@ -350,14 +373,31 @@ static int do_complete(struct service *s, struct peer *p, json_object *params,
         r = vl_get_u64(params, "duration_usec", &duration);
         if (r < 0 && r != -ENOENT)
                 return params_invalid(err, "duration_usec");
+        has_end = complete_run_end(params, &end, err);
+        if (has_end < 0)
+                return has_end;
         r = run_transition(s, now,
-                           registry_complete(s->registry, now, &h, outcome, directive, duration),
+                           registry_complete(s->registry, now, &h, outcome, directive, duration,
+                                             has_end ? &end : NULL),
                            err, h.owner, h.name, "duration_usec");
         if (r < 0)
                 return r;
         *reply = json_object_new_object();
         events_publish(s, EVENT_COMPLETED, h.owner, h.name, h.run);
         return 0;
+}
+
+/* "last_result": {exit, code}; false when out of memory. */
+static bool add_run_end(json_object *o, const struct td_run_end *end)
+{
+        json_object *result = json_object_new_object();
+
+        if (!result || vl_add_string(result, "exit", vl_exit_to_string(end->exit)) < 0 ||
+            vl_add_u64(result, "code", end->code) < 0) {
+                json_object_put(result);
+                return false;
+        }
+        return vl_add_object(o, "last_result", result) >= 0;
 }
 
 static void add_optional(json_object *o, const char *field, bool has, uint64_t v)
@@ -416,6 +456,10 @@ json_object *api_timer_json(const struct td_snapshot *timer, const struct td_now
                 vl_add_string(o, "last_outcome", vl_outcome_to_string(t->last_outcome));
         vl_add_u64(o, "last_duration_usec", t->last_duration_usec);
         vl_add_u64(o, "total_duration_usec", t->total_duration_usec);
+        if (t->last_end.exit != TIMERD_EXIT_NONE && !add_run_end(o, &t->last_end)) {
+                json_object_put(o);
+                return NULL;
+        }
         return o;
 }
 

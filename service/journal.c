@@ -90,6 +90,10 @@ static_assert(TIMERD_OUTCOME_NONE == 0 && TIMERD_OUTCOME_SUCCESS == 1 &&
                   TIMERD_OUTCOME_EXPECTED_FAILURE == 2 && TIMERD_OUTCOME_INVARIANT_FAILURE == 3 &&
                   TIMERD_OUTCOME_MAX == 4,
               "journal format: outcome");
+static_assert(TIMERD_EXIT_NONE == 0 && TIMERD_EXIT_EXITED == 1 && TIMERD_EXIT_SIGNALED == 2 &&
+                  TIMERD_EXIT_TIMED_OUT == 3 && TIMERD_EXIT_INTERRUPTED == 4 &&
+                  TIMERD_EXIT_MAX == 5,
+              "journal format: exit");
 static_assert(TIMERD_NAME_MAX <= UINT8_MAX && JOURNAL_BOOT_ID_MAX <= UINT8_MAX,
               "journal format: one length byte");
 
@@ -299,7 +303,9 @@ static bool timer_valid(const struct journal_timer *t)
                (unsigned)t->delivery < TIMERD_DELIVERY_MAX && t->signo >= 0 &&
                t->signo <= UINT8_MAX && (unsigned)t->state < TIMERD_STATE_MAX &&
                (unsigned)t->failure < TIMERD_FAILURE_MAX &&
-               (unsigned)t->last_outcome < TIMERD_OUTCOME_MAX;
+               (unsigned)t->last_outcome < TIMERD_OUTCOME_MAX &&
+               (unsigned)t->last_exit < TIMERD_EXIT_MAX && t->last_exit_code <= UINT8_MAX &&
+               (t->last_exit != TIMERD_EXIT_NONE || t->last_exit_code == 0);
 }
 
 static void encode_timer(uint8_t **p, const struct journal_timer *t)
@@ -339,9 +345,14 @@ static void encode_timer(uint8_t **p, const struct journal_timer *t)
         put_u64(p, t->written_clock_usec);
         put_string(p, t->boot_id);
         /* Appended to format 2 later, only when set: a store without handovers reads as before,
-         * and a record that ends at the boot id has none. */
-        if (t->handover_usec > 0)
+         * and a record that ends at the boot id has none. How the last run's program ended came
+         * after that (format 3), also only when set, and with the handover always before it. */
+        if (t->handover_usec > 0 || t->last_exit != TIMERD_EXIT_NONE)
                 put_u64(p, t->handover_usec);
+        if (t->last_exit != TIMERD_EXIT_NONE) {
+                put_u8(p, (uint8_t)t->last_exit);
+                put_u8(p, (uint8_t)t->last_exit_code);
+        }
 }
 
 static void decode_timer(struct reader *r, struct journal_timer *t)
@@ -380,12 +391,19 @@ static void decode_timer(struct reader *r, struct journal_timer *t)
         t->written_realtime_usec = get_u64(r);
         t->written_clock_usec = get_u64(r);
         get_string(r, t->boot_id, 0, JOURNAL_BOOT_ID_MAX);
+        if (r->left == 0)
+                return;
+        t->handover_usec = get_u64(r);
         if (r->left > 0) {
-                t->handover_usec = get_u64(r);
-                /* One encoding per state: a zero handover is left out. */
-                if (t->handover_usec == 0)
+                t->last_exit = (enum timerd_exit)get_enum(r, TIMERD_EXIT_MAX);
+                t->last_exit_code = get_u8(r);
+                if (t->last_exit == TIMERD_EXIT_NONE)
                         r->bad = true;
         }
+        /* One encoding per state: a zero handover is written only before a result, which is
+         * never NONE. */
+        if (t->handover_usec == 0 && t->last_exit == TIMERD_EXIT_NONE)
+                r->bad = true;
 }
 
 /* Append an unsealed record (sequence, flags and checksum come with record_seal()); `t` is NULL

@@ -108,6 +108,8 @@ struct journal_timer {
         enum timerd_outcome last_outcome;
         uint64_t last_duration_usec;
         uint64_t total_duration_usec;
+        enum timerd_exit last_exit; /* how the last run's program ended, as its runner said */
+        uint32_t last_exit_code;
 
         /* When this state was written, to re-base a monotonic or boottime deadline after a reboot
          * (a different boot id): realtime and `clock` read at the same moment. */

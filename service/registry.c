@@ -59,6 +59,7 @@ struct run_state {
         uint64_t last_duration_usec;
         uint64_t total_duration_usec;
         enum timerd_outcome last_outcome;
+        struct td_run_end last_end;
         bool has_last_start;
         bool has_last_finish;
 };
@@ -326,8 +327,8 @@ static bool run_state_empty(const struct run_state *rs)
                rs->consecutive_expected_failures == 0 && rs->overruns == 0 &&
                rs->last_start_usec == 0 && rs->last_finish_usec == 0 &&
                rs->last_duration_usec == 0 && rs->total_duration_usec == 0 &&
-               rs->last_outcome == TIMERD_OUTCOME_NONE && !rs->has_last_start &&
-               !rs->has_last_finish;
+               rs->last_outcome == TIMERD_OUTCOME_NONE && rs->last_end.exit == TIMERD_EXIT_NONE &&
+               rs->last_end.code == 0 && !rs->has_last_start && !rs->has_last_finish;
 }
 
 static void timer_runs_adopt(struct timer *t, struct timer_runs *runs,
@@ -1558,9 +1559,16 @@ struct td_transition registry_note_overrun(struct registry *r, const struct td_n
         return transition_done(r);
 }
 
+static bool run_end_valid(const struct td_run_end *end)
+{
+        return end->exit > TIMERD_EXIT_NONE && end->exit < TIMERD_EXIT_MAX &&
+               end->code <= UINT8_MAX;
+}
+
 /* The counters a finished run leaves, computed before anything changes. */
 struct run_result {
         enum timerd_outcome outcome;
+        struct td_run_end end;
         uint64_t finish_usec;
         uint64_t duration_usec;
         uint64_t runs;
@@ -1613,6 +1621,7 @@ static void run_finish(struct registry *r, struct timer *t, const struct run_res
         rs->consecutive_expected_failures = res->consecutive_expected_failures;
         rs->last_duration_usec = res->duration_usec;
         rs->last_outcome = res->outcome;
+        rs->last_end = res->end;
         rs->has_last_finish = true;
         rs->last_finish_usec = res->finish_usec;
 
@@ -1637,7 +1646,8 @@ static void run_finish(struct registry *r, struct timer *t, const struct run_res
 
 struct td_transition registry_complete(struct registry *r, const struct td_now *now,
                                        const struct td_handle *token, enum timerd_outcome outcome,
-                                       enum timerd_directive directive, uint64_t duration_usec)
+                                       enum timerd_directive directive, uint64_t duration_usec,
+                                       const struct td_run_end *end)
 {
         struct run_result res;
         struct before *b = NULL;
@@ -1646,7 +1656,7 @@ struct td_transition registry_complete(struct registry *r, const struct td_now *
 
         effects_begin(r);
         if (outcome <= TIMERD_OUTCOME_NONE || outcome >= TIMERD_OUTCOME_MAX || directive < 0 ||
-            directive >= TIMERD_DIRECTIVE_MAX)
+            directive >= TIMERD_DIRECTIVE_MAX || (end && !run_end_valid(end)))
                 return transition_failed(r, -TIMERD_E_INVALID_PARAMETER);
         e = handle_resolve(r, token, &t);
         if (e >= 0 && token->run == 0)
@@ -1655,6 +1665,8 @@ struct td_transition registry_complete(struct registry *r, const struct td_now *
                 e = handle_generations_check(r, 1);
         if (e >= 0)
                 e = run_result_compute(t, now->usec[t->clock], outcome, duration_usec, &res);
+        if (e >= 0 && end)
+                res.end = *end;
         if (e >= 0)
                 e = before_prepare(r, t, timer_retained(t), &b);
         if (e < 0)
@@ -1984,6 +1996,7 @@ static void timer_snapshot(const struct timer *t, struct td_snapshot *ret)
             .last_outcome = rs->last_outcome,
             .last_duration_usec = rs->last_duration_usec,
             .total_duration_usec = rs->total_duration_usec,
+            .last_end = rs->last_end,
             .session = t->session,
         };
         ret->has_deadline = timer_next_deadline(t, &ret->next_deadline_usec);
@@ -2160,6 +2173,8 @@ static bool snapshot_restorable(const struct td_snapshot *s)
         return s->declaration.lifetime == TIMERD_LIFETIME_RETAINED && s->generation > 0 &&
                s->failure >= TIMERD_FAILURE_NONE && s->failure < TIMERD_FAILURE_MAX &&
                s->last_outcome >= TIMERD_OUTCOME_NONE && s->last_outcome < TIMERD_OUTCOME_MAX &&
+               (s->last_end.exit == TIMERD_EXIT_NONE ? s->last_end.code == 0
+                                                     : run_end_valid(&s->last_end)) &&
                (!s->pending || s->run_active) && (!s->run_active || s->has_last_start) &&
                (!ran || s->run > 0) && s->runs <= s->run &&
                s->consecutive_expected_failures <= s->runs &&
@@ -2202,6 +2217,7 @@ static void image_of_snapshot(const struct td_snapshot *s, struct timer_image *r
                     .last_outcome = s->last_outcome,
                     .last_duration_usec = s->last_duration_usec,
                     .total_duration_usec = s->total_duration_usec,
+                    .last_end = s->last_end,
                 },
             .queued = s->failure == TIMERD_FAILURE_NONE && s->has_deadline && !off_queue,
             .deadline_usec = s->next_deadline_usec,

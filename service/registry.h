@@ -147,6 +147,12 @@ struct td_transition {
 };
 
 /* A coherent copy of one timer. */
+/* How a run's program ended, as its runner reported it (exit TIMERD_EXIT_NONE: not reported). */
+struct td_run_end {
+        enum timerd_exit exit;
+        uint32_t code; /* exit status or signal number, 0 to 255 */
+};
+
 struct td_snapshot {
         uint32_t owner;
         char name[TIMERD_NAME_MAX + 1];
@@ -171,6 +177,7 @@ struct td_snapshot {
         enum timerd_outcome last_outcome;
         uint64_t last_duration_usec;
         uint64_t total_duration_usec;
+        struct td_run_end last_end;
         uint64_t session; /* the registering session (0: none, restored); transient timers die
                            * with it */
 };
@@ -290,12 +297,14 @@ struct td_transition registry_unregister(struct registry *r, const struct td_now
  * resets on success) / invariant-failure (timer → failed). Directive stop → inactive. Otherwise
  * the policy goes on: once → inactive unless a deadline was set during the run; after-completion →
  * now + cadence (or the deadline set during the run); watchdog/interval keep their armed schedule.
- * duration_usec is the client's measurement of the run (0: now - start).
+ * duration_usec is the client's measurement of the run (0: now - start); end (NULL: not reported)
+ * how its program ended, kept as the timer's last_end (an invalid one: InvalidParameter).
  * Invariant-failure and stop win over a deadline set during the run.
  */
 struct td_transition registry_complete(struct registry *r, const struct td_now *now,
                                        const struct td_handle *token, enum timerd_outcome outcome,
-                                       enum timerd_directive directive, uint64_t duration_usec);
+                                       enum timerd_directive directive, uint64_t duration_usec,
+                                       const struct td_run_end *end);
 
 /*
  * The kernel timer of `clock` expired with handle generation `generation`. A stale generation

@@ -219,7 +219,8 @@ void service_end_run(struct service *s, const struct td_now *now, const struct t
 {
         const struct td_handle token = {
             .owner = d->owner, .name = d->name, .generation = d->generation, .run = d->run};
-        service_apply(s, now, registry_complete(s->registry, now, &token, outcome, directive, 0));
+        service_apply(s, now,
+                      registry_complete(s->registry, now, &token, outcome, directive, 0, NULL));
 }
 
 void service_sync_parked_wake(struct service *s)

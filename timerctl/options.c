@@ -31,6 +31,7 @@ static const char *const verb_names[VERB_MAX] = {
     [VERB_SLEEP] = "sleep",
     [VERB_MONITOR] = "monitor",
     [VERB_CALENDAR] = "calendar",
+    [VERB_RUN] = "run",
 };
 
 const char *verb_name(enum verb verb)
@@ -81,6 +82,11 @@ enum option_id {
         OPTION_BASE_TIME,
         OPTION_TIMEZONE,
         OPTION_CRON,
+        OPTION_GRACE,
+        OPTION_MAX_FAILURES,
+        OPTION_SHELL,
+        OPTION_JOURNAL,
+        OPTION_FAILURE_IS_EXPECTED,
 };
 
 static const struct option long_options[] = {
@@ -118,10 +124,15 @@ static const struct option long_options[] = {
     {"base-time", required_argument, NULL, OPTION_BASE_TIME},
     {"timezone", required_argument, NULL, OPTION_TIMEZONE},
     {"cron", no_argument, NULL, OPTION_CRON},
+    {"grace", required_argument, NULL, OPTION_GRACE},
+    {"max-failures", required_argument, NULL, OPTION_MAX_FAILURES},
+    {"shell", no_argument, NULL, OPTION_SHELL},
+    {"journal", no_argument, NULL, OPTION_JOURNAL},
+    {"failure-is-expected", no_argument, NULL, OPTION_FAILURE_IS_EXPECTED},
     {},
 };
 
-#define DECLARING (VERB_BIT(VERB_ADD) | VERB_BIT(VERB_RECONCILE))
+#define DECLARING (VERB_BIT(VERB_ADD) | VERB_BIT(VERB_RECONCILE) | VERB_BIT(VERB_RUN))
 #define TIMING    (DECLARING | VERB_BIT(VERB_SCHEDULE) | VERB_BIT(VERB_RESCHEDULE))
 /* The verbs that name timers (or list them): they may name another owner's. */
 #define OWNED                                                                                      \
@@ -165,7 +176,13 @@ static unsigned option_verbs(int option)
         case OPTION_COUNT:
                 return VERB_BIT(VERB_WAIT) | VERB_BIT(VERB_MONITOR);
         case OPTION_TIMEOUT:
-                return VERB_BIT(VERB_WAIT);
+                return VERB_BIT(VERB_WAIT) | VERB_BIT(VERB_RUN);
+        case OPTION_GRACE:
+        case OPTION_MAX_FAILURES:
+        case OPTION_SHELL:
+        case OPTION_JOURNAL:
+        case OPTION_FAILURE_IS_EXPECTED:
+                return VERB_BIT(VERB_RUN);
         case OPTION_ALARM:
         case OPTION_RESUME:
                 return VERB_BIT(VERB_SLEEP);
@@ -470,6 +487,19 @@ static int parse_option(int c, int argc, char *argv[], struct options *o)
         case OPTION_CRON:
                 o->cron = true;
                 return PARSE_CONTINUE;
+        case OPTION_GRACE:
+                return parse_span("--grace", optarg, &o->grace_usec);
+        case OPTION_MAX_FAILURES:
+                return parse_count("--max-failures", optarg, &o->max_failures);
+        case OPTION_SHELL:
+                o->shell = true;
+                return PARSE_CONTINUE;
+        case OPTION_JOURNAL:
+                o->journal = true;
+                return PARSE_CONTINUE;
+        case OPTION_FAILURE_IS_EXPECTED:
+                o->failure_is_expected = true;
+                return PARSE_CONTINUE;
         case ':':
                 return usage_error("option \"%s\" needs an argument", argv[optind - 1]);
         default:
@@ -556,6 +586,12 @@ static int check_command(struct options *o, const struct seen *seen)
                 if (o->n_args == 0)
                         return usage_error("calendar needs at least one expression");
                 break;
+        case VERB_RUN:
+                if (o->n_args != 1)
+                        return usage_error("run needs exactly one timer name, then -- COMMAND");
+                if (o->n_command == 0)
+                        return usage_error("run needs a command after \"--\"");
+                break;
         case VERB_SLEEP:
                 if (o->n_args != 1)
                         return usage_error("sleep needs exactly one time span or timestamp");
@@ -573,7 +609,8 @@ static int check_command(struct options *o, const struct seen *seen)
                         return usage_error("%s needs exactly one timer name", name);
         }
 
-        if ((o->verb == VERB_ADD || o->verb == VERB_RECONCILE) && !o->policy_option)
+        if ((o->verb == VERB_ADD || o->verb == VERB_RECONCILE || o->verb == VERB_RUN) &&
+            !o->policy_option)
                 return usage_error("%s needs one of --once, --every, --watchdog, --interval", name);
         /* The service signals the registering process: timerctl, gone by then. */
         if ((o->verb == VERB_ADD || o->verb == VERB_RECONCILE) &&
@@ -582,6 +619,11 @@ static int check_command(struct options *o, const struct seen *seen)
                     "--delivery signal: the signal goes to the process that registers the timer, "
                     "and timerctl will have exited when it fires. The program that wants the "
                     "signal registers the timer itself, through libtimerd (timerd_register(3))");
+        /* The runner takes its firings with Wait: only notify timers have them. */
+        if (o->verb == VERB_RUN && o->declaration.delivery != TIMERD_DELIVERY_NOTIFY)
+                return usage_error("run: --delivery: the runner takes notify firings only");
+        if (o->verb == VERB_RUN && o->declaration.policy == TIMERD_POLICY_ONCE && !o->start_option)
+                return usage_error("run --once needs its first firing: --once SPAN, --in or --at");
         if (o->verb == VERB_SCHEDULE && !o->start_option)
                 return usage_error("schedule needs --in or --at");
         if (o->verb == VERB_RECONCILE && o->start_option && o->desired != TIMERD_DESIRED_EXACT)
@@ -603,6 +645,14 @@ int parse_command_line(int argc, char *argv[], struct options *o)
         struct seen seen = {};
         int c, index, r;
 
+        /* "run NAME [OPTIONS] -- COMMAND [ARG…]": the command's words are not timerctl's. */
+        for (int i = 1; i < argc; i++)
+                if (strcmp(argv[i], "--") == 0) {
+                        o->command = argv + i + 1;
+                        o->n_command = (size_t)(argc - i - 1);
+                        argc = i;
+                        break;
+                }
         opterr = 0; /* our own messages, with our name rather than argv[0] */
         for (;;) {
                 index = -1;
@@ -633,6 +683,13 @@ int parse_command_line(int argc, char *argv[], struct options *o)
         }
         o->args = optind < argc ? argv + optind + 1 : argv + argc;
         o->n_args = optind < argc ? (size_t)(argc - optind - 1) : 0;
+        /* Other verbs take the words after "--" as arguments, like getopt does. */
+        if (o->verb != VERB_RUN && o->command) {
+                memmove(argv + argc, o->command, o->n_command * sizeof(char *));
+                o->n_args += o->n_command;
+                o->command = NULL;
+                o->n_command = 0;
+        }
         /* A first firing makes reconcile exact unless told otherwise. */
         if (o->verb == VERB_RECONCILE && o->start_option && !desired_given)
                 o->desired = TIMERD_DESIRED_EXACT;

@@ -30,6 +30,7 @@ enum verb {
         VERB_SLEEP,
         VERB_MONITOR,
         VERB_CALENDAR,
+        VERB_RUN,
         VERB_MAX,
         VERB_INVALID = -1,
 };
@@ -77,6 +78,14 @@ struct options {
         uint64_t alarm_usec;
         bool resume;
 
+        /* run: the command after "--", and how its runs go */
+        char *const *command;
+        size_t n_command;
+        bool shell;
+        bool journal;
+        bool failure_is_expected;
+        uint64_t grace_usec;
+        uint64_t max_failures; /* 0: no limit */
         /* calendar (which needs no service) */
         uint64_t iterations;
         bool has_base_time;

@@ -65,11 +65,46 @@ static const char *format_relative(char buf[static RELATIVE_MAX], const struct c
         return buf;
 }
 
+const char *format_run_result(char buf[static RUN_RESULT_MAX], const struct timerd_timer *timer)
+{
+        const struct timerd_run_result *result = &timer->last_result;
+        const char *signal = result->code ? sigabbrev_np((int)result->code) : NULL;
+        char word[WORD_MAX];
+
+        switch (result->exit) {
+        case TIMERD_EXIT_EXITED:
+                snprintf(buf, RUN_RESULT_MAX, "exit %" PRIu32, result->code);
+                return buf;
+        case TIMERD_EXIT_SIGNALED:
+                if (signal)
+                        snprintf(buf, RUN_RESULT_MAX, "signal %s", signal);
+                else
+                        snprintf(buf, RUN_RESULT_MAX, "signal %" PRIu32, result->code);
+                return buf;
+        case TIMERD_EXIT_TIMED_OUT:
+        case TIMERD_EXIT_INTERRUPTED:
+                /* The signal that ended it, when one did. */
+                snprintf(buf, RUN_RESULT_MAX, "%s%s%s%s",
+                         result->exit == TIMERD_EXIT_TIMED_OUT ? "timeout" : "interrupted",
+                         signal && result->code ? " (" : "", signal && result->code ? signal : "",
+                         signal && result->code ? ")" : "");
+                return buf;
+        default:
+                break;
+        }
+        if (timer->last_outcome == TIMERD_OUTCOME_NONE)
+                return "-";
+        snprintf(buf, RUN_RESULT_MAX, "%s",
+                 human_word(vl_outcome_to_string(timer->last_outcome), word));
+        return buf;
+}
+
 enum column {
         COLUMN_NEXT,
         COLUMN_LEFT,
         COLUMN_LAST,
         COLUMN_PASSED,
+        COLUMN_LAST_RESULT,
         COLUMN_OWNER,
         COLUMN_NAME,
         COLUMN_POLICY,
@@ -79,14 +114,21 @@ enum column {
 };
 
 static const char *const column_titles[COLUMN_MAX] = {
-    [COLUMN_NEXT] = "NEXT",     [COLUMN_LEFT] = "LEFT",   [COLUMN_LAST] = "LAST",
-    [COLUMN_PASSED] = "PASSED", [COLUMN_OWNER] = "OWNER", [COLUMN_NAME] = "NAME",
-    [COLUMN_POLICY] = "POLICY", [COLUMN_CLOCK] = "CLOCK", [COLUMN_STATE] = "STATE",
+    [COLUMN_NEXT] = "NEXT",
+    [COLUMN_LEFT] = "LEFT",
+    [COLUMN_LAST] = "LAST",
+    [COLUMN_PASSED] = "PASSED",
+    [COLUMN_LAST_RESULT] = "LAST-RESULT",
+    [COLUMN_OWNER] = "OWNER",
+    [COLUMN_NAME] = "NAME",
+    [COLUMN_POLICY] = "POLICY",
+    [COLUMN_CLOCK] = "CLOCK",
+    [COLUMN_STATE] = "STATE",
 };
 
 /* Left out, in this order, when the table is wider than the terminal. */
-static const enum column droppable_columns[] = {COLUMN_LAST, COLUMN_PASSED, COLUMN_CLOCK,
-                                                COLUMN_POLICY};
+static const enum column droppable_columns[] = {COLUMN_LAST, COLUMN_PASSED, COLUMN_LAST_RESULT,
+                                                COLUMN_CLOCK, COLUMN_POLICY};
 
 /* NAME gives way down to this before any column is dropped, and down to the other after. */
 #define NAME_WIDTH_COMFORTABLE 16
@@ -107,6 +149,7 @@ struct row {
         const char *cells[COLUMN_MAX];
         char next[TIMESTAMP_MAX], left[RELATIVE_MAX], last[TIMESTAMP_MAX], passed[RELATIVE_MAX];
         char owner_name[USER_NAME_MAX], policy[WORD_MAX], clock[WORD_MAX], state_word[WORD_MAX];
+        char last_result[RUN_RESULT_MAX];
 };
 
 /*
@@ -145,6 +188,7 @@ static void row_fill(struct row *row, const struct timerd_timer *timer, const st
         cells[COLUMN_PASSED] =
             timer->has_last_start ? format_relative(row->passed, now, clock, timer->last_start_usec)
                                   : "-";
+        cells[COLUMN_LAST_RESULT] = format_run_result(row->last_result, timer);
         row->owner = timer->owner;
         cells[COLUMN_NAME] = timer->name;
         cells[COLUMN_POLICY] =
@@ -383,7 +427,7 @@ static void print_declaration(FILE *f, const struct timerd_declaration *d)
 void print_timer(FILE *f, const struct timerd_timer *timer, const struct clocks *now)
 {
         enum timerd_clock clock = timer->declaration.clock;
-        char word[WORD_MAX], failure[WORD_MAX];
+        char word[WORD_MAX], failure[WORD_MAX], result[RUN_RESULT_MAX];
 
         fprintf(f, "%s\n", timer->name);
         print_u64_field(f, "Owner", timer->owner);
@@ -409,6 +453,7 @@ void print_timer(FILE *f, const struct timerd_timer *timer, const struct clocks 
                     timer->last_outcome == TIMERD_OUTCOME_NONE
                         ? "-"
                         : human_word(vl_outcome_to_string(timer->last_outcome), word));
+        print_field(f, "Last result", format_run_result(result, timer));
         print_span_field(f, "Last duration", timer->last_duration_usec);
         print_span_field(f, "Total duration", timer->total_duration_usec);
 }

@@ -27,6 +27,10 @@ struct table_style {
 int print_timer_table(FILE *f, const struct timerd_timer *timers, size_t n,
                       const struct clocks *now, const struct table_style *style);
 void print_timer(FILE *f, const struct timerd_timer *timer, const struct clocks *now);
+/* "exit 3", "signal KILL", "timeout (TERM)", "interrupted" as its runner reported; else the outcome
+ * ("success"), "-" before any run ended. Returns buf or a constant. */
+#define RUN_RESULT_MAX 32
+const char *format_run_result(char buf[static RUN_RESULT_MAX], const struct timerd_timer *timer);
 void print_status(FILE *f, const struct timerd_status *status);
 /* "Next: Sat 2024-11-30 10:05:00 UTC (29s left)" */
 void print_next(FILE *f, enum timerd_clock clock, uint64_t usec, const struct clocks *now);

@@ -36,6 +36,8 @@ enum property {
         PROPERTY_LAST_OUTCOME,
         PROPERTY_LAST_DURATION_USEC,
         PROPERTY_TOTAL_DURATION_USEC,
+        PROPERTY_LAST_EXIT,
+        PROPERTY_LAST_EXIT_CODE,
         PROPERTY_MAX,
         PROPERTY_INVALID = -1,
 };
@@ -69,6 +71,8 @@ static const char *const property_table[PROPERTY_MAX] = {
     [PROPERTY_LAST_OUTCOME] = "last_outcome",
     [PROPERTY_LAST_DURATION_USEC] = "last_duration_usec",
     [PROPERTY_TOTAL_DURATION_USEC] = "total_duration_usec",
+    [PROPERTY_LAST_EXIT] = "last_exit",
+    [PROPERTY_LAST_EXIT_CODE] = "last_exit_code",
 };
 
 static enum property property_from_string(const char *name)
@@ -195,6 +199,14 @@ static void print_value(FILE *f, const struct timerd_timer *t, enum property p)
                 break;
         case PROPERTY_TOTAL_DURATION_USEC:
                 print_u64(f, true, t->total_duration_usec);
+                break;
+        case PROPERTY_LAST_EXIT:
+                print_string(f, t->last_result.exit == TIMERD_EXIT_NONE
+                                    ? NULL
+                                    : vl_exit_to_string(t->last_result.exit));
+                break;
+        case PROPERTY_LAST_EXIT_CODE:
+                print_u64(f, t->last_result.exit != TIMERD_EXIT_NONE, t->last_result.code);
                 break;
         case PROPERTY_MAX:
         case PROPERTY_INVALID:

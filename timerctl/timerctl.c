@@ -21,6 +21,7 @@ static const verb_run_fn verb_functions[VERB_MAX] = {
     [VERB_WAIT] = verb_wait,
     [VERB_SLEEP] = verb_sleep,
     [VERB_MONITOR] = verb_monitor,
+    [VERB_RUN] = verb_run,
     /* VERB_CALENDAR needs no service: see main(). */
 };
 

@@ -29,6 +29,9 @@ int verb_remove(struct timerd *t, const struct options *o);
 int verb_wait(struct timerd *t, const struct options *o);
 int verb_sleep(struct timerd *t, const struct options *o);
 
+/* verb-run.c: a timer that runs a command */
+int verb_run(struct timerd *t, const struct options *o);
+
 /* verb-monitor.c */
 int verb_monitor(struct timerd *t, const struct options *o);
 

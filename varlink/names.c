@@ -93,6 +93,16 @@ static const char *const outcome_names[] = {
 };
 DEFINE_NAME_LOOKUP(outcome, enum timerd_outcome, outcome_names, TIMERD_OUTCOME_MAX)
 
+/* "none" never goes on the wire (the optional result is left out). */
+static const char *const exit_names[] = {
+    [TIMERD_EXIT_NONE] = "none",
+    [TIMERD_EXIT_EXITED] = "exited",
+    [TIMERD_EXIT_SIGNALED] = "signaled",
+    [TIMERD_EXIT_TIMED_OUT] = "timed_out",
+    [TIMERD_EXIT_INTERRUPTED] = "interrupted",
+};
+DEFINE_NAME_LOOKUP(exit, enum timerd_exit, exit_names, TIMERD_EXIT_MAX)
+
 static const char *const directive_names[] = {
     [TIMERD_DIRECTIVE_CONTINUE] = "continue",
     [TIMERD_DIRECTIVE_STOP] = "stop",

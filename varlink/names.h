@@ -28,6 +28,8 @@ const char *vl_state_to_string(enum timerd_state v);
 enum timerd_state vl_state_from_string(const char *s);
 const char *vl_outcome_to_string(enum timerd_outcome v);
 enum timerd_outcome vl_outcome_from_string(const char *s);
+const char *vl_exit_to_string(enum timerd_exit v);
+enum timerd_exit vl_exit_from_string(const char *s);
 const char *vl_directive_to_string(enum timerd_directive v);
 enum timerd_directive vl_directive_from_string(const char *s);
 const char *vl_failure_to_string(enum timerd_failure v);

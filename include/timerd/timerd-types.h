@@ -63,6 +63,17 @@ enum timerd_outcome {
         TIMERD_OUTCOME_INVALID = -1,
 };
 
+/* How the program a run started ended, as its runner reports it (timerd_complete_result()). */
+enum timerd_exit {
+        TIMERD_EXIT_NONE,      /* not reported */
+        TIMERD_EXIT_EXITED,    /* code: its exit status */
+        TIMERD_EXIT_SIGNALED,  /* code: the signal that killed it */
+        TIMERD_EXIT_TIMED_OUT, /* ended by its runner's timeout; code: the signal, 0 if it exited */
+        TIMERD_EXIT_INTERRUPTED, /* ended as its runner stopped; code: as TIMED_OUT */
+        TIMERD_EXIT_MAX,
+        TIMERD_EXIT_INVALID = -1,
+};
+
 enum timerd_directive {
         TIMERD_DIRECTIVE_CONTINUE,
         TIMERD_DIRECTIVE_STOP,

@@ -203,6 +203,12 @@ int timerd_kick(struct timerd *t, const struct timerd_claim *claim,
                 const struct timerd_token *token, uint64_t *ret_next_usec);
 int timerd_unregister(struct timerd *t, const struct timerd_claim *claim);
 
+/* How a run's program ended: exit TIMERD_EXIT_NONE when not reported. */
+struct timerd_run_result {
+        enum timerd_exit exit;
+        uint32_t code; /* the exit status or signal number, 0 to 255 */
+};
+
 struct timerd_timer {
         uint32_t owner;
         char name[TIMERD_NAME_MAX + 1];
@@ -226,6 +232,7 @@ struct timerd_timer {
         enum timerd_outcome last_outcome;
         uint64_t last_duration_usec;
         uint64_t total_duration_usec;
+        struct timerd_run_result last_result; /* as the last run's Complete reported it */
 };
 
 /* owner TIMERD_OWNER_SELF for the caller's own. */
@@ -304,6 +311,13 @@ int timerd_wait_next(struct timerd *t, struct timerd_firing *ret);
 /* End a run. duration_usec 0: not measured. */
 int timerd_complete(struct timerd *t, const struct timerd_token *token, enum timerd_outcome outcome,
                     enum timerd_directive directive, uint64_t duration_usec);
+/*
+ * timerd_complete() for a run that started a program: how it ended is kept with the run (the
+ * timer's last_result; across restarts for a retained timer). result NULL: as timerd_complete().
+ */
+int timerd_complete_result(struct timerd *t, const struct timerd_token *token,
+                           enum timerd_outcome outcome, enum timerd_directive directive,
+                           uint64_t duration_usec, const struct timerd_run_result *result);
 
 /*
  * Interruptible sleeps. timerd_sleep() parks until a deadline passes; an alarm timer (delivery

@@ -93,6 +93,8 @@ static void three_timers(struct timerd_timer timers[3])
         timers[2].next_usec = 1000 * SEC + 252 * SEC + 500000;
         timers[2].has_last_start = true;
         timers[2].last_start_usec = 997 * SEC;
+        timers[2].last_outcome = TIMERD_OUTCOME_EXPECTED_FAILURE;
+        timers[2].last_result = (struct timerd_run_result){TIMERD_EXIT_EXITED, 3};
 }
 
 static void test_table(void **state)
@@ -107,13 +109,13 @@ static void test_table(void **state)
         assert_string_equal(
             text,
             "NEXT                         LEFT           LAST                         PASSED  "
-            "NAME    POLICY            CLOCK      STATE\n"
+            "LAST-RESULT  NAME    POLICY            CLOCK      STATE\n"
             "Tue 2023-11-14 22:17:32 UTC  4min 12s left  Tue 2023-11-14 22:13:17 UTC  3s ago  "
-            "backup  interval          monotonic  scheduled\n"
+            "exit 3       backup  interval          monotonic  scheduled\n"
             "Tue 2023-11-14 23:13:20 UTC  1h left        -                            -       "
-            "alarm   after-completion  boottime   scheduled\n"
+            "-            alarm   after-completion  boottime   scheduled\n"
             "-                            -              -                            -       "
-            "idle    once              monotonic  inactive\n"
+            "-            idle    once              monotonic  inactive\n"
             "\n"
             "3 timers listed.\n");
         free(text);
@@ -129,7 +131,7 @@ static void test_table_no_legend(void **state)
         (void)state;
         three_timers(timers);
         CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 1, &now, &style), 0));
-        assert_string_equal(text, "-  -  -  -  idle  once  monotonic  inactive\n");
+        assert_string_equal(text, "-  -  -  -  -  idle  once  monotonic  inactive\n");
         free(text);
 
         CAPTURE(text, assert_int_equal(print_timer_table(f, NULL, 0, &now, &style), 0));
@@ -153,8 +155,8 @@ static void test_table_owners(void **state)
         timers[1].owner = 0;
         CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 2, &now, &style), 0));
         assert_non_null(strstr(text, "  OWNER       NAME  "));
-        assert_non_null(strstr(text, "-       root        x     once"));
-        assert_non_null(strstr(text, "-       4000000000  x     once"));
+        assert_non_null(strstr(text, "-            root        x     once"));
+        assert_non_null(strstr(text, "-            4000000000  x     once"));
         assert_true(strstr(text, "  root  ") < strstr(text, "  4000000000  "));
         free(text);
 }
@@ -180,17 +182,19 @@ static void test_table_fits_width(void **state)
                 free(text);
         }
 
-        style.width = 120;
+        style.width = 125;
         CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 3, &now, &style), 0));
         assert_non_null(strstr(text, "a-rather-long..."));
         assert_null(strstr(text, "indeed"));
-        assert_null(strstr(text, "LAST"));
+        assert_null(strstr(text, "LAST "));
         assert_non_null(strstr(text, "PASSED"));
+        assert_non_null(strstr(text, "LAST-RESULT"));
         free(text);
 
         style.width = 70;
         CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 3, &now, &style), 0));
         assert_null(strstr(text, "PASSED"));
+        assert_null(strstr(text, "LAST-RESULT"));
         assert_null(strstr(text, "CLOCK"));
         assert_null(strstr(text, "POLICY"));
         assert_non_null(strstr(text, "NEXT"));
@@ -286,8 +290,20 @@ static void test_show(void **state)
         assert_non_null(strstr(text, "               Run: 7 (active)\n"));
         assert_non_null(strstr(text, "        Last start: -\n"));
         assert_non_null(strstr(text, "      Last outcome: expected-failure\n"));
+        assert_non_null(strstr(text, "       Last result: expected-failure\n"));
         assert_non_null(strstr(text, "     Last duration: 1s 500ms\n"));
         free(text);
+
+        /* What the runner reported of the program, when it did. */
+        timer.last_result = (struct timerd_run_result){TIMERD_EXIT_SIGNALED, 9};
+        CAPTURE(text, print_timer(f, &timer, &now));
+        assert_non_null(strstr(text, "       Last result: signal KILL\n"));
+        free(text);
+        timer.last_result = (struct timerd_run_result){TIMERD_EXIT_TIMED_OUT, 15};
+        CAPTURE(text, print_timer(f, &timer, &now));
+        assert_non_null(strstr(text, "       Last result: timeout (TERM)\n"));
+        free(text);
+        timer.last_result = (struct timerd_run_result){};
 
         /* Signal delivery names its signal, SIGALRM unless another was chosen. */
         timer.declaration.delivery = TIMERD_DELIVERY_SIGNAL;

@@ -73,6 +73,59 @@ static void test_once_fires_and_completes(void **state)
         timerd_close(t);
 }
 
+/* How a run's program ended goes with its Complete and stays with the timer; a bad one is
+ * refused by name and leaves the run active. */
+static void test_complete_result_is_kept(void **state)
+{
+        struct timerd *t = harness_connect(*state);
+        const struct timerd_run_result killed = {TIMERD_EXIT_SIGNALED, 9};
+        const char *names[] = {"job"};
+        struct timerd_claim claim;
+        struct timerd_firing f;
+        struct timerd_timer info;
+        char *parameters = NULL, *reply = NULL;
+
+        reg(t, "job", TIMERD_POLICY_ONCE, 0, 10 * MS, &claim);
+        assert_int_equal(timerd_wait(t, names, 1, FIRE_BOUND, &f), 0);
+        const char *bad[][2] = {
+            {"{\"exit\":\"vanished\",\"code\":0}", "result.exit"},
+            {"{\"exit\":\"none\",\"code\":0}", "result.exit"},
+            {"{\"exit\":\"exited\",\"code\":256}", "result.code"},
+            {"{\"exit\":\"exited\"}", "result.code"},
+            {"7", "result"},
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                assert_true(asprintf(&parameters,
+                                     "{\"token\":{\"name\":\"job\",\"generation\":%llu,"
+                                     "\"run\":%llu},\"outcome\":\"success\",\"result\":%s}",
+                                     (unsigned long long)f.token.generation,
+                                     (unsigned long long)f.token.run, bad[i][0]) > 0);
+                assert_int_equal(timerd_call_raw(t, "io.timerd.Timer.Complete", parameters, &reply),
+                                 -TIMERD_E_INVALID_PARAMETER);
+                assert_non_null(strstr(reply, bad[i][1]));
+                free(parameters);
+                free(reply);
+                reply = NULL;
+        }
+        assert_int_equal(timerd_get(t, "job", TIMERD_OWNER_SELF, &info), 0);
+        assert_true(info.run_active);
+        assert_int_equal(info.last_result.exit, TIMERD_EXIT_NONE);
+        assert_int_equal(timerd_complete_result(t, &f.token, TIMERD_OUTCOME_INVARIANT_FAILURE,
+                                                TIMERD_DIRECTIVE_CONTINUE, 5 * MS, &killed),
+                         0);
+        assert_int_equal(timerd_get(t, "job", TIMERD_OWNER_SELF, &info), 0);
+        assert_int_equal(info.last_result.exit, TIMERD_EXIT_SIGNALED);
+        assert_int_equal(info.last_result.code, 9);
+        assert_int_equal(info.last_outcome, TIMERD_OUTCOME_INVARIANT_FAILURE);
+        assert_int_equal(info.last_duration_usec, 5 * MS);
+        /* The library refuses what the service would. */
+        assert_int_equal(
+            timerd_complete_result(t, &f.token, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE,
+                                   0, &(struct timerd_run_result){TIMERD_EXIT_EXITED, 300}),
+            -EINVAL);
+        timerd_close(t);
+}
+
 static void test_after_completion_runs_after_finish(void **state)
 {
         struct timerd *t = harness_connect(*state);
@@ -503,6 +556,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_once_fires_and_completes),
+            cmocka_unit_test(test_complete_result_is_kept),
             cmocka_unit_test(test_status_lateness_is_the_services),
             cmocka_unit_test(test_after_completion_runs_after_finish),
             cmocka_unit_test(test_watchdog_fires_only_when_not_kicked),

@@ -68,7 +68,7 @@ expect_exit 3 ctl show soon
 
 ## list: the table, its options, --json in both layouts.
 ctl list >"$dir/list"
-head -1 "$dir/list" | grep -q "^NEXT .*LEFT .*LAST .*PASSED .*NAME .*POLICY .*CLOCK .*STATE$" ||
+head -1 "$dir/list" | grep -q "^NEXT .*LEFT .*LAST .*PASSED .*LAST-RESULT .*NAME .*POLICY .*CLOCK .*STATE$" ||
         fail "list header: $(head -1 "$dir/list")"
 contains "$dir/list" "5 timers listed."
 grep -q "idle .*once .*monotonic .*inactive" "$dir/list" || fail "idle row: $(cat "$dir/list")"
@@ -340,6 +340,9 @@ complete_words() {
         fail "completion of verbs: $(complete_words timerctl re)"
 complete_words timerctl add x --ev | grep -qx -- --every || fail "completion of add's options"
 complete_words timerctl add x --hand | grep -qx -- --handover || fail "completion of --handover"
+complete_words timerctl run x --max | grep -qx -- --max-failures || fail "completion of run's options"
+complete_words timerctl run x --every 1h -- sh | grep -qx -- sh ||
+        fail "completion of run's command"
 complete_words timerctl show x --pr | grep -qx -- --property || fail "completion of show's options"
 ! complete_words timerctl list --ev | grep -q . || fail "list offers add's options"
 [ "$(complete_words timerctl add x --clock boot | tr '\n' ' ')" = "boottime boottime-alarm " ] ||

@@ -131,6 +131,8 @@ struct journal_timer jt_timer(uint32_t owner, const char *name, uint64_t seed)
             .last_outcome = (enum timerd_outcome)(seed % TIMERD_OUTCOME_MAX),
             .last_duration_usec = seed * 41,
             .total_duration_usec = seed * 43,
+            .last_exit = (enum timerd_exit)(seed % TIMERD_EXIT_MAX),
+            .last_exit_code = seed % TIMERD_EXIT_MAX == 0 ? 0 : (uint32_t)(seed % 256),
             .written_realtime_usec = seed * 47,
             .written_clock_usec = seed * 53,
         };
@@ -157,6 +159,8 @@ void jt_assert_timer_equal(const struct journal_timer *a, const struct journal_t
         assert_int_equal(a->catch_up, b->catch_up);
         assert_int_equal(a->randomized_delay_usec, b->randomized_delay_usec);
         assert_int_equal(a->handover_usec, b->handover_usec);
+        assert_int_equal(a->last_exit, b->last_exit);
+        assert_int_equal(a->last_exit_code, b->last_exit_code);
         assert_int_equal(a->generation, b->generation);
         assert_int_equal(a->state, b->state);
         assert_int_equal(a->failure, b->failure);

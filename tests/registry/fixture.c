@@ -132,7 +132,7 @@ int fx_complete(struct fx *f, struct td_handle token, enum timerd_outcome outcom
                 enum timerd_directive directive, uint64_t duration_usec)
 {
         return fx_apply(
-            f, registry_complete(f->r, &f->now, &token, outcome, directive, duration_usec));
+            f, registry_complete(f->r, &f->now, &token, outcome, directive, duration_usec, NULL));
 }
 
 void fx_set_now(struct fx *f, enum timerd_clock clock, uint64_t usec)

@@ -167,5 +167,30 @@ journalctl -q -u timerd.service | grep -q "Watchdog timeout" || fail "no watchdo
 timerctl status >/dev/null || fail "no service after the watchdog restart"
 journalctl -q --no-pager -u timerd.service | grep -i watchdog
 
+rm -f /run/systemd/system/timerd.service.d/watchdog.conf
+systemctl daemon-reload
+
+say "timerd-run@: a job from /etc/timerd/run/NAME.conf, as the drop-in's User=, output in the journal"
+mkdir -p /etc/timerd/run /run/systemd/system/timerd-run@ctjob.service.d
+printf 'schedule = --interval 1s\ncommand = sh -c "echo ran as $(id -u)"\n' >/etc/timerd/run/ctjob.conf
+printf '[Service]\nUser=daemon\n' >/run/systemd/system/timerd-run@ctjob.service.d/user.conf
+systemctl daemon-reload
+systemctl start timerd.socket
+systemctl start timerd-run@ctjob.service || fail "timerd-run@ctjob did not start"
+job_ran() { journalctl -q --no-pager -t ctjob | grep -q "ran as 1"; }
+wait_for 20 job_ran || fail "no job output in the journal: $(journalctl -q --no-pager -u timerd-run@ctjob.service)"
+timerctl show -U daemon ctjob -p last_exit,last_exit_code --value | tr '\n' ' ' | grep -q "exited 0" ||
+        fail "the job's runs are not recorded: $(timerctl show -U daemon ctjob)"
+systemctl stop timerd-run@ctjob.service
+[ "$(systemctl show -p Result --value timerd-run@ctjob.service)" = success ] ||
+        fail "timerd-run@ctjob did not stop cleanly"
+printf 'schedule = --every 1h\n' >/etc/timerd/run/ctbad.conf
+systemctl start timerd-run@ctbad.service
+wait_for 10 sh -c '[ "$(systemctl is-failed timerd-run@ctbad.service)" = failed ] ||
+        systemctl show -p ExecMainStatus --value timerd-run@ctbad.service | grep -qx 2' ||
+        fail "a job file without a command did not fail the unit"
+systemctl stop timerd-run@ctbad.service || true
+systemctl reset-failed timerd-run@ctbad.service 2>/dev/null || true
+
 systemctl stop timerd.socket timerd.service
 say "all good"
