@@ -122,9 +122,10 @@ static int take_arm(struct service *s, const struct td_effect *e)
 
 /*
  * Without memory for a copy: take the kernel-timer demands in place (they call nothing that
- * reuses the effect buffer) and confirm them afterwards. Notify dispatches stay pending in the
- * registry, where a Wait finds them; alarm and signal runs, which only the service ends, are ended
- * (up to OOM_ENDED_RUNS per transition, copied to the stack first) so their timers keep firing.
+ * reuses the effect buffer) and confirm them afterwards. Notify and alarm dispatches stay pending
+ * in the registry, where a Wait or the next Sleep of the owner finds them; signal runs, which only
+ * the service ends, are ended (up to OOM_ENDED_RUNS per transition, copied to the stack first) so
+ * their timers keep firing.
  */
 static void apply_arms_only(struct service *s, const struct td_now *now, struct td_transition t)
 {
@@ -140,7 +141,7 @@ static void apply_arms_only(struct service *s, const struct td_now *now, struct 
         for (size_t i = 0; i < t.n_effects; i++) {
                 const struct td_effect *e = &t.effects[i];
                 if (e->kind == TD_EFFECT_DISPATCH) {
-                        if (e->dispatch.delivery != TIMERD_DELIVERY_NOTIFY &&
+                        if (e->dispatch.delivery == TIMERD_DELIVERY_SIGNAL &&
                             n_ended < OOM_ENDED_RUNS) {
                                 copy_dispatch(&ended[n_ended++], e);
                         }
