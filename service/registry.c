@@ -196,8 +196,8 @@ struct registry {
         struct td_effect *effects;
         size_t n_effects;
         size_t effects_capacity;
-        /* struct owner: a notify timer of theirs may have stopped being able to fire (see
-         * registry_take_silenced_owner()), in the order of the first such change. */
+        /* struct owner: a notify timer of theirs had something to deliver and has nothing now
+         * (see registry_take_silenced_owner()), in the order of the first such change. */
         struct list_node silenced;
 };
 
