@@ -102,9 +102,8 @@ static int run_transition(struct service *s, const struct td_now *now, struct td
                 service_apply(s, now, t);
                 return core_failure(s, err, t, owner, name, overflow_field);
         }
+        /* A Wait on a timer this call cancelled, removed or ended learns it there. */
         service_apply(s, now, t);
-        /* A Wait on a timer this call cancelled, removed or ended learns it now. */
-        api_waits_recheck(s, owner);
         return check_binding(s, err, owner, name);
 }
 

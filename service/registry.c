@@ -32,8 +32,9 @@ struct owner {
         uint64_t last_generation;           /* the highest generation given to this owner */
         uint64_t n_state[TIMERD_STATE_MAX]; /* its timers by state, for its own Status */
         uint64_t n_pending;
-        struct list_node pending; /* struct timer_runs of firings not yet handed to a waiter,
-                                   * oldest first */
+        struct list_node pending;       /* struct timer_runs of firings not yet handed to a waiter,
+                                         * oldest first */
+        struct list_node silenced_node; /* in the registry's silenced list, or unlinked */
 };
 
 /* Kept from a session's first transient timer or delivered run until registry_session_closed(). */
@@ -113,6 +114,7 @@ struct timer {
         bool removed : 1; /* kept until its removal is committed; found by no index */
         bool has_before : 1; /* a `before` keeps how it was at the first call since the commit */
         bool queued_past_due : 1; /* queued at a deadline already due then */
+        bool may_deliver : 1;     /* timer_may_deliver() when the stats last counted it */
 
         char name[];
 };
@@ -195,6 +197,9 @@ struct registry {
         struct td_effect *effects;
         size_t n_effects;
         size_t effects_capacity;
+        /* struct owner: a notify timer of theirs had something to deliver and has nothing now
+         * (see registry_take_silenced_owner()), in the order of the first such change. */
+        struct list_node silenced;
 };
 
 struct identity {
@@ -562,9 +567,28 @@ static void stats_leave(struct registry *r, const struct timer *t)
         }
 }
 
+/* Whether a Wait on t may still get a firing: one is pending, or t may fire again. */
+static bool timer_may_deliver(const struct timer *t)
+{
+        return timer_pending(t) ||
+               (t->failure == TIMERD_FAILURE_NONE && (timer_queued(t) || t->run_active));
+}
+
+/* A notify timer of o that had something to deliver has nothing any more: its Waits learn it. */
+static void owner_silenced(struct registry *r, struct owner *o, const struct timer *t)
+{
+        if (t->may_deliver && (enum timerd_delivery)t->delivery == TIMERD_DELIVERY_NOTIFY &&
+            !list_linked(&o->silenced_node))
+                list_append(&r->silenced, &o->silenced_node);
+}
+
 static void stats_enter(struct registry *r, struct timer *t)
 {
         struct owner *o = owner_find(r, t->uid);
+
+        if (!timer_may_deliver(t))
+                owner_silenced(r, o, t);
+        t->may_deliver = timer_may_deliver(t);
 
         r->n_state[timer_state(t)]++;
         o->n_state[timer_state(t)]++;
@@ -838,6 +862,7 @@ static int timer_create(struct registry *r, const struct td_caller *caller, cons
         if (new_owner) {
                 *new_owner = (struct owner){.uid = caller->uid};
                 list_init(&new_owner->pending);
+                list_init(&new_owner->silenced_node);
                 hashmap_insert(&r->owners, hash_mix64(caller->uid), new_owner);
                 owner = new_owner;
         }
@@ -901,6 +926,7 @@ static void timer_unlink(struct registry *r, struct timer *t)
         inventory_remove(&r->inventory, &t->inventory_node);
 
         owner->n_timers--;
+        owner_silenced(r, owner, t);
 }
 
 /* A timer the journal may hold (retained, or changed since the commit) is kept until its
@@ -1161,6 +1187,7 @@ int registry_new(const struct registry_config *config, struct registry **ret)
         r->last_generation = config->first_generation - 1;
         r->last_handle_generation = config->first_handle_generation - 1;
         list_init(&r->befores);
+        list_init(&r->silenced);
         hashmap_init(&r->timers, timer_hash_of);
         hashmap_init(&r->owners, owner_hash_of);
         hashmap_init(&r->sessions, session_hash_of);
@@ -1942,6 +1969,18 @@ int registry_take_pending(struct registry *r, const struct td_now *now, uint32_t
                 return 1;
         }
         return 0;
+}
+
+bool registry_take_silenced_owner(struct registry *r, uint32_t *ret_owner)
+{
+        struct owner *o;
+
+        if (list_empty(&r->silenced))
+                return false;
+        o = list_entry(r->silenced.next, struct owner, silenced_node);
+        list_remove(&o->silenced_node);
+        *ret_owner = o->uid;
+        return true;
 }
 
 struct td_transition registry_session_closed(struct registry *r, const struct td_now *now,

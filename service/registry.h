@@ -358,6 +358,15 @@ int registry_take_pending(struct registry *r, const struct td_now *now, uint32_t
                           uint64_t session, struct td_dispatch *ret);
 
 /*
+ * The owners of notify timers that had something to deliver (a pending firing, a wake-up, a run)
+ * and have nothing any more, since they were last taken: failed (a kernel timer that could not be
+ * armed, a counter overflow), removed, cancelled, or a run ended with no next wake-up, whatever
+ * call or firing did it. Each owner is listed once, oldest first; false when none is left. The
+ * runtime re-checks their parked Waits.
+ */
+bool registry_take_silenced_owner(struct registry *r, uint32_t *ret_owner);
+
+/*
  * A session (connection) closed: its transient timers are removed, the runs delivered to it are
  * ended as expected failures (the policy goes on). Exactly once per session; a repeat is a no-op.
  */

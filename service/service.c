@@ -122,9 +122,10 @@ static int take_arm(struct service *s, const struct td_effect *e)
 
 /*
  * Without memory for a copy: take the kernel-timer demands in place (they call nothing that
- * reuses the effect buffer) and confirm them afterwards. Notify dispatches stay pending in the
- * registry, where a Wait finds them; alarm and signal runs, which only the service ends, are ended
- * (up to OOM_ENDED_RUNS per transition, copied to the stack first) so their timers keep firing.
+ * reuses the effect buffer) and confirm them afterwards. Notify and alarm dispatches stay pending
+ * in the registry, where a Wait or the next Sleep of the owner finds them; signal runs, which only
+ * the service ends, are ended (up to OOM_ENDED_RUNS per transition, copied to the stack first) so
+ * their timers keep firing.
  */
 static void apply_arms_only(struct service *s, const struct td_now *now, struct td_transition t)
 {
@@ -140,7 +141,7 @@ static void apply_arms_only(struct service *s, const struct td_now *now, struct 
         for (size_t i = 0; i < t.n_effects; i++) {
                 const struct td_effect *e = &t.effects[i];
                 if (e->kind == TD_EFFECT_DISPATCH) {
-                        if (e->dispatch.delivery != TIMERD_DELIVERY_NOTIFY &&
+                        if (e->dispatch.delivery == TIMERD_DELIVERY_SIGNAL &&
                             n_ended < OOM_ENDED_RUNS) {
                                 copy_dispatch(&ended[n_ended++], e);
                         }
@@ -160,7 +161,27 @@ static void apply_arms_only(struct service *s, const struct td_now *now, struct 
                                 TIMERD_DIRECTIVE_CONTINUE);
 }
 
+/*
+ * Whatever call or firing left a notify timer with nothing more to deliver (failed, removed, ended,
+ * of any owner), the parked Waits of its owner are re-checked here, at once.
+ */
+static void recheck_silenced_waits(struct service *s)
+{
+        uint32_t owner;
+
+        while (registry_take_silenced_owner(s->registry, &owner))
+                api_waits_recheck(s, owner);
+}
+
+static void apply_effects(struct service *s, const struct td_now *now, struct td_transition t);
+
 void service_apply(struct service *s, const struct td_now *now, struct td_transition t)
+{
+        apply_effects(s, now, t);
+        recheck_silenced_waits(s);
+}
+
+static void apply_effects(struct service *s, const struct td_now *now, struct td_transition t)
 {
         /* Most transitions are a firing or two: they need no allocation. */
         struct applied_effect local[APPLIED_ON_STACK];
@@ -641,9 +662,8 @@ void service_drop_peer(struct service *s, struct peer *p)
         events_session_closing(s, p->session);
         if (service_now(s, &now) < 0)
                 return;
+        /* Its transient timers and the runs it held are gone: Waits on them learn it there. */
         service_apply(s, &now, registry_session_closed(s->registry, &now, p->session));
-        /* Its transient timers and the runs it held are gone: Waits on them learn it. */
-        api_waits_recheck(s, p->uid);
 }
 
 int service_start_listening(struct service *s, int listen_fd)

@@ -294,6 +294,45 @@ static void test_alarm_of_a_gone_connection(void **state)
         close(fd);
 }
 
+/* Issue 15 item 1: an alarm that fired while its registering connection was open, with no Sleep
+ * parked, is kept by the service when that connection closes: a later Sleep of the owner on
+ * another connection observes it. */
+static void test_alarm_kept_across_its_connection_closing(void **state)
+{
+        int fd = harness_raw_connect(*state);
+        json_object *r = call(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{"
+                                  "\"name\":\"outlives\",\"delay_usec\":50000,\"declaration\":{"
+                                  "\"policy\":\"once\",\"delivery\":\"alarm\",\"lifetime\":"
+                                  "\"retained\"}}}");
+        assert_null(error_of(r));
+        json_object_put(r);
+        usleep(250000);
+        /* Fired, with the registering connection open and no Sleep anywhere. */
+        r = get_timer(fd, "outlives");
+        assert_true(json_object_get_boolean(field(r, "parameters.timer.pending")));
+        json_object_put(r);
+        close(fd);
+
+        fd = harness_raw_connect(*state);
+        r = get_timer(fd, "outlives");
+        assert_true(json_object_get_boolean(field(r, "parameters.timer.pending")));
+        json_object_put(r);
+        unsigned long long start = harness_now_usec();
+        r = call(fd, "{\"method\":\"io.timerd.Timer.Sleep\",\"parameters\":"
+                     "{\"for_usec\":30000000}}");
+        assert_null(error_of(r));
+        assert_string_equal(json_object_get_string(field(r, "parameters.observation.timer")),
+                            "outlives");
+        assert_int_equal(json_object_get_int64(field(r, "parameters.observation.alarms")), 1);
+        assert_true(harness_now_usec() - start < 5000 * MS);
+        json_object_put(r);
+        r = get_timer(fd, "outlives");
+        assert_false(json_object_get_boolean(field(r, "parameters.timer.pending")));
+        assert_int_equal(json_object_get_int64(field(r, "parameters.timer.runs")), 1);
+        json_object_put(r);
+        close(fd);
+}
+
 static void test_bad_sleep_parameters(void **state)
 {
         int fd = harness_raw_connect(*state);
@@ -321,6 +360,7 @@ int main(void)
             cmocka_unit_test(test_terminate_retires_the_sleep),
             cmocka_unit_test(test_alarm_before_sleep_stays_pending),
             cmocka_unit_test(test_alarm_of_a_gone_connection),
+            cmocka_unit_test(test_alarm_kept_across_its_connection_closing),
             cmocka_unit_test(test_bad_sleep_parameters),
         };
         return cmocka_run_group_tests_name(harness_backend(), tests, harness_setup,

@@ -1522,6 +1522,59 @@ static void test_provider_binding_failure(void **state)
         fx_done(&f);
 }
 
+/* Every owner listed since the last take, each once, then none. */
+static void expect_silenced(struct fx *f, const uint32_t *owners, size_t n)
+{
+        uint32_t owner;
+
+        for (size_t i = 0; i < n; i++) {
+                assert_true(registry_take_silenced_owner(f->r, &owner));
+                assert_int_equal(owner, owners[i]);
+        }
+        assert_false(registry_take_silenced_owner(f->r, &owner));
+}
+
+/* Whatever leaves a notify timer with nothing to deliver lists its owner for the Waits' re-check:
+ * a kernel timer that cannot be armed during a firing, and a closed session's transient timers
+ * of another owner (root registered them for it). */
+static void test_silenced_owners(void **state)
+{
+        struct fx f;
+        uint64_t g;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register_at(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), 2000, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 2000, FX_SESSION, "other",
+                                          fx_decl(TIMERD_POLICY_INTERVAL, 5000), false, 0, false,
+                                          NULL),
+                         0);
+        /* Scheduled timers may fire: nobody is listed. */
+        expect_silenced(&f, NULL, 0);
+
+        g = f.kernel[MONO].generation;
+        assert_int_equal(fx_apply(&f, registry_confirm_arm(f.r, &f.now, MONO, g, -EPERM)), 0);
+        assert_int_equal(fx_get(&f, "a").state, TIMERD_STATE_FAILED);
+        expect_silenced(&f, (const uint32_t[]){FX_UID}, 1);
+
+        /* "a" had nothing to deliver already: only the other owner is listed. */
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, FX_SESSION)), 0);
+        expect_silenced(&f, (const uint32_t[]){2000}, 1);
+
+        /* A firing whose run is pending still has something to deliver. */
+        assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION + 1, "b",
+                                          fx_decl(TIMERD_POLICY_ONCE, 0), true, 3000, false, &g),
+                         0);
+        expect_silenced(&f, NULL, 0);
+        assert_int_equal(fx_advance(&f, MONO, 3000), 1);
+        expect_silenced(&f, NULL, 0);
+        assert_int_equal(fx_complete(&f, fx_token(fx_dispatch(&f, 0)), TIMERD_OUTCOME_SUCCESS,
+                                     TIMERD_DIRECTIVE_CONTINUE, 0),
+                         0);
+        expect_silenced(&f, (const uint32_t[]){FX_UID}, 1);
+        fx_done(&f);
+}
+
 static void test_provider_failure_takes_coalesced_batch(void **state)
 {
         struct fx f;
@@ -2151,6 +2204,7 @@ int main(void)
             cmocka_unit_test(test_earliest_deadline_moves),
             cmocka_unit_test(test_stale_expiry_dropped),
             cmocka_unit_test(test_provider_binding_failure),
+            cmocka_unit_test(test_silenced_owners),
             cmocka_unit_test(test_provider_failure_takes_coalesced_batch),
             cmocka_unit_test(test_session_closed),
             cmocka_unit_test(test_pending_firings),

@@ -422,6 +422,79 @@ static void test_users_cannot_reach_each_others_timers(void **state)
         }
 }
 
+/* Root's raw call on fd, answered without an error. */
+static void root_call(int fd, const char *msg)
+{
+        char buf[8192];
+
+        raw_send(fd, msg, strlen(msg) + 1);
+        assert_true(raw_recv(fd, buf, sizeof(buf), 10000) > 0);
+        assert_null(strstr(buf, "\"error\""));
+}
+
+struct lent_wait {
+        const struct harness *harness;
+        int parked[2]; /* A → parent: "about to wait" */
+        int lender;    /* root's connection: A closes its inherited copy */
+};
+
+/* A waits on "lent", which root registered for it on root's connection. */
+static int user_a_waits_on_lent(void *userdata)
+{
+        struct lent_wait *lw = userdata;
+        const char *names[] = {"lent"};
+        struct timerd_firing f;
+        struct timerd *t;
+
+        close(lw->lender);
+        EXPECT(90, timerd_connect(lw->harness->socket, &t) == 0);
+        EXPECT(91, write(lw->parked[1], "w", 1) == 1);
+        unsigned long long start = harness_now_usec();
+        EXPECT(92, timerd_wait(t, names, 1, 30000 * MS, &f) == -TIMERD_E_NOTHING_TO_WAIT_FOR);
+        /* At once when root's connection closed, not at the timeout. */
+        EXPECT(93, harness_now_usec() - start < 5000 * MS);
+        timerd_close(t);
+        return 0;
+}
+
+/* Root registers a transient timer for A; A parks a Wait on it; root's connection closes and takes
+ * the timer along: A's Wait learns at once that nothing it waits for can fire (NothingToWaitFor),
+ * though the connection that closed was root's, not A's. */
+static void test_closing_connection_ends_waits_of_other_owners(void **state)
+{
+        struct harness *h = *state;
+        struct lent_wait lw = {.harness = h};
+        char buf[8192], c;
+
+        assert_int_equal(chmod(h->dir, 0755), 0);
+        assert_int_equal(pipe(lw.parked), 0);
+        int lender = harness_raw_connect(h), watch = harness_raw_connect(h);
+        root_call(lender, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":"
+                          "\"lent\",\"owner\":64001,\"declaration\":{\"policy\":\"interval\","
+                          "\"cadence_usec\":60000000,\"lifetime\":\"transient\"}}}");
+
+        lw.lender = lender;
+        pid_t a = run_as_async(USER_A, user_a_waits_on_lent, &lw);
+        assert_true(a > 0);
+        assert_int_equal(read(lw.parked[0], &c, 1), 1);
+        /* Until A's Wait is parked (root's Status counts every owner's). */
+        bool parked = false;
+        for (int i = 0; i < 500 && !parked; i++) {
+                static const char status[] = "{\"method\":\"io.timerd.Service.Status\"}";
+                raw_send(watch, status, sizeof(status));
+                assert_true(raw_recv(watch, buf, sizeof(buf), 10000) > 0);
+                parked = strstr(buf, "\"waiters\":1") != NULL;
+                if (!parked)
+                        usleep(10000);
+        }
+        assert_true(parked);
+        close(lender);
+        assert_int_equal(run_wait(a), 0);
+        close(watch);
+        close(lw.parked[0]);
+        close(lw.parked[1]);
+}
+
 int main(void)
 {
         if (!users_available()) {
@@ -430,6 +503,8 @@ int main(void)
         }
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_users_cannot_reach_each_others_timers,
+                                            harness_setup, harness_teardown),
+            cmocka_unit_test_setup_teardown(test_closing_connection_ends_waits_of_other_owners,
                                             harness_setup, harness_teardown),
         };
         return cmocka_run_group_tests_name(harness_backend(), tests, NULL, NULL);
