@@ -406,6 +406,7 @@ json_object *api_timer_json(const struct td_snapshot *timer, const struct td_now
         vl_add_u64(o, "runs", t->runs);
         vl_add_u64(o, "consecutive_expected_failures", t->consecutive_expected_failures);
         vl_add_u64(o, "overruns", t->overruns);
+        vl_add_u64(o, "live_cadence_usec", t->live_cadence_usec);
         add_optional(o, "last_start_usec", t->has_last_start, t->last_start_usec);
         add_optional(o, "last_finish_usec", t->has_last_finish, t->last_finish_usec);
         if (t->last_outcome != TIMERD_OUTCOME_NONE)

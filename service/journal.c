@@ -49,11 +49,13 @@
 
 /* A record: u32 payload length, u32 CRC-32C of the payload, the payload. The payload starts with
  * u8 type, u8 flags, u64 batch sequence (0 in the snapshot), u32 owner, u8 length + name. */
-#define FRAME_SIZE     8
-#define PAYLOAD_FLAGS  1
-#define PAYLOAD_SEQ    2
-#define PAYLOAD_MIN    (1 + 1 + 8 + 4 + 1 + 1)
-#define PAYLOAD_MAX    512 /* a PUT with the longest name and boot id and a handover is 331 */
+#define FRAME_SIZE    8
+#define PAYLOAD_FLAGS 1
+#define PAYLOAD_SEQ   2
+#define PAYLOAD_MIN   (1 + 1 + 8 + 4 + 1 + 1)
+#define PAYLOAD_MAX                                                                                \
+        512 /* a PUT with the longest name and boot id, a handover and a live                      \
+             * cadence is 339 */
 #define FLAG_BATCH_END 0x01u
 
 #define COMPACT_SLACK (UINT64_C(1) << 20)
@@ -339,13 +341,18 @@ static void encode_timer(uint8_t **p, const struct journal_timer *t)
         put_u64(p, t->written_clock_usec);
         put_string(p, t->boot_id);
         /* Appended to format 2 later, only when set: a store without handovers reads as before,
-         * and a record that ends at the boot id has none. */
-        if (t->handover_usec > 0)
+         * and a record that ends at the boot id has none. A live cadence (Reschedule's) comes
+         * after the handover, which it brings along even when zero. */
+        if (t->handover_usec > 0 || t->live_cadence_usec > 0)
                 put_u64(p, t->handover_usec);
+        if (t->live_cadence_usec > 0)
+                put_u64(p, t->live_cadence_usec);
 }
 
 static void decode_timer(struct reader *r, struct journal_timer *t)
 {
+        bool has_handover, has_live_cadence;
+
         t->policy = (enum timerd_policy)get_enum(r, TIMERD_POLICY_MAX);
         t->cadence_usec = get_u64(r);
         t->clock = (enum timerd_clock)get_enum(r, TIMERD_CLOCK_MAX);
@@ -380,12 +387,17 @@ static void decode_timer(struct reader *r, struct journal_timer *t)
         t->written_realtime_usec = get_u64(r);
         t->written_clock_usec = get_u64(r);
         get_string(r, t->boot_id, 0, JOURNAL_BOOT_ID_MAX);
-        if (r->left > 0) {
+        has_handover = r->left > 0;
+        if (has_handover)
                 t->handover_usec = get_u64(r);
-                /* One encoding per state: a zero handover is left out. */
-                if (t->handover_usec == 0)
-                        r->bad = true;
-        }
+        has_live_cadence = r->left > 0;
+        if (has_live_cadence)
+                t->live_cadence_usec = get_u64(r);
+        /* One encoding per state: a zero handover is left out unless a live cadence follows, and
+         * a zero live cadence is left out. */
+        if ((has_handover && !has_live_cadence && t->handover_usec == 0) ||
+            (has_live_cadence && t->live_cadence_usec == 0))
+                r->bad = true;
 }
 
 /* Append an unsealed record (sequence, flags and checksum come with record_seal()); `t` is NULL

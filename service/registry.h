@@ -167,6 +167,9 @@ struct td_snapshot {
         enum timerd_outcome last_outcome;
         uint64_t last_duration_usec;
         uint64_t total_duration_usec;
+        /* The cadence the schedule follows: one Reschedule set, else the declared one (0 in a
+         * snapshot given to registry_restore() also means the declared one). */
+        uint64_t live_cadence_usec;
         uint64_t session; /* the registering session (0: none, restored); transient timers die
                            * with it */
 };
@@ -214,7 +217,8 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
  * a deadline: -TIMERD_E_INVALID_SCHEDULE, deadline missing).
  * During a run of a once or after-completion timer, SCHEDULED and EXACT act on the wake-up the run
  * arms at completion. EXACT on a watchdog is -TIMERD_E_WRONG_POLICY (its deadline moves by Kick).
- * A reused timer keeps its registering session.
+ * A cadence Reschedule set goes: the schedule follows the declaration again (a kept wake-up
+ * stays where it is). A reused timer keeps its registering session.
  */
 struct td_reconcile_args {
         struct td_caller caller;
@@ -240,7 +244,9 @@ struct td_transition registry_schedule(struct registry *r, const struct td_now *
 
 /*
  * setitimer-style: replace deadline and/or cadence, return the previous remaining time (0 when it
- * was not scheduled) and cadence. has_deadline false → disarm.
+ * was not scheduled) and live cadence. has_deadline false → disarm. The cadence changes the live
+ * schedule, not the declaration (a Reconcile with it still matches; Register and Reconcile put
+ * the declared cadence back).
  * A watchdog takes a cadence or a disarm, but a deadline is -TIMERD_E_WRONG_POLICY (use kick).
  */
 struct td_reschedule_result {
