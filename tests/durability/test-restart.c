@@ -35,6 +35,7 @@ static void assert_same_timer(const struct timerd_timer *a, const struct timerd_
         assert_int_equal(a->runs, b->runs);
         assert_int_equal(a->consecutive_expected_failures, b->consecutive_expected_failures);
         assert_int_equal(a->overruns, b->overruns);
+        assert_int_equal(a->live_cadence_usec, b->live_cadence_usec);
         assert_int_equal(a->has_last_start, b->has_last_start);
         assert_int_equal(a->last_start_usec, b->last_start_usec);
         assert_int_equal(a->has_last_finish, b->has_last_finish);
@@ -180,11 +181,67 @@ static void test_handover_survives_restart(void **state)
         dur_stop(dur);
 }
 
+/* Issue 15 item 3: a cadence from Reschedule is the live schedule's: a clean restart and kill -9
+ * keep it, the declaration stays the owner's, and the owner's Reconcile after the restart matches
+ * and puts the declared cadence back, durably. */
+static void test_live_cadence_survives_restart(void **state)
+{
+        struct timerd_start later = {.kind = TIMERD_START_AFTER, .usec = 3600 * SEC};
+        struct timerd_declaration d = retained(TIMERD_POLICY_INTERVAL, 7200 * SEC);
+        struct timerd_claim claim, again;
+        uint64_t remaining, cadence;
+        struct timerd_timer timer;
+        struct dur *dur = *state;
+        struct timerd *t;
+        bool created;
+
+        dur_start(dur);
+        t = harness_connect(&dur->h);
+        assert_int_equal(timerd_register(t, "tick", &d, &later, false, &claim), 0);
+        assert_int_equal(timerd_reschedule(t, &claim, NULL, &later, 60 * SEC, &remaining, &cadence),
+                         0);
+        assert_int_equal(cadence, 7200 * SEC);
+        timerd_close(t);
+
+        for (int crash = 0; crash < 2; crash++) {
+                if (crash)
+                        dur_crash(dur);
+                else
+                        dur_stop(dur);
+                dur_start(dur);
+                t = harness_connect(&dur->h);
+                assert_int_equal(timerd_get(t, "tick", TIMERD_OWNER_SELF, &timer), 0);
+                assert_int_equal(timer.declaration.cadence_usec, 7200 * SEC);
+                assert_int_equal(timer.live_cadence_usec, 60 * SEC);
+                timerd_close(t);
+        }
+
+        /* The client comes back with its own declaration: no ReconciliationConflict. */
+        t = harness_connect(&dur->h);
+        assert_int_equal(
+            timerd_reconcile(t, "tick", &d, TIMERD_DESIRED_SCHEDULED, 0, &again, &created), 0);
+        assert_false(created);
+        assert_int_equal(again.generation, claim.generation);
+        assert_int_equal(timerd_get(t, "tick", TIMERD_OWNER_SELF, &timer), 0);
+        assert_int_equal(timer.live_cadence_usec, 7200 * SEC);
+        assert_true(timer.has_next);
+        timerd_close(t);
+        dur_crash(dur);
+        dur_start(dur);
+        t = harness_connect(&dur->h);
+        assert_int_equal(timerd_get(t, "tick", TIMERD_OWNER_SELF, &timer), 0);
+        assert_int_equal(timer.live_cadence_usec, 7200 * SEC);
+        timerd_close(t);
+        dur_stop(dur);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_restart, dur_setup, dur_teardown),
             cmocka_unit_test_setup_teardown(test_handover_survives_restart, dur_setup,
+                                            dur_teardown),
+            cmocka_unit_test_setup_teardown(test_live_cadence_survives_restart, dur_setup,
                                             dur_teardown),
         };
 
