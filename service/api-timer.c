@@ -9,6 +9,7 @@
 #include "service/events.h"
 #include "service/peer.h"
 #include "service/service.h"
+#include "service/signals.h"
 #include "service/store.h"
 #include "varlink/names.h"
 
@@ -181,6 +182,7 @@ static int do_reconcile(struct service *s, struct peer *p, json_object *params,
         a.has_deadline = r > 0;
         if (a.desired == TIMERD_DESIRED_EXACT && !a.has_deadline)
                 return params_invalid(err, "deadline_usec");
+        a.caller_is_owner = a.caller.uid == p->uid;
 
         r = run_transition(s, now, registry_reconcile(s->registry, now, &a, &generation, &created),
                            err, a.caller.uid, a.name);
@@ -190,6 +192,9 @@ static int do_reconcile(struct service *s, struct peer *p, json_object *params,
         vl_add_object(*reply, "claim", claim_json(a.name, generation));
         vl_add_bool(*reply, "created", created);
         events_publish(s, EVENT_RECONCILED, a.caller.uid, a.name, 0);
+        /* Re-pinned to the caller: a firing held while no process was pinned goes now. */
+        if (a.caller_is_owner && a.declaration.delivery == TIMERD_DELIVERY_SIGNAL)
+                signals_deliver_held(s, now, a.caller.uid, a.name, p->session);
         return 0;
 }
 

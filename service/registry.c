@@ -1376,6 +1376,9 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
         }
 
         before_attach(r, t, b);
+        if (!created && a->caller_is_owner && t->delivery == TIMERD_DELIVERY_SIGNAL &&
+            timer_retained(t))
+                t->session = a->caller.session;
         if (rescheduled) {
                 t->runs->state.live_cadence_usec = 0;
                 timer_changed(r, t);

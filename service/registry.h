@@ -218,7 +218,10 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
  * During a run of a once or after-completion timer, SCHEDULED and EXACT act on the wake-up the run
  * arms at completion. EXACT on a watchdog is -TIMERD_E_WRONG_POLICY (its deadline moves by Kick).
  * A cadence Reschedule set goes: the schedule follows the declaration again (a kept wake-up
- * stays where it is). A reused timer keeps its registering session.
+ * stays where it is). A reused timer keeps its registering session, but a retained signal timer
+ * reconciled from its owner's own connection (caller_is_owner) is re-pinned to it: its signals go
+ * to the caller's process from then on (the old target's pidfd died with its connection, or with
+ * the service when it was restored).
  */
 struct td_reconcile_args {
         struct td_caller caller;
@@ -227,6 +230,7 @@ struct td_reconcile_args {
         enum timerd_desired desired;
         bool has_deadline;
         uint64_t deadline_usec;
+        bool caller_is_owner; /* not root acting for another owner */
 };
 struct td_transition registry_reconcile(struct registry *r, const struct td_now *now,
                                         const struct td_reconcile_args *a, uint64_t *ret_generation,

@@ -40,7 +40,8 @@
  *                     sleep(1);
  *             timerd_status(t, &status);
  *             if (strcmp(status.epoch, known_epoch) != 0)
- *                     … the service restarted: timerd_reconcile() each retained timer …
+ *                     … the service restarted: timerd_reconcile() each retained timer
+ *                       (which also re-pins a signal timer to this process) …
  *     }
  *
  * Thread safety: a connection belongs to one thread at a time; use one connection per thread.

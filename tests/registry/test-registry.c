@@ -745,6 +745,44 @@ static void test_reschedule_cadence_is_live(void **state)
         fx_done(&f);
 }
 
+/* Issue 15 item 9: the owner's Reconcile from another connection re-pins a retained signal timer
+ * to it; root reconciling for the owner, and other deliveries, keep the registering session. */
+static void test_reconcile_repins_signal_timers(void **state)
+{
+        struct td_declaration sig = fx_decl(TIMERD_POLICY_INTERVAL, 100),
+                              notify = fx_decl(TIMERD_POLICY_INTERVAL, 100);
+        struct td_reconcile_args a = {
+            .caller = {.uid = FX_UID, .session = 9},
+            .desired = TIMERD_DESIRED_SCHEDULED,
+        };
+        uint64_t g;
+        bool created;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        sig.lifetime = notify.lifetime = TIMERD_LIFETIME_RETAINED;
+        sig.delivery = TIMERD_DELIVERY_SIGNAL;
+        sig.signo = 10;
+        assert_int_equal(fx_register(&f, "sig", sig, NULL), 0);
+        assert_int_equal(fx_register(&f, "note", notify, NULL), 0);
+
+        a.name = "sig";
+        a.declaration = sig;
+        a.caller_is_owner = false;
+        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g, &created)), 0);
+        assert_int_equal(fx_get(&f, "sig").session, FX_SESSION);
+        a.caller_is_owner = true;
+        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g, &created)), 0);
+        assert_int_equal(fx_get(&f, "sig").session, 9);
+
+        a.name = "note";
+        a.declaration = notify;
+        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g, &created)), 0);
+        assert_int_equal(fx_get(&f, "note").session, FX_SESSION);
+        fx_done(&f);
+}
+
 /* Issue 15 item 6: a claim whose registration is gone is stale, not unknown. */
 static void test_claim_after_unregister_expired(void **state)
 {
@@ -2189,6 +2227,7 @@ int main(void)
             cmocka_unit_test(test_cancel),
             cmocka_unit_test(test_reschedule),
             cmocka_unit_test(test_reschedule_cadence_is_live),
+            cmocka_unit_test(test_reconcile_repins_signal_timers),
             cmocka_unit_test(test_reconcile_create_reuse_conflict),
             cmocka_unit_test(test_reconcile_desired),
             cmocka_unit_test(test_reconcile_during_run),
