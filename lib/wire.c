@@ -330,6 +330,7 @@ int wire_decode_timer(json_object *obj, struct timerd_timer *ret)
             get_u64(obj, "consecutive_expected_failures", &ret->consecutive_expected_failures) <
                 0 ||
             get_u64(obj, "overruns", &ret->overruns) < 0 ||
+            get_default_u64(obj, "live_cadence_usec", &ret->live_cadence_usec) < 0 ||
             get_optional_u64(obj, "last_start_usec", &ret->has_last_start, &ret->last_start_usec) <
                 0 ||
             get_optional_u64(obj, "last_finish_usec", &ret->has_last_finish,
@@ -339,6 +340,9 @@ int wire_decode_timer(json_object *obj, struct timerd_timer *ret)
             decode_last_result(obj, &ret->last_result) < 0)
                 return -TIMERD_E_PROTOCOL;
         ret->owner = (uint32_t)owner;
+        /* Only a once timer has none, and its declared cadence is 0 too. */
+        if (ret->live_cadence_usec == 0)
+                ret->live_cadence_usec = ret->declaration.cadence_usec;
         return 0;
 }
 

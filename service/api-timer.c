@@ -9,6 +9,7 @@
 #include "service/events.h"
 #include "service/peer.h"
 #include "service/service.h"
+#include "service/signals.h"
 #include "service/store.h"
 #include "varlink/names.h"
 
@@ -183,6 +184,7 @@ static int do_reconcile(struct service *s, struct peer *p, json_object *params,
         a.has_deadline = r > 0;
         if (a.desired == TIMERD_DESIRED_EXACT && !a.has_deadline)
                 return params_invalid(err, "deadline_usec");
+        a.caller_is_owner = a.caller.uid == p->uid;
 
         r = run_transition(s, now, registry_reconcile(s->registry, now, &a, &generation, &created),
                            err, a.caller.uid, a.name, "declaration.cadence_usec");
@@ -192,6 +194,9 @@ static int do_reconcile(struct service *s, struct peer *p, json_object *params,
         vl_add_object(*reply, "claim", claim_json(a.name, generation));
         vl_add_bool(*reply, "created", created);
         events_publish(s, EVENT_RECONCILED, a.caller.uid, a.name, 0);
+        /* Re-pinned to the caller: a firing held while no process was pinned goes now. */
+        if (a.caller_is_owner && a.declaration.delivery == TIMERD_DELIVERY_SIGNAL)
+                signals_deliver_held(s, now, a.caller.uid, a.name, p->session);
         return 0;
 }
 
@@ -449,6 +454,7 @@ json_object *api_timer_json(const struct td_snapshot *timer, const struct td_now
         vl_add_u64(o, "runs", t->runs);
         vl_add_u64(o, "consecutive_expected_failures", t->consecutive_expected_failures);
         vl_add_u64(o, "overruns", t->overruns);
+        vl_add_u64(o, "live_cadence_usec", t->live_cadence_usec);
         add_optional(o, "last_start_usec", t->has_last_start, t->last_start_usec);
         add_optional(o, "last_finish_usec", t->has_last_finish, t->last_finish_usec);
         if (t->last_outcome != TIMERD_OUTCOME_NONE)

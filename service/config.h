@@ -26,7 +26,7 @@ struct config {
         uint32_t max_connections_per_uid;
         gid_t admin_gid; /* its members are privileged like uid 0; (gid_t)-1: no admin group */
         uint32_t reserved_connections; /* kept for them and uid 0 (at most half the table) */
-        uint64_t idle_timeout_usec; /* a connection holding nothing is closed after this */
+        uint64_t idle_timeout_usec;    /* a connection holding nothing is closed after this */
         uint64_t partial_timeout_usec; /* … one whose message is unfinished this after its start */
         uint32_t max_timers;
         uint32_t max_timers_per_owner;

@@ -49,11 +49,13 @@
 
 /* A record: u32 payload length, u32 CRC-32C of the payload, the payload. The payload starts with
  * u8 type, u8 flags, u64 batch sequence (0 in the snapshot), u32 owner, u8 length + name. */
-#define FRAME_SIZE     8
-#define PAYLOAD_FLAGS  1
-#define PAYLOAD_SEQ    2
-#define PAYLOAD_MIN    (1 + 1 + 8 + 4 + 1 + 1)
-#define PAYLOAD_MAX    512 /* a PUT with the longest name and boot id and a handover is 331 */
+#define FRAME_SIZE    8
+#define PAYLOAD_FLAGS 1
+#define PAYLOAD_SEQ   2
+#define PAYLOAD_MIN   (1 + 1 + 8 + 4 + 1 + 1)
+#define PAYLOAD_MAX                                                                                \
+        512 /* a PUT with the longest name and boot id, a handover and a live                      \
+             * cadence is 339 */
 #define FLAG_BATCH_END 0x01u
 
 #define COMPACT_SLACK (UINT64_C(1) << 20)
@@ -345,11 +347,17 @@ static void encode_timer(uint8_t **p, const struct journal_timer *t)
         put_u64(p, t->written_clock_usec);
         put_string(p, t->boot_id);
         /* Appended to format 2 later, only when set: a store without handovers reads as before,
-         * and a record that ends at the boot id has none. How the last run's program ended came
-         * after that (format 3), also only when set, and with the handover always before it. */
-        if (t->handover_usec > 0 || t->last_exit != TIMERD_EXIT_NONE)
+         * and a record that ends at the boot id has none. Then, in this order, each written when
+         * it or anything after it is set: the handover, the live cadence (Reschedule's), and how
+         * the last run's program ended (format 3). */
+        bool has_result = t->last_exit != TIMERD_EXIT_NONE;
+        bool has_live_cadence = t->live_cadence_usec > 0 || has_result;
+
+        if (t->handover_usec > 0 || has_live_cadence)
                 put_u64(p, t->handover_usec);
-        if (t->last_exit != TIMERD_EXIT_NONE) {
+        if (has_live_cadence)
+                put_u64(p, t->live_cadence_usec);
+        if (has_result) {
                 put_u8(p, (uint8_t)t->last_exit);
                 put_u8(p, (uint8_t)t->last_exit_code);
         }
@@ -357,6 +365,8 @@ static void encode_timer(uint8_t **p, const struct journal_timer *t)
 
 static void decode_timer(struct reader *r, struct journal_timer *t)
 {
+        bool has_handover, has_live_cadence, has_result;
+
         t->policy = (enum timerd_policy)get_enum(r, TIMERD_POLICY_MAX);
         t->cadence_usec = get_u64(r);
         t->clock = (enum timerd_clock)get_enum(r, TIMERD_CLOCK_MAX);
@@ -391,18 +401,22 @@ static void decode_timer(struct reader *r, struct journal_timer *t)
         t->written_realtime_usec = get_u64(r);
         t->written_clock_usec = get_u64(r);
         get_string(r, t->boot_id, 0, JOURNAL_BOOT_ID_MAX);
-        if (r->left == 0)
-                return;
-        t->handover_usec = get_u64(r);
-        if (r->left > 0) {
+        has_handover = r->left > 0;
+        if (has_handover)
+                t->handover_usec = get_u64(r);
+        has_live_cadence = r->left > 0;
+        if (has_live_cadence)
+                t->live_cadence_usec = get_u64(r);
+        has_result = r->left > 0;
+        if (has_result) {
                 t->last_exit = (enum timerd_exit)get_enum(r, TIMERD_EXIT_MAX);
                 t->last_exit_code = get_u8(r);
-                if (t->last_exit == TIMERD_EXIT_NONE)
-                        r->bad = true;
         }
-        /* One encoding per state: a zero handover is written only before a result, which is
-         * never NONE. */
-        if (t->handover_usec == 0 && t->last_exit == TIMERD_EXIT_NONE)
+        /* One encoding per state: a zero field is written only when a later one follows, and a
+         * result is never NONE. */
+        if ((has_handover && !has_live_cadence && t->handover_usec == 0) ||
+            (has_live_cadence && !has_result && t->live_cadence_usec == 0) ||
+            (has_result && t->last_exit == TIMERD_EXIT_NONE))
                 r->bad = true;
 }
 

@@ -86,6 +86,7 @@ struct journal_timer {
         bool catch_up; /* fire once on start when the deadline passed while the service was down */
         uint64_t randomized_delay_usec;
         uint64_t handover_usec; /* notify timers: the run may start this long before the deadline */
+        uint64_t live_cadence_usec; /* Reschedule's cadence, which the schedule follows; 0: none */
 
         /* The runtime state. Times are absolute on `clock`. */
         uint64_t generation;

@@ -59,6 +59,9 @@ struct run_state {
         uint64_t last_finish_usec;
         uint64_t last_duration_usec;
         uint64_t total_duration_usec;
+        /* A cadence Reschedule set, which the live schedule follows; 0: the declared one. Kept out
+         * of the declaration, which only Register and Reconcile change. */
+        uint64_t live_cadence_usec;
         enum timerd_outcome last_outcome;
         struct td_run_end last_end;
         bool has_last_start;
@@ -332,8 +335,9 @@ static bool run_state_empty(const struct run_state *rs)
                rs->consecutive_expected_failures == 0 && rs->overruns == 0 &&
                rs->last_start_usec == 0 && rs->last_finish_usec == 0 &&
                rs->last_duration_usec == 0 && rs->total_duration_usec == 0 &&
-               rs->last_outcome == TIMERD_OUTCOME_NONE && rs->last_end.exit == TIMERD_EXIT_NONE &&
-               rs->last_end.code == 0 && !rs->has_last_start && !rs->has_last_finish;
+               rs->live_cadence_usec == 0 && rs->last_outcome == TIMERD_OUTCOME_NONE &&
+               rs->last_end.exit == TIMERD_EXIT_NONE && rs->last_end.code == 0 &&
+               !rs->has_last_start && !rs->has_last_finish;
 }
 
 static void timer_runs_adopt(struct timer *t, struct timer_runs *runs,
@@ -356,6 +360,17 @@ static int timer_runs_attach(struct timer *t)
                 return -ENOMEM;
         timer_runs_adopt(t, runs, &no_runs);
         return 0;
+}
+
+/* The cadence the schedule follows: Reschedule's, else the declared one. */
+static uint64_t live_cadence(uint64_t declared_usec, const struct run_state *rs)
+{
+        return rs->live_cadence_usec > 0 ? rs->live_cadence_usec : declared_usec;
+}
+
+static uint64_t timer_cadence(const struct timer *t)
+{
+        return live_cadence(t->cadence_usec, timer_run_state(t));
 }
 
 static void timer_free(struct timer *t)
@@ -1025,7 +1040,7 @@ static void hold_settle(struct registry *r, struct timer *t, uint64_t now)
         if (!timer_held(t))
                 return;
         rs = &t->runs->state;
-        if (schedule_skip(rs->deferred_deadline_usec, t->cadence_usec, t->handover_usec, now, &due,
+        if (schedule_skip(rs->deferred_deadline_usec, timer_cadence(t), t->handover_usec, now, &due,
                           &next) < 0 ||
             value_add_overflow(rs->overruns, due, &overruns)) {
                 timer_drop_hold(t);
@@ -1370,7 +1385,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
         struct before *b = NULL;
         uint64_t deadline = 0;
         struct timer *t;
-        bool created;
+        bool created, rescheduled;
         int e;
 
         effects_begin(r);
@@ -1388,8 +1403,10 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
         created = !t;
         if (e >= 0 && created)
                 e = timer_limits_check(r, a->caller.uid);
-        /* Keeping an existing timer as it is changes nothing to undo or write. */
-        if (e >= 0 && (created || step != RECONCILE_KEEP))
+        /* Keeping an existing timer as it is changes nothing to undo or write; a cadence set by
+         * Reschedule goes back to the declared one. */
+        rescheduled = t && timer_run_state(t)->live_cadence_usec > 0;
+        if (e >= 0 && (created || step != RECONCILE_KEEP || rescheduled))
                 e = before_prepare(r, t, a->declaration.lifetime == TIMERD_LIFETIME_RETAINED, &b);
         if (e >= 0 && created)
                 e = timer_create(r, &a->caller, a->name, &a->declaration, r->last_generation + 1,
@@ -1400,6 +1417,13 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
         }
 
         before_attach(r, t, b);
+        if (!created && a->caller_is_owner && t->delivery == TIMERD_DELIVERY_SIGNAL &&
+            timer_retained(t))
+                t->session = a->caller.session;
+        if (rescheduled) {
+                t->runs->state.live_cadence_usec = 0;
+                timer_changed(r, t);
+        }
         switch (step) {
         case RECONCILE_CLEAR:
                 timer_clear_wakeup(r, t);
@@ -1461,6 +1485,9 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
                 e = declaration_validate(&d, &r->problem);
                 if (e >= 0)
                         e = cadence_allowed(r, cadence_usec);
+                /* The live cadence is kept with the runs, not in the declaration. */
+                if (e >= 0)
+                        e = timer_runs_attach(t);
                 if (e < 0)
                         return transition_failed(r, e);
         }
@@ -1472,10 +1499,13 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
                 previous = previous > n ? previous - n : 0;
         *ret = (struct td_reschedule_result){
             .previous_remaining_usec = previous,
-            .previous_cadence_usec = t->cadence_usec,
+            .previous_cadence_usec = timer_cadence(t),
         };
+        /* One encoding: the declared cadence is kept as 0. */
         if (has_cadence)
-                t->cadence_usec = cadence_usec;
+                t->runs->state.live_cadence_usec =
+                    cadence_usec == t->cadence_usec ? 0 : cadence_usec;
+        timer_changed(r, t);
         if (has_deadline)
                 timer_set_wakeup(r, t, deadline_usec, now);
         else
@@ -1513,7 +1543,7 @@ struct td_transition registry_kick(struct registry *r, const struct td_now *now,
                 return transition_failed(r, e);
         if (t->policy != TIMERD_POLICY_WATCHDOG)
                 return transition_failed(r, -TIMERD_E_WRONG_POLICY);
-        if (value_add_overflow(now->usec[t->clock], t->cadence_usec, &deadline))
+        if (value_add_overflow(now->usec[t->clock], timer_cadence(t), &deadline))
                 return transition_failed(r, -TIMERD_E_OVERFLOW);
         e = change_begin(r, t);
         if (e < 0)
@@ -1661,7 +1691,7 @@ static void run_finish(struct registry *r, struct timer *t, const struct run_res
                 timer_enqueue(r, t, rs->deferred_deadline_usec, res->finish_usec);
         else if (t->failure == TIMERD_FAILURE_NONE && t->after_run == AFTER_RUN_POLICY &&
                  policy == TIMERD_POLICY_AFTER_COMPLETION) {
-                if (value_add_overflow(res->finish_usec, t->cadence_usec, &next))
+                if (value_add_overflow(res->finish_usec, timer_cadence(t), &next))
                         t->failure = TIMERD_FAILURE_OVERFLOW;
                 else
                         timer_enqueue(r, t, next, res->finish_usec);
@@ -1754,11 +1784,11 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
         assert(deadline <= reach);
         if (policy == TIMERD_POLICY_WATCHDOG)
                 overflow =
-                    value_add_overflow(deadline > now ? deadline : now, t->cadence_usec, &next);
+                    value_add_overflow(deadline > now ? deadline : now, timer_cadence(t), &next);
         else if (policy == TIMERD_POLICY_INTERVAL) {
                 /* The first deadline + k*cadence after reach; the k-1 skipped are overruns. */
-                overflow = schedule_skip(deadline, t->cadence_usec, t->handover_usec, now, &periods,
-                                         &next) < 0;
+                overflow = schedule_skip(deadline, timer_cadence(t), t->handover_usec, now,
+                                         &periods, &next) < 0;
                 missed = overflow ? 0 : periods - 1;
         }
         overflow = overflow || value_add_overflow(rs->overruns, missed, &overruns) ||
@@ -2036,6 +2066,7 @@ static void timer_snapshot(const struct timer *t, struct td_snapshot *ret)
             .last_duration_usec = rs->last_duration_usec,
             .total_duration_usec = rs->total_duration_usec,
             .last_end = rs->last_end,
+            .live_cadence_usec = timer_cadence(t),
             .session = t->session,
         };
         ret->has_deadline = timer_next_deadline(t, &ret->next_deadline_usec);
@@ -2048,9 +2079,10 @@ void registry_snapshot_at(struct td_snapshot *timer, const struct td_now *now)
         uint64_t due, next;
 
         if (!timer->run_active || policy_runs_off_queue(d->policy) || !timer->has_deadline ||
-            timer->failure != TIMERD_FAILURE_NONE || !clock_valid(d->clock) || d->cadence_usec == 0)
+            timer->failure != TIMERD_FAILURE_NONE || !clock_valid(d->clock) ||
+            timer->live_cadence_usec == 0)
                 return;
-        if (schedule_skip(timer->next_deadline_usec, d->cadence_usec, d->handover_usec,
+        if (schedule_skip(timer->next_deadline_usec, timer->live_cadence_usec, d->handover_usec,
                           now->usec[d->clock], &due, &next) < 0)
                 return;
         timer->overruns = saturating_add(timer->overruns, due);
@@ -2257,6 +2289,9 @@ static void image_of_snapshot(const struct td_snapshot *s, struct timer_image *r
                     .last_duration_usec = s->last_duration_usec,
                     .total_duration_usec = s->total_duration_usec,
                     .last_end = s->last_end,
+                    .live_cadence_usec = s->live_cadence_usec == s->declaration.cadence_usec
+                                             ? 0
+                                             : s->live_cadence_usec,
                 },
             .queued = s->failure == TIMERD_FAILURE_NONE && s->has_deadline && !off_queue,
             .deadline_usec = s->next_deadline_usec,
@@ -2292,6 +2327,7 @@ static bool image_clamp_to_wire(struct timer_image *img)
                               &rs->consecutive_expected_failures,
                               &rs->overruns,
                               &rs->overruns_reported,
+                              &rs->live_cadence_usec,
                               &rs->last_start_usec,
                               &rs->last_finish_usec,
                               &rs->last_duration_usec,
@@ -2320,7 +2356,7 @@ bool registry_snapshot_in_range(const struct td_snapshot *s)
 static bool catch_up_plan(struct timer_image *img, uint64_t now_usec, uint64_t random_value)
 {
         const struct td_declaration *d = &img->declaration;
-        uint64_t periods, advance, when;
+        uint64_t periods, advance, when, cadence;
 
         if (!img->queued || img->deadline_usec > now_usec)
                 return false;
@@ -2339,9 +2375,10 @@ static bool catch_up_plan(struct timer_image *img, uint64_t now_usec, uint64_t r
                 img->queued = false;
                 return true;
         }
-        periods = (now_usec - img->deadline_usec) / d->cadence_usec;
+        cadence = live_cadence(d->cadence_usec, &img->runs);
+        periods = (now_usec - img->deadline_usec) / cadence;
         if (value_add_overflow(periods, 1, &periods) ||
-            __builtin_mul_overflow(periods, d->cadence_usec, &advance) ||
+            __builtin_mul_overflow(periods, cadence, &advance) ||
             value_add_overflow(img->deadline_usec, advance, &when)) {
                 img->queued = false;
                 img->failure = TIMERD_FAILURE_OVERFLOW;
@@ -2362,6 +2399,13 @@ struct td_transition registry_restore(struct registry *r, const struct td_now *n
         if (!registry_name_valid(timer->name))
                 return transition_failed(r, -TIMERD_E_INVALID_NAME);
         e = declaration_validate(&timer->declaration, &r->problem);
+        if (e >= 0 && timer->live_cadence_usec > 0) {
+                /* A live cadence must have suited the declaration when Reschedule set it. */
+                struct td_declaration live = timer->declaration;
+
+                live.cadence_usec = timer->live_cadence_usec;
+                e = declaration_validate(&live, &r->problem);
+        }
         if (e >= 0 && !snapshot_restorable(timer))
                 e = -EINVAL;
         if (e >= 0 && timer_find(r, timer->owner, timer->name))

@@ -178,6 +178,9 @@ struct td_snapshot {
         uint64_t last_duration_usec;
         uint64_t total_duration_usec;
         struct td_run_end last_end;
+        /* The cadence the schedule follows: one Reschedule set, else the declared one (0 in a
+         * snapshot given to registry_restore() also means the declared one). */
+        uint64_t live_cadence_usec;
         uint64_t session; /* the registering session (0: none, restored); transient timers die
                            * with it */
 };
@@ -225,7 +228,11 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
  * a deadline: -TIMERD_E_INVALID_SCHEDULE, deadline missing).
  * During a run of a once or after-completion timer, SCHEDULED and EXACT act on the wake-up the run
  * arms at completion. EXACT on a watchdog is -TIMERD_E_WRONG_POLICY (its deadline moves by Kick).
- * A reused timer keeps its registering session.
+ * A cadence Reschedule set goes: the schedule follows the declaration again (a kept wake-up
+ * stays where it is). A reused timer keeps its registering session, but a retained signal timer
+ * reconciled from its owner's own connection (caller_is_owner) is re-pinned to it: its signals go
+ * to the caller's process from then on (the old target's pidfd died with its connection, or with
+ * the service when it was restored).
  */
 struct td_reconcile_args {
         struct td_caller caller;
@@ -234,6 +241,7 @@ struct td_reconcile_args {
         enum timerd_desired desired;
         bool has_deadline;
         uint64_t deadline_usec;
+        bool caller_is_owner; /* not root acting for another owner */
 };
 struct td_transition registry_reconcile(struct registry *r, const struct td_now *now,
                                         const struct td_reconcile_args *a, uint64_t *ret_generation,
@@ -251,7 +259,9 @@ struct td_transition registry_schedule(struct registry *r, const struct td_now *
 
 /*
  * setitimer-style: replace deadline and/or cadence, return the previous remaining time (0 when it
- * was not scheduled) and cadence. has_deadline false → disarm.
+ * was not scheduled) and live cadence. has_deadline false → disarm. The cadence changes the live
+ * schedule, not the declaration (a Reconcile with it still matches; Register and Reconcile put
+ * the declared cadence back).
  * A watchdog takes a cadence or a disarm, but a deadline is -TIMERD_E_WRONG_POLICY (use kick).
  */
 struct td_reschedule_result {

@@ -83,6 +83,10 @@ void signals_deliver(struct service *s, const struct td_now *now, const struct t
         const struct td_handle token = {
             .owner = d->owner, .name = t.name, .generation = d->generation, .run = d->run};
         struct peer *p = service_find_session(s, t.session);
+        /* Restored (no session): its process is not known until its owner reconciles from it.
+         * The firing waits, like an alarm without a Sleep, instead of finding the target gone. */
+        if (!p && t.session == 0)
+                return;
         if (p && p->pidfd >= 0 && signal_pending(p, t.declaration.signo) == 1) {
                 /* setitimer semantics: a period whose signal would queue behind the last one is
                  * an overrun, never a burst. */
@@ -113,4 +117,15 @@ void signals_deliver(struct service *s, const struct td_now *now, const struct t
         const struct td_handle claim = {
             .owner = d->owner, .name = t.name, .generation = d->generation};
         service_apply(s, now, registry_fail(s->registry, now, &claim, failure));
+}
+
+void signals_deliver_held(struct service *s, const struct td_now *now, uint32_t owner,
+                          const char *name, uint64_t session)
+{
+        struct td_dispatch d;
+
+        /* Without memory it stays held, for the next Reconcile. */
+        if (registry_take_pending(s->registry, now, owner, TIMERD_DELIVERY_SIGNAL, &name, 1,
+                                  session, &d) > 0)
+                signals_deliver(s, now, &d);
 }

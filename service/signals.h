@@ -22,3 +22,9 @@ struct signal_stats {
 /* Send the signal of a dispatched run and end the run: a target that is gone or refuses stops
  * the timer with a typed failure. */
 void signals_deliver(struct service *s, const struct td_now *now, const struct td_dispatch *d);
+
+/* The firing of a restored timer that found no process pinned (it waits in the registry, one per
+ * timer, its later periods counted as overruns): sent now that `session`, the owner's, re-pinned
+ * it. */
+void signals_deliver_held(struct service *s, const struct td_now *now, uint32_t owner,
+                          const char *name, uint64_t session);

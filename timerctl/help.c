@@ -67,7 +67,8 @@ static const char *const verb_help[VERB_MAX] = {
                   "                       state, failure, next_usec, remaining_usec, run,\n"
                   "                       run_active, pending, runs,\n"
                   "                       consecutive_expected_failures, overruns,\n"
-                  "                       last_start_usec, last_finish_usec, last_outcome,\n"
+                  "                       live_cadence_usec, last_start_usec,\n"
+                  "                       last_finish_usec, last_outcome,\n"
                   "                       last_duration_usec, total_duration_usec, last_exit,\n"
                   "                       last_exit_code\n"
                   "  --value              With -p: only the values\n" USER_HELP

@@ -445,6 +445,9 @@ void print_timer(FILE *f, const struct timerd_timer *timer, const struct clocks 
         print_u64_field(f, "Runs", timer->runs);
         print_u64_field(f, "Failures in a row", timer->consecutive_expected_failures);
         print_u64_field(f, "Overruns", timer->overruns);
+        /* Only where a reschedule moved it off the declaration. */
+        if (timer->live_cadence_usec != timer->declaration.cadence_usec)
+                print_span_field(f, "Live cadence", timer->live_cadence_usec);
         print_time_field(f, "Last start", now, clock, timer->has_last_start,
                          timer->last_start_usec);
         print_time_field(f, "Last finish", now, clock, timer->has_last_finish,

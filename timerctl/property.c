@@ -31,6 +31,7 @@ enum property {
         PROPERTY_RUNS,
         PROPERTY_CONSECUTIVE_EXPECTED_FAILURES,
         PROPERTY_OVERRUNS,
+        PROPERTY_LIVE_CADENCE_USEC,
         PROPERTY_LAST_START_USEC,
         PROPERTY_LAST_FINISH_USEC,
         PROPERTY_LAST_OUTCOME,
@@ -66,6 +67,7 @@ static const char *const property_table[PROPERTY_MAX] = {
     [PROPERTY_RUNS] = "runs",
     [PROPERTY_CONSECUTIVE_EXPECTED_FAILURES] = "consecutive_expected_failures",
     [PROPERTY_OVERRUNS] = "overruns",
+    [PROPERTY_LIVE_CADENCE_USEC] = "live_cadence_usec",
     [PROPERTY_LAST_START_USEC] = "last_start_usec",
     [PROPERTY_LAST_FINISH_USEC] = "last_finish_usec",
     [PROPERTY_LAST_OUTCOME] = "last_outcome",
@@ -182,6 +184,9 @@ static void print_value(FILE *f, const struct timerd_timer *t, enum property p)
                 break;
         case PROPERTY_OVERRUNS:
                 print_u64(f, true, t->overruns);
+                break;
+        case PROPERTY_LIVE_CADENCE_USEC:
+                print_u64(f, true, t->live_cadence_usec);
                 break;
         case PROPERTY_LAST_START_USEC:
                 print_u64(f, t->has_last_start, t->last_start_usec);

@@ -40,7 +40,8 @@
  *                     sleep(1);
  *             timerd_status(t, &status);
  *             if (strcmp(status.epoch, known_epoch) != 0)
- *                     … the service restarted: timerd_reconcile() each retained timer …
+ *                     … the service restarted: timerd_reconcile() each retained timer
+ *                       (which also re-pins a signal timer to this process) …
  *     }
  *
  * Thread safety: a connection belongs to one thread at a time; use one connection per thread.
@@ -190,7 +191,10 @@ int timerd_reconcile(struct timerd *t, const char *name, const struct timerd_dec
  */
 int timerd_schedule(struct timerd *t, const struct timerd_claim *claim,
                     const struct timerd_token *token, const struct timerd_start *start);
-/* start NULL: disarm. cadence_usec 0: keep. Returns the previous remaining time and cadence. */
+/* start NULL: disarm. cadence_usec 0: keep. Returns the previous remaining time and cadence.
+ * Like setitimer(2) it changes the live schedule (timerd_timer.live_cadence_usec), not the
+ * declaration: a later timerd_reconcile() with the declaration matches and puts its cadence back,
+ * as a replacing timerd_register() does. */
 int timerd_reschedule(struct timerd *t, const struct timerd_claim *claim,
                       const struct timerd_token *token, const struct timerd_start *start,
                       uint64_t cadence_usec, uint64_t *ret_remaining_usec,
@@ -225,6 +229,8 @@ struct timerd_timer {
         uint64_t runs;
         uint64_t consecutive_expected_failures;
         uint64_t overruns; /* periods missed in all, as of the call */
+        /* The cadence the live schedule follows: timerd_reschedule()'s, else the declared one. */
+        uint64_t live_cadence_usec;
         bool has_last_start;
         uint64_t last_start_usec;
         bool has_last_finish;

@@ -152,7 +152,7 @@ static void *worker_run(void *userdata)
 
 static bool carries(const struct timerd_timer *tm, const struct known *k)
 {
-        return tm->generation == k->generation && tm->declaration.cadence_usec == k->cadence_usec &&
+        return tm->generation == k->generation && tm->live_cadence_usec == k->cadence_usec &&
                tm->has_next && tm->next_usec == k->deadline_usec &&
                tm->declaration.lifetime == TIMERD_LIFETIME_RETAINED;
 }

@@ -6,11 +6,14 @@
  * owners' claims keep working. Transient timers do not come back.
  */
 
+#include <poll.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -35,6 +38,7 @@ static void assert_same_timer(const struct timerd_timer *a, const struct timerd_
         assert_int_equal(a->runs, b->runs);
         assert_int_equal(a->consecutive_expected_failures, b->consecutive_expected_failures);
         assert_int_equal(a->overruns, b->overruns);
+        assert_int_equal(a->live_cadence_usec, b->live_cadence_usec);
         assert_int_equal(a->has_last_start, b->has_last_start);
         assert_int_equal(a->last_start_usec, b->last_start_usec);
         assert_int_equal(a->has_last_finish, b->has_last_finish);
@@ -180,11 +184,133 @@ static void test_handover_survives_restart(void **state)
         dur_stop(dur);
 }
 
+/* Issue 15 item 3: a cadence from Reschedule is the live schedule's: a clean restart and kill -9
+ * keep it, the declaration stays the owner's, and the owner's Reconcile after the restart matches
+ * and puts the declared cadence back, durably. */
+static void test_live_cadence_survives_restart(void **state)
+{
+        struct timerd_start later = {.kind = TIMERD_START_AFTER, .usec = 3600 * SEC};
+        struct timerd_declaration d = retained(TIMERD_POLICY_INTERVAL, 7200 * SEC);
+        struct timerd_claim claim, again;
+        uint64_t remaining, cadence;
+        struct timerd_timer timer;
+        struct dur *dur = *state;
+        struct timerd *t;
+        bool created;
+
+        dur_start(dur);
+        t = harness_connect(&dur->h);
+        assert_int_equal(timerd_register(t, "tick", &d, &later, false, &claim), 0);
+        assert_int_equal(timerd_reschedule(t, &claim, NULL, &later, 60 * SEC, &remaining, &cadence),
+                         0);
+        assert_int_equal(cadence, 7200 * SEC);
+        timerd_close(t);
+
+        for (int crash = 0; crash < 2; crash++) {
+                if (crash)
+                        dur_crash(dur);
+                else
+                        dur_stop(dur);
+                dur_start(dur);
+                t = harness_connect(&dur->h);
+                assert_int_equal(timerd_get(t, "tick", TIMERD_OWNER_SELF, &timer), 0);
+                assert_int_equal(timer.declaration.cadence_usec, 7200 * SEC);
+                assert_int_equal(timer.live_cadence_usec, 60 * SEC);
+                timerd_close(t);
+        }
+
+        /* The client comes back with its own declaration: no ReconciliationConflict. */
+        t = harness_connect(&dur->h);
+        assert_int_equal(
+            timerd_reconcile(t, "tick", &d, TIMERD_DESIRED_SCHEDULED, 0, &again, &created), 0);
+        assert_false(created);
+        assert_int_equal(again.generation, claim.generation);
+        assert_int_equal(timerd_get(t, "tick", TIMERD_OWNER_SELF, &timer), 0);
+        assert_int_equal(timer.live_cadence_usec, 7200 * SEC);
+        assert_true(timer.has_next);
+        timerd_close(t);
+        dur_crash(dur);
+        dur_start(dur);
+        t = harness_connect(&dur->h);
+        assert_int_equal(timerd_get(t, "tick", TIMERD_OWNER_SELF, &timer), 0);
+        assert_int_equal(timer.live_cadence_usec, 7200 * SEC);
+        timerd_close(t);
+        dur_stop(dur);
+}
+
+/* The next timerd signal on sfd within timeout_ms: its generation, or 0 when none came. */
+static uint64_t next_signal(int sfd, int timeout_ms)
+{
+        struct pollfd p = {.fd = sfd, .events = POLLIN};
+        struct timerd_signal sig;
+
+        if (poll(&p, 1, timeout_ms) <= 0 || timerd_signal_read(sfd, &sig) != 1)
+                return 0;
+        return sig.generation;
+}
+
+/* Issue 15 item 9: a retained signal timer after a restart. Its pidfd died with the old service,
+ * so its firings wait (counted as overruns, never target_gone) until its owner's process
+ * reconnects and reconciles, which re-pins it to that process: the held firing comes at once,
+ * the next ones follow. */
+static void test_signal_timer_repinned_after_restart(void **state)
+{
+        struct timerd_start soon = {.kind = TIMERD_START_AFTER, .usec = 100000};
+        struct timerd_declaration d = retained(TIMERD_POLICY_INTERVAL, 200000);
+        struct timerd_claim claim, again;
+        struct timerd_timer timer;
+        struct dur *dur = *state;
+        struct timerd *t;
+        int signo = SIGRTMIN + 3, sfd;
+        bool created;
+
+        sfd = timerd_signal_fd(&signo, 1);
+        assert_true(sfd >= 0);
+        d.delivery = TIMERD_DELIVERY_SIGNAL;
+        d.signal = signo;
+        dur_start(dur);
+        t = harness_connect(&dur->h);
+        assert_int_equal(timerd_register(t, "beat", &d, &soon, false, &claim), 0);
+        assert_int_equal(next_signal(sfd, 5000), claim.generation);
+        /* The service stops under the open connection, as a restart does. */
+        dur_stop(dur);
+        timerd_close(t);
+        while (next_signal(sfd, 0) != 0)
+                ;
+
+        dur_start(dur);
+        /* Several periods come due before the client is back. */
+        usleep(700000);
+        t = harness_connect(&dur->h);
+        assert_int_equal(timerd_get(t, "beat", TIMERD_OWNER_SELF, &timer), 0);
+        assert_int_equal(timer.failure, TIMERD_FAILURE_NONE);
+        assert_true(timer.pending);
+        assert_int_equal(next_signal(sfd, 0), 0);
+
+        assert_int_equal(
+            timerd_reconcile(t, "beat", &d, TIMERD_DESIRED_SCHEDULED, 0, &again, &created), 0);
+        assert_false(created);
+        assert_int_equal(again.generation, claim.generation);
+        /* The held firing, then the timer goes on signalling this process. */
+        assert_int_equal(next_signal(sfd, 2000), claim.generation);
+        assert_int_equal(next_signal(sfd, 2000), claim.generation);
+        assert_int_equal(timerd_get(t, "beat", TIMERD_OWNER_SELF, &timer), 0);
+        assert_int_equal(timer.failure, TIMERD_FAILURE_NONE);
+        assert_true(timer.overruns >= 1);
+        timerd_close(t);
+        dur_stop(dur);
+        close(sfd);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_restart, dur_setup, dur_teardown),
             cmocka_unit_test_setup_teardown(test_handover_survives_restart, dur_setup,
+                                            dur_teardown),
+            cmocka_unit_test_setup_teardown(test_live_cadence_survives_restart, dur_setup,
+                                            dur_teardown),
+            cmocka_unit_test_setup_teardown(test_signal_timer_repinned_after_restart, dur_setup,
                                             dur_teardown),
         };
 

@@ -140,7 +140,10 @@ ctl schedule wall --at "2098-06-01 12:00 UTC"
 [ "$(ctl show wall -p next_usec --value)" = 4052462400000000 ] || fail "schedule --at"
 ctl reschedule backup --in 10min --cadence 1h >"$dir/out"
 grep -q "^Was: 1h 2[0-9]min [0-9]*s left, every 5min$" "$dir/out" || fail "reschedule: $(cat "$dir/out")"
-[ "$(ctl show backup -p cadence_usec --value)" = 3600000000 ] || fail "reschedule --cadence"
+# The live schedule's cadence; the declaration stays as registered.
+[ "$(ctl show backup -p live_cadence_usec --value)" = 3600000000 ] || fail "reschedule --cadence"
+[ "$(ctl show backup -p cadence_usec --value)" = 300000000 ] || fail "reschedule kept the declaration"
+ctl show backup | grep -q "Live cadence: 1h$" || fail "show: Live cadence"
 [ "$(ctl reschedule backup --json | json 'd["cadence_usec"]')" = 3600000000 ] ||
         fail "reschedule --json"
 [ "$(ctl show backup -p state --value)" = inactive ] || fail "reschedule without a time disarms"

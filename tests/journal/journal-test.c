@@ -111,6 +111,7 @@ struct journal_timer jt_timer(uint32_t owner, const char *name, uint64_t seed)
             .catch_up = seed % 2 == 0,
             .randomized_delay_usec = seed * 11,
             .handover_usec = seed % 3 == 1 ? seed * 61 : 0,
+            .live_cadence_usec = seed % 5 == 2 ? seed * 67 : 0,
             .generation = seed + 1,
             .state = (enum timerd_state)(seed % TIMERD_STATE_MAX),
             .failure = (enum timerd_failure)(seed % TIMERD_FAILURE_MAX),
@@ -161,6 +162,7 @@ void jt_assert_timer_equal(const struct journal_timer *a, const struct journal_t
         assert_int_equal(a->handover_usec, b->handover_usec);
         assert_int_equal(a->last_exit, b->last_exit);
         assert_int_equal(a->last_exit_code, b->last_exit_code);
+        assert_int_equal(a->live_cadence_usec, b->live_cadence_usec);
         assert_int_equal(a->generation, b->generation);
         assert_int_equal(a->state, b->state);
         assert_int_equal(a->failure, b->failure);

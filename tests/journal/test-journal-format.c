@@ -404,13 +404,14 @@ static void test_handover_layout(void **state)
                          -EBADMSG);
 }
 
-/* How the last run's program ended follows the handover, which is then written even when zero:
- * a record that ends at the boot id still reads as before, and a zero handover without a result
- * after it stays malformed. */
+/* How the last run's program ended comes last, after the handover and the live cadence, which
+ * are then written even when zero: a record that ends at the boot id still reads as before, and a
+ * result of NONE is malformed. */
 static void test_run_result_layout(void **state)
 {
         struct jt_dir *d = *state;
-        static const uint8_t tail[10] = {0, 0, 0, 0, 0, 0, 0, 0, TIMERD_EXIT_SIGNALED, 9};
+        static const uint8_t tail[18] = {
+            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, TIMERD_EXIT_SIGNALED, 9};
         struct journal_timer t = jt_timer(1000, "old-format", 5);
         uint8_t *data;
         size_t size;
@@ -432,6 +433,42 @@ static void test_run_result_layout(void **state)
         /* A result of NONE is never written: refused as malformed. */
         data[size - 2] = TIMERD_EXIT_NONE;
         data[size - 1] = 0;
+        store_u32(data + RECORDS_START + 4,
+                  crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
+        jt_write(d, "journal", data, size);
+        free(data);
+        assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
+                         -EBADMSG);
+}
+
+/* A live cadence (Reschedule's) follows the handover, written even when zero; with no result
+ * after it, a zero one was never written by timerd and is refused as malformed. */
+static void test_live_cadence_layout(void **state)
+{
+        struct jt_dir *d = *state;
+        static const uint8_t cadence_bytes[8] = {0x11, 0x22, 0x33, 0, 0, 0, 0, 0};
+        struct journal_timer t = jt_timer(1000, "old-format", 5);
+        uint8_t *data;
+        size_t size;
+        struct journal *j;
+
+        t.handover_usec = 0;
+        t.live_cadence_usec = 0x332211;
+        j = jt_open_expect(d, NULL, 0, NULL);
+        assert_int_equal(journal_put(j, &t), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+        data = jt_read(d, "journal", &size);
+        assert_int_equal(size, RECORDS_START + sizeof(format2_journal) - 24 + 16);
+        assert_memory_equal(data + RECORDS_START + 8, format2_journal + 32,
+                            sizeof(format2_journal) - 32);
+        assert_memory_equal(data + size - 16, (const uint8_t[8]){0}, 8);
+        assert_memory_equal(data + size - 8, cadence_bytes, 8);
+        /* Read back as written: the restart keeps the live cadence. */
+        j = jt_open_expect(d, &t, 1, NULL);
+        journal_close(j);
+
+        memset(data + size - 8, 0, 8);
         store_u32(data + RECORDS_START + 4,
                   crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
         jt_write(d, "journal", data, size);
@@ -665,6 +702,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_replays_records_without_handover, setup, teardown),
             cmocka_unit_test_setup_teardown(test_handover_layout, setup, teardown),
             cmocka_unit_test_setup_teardown(test_run_result_layout, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_live_cadence_layout, setup, teardown),
             cmocka_unit_test_setup_teardown(test_format2_journal, setup, teardown),
             cmocka_unit_test_setup_teardown(test_invalid_input, setup, teardown),
             cmocka_unit_test_setup_teardown(test_compact_refuses, setup, teardown),

@@ -54,7 +54,13 @@ struct model_timer {
         uint64_t overruns;
         uint64_t reported; /* overruns when the last firing was handed over */
         uint64_t consecutive;
+        uint64_t live_cadence; /* Reschedule's; 0: the declared one */
 };
+
+static uint64_t model_cadence(const struct model_timer *t)
+{
+        return t->live_cadence > 0 ? t->live_cadence : t->decl.cadence_usec;
+}
 
 struct model {
         struct model_timer t[N_SLOTS];
@@ -121,9 +127,9 @@ static void model_settle(const struct world *w, struct model_timer *t)
 {
         if (!held(t) || t->deferred > now_of(w, t))
                 return;
-        uint64_t k = (now_of(w, t) - t->deferred) / t->decl.cadence_usec + 1;
+        uint64_t k = (now_of(w, t) - t->deferred) / model_cadence(t) + 1;
         t->overruns += k;
-        t->deferred += k * t->decl.cadence_usec;
+        t->deferred += k * model_cadence(t);
 }
 
 static void model_set_wakeup(struct model_timer *t, uint64_t deadline)
@@ -167,7 +173,7 @@ static void model_end_run(struct world *w, struct model_timer *t, enum timerd_ou
         } else if (t->failure == TIMERD_FAILURE_NONE && t->after_run == MODEL_AFTER_POLICY &&
                    t->decl.policy == TIMERD_POLICY_AFTER_COMPLETION) {
                 t->queued = true;
-                t->deadline = now_of(w, t) + t->decl.cadence_usec;
+                t->deadline = now_of(w, t) + model_cadence(t);
         }
         t->after_run = MODEL_AFTER_POLICY;
 }
@@ -325,6 +331,8 @@ static void step_reconcile(struct world *w, size_t s)
         if (!t->exists)
                 model_declare(w, s, &d, a.caller.session);
         assert_int_equal(g, t->generation);
+        /* Reconcile puts the declared cadence back. */
+        t->live_cadence = 0;
         if (plan == CLEAR)
                 model_clear_wakeup(t);
         else if (plan == RESUME)
@@ -370,9 +378,10 @@ static void step_reschedule(struct world *w, size_t s)
         else if (t->run_active && t->after_run == MODEL_AFTER_DEADLINE)
                 next = t->deferred;
         assert_int_equal(rr.previous_remaining_usec, next > now_of(w, t) ? next - now_of(w, t) : 0);
-        assert_int_equal(rr.previous_cadence_usec, t->decl.cadence_usec);
+        assert_int_equal(rr.previous_cadence_usec, model_cadence(t));
+        /* The live schedule's, never the declaration's. */
         if (has_cadence)
-                t->decl.cadence_usec = cadence;
+                t->live_cadence = cadence == t->decl.cadence_usec ? 0 : cadence;
         if (has_deadline)
                 model_set_wakeup(t, deadline);
         else
@@ -401,7 +410,7 @@ static void step_kick(struct world *w, size_t s)
         assert_int_equal(fx_kick(&w->f, h, &next), expect);
         if (expect < 0)
                 return;
-        assert_int_equal(next, now_of(w, t) + t->decl.cadence_usec);
+        assert_int_equal(next, now_of(w, t) + model_cadence(t));
         model_set_wakeup(t, next);
 }
 
@@ -467,12 +476,12 @@ static void step_advance(struct world *w, enum timerd_clock c)
                 struct model_timer *t = &w->m.t[due[i]];
 
                 if (t->decl.policy == TIMERD_POLICY_WATCHDOG)
-                        t->deadline = now + t->decl.cadence_usec;
+                        t->deadline = now + model_cadence(t);
                 else if (t->decl.policy == TIMERD_POLICY_INTERVAL) {
-                        uint64_t k = (now - t->deadline) / t->decl.cadence_usec + 1;
+                        uint64_t k = (now - t->deadline) / model_cadence(t) + 1;
 
                         t->overruns += k - 1;
-                        t->deadline += k * t->decl.cadence_usec;
+                        t->deadline += k * model_cadence(t);
                 } else
                         t->queued = false;
                 if (t->run_active) {
@@ -587,6 +596,7 @@ static void compare(const struct world *w)
                 assert_int_equal(snap.overruns, t->overruns);
                 assert_int_equal(snap.consecutive_expected_failures, t->consecutive);
                 assert_int_equal(snap.declaration.cadence_usec, t->decl.cadence_usec);
+                assert_int_equal(snap.live_cadence_usec, model_cadence(t));
                 if (t->queued) {
                         assert_true(snap.has_deadline);
                         assert_int_equal(snap.next_deadline_usec, t->deadline);

@@ -677,8 +677,109 @@ static void test_wrong_policy(void **state)
         assert_int_equal(reschedule(&f, fx_claim("w", gw), false, 0, true, 500, &rr), 0);
         assert_int_equal(rr.previous_cadence_usec, 10);
         assert_int_equal(rr.previous_remaining_usec, 10);
-        assert_int_equal(fx_get(&f, "w").declaration.cadence_usec, 500);
+        assert_int_equal(fx_get(&f, "w").declaration.cadence_usec, 10);
+        assert_int_equal(fx_get(&f, "w").live_cadence_usec, 500);
         assert_int_equal(fx_get(&f, "w").state, TIMERD_STATE_INACTIVE);
+        fx_done(&f);
+}
+
+/* Issue 15 item 3: Reschedule's cadence changes the live schedule, not the declaration, so the
+ * owner's Reconcile with its own declaration still matches, and puts the declared cadence back. */
+static void test_reschedule_cadence_is_live(void **state)
+{
+        struct td_reschedule_result rr;
+        const struct td_dispatch *d;
+        uint64_t g, g2;
+        bool created;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 1000);
+        assert_int_equal(fx_register_at(&f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 100), 1100, &g),
+                         0);
+        assert_int_equal(reschedule(&f, fx_claim("i", g), true, 1200, true, 40, &rr), 0);
+        assert_int_equal(rr.previous_cadence_usec, 100);
+        assert_int_equal(fx_get(&f, "i").declaration.cadence_usec, 100);
+        assert_int_equal(fx_get(&f, "i").live_cadence_usec, 40);
+
+        /* The schedule follows the live cadence. */
+        assert_int_equal(fx_advance(&f, MONO, 1200), 1);
+        d = fx_dispatch(&f, 0);
+        assert_int_equal(
+            fx_complete(&f, fx_token(d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_int_equal(fx_get(&f, "i").next_deadline_usec, 1240);
+
+        /* The rescheduled cadence is no declaration: Reconcile with it conflicts... */
+        assert_int_equal(reconcile(&f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 40),
+                                   TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
+                         -TIMERD_E_RECONCILIATION_CONFLICT);
+        assert_int_equal(fx_get(&f, "i").live_cadence_usec, 40);
+        /* ...and the owner's own declaration matches: same claim, the wake-up kept, the declared
+         * cadence back for the periods after it. */
+        assert_int_equal(reconcile(&f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 100),
+                                   TIMERD_DESIRED_SCHEDULED, 0, &g2, &created),
+                         0);
+        assert_int_equal(g2, g);
+        assert_false(created);
+        assert_int_equal(fx_get(&f, "i").next_deadline_usec, 1240);
+        assert_int_equal(fx_get(&f, "i").live_cadence_usec, 100);
+        assert_int_equal(fx_advance(&f, MONO, 1240), 1);
+        d = fx_dispatch(&f, 0);
+        assert_int_equal(
+            fx_complete(&f, fx_token(d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_int_equal(fx_get(&f, "i").next_deadline_usec, 1340);
+
+        /* Rescheduling to the declared cadence is no live cadence at all; a replacing Register
+         * starts from the declaration. */
+        assert_int_equal(reschedule(&f, fx_claim("i", g), true, 2000, true, 30, &rr), 0);
+        assert_int_equal(reschedule(&f, fx_claim("i", g), true, 2000, true, 100, &rr), 0);
+        assert_int_equal(rr.previous_cadence_usec, 30);
+        assert_int_equal(fx_get(&f, "i").live_cadence_usec, 100);
+        assert_int_equal(reschedule(&f, fx_claim("i", g), true, 2000, true, 30, &rr), 0);
+        assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION, "i",
+                                          fx_decl(TIMERD_POLICY_INTERVAL, 100), true, 3000, true,
+                                          &g2),
+                         0);
+        assert_int_equal(fx_get(&f, "i").live_cadence_usec, 100);
+        fx_done(&f);
+}
+
+/* Issue 15 item 9: the owner's Reconcile from another connection re-pins a retained signal timer
+ * to it; root reconciling for the owner, and other deliveries, keep the registering session. */
+static void test_reconcile_repins_signal_timers(void **state)
+{
+        struct td_declaration sig = fx_decl(TIMERD_POLICY_INTERVAL, 100),
+                              notify = fx_decl(TIMERD_POLICY_INTERVAL, 100);
+        struct td_reconcile_args a = {
+            .caller = {.uid = FX_UID, .session = 9},
+            .desired = TIMERD_DESIRED_SCHEDULED,
+        };
+        uint64_t g;
+        bool created;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        sig.lifetime = notify.lifetime = TIMERD_LIFETIME_RETAINED;
+        sig.delivery = TIMERD_DELIVERY_SIGNAL;
+        sig.signo = 10;
+        assert_int_equal(fx_register(&f, "sig", sig, NULL), 0);
+        assert_int_equal(fx_register(&f, "note", notify, NULL), 0);
+
+        a.name = "sig";
+        a.declaration = sig;
+        a.caller_is_owner = false;
+        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g, &created)), 0);
+        assert_int_equal(fx_get(&f, "sig").session, FX_SESSION);
+        a.caller_is_owner = true;
+        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g, &created)), 0);
+        assert_int_equal(fx_get(&f, "sig").session, 9);
+
+        a.name = "note";
+        a.declaration = notify;
+        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g, &created)), 0);
+        assert_int_equal(fx_get(&f, "note").session, FX_SESSION);
         fx_done(&f);
 }
 
@@ -874,7 +975,8 @@ static void test_reschedule(void **state)
         assert_int_equal(rr.previous_remaining_usec, 500);
         assert_int_equal(rr.previous_cadence_usec, 100);
         assert_arm(&f, 0, MONO, 2000);
-        assert_int_equal(fx_get(&f, "i").declaration.cadence_usec, 50);
+        assert_int_equal(fx_get(&f, "i").declaration.cadence_usec, 100);
+        assert_int_equal(fx_get(&f, "i").live_cadence_usec, 50);
 
         assert_int_equal(reschedule(&f, fx_claim("i", gi), false, 0, false, 0, &rr), 0);
         assert_int_equal(rr.previous_remaining_usec, 1000);
@@ -1374,7 +1476,7 @@ static void test_handover_reschedule_cadence(void **state)
         assert_int_equal(fx_get(&f, "iv").declaration.cadence_usec, 100);
         assert_int_equal(fx_get(&f, "iv").next_deadline_usec, 100);
         assert_int_equal(reschedule(&f, fx_claim("iv", g), true, 500, true, 21, &rr), 0);
-        assert_int_equal(fx_get(&f, "iv").declaration.cadence_usec, 21);
+        assert_int_equal(fx_get(&f, "iv").live_cadence_usec, 21);
         assert_arm(&f, 0, MONO, 480);
         fx_done(&f);
 }
@@ -2188,6 +2290,8 @@ int main(void)
             cmocka_unit_test(test_complete_outcomes_and_stop),
             cmocka_unit_test(test_cancel),
             cmocka_unit_test(test_reschedule),
+            cmocka_unit_test(test_reschedule_cadence_is_live),
+            cmocka_unit_test(test_reconcile_repins_signal_timers),
             cmocka_unit_test(test_reconcile_create_reuse_conflict),
             cmocka_unit_test(test_reconcile_desired),
             cmocka_unit_test(test_reconcile_during_run),
