@@ -89,6 +89,7 @@ struct timer {
         struct inventory_node inventory_node; /* in (owner, name) order */
         struct list_node transient_node;      /* transient: in its session's list */
         struct timer_runs *runs;              /* NULL until it first fires */
+        const struct td_calendar *calendar;   /* calendar timers: a reference */
 
         /* The declaration (timer_declaration() puts it together). */
         uint64_t cadence_usec;
@@ -97,7 +98,7 @@ struct timer {
         uint32_t uid;
         uint32_t handover_usec; /* at most TIMERD_HANDOVER_MAX_USEC */
         int signo;
-        unsigned policy : 2;
+        unsigned policy : 3;
         unsigned clock : 3;
         unsigned lifetime : 1;
         unsigned delivery : 2;
@@ -116,7 +117,7 @@ struct timer {
         char name[];
 };
 
-static_assert(TIMERD_POLICY_MAX <= 4 && TIMERD_CLOCK_MAX <= 8 && TIMERD_LIFETIME_MAX <= 2 &&
+static_assert(TIMERD_POLICY_MAX <= 8 && TIMERD_CLOCK_MAX <= 8 && TIMERD_LIFETIME_MAX <= 2 &&
                   TIMERD_DELIVERY_MAX <= 4 && TIMERD_FAILURE_MAX <= 8 && AFTER_RUN_NONE < 4,
               "struct timer: bit-field widths");
 static_assert(TIMERD_HANDOVER_MAX_USEC <= UINT32_MAX, "struct timer: handover_usec");
@@ -147,6 +148,14 @@ struct before {
         char name[TIMERD_NAME_MAX + 1];
         struct timer_image image;
 };
+
+/* A pre-image holds its own reference to the calendar it declares. */
+static void before_free(struct before *b)
+{
+        if (b)
+                td_calendar_unref(b->image.declaration.calendar);
+        free(b);
+}
 
 /* The one kernel timer of a clock, as last requested from the runtime. */
 struct clock_arm {
@@ -189,6 +198,7 @@ struct registry {
         uint64_t firings;
         uint64_t overruns;
         uint64_t stale_expiries;
+        uint64_t random_state; /* the fresh random delays of calendar timers */
 
         enum td_schedule_problem problem; /* why the current call is InvalidSchedule */
         struct td_effect *effects;
@@ -347,6 +357,7 @@ static int timer_runs_attach(struct timer *t)
 
 static void timer_free(struct timer *t)
 {
+        td_calendar_unref(t->calendar);
         free(t->runs);
         free(t);
 }
@@ -386,9 +397,14 @@ static int declaration_validate(const struct td_declaration *d,
         /* A signal number only with signal delivery; the runtime checks it is a real one. */
         if (d->delivery == TIMERD_DELIVERY_SIGNAL ? d->signo <= 0 : d->signo != 0)
                 return -TIMERD_E_INVALID_PARAMETER;
-        if (d->policy == TIMERD_POLICY_ONCE && d->cadence_usec != 0)
+        if ((d->policy == TIMERD_POLICY_CALENDAR) != (d->calendar != NULL))
+                return schedule_invalid(ret_problem, TD_SCHEDULE_CALENDAR_MISSING);
+        if (d->calendar && d->clock != TIMERD_CLOCK_REALTIME &&
+            d->clock != TIMERD_CLOCK_REALTIME_ALARM)
+                return schedule_invalid(ret_problem, TD_SCHEDULE_CALENDAR_CLOCK);
+        if ((d->policy == TIMERD_POLICY_ONCE || d->calendar) && d->cadence_usec != 0)
                 return schedule_invalid(ret_problem, TD_SCHEDULE_CADENCE_ON_ONCE);
-        if (d->policy != TIMERD_POLICY_ONCE && d->cadence_usec == 0)
+        if (d->policy != TIMERD_POLICY_ONCE && !d->calendar && d->cadence_usec == 0)
                 return schedule_invalid(ret_problem, TD_SCHEDULE_CADENCE_MISSING);
         if (d->handover_usec > TIMERD_HANDOVER_MAX_USEC ||
             (d->handover_usec > 0 && d->delivery != TIMERD_DELIVERY_NOTIFY))
@@ -412,13 +428,14 @@ static struct td_declaration timer_declaration(const struct timer *t)
             .catch_up = t->catch_up,
             .randomized_delay_usec = t->randomized_delay_usec,
             .handover_usec = t->handover_usec,
+            .calendar = t->calendar,
         };
 }
 
 /* d is valid (declaration_validate()): every value fits its field. */
 static void timer_set_declaration(struct timer *t, const struct td_declaration *d)
 {
-        t->policy = (unsigned)d->policy & 0x3u;
+        t->policy = (unsigned)d->policy & 0x7u;
         t->cadence_usec = d->cadence_usec;
         t->clock = (unsigned)d->clock & 0x7u;
         t->lifetime = (unsigned)d->lifetime & 0x1u;
@@ -428,6 +445,10 @@ static void timer_set_declaration(struct timer *t, const struct td_declaration *
         t->catch_up = d->catch_up;
         t->randomized_delay_usec = d->randomized_delay_usec;
         t->handover_usec = (uint32_t)d->handover_usec;
+        if (t->calendar != d->calendar) {
+                td_calendar_unref(t->calendar);
+                t->calendar = td_calendar_ref(d->calendar);
+        }
 }
 
 static bool declaration_equal(const struct timer *t, const struct td_declaration *b)
@@ -438,13 +459,43 @@ static bool declaration_equal(const struct timer *t, const struct td_declaration
                a->clock == b->clock && a->lifetime == b->lifetime && a->delivery == b->delivery &&
                a->accuracy_usec == b->accuracy_usec && a->signo == b->signo &&
                a->catch_up == b->catch_up && a->randomized_delay_usec == b->randomized_delay_usec &&
-               a->handover_usec == b->handover_usec;
+               a->handover_usec == b->handover_usec && td_calendar_equal(a->calendar, b->calendar);
 }
 
-/* Once and after-completion timers leave the queue while a run is active; the others stay. */
+/* Once, after-completion and calendar timers leave the queue while a run is active; the others
+ * stay. */
 static bool policy_runs_off_queue(enum timerd_policy p)
 {
-        return p == TIMERD_POLICY_ONCE || p == TIMERD_POLICY_AFTER_COMPLETION;
+        return p == TIMERD_POLICY_ONCE || p == TIMERD_POLICY_AFTER_COMPLETION ||
+               p == TIMERD_POLICY_CALENDAR;
+}
+
+/* splitmix64 (a Weyl sequence through the table's mixer): deterministic from the configured
+ * seed, so the core stays pure. */
+static uint64_t random_next(struct registry *r)
+{
+        return hash_mix64(r->random_state += UINT64_C(0x9e3779b97f4a7c15));
+}
+
+/*
+ * The deadline of a calendar timer's next elapse strictly after `after`, delayed by a random part
+ * of randomized_delay_usec: fresh each elapse, or fixed by the timer's identity. 0;
+ * -TIMERD_E_INVALID_SCHEDULE (calendar_never) when no elapse is left; -TIMERD_E_OVERFLOW.
+ */
+static int calendar_deadline(struct registry *r, uint32_t owner, const char *name,
+                             const struct td_declaration *d, uint64_t after, uint64_t *ret)
+{
+        uint64_t elapse, delay = 0;
+
+        if (td_calendar_next(d->calendar, after, &elapse) < 0)
+                return schedule_invalid(&r->problem, TD_SCHEDULE_CALENDAR_NEVER);
+        if (d->randomized_delay_usec > 0)
+                delay = (d->calendar->fixed_random_delay ? identity_hash(owner, name)
+                                                         : random_next(r)) %
+                        d->randomized_delay_usec;
+        if (__builtin_add_overflow(elapse, delay, ret))
+                return -TIMERD_E_OVERFLOW;
+        return 0;
 }
 
 static struct timer *timer_of_entry(struct timerq_entry *e)
@@ -709,13 +760,21 @@ static int session_validate(uint64_t session)
         return session > 0 ? 0 : -EINVAL;
 }
 
-/* Where a new registration starts: start_usec, or now + cadence, or nowhere (once). */
-static int first_deadline(const struct td_declaration *d, const struct td_now *now, bool has_start,
-                          uint64_t start_usec, bool *ret_has, uint64_t *ret_deadline)
+/* Where a new registration starts: start_usec, or now + cadence, or the next calendar elapse, or
+ * nowhere (once). */
+static int first_deadline(struct registry *r, const struct td_register_args *a,
+                          const struct td_now *now, bool *ret_has, uint64_t *ret_deadline)
 {
+        const struct td_declaration *d = &a->declaration;
+        bool has_start = a->has_start;
+        uint64_t start_usec = a->start_usec;
+
         *ret_has = has_start || d->policy != TIMERD_POLICY_ONCE;
         if (has_start)
                 *ret_deadline = start_usec;
+        else if (d->calendar)
+                return calendar_deadline(r, a->caller.uid, a->name, d, now->usec[d->clock],
+                                         ret_deadline);
         else if (*ret_has &&
                  __builtin_add_overflow(now->usec[d->clock], d->cadence_usec, ret_deadline))
                 return -TIMERD_E_OVERFLOW;
@@ -1100,8 +1159,10 @@ static int before_prepare(const struct registry *r, const struct timer *t, bool 
         if (!b)
                 return -ENOMEM;
         b->existed = t != NULL;
-        if (t)
+        if (t) {
                 timer_image_take(t, &b->image);
+                td_calendar_ref(b->image.declaration.calendar);
+        }
         *ret = b;
         return 0;
 }
@@ -1147,6 +1208,7 @@ int registry_new(const struct registry_config *config, struct registry **ret)
         r->config = *config;
         r->last_generation = config->first_generation - 1;
         r->last_handle_generation = config->first_handle_generation - 1;
+        r->random_state = config->random_seed;
         list_init(&r->befores);
         hashmap_init(&r->timers, timer_hash_of);
         hashmap_init(&r->owners, owner_hash_of);
@@ -1174,7 +1236,7 @@ void registry_free(struct registry *r)
                 struct before *b = list_entry(r->befores.next, struct before, node);
 
                 list_remove(&b->node);
-                free(b);
+                before_free(b);
         }
         for (size_t k = 0; k < r->n_changes; k++)
                 if (r->changes[k]->removed)
@@ -1234,8 +1296,7 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
         e = declare_args_validate(r, &a->caller, a->name, &a->declaration);
         if (e < 0)
                 return transition_failed(r, e);
-        e = first_deadline(&a->declaration, now, a->has_start, a->start_usec, &has_deadline,
-                           &deadline);
+        e = first_deadline(r, a, now, &has_deadline, &deadline);
         if (e < 0)
                 return transition_failed(r, e);
 
@@ -1255,7 +1316,7 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
                       : timer_create(r, &a->caller, a->name, &a->declaration,
                                      r->last_generation + 1, &t);
         if (e < 0) {
-                free(b);
+                before_free(b);
                 return transition_failed(r, e);
         }
 
@@ -1301,7 +1362,8 @@ static int reconcile_plan(struct registry *r, const struct timer *t, const struc
                         return 0;
                 }
                 if (t && t->run_active && policy_runs_off_queue(d->policy)) {
-                        if (d->policy == TIMERD_POLICY_AFTER_COMPLETION) {
+                        if (d->policy == TIMERD_POLICY_AFTER_COMPLETION ||
+                            d->policy == TIMERD_POLICY_CALENDAR) {
                                 *ret_step = RECONCILE_RESUME_POLICY;
                                 return 0;
                         }
@@ -1314,6 +1376,9 @@ static int reconcile_plan(struct registry *r, const struct timer *t, const struc
                 /* A once timer has no cadence to invent a wake-up from. */
                 if (d->policy == TIMERD_POLICY_ONCE)
                         return schedule_invalid(&r->problem, TD_SCHEDULE_DEADLINE_MISSING);
+                if (d->calendar)
+                        return calendar_deadline(r, a->caller.uid, a->name, d, now->usec[d->clock],
+                                                 ret_deadline);
                 if (__builtin_add_overflow(now->usec[d->clock], d->cadence_usec, ret_deadline))
                         return -TIMERD_E_OVERFLOW;
                 return 0;
@@ -1355,7 +1420,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
                 e = timer_create(r, &a->caller, a->name, &a->declaration, r->last_generation + 1,
                                  &t);
         if (e < 0) {
-                free(b);
+                before_free(b);
                 return transition_failed(r, e);
         }
 
@@ -1412,6 +1477,9 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
                 return transition_failed(r, e);
         /* A watchdog's deadline moves only by Kick; disarming and a new cadence are fine. */
         if (has_deadline && t->policy == TIMERD_POLICY_WATCHDOG)
+                return transition_failed(r, -TIMERD_E_WRONG_POLICY);
+        /* A calendar timer's elapses come from its schedule. */
+        if (has_cadence && t->calendar)
                 return transition_failed(r, -TIMERD_E_WRONG_POLICY);
         if (has_cadence) {
                 /* The new cadence must suit the declaration, its handover included. */
@@ -1581,6 +1649,32 @@ static int run_result_compute(const struct timer *t, uint64_t now_usec, enum tim
         return 0;
 }
 
+/*
+ * After a calendar timer's run: its next elapse after the one that ran. Elapses that passed during
+ * the run fire once, at once (the first of them is the firing's deadline); the others count as
+ * overruns, up to CALENDAR_OVERRUNS_COUNTED of them (a bound on the work, not on the policy).
+ * Inside stats_leave/enter.
+ */
+#define CALENDAR_OVERRUNS_COUNTED 1024
+static void calendar_resume(struct registry *r, struct timer *t, uint64_t finish_usec)
+{
+        const struct td_declaration d = timer_declaration(t);
+        struct run_state *rs = &t->runs->state;
+        uint64_t next, later, passed = 0;
+
+        if (calendar_deadline(r, t->uid, t->name, &d, rs->run_deadline_usec, &next) < 0) {
+                t->failure = TIMERD_FAILURE_OVERFLOW;
+                return;
+        }
+        for (uint64_t after = next; after < finish_usec && passed < CALENDAR_OVERRUNS_COUNTED;
+             after = later, passed++)
+                if (td_calendar_next(t->calendar, after, &later) < 0 || later > finish_usec)
+                        break;
+        rs->overruns = saturating_add(rs->overruns, passed);
+        r->overruns = saturating_add(r->overruns, passed);
+        timer_enqueue(r, t, next, finish_usec);
+}
+
 /* End the active run and apply what its outcome and directive ask of the schedule. */
 static void run_finish(struct registry *r, struct timer *t, const struct run_result *res,
                        enum timerd_directive directive)
@@ -1617,7 +1711,9 @@ static void run_finish(struct registry *r, struct timer *t, const struct run_res
                         t->failure = TIMERD_FAILURE_OVERFLOW;
                 else
                         timer_enqueue(r, t, next, res->finish_usec);
-        }
+        } else if (t->failure == TIMERD_FAILURE_NONE && t->after_run == AFTER_RUN_POLICY &&
+                   policy == TIMERD_POLICY_CALENDAR)
+                calendar_resume(r, t, res->finish_usec);
         t->after_run = AFTER_RUN_POLICY;
         rs->deferred_deadline_usec = 0;
         stats_enter(r, t);
@@ -1793,12 +1889,40 @@ struct td_transition registry_expire(struct registry *r, const struct td_now *no
         return transition_done(r);
 }
 
+/*
+ * The calendar timers queued on `clock` and not due yet get their next elapse after now again
+ * (one due stays due: it fires as it would have). Returns how many.
+ */
+static uint64_t calendars_reevaluate(struct registry *r, const struct td_now *now,
+                                     enum timerd_clock clock)
+{
+        uint64_t n = now->usec[clock], count = 0, deadline;
+        size_t i = 0;
+        struct timer *t;
+
+        while ((t = hashmap_next(&r->timers, &i))) {
+                const struct td_declaration d = timer_declaration(t);
+
+                if (!t->calendar || (enum timerd_clock)t->clock != clock || !timer_queued(t) ||
+                    t->has_missed_deadline || t->deadline_usec <= n)
+                        continue;
+                count++;
+                stats_leave(r, t);
+                if (calendar_deadline(r, t->uid, t->name, &d, n, &deadline) < 0) {
+                        timer_dequeue(r, t);
+                        t->failure = TIMERD_FAILURE_OVERFLOW;
+                } else
+                        timer_enqueue(r, t, deadline, n);
+                stats_enter(r, t);
+        }
+        return count;
+}
+
 struct td_transition registry_rearm(struct registry *r, const struct td_now *now,
                                     enum timerd_clock clock)
 {
         int e;
 
-        (void)now;
         effects_begin(r);
         if (!clock_valid(clock))
                 return transition_failed(r, -EINVAL);
@@ -1807,8 +1931,24 @@ struct td_transition registry_rearm(struct registry *r, const struct td_now *now
         e = handle_generations_check(r, 1);
         if (e < 0)
                 return transition_failed(r, e);
+        calendars_reevaluate(r, now, clock);
         clock_sync(r, clock, true);
         return transition_done(r);
+}
+
+struct td_transition registry_reevaluate_calendars(struct registry *r, const struct td_now *now,
+                                                   uint64_t *ret_count)
+{
+        int e;
+
+        effects_begin(r);
+        *ret_count = 0;
+        e = handle_generations_check(r, 2);
+        if (e < 0)
+                return transition_failed(r, e);
+        *ret_count = calendars_reevaluate(r, now, TIMERD_CLOCK_REALTIME) +
+                     calendars_reevaluate(r, now, TIMERD_CLOCK_REALTIME_ALARM);
+        return transition_sync(r);
 }
 
 struct td_transition registry_confirm_arm(struct registry *r, const struct td_now *now,
@@ -2219,6 +2359,10 @@ static bool catch_up_plan(struct timer_image *img, uint64_t now_usec, uint64_t r
                 img->queued = false;
                 return true;
         }
+        if (d->calendar) {
+                img->queued = td_calendar_next(d->calendar, now_usec, &img->deadline_usec) >= 0;
+                return true;
+        }
         periods = (now_usec - img->deadline_usec) / d->cadence_usec;
         if (__builtin_add_overflow(periods, 1, &periods) ||
             __builtin_mul_overflow(periods, d->cadence_usec, &advance) ||
@@ -2347,7 +2491,7 @@ void registry_changes_commit(struct registry *r)
 
                 b->timer->has_before = false;
                 list_remove(&b->node);
-                free(b);
+                before_free(b);
         }
         for (size_t i = 0; i < r->n_changes; i++) {
                 struct timer *t = r->changes[i];
@@ -2397,7 +2541,7 @@ struct td_transition registry_changes_rollback(struct registry *r, const struct 
                         if (e < 0 && failure == 0)
                                 failure = e;
                 }
-                free(b);
+                before_free(b);
         }
         result = transition_sync(r);
         result.failure = failure;

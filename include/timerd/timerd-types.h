@@ -26,6 +26,8 @@ enum timerd_policy {
         TIMERD_POLICY_AFTER_COMPLETION,
         TIMERD_POLICY_WATCHDOG,
         TIMERD_POLICY_INTERVAL,
+        /* At the elapses of calendar expressions; the next one after max(completion, the last). */
+        TIMERD_POLICY_CALENDAR,
         TIMERD_POLICY_MAX,
         TIMERD_POLICY_INVALID = -1,
 };
