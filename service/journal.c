@@ -49,11 +49,12 @@
 
 /* A record: u32 payload length, u32 CRC-32C of the payload, the payload. The payload starts with
  * u8 type, u8 flags, u64 batch sequence (0 in the snapshot), u32 owner, u8 length + name. */
-#define FRAME_SIZE     8
-#define PAYLOAD_FLAGS  1
-#define PAYLOAD_SEQ    2
-#define PAYLOAD_MIN    (1 + 1 + 8 + 4 + 1 + 1)
-#define PAYLOAD_MAX    512 /* a PUT with the longest name and boot id and a handover is 331 */
+#define FRAME_SIZE    8
+#define PAYLOAD_FLAGS 1
+#define PAYLOAD_SEQ   2
+#define PAYLOAD_MIN   (1 + 1 + 8 + 4 + 1 + 1)
+/* A PUT with the longest name and boot id and a handover is 331; a calendar adds up to 322. */
+#define PAYLOAD_MAX    1024
 #define FLAG_BATCH_END 0x01u
 
 #define COMPACT_SLACK (UINT64_C(1) << 20)
@@ -66,7 +67,7 @@ enum record_type {
 /* The format stores these enums by value: changing them changes the format version. */
 static_assert(TIMERD_POLICY_ONCE == 0 && TIMERD_POLICY_AFTER_COMPLETION == 1 &&
                   TIMERD_POLICY_WATCHDOG == 2 && TIMERD_POLICY_INTERVAL == 3 &&
-                  TIMERD_POLICY_MAX == 4,
+                  TIMERD_POLICY_CALENDAR == 4 && TIMERD_POLICY_MAX == 5,
               "journal format: policy");
 static_assert(TIMERD_CLOCK_MONOTONIC == 0 && TIMERD_CLOCK_BOOTTIME == 1 &&
                   TIMERD_CLOCK_REALTIME == 2 && TIMERD_CLOCK_BOOTTIME_ALARM == 3 &&
@@ -90,7 +91,8 @@ static_assert(TIMERD_OUTCOME_NONE == 0 && TIMERD_OUTCOME_SUCCESS == 1 &&
                   TIMERD_OUTCOME_EXPECTED_FAILURE == 2 && TIMERD_OUTCOME_INVARIANT_FAILURE == 3 &&
                   TIMERD_OUTCOME_MAX == 4,
               "journal format: outcome");
-static_assert(TIMERD_NAME_MAX <= UINT8_MAX && JOURNAL_BOOT_ID_MAX <= UINT8_MAX,
+static_assert(TIMERD_NAME_MAX <= UINT8_MAX && JOURNAL_BOOT_ID_MAX <= UINT8_MAX &&
+                  TD_CALENDAR_SOURCE_MAX <= UINT8_MAX && CALENDAR_ZONE_MAX <= UINT8_MAX,
               "journal format: one length byte");
 
 static const struct journal_ops system_ops = {
@@ -339,9 +341,15 @@ static void encode_timer(uint8_t **p, const struct journal_timer *t)
         put_u64(p, t->written_clock_usec);
         put_string(p, t->boot_id);
         /* Appended to format 2 later, only when set: a store without handovers reads as before,
-         * and a record that ends at the boot id has none. */
-        if (t->handover_usec > 0)
+         * and a record that ends at the boot id has none. A calendar timer (a policy older
+         * stores never hold) always has it, then its schedule. */
+        if (t->handover_usec > 0 || t->policy == TIMERD_POLICY_CALENDAR)
                 put_u64(p, t->handover_usec);
+        if (t->policy == TIMERD_POLICY_CALENDAR) {
+                put_string(p, t->calendar);
+                put_string(p, t->timezone);
+                put_u8(p, t->fixed_random_delay);
+        }
 }
 
 static void decode_timer(struct reader *r, struct journal_timer *t)
@@ -380,7 +388,12 @@ static void decode_timer(struct reader *r, struct journal_timer *t)
         t->written_realtime_usec = get_u64(r);
         t->written_clock_usec = get_u64(r);
         get_string(r, t->boot_id, 0, JOURNAL_BOOT_ID_MAX);
-        if (r->left > 0) {
+        if (t->policy == TIMERD_POLICY_CALENDAR) {
+                t->handover_usec = get_u64(r);
+                get_string(r, t->calendar, 1, TD_CALENDAR_SOURCE_MAX);
+                get_string(r, t->timezone, 0, CALENDAR_ZONE_MAX - 1); /* "": the local zone */
+                t->fixed_random_delay = get_bool(r);
+        } else if (r->left > 0) {
                 t->handover_usec = get_u64(r);
                 /* One encoding per state: a zero handover is left out. */
                 if (t->handover_usec == 0)

@@ -65,6 +65,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "calendar/calendar.h"
+#include "service/calendar-timer.h"
 #include "timerd/timerd-types.h"
 
 /* The text of /proc/sys/kernel/random/boot_id. */
@@ -86,6 +88,11 @@ struct journal_timer {
         bool catch_up; /* fire once on start when the deadline passed while the service was down */
         uint64_t randomized_delay_usec;
         uint64_t handover_usec; /* notify timers: the run may start this long before the deadline */
+        /* Calendar timers: the expressions (service/calendar-timer.h), their zone and whether
+         * the randomized delay is fixed; "" otherwise. */
+        char calendar[TD_CALENDAR_SOURCE_MAX + 1];
+        char timezone[CALENDAR_ZONE_MAX];
+        bool fixed_random_delay;
 
         /* The runtime state. Times are absolute on `clock`. */
         uint64_t generation;
