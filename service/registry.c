@@ -1650,10 +1650,11 @@ static int run_result_compute(const struct timer *t, uint64_t now_usec, enum tim
 }
 
 /*
- * After a calendar timer's run: its next elapse after the one that ran. Elapses that passed during
- * the run fire once, at once (the first of them is the firing's deadline); the others count as
- * overruns, up to CALENDAR_OVERRUNS_COUNTED of them (a bound on the work, not on the policy).
- * Inside stats_leave/enter.
+ * After a calendar timer's run: its next elapse after the one that ran. When elapses passed during
+ * the run, the last of them fires, at once; those before it count as overruns, up to
+ * CALENDAR_OVERRUNS_COUNTED (a bound on the work: past it the firing reports the completion).
+ * The elapse after that one then comes after the completion, so runs never overlap and a long
+ * run costs one firing, not a burst. Inside stats_leave/enter.
  */
 #define CALENDAR_OVERRUNS_COUNTED 1024
 static void calendar_resume(struct registry *r, struct timer *t, uint64_t finish_usec)
@@ -1666,10 +1667,15 @@ static void calendar_resume(struct registry *r, struct timer *t, uint64_t finish
                 t->failure = TIMERD_FAILURE_OVERFLOW;
                 return;
         }
-        for (uint64_t after = next; after < finish_usec && passed < CALENDAR_OVERRUNS_COUNTED;
-             after = later, passed++)
-                if (td_calendar_next(t->calendar, after, &later) < 0 || later > finish_usec)
+        while (next < finish_usec && td_calendar_next(t->calendar, next, &later) >= 0 &&
+               later <= finish_usec) {
+                if (passed == CALENDAR_OVERRUNS_COUNTED) {
+                        next = finish_usec;
                         break;
+                }
+                next = later;
+                passed++;
+        }
         rs->overruns = saturating_add(rs->overruns, passed);
         r->overruns = saturating_add(r->overruns, passed);
         timer_enqueue(r, t, next, finish_usec);
