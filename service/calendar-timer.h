@@ -15,11 +15,12 @@
 
 #include "calendar/calendar.h"
 #include "calendar/tzif.h"
+#include "timerd/timerd-types.h"
 
 /* The expressions of one timer, each on a line, a cron one marked "cron:": what the journal keeps
  * (one length byte) and what Get answers from. */
-#define TD_CALENDAR_SOURCE_MAX  255
-#define TD_CALENDAR_CRON_PREFIX "cron:"
+#define TD_CALENDAR_SOURCE_MAX  TIMERD_CALENDAR_MAX
+#define TD_CALENDAR_CRON_PREFIX TIMERD_CALENDAR_CRON_PREFIX
 
 /* A zone as the edge loaded it; tz is NULL for UTC. The edge may replace tz (a tzdata update). */
 struct td_zone {

@@ -10,6 +10,12 @@
 #define TIMERD_NAME_MAX 128
 /* The longest early handover a notify timer may declare (handover_usec): one second. */
 #define TIMERD_HANDOVER_MAX_USEC 1000000
+/* A calendar timer's expressions, one per line, a cron one marked TIMERD_CALENDAR_CRON_PREFIX
+ * ("Mon..Fri *-*-* 03:00\ncron:0 3 * * 1-5"): at most this many bytes together. */
+#define TIMERD_CALENDAR_MAX         255
+#define TIMERD_CALENDAR_CRON_PREFIX "cron:"
+/* An IANA zone name and its NUL. */
+#define TIMERD_TIMEZONE_MAX 64
 
 enum timerd_clock {
         TIMERD_CLOCK_MONOTONIC,
