@@ -89,10 +89,13 @@ struct timer {
         struct inventory_node inventory_node; /* in (owner, name) order */
         struct list_node transient_node;      /* transient: in its session's list */
         struct timer_runs *runs;              /* NULL until it first fires */
-        const struct td_calendar *calendar;   /* calendar timers: a reference */
 
-        /* The declaration (timer_declaration() puts it together). */
-        uint64_t cadence_usec;
+        /* The declaration (timer_declaration() puts it together). A calendar timer has no
+         * cadence: its schedule takes the place (timer_calendar()), and a timer stays one chunk. */
+        union {
+                uint64_t cadence_usec;
+                const struct td_calendar *calendar; /* a reference */
+        };
         uint64_t accuracy_usec;
         uint64_t randomized_delay_usec;
         uint32_t uid;
@@ -355,9 +358,20 @@ static int timer_runs_attach(struct timer *t)
         return 0;
 }
 
+/* The schedule of a calendar timer, else NULL. */
+static const struct td_calendar *timer_calendar(const struct timer *t)
+{
+        return t->policy == TIMERD_POLICY_CALENDAR ? t->calendar : NULL;
+}
+
+static uint64_t timer_cadence(const struct timer *t)
+{
+        return t->policy == TIMERD_POLICY_CALENDAR ? 0 : t->cadence_usec;
+}
+
 static void timer_free(struct timer *t)
 {
-        td_calendar_unref(t->calendar);
+        td_calendar_unref(timer_calendar(t));
         free(t->runs);
         free(t);
 }
@@ -419,7 +433,7 @@ static struct td_declaration timer_declaration(const struct timer *t)
 {
         return (struct td_declaration){
             .policy = (enum timerd_policy)t->policy,
-            .cadence_usec = t->cadence_usec,
+            .cadence_usec = timer_cadence(t),
             .clock = (enum timerd_clock)t->clock,
             .lifetime = (enum timerd_lifetime)t->lifetime,
             .delivery = (enum timerd_delivery)t->delivery,
@@ -428,15 +442,22 @@ static struct td_declaration timer_declaration(const struct timer *t)
             .catch_up = t->catch_up,
             .randomized_delay_usec = t->randomized_delay_usec,
             .handover_usec = t->handover_usec,
-            .calendar = t->calendar,
+            .calendar = timer_calendar(t),
         };
 }
 
 /* d is valid (declaration_validate()): every value fits its field. */
 static void timer_set_declaration(struct timer *t, const struct td_declaration *d)
 {
+        const struct td_calendar *old = timer_calendar(t);
+
+        /* The new reference before the old one goes: they may be the same schedule. */
+        if (d->calendar)
+                t->calendar = td_calendar_ref(d->calendar);
+        else
+                t->cadence_usec = d->cadence_usec;
+        td_calendar_unref(old);
         t->policy = (unsigned)d->policy & 0x7u;
-        t->cadence_usec = d->cadence_usec;
         t->clock = (unsigned)d->clock & 0x7u;
         t->lifetime = (unsigned)d->lifetime & 0x1u;
         t->delivery = (unsigned)d->delivery & 0x3u;
@@ -445,10 +466,6 @@ static void timer_set_declaration(struct timer *t, const struct td_declaration *
         t->catch_up = d->catch_up;
         t->randomized_delay_usec = d->randomized_delay_usec;
         t->handover_usec = (uint32_t)d->handover_usec;
-        if (t->calendar != d->calendar) {
-                td_calendar_unref(t->calendar);
-                t->calendar = td_calendar_ref(d->calendar);
-        }
 }
 
 static bool declaration_equal(const struct timer *t, const struct td_declaration *b)
@@ -1479,7 +1496,7 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
         if (has_deadline && t->policy == TIMERD_POLICY_WATCHDOG)
                 return transition_failed(r, -TIMERD_E_WRONG_POLICY);
         /* A calendar timer's elapses come from its schedule. */
-        if (has_cadence && t->calendar)
+        if (has_cadence && timer_calendar(t))
                 return transition_failed(r, -TIMERD_E_WRONG_POLICY);
         if (has_cadence) {
                 /* The new cadence must suit the declaration, its handover included. */
@@ -1500,7 +1517,7 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
                 previous = previous > n ? previous - n : 0;
         *ret = (struct td_reschedule_result){
             .previous_remaining_usec = previous,
-            .previous_cadence_usec = t->cadence_usec,
+            .previous_cadence_usec = timer_cadence(t),
         };
         if (has_cadence)
                 t->cadence_usec = cadence_usec;
@@ -1909,8 +1926,8 @@ static uint64_t calendars_reevaluate(struct registry *r, const struct td_now *no
         while ((t = hashmap_next(&r->timers, &i))) {
                 const struct td_declaration d = timer_declaration(t);
 
-                if (!t->calendar || (enum timerd_clock)t->clock != clock || !timer_queued(t) ||
-                    t->has_missed_deadline || t->deadline_usec <= n)
+                if (!timer_calendar(t) || (enum timerd_clock)t->clock != clock ||
+                    !timer_queued(t) || t->has_missed_deadline || t->deadline_usec <= n)
                         continue;
                 count++;
                 stats_leave(r, t);
