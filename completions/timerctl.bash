@@ -29,8 +29,8 @@ _timerctl()
         local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
         local verbs="list show status add reconcile schedule reschedule cancel kick remove wait sleep monitor calendar run"
         local global="--socket --json --json=short --json=pretty --json=off --no-pager --help --version"
-        local declaring="--once --every --watchdog --interval --retained --transient --clock --delivery --accuracy --no-catch-up --randomized-delay --handover --in --at"
-        local with_argument=" --socket -U --user --every --watchdog --interval --clock --accuracy --delivery --randomized-delay --handover --in --at --desired --cadence -p --property -n --count --timeout --alarm --iterations --base-time --timezone --grace --max-failures "
+        local declaring="--once --every --watchdog --interval --retained --transient --clock --delivery --accuracy --no-catch-up --randomized-delay --handover --in --at --calendar --cron --timezone --fixed-random-delay"
+        local with_argument=" --socket -U --user --every --watchdog --interval --clock --accuracy --delivery --randomized-delay --handover --calendar --in --at --desired --cadence -p --property -n --count --timeout --alarm --iterations --base-time --timezone --grace --max-failures "
         local properties="owner name policy cadence_usec clock lifetime delivery accuracy_usec signal catch_up randomized_delay_usec handover_usec generation state failure next_usec remaining_usec run run_active pending runs consecutive_expected_failures overruns live_cadence_usec last_start_usec last_finish_usec last_outcome last_duration_usec total_duration_usec last_exit last_exit_code"
         local -A verb_options=(
                 [list]="-a --all --no-legend -U --user"
@@ -120,7 +120,7 @@ _timerctl()
                 return
                 ;;
         --every | --watchdog | --interval | --accuracy | --randomized-delay | --handover | --in | \
-                --at | --cadence | --timeout | --alarm | -n | --count | --iterations | --base-time | \
+                --calendar | --at | --cadence | --timeout | --alarm | -n | --count | --iterations | --base-time | \
                 --grace | --max-failures)
                 return # a span, a time or a number: nothing to offer
                 ;;

@@ -21,7 +21,8 @@ void timerd_declaration_init(struct timerd_declaration *d, enum timerd_policy po
         *d = (struct timerd_declaration){
             .policy = policy,
             .cadence_usec = cadence_usec,
-            .clock = TIMERD_CLOCK_MONOTONIC,
+            .clock =
+                policy == TIMERD_POLICY_CALENDAR ? TIMERD_CLOCK_REALTIME : TIMERD_CLOCK_MONOTONIC,
             .lifetime = TIMERD_LIFETIME_TRANSIENT,
             .delivery = TIMERD_DELIVERY_NOTIFY,
             .catch_up = true,

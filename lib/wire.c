@@ -26,6 +26,46 @@ static int add_new_object(json_object *parameters, const char *field, json_objec
         return 0;
 }
 
+/* A calendar declaration's lines, as the arrays "calendar" and "cron" (each sent when not
+ * empty), its zone and fixed delay. -EINVAL for an empty line. */
+static int add_calendar(json_object *obj, const struct timerd_declaration *d)
+{
+        size_t prefix = strlen(TIMERD_CALENDAR_CRON_PREFIX);
+        json_object *arrays[2] = {json_object_new_array(), json_object_new_array()};
+        const char *p = d->calendar;
+        int r = 0;
+
+        if (!arrays[0] || !arrays[1])
+                r = -ENOMEM;
+        while (r == 0 && *p) {
+                size_t l = strcspn(p, "\n");
+                bool cron = strncmp(p, TIMERD_CALENDAR_CRON_PREFIX, prefix) == 0;
+                json_object *line = l > (cron ? prefix : 0)
+                                        ? json_object_new_string_len(p + (cron ? prefix : 0),
+                                                                     (int)(l - (cron ? prefix : 0)))
+                                        : NULL;
+
+                if (l == (cron ? prefix : 0))
+                        r = -EINVAL;
+                else if (!line || json_object_array_add(arrays[cron], line) < 0) {
+                        json_object_put(line);
+                        r = -ENOMEM;
+                }
+                p += l + (p[l] == '\n');
+        }
+        for (int i = 0; i < 2; i++) {
+                if (r == 0 && json_object_array_length(arrays[i]) > 0) {
+                        if (vl_add_object(obj, i ? "cron" : "calendar", arrays[i]) < 0)
+                                r = -ENOMEM;
+                } else
+                        json_object_put(arrays[i]);
+        }
+        if (r == 0 && ((d->timezone[0] && vl_add_string(obj, "timezone", d->timezone) < 0) ||
+                       (d->fixed_random_delay && vl_add_bool(obj, "fixed_random_delay", true) < 0)))
+                r = -ENOMEM;
+        return r;
+}
+
 int wire_add_declaration(json_object *parameters, const struct timerd_declaration *d)
 {
         const char *policy = vl_policy_to_string(d->policy);
@@ -48,7 +88,7 @@ int wire_add_declaration(json_object *parameters, const struct timerd_declaratio
             add_nonzero_u64(obj, "randomized_delay_usec", d->randomized_delay_usec) < 0 ||
             add_nonzero_u64(obj, "handover_usec", d->handover_usec) < 0)
                 return -ENOMEM;
-        return 0;
+        return add_calendar(obj, d);
 }
 
 static int add_claim(json_object *parameters, const struct timerd_claim *claim)
@@ -245,6 +285,49 @@ static int get_default_bool(json_object *obj, const char *field, bool fallback, 
         return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
 }
 
+/* The strings of array `field` (absent: none) appended to buf as lines after `prefix`; they must
+ * fit whole. */
+static int get_lines(json_object *obj, const char *field, const char *prefix, char *buf,
+                     size_t size)
+{
+        json_object *a;
+        int r = vl_get_array(obj, field, &a);
+
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return -TIMERD_E_PROTOCOL;
+        for (size_t i = 0; i < json_object_array_length(a); i++) {
+                json_object *v = json_object_array_get_idx(a, i);
+                size_t len = strlen(buf);
+                int n;
+
+                if (!json_object_is_type(v, json_type_string))
+                        return -TIMERD_E_PROTOCOL;
+                n = snprintf(buf + len, size - len, "%s%s%s", len > 0 ? "\n" : "", prefix,
+                             json_object_get_string(v));
+                if (n < 0 || (size_t)n >= size - len)
+                        return -TIMERD_E_PROTOCOL;
+        }
+        return 0;
+}
+
+static int decode_calendar(json_object *obj, struct timerd_declaration *ret)
+{
+        const char *timezone;
+
+        if (get_lines(obj, "calendar", "", ret->calendar, sizeof(ret->calendar)) < 0 ||
+            get_lines(obj, "cron", TIMERD_CALENDAR_CRON_PREFIX, ret->calendar,
+                      sizeof(ret->calendar)) < 0 ||
+            get_optional_string(obj, "timezone", &timezone) < 0 ||
+            (timezone && strlen(timezone) >= sizeof(ret->timezone)) ||
+            get_default_bool(obj, "fixed_random_delay", false, &ret->fixed_random_delay) < 0)
+                return -TIMERD_E_PROTOCOL;
+        if (timezone)
+                strcpy(ret->timezone, timezone);
+        return 0;
+}
+
 static int decode_declaration(json_object *obj, struct timerd_declaration *ret)
 {
         const char *policy, *clock, *lifetime, *delivery;
@@ -259,7 +342,8 @@ static int decode_declaration(json_object *obj, struct timerd_declaration *ret)
             get_default_u64(obj, "signal", &signal) < 0 || signal > INT_MAX ||
             get_default_bool(obj, "catch_up", true, &ret->catch_up) < 0 ||
             get_default_u64(obj, "randomized_delay_usec", &ret->randomized_delay_usec) < 0 ||
-            get_default_u64(obj, "handover_usec", &ret->handover_usec) < 0)
+            get_default_u64(obj, "handover_usec", &ret->handover_usec) < 0 ||
+            decode_calendar(obj, ret) < 0)
                 return -TIMERD_E_PROTOCOL;
         ret->signal = (int)signal;
 
@@ -337,7 +421,9 @@ int wire_decode_timer(json_object *obj, struct timerd_timer *ret)
                              &ret->last_finish_usec) < 0 ||
             get_u64(obj, "last_duration_usec", &ret->last_duration_usec) < 0 ||
             get_u64(obj, "total_duration_usec", &ret->total_duration_usec) < 0 ||
-            decode_last_result(obj, &ret->last_result) < 0)
+            decode_last_result(obj, &ret->last_result) < 0 ||
+            get_lines(obj, "calendar_normalized", "", ret->calendar_normalized,
+                      sizeof(ret->calendar_normalized)) < 0)
                 return -TIMERD_E_PROTOCOL;
         ret->owner = (uint32_t)owner;
         /* Only a once timer has none, and its declared cadence is 0 too. */

@@ -28,6 +28,9 @@ static void schedule_problem_describe(enum td_schedule_problem problem, uint64_t
             [TD_SCHEDULE_CADENCE_BELOW_MINIMUM] = "cadence_below_minimum",
             [TD_SCHEDULE_HANDOVER_NOT_SHORTER] = "handover_not_shorter",
             [TD_SCHEDULE_DEADLINE_MISSING] = "deadline_missing",
+            [TD_SCHEDULE_CALENDAR_MISSING] = "calendar_missing",
+            [TD_SCHEDULE_CALENDAR_CLOCK] = "calendar_clock",
+            [TD_SCHEDULE_CALENDAR_NEVER] = "calendar_never",
         };
         static const char *const descriptions[] = {
             [TD_SCHEDULE_CADENCE_MISSING] = "this policy needs a cadence > 0",
@@ -35,10 +38,14 @@ static void schedule_problem_describe(enum td_schedule_problem problem, uint64_t
             [TD_SCHEDULE_HANDOVER_NOT_SHORTER] = "the handover must be shorter than the cadence",
             [TD_SCHEDULE_DEADLINE_MISSING] =
                 "a once timer is scheduled only at a deadline: give deadline_usec",
+            [TD_SCHEDULE_CALENDAR_MISSING] = "the calendar policy needs declaration.calendar or "
+                                             ".cron; no other policy takes them",
+            [TD_SCHEDULE_CALENDAR_CLOCK] = "a calendar timer runs on realtime or realtime_alarm",
+            [TD_SCHEDULE_CALENDAR_NEVER] = "the calendar has no elapse left",
         };
 
         /* The registry names every InvalidSchedule it returns. */
-        assert(problem > TD_SCHEDULE_OK && problem <= TD_SCHEDULE_DEADLINE_MISSING);
+        assert(problem > TD_SCHEDULE_OK && problem <= TD_SCHEDULE_CALENDAR_NEVER);
         snprintf(err->detail, sizeof(err->detail), "%s", reasons[problem]);
         if (problem == TD_SCHEDULE_CADENCE_BELOW_MINIMUM)
                 snprintf(err->description, sizeof(err->description),
@@ -130,6 +137,26 @@ static int check_means(struct service *s, const struct peer *p, const struct td_
         return 0;
 }
 
+/* Register with a declaration read (and, for a calendar, holding its schedule). */
+static int register_call(struct service *s, struct peer *p, json_object *params,
+                         const struct td_now *now, struct td_register_args *a,
+                         uint64_t *ret_generation, struct param_error *err)
+{
+        int r = check_means(s, p, &a->declaration, err);
+
+        if (r < 0)
+                return r;
+        if (vl_get_bool(params, "replace", &a->replace) == -EINVAL)
+                return params_invalid(err, "replace");
+        r = params_when(params, "start_usec", now->usec[a->declaration.clock], &a->start_usec, err);
+        if (r < 0)
+                return r;
+        a->has_start = r > 0;
+        /* Its first deadline or the one after it: start (or now) + cadence. */
+        return run_transition(s, now, registry_register(s->registry, now, a, ret_generation), err,
+                              a->caller.uid, a->name, "declaration.cadence_usec");
+}
+
 static int do_register(struct service *s, struct peer *p, json_object *params,
                        const struct td_now *now, json_object **reply, struct param_error *err)
 {
@@ -139,19 +166,10 @@ static int do_register(struct service *s, struct peer *p, json_object *params,
 
         if ((r = params_owner(params, p->uid, p->privileged, &a.caller.uid, err)) < 0 ||
             (r = params_name(params, "name", false, &a.name, err)) < 0 ||
-            (r = params_declaration(params, &a.declaration, err)) < 0 ||
-            (r = check_means(s, p, &a.declaration, err)) < 0)
+            (r = params_declaration(params, s->zones, &a.declaration, err)) < 0)
                 return r;
-        if (vl_get_bool(params, "replace", &a.replace) == -EINVAL)
-                return params_invalid(err, "replace");
-        r = params_when(params, "start_usec", now->usec[a.declaration.clock], &a.start_usec, err);
-        if (r < 0)
-                return r;
-        a.has_start = r > 0;
-
-        /* Its first deadline or the one after it: start (or now) + cadence. */
-        r = run_transition(s, now, registry_register(s->registry, now, &a, &generation), err,
-                           a.caller.uid, a.name, "declaration.cadence_usec");
+        r = register_call(s, p, params, now, &a, &generation, err);
+        td_calendar_unref(a.declaration.calendar);
         if (r < 0)
                 return r;
         *reply = json_object_new_object();
@@ -160,34 +178,46 @@ static int do_register(struct service *s, struct peer *p, json_object *params,
         return 0;
 }
 
+/* Reconcile with a declaration read (and, for a calendar, holding its schedule). */
+static int reconcile_call(struct service *s, struct peer *p, json_object *params,
+                          const struct td_now *now, struct td_reconcile_args *a,
+                          uint64_t *ret_generation, bool *ret_created, struct param_error *err)
+{
+        const char *desired;
+        int r = check_means(s, p, &a->declaration, err);
+
+        if (r < 0)
+                return r;
+        if (params_string(params, "desired", "desired", &desired, err) <= 0 ||
+            (int)(a->desired = vl_desired_from_string(desired)) < 0)
+                return params_invalid(err, "desired");
+        r = params_when(params, "deadline_usec", now->usec[a->declaration.clock], &a->deadline_usec,
+                        err);
+        if (r < 0)
+                return r;
+        a->has_deadline = r > 0;
+        if (a->desired == TIMERD_DESIRED_EXACT && !a->has_deadline)
+                return params_invalid(err, "deadline_usec");
+        a->caller_is_owner = a->caller.uid == p->uid;
+        return run_transition(s, now,
+                              registry_reconcile(s->registry, now, a, ret_generation, ret_created),
+                              err, a->caller.uid, a->name, "declaration.cadence_usec");
+}
+
 static int do_reconcile(struct service *s, struct peer *p, json_object *params,
                         const struct td_now *now, json_object **reply, struct param_error *err)
 {
         struct td_reconcile_args a = {.caller = {.session = p->session}};
-        const char *desired;
         uint64_t generation;
         bool created;
         int r;
 
         if ((r = params_owner(params, p->uid, p->privileged, &a.caller.uid, err)) < 0 ||
             (r = params_name(params, "name", false, &a.name, err)) < 0 ||
-            (r = params_declaration(params, &a.declaration, err)) < 0 ||
-            (r = check_means(s, p, &a.declaration, err)) < 0)
+            (r = params_declaration(params, s->zones, &a.declaration, err)) < 0)
                 return r;
-        if (params_string(params, "desired", "desired", &desired, err) <= 0 ||
-            (int)(a.desired = vl_desired_from_string(desired)) < 0)
-                return params_invalid(err, "desired");
-        r = params_when(params, "deadline_usec", now->usec[a.declaration.clock], &a.deadline_usec,
-                        err);
-        if (r < 0)
-                return r;
-        a.has_deadline = r > 0;
-        if (a.desired == TIMERD_DESIRED_EXACT && !a.has_deadline)
-                return params_invalid(err, "deadline_usec");
-        a.caller_is_owner = a.caller.uid == p->uid;
-
-        r = run_transition(s, now, registry_reconcile(s->registry, now, &a, &generation, &created),
-                           err, a.caller.uid, a.name, "declaration.cadence_usec");
+        r = reconcile_call(s, p, params, now, &a, &generation, &created, err);
+        td_calendar_unref(a.declaration.calendar);
         if (r < 0)
                 return r;
         *reply = json_object_new_object();
@@ -410,6 +440,54 @@ static void add_optional(json_object *o, const char *field, bool has, uint64_t v
                 vl_add_u64(o, field, v);
 }
 
+/*
+ * A calendar timer's schedule: the expressions as declared (declaration.calendar / .cron), the
+ * zone they are read in, named (also when it is the local zone), and in the timer the normalized
+ * form of each, in the same order (the source lists calendar lines before cron ones). -ENOMEM.
+ */
+static int calendar_json(const struct td_calendar *c, json_object *d, json_object *o)
+{
+        json_object *systemd = json_object_new_array(), *cron = json_object_new_array(),
+                    *normalized = json_object_new_array();
+        char line[TD_CALENDAR_SOURCE_MAX + 1], form[CALENDAR_FORMAT_MAX];
+        const char *p = c->source;
+        size_t prefix = strlen(TD_CALENDAR_CRON_PREFIX);
+
+        if (!systemd || !cron || !normalized)
+                goto fail;
+        for (size_t i = 0; i < c->n_specs; i++) {
+                size_t l = strcspn(p, "\n");
+                bool is_cron = strncmp(p, TD_CALENDAR_CRON_PREFIX, prefix) == 0;
+
+                memcpy(line, p, l);
+                line[l] = 0;
+                if (json_object_array_add(is_cron ? cron : systemd,
+                                          json_object_new_string(line + (is_cron ? prefix : 0))) <
+                        0 ||
+                    calendar_format(&c->specs[i], form, sizeof(form)) < 0 ||
+                    json_object_array_add(normalized, json_object_new_string(form)) < 0)
+                        goto fail;
+                p += l + (p[l] == '\n');
+        }
+        if (json_object_array_length(systemd) > 0)
+                vl_add_object(d, "calendar", systemd);
+        else
+                json_object_put(systemd);
+        if (json_object_array_length(cron) > 0)
+                vl_add_object(d, "cron", cron);
+        else
+                json_object_put(cron);
+        vl_add_string(d, "timezone", c->zone->name);
+        vl_add_bool(d, "fixed_random_delay", c->fixed_random_delay);
+        vl_add_object(o, "calendar_normalized", normalized);
+        return 0;
+fail:
+        json_object_put(systemd);
+        json_object_put(cron);
+        json_object_put(normalized);
+        return -ENOMEM;
+}
+
 json_object *api_timer_json(const struct td_snapshot *timer, const struct td_now *now)
 {
         /* Overruns and next deadline as of now, also while the schedule is held behind a run. */
@@ -437,6 +515,11 @@ json_object *api_timer_json(const struct td_snapshot *timer, const struct td_now
         vl_add_bool(d, "catch_up", decl->catch_up);
         vl_add_u64(d, "randomized_delay_usec", decl->randomized_delay_usec);
         vl_add_u64(d, "handover_usec", decl->handover_usec);
+        if (decl->calendar && calendar_json(decl->calendar, d, o) < 0) {
+                json_object_put(o);
+                json_object_put(d);
+                return NULL;
+        }
 
         vl_add_u64(o, "owner", t->owner);
         vl_add_string(o, "name", t->name);

@@ -151,6 +151,7 @@ static void status(struct service *s, struct peer *p)
         vl_add_u64(o, "connections", connections);
         vl_add_u64(o, "waiters", waiters);
         vl_add_u64(o, "clock_changes", s->clock_changes);
+        vl_add_u64(o, "calendar_reevaluations", s->calendar_reevaluations);
         if (host) {
                 vl_add_u64(o, "iterations", s->metrics.iterations);
                 vl_add_u64(o, "wakeups", ls.wakeups);

@@ -53,9 +53,9 @@
 #define PAYLOAD_FLAGS 1
 #define PAYLOAD_SEQ   2
 #define PAYLOAD_MIN   (1 + 1 + 8 + 4 + 1 + 1)
-#define PAYLOAD_MAX                                                                                \
-        512 /* a PUT with the longest name and boot id, a handover and a live                      \
-             * cadence is 339 */
+/* A PUT with the longest name and boot id, a handover, a live cadence and a result is 341; a
+ * calendar adds up to 322. */
+#define PAYLOAD_MAX    1024
 #define FLAG_BATCH_END 0x01u
 
 #define COMPACT_SLACK (UINT64_C(1) << 20)
@@ -68,7 +68,7 @@ enum record_type {
 /* The format stores these enums by value: changing them changes the format version. */
 static_assert(TIMERD_POLICY_ONCE == 0 && TIMERD_POLICY_AFTER_COMPLETION == 1 &&
                   TIMERD_POLICY_WATCHDOG == 2 && TIMERD_POLICY_INTERVAL == 3 &&
-                  TIMERD_POLICY_MAX == 4,
+                  TIMERD_POLICY_CALENDAR == 4 && TIMERD_POLICY_MAX == 5,
               "journal format: policy");
 static_assert(TIMERD_CLOCK_MONOTONIC == 0 && TIMERD_CLOCK_BOOTTIME == 1 &&
                   TIMERD_CLOCK_REALTIME == 2 && TIMERD_CLOCK_BOOTTIME_ALARM == 3 &&
@@ -96,7 +96,8 @@ static_assert(TIMERD_EXIT_NONE == 0 && TIMERD_EXIT_EXITED == 1 && TIMERD_EXIT_SI
                   TIMERD_EXIT_TIMED_OUT == 3 && TIMERD_EXIT_INTERRUPTED == 4 &&
                   TIMERD_EXIT_MAX == 5,
               "journal format: exit");
-static_assert(TIMERD_NAME_MAX <= UINT8_MAX && JOURNAL_BOOT_ID_MAX <= UINT8_MAX,
+static_assert(TIMERD_NAME_MAX <= UINT8_MAX && JOURNAL_BOOT_ID_MAX <= UINT8_MAX &&
+                  TD_CALENDAR_SOURCE_MAX <= UINT8_MAX && CALENDAR_ZONE_MAX <= UINT8_MAX,
               "journal format: one length byte");
 
 static const struct journal_ops system_ops = {
@@ -347,14 +348,21 @@ static void encode_timer(uint8_t **p, const struct journal_timer *t)
         put_u64(p, t->written_clock_usec);
         put_string(p, t->boot_id);
         /* Appended to format 2 later, only when set: a store without handovers reads as before,
-         * and a record that ends at the boot id has none. Then, in this order, each written when
-         * it or anything after it is set: the handover, the live cadence (Reschedule's), and how
-         * the last run's program ended (format 3). */
+         * and a record that ends at the boot id has none. Then, in this order: the handover,
+         * written when it or anything after it is set, and always for a calendar timer (a policy
+         * older stores never hold), which has its schedule next; the live cadence (Reschedule's)
+         * when it or a result is set; how the last run's program ended (format 3). */
+        bool calendar = t->policy == TIMERD_POLICY_CALENDAR;
         bool has_result = t->last_exit != TIMERD_EXIT_NONE;
         bool has_live_cadence = t->live_cadence_usec > 0 || has_result;
 
-        if (t->handover_usec > 0 || has_live_cadence)
+        if (t->handover_usec > 0 || calendar || has_live_cadence)
                 put_u64(p, t->handover_usec);
+        if (calendar) {
+                put_string(p, t->calendar);
+                put_string(p, t->timezone);
+                put_u8(p, t->fixed_random_delay);
+        }
         if (has_live_cadence)
                 put_u64(p, t->live_cadence_usec);
         if (has_result) {
@@ -401,9 +409,14 @@ static void decode_timer(struct reader *r, struct journal_timer *t)
         t->written_realtime_usec = get_u64(r);
         t->written_clock_usec = get_u64(r);
         get_string(r, t->boot_id, 0, JOURNAL_BOOT_ID_MAX);
-        has_handover = r->left > 0;
+        has_handover = t->policy == TIMERD_POLICY_CALENDAR || r->left > 0;
         if (has_handover)
                 t->handover_usec = get_u64(r);
+        if (t->policy == TIMERD_POLICY_CALENDAR) {
+                get_string(r, t->calendar, 1, TD_CALENDAR_SOURCE_MAX);
+                get_string(r, t->timezone, 0, CALENDAR_ZONE_MAX - 1); /* "": the local zone */
+                t->fixed_random_delay = get_bool(r);
+        }
         has_live_cadence = r->left > 0;
         if (has_live_cadence)
                 t->live_cadence_usec = get_u64(r);
@@ -414,7 +427,8 @@ static void decode_timer(struct reader *r, struct journal_timer *t)
         }
         /* One encoding per state: a zero field is written only when a later one follows, and a
          * result is never NONE. */
-        if ((has_handover && !has_live_cadence && t->handover_usec == 0) ||
+        if ((has_handover && !has_live_cadence && t->handover_usec == 0 &&
+             t->policy != TIMERD_POLICY_CALENDAR) ||
             (has_live_cadence && !has_result && t->live_cadence_usec == 0) ||
             (has_result && t->last_exit == TIMERD_EXIT_NONE))
                 r->bad = true;

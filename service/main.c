@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,9 +27,25 @@
 #include "service/parked.h"
 #include "service/peer.h"
 #include "service/sd.h"
+#include "service/zones.h"
 #include "service/store.h"
 #include "service/service.h"
 #include "signalfd/sigfd.h"
+
+/* A tzdata update or a new local zone (the administrator's SIGHUP says so): every calendar
+ * timer's next elapse is computed again in the zones as they are now. */
+static void reload_zones(struct service *s)
+{
+        uint64_t count;
+        struct td_now now;
+
+        zones_reload(s->zones);
+        if (service_now(s, &now) < 0)
+                return;
+        service_apply(s, &now, registry_reevaluate_calendars(s->registry, &now, &count));
+        s->calendar_reevaluations++;
+        log_info("Time zones reloaded; %" PRIu64 " calendar timers re-evaluated", count);
+}
 
 static void on_signal(struct loop_watch *w, int fd, uint32_t events, void *userdata)
 {
@@ -51,11 +68,13 @@ static void on_signal(struct loop_watch *w, int fd, uint32_t events, void *userd
                         service_exit(s, EXIT_REASON_SHUTDOWN_REQUESTED);
                 } else {
                         systemd_notify_reloading();
-                        log_info("Received %s, reloading the configuration", strsignal(signo));
+                        log_info("Received %s, reloading the configuration and the time zones",
+                                 strsignal(signo));
                         if (config_reload(&s->config, s->argc, s->argv) == 0) {
                                 log_set_max_level(s->config.log_level);
                                 s->lifecycle.grace_usec = s->config.shutdown_grace_usec;
                         }
+                        reload_zones(s);
                         systemd_notify_reloaded();
                 }
         }
@@ -170,9 +189,16 @@ static int setup_core(struct service *s)
         };
         int r;
 
+        /* Only spreads calendar elapses: without entropy yet, the start time will do. */
+        if (getrandom(&rc.random_seed, sizeof(rc.random_seed), GRND_NONBLOCK) !=
+            (ssize_t)sizeof(rc.random_seed))
+                rc.random_seed = s->started_usec;
         r = registry_new(&rc, &s->registry);
         if (r < 0)
                 return log_errno(r, "Cannot create the registry");
+        r = zones_new(&s->zones);
+        if (r < 0)
+                return log_errno(r, "Cannot load the local time zone");
         r = parked_new(&pc, &s->parked);
         if (r < 0)
                 return log_errno(r, "Cannot create the parked-request queue");
@@ -290,6 +316,7 @@ static void teardown(struct service *s, struct systemd_notifier *notifier)
         store_close(s);
         parked_free(s->parked);
         registry_free(s->registry);
+        zones_free(s->zones);
         systemd_notifier_free(notifier);
         loop_free(s->loop);
         if (s->signal_fd >= 0)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "service/zones.h"
 #include "varlink/idl.h"
 #include "varlink/message.h"
 #include "varlink/names.h"
@@ -205,7 +206,121 @@ static int params_signal(json_object *d, struct td_declaration *ret, struct para
         return 0;
 }
 
-int params_declaration(json_object *params, struct td_declaration *ret, struct param_error *err)
+/* InvalidSchedule for the expression at `path`: which part is bad, and why. */
+static int calendar_refused(struct param_error *err, const char *path, const char *text,
+                            const struct calendar_error *error)
+{
+        size_t offset = error->offset < strlen(text) ? error->offset : strlen(text);
+
+        params_fail(err, -TIMERD_E_INVALID_SCHEDULE, NULL,
+                    error->code == CALENDAR_E_NEVER ? "calendar_never" : "calendar_invalid", 0);
+        snprintf(err->description, sizeof(err->description), "%s at byte %zu (\"%.16s\"): %s", path,
+                 offset, text + offset,
+                 error->code == CALENDAR_E_ZONE ? "a zone other than declaration.timezone"
+                                                : calendar_error_message(error->code));
+        return -TIMERD_E_INVALID_SCHEDULE;
+}
+
+/* The expressions of `field` (an array of strings) appended to source as lines, a cron one
+ * marked. The IDL path of each is field[i]. */
+static int calendar_lines(json_object *d, const char *field, bool cron, char *source, size_t *len,
+                          size_t *n, struct param_error *err)
+{
+        char path[64];
+        json_object *a;
+        int r = vl_get_array(d, field, &a);
+
+        snprintf(path, sizeof(path), "declaration.%s", field);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return params_invalid(err, path);
+        for (size_t i = 0; i < json_object_array_length(a); i++) {
+                json_object *v = json_object_array_get_idx(a, i);
+                const char *text = json_object_get_string(v);
+                int k;
+
+                snprintf(path, sizeof(path), "declaration.%s[%zu]", field, i);
+                if (!json_object_is_type(v, json_type_string) || strchr(text, '\n') ||
+                    strlen(text) != (size_t)json_object_get_string_len(v))
+                        return params_invalid(err, path);
+                k = snprintf(source + *len, TD_CALENDAR_SOURCE_MAX + 1 - *len, "%s%s%s",
+                             *n > 0 ? "\n" : "", cron ? TD_CALENDAR_CRON_PREFIX : "", text);
+                if (k < 0 || (size_t)k > TD_CALENDAR_SOURCE_MAX - *len)
+                        return params_invalid(err, "declaration.calendar");
+                *len += (size_t)k;
+                (*n)++;
+        }
+        return 0;
+}
+
+/* A calendar timer's schedule: expressions, zone, fixed delay. Absent for other policies. */
+static int params_calendar(json_object *d, struct zones *zones, struct td_declaration *ret,
+                           struct param_error *err)
+{
+        char source[TD_CALENDAR_SOURCE_MAX + 1] = "";
+        struct td_calendar_error cal_error;
+        const struct td_zone *zone;
+        const char *zone_name = NULL;
+        bool fixed = false;
+        size_t len = 0, n = 0;
+        struct td_calendar *c;
+        int r;
+
+        if ((r = calendar_lines(d, "calendar", false, source, &len, &n, err)) < 0 ||
+            (r = calendar_lines(d, "cron", true, source, &len, &n, err)) < 0)
+                return r;
+        if (params_string(d, "timezone", "declaration.timezone", &zone_name, err) < 0)
+                return -TIMERD_E_INVALID_PARAMETER;
+        if (vl_get_bool(d, "fixed_random_delay", &fixed) == -EINVAL)
+                return params_invalid(err, "declaration.fixed_random_delay");
+        /* The core tells a schedule on the wrong policy (or none on calendar) as InvalidSchedule.
+         */
+        if (n == 0) {
+                if (zone_name || fixed)
+                        return params_invalid(err, zone_name ? "declaration.timezone"
+                                                             : "declaration.fixed_random_delay");
+                return 0;
+        }
+        r = zones_get(zones, zone_name, &zone);
+        if (r == -ENOMEM)
+                return params_fail(err, r, NULL, NULL, 0);
+        if (r < 0)
+                return params_invalid(err, "declaration.timezone");
+        r = td_calendar_new(source, zone, fixed, &c, &cal_error);
+        if (r == -ENOMEM)
+                return params_fail(err, r, NULL, NULL, 0);
+        if (r < 0) {
+                /* Which array and index the bad line came from. */
+                const char *p = source;
+                char path[64];
+
+                for (size_t i = 0; i < cal_error.line; i++)
+                        p = strchr(p, '\n') + 1;
+                bool cron =
+                    strncmp(p, TD_CALENDAR_CRON_PREFIX, strlen(TD_CALENDAR_CRON_PREFIX)) == 0;
+                size_t index = cal_error.line, l = strcspn(p, "\n");
+                char text[TD_CALENDAR_SOURCE_MAX + 1];
+
+                if (cron) {
+                        json_object *a;
+                        index -=
+                            vl_get_array(d, "calendar", &a) < 0 ? 0 : json_object_array_length(a);
+                        p += strlen(TD_CALENDAR_CRON_PREFIX);
+                        l -= strlen(TD_CALENDAR_CRON_PREFIX);
+                }
+                memcpy(text, p, l);
+                text[l] = 0;
+                snprintf(path, sizeof(path), "declaration.%s[%zu]", cron ? "cron" : "calendar",
+                         index);
+                return calendar_refused(err, path, text, &cal_error.error);
+        }
+        ret->calendar = c;
+        return 0;
+}
+
+int params_declaration(json_object *params, struct zones *zones, struct td_declaration *ret,
+                       struct param_error *err)
 {
         json_object *d;
         const char *s;
@@ -223,6 +338,9 @@ int params_declaration(json_object *params, struct td_declaration *ret, struct p
         if (params_string(d, "policy", "declaration.policy", &s, err) <= 0 ||
             (int)(ret->policy = vl_policy_from_string(s)) < 0)
                 return params_invalid(err, "declaration.policy");
+        /* Calendar timers run on the wall clock. */
+        if (ret->policy == TIMERD_POLICY_CALENDAR)
+                ret->clock = TIMERD_CLOCK_REALTIME;
         r = params_string(d, "clock", "declaration.clock", &s, err);
         if (r < 0 || (r > 0 && (int)(ret->clock = vl_clock_from_string(s)) < 0))
                 return params_invalid(err, "declaration.clock");
@@ -250,8 +368,12 @@ int params_declaration(json_object *params, struct td_declaration *ret, struct p
                           err);
         if (r < 0)
                 return r;
-        return get_u64_field(d, "accuracy_usec", "declaration.accuracy_usec", 0,
-                             &ret->accuracy_usec, err);
+        r = get_u64_field(d, "accuracy_usec", "declaration.accuracy_usec", 0, &ret->accuracy_usec,
+                          err);
+        if (r < 0)
+                return r;
+        /* Last: what it allocates the caller releases (td_calendar_unref()). */
+        return params_calendar(d, zones, ret, err);
 }
 
 static int parse_handle_object(json_object *obj, const char *path, uint32_t owner, bool is_token,

@@ -19,7 +19,7 @@ struct param_error {
         int error; /* positive TIMERD_E_* */
         char name[TIMERD_NAME_MAX + 1];
         char detail[96];
-        char description[128]; /* InvalidSchedule: what its reason means */
+        char description[192]; /* InvalidSchedule: what its reason means */
         uint64_t value;
 };
 
@@ -39,7 +39,11 @@ int params_owner(json_object *params, uid_t caller, bool privileged, uint32_t *r
 int params_name(json_object *obj, const char *field, bool optional, const char **ret,
                 struct param_error *err);
 
-int params_declaration(json_object *params, struct td_declaration *ret, struct param_error *err);
+struct zones;
+/* The declaration; a calendar one holds a reference to its schedule, which the caller releases
+ * with td_calendar_unref(ret->calendar). Zones the schedule names are looked up in `zones`. */
+int params_declaration(json_object *params, struct zones *zones, struct td_declaration *ret,
+                       struct param_error *err);
 
 /* "claim" or "token" (exactly one), into a handle for owner. */
 int params_handle(json_object *params, uint32_t owner, bool allow_token, struct td_handle *ret,

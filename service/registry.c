@@ -95,14 +95,18 @@ struct timer {
         struct list_node transient_node;      /* transient: in its session's list */
         struct timer_runs *runs;              /* NULL until it first fires */
 
-        /* The declaration (timer_declaration() puts it together). */
-        uint64_t cadence_usec;
+        /* The declaration (timer_declaration() puts it together). A calendar timer has no
+         * cadence: its schedule takes the place (timer_calendar()), and a timer stays one chunk. */
+        union {
+                uint64_t cadence_usec;
+                const struct td_calendar *calendar; /* a reference */
+        };
         uint64_t accuracy_usec;
         uint64_t randomized_delay_usec;
         uint32_t uid;
         uint32_t handover_usec; /* at most TIMERD_HANDOVER_MAX_USEC */
         int signo;
-        unsigned policy : 2;
+        unsigned policy : 3;
         unsigned clock : 3;
         unsigned lifetime : 1;
         unsigned delivery : 2;
@@ -122,7 +126,7 @@ struct timer {
         char name[];
 };
 
-static_assert(TIMERD_POLICY_MAX <= 4 && TIMERD_CLOCK_MAX <= 8 && TIMERD_LIFETIME_MAX <= 2 &&
+static_assert(TIMERD_POLICY_MAX <= 8 && TIMERD_CLOCK_MAX <= 8 && TIMERD_LIFETIME_MAX <= 2 &&
                   TIMERD_DELIVERY_MAX <= 4 && TIMERD_FAILURE_MAX <= 8 && AFTER_RUN_NONE < 4,
               "struct timer: bit-field widths");
 static_assert(TIMERD_HANDOVER_MAX_USEC <= UINT32_MAX, "struct timer: handover_usec");
@@ -153,6 +157,14 @@ struct before {
         char name[TIMERD_NAME_MAX + 1];
         struct timer_image image;
 };
+
+/* A pre-image holds its own reference to the calendar it declares. */
+static void before_free(struct before *b)
+{
+        if (b)
+                td_calendar_unref(b->image.declaration.calendar);
+        free(b);
+}
 
 /* The one kernel timer of a clock, as last requested from the runtime. */
 struct clock_arm {
@@ -195,6 +207,7 @@ struct registry {
         uint64_t firings;
         uint64_t overruns;
         uint64_t stale_expiries;
+        uint64_t random_state; /* the fresh random delays of calendar timers */
 
         enum td_schedule_problem problem; /* why the current call is InvalidSchedule */
         struct td_effect *effects;
@@ -368,13 +381,27 @@ static uint64_t live_cadence(uint64_t declared_usec, const struct run_state *rs)
         return rs->live_cadence_usec > 0 ? rs->live_cadence_usec : declared_usec;
 }
 
+/* The schedule of a calendar timer, else NULL. */
+static const struct td_calendar *timer_calendar(const struct timer *t)
+{
+        return t->policy == TIMERD_POLICY_CALENDAR ? t->calendar : NULL;
+}
+
+/* The declared cadence: a calendar timer's schedule takes its place. */
+static uint64_t timer_declared_cadence(const struct timer *t)
+{
+        return t->policy == TIMERD_POLICY_CALENDAR ? 0 : t->cadence_usec;
+}
+
+/* The cadence the schedule follows now. */
 static uint64_t timer_cadence(const struct timer *t)
 {
-        return live_cadence(t->cadence_usec, timer_run_state(t));
+        return live_cadence(timer_declared_cadence(t), timer_run_state(t));
 }
 
 static void timer_free(struct timer *t)
 {
+        td_calendar_unref(timer_calendar(t));
         free(t->runs);
         free(t);
 }
@@ -414,9 +441,14 @@ static int declaration_validate(const struct td_declaration *d,
         /* A signal number only with signal delivery; the runtime checks it is a real one. */
         if (d->delivery == TIMERD_DELIVERY_SIGNAL ? d->signo <= 0 : d->signo != 0)
                 return -TIMERD_E_INVALID_PARAMETER;
-        if (d->policy == TIMERD_POLICY_ONCE && d->cadence_usec != 0)
+        if ((d->policy == TIMERD_POLICY_CALENDAR) != (d->calendar != NULL))
+                return schedule_invalid(ret_problem, TD_SCHEDULE_CALENDAR_MISSING);
+        if (d->calendar && d->clock != TIMERD_CLOCK_REALTIME &&
+            d->clock != TIMERD_CLOCK_REALTIME_ALARM)
+                return schedule_invalid(ret_problem, TD_SCHEDULE_CALENDAR_CLOCK);
+        if ((d->policy == TIMERD_POLICY_ONCE || d->calendar) && d->cadence_usec != 0)
                 return schedule_invalid(ret_problem, TD_SCHEDULE_CADENCE_ON_ONCE);
-        if (d->policy != TIMERD_POLICY_ONCE && d->cadence_usec == 0)
+        if (d->policy != TIMERD_POLICY_ONCE && !d->calendar && d->cadence_usec == 0)
                 return schedule_invalid(ret_problem, TD_SCHEDULE_CADENCE_MISSING);
         if (d->handover_usec > TIMERD_HANDOVER_MAX_USEC ||
             (d->handover_usec > 0 && d->delivery != TIMERD_DELIVERY_NOTIFY))
@@ -431,7 +463,7 @@ static struct td_declaration timer_declaration(const struct timer *t)
 {
         return (struct td_declaration){
             .policy = (enum timerd_policy)t->policy,
-            .cadence_usec = t->cadence_usec,
+            .cadence_usec = timer_declared_cadence(t),
             .clock = (enum timerd_clock)t->clock,
             .lifetime = (enum timerd_lifetime)t->lifetime,
             .delivery = (enum timerd_delivery)t->delivery,
@@ -440,14 +472,22 @@ static struct td_declaration timer_declaration(const struct timer *t)
             .catch_up = t->catch_up,
             .randomized_delay_usec = t->randomized_delay_usec,
             .handover_usec = t->handover_usec,
+            .calendar = timer_calendar(t),
         };
 }
 
 /* d is valid (declaration_validate()): every value fits its field. */
 static void timer_set_declaration(struct timer *t, const struct td_declaration *d)
 {
-        t->policy = (unsigned)d->policy & 0x3u;
-        t->cadence_usec = d->cadence_usec;
+        const struct td_calendar *old = timer_calendar(t);
+
+        /* The new reference before the old one goes: they may be the same schedule. */
+        if (d->calendar)
+                t->calendar = td_calendar_ref(d->calendar);
+        else
+                t->cadence_usec = d->cadence_usec;
+        td_calendar_unref(old);
+        t->policy = (unsigned)d->policy & 0x7u;
         t->clock = (unsigned)d->clock & 0x7u;
         t->lifetime = (unsigned)d->lifetime & 0x1u;
         t->delivery = (unsigned)d->delivery & 0x3u;
@@ -466,13 +506,43 @@ static bool declaration_equal(const struct timer *t, const struct td_declaration
                a->clock == b->clock && a->lifetime == b->lifetime && a->delivery == b->delivery &&
                a->accuracy_usec == b->accuracy_usec && a->signo == b->signo &&
                a->catch_up == b->catch_up && a->randomized_delay_usec == b->randomized_delay_usec &&
-               a->handover_usec == b->handover_usec;
+               a->handover_usec == b->handover_usec && td_calendar_equal(a->calendar, b->calendar);
 }
 
-/* Once and after-completion timers leave the queue while a run is active; the others stay. */
+/* Once, after-completion and calendar timers leave the queue while a run is active; the others
+ * stay. */
 static bool policy_runs_off_queue(enum timerd_policy p)
 {
-        return p == TIMERD_POLICY_ONCE || p == TIMERD_POLICY_AFTER_COMPLETION;
+        return p == TIMERD_POLICY_ONCE || p == TIMERD_POLICY_AFTER_COMPLETION ||
+               p == TIMERD_POLICY_CALENDAR;
+}
+
+/* splitmix64 (a Weyl sequence through the table's mixer): deterministic from the configured
+ * seed, so the core stays pure. */
+static uint64_t random_next(struct registry *r)
+{
+        return hash_mix64(r->random_state += UINT64_C(0x9e3779b97f4a7c15));
+}
+
+/*
+ * The deadline of a calendar timer's next elapse strictly after `after`, delayed by a random part
+ * of randomized_delay_usec: fresh each elapse, or fixed by the timer's identity. 0;
+ * -TIMERD_E_INVALID_SCHEDULE (calendar_never) when no elapse is left; -TIMERD_E_OVERFLOW.
+ */
+static int calendar_deadline(struct registry *r, uint32_t owner, const char *name,
+                             const struct td_declaration *d, uint64_t after, uint64_t *ret)
+{
+        uint64_t elapse, delay = 0;
+
+        if (td_calendar_next(d->calendar, after, &elapse) < 0)
+                return schedule_invalid(&r->problem, TD_SCHEDULE_CALENDAR_NEVER);
+        if (d->randomized_delay_usec > 0)
+                delay = (d->calendar->fixed_random_delay ? identity_hash(owner, name)
+                                                         : random_next(r)) %
+                        d->randomized_delay_usec;
+        if (__builtin_add_overflow(elapse, delay, ret))
+                return -TIMERD_E_OVERFLOW;
+        return 0;
 }
 
 static struct timer *timer_of_entry(struct timerq_entry *e)
@@ -756,19 +826,25 @@ static int session_validate(uint64_t session)
         return session > 0 ? 0 : -EINVAL;
 }
 
-/* Where a new registration starts: start_usec, or now + cadence, or nowhere (once). A periodic
- * timer whose next deadline after that could not be carried overflows now, not at its firing. */
-static int first_deadline(const struct td_declaration *d, const struct td_now *now, bool has_start,
-                          uint64_t start_usec, bool *ret_has, uint64_t *ret_deadline)
+/* Where a new registration starts: start_usec, or now + cadence, or the next calendar elapse, or
+ * nowhere (once). A periodic timer whose next deadline after that could not be carried overflows
+ * now, not at its firing. */
+static int first_deadline(struct registry *r, const struct td_register_args *a,
+                          const struct td_now *now, bool *ret_has, uint64_t *ret_deadline)
 {
-        uint64_t successor;
+        const struct td_declaration *d = &a->declaration;
+        bool has_start = a->has_start;
+        uint64_t start_usec = a->start_usec, successor;
 
         *ret_has = has_start || d->policy != TIMERD_POLICY_ONCE;
         if (has_start)
                 *ret_deadline = start_usec;
+        else if (d->calendar)
+                return calendar_deadline(r, a->caller.uid, a->name, d, now->usec[d->clock],
+                                         ret_deadline);
         else if (*ret_has && value_add_overflow(now->usec[d->clock], d->cadence_usec, ret_deadline))
                 return -TIMERD_E_OVERFLOW;
-        if (d->policy != TIMERD_POLICY_ONCE &&
+        if (d->policy != TIMERD_POLICY_ONCE && !d->calendar &&
             value_add_overflow(*ret_deadline, d->cadence_usec, &successor))
                 return -TIMERD_E_OVERFLOW;
         return 0;
@@ -1154,8 +1230,10 @@ static int before_prepare(const struct registry *r, const struct timer *t, bool 
         if (!b)
                 return -ENOMEM;
         b->existed = t != NULL;
-        if (t)
+        if (t) {
                 timer_image_take(t, &b->image);
+                td_calendar_ref(b->image.declaration.calendar);
+        }
         *ret = b;
         return 0;
 }
@@ -1201,6 +1279,7 @@ int registry_new(const struct registry_config *config, struct registry **ret)
         r->config = *config;
         r->last_generation = config->first_generation - 1;
         r->last_handle_generation = config->first_handle_generation - 1;
+        r->random_state = config->random_seed;
         list_init(&r->befores);
         list_init(&r->silenced);
         hashmap_init(&r->timers, timer_hash_of);
@@ -1229,7 +1308,7 @@ void registry_free(struct registry *r)
                 struct before *b = list_entry(r->befores.next, struct before, node);
 
                 list_remove(&b->node);
-                free(b);
+                before_free(b);
         }
         for (size_t k = 0; k < r->n_changes; k++)
                 if (r->changes[k]->removed)
@@ -1289,8 +1368,7 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
         e = declare_args_validate(r, &a->caller, a->name, &a->declaration);
         if (e < 0)
                 return transition_failed(r, e);
-        e = first_deadline(&a->declaration, now, a->has_start, a->start_usec, &has_deadline,
-                           &deadline);
+        e = first_deadline(r, a, now, &has_deadline, &deadline);
         if (e < 0)
                 return transition_failed(r, e);
 
@@ -1310,7 +1388,7 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
                       : timer_create(r, &a->caller, a->name, &a->declaration,
                                      r->last_generation + 1, &t);
         if (e < 0) {
-                free(b);
+                before_free(b);
                 return transition_failed(r, e);
         }
 
@@ -1356,7 +1434,8 @@ static int reconcile_plan(struct registry *r, const struct timer *t, const struc
                         return 0;
                 }
                 if (t && t->run_active && policy_runs_off_queue(d->policy)) {
-                        if (d->policy == TIMERD_POLICY_AFTER_COMPLETION) {
+                        if (d->policy == TIMERD_POLICY_AFTER_COMPLETION ||
+                            d->policy == TIMERD_POLICY_CALENDAR) {
                                 *ret_step = RECONCILE_RESUME_POLICY;
                                 return 0;
                         }
@@ -1369,6 +1448,9 @@ static int reconcile_plan(struct registry *r, const struct timer *t, const struc
                 /* A once timer has no cadence to invent a wake-up from. */
                 if (d->policy == TIMERD_POLICY_ONCE)
                         return schedule_invalid(&r->problem, TD_SCHEDULE_DEADLINE_MISSING);
+                if (d->calendar)
+                        return calendar_deadline(r, a->caller.uid, a->name, d, now->usec[d->clock],
+                                                 ret_deadline);
                 if (value_add_overflow(now->usec[d->clock], d->cadence_usec, ret_deadline))
                         return -TIMERD_E_OVERFLOW;
                 return 0;
@@ -1412,7 +1494,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
                 e = timer_create(r, &a->caller, a->name, &a->declaration, r->last_generation + 1,
                                  &t);
         if (e < 0) {
-                free(b);
+                before_free(b);
                 return transition_failed(r, e);
         }
 
@@ -1476,6 +1558,9 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
                 return transition_failed(r, e);
         /* A watchdog's deadline moves only by Kick; disarming and a new cadence are fine. */
         if (has_deadline && t->policy == TIMERD_POLICY_WATCHDOG)
+                return transition_failed(r, -TIMERD_E_WRONG_POLICY);
+        /* A calendar timer's elapses come from its schedule. */
+        if (has_cadence && timer_calendar(t))
                 return transition_failed(r, -TIMERD_E_WRONG_POLICY);
         if (has_cadence) {
                 /* The new cadence must suit the declaration, its handover included. */
@@ -1658,6 +1743,38 @@ static int run_result_compute(const struct timer *t, uint64_t now_usec, enum tim
         return 0;
 }
 
+/*
+ * After a calendar timer's run: its next elapse after the one that ran. When elapses passed during
+ * the run, the last of them fires, at once; those before it count as overruns, up to
+ * CALENDAR_OVERRUNS_COUNTED (a bound on the work: past it the firing reports the completion).
+ * The elapse after that one then comes after the completion, so runs never overlap and a long
+ * run costs one firing, not a burst. Inside stats_leave/enter.
+ */
+#define CALENDAR_OVERRUNS_COUNTED 1024
+static void calendar_resume(struct registry *r, struct timer *t, uint64_t finish_usec)
+{
+        const struct td_declaration d = timer_declaration(t);
+        struct run_state *rs = &t->runs->state;
+        uint64_t next, later, passed = 0;
+
+        if (calendar_deadline(r, t->uid, t->name, &d, rs->run_deadline_usec, &next) < 0) {
+                t->failure = TIMERD_FAILURE_OVERFLOW;
+                return;
+        }
+        while (next < finish_usec && td_calendar_next(t->calendar, next, &later) >= 0 &&
+               later <= finish_usec) {
+                if (passed == CALENDAR_OVERRUNS_COUNTED) {
+                        next = finish_usec;
+                        break;
+                }
+                next = later;
+                passed++;
+        }
+        rs->overruns = saturating_add(rs->overruns, passed);
+        r->overruns = saturating_add(r->overruns, passed);
+        timer_enqueue(r, t, next, finish_usec);
+}
+
 /* End the active run and apply what its outcome and directive ask of the schedule. */
 static void run_finish(struct registry *r, struct timer *t, const struct run_result *res,
                        enum timerd_directive directive)
@@ -1695,7 +1812,9 @@ static void run_finish(struct registry *r, struct timer *t, const struct run_res
                         t->failure = TIMERD_FAILURE_OVERFLOW;
                 else
                         timer_enqueue(r, t, next, res->finish_usec);
-        }
+        } else if (t->failure == TIMERD_FAILURE_NONE && t->after_run == AFTER_RUN_POLICY &&
+                   policy == TIMERD_POLICY_CALENDAR)
+                calendar_resume(r, t, res->finish_usec);
         t->after_run = AFTER_RUN_POLICY;
         rs->deferred_deadline_usec = 0;
         stats_enter(r, t);
@@ -1874,12 +1993,40 @@ struct td_transition registry_expire(struct registry *r, const struct td_now *no
         return transition_done(r);
 }
 
+/*
+ * The calendar timers queued on `clock` and not due yet get their next elapse after now again
+ * (one due stays due: it fires as it would have). Returns how many.
+ */
+static uint64_t calendars_reevaluate(struct registry *r, const struct td_now *now,
+                                     enum timerd_clock clock)
+{
+        uint64_t n = now->usec[clock], count = 0, deadline;
+        size_t i = 0;
+        struct timer *t;
+
+        while ((t = hashmap_next(&r->timers, &i))) {
+                const struct td_declaration d = timer_declaration(t);
+
+                if (!timer_calendar(t) || (enum timerd_clock)t->clock != clock ||
+                    !timer_queued(t) || t->has_missed_deadline || t->deadline_usec <= n)
+                        continue;
+                count++;
+                stats_leave(r, t);
+                if (calendar_deadline(r, t->uid, t->name, &d, n, &deadline) < 0) {
+                        timer_dequeue(r, t);
+                        t->failure = TIMERD_FAILURE_OVERFLOW;
+                } else
+                        timer_enqueue(r, t, deadline, n);
+                stats_enter(r, t);
+        }
+        return count;
+}
+
 struct td_transition registry_rearm(struct registry *r, const struct td_now *now,
                                     enum timerd_clock clock)
 {
         int e;
 
-        (void)now;
         effects_begin(r);
         if (!clock_valid(clock))
                 return transition_failed(r, -EINVAL);
@@ -1888,8 +2035,24 @@ struct td_transition registry_rearm(struct registry *r, const struct td_now *now
         e = handle_generations_check(r, 1);
         if (e < 0)
                 return transition_failed(r, e);
+        calendars_reevaluate(r, now, clock);
         clock_sync(r, clock, true);
         return transition_done(r);
+}
+
+struct td_transition registry_reevaluate_calendars(struct registry *r, const struct td_now *now,
+                                                   uint64_t *ret_count)
+{
+        int e;
+
+        effects_begin(r);
+        *ret_count = 0;
+        e = handle_generations_check(r, 2);
+        if (e < 0)
+                return transition_failed(r, e);
+        *ret_count = calendars_reevaluate(r, now, TIMERD_CLOCK_REALTIME) +
+                     calendars_reevaluate(r, now, TIMERD_CLOCK_REALTIME_ALARM);
+        return transition_sync(r);
 }
 
 struct td_transition registry_confirm_arm(struct registry *r, const struct td_now *now,
@@ -2375,6 +2538,10 @@ static bool catch_up_plan(struct timer_image *img, uint64_t now_usec, uint64_t r
                 img->queued = false;
                 return true;
         }
+        if (d->calendar) {
+                img->queued = td_calendar_next(d->calendar, now_usec, &img->deadline_usec) >= 0;
+                return true;
+        }
         cadence = live_cadence(d->cadence_usec, &img->runs);
         periods = (now_usec - img->deadline_usec) / cadence;
         if (value_add_overflow(periods, 1, &periods) ||
@@ -2521,7 +2688,7 @@ void registry_changes_commit(struct registry *r)
 
                 b->timer->has_before = false;
                 list_remove(&b->node);
-                free(b);
+                before_free(b);
         }
         for (size_t i = 0; i < r->n_changes; i++) {
                 struct timer *t = r->changes[i];
@@ -2571,7 +2738,7 @@ struct td_transition registry_changes_rollback(struct registry *r, const struct 
                         if (e < 0 && failure == 0)
                                 failure = e;
                 }
-                free(b);
+                before_free(b);
         }
         result = transition_sync(r);
         result.failure = failure;

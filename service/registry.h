@@ -49,6 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "service/calendar-timer.h"
 #include "timerd/timerd-types.h"
 
 /* Every time and count the service takes or gives is a varlink int, signed 64-bit: internally
@@ -78,6 +79,11 @@ struct td_declaration {
          * the client holds it until the deadline on its own clock (libtimerd does). The queue
          * orders and arms by deadline - handover; the deadline itself is what the run reports. */
         uint64_t handover_usec;
+        /* Calendar timers only (else NULL), on the realtime or realtime_alarm clock: the
+         * schedule. The registry keeps a reference; a snapshot's is borrowed (valid until the
+         * next mutating call). randomized_delay_usec then delays every elapse by a fresh random
+         * part of it, or by a fixed part derived from the timer's identity. */
+        const struct td_calendar *calendar;
 };
 
 /* Who asks: the owner uid, and the session (connection) that transient timers and runs bind to. */
@@ -137,6 +143,10 @@ enum td_schedule_problem {
         TD_SCHEDULE_CADENCE_BELOW_MINIMUM, /* shorter than registry_config.min_cadence_usec */
         TD_SCHEDULE_HANDOVER_NOT_SHORTER,  /* a handover not shorter than the cadence */
         TD_SCHEDULE_DEADLINE_MISSING,      /* a once timer asked to be scheduled, at no time */
+        TD_SCHEDULE_CALENDAR_MISSING,      /* a calendar timer without a schedule, or another
+                                            * policy with one */
+        TD_SCHEDULE_CALENDAR_CLOCK,        /* a calendar on a clock other than realtime(_alarm) */
+        TD_SCHEDULE_CALENDAR_NEVER,        /* no elapse is left (past year 9999) */
 };
 
 struct td_transition {
@@ -191,6 +201,7 @@ struct registry_config {
         uint64_t min_cadence_usec; /* a shorter cadence is -TIMERD_E_INVALID_SCHEDULE; 0: none */
         uint64_t first_generation; /* >= 1; journal replay or tests start elsewhere */
         uint64_t first_handle_generation; /* >= 1 */
+        uint64_t random_seed; /* the fresh random delays of calendar timers derive from it */
 };
 
 struct registry;
@@ -335,9 +346,20 @@ struct td_transition registry_complete(struct registry *r, const struct td_now *
 struct td_transition registry_expire(struct registry *r, const struct td_now *now,
                                      enum timerd_clock clock, uint64_t generation, bool *ret_stale);
 
-/* The clock was set (realtime): re-arm it with a fresh generation so deadlines are re-evaluated. */
+/* The clock was set (realtime): re-arm it with a fresh generation so deadlines are re-evaluated.
+ * The calendar timers queued on it get their next elapse after now again (see
+ * registry_reevaluate_calendars()). */
 struct td_transition registry_rearm(struct registry *r, const struct td_now *now,
                                     enum timerd_clock clock);
+
+/*
+ * The wall clock or the zone data changed (a clock set, a tzdata update, a new local zone): every
+ * calendar timer waiting for its next elapse (queued, not due yet) gets the first elapse after
+ * now as its deadline, computed again; one due already stays due. A running one computes its next
+ * at completion anyway. *ret_count: how many were re-evaluated.
+ */
+struct td_transition registry_reevaluate_calendars(struct registry *r, const struct td_now *now,
+                                                   uint64_t *ret_count);
 
 /*
  * The runtime applied (or failed to apply) the ARM/DISARM with this generation. On error the

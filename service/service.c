@@ -302,6 +302,7 @@ static void on_clock_set(void *userdata)
         struct td_now now;
 
         s->clock_changes++;
+        s->calendar_reevaluations++;
         log_notice("The realtime clock was set; re-evaluating realtime deadlines");
         if (service_now(s, &now) < 0)
                 return;

@@ -50,6 +50,7 @@ struct service {
 
         struct registry *registry;
         struct parked *parked;
+        struct zones *zones; /* of calendar timers */
         struct store *store;
 
         int listen_fd;
@@ -77,6 +78,7 @@ struct service {
         struct metrics metrics;
         struct signal_stats signals;
         uint64_t clock_changes;
+        uint64_t calendar_reevaluations; /* clock sets and zone reloads that re-evaluated them */
         uint64_t stale_wakeups;
         uint64_t started_usec;         /* monotonic */
         uint64_t iteration_start_usec; /* monotonic; 0 until work starts */

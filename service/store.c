@@ -70,6 +70,7 @@
 #include "service/log.h"
 #include "service/peer.h"
 #include "service/service.h"
+#include "service/zones.h"
 #include "signalfd/sigfd.h"
 #include "varlink/message.h"
 #include "varlink/names.h"
@@ -140,8 +141,34 @@ static uint64_t rebased(uint64_t usec, const struct journal_timer *j, const stru
         return result > 0 ? (uint64_t)result : 0;
 }
 
+/* A calendar timer's schedule as the journal keeps it: its zone ("" is the local zone) loaded
+ * and its expressions parsed again. The caller releases it. */
+static int calendar_of_journal(struct service *s, const struct journal_timer *j,
+                               const struct td_calendar **ret)
+{
+        struct td_calendar_error cal_error;
+        const struct td_zone *zone;
+        struct td_calendar *c;
+        int r;
+
+        *ret = NULL;
+        if (j->policy != TIMERD_POLICY_CALENDAR)
+                return 0;
+        r = zones_get(s->zones, j->timezone[0] ? j->timezone : NULL, &zone);
+        if (r < 0)
+                return log_errno(r, "Cannot load time zone %s of timer %s of uid %u", j->timezone,
+                                 j->name, (unsigned)j->owner);
+        r = td_calendar_new(j->calendar, zone, j->fixed_random_delay, &c, &cal_error);
+        if (r < 0)
+                return log_errno(r, "Cannot read the calendar of timer %s of uid %u", j->name,
+                                 (unsigned)j->owner);
+        *ret = c;
+        return 0;
+}
+
 static void snapshot_of_journal(const struct journal_timer *j, const struct td_now *now,
-                                const char *boot_id, struct td_snapshot *ret)
+                                const char *boot_id, const struct td_calendar *calendar,
+                                struct td_snapshot *ret)
 {
         bool rebase = clock_counts_from_boot(j->clock) &&
                       (!boot_id[0] || !j->boot_id[0] || strcmp(boot_id, j->boot_id) != 0);
@@ -160,6 +187,7 @@ static void snapshot_of_journal(const struct journal_timer *j, const struct td_n
                     .catch_up = j->catch_up,
                     .randomized_delay_usec = j->randomized_delay_usec,
                     .handover_usec = j->handover_usec,
+                    .calendar = calendar,
                 },
             .generation = j->generation,
             .state = j->state,
@@ -198,8 +226,9 @@ static void snapshot_of_journal(const struct journal_timer *j, const struct td_n
                 ret->last_finish_usec = rebased(ret->last_finish_usec, j, now);
 }
 
-static void journal_of_snapshot(const struct td_snapshot *t, const struct td_now *now,
-                                const char *boot_id, struct journal_timer *ret)
+static void journal_of_snapshot(const struct zones *zones, const struct td_snapshot *t,
+                                const struct td_now *now, const char *boot_id,
+                                struct journal_timer *ret)
 {
         const struct td_declaration *d = &t->declaration;
 
@@ -243,6 +272,14 @@ static void journal_of_snapshot(const struct td_snapshot *t, const struct td_now
         };
         snprintf(ret->name, sizeof(ret->name), "%s", t->name);
         snprintf(ret->boot_id, sizeof(ret->boot_id), "%s", boot_id);
+        if (d->calendar) {
+                snprintf(ret->calendar, sizeof(ret->calendar), "%s", d->calendar->source);
+                /* A timer that follows the local zone keeps following it. */
+                if (!zones_is_local(zones, d->calendar->zone))
+                        snprintf(ret->timezone, sizeof(ret->timezone), "%s",
+                                 d->calendar->zone->name);
+                ret->fixed_random_delay = d->calendar->fixed_random_delay;
+        }
 }
 
 /* The system calls, and SIGTERM ends a long replay (the loop does not read signals yet). */
@@ -289,6 +326,7 @@ static int restore_all(struct service *s, const struct journal_open_result *resu
                 return log_errno(r, "Cannot make room for %zu timers", result->n_timers);
         for (size_t i = 0; i < result->n_timers; i++) {
                 const struct journal_timer *j = &result->timers[i];
+                const struct td_calendar *calendar;
                 struct td_snapshot snapshot;
                 struct td_transition t;
 
@@ -299,13 +337,17 @@ static int restore_all(struct service *s, const struct journal_open_result *resu
                                   (unsigned)j->owner);
                         return store_fault(s, -EBADMSG);
                 }
-                snapshot_of_journal(j, &now, st->boot_id, &snapshot);
+                r = calendar_of_journal(s, j, &calendar);
+                if (r < 0)
+                        return store_fault(s, r);
+                snapshot_of_journal(j, &now, st->boot_id, calendar, &snapshot);
                 if (!registry_snapshot_in_range(&snapshot))
                         log_warning(
                             "Timer %s of uid %u holds a value beyond int64 (an older timerd "
                             "saved it): restored failed (overflow), the value clamped",
                             j->name, (unsigned)j->owner);
                 t = registry_restore(s->registry, &now, &snapshot, hash_mix64(seed + i));
+                td_calendar_unref(calendar);
                 if (t.failure < 0) {
                         log_error("Cannot restore timer %s of uid %u from the journal: %s", j->name,
                                   (unsigned)j->owner, error_message(t.failure));
@@ -406,6 +448,7 @@ int store_open(struct service *s)
 
 struct write_context {
         struct journal *journal;
+        const struct zones *zones;
         const struct td_now *now;
         const char *boot_id;
 };
@@ -417,7 +460,7 @@ static int write_change(const struct td_change *c, void *userdata)
 
         if (!c->timer)
                 return journal_delete(w->journal, c->owner, c->name);
-        journal_of_snapshot(c->timer, w->now, w->boot_id, &j);
+        journal_of_snapshot(w->zones, c->timer, w->now, w->boot_id, &j);
         return journal_put(w->journal, &j);
 }
 
@@ -447,7 +490,7 @@ static void compact(struct service *s)
         }
         for (long i = 0; i < n_all; i++)
                 if (all[i].declaration.lifetime == TIMERD_LIFETIME_RETAINED)
-                        journal_of_snapshot(&all[i], &now, st->boot_id, &timers[n++]);
+                        journal_of_snapshot(s->zones, &all[i], &now, st->boot_id, &timers[n++]);
         free(all);
         r = journal_compact(st->journal, timers, n);
         free(timers);
@@ -461,7 +504,8 @@ static void compact(struct service *s)
 static int commit(struct service *s)
 {
         struct store *st = s->store;
-        struct write_context w = {.journal = st->journal, .boot_id = st->boot_id};
+        struct write_context w = {
+            .journal = st->journal, .zones = s->zones, .boot_id = st->boot_id};
         struct td_transition undo;
         struct td_now now;
         int r;

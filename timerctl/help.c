@@ -19,6 +19,11 @@
         "  --every SPAN         Fire SPAN after each run completes\n"                              \
         "  --watchdog SPAN      Fire unless kicked within SPAN\n"                                  \
         "  --interval SPAN      Fire every SPAN at a fixed rate\n"                                 \
+        "  --calendar EXPR      Fire at a calendar expression's elapses (repeatable;\n"            \
+        "                       \"Mon..Fri *-*-* 03:00\", *:0/15, daily), never\n"                 \
+        "                       overlapping a run: see timerctl calendar\n"                        \
+        "  --cron               The arguments after NAME are 5-field cron expressions\n"           \
+        "                       (add NAME --cron \"0 3 * * 1-5\"), also beside --calendar\n"       \
         "\n"                                                                                       \
         "Options:\n"                                                                               \
         "  --retained           Keep the timer after timerctl exits and across service\n"          \
@@ -26,7 +31,10 @@
         "  --transient          Remove the timer when the registering connection\n"                \
         "                       closes, which for timerctl is at once\n"                           \
         "  --clock CLOCK        monotonic (default), boottime, realtime,\n"                        \
-        "                       boottime-alarm, realtime-alarm\n"                                  \
+        "                       boottime-alarm, realtime-alarm; a calendar timer\n"                \
+        "                       realtime (default) or realtime-alarm\n"                            \
+        "  --timezone ZONE      The calendar's IANA zone (default: the service's\n"                \
+        "                       local zone, followed when it changes)\n"                           \
         "  --delivery HOW       notify (default: a firing goes to a waiting client, like\n"        \
         "                       timerctl wait) or alarm (it interrupts a sleep); a signal\n"       \
         "                       timer is registered by the program that wants the signal\n"        \
@@ -36,7 +44,10 @@
         "  --no-catch-up        Skip a firing missed while the service was down, rather\n"         \
         "                       than fire it once when it starts\n"                                \
         "  --randomized-delay SPAN\n"                                                              \
-        "                       Delay such a catch-up firing by a random part of SPAN\n"           \
+        "                       Delay such a catch-up firing by a random part of SPAN;\n"          \
+        "                       a calendar timer every elapse\n"                                   \
+        "  --fixed-random-delay The calendar's delay is one fixed part of SPAN, from\n"            \
+        "                       the timer's identity, rather than fresh each time\n"               \
         "  --handover SPAN      Hand each firing over up to SPAN (at most 1s) early;\n"            \
         "                       the waiting client holds it until the deadline\n"                  \
         "  --in SPAN            First firing SPAN from now\n"                                      \
@@ -212,7 +223,8 @@ static void help_overview(void)
                "  show NAME            Show a timer, or some of its properties (-p)\n"
                "  status               Show the service's state and performance\n"
                "  add NAME POLICY      Register a timer: --once [SPAN], --every SPAN,\n"
-               "                       --watchdog SPAN or --interval SPAN\n"
+               "                       --watchdog SPAN, --interval SPAN, --calendar EXPR\n"
+               "                       or --cron EXPR\n"
                "  reconcile NAME POLICY\n"
                "                       Declare a timer if missing (idempotent)\n"
                "  schedule NAME        Set a timer's next firing (--in, --at)\n"

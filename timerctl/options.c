@@ -70,6 +70,8 @@ enum option_id {
         OPTION_NO_CATCH_UP,
         OPTION_RANDOMIZED_DELAY,
         OPTION_HANDOVER,
+        OPTION_CALENDAR,
+        OPTION_FIXED_RANDOM_DELAY,
         OPTION_IN,
         OPTION_AT,
         OPTION_DESIRED,
@@ -110,6 +112,8 @@ static const struct option long_options[] = {
     {"no-catch-up", no_argument, NULL, OPTION_NO_CATCH_UP},
     {"randomized-delay", required_argument, NULL, OPTION_RANDOMIZED_DELAY},
     {"handover", required_argument, NULL, OPTION_HANDOVER},
+    {"calendar", required_argument, NULL, OPTION_CALENDAR},
+    {"fixed-random-delay", no_argument, NULL, OPTION_FIXED_RANDOM_DELAY},
     {"in", required_argument, NULL, OPTION_IN},
     {"at", required_argument, NULL, OPTION_AT},
     {"desired", required_argument, NULL, OPTION_DESIRED},
@@ -160,6 +164,8 @@ static unsigned option_verbs(int option)
         case OPTION_NO_CATCH_UP:
         case OPTION_RANDOMIZED_DELAY:
         case OPTION_HANDOVER:
+        case OPTION_CALENDAR:
+        case OPTION_FIXED_RANDOM_DELAY:
                 return DECLARING;
         case OPTION_CLOCK:
                 return DECLARING | VERB_BIT(VERB_SLEEP);
@@ -188,9 +194,10 @@ static unsigned option_verbs(int option)
                 return VERB_BIT(VERB_SLEEP);
         case OPTION_ITERATIONS:
         case OPTION_BASE_TIME:
+                return VERB_BIT(VERB_CALENDAR);
         case OPTION_TIMEZONE:
         case OPTION_CRON:
-                return VERB_BIT(VERB_CALENDAR);
+                return VERB_BIT(VERB_CALENDAR) | DECLARING;
         case OPTION_SOCKET:
         case OPTION_JSON:
         case OPTION_NO_PAGER:
@@ -274,6 +281,31 @@ static int set_policy(struct options *o, const char *option, enum timerd_policy 
         if (policy == TIMERD_POLICY_ONCE)
                 return PARSE_CONTINUE;
         return parse_positive_span(option, arg, &o->declaration.cadence_usec);
+}
+
+/* One more calendar expression (cron: after TIMERD_CALENDAR_CRON_PREFIX): a calendar timer,
+ * on realtime unless --clock says otherwise. */
+static int add_calendar_line(struct options *o, const char *option, const char *text)
+{
+        struct timerd_declaration *d = &o->declaration;
+        size_t len = strlen(d->calendar);
+        int n;
+
+        if (o->policy_option && d->policy != TIMERD_POLICY_CALENDAR)
+                return usage_error("%s and %s cannot be combined", o->policy_option, option);
+        if (!text[0] || strchr(text, '\n'))
+                return usage_error("%s: \"%s\": not an expression", option, text);
+        n = snprintf(d->calendar + len, sizeof(d->calendar) - len, "%s%s%s", len > 0 ? "\n" : "",
+                     strcmp(option, "--cron") == 0 ? TIMERD_CALENDAR_CRON_PREFIX : "", text);
+        if (n < 0 || (size_t)n >= sizeof(d->calendar) - len)
+                return usage_error("%s: the expressions are longer than %d bytes together", option,
+                                   TIMERD_CALENDAR_MAX);
+        if (!o->policy_option)
+                o->policy_option = option;
+        d->policy = TIMERD_POLICY_CALENDAR;
+        if (!o->clock_given)
+                d->clock = TIMERD_CLOCK_REALTIME;
+        return PARSE_CONTINUE;
 }
 
 /* --once, with the delay of its first firing when given. */
@@ -433,6 +465,7 @@ static int parse_option(int c, int argc, char *argv[], struct options *o)
         case OPTION_TRANSIENT:
                 return set_lifetime(o, "--transient", TIMERD_LIFETIME_TRANSIENT);
         case OPTION_CLOCK:
+                o->clock_given = true;
                 o->declaration.clock = vl_clock_from_string(optarg);
                 return check_choice(
                     "--clock", o->declaration.clock,
@@ -448,6 +481,11 @@ static int parse_option(int c, int argc, char *argv[], struct options *o)
         case OPTION_RANDOMIZED_DELAY:
                 return parse_span("--randomized-delay", optarg,
                                   &o->declaration.randomized_delay_usec);
+        case OPTION_CALENDAR:
+                return add_calendar_line(o, "--calendar", optarg);
+        case OPTION_FIXED_RANDOM_DELAY:
+                o->declaration.fixed_random_delay = true;
+                return PARSE_CONTINUE;
         case OPTION_HANDOVER:
                 r = parse_span("--handover", optarg, &o->declaration.handover_usec);
                 if (r == PARSE_CONTINUE && o->declaration.handover_usec > TIMERD_HANDOVER_MAX_USEC)
@@ -598,6 +636,28 @@ static int check_command(struct options *o, const struct seen *seen)
                 if (parse_sleep_end(o) != PARSE_CONTINUE)
                         return EXIT_STATUS_USAGE;
                 break;
+        case VERB_ADD:
+        case VERB_RECONCILE:
+                /* "add NAME --cron EXPR...": the expressions follow the name. */
+                if (o->cron) {
+                        if (o->n_args < 2)
+                                return usage_error("%s NAME --cron EXPR: no cron expression", name);
+                        for (size_t i = 1; i < o->n_args; i++) {
+                                int r = add_calendar_line(o, "--cron", o->args[i]);
+                                if (r != PARSE_CONTINUE)
+                                        return r;
+                        }
+                        o->n_args = 1;
+                }
+                if (o->timezone &&
+                    snprintf(o->declaration.timezone, sizeof(o->declaration.timezone), "%s",
+                             o->timezone) >= (int)sizeof(o->declaration.timezone))
+                        return usage_error("--timezone: \"%s\": no such time zone", o->timezone);
+                if ((o->timezone || o->declaration.fixed_random_delay) &&
+                    o->declaration.policy != TIMERD_POLICY_CALENDAR)
+                        return usage_error("%s needs --calendar or --cron",
+                                           o->timezone ? "--timezone" : "--fixed-random-delay");
+                /* fall through */
         default:
                 /* "add x --once abc": the name is x, and abc a span that is not one. */
                 if (o->n_args > 1 && o->once_word) {
@@ -611,7 +671,9 @@ static int check_command(struct options *o, const struct seen *seen)
 
         if ((o->verb == VERB_ADD || o->verb == VERB_RECONCILE || o->verb == VERB_RUN) &&
             !o->policy_option)
-                return usage_error("%s needs one of --once, --every, --watchdog, --interval", name);
+                return usage_error(
+                    "%s needs one of --once, --every, --watchdog, --interval, --calendar, --cron",
+                    name);
         /* The service signals the registering process: timerctl, gone by then. */
         if ((o->verb == VERB_ADD || o->verb == VERB_RECONCILE) &&
             o->declaration.delivery == TIMERD_DELIVERY_SIGNAL)

@@ -51,6 +51,7 @@ struct options {
         /* add, reconcile */
         const char *policy_option;
         const char *lifetime_option;
+        bool clock_given; /* --clock: a calendar timer is otherwise on realtime */
         struct timerd_declaration declaration;
         enum timerd_desired desired;
 
@@ -90,8 +91,8 @@ struct options {
         uint64_t iterations;
         bool has_base_time;
         struct timestamp base_time;
-        const char *timezone;
-        bool cron;
+        const char *timezone; /* also add, reconcile: the calendar's zone */
+        bool cron; /* add, reconcile: the arguments after the name are cron expressions */
 };
 
 /* parse_command_line(): go on to run the verb. */

@@ -9,8 +9,10 @@
 
 #include "print.h"
 #include "timespan.h"
+#include "timestamp.h"
 #include "users.h"
 #include "varlink/names.h"
+#include "zoneinfo/zoneinfo.h"
 
 /* "Sat 2024-11-30 10:05:00 CET" */
 #define TIMESTAMP_MAX 64
@@ -47,6 +49,50 @@ static const char *format_timestamp(char buf[static TIMESTAMP_MAX], const struct
             strftime(buf, TIMESTAMP_MAX, "%a %Y-%m-%d %H:%M:%S %Z", &tm) == 0)
                 return "-";
         return buf;
+}
+
+/* The zone of the calendar timers printed last: one load per zone while they share it. */
+struct zone_cache {
+        char name[TIMERD_TIMEZONE_MAX];
+        struct tz_zone *zone; /* NULL: UTC, or a zone that cannot be read */
+        bool loaded;
+};
+
+static const struct tz_zone *zone_cache_get(struct zone_cache *c, const char *name, bool *ret_ok)
+{
+        if (!c->loaded || strcmp(c->name, name) != 0) {
+                tz_zone_free(c->zone);
+                snprintf(c->name, sizeof(c->name), "%s", name);
+                c->loaded = zoneinfo_load(name, &c->zone, NULL) >= 0;
+                if (!c->loaded)
+                        c->zone = NULL;
+        }
+        *ret_ok = c->loaded;
+        return c->zone;
+}
+
+static void zone_cache_done(struct zone_cache *c)
+{
+        tz_zone_free(c->zone);
+}
+
+/* A calendar timer's times read in its zone ("Mon 2024-04-01 03:00:00 +02:00"); the others' (and
+ * a zone this host cannot read) as format_timestamp(). */
+static const char *format_timer_time(char buf[static TIMESTAMP_MAX], const struct clocks *now,
+                                     const struct timerd_timer *timer, struct zone_cache *zones,
+                                     uint64_t usec)
+{
+        enum timerd_clock clock = timer->declaration.clock;
+        const struct tz_zone *zone;
+        uint64_t wall;
+        bool ok;
+
+        if (timer->declaration.policy != TIMERD_POLICY_CALENDAR || !timer->declaration.timezone[0])
+                return format_timestamp(buf, now, clock, usec);
+        zone = zone_cache_get(zones, timer->declaration.timezone, &ok);
+        if (!ok || !clocks_to_realtime(now, clock, usec, &wall) || wall > INT64_MAX)
+                return format_timestamp(buf, now, clock, usec);
+        return timestamp_format_zoned(buf, zone, !zone, (int64_t)wall);
 }
 
 /* "4min 12s left" for a time ahead of now, "3s ago" for one behind. */
@@ -168,7 +214,8 @@ static void row_fill_owner(struct row *row, const struct row *before, bool owner
         row->cells[COLUMN_OWNER] = row->owner_name;
 }
 
-static void row_fill(struct row *row, const struct timerd_timer *timer, const struct clocks *now)
+static void row_fill(struct row *row, const struct timerd_timer *timer, const struct clocks *now,
+                     struct zone_cache *zones)
 {
         enum timerd_clock clock = timer->declaration.clock;
         const char **cells = row->cells;
@@ -178,8 +225,9 @@ static void row_fill(struct row *row, const struct timerd_timer *timer, const st
         row->has_next_wall =
             timer->has_next && clocks_to_realtime(now, clock, timer->next_usec, &row->next_wall);
 
-        cells[COLUMN_NEXT] =
-            timer->has_next ? format_timestamp(row->next, now, clock, timer->next_usec) : "-";
+        cells[COLUMN_NEXT] = timer->has_next
+                                 ? format_timer_time(row->next, now, timer, zones, timer->next_usec)
+                                 : "-";
         cells[COLUMN_LEFT] =
             timer->has_next ? format_relative(row->left, now, clock, timer->next_usec) : "-";
         cells[COLUMN_LAST] = timer->has_last_start
@@ -301,6 +349,7 @@ static void print_row(FILE *f, const char *const cells[COLUMN_MAX], const struct
 int print_timer_table(FILE *f, const struct timerd_timer *timers, size_t n,
                       const struct clocks *now, const struct table_style *style)
 {
+        struct zone_cache zones = {};
         struct layout layout = {};
         struct row *rows, **order;
 
@@ -322,7 +371,7 @@ int print_timer_table(FILE *f, const struct timerd_timer *timers, size_t n,
                 layout.widths[c] = style->legend ? strlen(column_titles[c]) : 0;
         }
         for (size_t i = 0; i < n; i++) {
-                row_fill(&rows[i], &timers[i], now);
+                row_fill(&rows[i], &timers[i], now, &zones);
                 row_fill_owner(&rows[i], i > 0 ? &rows[i - 1] : NULL, style->owners);
                 order[i] = &rows[i];
                 for (size_t c = 0; c < COLUMN_MAX; c++) {
@@ -332,6 +381,7 @@ int print_timer_table(FILE *f, const struct timerd_timer *timers, size_t n,
                                 layout.widths[c] = len;
                 }
         }
+        zone_cache_done(&zones);
         layout_fit(&layout, style->width);
         /* Sorting pointers: a row's cells point into the row itself. */
         qsort(order, n, sizeof(*order), row_compare);
@@ -406,8 +456,8 @@ static void print_declaration(FILE *f, const struct timerd_declaration *d)
 {
         char word[WORD_MAX], span[TIMESPAN_FORMAT_MAX];
 
-        if (d->policy == TIMERD_POLICY_ONCE)
-                print_field(f, "Policy", "once");
+        if (d->policy == TIMERD_POLICY_ONCE || d->policy == TIMERD_POLICY_CALENDAR)
+                print_field(f, "Policy", human_word(vl_policy_to_string(d->policy), word));
         else
                 fprintf(f, "%*s: %s, every %s\n", LABEL_WIDTH, "Policy",
                         human_word(vl_policy_to_string(d->policy), word),
@@ -422,6 +472,36 @@ static void print_declaration(FILE *f, const struct timerd_declaration *d)
         print_field(f, "Catch-up", d->catch_up ? "yes" : "no");
         print_span_field(f, "Randomized delay", d->randomized_delay_usec);
         print_span_field(f, "Handover", d->handover_usec);
+        if (d->policy == TIMERD_POLICY_CALENDAR) {
+                print_field(f, "Time zone", d->timezone[0] ? d->timezone : "local");
+                print_field(f, "Fixed delay", d->fixed_random_delay ? "yes" : "no");
+        }
+}
+
+/* The schedule in normalized form, a line each, and the next elapse in the timer's zone. */
+static void print_calendar(FILE *f, const struct timerd_timer *timer, const struct clocks *now)
+{
+        char timestamp[TIMESTAMP_MAX], relative[RELATIVE_MAX];
+        const char *p = timer->calendar_normalized;
+        struct zone_cache zones = {};
+        enum timerd_clock clock = timer->declaration.clock;
+        bool first = true;
+
+        do {
+                size_t l = strcspn(p, "\n");
+
+                fprintf(f, "%*s%s %.*s\n", LABEL_WIDTH, first ? "Calendar" : "", first ? ":" : " ",
+                        (int)l, p);
+                p += l + (p[l] == '\n');
+                first = false;
+        } while (*p);
+        if (!timer->has_next)
+                print_field(f, "Next", "-");
+        else
+                fprintf(f, "%*s: %s (%s)\n", LABEL_WIDTH, "Next",
+                        format_timer_time(timestamp, now, timer, &zones, timer->next_usec),
+                        format_relative(relative, now, clock, timer->next_usec));
+        zone_cache_done(&zones);
 }
 
 void print_timer(FILE *f, const struct timerd_timer *timer, const struct clocks *now)
@@ -438,7 +518,10 @@ void print_timer(FILE *f, const struct timerd_timer *timer, const struct clocks 
                         human_word(vl_failure_to_string(timer->failure), failure));
         else
                 print_field(f, "State", human_word(vl_state_to_string(timer->state), word));
-        print_time_field(f, "Next", now, clock, timer->has_next, timer->next_usec);
+        if (timer->declaration.policy == TIMERD_POLICY_CALENDAR)
+                print_calendar(f, timer, now);
+        else
+                print_time_field(f, "Next", now, clock, timer->has_next, timer->next_usec);
         fprintf(f, "%*s: %" PRIu64 "%s\n", LABEL_WIDTH, "Run", timer->run,
                 timer->run_active ? " (active)" : "");
         print_field(f, "Pending", timer->pending ? "yes" : "no");

@@ -333,3 +333,28 @@ int timestamp_on_clock(const struct timestamp *ts, const struct clocks *now,
         *ret = usec;
         return 0;
 }
+
+/* usec (µs since the epoch) on the wall clock of zone, with its offset ("UTC" in UTC). */
+const char *timestamp_format_zoned(char buf[static ZONED_TIME_MAX], const struct tz_zone *zone,
+                                   bool utc, int64_t usec)
+{
+        int64_t seconds = usec >= 0 ? usec / 1000000 : -((-usec + 999999) / 1000000);
+        struct tz_local local = utc ? (struct tz_local){0} : tz_zone_local(zone, seconds);
+        time_t wall = (time_t)(seconds + local.utoff);
+        struct tm tm;
+        size_t n;
+
+        if (!gmtime_r(&wall, &tm) ||
+            (n = strftime(buf, ZONED_TIME_MAX, "%a %Y-%m-%d %H:%M:%S", &tm)) == 0)
+                return "-";
+        int32_t offset = local.utoff < 0 ? -local.utoff : local.utoff;
+        if (utc)
+                snprintf(buf + n, ZONED_TIME_MAX - n, " UTC");
+        else if (offset % 60 != 0)
+                snprintf(buf + n, ZONED_TIME_MAX - n, " %c%02d:%02d:%02d",
+                         local.utoff < 0 ? '-' : '+', offset / 3600, offset / 60 % 60, offset % 60);
+        else
+                snprintf(buf + n, ZONED_TIME_MAX - n, " %c%02d:%02d", local.utoff < 0 ? '-' : '+',
+                         offset / 3600, offset / 60 % 60);
+        return buf;
+}

@@ -10,7 +10,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "calendar/tzif.h"
 #include "clocks.h"
+
+/* "Mon 2024-04-01 03:00:00 +02:00" */
+#define ZONED_TIME_MAX 64
 
 struct timestamp {
         /* true: usec is a span from now, into the future ("+5min"); false: usec is wall-clock
@@ -35,3 +39,8 @@ const char *timestamp_parse_error(int error);
  */
 int timestamp_on_clock(const struct timestamp *ts, const struct clocks *now,
                        enum timerd_clock clock, uint64_t *ret);
+
+/* usec (µs since the epoch) on the wall clock of zone (NULL: UTC) with its offset, or in UTC
+ * named "UTC" when utc. */
+const char *timestamp_format_zoned(char buf[static ZONED_TIME_MAX], const struct tz_zone *zone,
+                                   bool utc, int64_t usec);

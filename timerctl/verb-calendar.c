@@ -19,9 +19,6 @@
 #include "verbs.h"
 #include "zoneinfo/zoneinfo.h"
 
-/* "Mon 2024-04-01 03:00:00 +02:00" */
-#define ZONED_TIME_MAX 64
-
 /* Each line's label is right-aligned to systemd-analyze's width. */
 #define LABEL_WIDTH 15
 
@@ -55,31 +52,6 @@ static int zone_error(const char *option, const char *name, int error, enum tz_e
         return EXIT_STATUS_FAILURE;
 }
 
-/* usec (µs since the epoch) on the wall clock of zone, with its offset ("UTC" in UTC). */
-static const char *format_zoned(char buf[static ZONED_TIME_MAX], const struct tz_zone *zone,
-                                bool utc, int64_t usec)
-{
-        int64_t seconds = usec >= 0 ? usec / 1000000 : -((-usec + 999999) / 1000000);
-        struct tz_local local = utc ? (struct tz_local){0} : tz_zone_local(zone, seconds);
-        time_t wall = (time_t)(seconds + local.utoff);
-        struct tm tm;
-        size_t n;
-
-        if (!gmtime_r(&wall, &tm) ||
-            (n = strftime(buf, ZONED_TIME_MAX, "%a %Y-%m-%d %H:%M:%S", &tm)) == 0)
-                return "-";
-        int32_t offset = local.utoff < 0 ? -local.utoff : local.utoff;
-        if (utc)
-                snprintf(buf + n, ZONED_TIME_MAX - n, " UTC");
-        else if (offset % 60 != 0)
-                snprintf(buf + n, ZONED_TIME_MAX - n, " %c%02d:%02d:%02d",
-                         local.utoff < 0 ? '-' : '+', offset / 3600, offset / 60 % 60, offset % 60);
-        else
-                snprintf(buf + n, ZONED_TIME_MAX - n, " %c%02d:%02d", local.utoff < 0 ? '-' : '+',
-                         offset / 3600, offset / 60 % 60);
-        return buf;
-}
-
 static void print_elapse(const struct display_zone *display, int64_t usec, uint64_t now_usec,
                          const char *label)
 {
@@ -87,9 +59,10 @@ static void print_elapse(const struct display_zone *display, int64_t usec, uint6
         bool display_utc = !display->zone;
 
         printf("%*s: %s\n", LABEL_WIDTH, label,
-               format_zoned(time, display->zone, display_utc, usec));
+               timestamp_format_zoned(time, display->zone, display_utc, usec));
         if (!display_utc)
-                printf("%*s: %s\n", LABEL_WIDTH, "(in UTC)", format_zoned(time, NULL, true, usec));
+                printf("%*s: %s\n", LABEL_WIDTH, "(in UTC)",
+                       timestamp_format_zoned(time, NULL, true, usec));
         if (usec >= 0 && (uint64_t)usec > now_usec)
                 printf("%*s: %s left\n", LABEL_WIDTH, "From now",
                        timespan_format(span, (uint64_t)usec - now_usec, USEC_PER_SEC));

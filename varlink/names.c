@@ -60,6 +60,7 @@ static const char *const policy_names[] = {
     [TIMERD_POLICY_AFTER_COMPLETION] = "after_completion",
     [TIMERD_POLICY_WATCHDOG] = "watchdog",
     [TIMERD_POLICY_INTERVAL] = "interval",
+    [TIMERD_POLICY_CALENDAR] = "calendar",
 };
 DEFINE_NAME_LOOKUP(policy, enum timerd_policy, policy_names, TIMERD_POLICY_MAX)
 

@@ -10,6 +10,12 @@
 #define TIMERD_NAME_MAX 128
 /* The longest early handover a notify timer may declare (handover_usec): one second. */
 #define TIMERD_HANDOVER_MAX_USEC 1000000
+/* A calendar timer's expressions, one per line, a cron one marked TIMERD_CALENDAR_CRON_PREFIX
+ * ("Mon..Fri *-*-* 03:00\ncron:0 3 * * 1-5"): at most this many bytes together. */
+#define TIMERD_CALENDAR_MAX         255
+#define TIMERD_CALENDAR_CRON_PREFIX "cron:"
+/* An IANA zone name and its NUL. */
+#define TIMERD_TIMEZONE_MAX 64
 
 enum timerd_clock {
         TIMERD_CLOCK_MONOTONIC,
@@ -26,6 +32,8 @@ enum timerd_policy {
         TIMERD_POLICY_AFTER_COMPLETION,
         TIMERD_POLICY_WATCHDOG,
         TIMERD_POLICY_INTERVAL,
+        /* At the elapses of calendar expressions; the next one after max(completion, the last). */
+        TIMERD_POLICY_CALENDAR,
         TIMERD_POLICY_MAX,
         TIMERD_POLICY_INVALID = -1,
 };

@@ -95,7 +95,8 @@ const char *timerd_last_error_name(const struct timerd *t);
 /*
  * The `reason` parameter of that error when it has one, else NULL; it lives as long. For
  * -TIMERD_E_INVALID_SCHEDULE a stable value for programs: "cadence_missing", "cadence_on_once",
- * "cadence_below_minimum", "handover_not_shorter" or "deadline_missing" (see the IDL).
+ * "cadence_below_minimum", "handover_not_shorter", "deadline_missing", "calendar_invalid",
+ * "calendar_never", "calendar_missing" or "calendar_clock" (see the IDL).
  */
 const char *timerd_last_error_reason(const struct timerd *t);
 
@@ -124,9 +125,21 @@ struct timerd_declaration {
          * A Cancel or Reschedule made inside this window finds the run already started. 0: none.
          */
         uint64_t handover_usec;
+        /*
+         * Calendar timers (TIMERD_POLICY_CALENDAR) only, else empty: the expressions, one per
+         * line, systemd.time(7) ones as they are and 5-field cron ones after
+         * TIMERD_CALENDAR_CRON_PREFIX ("Mon..Fri *-*-* 03:00\ncron:0 3 * * 1-5"); the IANA zone
+         * they are read in ("": the service's local zone; a timer read back names the zone in
+         * effect); and whether randomized_delay_usec delays every elapse by one fixed part of it
+         * derived from the timer's identity (systemd's FixedRandomDelay=) instead of a fresh one.
+         */
+        char calendar[TIMERD_CALENDAR_MAX + 1];
+        char timezone[TIMERD_TIMEZONE_MAX];
+        bool fixed_random_delay;
 };
 
-/* A once, transient, notify, monotonic declaration with no cadence, that catches up. */
+/* A once, transient, notify, monotonic declaration with no cadence, that catches up; a calendar
+ * one is on the realtime clock. */
 void timerd_declaration_init(struct timerd_declaration *d, enum timerd_policy policy,
                              uint64_t cadence_usec);
 
@@ -154,6 +167,8 @@ struct timerd_start {
 /* Owner: the uid whose timer is meant; TIMERD_OWNER_SELF for the connection's (the caller's own
  * unless timerd_set_owner() names another). Only uid 0 may name another owner. */
 #define TIMERD_OWNER_SELF UINT32_MAX
+/* Room for the normalized forms of a calendar timer's expressions. */
+#define TIMERD_CALENDAR_NORMALIZED_MAX 4096
 
 /*
  * Act on another uid's timers, as an administrator: from now on every io.timerd.Timer call on t
@@ -239,6 +254,9 @@ struct timerd_timer {
         uint64_t last_duration_usec;
         uint64_t total_duration_usec;
         struct timerd_run_result last_result; /* as the last run's Complete reported it */
+        /* Calendar timers: each expression in normalized form (as `systemd-analyze calendar`
+         * prints it), one per line, in the order of declaration.calendar. */
+        char calendar_normalized[TIMERD_CALENDAR_NORMALIZED_MAX];
 };
 
 /* owner TIMERD_OWNER_SELF for the caller's own. */

@@ -302,6 +302,60 @@ static void test_signal_timer_repinned_after_restart(void **state)
         close(sfd);
 }
 
+/* A retained calendar timer comes back with its expressions, zone (named, or following the local
+ * one), fixed delay and next elapse, after a clean stop and after kill -9. */
+static void test_calendar_survives_restart(void **state)
+{
+        struct dur *dur = *state;
+        struct timerd_timer before[2], after;
+        struct timerd_declaration d;
+        struct timerd_claim claim;
+        struct timerd *t;
+
+        dur_start(dur);
+        t = harness_connect(&dur->h);
+        timerd_declaration_init(&d, TIMERD_POLICY_CALENDAR, 0);
+        d.lifetime = TIMERD_LIFETIME_RETAINED;
+        snprintf(d.calendar, sizeof(d.calendar), "Mon..Fri *-*-* 03:00\ncron:30 4 1 * *");
+        snprintf(d.timezone, sizeof(d.timezone), "Europe/Berlin");
+        d.randomized_delay_usec = 3600 * SEC;
+        d.fixed_random_delay = true;
+        assert_int_equal(timerd_register(t, "backup", &d, NULL, false, &claim), 0);
+        timerd_declaration_init(&d, TIMERD_POLICY_CALENDAR, 0);
+        d.lifetime = TIMERD_LIFETIME_RETAINED;
+        snprintf(d.calendar, sizeof(d.calendar), "weekly");
+        assert_int_equal(timerd_register(t, "local", &d, NULL, false, &claim), 0);
+        assert_int_equal(timerd_get(t, "backup", TIMERD_OWNER_SELF, &before[0]), 0);
+        assert_int_equal(timerd_get(t, "local", TIMERD_OWNER_SELF, &before[1]), 0);
+        timerd_close(t);
+
+        for (int crash = 0; crash < 2; crash++) {
+                if (crash)
+                        dur_crash(dur);
+                else
+                        dur_stop(dur);
+                dur_start(dur);
+                t = harness_connect(&dur->h);
+                for (int i = 0; i < 2; i++) {
+                        assert_int_equal(timerd_get(t, before[i].name, TIMERD_OWNER_SELF, &after),
+                                         0);
+                        assert_same_timer(&before[i], &after);
+                        assert_string_equal(after.declaration.calendar,
+                                            before[i].declaration.calendar);
+                        assert_string_equal(after.declaration.timezone,
+                                            before[i].declaration.timezone);
+                        assert_int_equal(after.declaration.fixed_random_delay,
+                                         before[i].declaration.fixed_random_delay);
+                        assert_int_equal(after.declaration.randomized_delay_usec,
+                                         before[i].declaration.randomized_delay_usec);
+                        assert_string_equal(after.calendar_normalized,
+                                            before[i].calendar_normalized);
+                }
+                timerd_close(t);
+        }
+        dur_stop(dur);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -309,6 +363,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_handover_survives_restart, dur_setup,
                                             dur_teardown),
             cmocka_unit_test_setup_teardown(test_live_cadence_survives_restart, dur_setup,
+                                            dur_teardown),
+            cmocka_unit_test_setup_teardown(test_calendar_survives_restart, dur_setup,
                                             dur_teardown),
             cmocka_unit_test_setup_teardown(test_signal_timer_repinned_after_restart, dur_setup,
                                             dur_teardown),

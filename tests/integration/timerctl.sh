@@ -76,4 +76,35 @@ expect_exit 5 "$timerctl" --socket "$dir/nothing" list
 expect_exit 0 ctl --help
 expect_exit 0 ctl --version
 
+# Calendar timers: expressions, cron, a zone; NEXT in the timer's zone, the normalized schedule.
+ctl add nightly --calendar "Mon..Fri *-*-* 03:00" --cron "30 4 1 * *" --timezone Europe/Berlin \
+        --randomized-delay 10min --fixed-random-delay
+ctl show nightly --json >"$dir/cal"
+[ "$(json 'd["timer"]["declaration"]["calendar"]' <"$dir/cal")" = "['Mon..Fri *-*-* 03:00']" ] ||
+        fail "calendar: $(cat "$dir/cal")"
+[ "$(json 'd["timer"]["declaration"]["cron"]' <"$dir/cal")" = "['30 4 1 * *']" ] ||
+        fail "cron: $(cat "$dir/cal")"
+[ "$(json 'd["timer"]["declaration"]["timezone"]' <"$dir/cal")" = Europe/Berlin ] ||
+        fail "timezone: $(cat "$dir/cal")"
+[ "$(json 'd["timer"]["declaration"]["clock"]' <"$dir/cal")" = realtime ] ||
+        fail "a calendar timer is on realtime: $(cat "$dir/cal")"
+[ "$(json 'd["timer"]["declaration"]["fixed_random_delay"]' <"$dir/cal")" = True ] ||
+        fail "fixed delay: $(cat "$dir/cal")"
+[ "$(json '"|".join(d["timer"]["calendar_normalized"])' <"$dir/cal")" = \
+        "Mon..Fri *-*-* 03:00:00|*-*-01 04:30:00" ] || fail "normalized: $(cat "$dir/cal")"
+ctl show nightly >"$dir/out"
+grep -q "Calendar: Mon..Fri \*-\*-\* 03:00:00" "$dir/out" || fail "show calendar: $(cat "$dir/out")"
+grep -q "Time zone: Europe/Berlin" "$dir/out" || fail "show zone: $(cat "$dir/out")"
+grep -Eq "Next: .* \+0[12]:00 \(" "$dir/out" || fail "show next in the zone: $(cat "$dir/out")"
+ctl list | grep nightly | grep -Eq "\+0[12]:00" || fail "list NEXT in the zone: $(ctl list)"
+expect_exit 1 ctl add never --calendar "*-02-30"
+grep -q "calendar_never" "$dir/err" || fail "never: $(cat "$dir/err")"
+expect_exit 1 ctl add badcron --cron "0 3 * 13 *"
+grep -q "calendar_invalid" "$dir/err" || fail "bad cron: $(cat "$dir/err")"
+expect_exit 1 ctl add nowhere --calendar daily --timezone Nowhere/Zone
+expect_exit 2 ctl add both --calendar daily --every 5s
+expect_exit 2 ctl add zoneless --every 5s --timezone UTC
+expect_exit 2 ctl add nocron --cron
+expect_exit 3 ctl show never
+
 echo "timerctl: all checks passed"

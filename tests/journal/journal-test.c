@@ -101,7 +101,10 @@ struct journal_timer jt_timer(uint32_t owner, const char *name, uint64_t seed)
 {
         struct journal_timer t = {
             .owner = owner,
-            .policy = (enum timerd_policy)(seed % TIMERD_POLICY_MAX),
+            /* The policies of the first format as they were (fixtures depend on them), and
+             * every tenth a calendar. */
+            .policy = seed % 10 == 9 ? TIMERD_POLICY_CALENDAR
+                                     : (enum timerd_policy)(seed % TIMERD_POLICY_CALENDAR),
             .cadence_usec = seed * 1000003,
             .clock = (enum timerd_clock)(seed % TIMERD_CLOCK_MAX),
             .lifetime = (enum timerd_lifetime)(seed % TIMERD_LIFETIME_MAX),
@@ -143,6 +146,13 @@ struct journal_timer jt_timer(uint32_t owner, const char *name, uint64_t seed)
         snprintf(t.boot_id, sizeof(t.boot_id), "%08llx-0000-4000-8000-%012llx",
                  (unsigned long long)(seed & 0xffffffff),
                  (unsigned long long)(seed & 0xffffffffffffULL));
+        if (t.policy == TIMERD_POLICY_CALENDAR) {
+                /* Every other one follows the local zone (""). */
+                snprintf(t.calendar, sizeof(t.calendar), "*-*-* %02u:00\ncron:0 3 * * 1-5",
+                         (unsigned)(seed % 24));
+                snprintf(t.timezone, sizeof(t.timezone), "%s", seed % 2 ? "Europe/Berlin" : "");
+                t.fixed_random_delay = seed % 3 == 0;
+        }
         return t;
 }
 
@@ -163,6 +173,9 @@ void jt_assert_timer_equal(const struct journal_timer *a, const struct journal_t
         assert_int_equal(a->last_exit, b->last_exit);
         assert_int_equal(a->last_exit_code, b->last_exit_code);
         assert_int_equal(a->live_cadence_usec, b->live_cadence_usec);
+        assert_string_equal(a->calendar, b->calendar);
+        assert_string_equal(a->timezone, b->timezone);
+        assert_int_equal(a->fixed_random_delay, b->fixed_random_delay);
         assert_int_equal(a->generation, b->generation);
         assert_int_equal(a->state, b->state);
         assert_int_equal(a->failure, b->failure);

@@ -83,6 +83,10 @@ static size_t boundary_timers(struct journal_timer *t)
         t[n].last_duration_usec = t[n].total_duration_usec = UINT64_MAX;
         t[n].written_realtime_usec = t[n].written_clock_usec = UINT64_MAX;
         name_of_length(t[n].boot_id, JOURNAL_BOOT_ID_MAX, 'f');
+        /* The largest record: a calendar timer with the longest schedule and zone name. */
+        name_of_length(t[n].calendar, TD_CALENDAR_SOURCE_MAX, 'c');
+        name_of_length(t[n].timezone, CALENDAR_ZONE_MAX - 1, 'Z');
+        t[n].fixed_random_delay = true;
         n++;
         return n;
 }

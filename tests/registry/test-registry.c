@@ -158,11 +158,16 @@ static void test_register_rejects_bad_input(void **state)
         assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 5), NULL),
                          -TIMERD_E_INVALID_SCHEDULE);
         assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_CADENCE_ON_ONCE);
-        for (enum timerd_policy p = TIMERD_POLICY_AFTER_COMPLETION; p < TIMERD_POLICY_MAX; p++) {
+        for (enum timerd_policy p = TIMERD_POLICY_AFTER_COMPLETION; p < TIMERD_POLICY_CALENDAR;
+             p++) {
                 assert_int_equal(fx_register(&f, "a", fx_decl(p, 0), NULL),
                                  -TIMERD_E_INVALID_SCHEDULE);
                 assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_CADENCE_MISSING);
         }
+        /* A calendar timer without its schedule. */
+        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_CALENDAR, 0), NULL),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_CALENDAR_MISSING);
         /* now + cadence does not fit. */
         assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_INTERVAL, UINT64_MAX), NULL),
                          -TIMERD_E_OVERFLOW);

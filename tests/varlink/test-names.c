@@ -83,7 +83,7 @@ static void enum_names(void **state)
         ASSERT_ENUM_NAMES(clock, TIMERD_CLOCK_MAX, TIMERD_CLOCK_INVALID, "monotonic", "boottime",
                           "realtime", "boottime_alarm", "realtime_alarm");
         ASSERT_ENUM_NAMES(policy, TIMERD_POLICY_MAX, TIMERD_POLICY_INVALID, "once",
-                          "after_completion", "watchdog", "interval");
+                          "after_completion", "watchdog", "interval", "calendar");
         ASSERT_ENUM_NAMES(lifetime, TIMERD_LIFETIME_MAX, TIMERD_LIFETIME_INVALID, "transient",
                           "retained");
         ASSERT_ENUM_NAMES(delivery, TIMERD_DELIVERY_MAX, TIMERD_DELIVERY_INVALID, "notify", "alarm",

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/*
+ * Calendar timers against the real service (issue 17): Register with expressions and a zone, Get
+ * answers the zone in effect and the normalized forms, typed refusals that point at the bad part,
+ * firings at whole elapses that never overlap a run, and the re-evaluation a SIGHUP makes (it
+ * reloads the time zones), counted in Status.
+ */
+
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "zoneinfo/zoneinfo.h"
+
+#define SEC    UINT64_C(1000000)
+#define MINUTE (60 * SEC)
+
+static uint64_t realtime_usec(void)
+{
+        struct timespec ts;
+
+        assert_int_equal(clock_gettime(CLOCK_REALTIME, &ts), 0);
+        return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static struct timerd_declaration calendar_decl(const char *calendar, const char *zone)
+{
+        struct timerd_declaration d;
+
+        timerd_declaration_init(&d, TIMERD_POLICY_CALENDAR, 0);
+        snprintf(d.calendar, sizeof(d.calendar), "%s", calendar);
+        snprintf(d.timezone, sizeof(d.timezone), "%s", zone);
+        return d;
+}
+
+/* One raw call; the reply parsed (the caller puts it). */
+static json_object *raw_call(int fd, const char *json)
+{
+        char buf[65536];
+        json_object *o;
+        long n;
+
+        raw_send(fd, json, strlen(json) + 1);
+        n = raw_recv(fd, buf, sizeof(buf), 10000);
+        assert_true(n >= 0);
+        o = json_tokener_parse(buf);
+        assert_non_null(o);
+        return o;
+}
+
+static const char *string_at(json_object *o, const char *a, const char *b)
+{
+        json_object *v;
+
+        assert_true(json_object_object_get_ex(o, a, &v));
+        assert_true(json_object_object_get_ex(v, b, &v));
+        return json_object_get_string(v);
+}
+
+static void test_register_and_get(void **state)
+{
+        struct timerd *t = harness_connect(*state);
+        struct timerd_declaration d =
+            calendar_decl("Mon..Fri *-*-* 03:00\n*:0/15\ncron:0 3 * * 1-5", "Europe/Berlin");
+        struct timerd_claim claim;
+        struct timerd_timer timer;
+        uint64_t before = realtime_usec();
+
+        d.lifetime = TIMERD_LIFETIME_RETAINED;
+        assert_int_equal(timerd_register(t, "nightly", &d, NULL, false, &claim), 0);
+        assert_int_equal(timerd_get(t, "nightly", TIMERD_OWNER_SELF, &timer), 0);
+        assert_int_equal(timer.declaration.policy, TIMERD_POLICY_CALENDAR);
+        assert_int_equal(timer.declaration.clock, TIMERD_CLOCK_REALTIME);
+        assert_string_equal(timer.declaration.calendar, d.calendar);
+        assert_string_equal(timer.declaration.timezone, "Europe/Berlin");
+        assert_string_equal(timer.calendar_normalized,
+                            "Mon..Fri *-*-* 03:00:00\n*-*-* *:00/15:00\nMon..Fri *-*-* 03:00:00");
+        /* Berlin is a whole number of hours off UTC: the next quarter hour, strictly after now. */
+        assert_true(timer.has_next);
+        assert_int_equal(timer.next_usec % (15 * MINUTE), 0);
+        assert_true(timer.next_usec > before && timer.next_usec <= realtime_usec() + 15 * MINUTE);
+        timerd_close(t);
+}
+
+/* Without a zone a timer follows the service's local zone, and Get names it. */
+static void test_local_zone_is_named(void **state)
+{
+        struct timerd *t = harness_connect(*state);
+        struct timerd_declaration d = calendar_decl("daily", "");
+        char local[CALENDAR_ZONE_MAX];
+        struct timerd_claim claim;
+        struct timerd_timer timer;
+
+        zoneinfo_local_name(local);
+        assert_int_equal(timerd_register(t, "daily", &d, NULL, false, &claim), 0);
+        assert_int_equal(timerd_get(t, "daily", TIMERD_OWNER_SELF, &timer), 0);
+        assert_string_equal(timer.declaration.timezone, local);
+        assert_string_equal(timer.calendar_normalized, "*-*-* 00:00:00");
+        timerd_close(t);
+}
+
+static void test_refusals(void **state)
+{
+        static const struct {
+                const char *calendar, *zone;
+                int clock;
+                const char *error, *reason;
+        } bad[] = {
+            {"*-02-30", "UTC", TIMERD_CLOCK_REALTIME, "io.timerd.Timer.InvalidSchedule",
+             "calendar_never"},
+            {"Mon..Fri 25:00", "UTC", TIMERD_CLOCK_REALTIME, "io.timerd.Timer.InvalidSchedule",
+             "calendar_invalid"},
+            {"cron:0 3 * 13 *", "UTC", TIMERD_CLOCK_REALTIME, "io.timerd.Timer.InvalidSchedule",
+             "calendar_invalid"},
+            {"daily", "UTC", TIMERD_CLOCK_MONOTONIC, "io.timerd.Timer.InvalidSchedule",
+             "calendar_clock"},
+            {"daily", "Mars/Olympus_Mons", TIMERD_CLOCK_REALTIME,
+             "org.varlink.service.InvalidParameter", NULL},
+            {"daily", "../../etc/passwd", TIMERD_CLOCK_REALTIME,
+             "org.varlink.service.InvalidParameter", NULL},
+        };
+        struct timerd *t = harness_connect(*state);
+        struct timerd_claim claim;
+        struct timerd_timer timer;
+        int fd = harness_raw_connect(*state);
+        json_object *reply;
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                struct timerd_declaration d = calendar_decl(bad[i].calendar, bad[i].zone);
+
+                d.clock = (enum timerd_clock)bad[i].clock;
+                assert_true(timerd_register(t, "bad", &d, NULL, false, &claim) < 0);
+                assert_string_equal(timerd_last_error_name(t), bad[i].error);
+                if (bad[i].reason)
+                        assert_string_equal(timerd_last_error_reason(t), bad[i].reason);
+        }
+        /* Nothing was made. */
+        assert_int_equal(timerd_get(t, "bad", TIMERD_OWNER_SELF, &timer), -TIMERD_E_NOT_FOUND);
+
+        /* The description names the expression and the byte where the bad part starts; an unknown
+         * zone names the parameter. */
+        reply = raw_call(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":"
+                             "\"bad\",\"declaration\":{\"policy\":\"calendar\",\"calendar\":["
+                             "\"daily\"],\"cron\":[\"0 3 * 13 *\"]}}}");
+        assert_non_null(
+            strstr(string_at(reply, "parameters", "description"), "declaration.cron[0] at byte 6"));
+        json_object_put(reply);
+        reply = raw_call(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":"
+                             "\"bad\",\"declaration\":{\"policy\":\"calendar\",\"calendar\":["
+                             "\"daily\"],\"timezone\":\"Nowhere/Zone\"}}}");
+        assert_string_equal(string_at(reply, "parameters", "parameter"), "declaration.timezone");
+        json_object_put(reply);
+        close(fd);
+        timerd_close(t);
+}
+
+/* Every second: each firing is a whole second; a run that takes 2.5 s gets one firing at its end
+ * (the last elapse that passed), the others counted as overruns. */
+static void test_fires_at_elapses_without_overlap(void **state)
+{
+        struct timerd *t = harness_connect(*state);
+        struct timerd_declaration d = calendar_decl("*:*:*", "UTC");
+        struct timerd_firing first, second;
+        struct timerd_claim claim;
+        struct timerd_timer timer;
+
+        assert_int_equal(timerd_register(t, "tick", &d, NULL, false, &claim), 0);
+        assert_int_equal(timerd_wait(t, (const char *[]){"tick"}, 1, 5 * SEC, &first), 0);
+        assert_int_equal(first.deadline_usec % SEC, 0);
+        usleep(2500000);
+        assert_int_equal(
+            timerd_complete(t, &first.token, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            0);
+        assert_int_equal(timerd_wait(t, (const char *[]){"tick"}, 1, 5 * SEC, &second), 0);
+        assert_int_equal(second.deadline_usec % SEC, 0);
+        assert_true(second.deadline_usec >= first.deadline_usec + 2 * SEC);
+        assert_int_equal(timerd_get(t, "tick", TIMERD_OWNER_SELF, &timer), 0);
+        assert_true(timer.overruns >= 1);
+        assert_int_equal(
+            timerd_complete(t, &second.token, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_STOP, 0), 0);
+        timerd_close(t);
+}
+
+static uint64_t reevaluations(int fd)
+{
+        json_object *reply = raw_call(fd, "{\"method\":\"io.timerd.Service.Status\"}"), *v;
+        uint64_t n;
+
+        assert_true(json_object_object_get_ex(reply, "parameters", &v) &&
+                    json_object_object_get_ex(v, "calendar_reevaluations", &v));
+        n = (uint64_t)json_object_get_uint64(v);
+        json_object_put(reply);
+        return n;
+}
+
+/* SIGHUP reloads the zones and re-evaluates every calendar timer; Status counts it. */
+static void test_sighup_reevaluates(void **state)
+{
+        struct harness *h = *state;
+        struct timerd *t = harness_connect(h);
+        struct timerd_declaration d = calendar_decl("*-*-* 03:00", "Europe/Berlin");
+        struct timerd_timer before, after;
+        struct timerd_claim claim;
+        int fd = harness_raw_connect(h);
+        uint64_t n = reevaluations(fd);
+
+        assert_int_equal(timerd_register(t, "berlin", &d, NULL, false, &claim), 0);
+        assert_int_equal(timerd_get(t, "berlin", TIMERD_OWNER_SELF, &before), 0);
+        assert_int_equal(kill(h->pid, SIGHUP), 0);
+        for (int i = 0; i < 100 && reevaluations(fd) == n; i++)
+                usleep(20000);
+        assert_int_equal(reevaluations(fd), n + 1);
+        /* The zone data did not change: the same elapse. */
+        assert_int_equal(timerd_get(t, "berlin", TIMERD_OWNER_SELF, &after), 0);
+        assert_int_equal(after.next_usec, before.next_usec);
+        assert_int_equal(after.generation, before.generation);
+        close(fd);
+        timerd_close(t);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(test_register_and_get, harness_setup, harness_teardown),
+            cmocka_unit_test_setup_teardown(test_local_zone_is_named, harness_setup,
+                                            harness_teardown),
+            cmocka_unit_test_setup_teardown(test_refusals, harness_setup, harness_teardown),
+            cmocka_unit_test_setup_teardown(test_fires_at_elapses_without_overlap, harness_setup,
+                                            harness_teardown),
+            cmocka_unit_test_setup_teardown(test_sighup_reevaluates, harness_setup,
+                                            harness_teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
