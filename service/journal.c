@@ -346,17 +346,22 @@ static void encode_timer(uint8_t **p, const struct journal_timer *t)
         put_string(p, t->boot_id);
         /* Appended to format 2 later, only when set: a store without handovers reads as before,
          * and a record that ends at the boot id has none. How the last run's program ended came
-         * after that (format 3), also only when set, and with the handover always before it. */
-        if (t->handover_usec > 0 || t->last_exit != TIMERD_EXIT_NONE)
+         * after that (format 3), also only when set, and with the handover always before it.
+         * Then whether the last run was a catch-up, only when it was, after both. */
+        if (t->handover_usec > 0 || t->last_exit != TIMERD_EXIT_NONE || t->last_catch_up)
                 put_u64(p, t->handover_usec);
-        if (t->last_exit != TIMERD_EXIT_NONE) {
+        if (t->last_exit != TIMERD_EXIT_NONE || t->last_catch_up) {
                 put_u8(p, (uint8_t)t->last_exit);
                 put_u8(p, (uint8_t)t->last_exit_code);
         }
+        if (t->last_catch_up)
+                put_u8(p, 1);
 }
 
 static void decode_timer(struct reader *r, struct journal_timer *t)
 {
+        bool has_result;
+
         t->policy = (enum timerd_policy)get_enum(r, TIMERD_POLICY_MAX);
         t->cadence_usec = get_u64(r);
         t->clock = (enum timerd_clock)get_enum(r, TIMERD_CLOCK_MAX);
@@ -394,15 +399,17 @@ static void decode_timer(struct reader *r, struct journal_timer *t)
         if (r->left == 0)
                 return;
         t->handover_usec = get_u64(r);
-        if (r->left > 0) {
+        has_result = r->left > 0;
+        if (has_result) {
                 t->last_exit = (enum timerd_exit)get_enum(r, TIMERD_EXIT_MAX);
                 t->last_exit_code = get_u8(r);
-                if (t->last_exit == TIMERD_EXIT_NONE)
-                        r->bad = true;
         }
-        /* One encoding per state: a zero handover is written only before a result, which is
-         * never NONE. */
-        if (t->handover_usec == 0 && t->last_exit == TIMERD_EXIT_NONE)
+        /* One encoding per state: a catch-up mark is written only when true, a result of NONE
+         * only before one, a zero handover only before a result. */
+        if (r->left > 0 && !(t->last_catch_up = get_bool(r)))
+                r->bad = true;
+        if (has_result ? t->last_exit == TIMERD_EXIT_NONE && !t->last_catch_up
+                       : t->handover_usec == 0)
                 r->bad = true;
 }
 

@@ -182,6 +182,7 @@ static void snapshot_of_journal(const struct journal_timer *j, const struct td_n
             .last_duration_usec = j->last_duration_usec,
             .total_duration_usec = j->total_duration_usec,
             .last_end = {.exit = j->last_exit, .code = j->last_exit_code},
+            .last_catch_up = j->last_catch_up,
         };
         /* A valid name (restore_all() checked it) fits: both hold TIMERD_NAME_MAX + 1. */
         strcpy(ret->name, j->name);
@@ -236,6 +237,7 @@ static void journal_of_snapshot(const struct td_snapshot *t, const struct td_now
             .total_duration_usec = t->total_duration_usec,
             .last_exit = t->last_end.exit,
             .last_exit_code = t->last_end.code,
+            .last_catch_up = t->last_catch_up,
             .written_realtime_usec = now->usec[TIMERD_CLOCK_REALTIME],
             .written_clock_usec = now->usec[d->clock],
         };

@@ -233,6 +233,7 @@ struct timerd_timer {
         uint64_t last_duration_usec;
         uint64_t total_duration_usec;
         struct timerd_run_result last_result; /* as the last run's Complete reported it */
+        bool last_catch_up; /* the last run was a catch-up (see struct timerd_firing) */
 };
 
 /* owner TIMERD_OWNER_SELF for the caller's own. */
@@ -280,6 +281,9 @@ struct timerd_firing {
         /* Periods missed since the previous firing was handed over, as timer_getoverrun(2);
          * struct timerd_timer's overruns is the total. */
         uint64_t overruns;
+        /* A catch-up: its deadline passed while the service was down (a retained timer with
+         * catch_up), and it fired once at restore. */
+        bool catch_up;
 };
 
 /*
