@@ -417,6 +417,7 @@ int wire_decode_timer(json_object *obj, struct timerd_timer *ret)
             get_default_u64(obj, "live_cadence_usec", &ret->live_cadence_usec) < 0 ||
             get_optional_u64(obj, "last_start_usec", &ret->has_last_start, &ret->last_start_usec) <
                 0 ||
+            get_default_bool(obj, "last_catch_up", false, &ret->last_catch_up) < 0 ||
             get_optional_u64(obj, "last_finish_usec", &ret->has_last_finish,
                              &ret->last_finish_usec) < 0 ||
             get_u64(obj, "last_duration_usec", &ret->last_duration_usec) < 0 ||
@@ -441,7 +442,8 @@ int wire_decode_firing(json_object *obj, struct timerd_firing *ret)
             decode_clock(obj, "clock", &ret->clock) < 0 ||
             get_u64(obj, "deadline_usec", &ret->deadline_usec) < 0 ||
             get_u64(obj, "fired_usec", &ret->fired_usec) < 0 ||
-            get_u64(obj, "overruns", &ret->overruns) < 0)
+            get_u64(obj, "overruns", &ret->overruns) < 0 ||
+            get_default_bool(obj, "catch_up", false, &ret->catch_up) < 0)
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }

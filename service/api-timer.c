@@ -539,6 +539,8 @@ json_object *api_timer_json(const struct td_snapshot *timer, const struct td_now
         vl_add_u64(o, "overruns", t->overruns);
         vl_add_u64(o, "live_cadence_usec", t->live_cadence_usec);
         add_optional(o, "last_start_usec", t->has_last_start, t->last_start_usec);
+        if (t->has_last_start)
+                vl_add_bool(o, "last_catch_up", t->last_catch_up);
         add_optional(o, "last_finish_usec", t->has_last_finish, t->last_finish_usec);
         if (t->last_outcome != TIMERD_OUTCOME_NONE)
                 vl_add_string(o, "last_outcome", vl_outcome_to_string(t->last_outcome));

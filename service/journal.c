@@ -351,9 +351,10 @@ static void encode_timer(uint8_t **p, const struct journal_timer *t)
          * and a record that ends at the boot id has none. Then, in this order: the handover,
          * written when it or anything after it is set, and always for a calendar timer (a policy
          * older stores never hold), which has its schedule next; the live cadence (Reschedule's)
-         * when it or a result is set; how the last run's program ended (format 3). */
+         * when it or anything after it is set; how the last run's program ended (format 3), when
+         * set or before a catch-up mark; the catch-up mark, only when the last run was one. */
         bool calendar = t->policy == TIMERD_POLICY_CALENDAR;
-        bool has_result = t->last_exit != TIMERD_EXIT_NONE;
+        bool has_result = t->last_exit != TIMERD_EXIT_NONE || t->last_catch_up;
         bool has_live_cadence = t->live_cadence_usec > 0 || has_result;
 
         if (t->handover_usec > 0 || calendar || has_live_cadence)
@@ -369,6 +370,8 @@ static void encode_timer(uint8_t **p, const struct journal_timer *t)
                 put_u8(p, (uint8_t)t->last_exit);
                 put_u8(p, (uint8_t)t->last_exit_code);
         }
+        if (t->last_catch_up)
+                put_u8(p, 1);
 }
 
 static void decode_timer(struct reader *r, struct journal_timer *t)
@@ -425,12 +428,14 @@ static void decode_timer(struct reader *r, struct journal_timer *t)
                 t->last_exit = (enum timerd_exit)get_enum(r, TIMERD_EXIT_MAX);
                 t->last_exit_code = get_u8(r);
         }
-        /* One encoding per state: a zero field is written only when a later one follows, and a
-         * result is never NONE. */
+        /* One encoding per state: a zero field is written only when a later one follows, a
+         * result of NONE only before a catch-up mark, and the mark only when true. */
+        if (r->left > 0 && !(t->last_catch_up = get_bool(r)))
+                r->bad = true;
         if ((has_handover && !has_live_cadence && t->handover_usec == 0 &&
              t->policy != TIMERD_POLICY_CALENDAR) ||
             (has_live_cadence && !has_result && t->live_cadence_usec == 0) ||
-            (has_result && t->last_exit == TIMERD_EXIT_NONE))
+            (has_result && t->last_exit == TIMERD_EXIT_NONE && !t->last_catch_up))
                 r->bad = true;
 }
 

@@ -118,6 +118,7 @@ struct journal_timer {
         uint64_t total_duration_usec;
         enum timerd_exit last_exit; /* how the last run's program ended, as its runner said */
         uint32_t last_exit_code;
+        bool last_catch_up; /* the last run was a catch-up of a deadline missed while down */
 
         /* When this state was written, to re-base a monotonic or boottime deadline after a reboot
          * (a different boot id): realtime and `clock` read at the same moment. */

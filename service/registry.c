@@ -66,6 +66,7 @@ struct run_state {
         struct td_run_end last_end;
         bool has_last_start;
         bool has_last_finish;
+        bool last_catch_up; /* the last run was a catch-up (see struct timer's catching_up) */
 };
 
 /*
@@ -117,6 +118,8 @@ struct timer {
         bool run_active : 1;
         /* A catch-up delayed at restore: its firing reports runs->state.missed_deadline_usec. */
         bool has_missed_deadline : 1;
+        /* The queued deadline passed while the service was down and fires as a catch-up. */
+        bool catching_up : 1;
         bool changed : 1; /* in the registry's changes: changed since the last commit, or removed */
         bool removed : 1; /* kept until its removal is committed; found by no index */
         bool has_before : 1; /* a `before` keeps how it was at the first call since the commit */
@@ -140,6 +143,7 @@ struct timer_image {
         enum after_run after_run;
         bool run_active;
         bool has_missed_deadline;
+        bool catching_up;
         bool has_runs;
         struct run_state runs;
         bool queued;
@@ -693,11 +697,12 @@ static uint64_t handover_instant(const struct timer *t, uint64_t deadline_usec)
 static void timer_forget_missed_deadline(struct timer *t)
 {
         t->has_missed_deadline = false;
+        t->catching_up = false;
         if (t->runs)
                 t->runs->state.missed_deadline_usec = 0;
 }
 
-/* A new schedule supersedes a delayed catch-up. */
+/* A new schedule supersedes a catch-up. */
 static void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec, uint64_t now)
 {
         timerq_put(&r->queues[t->clock], &t->entry, handover_instant(t, deadline_usec),
@@ -884,6 +889,7 @@ static void timer_declare(struct registry *r, struct timer *t, const struct td_c
         t->after_run = AFTER_RUN_POLICY;
         t->run_active = false;
         t->has_missed_deadline = false;
+        t->catching_up = false;
         free(t->runs);
         t->runs = NULL;
 }
@@ -1167,6 +1173,7 @@ static void timer_dispatch(const struct timer *t, struct td_dispatch *ret)
             .due_usec =
                 saturating_add(handover_instant(t, rs->run_deadline_usec), t->accuracy_usec),
             .overruns = rs->overruns - rs->overruns_reported,
+            .catch_up = rs->last_catch_up,
         };
 }
 
@@ -1203,6 +1210,7 @@ static void timer_image_take(const struct timer *t, struct timer_image *ret)
             .after_run = t->after_run,
             .run_active = t->run_active,
             .has_missed_deadline = t->has_missed_deadline,
+            .catching_up = t->catching_up,
             .has_runs = t->runs != NULL,
             .runs = *timer_run_state(t),
             .queued = timer_queued(t),
@@ -1898,6 +1906,7 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
         bool requeue = policy == TIMERD_POLICY_WATCHDOG || policy == TIMERD_POLICY_INTERVAL;
         /* Taken before the successor is queued. */
         bool past_due = t->queued_past_due || t->has_missed_deadline;
+        bool catch_up = t->catching_up;
         bool overflow = false;
 
         assert(deadline <= reach);
@@ -1941,6 +1950,7 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
         rs->run_fired_usec = now;
         rs->has_last_start = true;
         rs->last_start_usec = now;
+        rs->last_catch_up = catch_up;
         list_append(&owner_find(r, t->uid)->pending, &t->runs->waiter_node);
         r->firings = saturating_add(r->firings, 1);
         stats_enter(r, t);
@@ -2225,6 +2235,7 @@ static void timer_snapshot(const struct timer *t, struct td_snapshot *ret)
             .last_start_usec = rs->last_start_usec,
             .has_last_finish = rs->has_last_finish,
             .last_finish_usec = rs->last_finish_usec,
+            .last_catch_up = rs->last_catch_up,
             .last_outcome = rs->last_outcome,
             .last_duration_usec = rs->last_duration_usec,
             .total_duration_usec = rs->total_duration_usec,
@@ -2383,6 +2394,7 @@ static int timer_install(struct registry *r, const struct td_now *now, uint32_t 
         if (img->queued) {
                 timer_enqueue(r, t, img->deadline_usec, now->usec[t->clock]);
                 t->has_missed_deadline = img->has_missed_deadline;
+                t->catching_up = img->catching_up;
                 if (runs)
                         runs->state.missed_deadline_usec = img->runs.missed_deadline_usec;
         }
@@ -2448,6 +2460,7 @@ static void image_of_snapshot(const struct td_snapshot *s, struct timer_image *r
                     .last_start_usec = s->last_start_usec,
                     .has_last_finish = s->has_last_finish,
                     .last_finish_usec = s->last_finish_usec,
+                    .last_catch_up = s->last_catch_up,
                     .last_outcome = s->last_outcome,
                     .last_duration_usec = s->last_duration_usec,
                     .total_duration_usec = s->total_duration_usec,
@@ -2526,6 +2539,9 @@ static bool catch_up_plan(struct timer_image *img, uint64_t now_usec, uint64_t r
         if (d->catch_up) {
                 uint64_t delay =
                     d->randomized_delay_usec > 0 ? random_value % d->randomized_delay_usec : 0;
+
+                /* Not journaled: a restart before it fires finds the missed deadline again. */
+                img->catching_up = true;
 
                 if (delay == 0 || value_add_overflow(now_usec, delay, &when))
                         return false;
@@ -2809,6 +2825,8 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
                 return false;
         if (t->has_missed_deadline &&
             (!timer_queued(t) || !t->runs || rs->missed_deadline_usec > t->deadline_usec))
+                return false;
+        if ((t->has_missed_deadline && !t->catching_up) || (t->catching_up && !timer_queued(t)))
                 return false;
         /* Transient timers are in their session's list (registry_check() says which); retained
          * ones in none. */

@@ -120,6 +120,8 @@ struct td_dispatch {
         /* It was due already when it was queued (a past start or deadline, a catch-up): how late
          * it fired is the client's doing, not the service's. */
         bool past_due;
+        /* Its deadline passed while the service was down: fired once at restore (catch_up). */
+        bool catch_up;
         uint64_t overruns; /* periods missed since the previous firing was handed over */
 };
 
@@ -184,6 +186,7 @@ struct td_snapshot {
         uint64_t last_start_usec;
         bool has_last_finish;
         uint64_t last_finish_usec;
+        bool last_catch_up; /* the last run was a catch-up (td_dispatch.catch_up) */
         enum timerd_outcome last_outcome;
         uint64_t last_duration_usec;
         uint64_t total_duration_usec;
@@ -475,9 +478,10 @@ bool registry_session_holds(const struct registry *r, uint64_t session);
  *   - a run that was handed to a client is ended as an expected failure (no client holds it any
  *     more; the policy goes on); a pending one stays pending, for the next Wait;
  *   - a queued deadline that passed while the service was down (<= now) with catch_up fires once,
- *     at the next expiry, reporting that deadline (never once per missed period: an interval
- *     counts the periods in between as overruns, as always). With randomized_delay_usec > 0 it is
- *     delayed by random_value % randomized_delay_usec, still reporting the missed deadline.
+ *     at the next expiry, reporting that deadline and marked catch_up (never once per missed
+ *     period: an interval counts the periods in between as overruns, as always). With
+ *     randomized_delay_usec > 0 it is delayed by random_value % randomized_delay_usec, still
+ *     reporting the missed deadline.
  *     Without catch_up the missed firing is skipped: a once timer goes inactive, the others move
  *     to the first deadline + k * cadence after now.
  *   - a value beyond the wire's int64 (a journal of an older timerd) is clamped to INT64_MAX and

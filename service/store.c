@@ -211,6 +211,7 @@ static void snapshot_of_journal(const struct journal_timer *j, const struct td_n
             .total_duration_usec = j->total_duration_usec,
             .last_end = {.exit = j->last_exit, .code = j->last_exit_code},
             .live_cadence_usec = j->live_cadence_usec > 0 ? j->live_cadence_usec : j->cadence_usec,
+            .last_catch_up = j->last_catch_up,
         };
         /* A valid name (restore_all() checked it) fits: both hold TIMERD_NAME_MAX + 1. */
         strcpy(ret->name, j->name);
@@ -267,6 +268,7 @@ static void journal_of_snapshot(const struct zones *zones, const struct td_snaps
             .last_exit = t->last_end.exit,
             .last_exit_code = t->last_end.code,
             .live_cadence_usec = t->live_cadence_usec == d->cadence_usec ? 0 : t->live_cadence_usec,
+            .last_catch_up = t->last_catch_up,
             .written_realtime_usec = now->usec[TIMERD_CLOCK_REALTIME],
             .written_clock_usec = now->usec[d->clock],
         };

@@ -31,6 +31,7 @@ static void reply_firing(struct service *s, struct peer *p, const struct td_disp
         vl_text_add_u64(&t, "deadline_usec", d->deadline_usec);
         vl_text_add_u64(&t, "fired_usec", d->fired_usec);
         vl_text_add_u64(&t, "overruns", d->overruns);
+        vl_text_add_bool(&t, "catch_up", d->catch_up);
         vl_text_object_end(&t);
         service_reply_encoded(s, p, vl_text_reply_end(&t), continues);
 }

@@ -533,6 +533,10 @@ void print_timer(FILE *f, const struct timerd_timer *timer, const struct clocks 
                 print_span_field(f, "Live cadence", timer->live_cadence_usec);
         print_time_field(f, "Last start", now, clock, timer->has_last_start,
                          timer->last_start_usec);
+        print_field(f, "Last run",
+                    !timer->has_last_start ? "-"
+                    : timer->last_catch_up ? "catch-up (due while the service was down)"
+                                           : "on schedule");
         print_time_field(f, "Last finish", now, clock, timer->has_last_finish,
                          timer->last_finish_usec);
         print_field(f, "Last outcome",
@@ -624,6 +628,8 @@ void print_firing(FILE *f, const struct timerd_firing *firing, const struct cloc
                         timespan_format(late, firing->fired_usec - firing->deadline_usec, 1));
         if (firing->overruns > 0)
                 fprintf(f, ", %" PRIu64 " overruns", firing->overruns);
+        if (firing->catch_up)
+                fputs(", catch-up (due while the service was down)", f);
         fputc('\n', f);
 }
 

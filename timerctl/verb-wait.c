@@ -51,6 +51,7 @@ static json_object *firing_json(const struct timerd_firing *f)
         firing = add_u64(firing, "deadline_usec", f->deadline_usec);
         firing = add_u64(firing, "fired_usec", f->fired_usec);
         firing = add_u64(firing, "overruns", f->overruns);
+        firing = add_value(firing, "catch_up", json_object_new_boolean(f->catch_up));
         return add_value(json_object_new_object(), "firing", firing);
 }
 

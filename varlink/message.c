@@ -585,6 +585,13 @@ void vl_text_add_u64(struct vl_text *t, const char *field, uint64_t value)
                 t->error = text_add_u64(t, value);
 }
 
+void vl_text_add_bool(struct vl_text *t, const char *field, bool value)
+{
+        text_field(t, field);
+        if (t->error == 0)
+                t->error = value ? text_add(t, "true", 4) : text_add(t, "false", 5);
+}
+
 char *vl_text_reply_end(struct vl_text *t)
 {
         if (t->error == 0)

@@ -94,6 +94,7 @@ void vl_text_object_begin(struct vl_text *t, const char *field);
 void vl_text_object_end(struct vl_text *t);
 void vl_text_add_string(struct vl_text *t, const char *field, const char *value);
 void vl_text_add_u64(struct vl_text *t, const char *field, uint64_t value);
+void vl_text_add_bool(struct vl_text *t, const char *field, bool value);
 char *vl_text_reply_end(struct vl_text *t);
 
 /*

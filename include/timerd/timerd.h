@@ -257,6 +257,7 @@ struct timerd_timer {
         /* Calendar timers: each expression in normalized form (as `systemd-analyze calendar`
          * prints it), one per line, in the order of declaration.calendar. */
         char calendar_normalized[TIMERD_CALENDAR_NORMALIZED_MAX];
+        bool last_catch_up; /* the last run was a catch-up (see struct timerd_firing) */
 };
 
 /* owner TIMERD_OWNER_SELF for the caller's own. */
@@ -304,6 +305,9 @@ struct timerd_firing {
         /* Periods missed since the previous firing was handed over, as timer_getoverrun(2);
          * struct timerd_timer's overruns is the total. */
         uint64_t overruns;
+        /* A catch-up: its deadline passed while the service was down (a retained timer with
+         * catch_up), and it fired once at restore. */
+        bool catch_up;
 };
 
 /*

@@ -4,7 +4,8 @@
  * Catch-up: a retained timer whose deadline passed while the service was down fires once at
  * start — never once per missed period — reporting the missed deadline, so the firing shows how
  * late it is; then the normal schedule. With catch_up false the missed firing is skipped. With
- * randomized_delay_usec, catch-ups are spread instead of firing in one burst.
+ * randomized_delay_usec, catch-ups are spread instead of firing in one burst. A catch-up firing
+ * says so (catch_up), and so does Get's last run, also after another restart; a normal one not.
  */
 
 #include <setjmp.h>
@@ -55,7 +56,7 @@ static void test_catch_up(void **state)
 {
         const uint64_t cadence = 1 * SEC;
         struct timerd_firing first, second;
-        struct timerd_timer skipped;
+        struct timerd_timer skipped, ticked;
         uint64_t tick, skip, restart;
         struct timerd *t;
 
@@ -83,14 +84,20 @@ static void test_catch_up(void **state)
         assert_true(first.fired_usec - first.deadline_usec >= restart - tick);
         assert_true(first.fired_usec - restart < 5 * SEC);
         assert_true(first.overruns >= 3);
+        assert_true(first.catch_up);
         assert_int_equal(
             timerd_complete(t, &first.token, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
             0);
+        assert_int_equal(timerd_get(t, "tick", TIMERD_OWNER_SELF, &ticked), 0);
+        assert_true(ticked.last_catch_up);
         /* Then the normal schedule: the first period after the catch-up, not a missed one. */
         assert_int_equal(timerd_wait(t, (const char *[]){"tick"}, 1, 10 * SEC, &second), 0);
         assert_int_equal(second.deadline_usec, tick + (first.overruns + 1) * cadence);
         assert_true(second.deadline_usec > first.fired_usec);
         assert_int_equal(second.token.run, first.token.run + 1);
+        assert_false(second.catch_up);
+        assert_int_equal(timerd_get(t, "tick", TIMERD_OWNER_SELF, &ticked), 0);
+        assert_false(ticked.last_catch_up);
 
         /* catch_up false: nothing fires; the next deadline is the first one after now. */
         assert_int_equal(timerd_wait(t, (const char *[]){"skip"}, 1, 300 * MSEC, &first),
@@ -136,6 +143,7 @@ static void test_randomized_delay(void **state)
                 assert_int_equal(sscanf(f.token.name, "spread%d", &k), 1);
                 assert_true(k >= 0 && k < N);
                 assert_int_equal(f.deadline_usec, deadlines[k]);
+                assert_true(f.catch_up); /* delayed, still a catch-up */
                 assert_true(f.fired_usec >= restart);
                 assert_true(f.fired_usec - restart < spread + 5 * SEC);
                 first = f.fired_usec < first ? f.fired_usec : first;
@@ -146,6 +154,20 @@ static void test_randomized_delay(void **state)
         }
         /* Eight uniform delays in [0, 2 s) all within 50 ms of each other: about 1e-10. */
         assert_true(last - first > 50 * MSEC);
+        timerd_close(t);
+        dur_stop(dur);
+
+        /* The last run stays marked across a restart (journaled); none is due again for hours. */
+        dur_start(dur);
+        t = harness_connect(&dur->h);
+        for (int i = 0; i < N; i++) {
+                struct timerd_timer timer;
+
+                snprintf(name, sizeof(name), "spread%d", i);
+                assert_int_equal(timerd_get(t, name, TIMERD_OWNER_SELF, &timer), 0);
+                assert_int_equal(timer.runs, 1);
+                assert_true(timer.last_catch_up);
+        }
         timerd_close(t);
         dur_stop(dur);
 }

@@ -137,6 +137,7 @@ struct journal_timer jt_timer(uint32_t owner, const char *name, uint64_t seed)
             .total_duration_usec = seed * 43,
             .last_exit = (enum timerd_exit)(seed % TIMERD_EXIT_MAX),
             .last_exit_code = seed % TIMERD_EXIT_MAX == 0 ? 0 : (uint32_t)(seed % 256),
+            .last_catch_up = seed % 3 == 0,
             .written_realtime_usec = seed * 47,
             .written_clock_usec = seed * 53,
         };
@@ -176,6 +177,7 @@ void jt_assert_timer_equal(const struct journal_timer *a, const struct journal_t
         assert_string_equal(a->calendar, b->calendar);
         assert_string_equal(a->timezone, b->timezone);
         assert_int_equal(a->fixed_random_delay, b->fixed_random_delay);
+        assert_int_equal(a->last_catch_up, b->last_catch_up);
         assert_int_equal(a->generation, b->generation);
         assert_int_equal(a->state, b->state);
         assert_int_equal(a->failure, b->failure);

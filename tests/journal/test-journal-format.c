@@ -481,6 +481,42 @@ static void test_live_cadence_layout(void **state)
                          -EBADMSG);
 }
 
+/* Whether the last run was a catch-up comes last, after the handover, the live cadence and a
+ * result, which are then written even when zero or NONE: records without it read false, and a
+ * mark of false (never written) is malformed. */
+static void test_catch_up_layout(void **state)
+{
+        struct jt_dir *d = *state;
+        static const uint8_t tail[19] = {
+            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, TIMERD_EXIT_NONE, 0, 1};
+        struct journal_timer t = jt_timer(1000, "old-format", 5);
+        uint8_t *data;
+        size_t size;
+        struct journal *j;
+
+        t.handover_usec = 0;
+        t.last_exit = TIMERD_EXIT_NONE;
+        t.last_exit_code = 0;
+        t.last_catch_up = true;
+        j = jt_open_expect(d, NULL, 0, NULL);
+        assert_int_equal(journal_put(j, &t), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+        data = jt_read(d, "journal", &size);
+        assert_int_equal(size, RECORDS_START + sizeof(format2_journal) - 24 + sizeof(tail));
+        assert_memory_equal(data + size - sizeof(tail), tail, sizeof(tail));
+        j = jt_open_expect(d, &t, 1, NULL);
+        journal_close(j);
+
+        data[size - 1] = 0;
+        store_u32(data + RECORDS_START + 4,
+                  crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
+        jt_write(d, "journal", data, size);
+        free(data);
+        assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
+                         -EBADMSG);
+}
+
 static void test_invalid_input(void **state)
 {
         struct jt_dir *d = *state;
@@ -707,6 +743,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_handover_layout, setup, teardown),
             cmocka_unit_test_setup_teardown(test_run_result_layout, setup, teardown),
             cmocka_unit_test_setup_teardown(test_live_cadence_layout, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_catch_up_layout, setup, teardown),
             cmocka_unit_test_setup_teardown(test_format2_journal, setup, teardown),
             cmocka_unit_test_setup_teardown(test_invalid_input, setup, teardown),
             cmocka_unit_test_setup_teardown(test_compact_refuses, setup, teardown),

@@ -232,6 +232,7 @@ void fx_assert_snapshot_equal(const struct td_snapshot *a, const struct td_snaps
         assert_int_equal(a->last_start_usec, b->last_start_usec);
         assert_int_equal(a->has_last_finish, b->has_last_finish);
         assert_int_equal(a->last_finish_usec, b->last_finish_usec);
+        assert_int_equal(a->last_catch_up, b->last_catch_up);
         assert_int_equal(a->last_outcome, b->last_outcome);
         assert_int_equal(a->last_duration_usec, b->last_duration_usec);
         assert_int_equal(a->total_duration_usec, b->total_duration_usec);

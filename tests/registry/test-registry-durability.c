@@ -350,12 +350,16 @@ static void test_catch_up_fires_once(void **state)
         assert_int_equal(d->deadline_usec, 2000);
         assert_int_equal(d->fired_usec, 5500);
         assert_int_equal(d->overruns, 3);
+        assert_true(d->catch_up);
         assert_int_equal(fx_get(&f, "tick").next_deadline_usec, 6000);
         assert_int_equal(
             fx_complete(&f, fx_token(d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_true(fx_get(&f, "tick").last_catch_up);
         assert_int_equal(fx_advance(&f, MONO, 5999), 0);
         assert_int_equal(fx_advance(&f, MONO, 6000), 1);
         assert_int_equal(fx_dispatch(&f, 0)->deadline_usec, 6000);
+        assert_false(fx_dispatch(&f, 0)->catch_up);
+        assert_false(fx_get(&f, "tick").last_catch_up);
         fx_done(&f);
 }
 
@@ -430,6 +434,7 @@ static void test_catch_up_randomized_delay(void **state)
         dispatch = fx_dispatch(&f, 0);
         assert_int_equal(dispatch->deadline_usec, 2000);
         assert_int_equal(dispatch->fired_usec, 5217);
+        assert_true(dispatch->catch_up);
         assert_int_equal(fx_get(&f, "late").next_deadline_usec, 6217);
 
         /* A random value that picks no delay fires at once; a new schedule drops the delay. */
@@ -443,8 +448,10 @@ static void test_catch_up_randomized_delay(void **state)
         assert_int_equal(fx_advance(&f, MONO, 6217), 2);
         assert_string_equal(fx_dispatch(&f, 0)->name, "now");
         assert_int_equal(fx_dispatch(&f, 0)->deadline_usec, 2000);
+        assert_true(fx_dispatch(&f, 0)->catch_up);
         assert_string_equal(fx_dispatch(&f, 1)->name, "moved");
         assert_int_equal(fx_dispatch(&f, 1)->deadline_usec, 6217);
+        assert_false(fx_dispatch(&f, 1)->catch_up); /* the kick superseded the catch-up */
         assert_int_equal(fx_get(&f, "late").overruns, 1);
         fx_done(&f);
 }

@@ -419,6 +419,8 @@ static void encode_reply_as_text(void **state)
         assert_non_null(inner);
         assert_int_equal(vl_add_string(inner, "name", "a/b\"c\n"), 0);
         assert_int_equal(vl_add_u64(inner, "zero", 0), 0);
+        assert_int_equal(vl_add_bool(inner, "yes", true), 0);
+        assert_int_equal(vl_add_bool(inner, "no", false), 0);
         assert_int_equal(vl_add_object(outer, "inner", inner), 0);
         assert_int_equal(vl_add_object(outer, "empty", json_object_new_object()), 0);
         assert_int_equal(vl_add_u64(outer, "max", UINT64_MAX), 0);
@@ -431,6 +433,8 @@ static void encode_reply_as_text(void **state)
                 vl_text_object_begin(&t, "inner");
                 vl_text_add_string(&t, "name", "a/b\"c\n");
                 vl_text_add_u64(&t, "zero", 0);
+                vl_text_add_bool(&t, "yes", true);
+                vl_text_add_bool(&t, "no", false);
                 vl_text_object_end(&t);
                 vl_text_object_begin(&t, "empty");
                 vl_text_object_end(&t);
