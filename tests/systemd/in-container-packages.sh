@@ -49,8 +49,9 @@ as_nobody timerctl status || fail "nobody's timerctl status"
 journalctl -q -o cat -u timerd.service | grep -q "Listening on the socket passed by systemd" ||
         fail "not started by the socket"
 as_nobody timerctl add nightly --every 1d || fail "nobody cannot add a timer"
-[ -L /var/lib/timerd ] && [ -d /var/lib/private/timerd ] ||
+if [ ! -L /var/lib/timerd ] || [ ! -d /var/lib/private/timerd ]; then
         fail "no state in /var/lib/private/timerd: $(ls -la /var/lib /var/lib/private 2>&1)"
+fi
 pid=$(prop MainPID)
 
 say "upgrade to the rebuilt package: the retained timer stays"
