@@ -56,10 +56,8 @@ static const char *const clock_names[] = {
 DEFINE_NAME_LOOKUP(clock, enum timerd_clock, clock_names, TIMERD_CLOCK_MAX)
 
 static const char *const policy_names[] = {
-    [TIMERD_POLICY_ONCE] = "once",
-    [TIMERD_POLICY_AFTER_COMPLETION] = "after_completion",
-    [TIMERD_POLICY_WATCHDOG] = "watchdog",
-    [TIMERD_POLICY_INTERVAL] = "interval",
+    [TIMERD_POLICY_ONCE] = "once",         [TIMERD_POLICY_AFTER_COMPLETION] = "after_completion",
+    [TIMERD_POLICY_WATCHDOG] = "watchdog", [TIMERD_POLICY_INTERVAL] = "interval",
     [TIMERD_POLICY_CALENDAR] = "calendar",
 };
 DEFINE_NAME_LOOKUP(policy, enum timerd_policy, policy_names, TIMERD_POLICY_MAX)
