@@ -289,6 +289,7 @@ static void test_show(void **state)
             strstr(text, "              Next: Tue 2023-11-14 22:14:50 UTC (1min 30s left)\n"));
         assert_non_null(strstr(text, "               Run: 7 (active)\n"));
         assert_non_null(strstr(text, "        Last start: -\n"));
+        assert_non_null(strstr(text, "          Last run: -\n"));
         assert_non_null(strstr(text, "      Last outcome: expected-failure\n"));
         assert_non_null(strstr(text, "       Last result: expected-failure\n"));
         assert_non_null(strstr(text, "     Last duration: 1s 500ms\n"));
@@ -304,6 +305,21 @@ static void test_show(void **state)
         assert_non_null(strstr(text, "       Last result: timeout (TERM)\n"));
         free(text);
         timer.last_result = (struct timerd_run_result){};
+
+        /* The last run says whether it caught up on a deadline missed while the service was down.
+         */
+        timer.has_last_start = true;
+        timer.last_start_usec = 1700000000 * SEC;
+        CAPTURE(text, print_timer(f, &timer, &now));
+        assert_non_null(strstr(text, "          Last run: on schedule\n"));
+        free(text);
+        timer.last_catch_up = true;
+        CAPTURE(text, print_timer(f, &timer, &now));
+        assert_non_null(
+            strstr(text, "          Last run: catch-up (due while the service was down)\n"));
+        free(text);
+        timer.has_last_start = false;
+        timer.last_catch_up = false;
 
         /* Signal delivery names its signal, SIGALRM unless another was chosen. */
         timer.declaration.delivery = TIMERD_DELIVERY_SIGNAL;
@@ -387,7 +403,7 @@ static void test_status(void **state)
 
 static void test_firing_and_event(void **state)
 {
-        const struct timerd_firing firing = {
+        struct timerd_firing firing = {
             .token = {.name = "backup", .generation = 2, .run = 3},
             .clock = TIMERD_CLOCK_MONOTONIC,
             .deadline_usec = 1000 * SEC,
@@ -410,6 +426,12 @@ static void test_firing_and_event(void **state)
         CAPTURE(text, print_firing(f, &firing, &now));
         assert_string_equal(
             text, "backup: run 3 fired Tue 2023-11-14 22:13:20 UTC, 2ms 500us late, 4 overruns\n");
+        free(text);
+        firing.catch_up = true;
+        CAPTURE(text, print_firing(f, &firing, &now));
+        assert_string_equal(text,
+                            "backup: run 3 fired Tue 2023-11-14 22:13:20 UTC, 2ms 500us late, 4 "
+                            "overruns, catch-up (due while the service was down)\n");
         free(text);
 
         CAPTURE(text, print_event(f, &event, false));
