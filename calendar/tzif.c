@@ -163,6 +163,23 @@ static enum tz_error read_footer(struct reader *r, struct tz_zone *zone)
         return TZ_E_NONE;
 }
 
+static int64_t clamp_time(int64_t t)
+{
+        return t > TZ_TIME_LIMIT ? TZ_TIME_LIMIT : t < -TZ_TIME_LIMIT ? -TZ_TIME_LIMIT : t;
+}
+
+/* RFC 8536 §3.3: the footer continues the table. One whose offset at the last transition is not
+ * that transition's would move local time at the table's end with no transition to say so, and a
+ * wall time there would resolve to no instant. */
+static bool footer_continues_table(const struct tz_zone *zone)
+{
+        if (!zone->has_rule || zone->n_transitions == 0)
+                return true;
+        int64_t last = zone->transitions[zone->n_transitions - 1];
+        return tz_rule_local(&zone->rule, clamp_time(last)).utoff ==
+               zone->after[zone->n_transitions - 1].utoff;
+}
+
 static struct tz_zone *zone_new(size_t n_transitions)
 {
         struct tz_zone *zone = calloc(1, sizeof(*zone));
@@ -204,6 +221,8 @@ int tz_zone_parse_tzif(const uint8_t *data, size_t size, struct tz_zone **ret,
         e = read_block(&r, &h, time_size, zone);
         if (e == TZ_E_NONE && h.version >= 2)
                 e = read_footer(&r, zone);
+        if (e == TZ_E_NONE && !footer_continues_table(zone))
+                e = TZ_E_FOOTER;
         if (e != TZ_E_NONE) {
                 tz_zone_free(zone);
                 return fail(e, ret_error);
@@ -255,11 +274,6 @@ const char *tz_error_message(enum tz_error error)
             [TZ_E_NOMEM] = "out of memory",
         };
         return error < TZ_E_MAX ? messages[error] : "unknown error";
-}
-
-static int64_t clamp_time(int64_t t)
-{
-        return t > TZ_TIME_LIMIT ? TZ_TIME_LIMIT : t < -TZ_TIME_LIMIT ? -TZ_TIME_LIMIT : t;
 }
 
 /* The index of the last transition at or before t, or -1. */
