@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "service/journal.h"
+#include "service/io/journal.h"
 
 #define ANCHOR_BLOCK 4096
 

@@ -22,7 +22,7 @@
 #include "bench/harness.h"
 #include "bench/raw-conn.h"
 #include "bench/stats.h"
-#include "service/journal.h"
+#include "service/io/journal.h"
 
 #define REPEATS   3
 #define MAX_CONNS 64

@@ -20,8 +20,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "service/registry.h"
-#include "service/timerq.h"
+#include "service/core/registry.h"
+#include "service/core/timerq.h"
 
 #define NAME_LEN 16 /* "t" and a uint32_t */
 

@@ -7,7 +7,7 @@
 
 #include "service/api.h"
 #include "service/events.h"
-#include "service/peer.h"
+#include "service/io/peer.h"
 #include "service/service.h"
 #include "service/signals.h"
 #include "service/store.h"

@@ -6,12 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "service/caps.h"
-#include "service/clock.h"
+#include "service/io/caps.h"
+#include "service/io/clock.h"
 #include "service/events.h"
-#include "service/log.h"
-#include "service/parked.h"
-#include "service/peer.h"
+#include "service/io/log.h"
+#include "service/core/parked.h"
+#include "service/io/peer.h"
 #include "service/service.h"
 #include "service/store.h"
 #include "varlink/idl.h"

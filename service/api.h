@@ -11,7 +11,7 @@
 #include <json-c/json.h>
 
 #include "service/params.h"
-#include "service/registry.h"
+#include "service/core/registry.h"
 #include "varlink/message.h"
 
 struct service;

@@ -10,10 +10,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "service/clock.h"
-#include "service/log.h"
-#include "service/parked.h"
-#include "service/peer.h"
+#include "service/io/clock.h"
+#include "service/io/log.h"
+#include "service/core/parked.h"
+#include "service/io/peer.h"
 #include "service/service.h"
 #include "varlink/names.h"
 

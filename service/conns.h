@@ -27,8 +27,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "service/hashmap.h"
-#include "service/list.h"
+#include "base/hashmap.h"
+#include "base/list.h"
 
 struct peer;
 struct service;

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "service/clock.h"
-#include "service/peer.h"
+#include "service/io/clock.h"
+#include "service/io/peer.h"
 #include "service/service.h"
 #include "varlink/names.h"
 

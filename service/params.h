@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "service/registry.h"
+#include "service/core/registry.h"
 
 /* A typed failure with what its reply names: the timer, a detail (the parameter of
  * InvalidParameter, the reason of InvalidSchedule, …) and a number (a generation, a limit). */

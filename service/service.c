@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include "service/api.h"
-#include "service/clock.h"
+#include "service/io/clock.h"
 #include "service/events.h"
-#include "service/log.h"
-#include "service/parked.h"
-#include "service/peer.h"
+#include "service/io/log.h"
+#include "service/core/parked.h"
+#include "service/io/peer.h"
 #include "service/store.h"
 #include "varlink/names.h"
 

@@ -11,13 +11,13 @@
 #include <stdint.h>
 
 #include "loop/loop.h"
-#include "service/config.h"
+#include "service/io/config.h"
 #include "service/conns.h"
 #include "service/intent.h"
 #include "service/lifecycle.h"
-#include "service/list.h"
-#include "service/metrics.h"
-#include "service/registry.h"
+#include "base/list.h"
+#include "service/core/metrics.h"
+#include "service/core/registry.h"
 #include "service/signals.h"
 
 struct parked;

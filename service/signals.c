@@ -10,8 +10,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "service/log.h"
-#include "service/peer.h"
+#include "service/io/log.h"
+#include "service/io/peer.h"
 #include "service/service.h"
 
 /*

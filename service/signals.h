@@ -8,7 +8,7 @@
  * process, so the service's CAP_KILL cannot be borrowed.
  */
 
-#include "service/registry.h"
+#include "service/core/registry.h"
 
 struct service;
 

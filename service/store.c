@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * The store: retained timers made durable in the journal (service/journal.h).
+ * The store: retained timers made durable in the journal (service/io/journal.h).
  *
  * Group commit. The registry tracks every change to a retained timer (registry.h). Once per loop
  * iteration, after the intents are drained, store_commit() appends all of them and makes them
@@ -65,10 +65,10 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "service/hashmap.h"
-#include "service/journal.h"
-#include "service/log.h"
-#include "service/peer.h"
+#include "base/hashmap.h"
+#include "service/io/journal.h"
+#include "service/io/log.h"
+#include "service/io/peer.h"
 #include "service/service.h"
 #include "service/zones.h"
 #include "signalfd/sigfd.h"

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "service/api.h"
-#include "service/log.h"
-#include "service/parked.h"
-#include "service/peer.h"
+#include "service/io/log.h"
+#include "service/core/parked.h"
+#include "service/io/peer.h"
 #include "service/service.h"
 #include "varlink/names.h"
 

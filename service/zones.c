@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "calendar/tzif.h"
-#include "service/list.h"
+#include "base/list.h"
 #include "zoneinfo/zoneinfo.h"
 
 struct zone_entry {

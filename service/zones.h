@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 
-#include "service/calendar-timer.h"
+#include "service/core/calendar-timer.h"
 
 struct zones;
 

@@ -141,7 +141,7 @@ enum timerd_error {
         TIMERD_E_BUSY,
         TIMERD_E_REQUEST_TOO_LARGE,
         TIMERD_E_INVALID_MESSAGE, /* not JSON, or not a varlink call */
-        /* a Finish/Resume broke the parked-request protocol; the kind is in service/parked.h */
+        /* a Finish/Resume broke the parked-request protocol; the kind is in service/core/parked.h */
         TIMERD_E_PROTOCOL_FAILURE,
         /* a change to a retained timer could not be made durable; it was not made */
         TIMERD_E_STORE_UNAVAILABLE,

@@ -26,7 +26,7 @@
 #include <cmocka.h>
 
 #include "durability.h"
-#include "service/journal.h"
+#include "service/io/journal.h"
 
 #define STORE_FAULT 6
 

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "service/journal.h"
+#include "service/io/journal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

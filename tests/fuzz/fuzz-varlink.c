@@ -22,11 +22,11 @@
 #include <unistd.h>
 
 #include "service/api.h"
-#include "service/backend.h"
-#include "service/clock.h"
-#include "service/log.h"
-#include "service/parked.h"
-#include "service/peer.h"
+#include "service/io/backend.h"
+#include "service/io/clock.h"
+#include "service/io/log.h"
+#include "service/core/parked.h"
+#include "service/io/peer.h"
 #include "service/service.h"
 #include "service/store.h"
 #include "varlink/message.h"

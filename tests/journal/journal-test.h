@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "service/journal.h"
+#include "service/io/journal.h"
 
 /* A state directory inside a fresh scratch directory; removed with everything in it. */
 struct jt_dir {

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "service/crc32c.h"
+#include "service/io/crc32c.h"
 
 static void test_check_values(void **state)
 {

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "journal-test.h"
-#include "service/crc32c.h"
+#include "service/io/crc32c.h"
 
 /* Format 3: the proof slots at 512 and 1024, the records from 1536. */
 #define RECORDS_START 1536

@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "journal-test.h"
-#include "service/crc32c.h"
+#include "service/io/crc32c.h"
 
 #define HEADER_SIZE          24
 #define SNAPSHOT_HEADER_SIZE 32

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "service/backend.h"
+#include "service/io/backend.h"
 
 #if defined(__x86_64__)
 #define AUDIT_ARCH_NATIVE AUDIT_ARCH_X86_64

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "service/backend.h"
+#include "service/io/backend.h"
 
 #define REFUSE_ENV "TIMERD_TEST_IO_URING_REFUSE"
 

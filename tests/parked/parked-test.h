@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "service/parked.h"
+#include "service/core/parked.h"
 
 #define OWNER_A 1000u
 #define OWNER_B 2000u

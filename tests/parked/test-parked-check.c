@@ -5,7 +5,7 @@
  * queue's source is compiled into this test to reach its internals; each corruption is undone.
  */
 
-#include "service/parked.c"
+#include "service/core/parked.c"
 
 #include "parked-test.h"
 

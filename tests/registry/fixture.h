@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "service/registry.h"
+#include "service/core/registry.h"
 
 #define FX_SESSION 7
 #define FX_UID     1000

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "service/inventory.h"
+#include "service/core/inventory.h"
 
 #define N_ITEMS 500
 #define N_OPS   4000

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "service/hashmap.h"
-#include "service/timerq.h"
+#include "base/hashmap.h"
+#include "service/core/timerq.h"
 
 #define N_ENTRIES 300
 #define N_OPS     20000

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * service/caps.c: what a process holds after caps_drop(), read back from /proc/self/status and
+ * service/io/caps.c: what a process holds after caps_drop(), read back from /proc/self/status and
  * tried out (alarm timerfds, signals to another user's process, chown). Every case runs in a
  * child of its own, since a drop cannot be undone.
  */
@@ -30,7 +30,7 @@
 
 #include <cmocka.h>
 
-#include "service/caps.h"
+#include "service/io/caps.h"
 
 #define KEPT   ((1ull << CAP_KILL) | (1ull << CAP_WAKE_ALARM))
 #define NOBODY 65534

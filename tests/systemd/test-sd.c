@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * service/sd.c against what systemd would do: sockets passed as fds 3.. with LISTEN_* set, and a
+ * service/io/sd.c against what systemd would do: sockets passed as fds 3.. with LISTEN_* set, and a
  * NOTIFY_SOCKET the test reads itself.
  */
 
@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "loop/loop.h"
-#include "service/sd.h"
+#include "service/io/sd.h"
 
 static void ignore_expiry(enum timerd_clock clock, uint64_t generation, void *userdata)
 {

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "service/inventory.h"
+#include "service/core/inventory.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "service/hashmap.h"
+#include "base/hashmap.h"
 
 static uint64_t priority(const struct inventory_node *node)
 {

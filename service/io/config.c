@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "service/config.h"
+#include "service/io/config.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <syslog.h>
 
-#include "service/log.h"
+#include "service/io/log.h"
 
 void config_defaults(struct config *c)
 {

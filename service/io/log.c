@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "service/log.h"
+#include "service/io/log.h"
 
 #include <errno.h>
 #include <stdarg.h>

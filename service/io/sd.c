@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "service/sd.h"
+#include "service/io/sd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,8 +13,8 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-#include "service/clock.h"
-#include "service/log.h"
+#include "service/io/clock.h"
+#include "service/io/log.h"
 
 #define STATUS_INTERVAL_USEC 1000000u
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "service/caps.h"
+#include "service/io/caps.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "service/log.h"
+#include "service/io/log.h"
 
 static bool is_kept(cap_value_t c)
 {

@@ -50,7 +50,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "registry.h"
+#include "service/core/registry.h"
 #include "timerd/timerd-types.h"
 
 enum parked_kind {

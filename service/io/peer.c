@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "service/peer.h"
+#include "service/io/peer.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parked.h"
+#include "service/core/parked.h"
 
 #define HEAP_NONE SIZE_MAX
 

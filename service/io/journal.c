@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "service/crc32c.h"
-#include "service/journal.h"
+#include "service/io/crc32c.h"
+#include "service/io/journal.h"
 
 #define JOURNAL_FILE  "journal"
 #define JOURNAL_TMP   "journal.tmp"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-#include "service/crc32c.h"
+#include "service/io/crc32c.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "service/listener.h"
+#include "service/io/listener.h"
 
 #include <errno.h>
 #include <fcntl.h>

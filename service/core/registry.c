@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "service/hashmap.h"
-#include "service/inventory.h"
-#include "service/list.h"
-#include "service/registry.h"
-#include "service/timerq.h"
+#include "base/hashmap.h"
+#include "service/core/inventory.h"
+#include "base/list.h"
+#include "service/core/registry.h"
+#include "service/core/timerq.h"
 
 /*
  * What a once or after-completion timer does when its run ends with directive continue. An

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "service/timerq.h"
+#include "service/core/timerq.h"
 
 #define ARITY 4
 

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "service/hashmap.h"
+#include "base/hashmap.h"
 
 #define N_SLOTS_MIN 16
 

@@ -66,7 +66,7 @@
 #include <sys/types.h>
 
 #include "calendar/calendar.h"
-#include "service/calendar-timer.h"
+#include "service/core/calendar-timer.h"
 #include "timerd/timerd-types.h"
 
 /* The text of /proc/sys/kernel/random/boot_id. */
@@ -89,7 +89,7 @@ struct journal_timer {
         uint64_t randomized_delay_usec;
         uint64_t handover_usec; /* notify timers: the run may start this long before the deadline */
         uint64_t live_cadence_usec; /* Reschedule's cadence, which the schedule follows; 0: none */
-        /* Calendar timers: the expressions (service/calendar-timer.h), their zone and whether
+        /* Calendar timers: the expressions (service/core/calendar-timer.h), their zone and whether
          * the randomized delay is fixed; "" otherwise. */
         char calendar[TD_CALENDAR_SOURCE_MAX + 1];
         char timezone[CALENDAR_ZONE_MAX];

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "service/metrics.h"
+#include "service/core/metrics.h"
 
 static unsigned bucket_of(uint64_t v)
 {

@@ -49,7 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "service/calendar-timer.h"
+#include "service/core/calendar-timer.h"
 #include "timerd/timerd-types.h"
 
 /* Every time and count the service takes or gives is a varlink int, signed 64-bit: internally

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "service/clock.h"
+#include "service/io/clock.h"
 
 #include <errno.h>
 #include <sys/timerfd.h>

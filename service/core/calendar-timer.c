@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "service/calendar-timer.h"
+#include "service/core/calendar-timer.h"
 
 static size_t source_lines(const char *source)
 {

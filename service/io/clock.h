@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <time.h>
 
-#include "service/registry.h"
+#include "service/core/registry.h"
 
 clockid_t clock_to_clockid(enum timerd_clock clock);
 

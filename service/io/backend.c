@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "liburing-backend/uring-loop.h"
-#include "service/backend.h"
+#include "service/io/backend.h"
 #include "timerfd/timerfd-loop.h"
 
 #define REFUSE_ENV "TIMERD_TEST_IO_URING_REFUSE"

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "service/list.h"
+#include "base/list.h"
 #include "varlink/frame.h"
 #include "varlink/message.h"
 
