@@ -33,9 +33,10 @@ struct clock_source {
         struct td_now now; /* virtual: what each clock reads */
 };
 
-/* Where virtual clocks start: monotonic and boottime at 1000 s, realtime at
- * 2030-01-01T00:00:00Z. */
-#define CLOCK_VIRTUAL_START_USEC          UINT64_C(1000000000)
+/* Where virtual clocks start: monotonic and boottime at 10^9 s (beyond any real uptime, so that
+ * libtimerd, which holds a firing handed over up to 1 s early on the real clock, never takes a
+ * virtual deadline for one), realtime at 2030-01-01T00:00:00Z. */
+#define CLOCK_VIRTUAL_START_USEC          UINT64_C(1000000000000000)
 #define CLOCK_VIRTUAL_START_REALTIME_USEC UINT64_C(1893456000000000)
 
 void clock_source_init(struct clock_source *src, bool virtual);
