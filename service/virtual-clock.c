@@ -106,8 +106,8 @@ static json_object *clocks_json(const struct service *s)
         return o;
 }
 
-/* The reply of a move: the clocks, and the firings made since `firings` was read. */
-static void reply_moved(struct service *s, struct peer *p, uint64_t firings)
+/* The clocks, and for a move the firings made since `*firings_before` was read. */
+static void reply_clocks(struct service *s, struct peer *p, const uint64_t *firings_before)
 {
         json_object *o = json_object_new_object();
         json_object *now = clocks_json(s);
@@ -119,22 +119,8 @@ static void reply_moved(struct service *s, struct peer *p, uint64_t firings)
                 return;
         }
         vl_add_object(o, "now", now);
-        vl_add_u64(o, "firings", s->metrics.firings - firings);
-        service_reply(s, p, o, false);
-}
-
-static void reply_now(struct service *s, struct peer *p)
-{
-        json_object *o = json_object_new_object();
-        json_object *now = clocks_json(s);
-
-        if (!o || !now) {
-                json_object_put(o);
-                json_object_put(now);
-                service_drop_peer(s, p);
-                return;
-        }
-        vl_add_object(o, "now", now);
+        if (firings_before)
+                vl_add_u64(o, "firings", s->metrics.firings - *firings_before);
         service_reply(s, p, o, false);
 }
 
@@ -185,7 +171,7 @@ static void move_call(struct service *s, struct peer *p, const char *method, jso
                 api_fail(s, p, &err);
                 return;
         }
-        reply_moved(s, p, firings);
+        reply_clocks(s, p, &firings);
 }
 
 bool virtual_clock_call(struct service *s, struct peer *p, const char *method, json_object *params)
@@ -197,7 +183,7 @@ bool virtual_clock_call(struct service *s, struct peer *p, const char *method, j
                 return false;
         method += sizeof(prefix) - 1;
         if (strcmp(method, "Now") == 0) {
-                reply_now(s, p);
+                reply_clocks(s, p, NULL);
                 return true;
         }
         for (size_t i = 0; i < sizeof(moves) / sizeof(moves[0]); i++)
