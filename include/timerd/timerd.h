@@ -323,6 +323,14 @@ struct timerd_list_cursor {
  */
 long timerd_list_page(struct timerd *t, uint32_t owner, bool all, size_t limit,
                       struct timerd_list_cursor *cursor, struct timerd_timer **ret);
+/*
+ * timerd_list_page() for tools that print JSON: the page's timers as the service sent them, a
+ * JSON array's text in *ret_json (malloc'd, free it; "[]" for an empty page, NULL once the cursor
+ * was done already). The cursor, the count returned and the errors are timerd_list_page()'s; the
+ * timers are not decoded, so an unknown field passes through.
+ */
+long timerd_list_page_json(struct timerd *t, uint32_t owner, bool all, size_t limit,
+                           struct timerd_list_cursor *cursor, char **ret_json);
 
 struct timerd_firing {
         struct timerd_token token;
