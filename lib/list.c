@@ -167,18 +167,25 @@ static int take_json(json_object *timers, size_t n, void *userdata)
         return page->text ? 0 : -ENOMEM;
 }
 
+/* The next page after the cursor, for the public calls: nothing is asked once it is done. */
+static int list_next_page(struct timerd *t, uint32_t owner, bool all, size_t limit,
+                          struct timerd_list_cursor *cursor, page_taker take, void *userdata)
+{
+        if (!t || !cursor)
+                return -EINVAL;
+        return cursor->done ? 0 : list_call(t, owner, all, limit, cursor, take, userdata);
+}
+
 long timerd_list_page(struct timerd *t, uint32_t owner, bool all, size_t limit,
                       struct timerd_list_cursor *cursor, struct timerd_timer **ret)
 {
         struct timer_buffer b = {0};
         int r;
 
-        if (!t || !cursor || !ret)
+        if (!ret)
                 return -EINVAL;
         *ret = NULL;
-        if (cursor->done)
-                return 0;
-        r = list_call(t, owner, all, limit, cursor, take_decoded, &b);
+        r = list_next_page(t, owner, all, limit, cursor, take_decoded, &b);
         if (r < 0) {
                 free(b.timers);
                 return r;
@@ -211,12 +218,10 @@ long timerd_list_page_json(struct timerd *t, uint32_t owner, bool all, size_t li
         struct json_page page = {0};
         int r;
 
-        if (!t || !cursor || !ret_json)
+        if (!ret_json)
                 return -EINVAL;
         *ret_json = NULL;
-        if (cursor->done)
-                return 0;
-        r = list_call(t, owner, all, limit, cursor, take_json, &page);
+        r = list_next_page(t, owner, all, limit, cursor, take_json, &page);
         if (r < 0)
                 return r;
         *ret_json = page.text;
