@@ -14,11 +14,10 @@
 
 #include "connection.h"
 #include "timerd/timerd-test.h"
-#include "varlink/names.h"
 
 /* A private timerd on a virtual clock, and io.timerd.Test's calls: the test helpers. */
 
-#define TEST_METHOD(m) VL_INTERFACE_TEST "." m
+#define TEST_METHOD(m) TIMERD_INTERFACE_TEST "." m
 
 /* How long a started timerd may take to answer, and how often it is asked. */
 #define START_TIMEOUT_NSEC (INT64_C(10) * 1000000000)
@@ -233,7 +232,7 @@ int timerd_test_advance(struct timerd *t, uint64_t usec, uint64_t *ret_firings)
 int timerd_test_advance_to(struct timerd *t, enum timerd_clock clock, uint64_t usec,
                            uint64_t *ret_firings)
 {
-        const char *name = vl_clock_to_string(clock);
+        const char *name = timerd_clock_to_string(clock);
         json_object *o;
 
         if (!name)
