@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* registry_check(): every invariant of the registry (timers, changes, clocks, owners, sessions),
- * recounted from scratch. For tests; changes nothing; calls registry-timer.c alone. */
+/* registry_check(): every invariant, structure by structure (timers, changes, clocks, owners,
+ * sessions), recounted from scratch. For tests; changes nothing; calls registry-timer.c alone. */
 
 #include <errno.h>
 #include <string.h>
@@ -111,36 +111,49 @@ static int inventory_check_owners(const struct registry *r)
         return o && run != o->n_timers ? -EUCLEAN : 0;
 }
 
-int registry_check(const struct registry *r)
+/* What the walk over the timers counted, to compare with what the registry keeps. */
+struct timer_counts {
+        uint64_t n_state[TIMERD_STATE_MAX];
+        uint64_t n_pending;
+        size_t n_declared[TIMERD_CLOCK_MAX][TIMERQ_KIND_MAX];
+        size_t n_queued[TIMERD_CLOCK_MAX];
+        size_t n_before;
+        size_t n_changed;
+        size_t n_retained;
+        size_t n_retained_unchanged;
+};
+
+/* Every live timer is consistent; count them by state, queue and change. */
+static int timers_check(const struct registry *r, struct timer_counts *ret)
 {
-        uint64_t n_state[TIMERD_STATE_MAX] = {}, n_pending = 0;
-        size_t n_declared[TIMERD_CLOCK_MAX][TIMERQ_KIND_MAX] = {}, n_queued[TIMERD_CLOCK_MAX] = {};
-        size_t i = 0, n_owner_timers = 0, n_transient = 0, n_delivered = 0, n_before = 0;
-        size_t n_changed = 0, n_retained = 0, n_retained_unchanged = 0;
-        const struct session *s;
-        const struct owner *o;
         const struct timer *t;
+        size_t i = 0;
 
-        if (hashmap_check(&r->timers) < 0 || hashmap_check(&r->owners) < 0 ||
-            hashmap_check(&r->sessions) < 0)
-                return -EUCLEAN;
-        if (r->n_effects > r->effects_capacity || r->effects_capacity < TIMERD_CLOCK_MAX)
-                return -EUCLEAN;
-
+        *ret = (struct timer_counts){};
         while ((t = hashmap_next(&r->timers, &i))) {
                 if (!timer_consistent(r, t))
                         return -EUCLEAN;
-                n_state[timer_state(t)]++;
-                n_pending += timer_pending(t);
-                n_declared[t->clock][timerq_kind_of(t->accuracy_usec)]++;
-                n_queued[t->clock] += timer_queued(t);
-                n_before += t->has_before;
-                n_changed += t->changed;
-                n_retained += timer_retained(t);
-                n_retained_unchanged += timer_retained(t) && !t->changed;
+                ret->n_state[timer_state(t)]++;
+                ret->n_pending += timer_pending(t);
+                ret->n_declared[t->clock][timerq_kind_of(t->accuracy_usec)]++;
+                ret->n_queued[t->clock] += timer_queued(t);
+                ret->n_before += t->has_before;
+                ret->n_changed += t->changed;
+                ret->n_retained += timer_retained(t);
+                ret->n_retained_unchanged += timer_retained(t) && !t->changed;
         }
-        /* Each changed timer once; removed ones are in no index and keep their `before` until
-         * the commit. */
+        for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++)
+                if (ret->n_state[st] != r->n_state[st])
+                        return -EUCLEAN;
+        return ret->n_pending == r->n_pending ? 0 : -EUCLEAN;
+}
+
+/* Each changed timer once, every `before` of one, and room for every retained timer's change. */
+static int changes_check(const struct registry *r, const struct timer_counts *counts)
+{
+        size_t n_before = counts->n_before, n_changed = counts->n_changed;
+
+        /* Removed ones are in no index and keep their `before` until the commit. */
         for (size_t k = 0; k < r->n_changes; k++) {
                 const struct timer *c = r->changes[k];
 
@@ -161,25 +174,25 @@ int registry_check(const struct registry *r)
                         return -EUCLEAN;
                 n_before--;
         }
-        if (n_before != 0 || n_changed != 0 || n_retained != r->n_retained ||
-            r->changes_capacity < r->n_changes + n_retained_unchanged)
+        if (n_before != 0 || n_changed != 0 || counts->n_retained != r->n_retained ||
+            r->changes_capacity < r->n_changes + counts->n_retained_unchanged)
                 return -EUCLEAN;
-        for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++)
-                if (n_state[st] != r->n_state[st])
-                        return -EUCLEAN;
-        if (n_pending != r->n_pending)
-                return -EUCLEAN;
+        return 0;
+}
 
+/* Each clock's queue holds its timers, has room for those declared on it, and is armed in sync. */
+static int clocks_check(const struct registry *r, const struct timer_counts *counts)
+{
         for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++) {
                 const struct timerq *q = &r->queues[c];
                 const struct clock_arm *a = &r->arms[c];
                 uint64_t when;
 
-                if (timerq_check(q) < 0 || timerq_size(q) != n_queued[c])
+                if (timerq_check(q) < 0 || timerq_size(q) != counts->n_queued[c])
                         return -EUCLEAN;
                 for (enum timerq_kind k = 0; k < TIMERQ_KIND_MAX; k++)
-                        if (n_declared[c][k] != r->n_declared[c][k] ||
-                            timerq_capacity(q, k) < n_declared[c][k])
+                        if (counts->n_declared[c][k] != r->n_declared[c][k] ||
+                            timerq_capacity(q, k) < counts->n_declared[c][k])
                                 return -EUCLEAN;
                 /* In sync: armed exactly at the queue's arm time, or not armed when empty. */
                 if (timerq_arm_time(q, &when) ? !a->armed || a->deadline_usec != when : a->armed)
@@ -187,34 +200,47 @@ int registry_check(const struct registry *r)
                 if (a->generation > r->last_handle_generation)
                         return -EUCLEAN;
         }
+        return 0;
+}
 
+/* An owner's pending firings: active runs of its own, not handed over yet. */
+static int owner_pending_check(const struct owner *o)
+{
+        size_t n = 0;
+
+        for (const struct list_node *p = o->pending.next; p != &o->pending; p = p->next) {
+                const struct timer_runs *runs = list_entry(p, struct timer_runs, waiter_node);
+                const struct timer *pt = runs->timer;
+
+                if (pt->uid != o->uid || !pt->run_active || runs->delivered_to)
+                        return -EUCLEAN;
+                n++;
+        }
+        return list_length(&o->pending) == n ? 0 : -EUCLEAN;
+}
+
+/* Each owner's counts add up to its timers, and all owners' to the registry's. */
+static int owners_check(const struct registry *r, const struct timer_counts *counts)
+{
+        uint64_t n_state[TIMERD_STATE_MAX], n_pending = counts->n_pending;
+        size_t i = 0, n_owner_timers = 0;
+        const struct owner *o;
+
+        memcpy(n_state, counts->n_state, sizeof(n_state));
         if (inventory_check_owners(r) < 0)
                 return -EUCLEAN;
-        i = 0;
         while ((o = hashmap_next(&r->owners, &i))) {
-                size_t n = 0, n_in_states = 0;
+                size_t n_in_states = 0;
 
                 /* An owner stays after its last timer: it remembers its last generation. */
                 if (o->last_generation > r->last_generation || o->n_pending > o->n_timers)
                         return -EUCLEAN;
-                /* Each owner's counts add up to its timers, and all owners' to the registry's. */
                 for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++) {
                         n_in_states += o->n_state[st];
                         n_state[st] -= o->n_state[st];
                 }
                 n_pending -= o->n_pending;
-                if (n_in_states != o->n_timers)
-                        return -EUCLEAN;
-                for (const struct list_node *p = o->pending.next; p != &o->pending; p = p->next) {
-                        const struct timer_runs *runs =
-                            list_entry(p, struct timer_runs, waiter_node);
-                        const struct timer *pt = runs->timer;
-
-                        if (pt->uid != o->uid || !pt->run_active || runs->delivered_to)
-                                return -EUCLEAN;
-                        n++;
-                }
-                if (list_length(&o->pending) != n)
+                if (n_in_states != o->n_timers || owner_pending_check(o) < 0)
                         return -EUCLEAN;
                 n_owner_timers += o->n_timers;
         }
@@ -223,10 +249,16 @@ int registry_check(const struct registry *r)
         for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++)
                 if (n_state[st] != 0)
                         return -EUCLEAN;
-        if (r->config.max_timers > 0 && r->timers.n_entries > r->config.max_timers)
-                return -EUCLEAN;
+        return 0;
+}
 
-        i = 0;
+/* Each session lists exactly its transient timers and the runs handed to it. */
+static int sessions_check(const struct registry *r)
+{
+        size_t i = 0, n_transient = 0, n_delivered = 0;
+        const struct session *s;
+        const struct timer *t;
+
         while ((s = hashmap_next(&r->sessions, &i))) {
                 for (const struct list_node *p = s->transient.next; p != &s->transient;
                      p = p->next) {
@@ -248,7 +280,22 @@ int registry_check(const struct registry *r)
                 n_transient -= list_linked(&t->transient_node);
                 n_delivered -= !!timer_delivered_to(t);
         }
-        if (n_transient != 0 || n_delivered != 0)
+        return n_transient == 0 && n_delivered == 0 ? 0 : -EUCLEAN;
+}
+
+int registry_check(const struct registry *r)
+{
+        struct timer_counts counts;
+
+        if (hashmap_check(&r->timers) < 0 || hashmap_check(&r->owners) < 0 ||
+            hashmap_check(&r->sessions) < 0)
+                return -EUCLEAN;
+        if (r->n_effects > r->effects_capacity || r->effects_capacity < TIMERD_CLOCK_MAX)
+                return -EUCLEAN;
+        if (timers_check(r, &counts) < 0 || changes_check(r, &counts) < 0 ||
+            clocks_check(r, &counts) < 0 || owners_check(r, &counts) < 0 || sessions_check(r) < 0)
+                return -EUCLEAN;
+        if (r->config.max_timers > 0 && r->timers.n_entries > r->config.max_timers)
                 return -EUCLEAN;
         return 0;
 }
