@@ -38,13 +38,10 @@ static int parse_parameters(const char *text, json_object **ret)
         return 0;
 }
 
-/* The reply's parameters as malloc'd text. */
+/* The reply's parameters as malloc'd text, written as the messages are. */
 static char *parameters_text(const struct vl_reply *reply)
 {
-        const char *text =
-            json_object_to_json_string_ext(reply->parameters, JSON_C_TO_STRING_PLAIN);
-
-        return text ? strdup(text) : NULL;
+        return vl_json_encode(reply->parameters);
 }
 
 int timerd_call_raw(struct timerd *t, const char *method, const char *parameters_json,

@@ -66,22 +66,24 @@ int vl_reply_parse_with(struct vl_parser *p, const char *msg, size_t len, int ma
 void vl_reply_done(struct vl_reply *r);
 
 /*
- * Encoding. Each takes ownership of `parameters` (may be NULL for {}), and returns a malloc'd
- * NUL-terminated string (caller frees) or NULL on allocation failure.
+ * Encoding: one text writer for every message (calls, replies, errors), from a json-c tree or, for
+ * the hottest reply (a firing), field by field. Plain JSON, slashes as they are, keys in the order
+ * they were added. Each takes ownership of `parameters` (may be NULL for {}), and returns a
+ * malloc'd NUL-terminated string (caller frees) or NULL on allocation failure, also when a part of
+ * the tree was lost to one (vl_add_* and vl_array_add mark the tree).
  */
 char *vl_call_encode(const char *method, json_object *parameters, bool more, bool oneway);
 char *vl_reply_encode(json_object *parameters, bool continues);
-/* One JSON value as json-c writes it (JSON_C_TO_STRING_PLAIN | NOSLASHESCAPE); does not take it. */
-char *vl_json_encode(json_object *value);
 char *vl_error_encode(const char *error, json_object *parameters);
+/* One JSON value as the messages write it; does not take it. */
+char *vl_json_encode(json_object *value);
 
 /*
- * A reply written field by field as text, without a json-c tree: for the hottest reply (a
- * firing). Begin, add fields (objects nest), end: the same bytes vl_reply_encode() makes of the
- * tree with the fields added in that order. Field names follow the varlink grammar
- * `[A-Za-z](_?[A-Za-z0-9])*` and are written as they are; string values are escaped. An allocation
- * failure is kept and reported by the end, which returns the malloc'd NUL-terminated message or
- * NULL.
+ * A reply written field by field, without a tree: begin, add fields (objects nest), end: the same
+ * bytes vl_reply_encode() makes of the tree with the fields added in that order. Field names
+ * follow the varlink grammar `[A-Za-z](_?[A-Za-z0-9])*` and are written as they are; string values
+ * are escaped. An allocation failure is kept and reported by the end, which returns the malloc'd
+ * NUL-terminated message or NULL.
  */
 struct vl_text {
         char *buf;
@@ -109,9 +111,14 @@ int vl_get_i64(json_object *obj, const char *field, int64_t *ret);
 int vl_get_object(json_object *obj, const char *field, json_object **ret);
 int vl_get_array(json_object *obj, const char *field, json_object **ret);
 
-/* Adding fields; each returns 0 or -ENOMEM. */
+/*
+ * Adding fields; each returns 0 or -ENOMEM. A failure (also a NULL value, whose allocation failed)
+ * marks obj, and the encoders refuse a tree holding a marked object: a builder checks only that
+ * its root was made. A NULL obj takes nothing and returns -ENOMEM.
+ */
 int vl_add_string(json_object *obj, const char *field, const char *value);
 int vl_add_bool(json_object *obj, const char *field, bool value);
 int vl_add_u64(json_object *obj, const char *field, uint64_t value);
 int vl_add_i64(json_object *obj, const char *field, int64_t value);
 int vl_add_object(json_object *obj, const char *field, json_object *value); /* takes value */
+int vl_array_add(json_object *array, json_object *value);                   /* takes value */

@@ -320,7 +320,9 @@ static void encode_call(void **state)
         assert_int_equal(vl_add_string(parameters, "name", "a/b"), 0);
         text = vl_call_encode("io.timerd.Timer.Wait", parameters, true, true);
         assert_non_null(text);
-        assert_non_null(strstr(text, "\"a/b\"")); /* no "a\/b" */
+        /* The bytes on the wire: flags before the parameters, no "a\/b". */
+        assert_string_equal(text, "{\"method\":\"io.timerd.Timer.Wait\",\"more\":true,"
+                                  "\"oneway\":true,\"parameters\":{\"name\":\"a/b\"}}");
 
         assert_int_equal(call_parse(text, &c), 0);
         assert_string_equal(c.method, "io.timerd.Timer.Wait");
@@ -370,7 +372,7 @@ static void encode_reply(void **state)
         free(text);
 }
 
-/* vl_json_encode writes what json-c writes, byte for byte. */
+/* The writer's bytes are those json-c's serializer wrote before it (what clients have seen). */
 static void encode_like_json_c(void **state)
 {
         char every_byte[256];
@@ -459,6 +461,37 @@ static void encode_reply_as_text(void **state)
         free(empty);
 }
 
+/* A tree that lost a part to a failed allocation is never written as if whole. */
+static void encode_refuses_a_tree_missing_a_part(void **state)
+{
+        json_object *parameters = json_object_new_object(), *inner = json_object_new_object();
+        json_object *array = json_object_new_array();
+
+        (void)state;
+        assert_non_null(parameters);
+        assert_non_null(inner);
+        assert_non_null(array);
+        assert_int_equal(vl_add_u64(parameters, "kept", 1), 0);
+        /* What a failed json_object_new_*() hands on. */
+        assert_int_equal(vl_add_object(inner, "lost", NULL), -ENOMEM);
+        assert_int_equal(vl_add_object(parameters, "inner", inner), 0);
+        assert_null(vl_reply_encode(json_object_get(parameters), false));
+        assert_null(vl_error_encode("io.timerd.Timer.NotFound", json_object_get(parameters)));
+        assert_null(
+            vl_call_encode("io.timerd.Timer.Get", json_object_get(parameters), false, false));
+        assert_null(vl_json_encode(parameters));
+        json_object_put(parameters);
+
+        assert_int_equal(vl_array_add(array, NULL), -ENOMEM);
+        assert_null(vl_json_encode(array));
+        json_object_put(array);
+
+        /* Adding to an object that was never made takes the value and fails, never asserts. */
+        assert_int_equal(vl_add_string(NULL, "name", "x"), -ENOMEM);
+        assert_int_equal(vl_add_object(NULL, "o", json_object_new_object()), -ENOMEM);
+        assert_int_equal(vl_array_add(NULL, json_object_new_string("x")), -ENOMEM);
+}
+
 static void encode_error(void **state)
 {
         json_object *parameters;
@@ -477,6 +510,8 @@ static void encode_error(void **state)
         assert_int_equal(vl_add_u64(parameters, "max", 65536), 0);
         text = vl_error_encode("io.timerd.Timer.RequestTooLarge", parameters);
         assert_non_null(text);
+        assert_string_equal(
+            text, "{\"error\":\"io.timerd.Timer.RequestTooLarge\",\"parameters\":{\"max\":65536}}");
         assert_int_equal(reply_parse(text, &reply), 0);
         assert_string_equal(reply.error, "io.timerd.Timer.RequestTooLarge");
         assert_false(reply.continues);
@@ -728,6 +763,7 @@ int main(void)
             cmocka_unit_test(encode_reply),
             cmocka_unit_test(encode_like_json_c),
             cmocka_unit_test(encode_reply_as_text),
+            cmocka_unit_test(encode_refuses_a_tree_missing_a_part),
             cmocka_unit_test(encode_error),
             cmocka_unit_test(get_string_and_bool),
             cmocka_unit_test(get_u64),
