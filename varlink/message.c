@@ -576,12 +576,14 @@ static void text_field(struct vl_text *t, const char *field)
         t->need_comma = true;
 }
 
-void vl_text_reply_begin(struct vl_text *t, bool continues)
+void vl_text_reply_begin(struct vl_text *t, bool continues, size_t room)
 {
         const char *head = continues ? "{\"continues\":true,\"parameters\":{" : "{\"parameters\":{";
 
         *t = (struct vl_text){0};
-        t->error = text_add(t, head, strlen(head));
+        t->error = text_reserve(t, room);
+        if (t->error == 0)
+                t->error = text_add(t, head, strlen(head));
 }
 
 void vl_text_object_begin(struct vl_text *t, const char *field)

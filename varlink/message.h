@@ -91,7 +91,9 @@ struct vl_text {
         bool need_comma; /* a field was written at this level */
         int error;
 };
-void vl_text_reply_begin(struct vl_text *t, bool continues);
+/* room: the bytes the whole reply may take, had at once, so that nothing after the begin can fail
+ * when it fits. */
+void vl_text_reply_begin(struct vl_text *t, bool continues, size_t room);
 void vl_text_object_begin(struct vl_text *t, const char *field);
 void vl_text_object_end(struct vl_text *t);
 void vl_text_add_string(struct vl_text *t, const char *field, const char *value);

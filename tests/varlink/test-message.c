@@ -430,7 +430,7 @@ static void encode_reply_as_text(void **state)
         assert_int_equal(vl_add_u64(parameters, "after", 1234567890), 0);
 
         for (int continues = 0; continues <= 1; continues++) {
-                vl_text_reply_begin(&t, continues);
+                vl_text_reply_begin(&t, continues, 0);
                 vl_text_object_begin(&t, "outer");
                 vl_text_object_begin(&t, "inner");
                 vl_text_add_string(&t, "name", "a/b\"c\n");
@@ -454,7 +454,7 @@ static void encode_reply_as_text(void **state)
         }
         json_object_put(parameters);
 
-        vl_text_reply_begin(&t, false);
+        vl_text_reply_begin(&t, false, 0);
         char *empty = vl_text_reply_end(&t);
         assert_non_null(empty);
         assert_string_equal(empty, "{\"parameters\":{}}");
