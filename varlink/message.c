@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "varlink/message.h"
+#include "varlink/json.h"
 #include "varlink/utf8.h"
 
 void vl_parser_init(struct vl_parser *p)
@@ -18,66 +19,24 @@ void vl_parser_init(struct vl_parser *p)
 
 void vl_parser_done(struct vl_parser *p)
 {
-        if (p->tok)
-                json_tokener_free(p->tok);
+        free(p->scratch);
         *p = (struct vl_parser){0};
-}
-
-/* A tokener for max_depth, fresh or reset: its nesting bound is fixed when it is made. */
-static int parser_tokener(struct vl_parser *p, int max_depth, json_tokener **ret)
-{
-        if (p->tok && p->max_depth == max_depth) {
-                json_tokener_reset(p->tok);
-                *ret = p->tok;
-                return 0;
-        }
-        vl_parser_done(p);
-        p->tok = json_tokener_new_ex(max_depth);
-        if (!p->tok)
-                return -ENOMEM;
-        p->max_depth = max_depth;
-        json_tokener_set_flags(p->tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-        *ret = p->tok;
-        return 0;
 }
 
 /*
  * Parses msg as exactly one JSON value, nested at most max_depth deep. *ret is NULL for null.
- * Text that is not valid UTF-8 is refused before json-c sees it: json-c would take some of it.
+ * Text that is not valid UTF-8 is refused first, with its own error.
  */
 static int json_parse(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                       json_object **ret)
 {
-        enum json_tokener_error error;
-        json_tokener *tok;
-        json_object *obj;
-        int r;
-
         if (max_depth < 1)
                 return -EINVAL;
         if (len > INT_MAX)
                 return -EMSGSIZE;
         if (!vl_json_text_valid(msg, len))
                 return -EILSEQ;
-        r = parser_tokener(p, max_depth, &tok);
-        if (r < 0)
-                return r;
-
-        obj = json_tokener_parse_ex(tok, msg, (int)len);
-        error = json_tokener_get_error(tok);
-        if (error == json_tokener_continue) {
-                /* All input was taken but a top-level number may go on: end the input. */
-                obj = json_tokener_parse_ex(tok, "", 1);
-                error = json_tokener_get_error(tok);
-        } else if (error == json_tokener_success && json_tokener_get_parse_end(tok) != len) {
-                json_object_put(obj);
-                error = json_tokener_error_parse_unexpected;
-        }
-
-        if (error != json_tokener_success)
-                return -EBADMSG;
-        *ret = obj;
-        return 0;
+        return vl_json_parse(p, msg, len, max_depth, ret);
 }
 
 static int get_field(json_object *obj, const char *field, json_type type, json_object **ret)

@@ -2,8 +2,9 @@
 #pragma once
 
 /*
- * Varlink messages as JSON (json-c): decoding calls and replies, encoding them, and reading typed
- * parameters with errors that name the parameter.
+ * Varlink messages as JSON: decoding calls and replies (varlink/json.h reads the text into a
+ * json-c tree), encoding them (one text writer), and reading typed parameters with errors that
+ * name the parameter.
  */
 
 #include <json-c/json.h>
@@ -14,12 +15,11 @@
 #define VL_MAX_DEPTH_DEFAULT 16
 
 /*
- * A JSON tokener kept from one message to the next, so that a connection does not make one per
- * message. Zeroed by vl_parser_init; the tokener is made at the first parse.
+ * What a connection keeps from one message to the next so that it does not allocate it for each
+ * (varlink/json.h): zeroed by vl_parser_init, made at the first parse.
  */
 struct vl_parser {
-        json_tokener *tok;
-        int max_depth; /* the nesting bound tok was made with */
+        char *scratch;
 };
 
 void vl_parser_init(struct vl_parser *p);
@@ -39,10 +39,10 @@ struct vl_call {
  * surrogates, lone surrogate escapes, code points above U+10FFFF, cut-short sequences), -EBADMSG
  * for text that is not JSON (or nests deeper than max_depth), -EPROTO for JSON that is not a
  * varlink call (no "method" that is a method name of the varlink grammar, "parameters" not an
- * object, "more"/"oneway" not booleans).
+ * object, "more"/"oneway" not booleans), -ENOMEM.
  */
 int vl_call_parse(const char *msg, size_t len, int max_depth, struct vl_call *ret);
-/* The same with p's tokener; -ENOMEM when it cannot be made. */
+/* The same with p's buffer. */
 int vl_call_parse_with(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                        struct vl_call *ret);
 void vl_call_done(struct vl_call *c);
@@ -59,7 +59,7 @@ struct vl_reply {
         bool continues;
 };
 
-/* Parse a reply. -EILSEQ (not valid UTF-8), -EBADMSG (not JSON), -EPROTO (not a reply). */
+/* Parse a reply. -EILSEQ (not valid UTF-8), -EBADMSG (not JSON), -EPROTO (not a reply), -ENOMEM. */
 int vl_reply_parse(const char *msg, size_t len, int max_depth, struct vl_reply *ret);
 int vl_reply_parse_with(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                         struct vl_reply *ret);

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "varlink/json.h"
 #include "varlink/message.h"
 
 #define STR_AND_LEN(s) (s), (sizeof(s) - 1)
@@ -492,6 +493,134 @@ static void encode_refuses_a_tree_missing_a_part(void **state)
         assert_int_equal(vl_array_add(NULL, json_object_new_string("x")), -ENOMEM);
 }
 
+/* json-c's strict tokener as it reads one value: NULL when it refuses the text. */
+static json_object *json_c_parse(const char *text, bool *ok)
+{
+        json_tokener *tok = json_tokener_new_ex(VL_MAX_DEPTH_DEFAULT);
+        size_t len = strlen(text);
+        json_object *v;
+
+        assert_non_null(tok);
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+        v = json_tokener_parse_ex(tok, text, (int)len);
+        if (json_tokener_get_error(tok) == json_tokener_continue) {
+                /* All taken, but a number at the top may go on: end the input. */
+                v = json_tokener_parse_ex(tok, "", 1);
+                *ok = json_tokener_get_error(tok) == json_tokener_success;
+        } else
+                *ok = json_tokener_get_error(tok) == json_tokener_success &&
+                      json_tokener_get_parse_end(tok) == len;
+        json_tokener_free(tok);
+        return v;
+}
+
+/* What json-c's "strict" tokener took that is not JSON (RFC 8259): refused now. */
+static void parse_refuses_what_is_not_json(void **state)
+{
+        static const char *const texts[] = {"\"a\tb\"", "\"\x01\"", "{'a':1}",  "'a'",
+                                            "NaN",      "Infinity", "-Infinity"};
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+                struct vl_parser p;
+                json_object *v = NULL;
+
+                vl_parser_init(&p);
+                assert_int_equal(vl_json_parse(&p, texts[i], strlen(texts[i]), 4, &v), -EBADMSG);
+                vl_parser_done(&p);
+        }
+}
+
+/* Otherwise the reader takes and refuses what json-c's strict tokener did, making the same tree. */
+static void parse_like_json_c(void **state)
+{
+        static const char *const texts[] = {
+            "{}",
+            "[]",
+            " { } ",
+            "null",
+            "true",
+            "false",
+            "0",
+            "-0",
+            "7",
+            "-7",
+            "01",
+            "-",
+            "1.",
+            ".5",
+            "1.5",
+            "-1.5e3",
+            "1E+2",
+            "1e-2",
+            "2e",
+            "9223372036854775807",
+            "9223372036854775808",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "99999999999999999999999",
+            "\"\"",
+            "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"",
+            "\"\\u00e9\\u20ac\\ud83d\\ude00\"",
+            "\"\\u0000x\"",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "\"open",
+            "{\"a\":1,\"a\":2}",
+            "{\"a\":[1,{\"b\":null}],\"c\":\"d\"}",
+            "{\"a\" : 1 , \"b\" :2}",
+            "{\"a\":1,}",
+            "[1,]",
+            "[,1]",
+            "{,}",
+            "{\"a\"}",
+            "{\"a\":}",
+            "{a:1}",
+            "[1 2]",
+            "tru",
+            "nul",
+            "[1]x",
+            "1 2",
+            "[\"\\u00\"]",
+            "/* c */ 1",
+            "\"\\u0041\"",
+            "[[[[]]]]",
+            "{\"\\u0000\":1}",
+            "[0.1,1e400,-0.0]",
+        };
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+                struct vl_parser p;
+                json_object *ours = NULL;
+                bool json_c_ok;
+                json_object *theirs = json_c_parse(texts[i], &json_c_ok);
+
+                vl_parser_init(&p);
+                int r = vl_json_parse(&p, texts[i], strlen(texts[i]), VL_MAX_DEPTH_DEFAULT, &ours);
+                vl_parser_done(&p);
+                if ((r < 0) != !json_c_ok)
+                        fail_msg("%s: ours %d, json-c %s", texts[i], r,
+                                 json_c_ok ? "ok" : "refused");
+                if (r == 0) {
+                        char *a = ours ? vl_json_encode(ours) : strdup("null");
+                        char *b = theirs ? vl_json_encode(theirs) : strdup("null");
+
+                        assert_non_null(a);
+                        assert_non_null(b);
+                        if (strcmp(a, b) != 0 ||
+                            json_object_get_type(ours) != json_object_get_type(theirs))
+                                fail_msg("%s: ours %s, json-c %s", texts[i], a, b);
+                        free(a);
+                        free(b);
+                }
+                json_object_put(ours);
+                json_object_put(theirs);
+        }
+}
+
 static void encode_error(void **state)
 {
         json_object *parameters;
@@ -765,6 +894,8 @@ int main(void)
             cmocka_unit_test(encode_reply_as_text),
             cmocka_unit_test(encode_refuses_a_tree_missing_a_part),
             cmocka_unit_test(encode_error),
+            cmocka_unit_test(parse_like_json_c),
+            cmocka_unit_test(parse_refuses_what_is_not_json),
             cmocka_unit_test(get_string_and_bool),
             cmocka_unit_test(get_u64),
             cmocka_unit_test(get_i64),
