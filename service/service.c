@@ -517,14 +517,15 @@ static void peer_pump(struct service *s, struct peer *p)
                 }
                 if (r < 0) {
                         /* The framing is intact: answer and go on with the next message. */
-                        json_object *params = json_object_new_object();
+                        json_object *params = r == -ENOMEM ? NULL : json_object_new_object();
                         vl_add_string(params, "reason",
                                       r == -EILSEQ    ? "not valid UTF-8"
                                       : r == -EBADMSG ? "not JSON, or nested too deep"
                                                       : "not a varlink call");
                         p->call_open = true;
                         conns_note_call(s, p);
-                        service_error(s, p, TIMERD_E_INVALID_MESSAGE, params);
+                        service_error(s, p, r == -ENOMEM ? TIMERD_E_BUSY : TIMERD_E_INVALID_MESSAGE,
+                                      params);
                         continue;
                 }
                 p->call_open = true;
