@@ -13,7 +13,9 @@
  *   the arming fails, and the shim says whether it got that far.
  *
  * Start-up is never affected. glibc's __libc_* functions are the real allocator (dlsym would
- * allocate itself).
+ * allocate itself), except in sanitized builds (FAILMALLOC_NEXT), where the sanitizer's allocator
+ * is the next malloc: timerd runs with ASAN_OPTIONS=verify_asan_link_order=0, the shim before
+ * the runtime.
  */
 
 #include <errno.h>
@@ -27,9 +29,50 @@
 
 #include "failmalloc.h"
 
+#ifdef FAILMALLOC_NEXT
+#include <dlfcn.h>
+
+static void *(*next_malloc)(size_t);
+static void *(*next_calloc)(size_t, size_t);
+static void *(*next_realloc)(void *, size_t);
+
+static void resolve_next(void)
+{
+        next_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+        next_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
+        next_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+        if (!next_malloc || !next_calloc || !next_realloc)
+                abort();
+}
+
+static void *real_malloc(size_t size)
+{
+        if (!next_malloc)
+                resolve_next();
+        return next_malloc(size);
+}
+
+static void *real_calloc(size_t n, size_t size)
+{
+        if (!next_calloc)
+                resolve_next();
+        return next_calloc(n, size);
+}
+
+static void *real_realloc(void *p, size_t size)
+{
+        if (!next_realloc)
+                resolve_next();
+        return next_realloc(p, size);
+}
+#else
 void *__libc_malloc(size_t size);
 void *__libc_calloc(size_t n, size_t size);
 void *__libc_realloc(void *p, size_t size);
+#define real_malloc  __libc_malloc
+#define real_calloc  __libc_calloc
+#define real_realloc __libc_realloc
+#endif
 
 void *malloc(size_t size);
 void *calloc(size_t n, size_t size);
@@ -103,18 +146,18 @@ static int fail_now(void)
 
 void *malloc(size_t size)
 {
-        return fail_now() ? NULL : __libc_malloc(size);
+        return fail_now() ? NULL : real_malloc(size);
 }
 
 void *calloc(size_t n, size_t size)
 {
-        return fail_now() ? NULL : __libc_calloc(n, size);
+        return fail_now() ? NULL : real_calloc(n, size);
 }
 
 void *realloc(void *p, size_t size)
 {
         /* realloc(p, 0) frees: never refused. */
-        return size > 0 && fail_now() ? NULL : __libc_realloc(p, size);
+        return size > 0 && fail_now() ? NULL : real_realloc(p, size);
 }
 
 void *reallocarray(void *p, size_t n, size_t size)
@@ -124,5 +167,5 @@ void *reallocarray(void *p, size_t n, size_t size)
                 errno = ENOMEM;
                 return NULL;
         }
-        return total > 0 && fail_now() ? NULL : __libc_realloc(p, total);
+        return total > 0 && fail_now() ? NULL : real_realloc(p, total);
 }
