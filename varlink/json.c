@@ -300,59 +300,42 @@ static int read_member(struct reader *r, int depth, json_object *obj)
         return e;
 }
 
-static int read_object(struct reader *r, int depth, json_object **ret)
+static int read_element(struct reader *r, int depth, json_object *array)
 {
-        json_object *obj = json_object_new_object();
-        bool more = true;
-        int e = obj ? 0 : -ENOMEM;
+        json_object *v = NULL;
+        int e = read_value(r, depth + 1, &v);
 
-        r->pos++;
-        skip_space(r);
-        if (e == 0 && peek(r) == '}') {
-                r->pos++;
-                more = false;
+        if (e == 0 && json_object_array_add(array, v) < 0) {
+                json_object_put(v);
+                e = -ENOMEM;
         }
-        while (e == 0 && more) {
-                e = read_member(r, depth, obj);
-                if (e == 0)
-                        e = read_separator(r, '}', &more);
-        }
-        if (e < 0) {
-                json_object_put(obj);
-                return e;
-        }
-        *ret = obj;
-        return 0;
+        return e;
 }
 
-static int read_array(struct reader *r, int depth, json_object **ret)
+/* An object or an array, its opening bracket at r->pos. */
+static int read_container(struct reader *r, int depth, bool object, json_object **ret)
 {
-        json_object *array = json_object_new_array();
+        json_object *c = object ? json_object_new_object() : json_object_new_array();
+        char close = object ? '}' : ']';
         bool more = true;
-        int e = array ? 0 : -ENOMEM;
+        int e = c ? 0 : -ENOMEM;
 
         r->pos++;
         skip_space(r);
-        if (e == 0 && peek(r) == ']') {
+        if (e == 0 && peek(r) == close) {
                 r->pos++;
                 more = false;
         }
         while (e == 0 && more) {
-                json_object *v = NULL;
-
-                e = read_value(r, depth + 1, &v);
-                if (e == 0 && json_object_array_add(array, v) < 0) {
-                        json_object_put(v);
-                        e = -ENOMEM;
-                }
+                e = object ? read_member(r, depth, c) : read_element(r, depth, c);
                 if (e == 0)
-                        e = read_separator(r, ']', &more);
+                        e = read_separator(r, close, &more);
         }
         if (e < 0) {
-                json_object_put(array);
+                json_object_put(c);
                 return e;
         }
-        *ret = array;
+        *ret = c;
         return 0;
 }
 
@@ -367,9 +350,8 @@ static int read_value(struct reader *r, int depth, json_object **ret)
                 return -EBADMSG;
         switch (peek(r)) {
         case '{':
-                return read_object(r, depth, ret);
         case '[':
-                return read_array(r, depth, ret);
+                return read_container(r, depth, peek(r) == '{', ret);
         case '"':
                 e = read_string(r, &s, &n);
                 if (e < 0)

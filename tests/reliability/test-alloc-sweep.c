@@ -41,9 +41,10 @@ struct sweep {
         int fd;
 };
 
-/* What a case sets up before its call (never failing) and the call it then makes. */
+/* The call a case makes, or what sets up before its call (never failing) and writes it. */
 struct method_case {
         const char *name;
+        const char *call;
         void (*prepare)(int fd, char *call, size_t size);
 };
 
@@ -89,43 +90,11 @@ static void remove_sweep_timers(int fd)
         "\"retained\"}"
 #define ONCE "{\"policy\":\"once\"}"
 
-static void prepare_register(int fd, char *call, size_t size)
-{
-        (void)fd;
-        snprintf(call, size,
-                 "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"sweep\","
-                 "\"declaration\":" RETAINED "}}");
-}
-
-static void prepare_register_calendar(int fd, char *call, size_t size)
-{
-        (void)fd;
-        snprintf(call, size,
-                 "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"sweep\","
-                 "\"declaration\":{\"policy\":\"calendar\",\"calendar\":[\"Mon..Fri *-*-* 03:00\"],"
-                 "\"cron\":[\"0 4 * * *\"],\"timezone\":\"UTC\"}}}");
-}
-
-static void prepare_reconcile(int fd, char *call, size_t size)
-{
-        (void)fd;
-        snprintf(call, size,
-                 "{\"method\":\"io.timerd.Timer.Reconcile\",\"parameters\":{\"name\":\"sweep\","
-                 "\"declaration\":" RETAINED ",\"desired\":\"scheduled\"}}");
-}
-
 static void prepare_get(int fd, char *call, size_t size)
 {
         reg(fd, "sweep", RETAINED, "");
         snprintf(call, size,
                  "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"sweep\"}}");
-}
-
-static void prepare_get_missing(int fd, char *call, size_t size)
-{
-        (void)fd;
-        snprintf(call, size,
-                 "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"nosuch\"}}");
 }
 
 static void prepare_list(int fd, char *call, size_t size)
@@ -209,68 +178,42 @@ static void prepare_complete(int fd, char *call, size_t size)
         json_object_put(w);
 }
 
-static void prepare_sleep(int fd, char *call, size_t size)
-{
-        (void)fd;
-        snprintf(call, size,
-                 "{\"method\":\"io.timerd.Timer.Sleep\",\"parameters\":{\"for_usec\":1000}}");
-}
-
-static void prepare_status(int fd, char *call, size_t size)
-{
-        (void)fd;
-        snprintf(call, size, "{\"method\":\"io.timerd.Service.Status\",\"parameters\":{}}");
-}
-
-static void prepare_get_info(int fd, char *call, size_t size)
-{
-        (void)fd;
-        snprintf(call, size, "{\"method\":\"org.varlink.service.GetInfo\",\"parameters\":{}}");
-}
-
-static void prepare_interface(int fd, char *call, size_t size)
-{
-        (void)fd;
-        snprintf(call, size,
-                 "{\"method\":\"org.varlink.service.GetInterfaceDescription\",\"parameters\":{"
-                 "\"interface\":\"io.timerd.Service\"}}");
-}
-
-static void prepare_unknown_method(int fd, char *call, size_t size)
-{
-        (void)fd;
-        snprintf(call, size, "{\"method\":\"io.timerd.Timer.Nope\",\"parameters\":{}}");
-}
-
-static void prepare_bad_parameter(int fd, char *call, size_t size)
-{
-        (void)fd;
-        snprintf(call, size,
-                 "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"sweep\","
-                 "\"declaration\":{\"policy\":\"sometimes\"}}}");
-}
+#define CALL(method, parameters) "{\"method\":\"" method "\",\"parameters\":" parameters "}"
 
 static const struct method_case cases[] = {
-    {"Register (retained)", prepare_register},
-    {"Register (calendar)", prepare_register_calendar},
-    {"Reconcile", prepare_reconcile},
-    {"Get", prepare_get},
-    {"Get (NotFound)", prepare_get_missing},
-    {"List", prepare_list},
-    {"Schedule", prepare_schedule},
-    {"Reschedule", prepare_reschedule},
-    {"Cancel", prepare_cancel},
-    {"Kick", prepare_kick},
-    {"Unregister", prepare_unregister},
-    {"Wait (pending)", prepare_wait_pending},
-    {"Wait (parked)", prepare_wait_parked},
-    {"Complete", prepare_complete},
-    {"Sleep", prepare_sleep},
-    {"Status", prepare_status},
-    {"GetInfo", prepare_get_info},
-    {"GetInterfaceDescription", prepare_interface},
-    {"an unknown method", prepare_unknown_method},
-    {"Register (InvalidParameter)", prepare_bad_parameter},
+    {"Register (retained)",
+     CALL("io.timerd.Timer.Register", "{\"name\":\"sweep\",\"declaration\":" RETAINED "}"), NULL},
+    {"Register (calendar)",
+     CALL("io.timerd.Timer.Register",
+          "{\"name\":\"sweep\",\"declaration\":{\"policy\":\"calendar\",\"calendar\":[\"Mon..Fri "
+          "*-*-* 03:00\"],\"cron\":[\"0 4 * * *\"],\"timezone\":\"UTC\"}}"),
+     NULL},
+    {"Register (InvalidParameter)",
+     CALL("io.timerd.Timer.Register",
+          "{\"name\":\"sweep\",\"declaration\":{\"policy\":\"sometimes\"}}"),
+     NULL},
+    {"Reconcile",
+     CALL("io.timerd.Timer.Reconcile",
+          "{\"name\":\"sweep\",\"declaration\":" RETAINED ",\"desired\":\"scheduled\"}"),
+     NULL},
+    {"Get", NULL, prepare_get},
+    {"Get (NotFound)", CALL("io.timerd.Timer.Get", "{\"name\":\"nosuch\"}"), NULL},
+    {"List", NULL, prepare_list},
+    {"Schedule", NULL, prepare_schedule},
+    {"Reschedule", NULL, prepare_reschedule},
+    {"Cancel", NULL, prepare_cancel},
+    {"Kick", NULL, prepare_kick},
+    {"Unregister", NULL, prepare_unregister},
+    {"Wait (pending)", NULL, prepare_wait_pending},
+    {"Wait (parked)", NULL, prepare_wait_parked},
+    {"Complete", NULL, prepare_complete},
+    {"Sleep", CALL("io.timerd.Timer.Sleep", "{\"for_usec\":1000}"), NULL},
+    {"Status", CALL("io.timerd.Service.Status", "{}"), NULL},
+    {"GetInfo", CALL("org.varlink.service.GetInfo", "{}"), NULL},
+    {"GetInterfaceDescription",
+     CALL("org.varlink.service.GetInterfaceDescription", "{\"interface\":\"io.timerd.Service\"}"),
+     NULL},
+    {"an unknown method", CALL("io.timerd.Timer.Nope", "{}"), NULL},
 };
 
 static json_object *parameters_of(json_object *reply)
@@ -363,7 +306,10 @@ static json_object *run_case(struct sweep *s, const struct method_case *c, uint6
         char call[1024];
         char buf[1 << 16];
 
-        c->prepare(s->fd, call, sizeof(call));
+        if (c->prepare)
+                c->prepare(s->fd, call, sizeof(call));
+        else
+                snprintf(call, sizeof(call), "%s", c->call);
         if (fail_at > 0)
                 arm(s, fail_at);
         raw_send(s->fd, call, strlen(call) + 1);
