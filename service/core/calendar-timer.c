@@ -83,8 +83,9 @@ bool td_calendar_equal(const struct td_calendar *a, const struct td_calendar *b)
 {
         if (!a || !b)
                 return a == b;
-        return a->zone == b->zone && a->fixed_random_delay == b->fixed_random_delay &&
-               strcmp(a->source, b->source) == 0;
+        /* By the zone's name: "the local zone" and the zone it is now read the same. */
+        return strcmp(a->zone->name, b->zone->name) == 0 &&
+               a->fixed_random_delay == b->fixed_random_delay && strcmp(a->source, b->source) == 0;
 }
 
 int td_calendar_next(const struct td_calendar *c, uint64_t after_usec, uint64_t *ret_usec)

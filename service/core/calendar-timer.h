@@ -52,6 +52,8 @@ int td_calendar_new(const char *source, const struct td_zone *zone, bool fixed_r
                     struct td_calendar **ret, struct td_calendar_error *ret_error);
 const struct td_calendar *td_calendar_ref(const struct td_calendar *c);
 void td_calendar_unref(const struct td_calendar *c);
+/* The same expressions, fixed flag and zone name: a timer that follows the local zone equals one
+ * that names the zone the service's local zone is now (what Reconcile compares). */
 bool td_calendar_equal(const struct td_calendar *a, const struct td_calendar *b);
 
 /* The first elapse of any expression strictly after after_usec (realtime µs). -ENOENT when none

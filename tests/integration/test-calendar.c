@@ -110,6 +110,33 @@ static void test_local_zone_is_named(void **state)
         timerd_close(t);
 }
 
+/* Issue 17: a client that leaves the zone out and one that names the service's local zone declare
+ * the same timer; a restarted client spelling it the other way reconciles without a conflict. */
+static void test_reconcile_local_zone_either_way(void **state)
+{
+        struct timerd *t = harness_connect(*state);
+        struct timerd_declaration implicit = calendar_decl("daily", ""), named;
+        char local[CALENDAR_ZONE_MAX];
+        struct timerd_claim claim;
+        bool created;
+
+        zoneinfo_local_name(local);
+        named = calendar_decl("daily", local);
+        implicit.lifetime = named.lifetime = TIMERD_LIFETIME_RETAINED;
+        assert_int_equal(
+            timerd_reconcile(t, "job", &implicit, TIMERD_DESIRED_SCHEDULED, 0, &claim, &created),
+            0);
+        assert_true(created);
+        assert_int_equal(
+            timerd_reconcile(t, "job", &named, TIMERD_DESIRED_SCHEDULED, 0, &claim, &created), 0);
+        assert_false(created);
+        assert_int_equal(
+            timerd_reconcile(t, "job", &implicit, TIMERD_DESIRED_SCHEDULED, 0, &claim, &created),
+            0);
+        assert_false(created);
+        timerd_close(t);
+}
+
 static void test_refusals(void **state)
 {
         static const struct {
@@ -234,6 +261,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_register_and_get, harness_setup, harness_teardown),
             cmocka_unit_test_setup_teardown(test_local_zone_is_named, harness_setup,
+                                            harness_teardown),
+            cmocka_unit_test_setup_teardown(test_reconcile_local_zone_either_way, harness_setup,
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_refusals, harness_setup, harness_teardown),
             cmocka_unit_test_setup_teardown(test_fires_at_elapses_without_overlap, harness_setup,

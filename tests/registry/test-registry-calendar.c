@@ -402,6 +402,41 @@ static void test_reconcile_compares_schedules(void **state)
         fx_done(&f);
 }
 
+/* A client that names the service's local zone and one that leaves the zone out declare the same
+ * schedule: Reconcile matches either way (restarting a client that spells it the other way); a
+ * different zone still conflicts. */
+static void test_reconcile_local_zone_by_name(void **state)
+{
+        struct zones_fixture *z = *state;
+        struct td_zone local = {.name = "Europe/Berlin", .tz = z->berlin.tz};
+        const struct td_calendar *implicit = calendar("daily", &local, false);
+        const struct td_calendar *named = calendar("daily", &z->berlin, false);
+        const struct td_calendar *utc = calendar("daily", &z->utc, false);
+        struct fx f = start_at(T_2024_06_01_1200);
+        struct td_reconcile_args args = {
+            .caller = {.uid = FX_UID, .session = FX_SESSION},
+            .name = "r",
+            .declaration = calendar_decl(implicit),
+            .desired = TIMERD_DESIRED_SCHEDULED,
+        };
+        uint64_t generation, g2;
+        bool created;
+
+        assert_int_equal(
+            fx_apply(&f, registry_reconcile(f.r, &f.now, &args, &generation, &created)), 0);
+        args.declaration.calendar = named;
+        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &args, &g2, &created)), 0);
+        assert_false(created);
+        assert_int_equal(g2, generation);
+        args.declaration.calendar = utc;
+        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &args, &g2, &created)),
+                         -TIMERD_E_RECONCILIATION_CONFLICT);
+        td_calendar_unref(implicit);
+        td_calendar_unref(named);
+        td_calendar_unref(utc);
+        fx_done(&f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -416,6 +451,7 @@ int main(void)
             cmocka_unit_test(test_randomized_delays),
             cmocka_unit_test(test_refusals),
             cmocka_unit_test(test_reconcile_compares_schedules),
+            cmocka_unit_test(test_reconcile_local_zone_by_name),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
