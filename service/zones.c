@@ -18,6 +18,7 @@ struct zone_entry {
 struct zones {
         struct list_node named; /* struct zone_entry */
         struct td_zone local;
+        struct td_calendar_set calendars;
 };
 
 /* The local zone's name and data; UTC when its file cannot be read. */
@@ -39,6 +40,7 @@ int zones_new(struct zones **ret)
                 return -ENOMEM;
         list_init(&z->named);
         local_load(&z->local);
+        td_calendar_set_init(&z->calendars);
         *ret = z;
         return 0;
 }
@@ -47,6 +49,7 @@ void zones_free(struct zones *z)
 {
         if (!z)
                 return;
+        td_calendar_set_done(&z->calendars);
         while (!list_empty(&z->named)) {
                 struct zone_entry *e = list_entry(z->named.next, struct zone_entry, node);
 
@@ -109,6 +112,11 @@ void zones_reload(struct zones *z)
         local_load(&local);
         tz_zone_free(z->local.tz);
         z->local = local;
+}
+
+struct td_calendar_set *zones_calendars(struct zones *z)
+{
+        return &z->calendars;
 }
 
 bool zones_is_local(const struct zones *z, const struct td_zone *zone)

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,9 +74,9 @@ static const struct td_calendar *calendar(const char *source, const struct td_zo
                                           bool fixed)
 {
         struct td_calendar_error error;
-        struct td_calendar *c;
+        const struct td_calendar *c;
 
-        assert_int_equal(td_calendar_new(source, zone, fixed, &c, &error), 0);
+        assert_int_equal(td_calendar_new(NULL, source, zone, fixed, &c, &error), 0);
         return c;
 }
 
@@ -437,6 +438,60 @@ static void test_reconcile_local_zone_by_name(void **state)
         fx_done(&f);
 }
 
+/* Timers declared alike share one parsed schedule (4.7 KiB an expression); another zone, fixed
+ * flag or expression is another; a refused one is not kept; the last release takes it out. */
+static void test_shared_schedules(void **state)
+{
+        struct zones_fixture *z = *state;
+        struct td_calendar_set set;
+        const struct td_calendar *a, *b, *berlin, *fixed, *other;
+        struct td_calendar_error error;
+        struct fx f = start_at(T_2024_06_01_1200);
+        uint64_t generation;
+
+        td_calendar_set_init(&set);
+        assert_int_equal(td_calendar_new(&set, "daily\ncron:0 3 * * *", &z->utc, false, &a, &error),
+                         0);
+        assert_int_equal(td_calendar_new(&set, "daily\ncron:0 3 * * *", &z->utc, false, &b, &error),
+                         0);
+        assert_ptr_equal(a, b);
+        td_calendar_unref(b);
+        assert_int_equal(
+            td_calendar_new(&set, "daily\ncron:0 3 * * *", &z->berlin, false, &berlin, &error), 0);
+        assert_int_equal(
+            td_calendar_new(&set, "daily\ncron:0 3 * * *", &z->utc, true, &fixed, &error), 0);
+        assert_int_equal(td_calendar_new(&set, "weekly", &z->utc, false, &other, &error), 0);
+        assert_ptr_not_equal(a, berlin);
+        assert_ptr_not_equal(a, fixed);
+        assert_ptr_not_equal(a, other);
+        assert_int_equal(td_calendar_set_size(&set), 4);
+        assert_int_equal(td_calendar_new(&set, "*-02-30", &z->utc, false, &b, &error), -EINVAL);
+        assert_int_equal(error.error.code, CALENDAR_E_NEVER);
+        assert_int_equal(td_calendar_set_size(&set), 4);
+
+        /* A thousand timers on one schedule: still one, until the last goes. */
+        for (int i = 0; i < 1000; i++) {
+                char name[16];
+
+                snprintf(name, sizeof(name), "t%d", i);
+                assert_int_equal(
+                    td_calendar_new(&set, "daily\ncron:0 3 * * *", &z->utc, false, &b, &error), 0);
+                assert_ptr_equal(b, a);
+                assert_int_equal(fx_register(&f, name, calendar_decl(b), &generation), 0);
+                td_calendar_unref(b);
+        }
+        assert_int_equal(td_calendar_set_size(&set), 4);
+        assert_int_equal(next_of(&f, "t999"), (T_2024_06_01_0000 + 24 * 3600) * SEC);
+        td_calendar_unref(a);
+        td_calendar_unref(berlin);
+        td_calendar_unref(fixed);
+        td_calendar_unref(other);
+        assert_int_equal(td_calendar_set_size(&set), 1);
+        fx_done(&f);
+        assert_int_equal(td_calendar_set_size(&set), 0);
+        td_calendar_set_done(&set);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -452,6 +507,7 @@ int main(void)
             cmocka_unit_test(test_refusals),
             cmocka_unit_test(test_reconcile_compares_schedules),
             cmocka_unit_test(test_reconcile_local_zone_by_name),
+            cmocka_unit_test(test_shared_schedules),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
