@@ -59,6 +59,7 @@ struct service {
         bool accept_paused; /* out of file descriptors: resumed when a connection closes */
         int signal_fd;
         struct loop_watch *signal_watch;
+        struct loop_watch *zones_watch; /* NULL: zone files not watched */
 
         struct peer *peers;
         uint32_t n_peers;

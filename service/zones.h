@@ -30,6 +30,15 @@ int zones_get(struct zones *z, const char *name, const struct td_zone **ret);
  * whose file cannot be read any more keeps its data. */
 void zones_reload(struct zones *z);
 
+/*
+ * The zones' files and the local zone's name are watched (inotify on their directories): an fd
+ * to poll, -1 when the kernel refused (then only SIGHUP reloads). zones_changed() reads what
+ * happened: 1 when a zone in use, /etc/localtime or /etc/timezone changed (zones_reload() is
+ * due), 0 when nothing that matters did, -errno.
+ */
+int zones_watch_fd(const struct zones *z);
+int zones_changed(struct zones *z);
+
 /* The calendar schedules read in these zones, shared among the timers declared alike. */
 struct td_calendar_set *zones_calendars(struct zones *z);
 

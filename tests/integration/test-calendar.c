@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -256,6 +257,139 @@ static void test_sighup_reevaluates(void **state)
         timerd_close(t);
 }
 
+/* A private zone directory (".../zoneinfo", as /etc/localtime's link must say) and a private
+ * /etc, for the service to watch. */
+struct zone_fixture {
+        struct harness *h;
+        char dir[64];
+};
+
+static void run(const char *command)
+{
+        assert_int_equal(system(command), 0);
+}
+
+static int zone_files_setup(void **state)
+{
+        struct zone_fixture *z = calloc(1, sizeof(*z));
+        char command[512];
+        void *h;
+
+        assert_non_null(z);
+        snprintf(z->dir, sizeof(z->dir), "/tmp/timerd-zones.XXXXXX");
+        assert_non_null(mkdtemp(z->dir));
+        snprintf(command, sizeof(command),
+                 "cd %s && mkdir -p zoneinfo/Europe zoneinfo/Asia zoneinfo/America etc && "
+                 "cp /usr/share/zoneinfo/Europe/Berlin zoneinfo/Europe/ && "
+                 "cp /usr/share/zoneinfo/Asia/Tokyo zoneinfo/Asia/ && "
+                 "cp /usr/share/zoneinfo/America/New_York zoneinfo/America/ && "
+                 "ln -s %s/zoneinfo/Europe/Berlin etc/localtime",
+                 z->dir, z->dir);
+        run(command);
+        snprintf(command, sizeof(command), "%s/zoneinfo", z->dir);
+        assert_int_equal(setenv("TZDIR", command, 1), 0);
+        snprintf(command, sizeof(command), "%s/etc", z->dir);
+        assert_int_equal(setenv("TIMERD_ZONE_CONFIG_DIR", command, 1), 0);
+        harness_setup(&h);
+        unsetenv("TZDIR");
+        unsetenv("TIMERD_ZONE_CONFIG_DIR");
+        z->h = h;
+        *state = z;
+        return 0;
+}
+
+static int zone_files_teardown(void **state)
+{
+        struct zone_fixture *z = *state;
+        char command[128];
+        void *h = z->h;
+
+        harness_teardown(&h);
+        snprintf(command, sizeof(command), "rm -rf %s", z->dir);
+        run(command);
+        free(z);
+        return 0;
+}
+
+/* The next 03:00 after now in `zone`, as the system's zone files say. */
+static uint64_t next_0300(const char *zone)
+{
+        struct calendar_error error;
+        struct calendar_spec *spec = calloc(1, sizeof(*spec));
+        struct tz_zone *tz;
+        int64_t next;
+
+        assert_non_null(spec);
+        assert_int_equal(zoneinfo_load(zone, &tz, NULL), 0);
+        assert_int_equal(calendar_parse("*-*-* 03:00", spec, &error), 0);
+        assert_int_equal(calendar_next(spec, tz, (int64_t)realtime_usec(), &next), 0);
+        tz_zone_free(tz);
+        free(spec);
+        return (uint64_t)next;
+}
+
+static void wait_reevaluations(int fd, uint64_t n)
+{
+        for (int i = 0; i < 250 && reevaluations(fd) < n; i++)
+                usleep(20000);
+        assert_int_equal(reevaluations(fd), n);
+}
+
+/* Issue 17: a tzdata update (a zone file replaced) and a new local zone (the /etc/localtime link
+ * replaced) re-evaluate the calendar timers without a restart or SIGHUP; a file no timer uses
+ * does not. */
+static void test_zone_files_watched(void **state)
+{
+        struct zone_fixture *z = *state;
+        struct timerd *t = harness_connect(z->h);
+        struct timerd_declaration named = calendar_decl("*-*-* 03:00", "Europe/Berlin"),
+                                  local = calendar_decl("*-*-* 03:00", "");
+        struct timerd_claim claim;
+        struct timerd_timer timer;
+        int fd = harness_raw_connect(z->h);
+        uint64_t n = reevaluations(fd);
+        char command[512];
+
+        assert_int_equal(timerd_register(t, "named", &named, NULL, false, &claim), 0);
+        assert_int_equal(timerd_register(t, "local", &local, NULL, false, &claim), 0);
+        assert_int_equal(timerd_get(t, "local", TIMERD_OWNER_SELF, &timer), 0);
+        assert_string_equal(timer.declaration.timezone, "Europe/Berlin");
+        assert_int_equal(timer.next_usec, next_0300("Europe/Berlin"));
+
+        /* The local zone becomes Tokyo, as timedatectl does it: a new link renamed over it. */
+        snprintf(command, sizeof(command),
+                 "ln -s %s/zoneinfo/Asia/Tokyo %s/etc/localtime.new && "
+                 "mv -T %s/etc/localtime.new %s/etc/localtime",
+                 z->dir, z->dir, z->dir, z->dir);
+        run(command);
+        wait_reevaluations(fd, ++n);
+        assert_int_equal(timerd_get(t, "local", TIMERD_OWNER_SELF, &timer), 0);
+        assert_string_equal(timer.declaration.timezone, "Asia/Tokyo");
+        assert_int_equal(timer.next_usec, next_0300("Asia/Tokyo"));
+        assert_int_equal(timerd_get(t, "named", TIMERD_OWNER_SELF, &timer), 0);
+        assert_int_equal(timer.next_usec, next_0300("Europe/Berlin"));
+
+        /* A file no timer reads changes nothing. */
+        snprintf(command, sizeof(command),
+                 "cp /usr/share/zoneinfo/Asia/Tokyo %s/zoneinfo/Europe/Paris", z->dir);
+        run(command);
+        usleep(200000);
+        assert_int_equal(reevaluations(fd), n);
+
+        /* A tzdata update: Europe/Berlin's file replaced (here by New York's rules). */
+        snprintf(command, sizeof(command),
+                 "cp /usr/share/zoneinfo/America/New_York %s/zoneinfo/Europe/Berlin.new && "
+                 "mv %s/zoneinfo/Europe/Berlin.new %s/zoneinfo/Europe/Berlin",
+                 z->dir, z->dir, z->dir);
+        run(command);
+        wait_reevaluations(fd, ++n);
+        assert_int_equal(timerd_get(t, "named", TIMERD_OWNER_SELF, &timer), 0);
+        assert_string_equal(timer.declaration.timezone, "Europe/Berlin");
+        assert_int_equal(timer.next_usec, next_0300("America/New_York"));
+        close(fd);
+        timerd_close(t);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -269,6 +403,8 @@ int main(void)
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_sighup_reevaluates, harness_setup,
                                             harness_teardown),
+            cmocka_unit_test_setup_teardown(test_zone_files_watched, zone_files_setup,
+                                            zone_files_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
