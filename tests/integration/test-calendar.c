@@ -143,20 +143,25 @@ static void test_refusals(void **state)
         static const struct {
                 const char *calendar, *zone;
                 int clock;
-                const char *error, *reason;
+                const char *error, *reason, *description;
         } bad[] = {
             {"*-02-30", "UTC", TIMERD_CLOCK_REALTIME, "io.timerd.Timer.InvalidSchedule",
-             "calendar_never"},
+             "calendar_never",
+             "declaration.calendar[0] at byte 0 (\"*-02-30\"): the expression can never elapse"},
             {"Mon..Fri 25:00", "UTC", TIMERD_CLOCK_REALTIME, "io.timerd.Timer.InvalidSchedule",
-             "calendar_invalid"},
+             "calendar_invalid",
+             "declaration.calendar[0] at byte 9 (\"25:00\"): a value is outside its field, or a "
+             "range is empty"},
             {"cron:0 3 * 13 *", "UTC", TIMERD_CLOCK_REALTIME, "io.timerd.Timer.InvalidSchedule",
-             "calendar_invalid"},
+             "calendar_invalid",
+             "declaration.cron[0] at byte 6 (\"13 *\"): a value is outside its field, or a range "
+             "is empty"},
             {"daily", "UTC", TIMERD_CLOCK_MONOTONIC, "io.timerd.Timer.InvalidSchedule",
-             "calendar_clock"},
+             "calendar_clock", NULL},
             {"daily", "Mars/Olympus_Mons", TIMERD_CLOCK_REALTIME,
-             "org.varlink.service.InvalidParameter", NULL},
+             "org.varlink.service.InvalidParameter", NULL, NULL},
             {"daily", "../../etc/passwd", TIMERD_CLOCK_REALTIME,
-             "org.varlink.service.InvalidParameter", NULL},
+             "org.varlink.service.InvalidParameter", NULL, NULL},
         };
         struct timerd *t = harness_connect(*state);
         struct timerd_claim claim;
@@ -172,6 +177,9 @@ static void test_refusals(void **state)
                 assert_string_equal(timerd_last_error_name(t), bad[i].error);
                 if (bad[i].reason)
                         assert_string_equal(timerd_last_error_reason(t), bad[i].reason);
+                /* libtimerd keeps what points at the bad part. */
+                if (bad[i].description)
+                        assert_string_equal(timerd_last_error_description(t), bad[i].description);
         }
         /* Nothing was made. */
         assert_int_equal(timerd_get(t, "bad", TIMERD_OWNER_SELF, &timer), -TIMERD_E_NOT_FOUND);
