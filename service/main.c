@@ -36,15 +36,13 @@
  * timer's next elapse is computed again in the zones as they are now. */
 static void reload_zones(struct service *s)
 {
-        uint64_t count;
         struct td_now now;
 
         zones_reload(s->zones);
         if (service_now(s, &now) < 0)
                 return;
-        service_apply(s, &now, registry_reevaluate_calendars(s->registry, &now, &count));
-        s->calendar_reevaluations++;
-        log_info("Time zones reloaded; %" PRIu64 " calendar timers re-evaluated", count);
+        registry_reevaluate_calendars(s->registry, &now);
+        log_info("Time zones reloaded; re-evaluating the calendar timers");
 }
 
 /* A zone file in use, /etc/localtime or /etc/timezone changed (a tzdata update, timedatectl). */
