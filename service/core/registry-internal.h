@@ -132,6 +132,8 @@ struct timer {
         bool has_before : 1; /* a `before` keeps how it was at the first call since the commit */
         bool queued_past_due : 1; /* queued at a deadline already due then */
         bool may_deliver : 1;     /* timer_may_deliver() when the stats last counted it */
+        /* A calendar timer: the re-evaluation pass its deadline was computed in (modulo 256). */
+        unsigned calendar_epoch : 8;
 
         char name[];
 };
@@ -177,6 +179,26 @@ struct clock_arm {
         uint64_t generation;
 };
 
+/*
+ * A re-evaluation of the calendar timers in progress (registry_reevaluate_step()): it walks the
+ * timers in (owner, name) order, those after `after` still to do; a queued calendar timer whose
+ * deadline was computed before the pass began (calendar_epoch != epoch) gets the first elapse
+ * after base_usec of its clock. A restart walks again from the start under a new epoch; after
+ * CALENDAR_PASS_RESTARTS_MAX restarts in one pass it finishes at once, before the 8-bit epoch
+ * could come round to one a timer still carries.
+ */
+struct calendar_pass {
+        bool active;
+        bool has_after;
+        uint8_t epoch;
+        unsigned restarts;
+        uint32_t after_owner;
+        char after_name[TIMERD_NAME_MAX + 1];
+        uint64_t base_usec[TIMERD_CLOCK_MAX];
+};
+
+#define CALENDAR_PASS_RESTARTS_MAX 128
+
 struct registry {
         struct registry_config config;
         struct hashmap timers;   /* (owner, name) → struct timer */
@@ -212,6 +234,7 @@ struct registry {
         uint64_t overruns;
         uint64_t stale_expiries;
         uint64_t random_state; /* the fresh random delays of calendar timers */
+        struct calendar_pass calendar_pass;
 
         enum td_schedule_problem problem; /* why the current call is InvalidSchedule */
         struct td_effect *effects;

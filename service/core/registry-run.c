@@ -235,6 +235,35 @@ static void effect_push_dispatch(struct registry *r, const struct timer *t, bool
 }
 
 /*
+ * Whether t is a calendar timer whose queued deadline the running pass has still to compute
+ * again: computed before the pass began, and not due when it began (one due then fires as it
+ * would have).
+ */
+static bool calendar_stale(const struct registry *r, const struct timer *t)
+{
+        const struct calendar_pass *p = &r->calendar_pass;
+
+        return p->active && timer_calendar(t) && timer_queued(t) && !t->has_missed_deadline &&
+               t->calendar_epoch != p->epoch && t->deadline_usec > p->base_usec[t->clock];
+}
+
+/* The first elapse after the pass's base, in the zones as they are now. */
+static void calendar_reevaluate(struct registry *r, struct timer *t, uint64_t now)
+{
+        const struct td_declaration d = timer_declaration(t);
+        uint64_t deadline;
+
+        stats_leave(r, t);
+        if (calendar_deadline(r, t->uid, t->name, &d, r->calendar_pass.base_usec[t->clock],
+                              &deadline) < 0) {
+                timer_dequeue(r, t);
+                t->failure = TIMERD_FAILURE_OVERFLOW;
+        } else
+                timer_enqueue(r, t, deadline, now);
+        stats_enter(r, t);
+}
+
+/*
  * Fire one due timer at `now`: move or drop its queue entry, count overruns, start a run unless
  * one is active. Watchdog and interval successors are queued here, before any DISPATCH is emitted;
  * one due while the run is still active is held instead (see enum after_run).
@@ -328,6 +357,13 @@ struct td_transition registry_expire(struct registry *r, const struct td_now *no
                timerq_entry_deadline(&r->queues[clock], e) <= n) {
                 struct timer *t = timer_of_entry(e);
 
+                /* Due on a deadline the running pass has not computed again yet: compute it
+                 * first, and fire only if the new one is due too. */
+                if (calendar_stale(r, t)) {
+                        calendar_reevaluate(r, t, n);
+                        if (!timer_queued(t) || timerq_entry_deadline(&r->queues[clock], e) > n)
+                                continue;
+                }
                 /*
                  * Out of memory for effects or for a first run's record: stop here; the rest
                  * stays due and the clock is re-armed in the past, so it fires again at once.
@@ -349,33 +385,47 @@ struct td_transition registry_expire(struct registry *r, const struct td_now *no
         return transition_done(r);
 }
 
-/*
- * The calendar timers queued on `clock` and not due yet get their next elapse after now again
- * (one due stays due: it fires as it would have). Returns how many.
- */
-static uint64_t calendars_reevaluate(struct registry *r, const struct td_now *now,
-                                     enum timerd_clock clock)
+/* Walk on in (owner, name) order: at most `budget` re-evaluations and 16 × budget timers
+ * looked at. Returns how many were re-evaluated; the pass ends at the last timer. */
+static uint64_t calendar_pass_walk(struct registry *r, const struct td_now *now, size_t budget)
 {
-        uint64_t n = now->usec[clock], count = 0, deadline;
-        size_t i = 0;
-        struct timer *t;
+        struct calendar_pass *p = &r->calendar_pass;
+        struct inventory_key after = {.owner = p->after_owner, .name = p->after_name};
+        struct inventory_cursor cursor;
+        struct inventory_node *node;
+        uint64_t count = 0;
+        size_t looked = 0;
 
-        while ((t = hashmap_next(&r->timers, &i))) {
-                const struct td_declaration d = timer_declaration(t);
+        inventory_seek(&r->inventory, p->has_after ? &after : NULL, &cursor);
+        while ((node = inventory_next(&cursor))) {
+                struct timer *t = inventory_entry(node, struct timer, inventory_node);
 
-                if (!timer_calendar(t) || (enum timerd_clock)t->clock != clock ||
-                    !timer_queued(t) || t->has_missed_deadline || t->deadline_usec <= n)
-                        continue;
-                count++;
-                stats_leave(r, t);
-                if (calendar_deadline(r, t->uid, t->name, &d, n, &deadline) < 0) {
-                        timer_dequeue(r, t);
-                        t->failure = TIMERD_FAILURE_OVERFLOW;
-                } else
-                        timer_enqueue(r, t, deadline, n);
-                stats_enter(r, t);
+                if (calendar_stale(r, t)) {
+                        calendar_reevaluate(r, t, now->usec[t->clock]);
+                        count++;
+                }
+                p->has_after = true;
+                p->after_owner = t->uid;
+                memcpy(p->after_name, t->name, strlen(t->name) + 1);
+                if (count >= budget || ++looked >= budget * 16)
+                        return count;
         }
+        p->active = false;
+        p->restarts = 0;
         return count;
+}
+
+/* (Re)start the pass from now; see struct calendar_pass. */
+static void calendar_pass_start(struct registry *r, const struct td_now *now)
+{
+        struct calendar_pass *p = &r->calendar_pass;
+
+        if (p->active && ++p->restarts >= CALENDAR_PASS_RESTARTS_MAX)
+                calendar_pass_walk(r, now, SIZE_MAX / 16);
+        p->active = true;
+        p->has_after = false;
+        p->epoch++;
+        memcpy(p->base_usec, now->usec, sizeof(p->base_usec));
 }
 
 struct td_transition registry_rearm(struct registry *r, const struct td_now *now,
@@ -386,28 +436,40 @@ struct td_transition registry_rearm(struct registry *r, const struct td_now *now
         effects_begin(r);
         if (!clock_valid(clock))
                 return transition_failed(r, -EINVAL);
+        if (clock == TIMERD_CLOCK_REALTIME || clock == TIMERD_CLOCK_REALTIME_ALARM)
+                calendar_pass_start(r, now);
         if (!r->arms[clock].armed)
                 return transition_done(r);
         e = handle_generations_check(r, 1);
         if (e < 0)
                 return transition_failed(r, e);
-        calendars_reevaluate(r, now, clock);
         clock_sync(r, clock, true);
         return transition_done(r);
 }
 
-struct td_transition registry_reevaluate_calendars(struct registry *r, const struct td_now *now,
-                                                   uint64_t *ret_count)
+void registry_reevaluate_calendars(struct registry *r, const struct td_now *now)
+{
+        calendar_pass_start(r, now);
+}
+
+bool registry_reevaluation_pending(const struct registry *r)
+{
+        return r->calendar_pass.active;
+}
+
+struct td_transition registry_reevaluate_step(struct registry *r, const struct td_now *now,
+                                              size_t budget, uint64_t *ret_count)
 {
         int e;
 
         effects_begin(r);
         *ret_count = 0;
+        if (!r->calendar_pass.active || budget == 0)
+                return transition_done(r);
         e = handle_generations_check(r, 2);
         if (e < 0)
                 return transition_failed(r, e);
-        *ret_count = calendars_reevaluate(r, now, TIMERD_CLOCK_REALTIME) +
-                     calendars_reevaluate(r, now, TIMERD_CLOCK_REALTIME_ALARM);
+        *ret_count = calendar_pass_walk(r, now, budget);
         return transition_sync(r);
 }
 

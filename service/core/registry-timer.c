@@ -368,6 +368,7 @@ void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec, 
         timerq_put(&r->queues[t->clock], &t->entry, handover_instant(t, deadline_usec),
                    t->accuracy_usec);
         t->deadline_usec = deadline_usec;
+        t->calendar_epoch = r->calendar_pass.epoch;
         t->queued_past_due = handover_instant(t, deadline_usec) <= now;
         timer_forget_missed_deadline(t);
 }
