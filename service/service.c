@@ -328,7 +328,6 @@ void service_clock_was_set(struct service *s)
         struct td_now now;
 
         s->clock_changes++;
-        s->calendar_reevaluations++;
         log_notice("The realtime clock was set; re-evaluating realtime deadlines");
         if (service_now(s, &now) < 0)
                 return;
@@ -472,22 +471,56 @@ void service_reply(struct service *s, struct peer *p, json_object *parameters, b
 {
         char *msg = NULL;
 
-        if (p->call_oneway)
+        if (p->call_oneway) {
                 json_object_put(parameters);
-        else
+                service_reply_encoded(s, p, NULL, continues);
+                return;
+        }
+        /* NULL, or a tree missing a part: an allocation failed on the way. */
+        if (parameters)
                 msg = vl_reply_encode(parameters, service_reply_continues(p, continues));
-        service_reply_encoded(s, p, msg, continues);
+        if (!msg)
+                service_error(s, p, TIMERD_E_BUSY, NULL);
+        else
+                service_reply_encoded(s, p, msg, continues);
 }
 
+/* The errors whose IDL declares no parameters: any other one without them lost them to a failed
+ * allocation. */
+static bool error_without_parameters(int error)
+{
+        switch (error) {
+        case TIMERD_E_EXPECTED_MORE:
+        case TIMERD_E_PERMISSION_DENIED:
+        case TIMERD_E_TIMEOUT:
+        case TIMERD_E_SHUTTING_DOWN:
+        case TIMERD_E_BUSY:
+        case TIMERD_E_NOTHING_TO_WAIT_FOR:
+                return true;
+        default:
+                return false;
+        }
+}
+
+/*
+ * Out of memory is answered Busy (try again), with nothing else in the answer: an errno (no wire
+ * name) from below, an error whose parameters could not be made, or one whose text could not be.
+ */
 void service_error(struct service *s, struct peer *p, int error, json_object *parameters)
 {
         const char *name = vl_error_to_name(error);
-        if (!name)
-                name = vl_error_to_name(TIMERD_E_INVALID_PARAMETER);
+        char *msg = NULL;
+
         if (p->call_oneway)
                 json_object_put(parameters);
+        else if (name && (parameters || error_without_parameters(error)))
+                msg = vl_error_encode(name, parameters);
         else
-                peer_send(s, p, vl_error_encode(name, parameters));
+                json_object_put(parameters);
+        if (!p->call_oneway && !msg)
+                msg = vl_error_encode(vl_error_to_name(TIMERD_E_BUSY), NULL);
+        if (!p->call_oneway)
+                peer_send(s, p, msg);
         if (!p->doomed && p->fd >= 0)
                 call_finished(s, p);
 }
@@ -518,14 +551,15 @@ static void peer_pump(struct service *s, struct peer *p)
                 }
                 if (r < 0) {
                         /* The framing is intact: answer and go on with the next message. */
-                        json_object *params = json_object_new_object();
+                        json_object *params = r == -ENOMEM ? NULL : json_object_new_object();
                         vl_add_string(params, "reason",
                                       r == -EILSEQ    ? "not valid UTF-8"
                                       : r == -EBADMSG ? "not JSON, or nested too deep"
                                                       : "not a varlink call");
                         p->call_open = true;
                         conns_note_call(s, p);
-                        service_error(s, p, TIMERD_E_INVALID_MESSAGE, params);
+                        service_error(s, p, r == -ENOMEM ? TIMERD_E_BUSY : TIMERD_E_INVALID_MESSAGE,
+                                      params);
                         continue;
                 }
                 p->call_open = true;
@@ -778,14 +812,55 @@ void service_note_work(struct service *s)
                 s->iteration_start_usec = 0;
 }
 
+/* A step of a calendar re-evaluation: about this much work, from a first batch this big. */
+#define REEVALUATE_SLICE_USEC   2000
+#define REEVALUATE_BUDGET_FIRST 256
+
+/*
+ * One step of a calendar re-evaluation (registry_reevaluate_calendars()): a batch sized to take
+ * about REEVALUATE_SLICE_USEC, so that each iteration still serves the peers.
+ */
+static void reevaluate_step(struct service *s)
+{
+        uint64_t start, end, count;
+        struct td_now now;
+
+        if (s->reevaluate_budget == 0)
+                s->reevaluate_budget = REEVALUATE_BUDGET_FIRST;
+        if (service_now(s, &now) < 0 || clock_read(TIMERD_CLOCK_MONOTONIC, &start) < 0)
+                return;
+        service_apply(s, &now,
+                      registry_reevaluate_step(s->registry, &now, s->reevaluate_budget, &count));
+        s->reevaluated += count;
+        if (clock_read(TIMERD_CLOCK_MONOTONIC, &end) == 0 && count == s->reevaluate_budget) {
+                if (end - start < REEVALUATE_SLICE_USEC / 2 && s->reevaluate_budget < 65536)
+                        s->reevaluate_budget *= 2;
+                else if (end - start > REEVALUATE_SLICE_USEC && s->reevaluate_budget > 16)
+                        s->reevaluate_budget /= 2;
+        }
+        if (!registry_reevaluation_pending(s->registry)) {
+                s->calendar_reevaluations++;
+                log_info("%" PRIu64 " calendar timers re-evaluated", s->reevaluated);
+                s->reevaluated = 0;
+        }
+}
+
+void service_finish_reevaluation(struct service *s)
+{
+        while (registry_reevaluation_pending(s->registry) && lifecycle_running(&s->lifecycle))
+                reevaluate_step(s);
+}
+
 int service_iterate(struct service *s, int64_t timeout_usec)
 {
         uint64_t end;
+        bool busy =
+            s->intents.count > 0 || registry_reevaluation_pending(s->registry) || s->virtual_due;
 
         s->iteration_start_usec = 0;
-        /* Intents left over from a bounded drain, or virtual deadlines still due, must not wait
-         * for another event. */
-        int r = loop_run_once(s->loop, s->intents.count > 0 || s->virtual_due ? 0 : timeout_usec);
+        /* Intents left over from a bounded drain, a re-evaluation under way, or virtual
+         * deadlines still due, must not wait for another event. */
+        int r = loop_run_once(s->loop, busy ? 0 : timeout_usec);
         if (r < 0) {
                 log_errno(r, "The event loop failed");
                 service_exit(s, EXIT_REASON_BACKEND_FAULT);
@@ -793,6 +868,8 @@ int service_iterate(struct service *s, int64_t timeout_usec)
         }
         service_note_work(s);
         drain_intents(s);
+        if (registry_reevaluation_pending(s->registry))
+                reevaluate_step(s);
         s->virtual_due = virtual_clock_settle(s);
         store_commit(s);
         service_flush_all(s);

@@ -148,7 +148,7 @@ static int calendar_of_journal(struct service *s, const struct journal_timer *j,
 {
         struct td_calendar_error cal_error;
         const struct td_zone *zone;
-        struct td_calendar *c;
+        const struct td_calendar *c;
         int r;
 
         *ret = NULL;
@@ -158,7 +158,8 @@ static int calendar_of_journal(struct service *s, const struct journal_timer *j,
         if (r < 0)
                 return log_errno(r, "Cannot load time zone %s of timer %s of uid %u", j->timezone,
                                  j->name, (unsigned)j->owner);
-        r = td_calendar_new(j->calendar, zone, j->fixed_random_delay, &c, &cal_error);
+        r = td_calendar_new(zones_calendars(s->zones), j->calendar, zone, j->fixed_random_delay, &c,
+                            &cal_error);
         if (r < 0)
                 return log_errno(r, "Cannot read the calendar of timer %s of uid %u", j->name,
                                  (unsigned)j->owner);
@@ -553,9 +554,14 @@ static bool pending(const struct service *s)
 static char *unavailable_message(int commit_error)
 {
         json_object *params = json_object_new_object();
+        char *msg = NULL;
 
-        vl_add_string(params, "reason", error_message(commit_error));
-        return vl_error_encode(vl_error_to_name(TIMERD_E_STORE_UNAVAILABLE), params);
+        /* Out of memory: Busy says as much (the change was not kept, try again). */
+        if (params && vl_add_string(params, "reason", error_message(commit_error)) == 0)
+                msg = vl_error_encode(vl_error_to_name(TIMERD_E_STORE_UNAVAILABLE), params);
+        else
+                json_object_put(params);
+        return msg ? msg : vl_error_encode(vl_error_to_name(TIMERD_E_BUSY), NULL);
 }
 
 /* Send what was held, in order; an answer to a change the commit could not keep becomes

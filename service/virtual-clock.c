@@ -82,6 +82,7 @@ static int pass(struct service *s, uint64_t usec, bool suspended)
         if (r < 0)
                 return r;
 
+        service_finish_reevaluation(s);
         virtual_clock_settle(s);
         for (uint64_t left = usec; left > 0 && lifecycle_running(&s->lifecycle);) {
                 uint64_t step = next_step(s, left, suspended);
@@ -162,6 +163,7 @@ static void move_call(struct service *s, struct peer *p, const char *method, jso
                 r = clock_virtual_set_realtime(&s->clock, usec);
                 if (r == 0) {
                         service_clock_was_set(s);
+                        service_finish_reevaluation(s);
                         virtual_clock_settle(s);
                 }
         } else
