@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clockid.h"
 #include "loop/loop-backend.h"
 #include "loop/loop-test.h"
 
@@ -203,11 +204,6 @@ void loop_dispatch_clock_set(struct loop *l)
 void loop_inject_clock_set(struct loop *l)
 {
         l->ops->clock_was_set(l);
-}
-
-static bool clock_valid(enum timerd_clock clock)
-{
-        return clock >= 0 && clock < TIMERD_CLOCK_MAX;
 }
 
 int loop_arm(struct loop *l, enum timerd_clock clock, uint64_t deadline_usec, uint64_t generation)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/arith.h"
 #include "service/core/timerq.h"
 
 #define ARITY 4
@@ -222,8 +223,7 @@ void timerq_put(struct timerq *q, struct timerq_entry *e, uint64_t deadline_usec
                 uint64_t accuracy_usec)
 {
         enum timerq_kind kind = timerq_kind_of(accuracy_usec);
-        uint64_t latest =
-            deadline_usec > UINT64_MAX - accuracy_usec ? UINT64_MAX : deadline_usec + accuracy_usec;
+        uint64_t latest = saturating_add(deadline_usec, accuracy_usec);
 
         if (timerq_entry_queued(e) && kind_of_entry(e) != kind)
                 timerq_remove(q, e);
