@@ -21,8 +21,7 @@ static void assert_values(struct list_node *head, const int *values, size_t n)
         struct list_node *pos;
         size_t i = 0;
 
-        list_for_each(pos, head)
-        {
+        list_for_each (pos, head) {
                 assert_true(i < n);
                 assert_int_equal(list_entry(pos, struct item, node)->value, values[i]);
                 /* every back link matches */
@@ -76,13 +75,13 @@ static void test_list_for_each_safe_removes(void **state)
                 items[i].value = i;
                 list_append(&head, &items[i].node);
         }
-        list_for_each_safe(pos, tmp, &head)
-        {
+        list_for_each_safe (pos, tmp, &head) {
                 if (list_entry(pos, struct item, node)->value % 2 == 0)
                         list_remove(pos);
         }
         assert_values(&head, (const int[]){1, 3, 5}, 3);
-        list_for_each_safe(pos, tmp, &head) list_remove(pos);
+        list_for_each_safe (pos, tmp, &head)
+                list_remove(pos);
         assert_values(&head, NULL, 0);
         assert_null(list_first(&head));
 }
