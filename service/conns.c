@@ -190,18 +190,20 @@ static const struct conn_uid *heaviest_unprivileged(const struct conns *c)
 /* uid's least recently active unprivileged connection without a call, else its oldest. */
 static struct peer *eviction_victim(const struct service *s, uid_t uid)
 {
-        struct peer *oldest = NULL;
+        struct list_node *n;
 
-        for (struct list_node *n = s->conns.idle.next; n != &s->conns.idle; n = n->next) {
+        list_for_each (n, &s->conns.idle) {
                 struct peer *p = list_entry(n, struct peer, idle_node);
                 if (p->uid == uid && !p->privileged)
                         return p;
         }
-        /* The live list is newest first. */
-        for (struct peer *p = s->peers; p; p = p->next)
+        /* The live list is oldest first. */
+        list_for_each (n, &s->peers) {
+                struct peer *p = list_entry(n, struct peer, node);
                 if (p->uid == uid && !p->privileged)
-                        oldest = p;
-        return oldest;
+                        return p;
+        }
+        return NULL;
 }
 
 static void evict(struct service *s, struct peer *victim, uid_t newcomer)
