@@ -32,13 +32,13 @@ static bool tables_valid(const struct parked *q)
             hashmap_check(&q->sessions) < 0)
                 return false;
         for (size_t i = 0; (e = hashmap_next(&q->entries, &i));)
-                if (entry_get(q, e->nonce) != e)
+                if (parked_entry_get(q, e->nonce) != e)
                         return false;
         for (size_t i = 0; (o = hashmap_next(&q->owners, &i));)
-                if (owner_get(q, o->uid) != o)
+                if (parked_owner_get(q, o->uid) != o)
                         return false;
         for (size_t i = 0; (s = hashmap_next(&q->sessions, &i));)
-                if (session_get(q, s->id) != s)
+                if (parked_session_get(q, s->id) != s)
                         return false;
         return true;
 }
@@ -58,7 +58,7 @@ static bool heap_valid(const struct heap *h, enum heap_role role)
 
 static bool entry_indexes_valid(const struct parked *q, const struct entry *e)
 {
-        const struct owner *o = owner_get(q, e->owner);
+        const struct owner *o = parked_owner_get(q, e->owner);
         if (!o || !heap_place_valid(&q->heaps[e->clock], HEAP_DEADLINE, e,
                                     e->phase == PHASE_WAITING && e->has_deadline))
                 return false;
@@ -80,7 +80,7 @@ static bool entry_valid(const struct parked *q, const struct entry *e)
         if (!entry_indexes_valid(q, e))
                 return false;
         for (size_t i = 0; i < e->n_names; i++)
-                if (!name_valid(e->names[i]))
+                if (!parked_name_valid(e->names[i]))
                         return false;
         switch (e->kind) {
         case PARKED_KIND_WAIT:
@@ -109,8 +109,8 @@ static bool entry_valid(const struct parked *q, const struct entry *e)
 static bool heaps_valid(const struct parked *q)
 {
         size_t timed[TIMERD_CLOCK_MAX] = {};
-        for (const struct entry *e = line_first(&q->all, LINE_ALL); e;
-             e = line_next(&q->all, e, LINE_ALL))
+        for (const struct entry *e = parked_line_first(&q->all, LINE_ALL); e;
+             e = parked_line_next(&q->all, e, LINE_ALL))
                 if (e->has_deadline)
                         timed[e->clock]++;
         for (size_t c = 0; c < TIMERD_CLOCK_MAX; c++) {
@@ -127,25 +127,25 @@ static bool heaps_valid(const struct parked *q)
 
 static bool owner_valid(const struct parked *q, const struct owner *o, uint64_t *ret_sleepers)
 {
-        if (owner_unused(o) || !line_valid(&o->waits) || o->waits.n != o->waiters)
+        if (parked_owner_unused(o) || !line_valid(&o->waits) || o->waits.n != o->waiters)
                 return false;
-        for (const struct entry *e = line_first(&o->waits, LINE_OWNER); e;
-             e = line_next(&o->waits, e, LINE_OWNER))
+        for (const struct entry *e = parked_line_first(&o->waits, LINE_OWNER); e;
+             e = parked_line_next(&o->waits, e, LINE_OWNER))
                 if (e->owner != o->uid || e->kind != PARKED_KIND_WAIT ||
-                    entry_get(q, e->nonce) != e)
+                    parked_entry_get(q, e->nonce) != e)
                         return false;
         if (!line_valid(&o->sleeps))
                 return false;
-        for (const struct entry *e = line_first(&o->sleeps, LINE_OWNER); e;
-             e = line_next(&o->sleeps, e, LINE_OWNER))
+        for (const struct entry *e = parked_line_first(&o->sleeps, LINE_OWNER); e;
+             e = parked_line_next(&o->sleeps, e, LINE_OWNER))
                 if (e->owner != o->uid || e->kind != PARKED_KIND_SLEEP ||
                     e->phase != PHASE_WAITING || !e->sleeps)
                         return false;
         uint64_t sleepers = 0;
         const struct entry *observing = NULL;
         size_t waiting = 0;
-        for (const struct entry *e = line_first(&q->all, LINE_ALL); e;
-             e = line_next(&q->all, e, LINE_ALL)) {
+        for (const struct entry *e = parked_line_first(&q->all, LINE_ALL); e;
+             e = parked_line_next(&q->all, e, LINE_ALL)) {
                 if (e->owner != o->uid || e->kind != PARKED_KIND_SLEEP)
                         continue;
                 sleepers++;
@@ -185,8 +185,8 @@ static bool owners_valid(const struct parked *q, struct parked_stats *counted)
 static bool owner_session_valid(const struct parked *q, const struct session *s,
                                 const struct owner_session *os)
 {
-        if (os->session != s->id || !owner_get(q, os->owner) ||
-            session_find_owner(s, os->owner) != os || heap_size(&os->sleeps) == 0 ||
+        if (os->session != s->id || !parked_owner_get(q, os->owner) ||
+            parked_session_find_owner(s, os->owner) != os || heap_size(&os->sleeps) == 0 ||
             !heap_valid(&os->sleeps, HEAP_SLEEPS))
                 return false;
         for (size_t i = 0; i < heap_size(&os->sleeps); i++)
@@ -200,12 +200,12 @@ static bool sessions_valid(const struct parked *q)
         size_t entries = 0, sleeping = 0;
         const struct session *s;
         for (size_t i = 0; (s = hashmap_next(&q->sessions, &i));) {
-                if (session_unused(s) || !line_valid(&s->line) ||
+                if (parked_session_unused(s) || !line_valid(&s->line) ||
                     s->n_owners > s->n_owners_allocated)
                         return false;
-                for (const struct entry *e = line_first(&s->line, LINE_SESSION); e;
-                     e = line_next(&s->line, e, LINE_SESSION))
-                        if (e->session != s->id || entry_get(q, e->nonce) != e)
+                for (const struct entry *e = parked_line_first(&s->line, LINE_SESSION); e;
+                     e = parked_line_next(&s->line, e, LINE_SESSION))
+                        if (e->session != s->id || parked_entry_get(q, e->nonce) != e)
                                 return false;
                 for (size_t j = 0; j < s->n_owners; j++) {
                         if (!owner_session_valid(q, s, s->owners[j]))
@@ -217,8 +217,8 @@ static bool sessions_valid(const struct parked *q)
         if (entries != q->entries.n_entries)
                 return false;
         size_t waiting = 0;
-        for (const struct entry *e = line_first(&q->all, LINE_ALL); e;
-             e = line_next(&q->all, e, LINE_ALL))
+        for (const struct entry *e = parked_line_first(&q->all, LINE_ALL); e;
+             e = parked_line_next(&q->all, e, LINE_ALL))
                 waiting += e->sleeps != NULL;
         if (waiting != sleeping)
                 return false;
@@ -226,7 +226,7 @@ static bool sessions_valid(const struct parked *q)
         for (size_t i = 0; (o = hashmap_next(&q->owners, &i));) {
                 size_t owner_sessions = 0;
                 for (size_t j = 0; (s = hashmap_next(&q->sessions, &j));)
-                        owner_sessions += session_find_owner(s, o->uid) != NULL;
+                        owner_sessions += parked_session_find_owner(s, o->uid) != NULL;
                 if (owner_sessions != o->n_owner_sessions)
                         return false;
         }
@@ -244,9 +244,9 @@ int parked_check(const struct parked *q)
                 return -EUCLEAN;
 
         struct parked_stats counted = {};
-        for (const struct entry *e = line_first(&q->all, LINE_ALL); e;
-             e = line_next(&q->all, e, LINE_ALL)) {
-                if (entry_get(q, e->nonce) != e || !entry_valid(q, e))
+        for (const struct entry *e = parked_line_first(&q->all, LINE_ALL); e;
+             e = parked_line_next(&q->all, e, LINE_ALL)) {
+                if (parked_entry_get(q, e->nonce) != e || !entry_valid(q, e))
                         return -EUCLEAN;
                 counted.awaiting_resume += e->phase == PHASE_AWAITING_RESUME;
         }

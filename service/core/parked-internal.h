@@ -114,65 +114,67 @@ struct parked {
 };
 
 /* The registry checks the alphabet; the queue only bounds what it copies. */
-bool name_valid(const char *name);
+bool parked_name_valid(const char *name);
 
-void line_init(struct line *l);
-void line_append(struct line *l, struct entry *e, enum line_kind k);
-void line_remove(struct line *l, struct entry *e, enum line_kind k);
+void parked_line_init(struct line *l);
+void parked_line_append(struct line *l, struct entry *e, enum line_kind k);
+void parked_line_remove(struct line *l, struct entry *e, enum line_kind k);
 /* The front entry, or the one after e; NULL at the end. */
-struct entry *line_first(const struct line *l, enum line_kind k);
-struct entry *line_next(const struct line *l, const struct entry *e, enum line_kind k);
+struct entry *parked_line_first(const struct line *l, enum line_kind k);
+struct entry *parked_line_next(const struct line *l, const struct entry *e, enum line_kind k);
 
 /* The queue's tables, keyed by nonce, uid and session id. */
-void tables_init(struct parked *q);
-struct entry *entry_get(const struct parked *q, uint64_t nonce);
-struct owner *owner_get(const struct parked *q, uint32_t uid);
-struct session *session_get(const struct parked *q, uint64_t id);
-void entries_put(struct parked *q, struct entry *e);
-void entries_remove(struct parked *q, struct entry *e);
+void parked_tables_init(struct parked *q);
+struct entry *parked_entry_get(const struct parked *q, uint64_t nonce);
+struct owner *parked_owner_get(const struct parked *q, uint32_t uid);
+struct session *parked_session_get(const struct parked *q, uint64_t id);
+void parked_entries_put(struct parked *q, struct entry *e);
+void parked_entries_remove(struct parked *q, struct entry *e);
 
-struct parked_effect *effect_push(struct parked *q, enum parked_effect_kind kind,
-                                  const struct entry *e, uint64_t cookie, uint64_t session);
-struct parked_transition transition(const struct parked *q, int failure);
-struct parked_transition limit_exceeded(const struct parked *q, enum parked_limit limit);
+struct parked_effect *parked_effect_push(struct parked *q, enum parked_effect_kind kind,
+                                         const struct entry *e, uint64_t cookie, uint64_t session);
+struct parked_transition parked_transition_of(const struct parked *q, int failure);
+struct parked_transition parked_limit_exceeded(const struct parked *q, enum parked_limit limit);
 
-uint64_t owner_parked(const struct owner *o);
-bool owner_unused(const struct owner *o);
-void owner_release_if_unused(struct parked *q, struct owner *o);
-int session_acquire(struct parked *q, uint64_t id, struct session **ret);
-bool session_unused(const struct session *s);
-void session_release_if_unused(struct parked *q, struct session *s);
-struct owner_session *session_find_owner(const struct session *s, uint32_t owner);
-void owner_session_release_if_unused(struct parked *q, struct owner_session *os);
-void owner_session_free(struct owner_session *os);
+uint64_t parked_owner_parked(const struct owner *o);
+bool parked_owner_unused(const struct owner *o);
+void parked_owner_release_if_unused(struct parked *q, struct owner *o);
+int parked_session_acquire(struct parked *q, uint64_t id, struct session **ret);
+bool parked_session_unused(const struct session *s);
+void parked_session_release_if_unused(struct parked *q, struct session *s);
+struct owner_session *parked_session_find_owner(const struct session *s, uint32_t owner);
+void parked_owner_session_release_if_unused(struct parked *q, struct owner_session *os);
+void parked_owner_session_free(struct owner_session *os);
 
 /* Room for one more waiting Sleep at (o, s); *ret is set for the caller to release on failure. */
-int sleep_reserve(struct owner *o, struct session *s, struct owner_session **ret);
+int parked_sleep_reserve(struct owner *o, struct session *s, struct owner_session **ret);
 /* e becomes a waiting Sleep of os, which has room for it. */
-void sleep_enqueue(struct owner *o, struct owner_session *os, struct entry *e);
+void parked_sleep_enqueue(struct owner *o, struct owner_session *os, struct entry *e);
 /* e goes (back) on its clock's heap, which has room for it. */
-void deadline_enqueue(struct parked *q, struct entry *e);
+void parked_deadline_enqueue(struct parked *q, struct entry *e);
 
-struct parked_transition control_failure(struct parked *q, uint32_t uid, enum parked_failure kind);
+struct parked_transition parked_control_failure(struct parked *q, uint32_t uid,
+                                                enum parked_failure kind);
 /* The checks Finish and Resume share; _PARKED_FAILURE_INVALID when c names a live Sleep. */
-enum parked_failure control_lookup(const struct parked *q, uint32_t uid,
-                                   const struct parked_continuation *c, struct entry **ret);
+enum parked_failure parked_control_lookup(const struct parked *q, uint32_t uid,
+                                          const struct parked_continuation *c, struct entry **ret);
 
-int names_copy(const char *const *names, size_t n, char ***ret);
-void names_free(char **names, size_t n);
-void entry_free(struct entry *e);
+int parked_names_copy(const char *const *names, size_t n, char ***ret);
+void parked_names_free(char **names, size_t n);
+void parked_entry_free(struct entry *e);
 
 /* Unlinks and frees e; the owner and session records stay for the caller to release. */
-void retire(struct parked *q, struct entry *e);
-void retire_and_release(struct parked *q, struct entry *e);
+void parked_retire(struct parked *q, struct entry *e);
+void parked_retire_and_release(struct parked *q, struct entry *e);
 
-void remaining(const struct entry *e, const struct td_now *now, bool *ret_has, uint64_t *ret_usec);
-void begin_observation(struct parked *q, const struct td_now *now, struct owner *o, struct entry *e,
-                       const char *name, uint64_t alarms);
-void announce_observable(struct parked *q, const struct owner *o);
+void parked_remaining(const struct entry *e, const struct td_now *now, bool *ret_has,
+                      uint64_t *ret_usec);
+void parked_begin_observation(struct parked *q, const struct td_now *now, struct owner *o,
+                              struct entry *e, const char *name, uint64_t alarms);
+void parked_announce_observable(struct parked *q, const struct owner *o);
 
 /* Park a copy of proto for caller within the limits: every allocation comes before any change. */
-struct parked_transition park(struct parked *q, const struct td_caller *caller,
-                              enum timerd_clock clock, bool has_deadline, struct entry *proto,
-                              struct entry **ret);
-struct parked_continuation continuation_of(const struct parked *q, const struct entry *e);
+struct parked_transition parked_park(struct parked *q, const struct td_caller *caller,
+                                     enum timerd_clock clock, bool has_deadline,
+                                     struct entry *proto, struct entry **ret);
+struct parked_continuation parked_continuation_of(const struct parked *q, const struct entry *e);

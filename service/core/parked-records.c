@@ -13,7 +13,7 @@
 #include "base/arith.h"
 #include "service/core/parked-internal.h"
 
-bool name_valid(const char *name)
+bool parked_name_valid(const char *name)
 {
         if (!name)
                 return false;
@@ -21,19 +21,19 @@ bool name_valid(const char *name)
         return len >= 1 && len <= TIMERD_NAME_MAX;
 }
 
-void line_init(struct line *l)
+void parked_line_init(struct line *l)
 {
         list_init(&l->head);
         l->n = 0;
 }
 
-void line_append(struct line *l, struct entry *e, enum line_kind k)
+void parked_line_append(struct line *l, struct entry *e, enum line_kind k)
 {
         list_append(&l->head, &e->links[k]);
         l->n++;
 }
 
-void line_remove(struct line *l, struct entry *e, enum line_kind k)
+void parked_line_remove(struct line *l, struct entry *e, enum line_kind k)
 {
         list_remove(&e->links[k]);
         l->n--;
@@ -47,12 +47,12 @@ static struct entry *entry_of_link(const struct list_node *n, enum line_kind k)
         return (struct entry *)(void *)((char *)(uintptr_t)(n - k) - offsetof(struct entry, links));
 }
 
-struct entry *line_first(const struct line *l, enum line_kind k)
+struct entry *parked_line_first(const struct line *l, enum line_kind k)
 {
         return entry_of_link(list_first(&l->head), k);
 }
 
-struct entry *line_next(const struct line *l, const struct entry *e, enum line_kind k)
+struct entry *parked_line_next(const struct line *l, const struct entry *e, enum line_kind k)
 {
         return entry_of_link(list_next(&l->head, &e->links[k]), k);
 }
@@ -100,38 +100,38 @@ static void sleeps_heap_init(struct heap *h)
         heap_init(h, offsetof(struct entry, heap_index[HEAP_SLEEPS]), entry_nonce_before, NULL);
 }
 
-void tables_init(struct parked *q)
+void parked_tables_init(struct parked *q)
 {
         hashmap_init(&q->entries, entry_hash);
         hashmap_init(&q->owners, owner_hash);
         hashmap_init(&q->sessions, session_hash);
-        line_init(&q->all);
+        parked_line_init(&q->all);
         for (size_t c = 0; c < TIMERD_CLOCK_MAX; c++)
                 heap_init(&q->heaps[c], offsetof(struct entry, heap_index[HEAP_DEADLINE]),
                           entry_nonce_before, NULL);
 }
 
-struct entry *entry_get(const struct parked *q, uint64_t nonce)
+struct entry *parked_entry_get(const struct parked *q, uint64_t nonce)
 {
         return hashmap_find(&q->entries, hash_mix64(nonce), entry_matches, &nonce);
 }
 
-struct owner *owner_get(const struct parked *q, uint32_t uid)
+struct owner *parked_owner_get(const struct parked *q, uint32_t uid)
 {
         return hashmap_find(&q->owners, hash_mix64(uid), owner_matches, &uid);
 }
 
-struct session *session_get(const struct parked *q, uint64_t id)
+struct session *parked_session_get(const struct parked *q, uint64_t id)
 {
         return hashmap_find(&q->sessions, hash_mix64(id), session_matches, &id);
 }
 
-void entries_put(struct parked *q, struct entry *e)
+void parked_entries_put(struct parked *q, struct entry *e)
 {
         hashmap_insert(&q->entries, entry_hash(e), e);
 }
 
-void entries_remove(struct parked *q, struct entry *e)
+void parked_entries_remove(struct parked *q, struct entry *e)
 {
         hashmap_remove(&q->entries, entry_hash(e), e);
 }
@@ -151,8 +151,8 @@ static int effects_reserve(struct parked *q, size_t n)
         return 0;
 }
 
-struct parked_effect *effect_push(struct parked *q, enum parked_effect_kind kind,
-                                  const struct entry *e, uint64_t cookie, uint64_t session)
+struct parked_effect *parked_effect_push(struct parked *q, enum parked_effect_kind kind,
+                                         const struct entry *e, uint64_t cookie, uint64_t session)
 {
         assert(q->n_effects < q->n_effects_allocated);
         struct parked_effect *f = &q->effects[q->n_effects++];
@@ -166,7 +166,7 @@ struct parked_effect *effect_push(struct parked *q, enum parked_effect_kind kind
         return f;
 }
 
-struct parked_transition transition(const struct parked *q, int failure)
+struct parked_transition parked_transition_of(const struct parked *q, int failure)
 {
         return (struct parked_transition){
             .failure = failure,
@@ -177,16 +177,16 @@ struct parked_transition transition(const struct parked *q, int failure)
         };
 }
 
-struct parked_transition limit_exceeded(const struct parked *q, enum parked_limit limit)
+struct parked_transition parked_limit_exceeded(const struct parked *q, enum parked_limit limit)
 {
-        struct parked_transition t = transition(q, -TIMERD_E_LIMIT_EXCEEDED);
+        struct parked_transition t = parked_transition_of(q, -TIMERD_E_LIMIT_EXCEEDED);
         t.limit = limit;
         return t;
 }
 
 static int owner_acquire(struct parked *q, uint32_t uid, struct owner **ret)
 {
-        struct owner *o = owner_get(q, uid);
+        struct owner *o = parked_owner_get(q, uid);
         if (!o) {
                 if (hashmap_reserve(&q->owners, q->owners.n_entries + 1) < 0)
                         return -ENOMEM;
@@ -195,17 +195,17 @@ static int owner_acquire(struct parked *q, uint32_t uid, struct owner **ret)
                         return -ENOMEM;
                 o->uid = uid;
                 o->failure = _PARKED_FAILURE_INVALID;
-                line_init(&o->waits);
-                line_init(&o->sleeps);
+                parked_line_init(&o->waits);
+                parked_line_init(&o->sleeps);
                 hashmap_insert(&q->owners, owner_hash(o), o);
         }
         *ret = o;
         return 0;
 }
 
-int session_acquire(struct parked *q, uint64_t id, struct session **ret)
+int parked_session_acquire(struct parked *q, uint64_t id, struct session **ret)
 {
-        struct session *s = session_get(q, id);
+        struct session *s = parked_session_get(q, id);
         if (!s) {
                 if (hashmap_reserve(&q->sessions, q->sessions.n_entries + 1) < 0)
                         return -ENOMEM;
@@ -213,40 +213,40 @@ int session_acquire(struct parked *q, uint64_t id, struct session **ret)
                 if (!s)
                         return -ENOMEM;
                 s->id = id;
-                line_init(&s->line);
+                parked_line_init(&s->line);
                 hashmap_insert(&q->sessions, session_hash(s), s);
         }
         *ret = s;
         return 0;
 }
 
-uint64_t owner_parked(const struct owner *o)
+uint64_t parked_owner_parked(const struct owner *o)
 {
         return o->waiters + o->sleepers;
 }
 
 /* A latched failure keeps its owner's record for Status. */
-bool owner_unused(const struct owner *o)
+bool parked_owner_unused(const struct owner *o)
 {
-        return owner_parked(o) == 0 && o->n_owner_sessions == 0 && o->failures == 0;
+        return parked_owner_parked(o) == 0 && o->n_owner_sessions == 0 && o->failures == 0;
 }
 
-void owner_release_if_unused(struct parked *q, struct owner *o)
+void parked_owner_release_if_unused(struct parked *q, struct owner *o)
 {
-        if (!owner_unused(o))
+        if (!parked_owner_unused(o))
                 return;
         hashmap_remove(&q->owners, owner_hash(o), o);
         free(o);
 }
 
-bool session_unused(const struct session *s)
+bool parked_session_unused(const struct session *s)
 {
         return s->line.n == 0 && s->n_owners == 0;
 }
 
-void session_release_if_unused(struct parked *q, struct session *s)
+void parked_session_release_if_unused(struct parked *q, struct session *s)
 {
-        if (!s || !session_unused(s))
+        if (!s || !parked_session_unused(s))
                 return;
         hashmap_remove(&q->sessions, session_hash(s), s);
         free(s->owners);
@@ -254,7 +254,7 @@ void session_release_if_unused(struct parked *q, struct session *s)
 }
 
 /* A session usually has one owner: its peer. */
-struct owner_session *session_find_owner(const struct session *s, uint32_t owner)
+struct owner_session *parked_session_find_owner(const struct session *s, uint32_t owner)
 {
         for (size_t i = 0; i < s->n_owners; i++)
                 if (s->owners[i]->owner == owner)
@@ -264,7 +264,7 @@ struct owner_session *session_find_owner(const struct session *s, uint32_t owner
 
 static int owner_session_acquire(struct owner *o, struct session *s, struct owner_session **ret)
 {
-        struct owner_session *os = session_find_owner(s, o->uid);
+        struct owner_session *os = parked_session_find_owner(s, o->uid);
         if (!os) {
                 if (s->n_owners == s->n_owners_allocated) {
                         size_t n = s->n_owners_allocated ? s->n_owners_allocated * 2 : 1;
@@ -288,7 +288,7 @@ static int owner_session_acquire(struct owner *o, struct session *s, struct owne
 }
 
 /* Room for one more waiting Sleep at (o, s); *ret is set for the caller to release on failure. */
-int sleep_reserve(struct owner *o, struct session *s, struct owner_session **ret)
+int parked_sleep_reserve(struct owner *o, struct session *s, struct owner_session **ret)
 {
         int r = owner_session_acquire(o, s, ret);
         if (r < 0)
@@ -296,12 +296,12 @@ int sleep_reserve(struct owner *o, struct session *s, struct owner_session **ret
         return heap_reserve(&(*ret)->sleeps, heap_size(&(*ret)->sleeps) + 1);
 }
 
-void owner_session_release_if_unused(struct parked *q, struct owner_session *os)
+void parked_owner_session_release_if_unused(struct parked *q, struct owner_session *os)
 {
         if (heap_size(&os->sleeps) > 0)
                 return;
-        struct session *s = session_get(q, os->session);
-        struct owner *o = owner_get(q, os->owner);
+        struct session *s = parked_session_get(q, os->session);
+        struct owner *o = parked_owner_get(q, os->owner);
         assert(s && o && o->n_owner_sessions > 0);
         for (size_t i = 0; i < s->n_owners; i++)
                 if (s->owners[i] == os) {
@@ -309,36 +309,36 @@ void owner_session_release_if_unused(struct parked *q, struct owner_session *os)
                         break;
                 }
         o->n_owner_sessions--;
-        owner_session_free(os);
+        parked_owner_session_free(os);
 }
 
-void owner_session_free(struct owner_session *os)
+void parked_owner_session_free(struct owner_session *os)
 {
         heap_done(&os->sleeps);
         free(os);
 }
 
-void deadline_enqueue(struct parked *q, struct entry *e)
+void parked_deadline_enqueue(struct parked *q, struct entry *e)
 {
         heap_insert(&q->heaps[e->clock], e, e->deadline_usec);
 }
 
 /* e becomes a waiting Sleep of os, which has room for it. */
-void sleep_enqueue(struct owner *o, struct owner_session *os, struct entry *e)
+void parked_sleep_enqueue(struct owner *o, struct owner_session *os, struct entry *e)
 {
         heap_insert(&os->sleeps, e, e->nonce);
         e->sleeps = os;
-        line_append(&o->sleeps, e, LINE_OWNER);
+        parked_line_append(&o->sleeps, e, LINE_OWNER);
 }
 
 /* e stops waiting; its owner_session may go. */
 static void sleep_dequeue(struct parked *q, struct owner *o, struct entry *e)
 {
         struct owner_session *os = e->sleeps;
-        line_remove(&o->sleeps, e, LINE_OWNER);
+        parked_line_remove(&o->sleeps, e, LINE_OWNER);
         heap_remove(&os->sleeps, e);
         e->sleeps = NULL;
-        owner_session_release_if_unused(q, os);
+        parked_owner_session_release_if_unused(q, os);
 }
 
 static void latch_failure(struct parked *q, struct owner *o, enum parked_failure kind)
@@ -354,47 +354,48 @@ static void latch_failure(struct parked *q, struct owner *o, enum parked_failure
 }
 
 /* Without memory for a record, the failure is still counted queue-wide and returned. */
-struct parked_transition control_failure(struct parked *q, uint32_t uid, enum parked_failure kind)
+struct parked_transition parked_control_failure(struct parked *q, uint32_t uid,
+                                                enum parked_failure kind)
 {
         struct owner *o = NULL;
         (void)owner_acquire(q, uid, &o);
         latch_failure(q, o, kind);
-        struct parked_transition t = transition(q, -TIMERD_E_PROTOCOL_FAILURE);
+        struct parked_transition t = parked_transition_of(q, -TIMERD_E_PROTOCOL_FAILURE);
         t.protocol = kind;
         return t;
 }
 
-void names_free(char **names, size_t n)
+void parked_names_free(char **names, size_t n)
 {
         for (size_t i = 0; i < n; i++)
                 free(names[i]);
         free(names);
 }
 
-void entry_free(struct entry *e)
+void parked_entry_free(struct entry *e)
 {
-        names_free(e->names, e->n_names);
+        parked_names_free(e->names, e->n_names);
         free(e);
 }
 
 /* Unlinks and frees e; the owner and session records stay for the caller to release. */
-void retire(struct parked *q, struct entry *e)
+void parked_retire(struct parked *q, struct entry *e)
 {
-        struct owner *o = owner_get(q, e->owner);
-        struct session *s = session_get(q, e->session);
+        struct owner *o = parked_owner_get(q, e->owner);
+        struct session *s = parked_session_get(q, e->session);
         assert(o && s);
 
-        line_remove(&q->all, e, LINE_ALL);
+        parked_line_remove(&q->all, e, LINE_ALL);
         if (e->kind == PARKED_KIND_WAIT)
-                line_remove(&o->waits, e, LINE_OWNER);
-        line_remove(&s->line, e, LINE_SESSION);
+                parked_line_remove(&o->waits, e, LINE_OWNER);
+        parked_line_remove(&s->line, e, LINE_SESSION);
         if (heap_contains(&q->heaps[e->clock], e))
                 heap_remove(&q->heaps[e->clock], e);
         if (e->sleeps)
                 sleep_dequeue(q, o, e);
         if (e->has_deadline)
                 q->timed[e->clock]--;
-        entries_remove(q, e);
+        parked_entries_remove(q, e);
 
         if (e->kind == PARKED_KIND_WAIT) {
                 o->waiters--;
@@ -408,19 +409,20 @@ void retire(struct parked *q, struct entry *e)
                 q->stats.observing--;
         } else if (e->phase == PHASE_AWAITING_RESUME)
                 q->stats.awaiting_resume--;
-        entry_free(e);
+        parked_entry_free(e);
 }
 
-void retire_and_release(struct parked *q, struct entry *e)
+void parked_retire_and_release(struct parked *q, struct entry *e)
 {
-        struct owner *o = owner_get(q, e->owner);
-        struct session *s = session_get(q, e->session);
-        retire(q, e);
-        session_release_if_unused(q, s);
-        owner_release_if_unused(q, o);
+        struct owner *o = parked_owner_get(q, e->owner);
+        struct session *s = parked_session_get(q, e->session);
+        parked_retire(q, e);
+        parked_session_release_if_unused(q, s);
+        parked_owner_release_if_unused(q, o);
 }
 
-void remaining(const struct entry *e, const struct td_now *now, bool *ret_has, uint64_t *ret_usec)
+void parked_remaining(const struct entry *e, const struct td_now *now, bool *ret_has,
+                      uint64_t *ret_usec)
 {
         uint64_t t = now->usec[e->clock];
         *ret_has = e->has_deadline;
@@ -432,18 +434,18 @@ void remaining(const struct entry *e, const struct td_now *now, bool *ret_has, u
  * cycle or the lease cannot be numbered the Sleep can never be observed: it ends with FAILED (the
  * owner stays, holding the latched failure).
  */
-void begin_observation(struct parked *q, const struct td_now *now, struct owner *o, struct entry *e,
-                       const char *name, uint64_t alarms)
+void parked_begin_observation(struct parked *q, const struct td_now *now, struct owner *o,
+                              struct entry *e, const char *name, uint64_t alarms)
 {
         assert(!o->observing && e->kind == PARKED_KIND_SLEEP && e->phase == PHASE_WAITING);
 
         if (e->cycle == UINT64_MAX || q->last_nonce == UINT64_MAX) {
-                effect_push(q, PARKED_EFFECT_FAILED, e, e->cookie, e->session)->failed =
+                parked_effect_push(q, PARKED_EFFECT_FAILED, e, e->cookie, e->session)->failed =
                     PARKED_FAILURE_OVERFLOW;
                 latch_failure(q, o, PARKED_FAILURE_OVERFLOW);
-                struct session *s = session_get(q, e->session);
-                retire(q, e);
-                session_release_if_unused(q, s);
+                struct session *s = parked_session_get(q, e->session);
+                parked_retire(q, e);
+                parked_session_release_if_unused(q, s);
                 return;
         }
 
@@ -457,10 +459,10 @@ void begin_observation(struct parked *q, const struct td_now *now, struct owner 
         q->stats.observing++;
 
         struct parked_effect *f =
-            effect_push(q, PARKED_EFFECT_OBSERVATION, e, e->cookie, e->session);
+            parked_effect_push(q, PARKED_EFFECT_OBSERVATION, e, e->cookie, e->session);
         f->observation.lease = e->lease;
         f->observation.alarms = alarms;
-        remaining(e, now, &f->observation.has_remaining, &f->observation.remaining_usec);
+        parked_remaining(e, now, &f->observation.has_remaining, &f->observation.remaining_usec);
         memcpy(f->observation.name, name, strnlen(name, TIMERD_NAME_MAX) + 1);
 }
 
@@ -468,15 +470,15 @@ void begin_observation(struct parked *q, const struct td_now *now, struct owner 
  * The owner may observe again and has a waiting Sleep: tell the runtime (OBSERVABLE, addressed to
  * that Sleep's session), which offers it an alarm the registry keeps.
  */
-void announce_observable(struct parked *q, const struct owner *o)
+void parked_announce_observable(struct parked *q, const struct owner *o)
 {
-        const struct entry *e = o ? line_first(&o->sleeps, LINE_OWNER) : NULL;
+        const struct entry *e = o ? parked_line_first(&o->sleeps, LINE_OWNER) : NULL;
         if (!e || o->observing)
                 return;
-        effect_push(q, PARKED_EFFECT_OBSERVABLE, e, 0, e->session);
+        parked_effect_push(q, PARKED_EFFECT_OBSERVABLE, e, 0, e->session);
 }
 
-int names_copy(const char *const *names, size_t n, char ***ret)
+int parked_names_copy(const char *const *names, size_t n, char ***ret)
 {
         if (n == 0) {
                 *ret = NULL;
@@ -488,7 +490,7 @@ int names_copy(const char *const *names, size_t n, char ***ret)
         for (size_t i = 0; i < n; i++) {
                 copy[i] = strdup(names[i]);
                 if (!copy[i]) {
-                        names_free(copy, i);
+                        parked_names_free(copy, i);
                         return -ENOMEM;
                 }
         }
@@ -497,30 +499,30 @@ int names_copy(const char *const *names, size_t n, char ***ret)
 }
 
 /* Park a copy of proto for caller within the limits: every allocation comes before any change. */
-struct parked_transition park(struct parked *q, const struct td_caller *caller,
-                              enum timerd_clock clock, bool has_deadline, struct entry *proto,
-                              struct entry **ret)
+struct parked_transition parked_park(struct parked *q, const struct td_caller *caller,
+                                     enum timerd_clock clock, bool has_deadline,
+                                     struct entry *proto, struct entry **ret)
 {
         if (q->shutting_down)
-                return transition(q, -TIMERD_E_SHUTTING_DOWN);
+                return parked_transition_of(q, -TIMERD_E_SHUTTING_DOWN);
         if (q->last_nonce == UINT64_MAX)
-                return transition(q, -TIMERD_E_OVERFLOW);
+                return parked_transition_of(q, -TIMERD_E_OVERFLOW);
 
-        struct owner *o = owner_get(q, caller->uid);
-        struct session *s = session_get(q, caller->session);
+        struct owner *o = parked_owner_get(q, caller->uid);
+        struct session *s = parked_session_get(q, caller->session);
         if (q->config.max_per_session > 0 && s && s->line.n >= q->config.max_per_session)
-                return limit_exceeded(q, PARKED_LIMIT_PER_SESSION);
-        if (q->config.max_per_owner > 0 && o && owner_parked(o) >= q->config.max_per_owner)
-                return limit_exceeded(q, PARKED_LIMIT_PER_OWNER);
+                return parked_limit_exceeded(q, PARKED_LIMIT_PER_SESSION);
+        if (q->config.max_per_owner > 0 && o && parked_owner_parked(o) >= q->config.max_per_owner)
+                return parked_limit_exceeded(q, PARKED_LIMIT_PER_OWNER);
 
         struct entry *e = NULL;
         struct owner_session *os = NULL;
         int r = owner_acquire(q, caller->uid, &o);
         if (r < 0)
-                return transition(q, r);
-        r = session_acquire(q, caller->session, &s);
+                return parked_transition_of(q, r);
+        r = parked_session_acquire(q, caller->session, &s);
         if (r >= 0 && proto->kind == PARKED_KIND_SLEEP)
-                r = sleep_reserve(o, s, &os);
+                r = parked_sleep_reserve(o, s, &os);
         if (r >= 0)
                 r = hashmap_reserve(&q->entries, q->entries.n_entries + 1);
         if (r >= 0 && has_deadline)
@@ -534,10 +536,10 @@ struct parked_transition park(struct parked *q, const struct td_caller *caller,
         }
         if (r < 0) {
                 if (os)
-                        owner_session_release_if_unused(q, os);
-                session_release_if_unused(q, s);
-                owner_release_if_unused(q, o);
-                return transition(q, r);
+                        parked_owner_session_release_if_unused(q, os);
+                parked_session_release_if_unused(q, s);
+                parked_owner_release_if_unused(q, o);
+                return parked_transition_of(q, r);
         }
 
         *e = *proto;
@@ -551,28 +553,28 @@ struct parked_transition park(struct parked *q, const struct td_caller *caller,
         for (size_t i = 0; i < _HEAP_ROLE_MAX; i++)
                 e->heap_index[i] = HEAP_NOT_QUEUED;
         e->sleeps = NULL;
-        line_append(&q->all, e, LINE_ALL);
+        parked_line_append(&q->all, e, LINE_ALL);
         if (e->kind == PARKED_KIND_WAIT)
-                line_append(&o->waits, e, LINE_OWNER);
-        line_append(&s->line, e, LINE_SESSION);
-        entries_put(q, e);
+                parked_line_append(&o->waits, e, LINE_OWNER);
+        parked_line_append(&s->line, e, LINE_SESSION);
+        parked_entries_put(q, e);
         if (has_deadline) {
                 q->timed[clock]++;
-                deadline_enqueue(q, e);
+                parked_deadline_enqueue(q, e);
         }
         if (e->kind == PARKED_KIND_WAIT) {
                 o->waiters++;
                 q->stats.waiters++;
         } else {
-                sleep_enqueue(o, os, e);
+                parked_sleep_enqueue(o, os, e);
                 o->sleepers++;
                 q->stats.sleepers++;
         }
         *ret = e;
-        return transition(q, 0);
+        return parked_transition_of(q, 0);
 }
 
-struct parked_continuation continuation_of(const struct parked *q, const struct entry *e)
+struct parked_continuation parked_continuation_of(const struct parked *q, const struct entry *e)
 {
         return (struct parked_continuation){
             .epoch = q->config.epoch,
@@ -582,15 +584,15 @@ struct parked_continuation continuation_of(const struct parked *q, const struct 
 }
 
 /* The checks Finish and Resume share; _PARKED_FAILURE_INVALID when c names a live Sleep. */
-enum parked_failure control_lookup(const struct parked *q, uint32_t uid,
-                                   const struct parked_continuation *c, struct entry **ret)
+enum parked_failure parked_control_lookup(const struct parked *q, uint32_t uid,
+                                          const struct parked_continuation *c, struct entry **ret)
 {
-        const struct owner *o = owner_get(q, uid);
-        if (!o || owner_parked(o) == 0)
+        const struct owner *o = parked_owner_get(q, uid);
+        if (!o || parked_owner_parked(o) == 0)
                 return PARKED_FAILURE_UNEXPECTED_CONTROL;
         if (c->epoch != q->config.epoch)
                 return PARKED_FAILURE_IDENTITY;
-        struct entry *e = entry_get(q, c->nonce);
+        struct entry *e = parked_entry_get(q, c->nonce);
         if (!e || e->owner != uid)
                 return PARKED_FAILURE_IDENTITY;
         if (e->kind != PARKED_KIND_SLEEP)

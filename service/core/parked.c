@@ -50,7 +50,7 @@ int parked_new(const struct parked_config *config, struct parked **ret)
                 return -ENOMEM;
         q->config = *config;
         q->last_nonce = config->first_nonce - 1;
-        tables_init(q);
+        parked_tables_init(q);
         *ret = q;
         return 0;
 }
@@ -59,9 +59,9 @@ void parked_free(struct parked *q)
 {
         if (!q)
                 return;
-        for (struct entry *e = line_first(&q->all, LINE_ALL), *next; e; e = next) {
-                next = line_next(&q->all, e, LINE_ALL);
-                entry_free(e);
+        for (struct entry *e = parked_line_first(&q->all, LINE_ALL), *next; e; e = next) {
+                next = parked_line_next(&q->all, e, LINE_ALL);
+                parked_entry_free(e);
         }
         struct owner *o;
         for (size_t i = 0; (o = hashmap_next(&q->owners, &i));)
@@ -69,7 +69,7 @@ void parked_free(struct parked *q)
         struct session *s;
         for (size_t i = 0; (s = hashmap_next(&q->sessions, &i));) {
                 for (size_t j = 0; j < s->n_owners; j++)
-                        owner_session_free(s->owners[j]);
+                        parked_owner_session_free(s->owners[j]);
                 free(s->owners);
                 free(s);
         }
@@ -89,16 +89,16 @@ struct parked_transition parked_wait(struct parked *q, const struct parked_wait_
         q->n_effects = 0;
 
         if (a->caller.session == 0)
-                return transition(q, -EINVAL);
+                return parked_transition_of(q, -EINVAL);
         if (a->has_timeout && !clock_valid(a->clock))
-                return transition(q, -TIMERD_E_INVALID_PARAMETER);
+                return parked_transition_of(q, -TIMERD_E_INVALID_PARAMETER);
         if (q->config.max_names > 0 && a->n_names > q->config.max_names)
-                return limit_exceeded(q, PARKED_LIMIT_NAMES);
+                return parked_limit_exceeded(q, PARKED_LIMIT_NAMES);
         if (a->n_names > 0 && !a->names)
-                return transition(q, -TIMERD_E_INVALID_PARAMETER);
+                return parked_transition_of(q, -TIMERD_E_INVALID_PARAMETER);
         for (size_t i = 0; i < a->n_names; i++)
-                if (!name_valid(a->names[i]))
-                        return transition(q, -TIMERD_E_INVALID_NAME);
+                if (!parked_name_valid(a->names[i]))
+                        return parked_transition_of(q, -TIMERD_E_INVALID_NAME);
 
         struct entry proto = {
             .kind = PARKED_KIND_WAIT,
@@ -107,18 +107,18 @@ struct parked_transition parked_wait(struct parked *q, const struct parked_wait_
             .stream = a->stream,
             .n_names = a->n_names,
         };
-        int r = names_copy(a->names, a->n_names, &proto.names);
+        int r = parked_names_copy(a->names, a->n_names, &proto.names);
         if (r < 0)
-                return transition(q, r);
+                return parked_transition_of(q, r);
 
         struct entry *e;
         struct parked_transition t =
-            park(q, &a->caller, a->has_timeout ? a->clock : 0, a->has_timeout, &proto, &e);
+            parked_park(q, &a->caller, a->has_timeout ? a->clock : 0, a->has_timeout, &proto, &e);
         if (t.failure < 0) {
-                names_free(proto.names, proto.n_names);
+                parked_names_free(proto.names, proto.n_names);
                 return t;
         }
-        *ret = continuation_of(q, e);
+        *ret = parked_continuation_of(q, e);
         return t;
 }
 
@@ -130,9 +130,9 @@ struct parked_transition parked_sleep(struct parked *q, const struct td_now *now
         q->n_effects = 0;
 
         if (a->caller.session == 0)
-                return transition(q, -EINVAL);
+                return parked_transition_of(q, -EINVAL);
         if (!clock_valid(a->clock))
-                return transition(q, -TIMERD_E_INVALID_PARAMETER);
+                return parked_transition_of(q, -TIMERD_E_INVALID_PARAMETER);
 
         struct entry proto = {
             .kind = PARKED_KIND_SLEEP,
@@ -140,12 +140,13 @@ struct parked_transition parked_sleep(struct parked *q, const struct td_now *now
             .deadline_usec = a->has_deadline ? a->deadline_usec : 0,
         };
         struct entry *e;
-        struct parked_transition t = park(q, &a->caller, a->clock, a->has_deadline, &proto, &e);
+        struct parked_transition t =
+            parked_park(q, &a->caller, a->clock, a->has_deadline, &proto, &e);
         if (t.failure < 0)
                 return t;
-        *ret = continuation_of(q, e);
-        announce_observable(q, owner_get(q, a->caller.uid));
-        return transition(q, 0);
+        *ret = parked_continuation_of(q, e);
+        parked_announce_observable(q, parked_owner_get(q, a->caller.uid));
+        return parked_transition_of(q, 0);
 }
 
 static bool wait_matches(const struct entry *e, const char *name)
@@ -165,27 +166,28 @@ struct parked_transition parked_offer_firing(struct parked *q, uint32_t owner, c
         q->n_effects = 0;
         *ret_taken = false;
 
-        if (!name_valid(name))
-                return transition(q, -TIMERD_E_INVALID_NAME);
+        if (!parked_name_valid(name))
+                return parked_transition_of(q, -TIMERD_E_INVALID_NAME);
 
-        struct owner *o = owner_get(q, owner);
-        struct entry *e = o ? line_first(&o->waits, LINE_OWNER) : NULL;
+        struct owner *o = parked_owner_get(q, owner);
+        struct entry *e = o ? parked_line_first(&o->waits, LINE_OWNER) : NULL;
         while (e && !wait_matches(e, name))
-                e = line_next(&o->waits, e, LINE_OWNER);
+                e = parked_line_next(&o->waits, e, LINE_OWNER);
         if (!e)
-                return transition(q, 0);
+                return parked_transition_of(q, 0);
 
-        struct parked_effect *f = effect_push(q, PARKED_EFFECT_REPLY, e, e->cookie, e->session);
+        struct parked_effect *f =
+            parked_effect_push(q, PARKED_EFFECT_REPLY, e, e->cookie, e->session);
         f->reply.continues = e->stream;
         memcpy(f->reply.name, name, strlen(name) + 1);
         *ret_taken = true;
 
         if (e->stream) {
-                line_remove(&o->waits, e, LINE_OWNER);
-                line_append(&o->waits, e, LINE_OWNER);
+                parked_line_remove(&o->waits, e, LINE_OWNER);
+                parked_line_append(&o->waits, e, LINE_OWNER);
         } else
-                retire_and_release(q, e);
-        return transition(q, 0);
+                parked_retire_and_release(q, e);
+        return parked_transition_of(q, 0);
 }
 
 struct parked_transition parked_offer_alarm(struct parked *q, const struct td_now *now,
@@ -197,22 +199,23 @@ struct parked_transition parked_offer_alarm(struct parked *q, const struct td_no
         *ret_taken = false;
 
         if (session == 0 || alarms == 0)
-                return transition(q, -EINVAL);
-        if (!name_valid(name))
-                return transition(q, -TIMERD_E_INVALID_NAME);
+                return parked_transition_of(q, -EINVAL);
+        if (!parked_name_valid(name))
+                return parked_transition_of(q, -TIMERD_E_INVALID_NAME);
         if (q->shutting_down)
-                return transition(q, -TIMERD_E_SHUTTING_DOWN);
-        struct owner *o = owner_get(q, owner);
+                return parked_transition_of(q, -TIMERD_E_SHUTTING_DOWN);
+        struct owner *o = parked_owner_get(q, owner);
         if (!o || o->observing || o->sleeps.n == 0)
-                return transition(q, 0);
-        struct session *s = session_get(q, session);
-        struct owner_session *os = s ? session_find_owner(s, owner) : NULL;
-        begin_observation(q, now, o,
-                          os ? heap_top(&os->sleeps)->entry : line_first(&o->sleeps, LINE_OWNER),
-                          name, alarms);
+                return parked_transition_of(q, 0);
+        struct session *s = parked_session_get(q, session);
+        struct owner_session *os = s ? parked_session_find_owner(s, owner) : NULL;
+        parked_begin_observation(q, now, o,
+                                 os ? heap_top(&os->sleeps)->entry
+                                    : parked_line_first(&o->sleeps, LINE_OWNER),
+                                 name, alarms);
         /* A Sleep that cannot be observed ended with FAILED: the alarm stays with the registry. */
         *ret_taken = o->observing != NULL;
-        return transition(q, 0);
+        return parked_transition_of(q, 0);
 }
 
 struct parked_transition parked_end_waits(struct parked *q, uint32_t owner,
@@ -223,18 +226,18 @@ struct parked_transition parked_end_waits(struct parked *q, uint32_t owner,
         assert(q && can_fire);
         q->n_effects = 0;
 
-        struct owner *o = owner_get(q, owner);
+        struct owner *o = parked_owner_get(q, owner);
         struct entry *next;
-        for (struct entry *e = o ? line_first(&o->waits, LINE_OWNER) : NULL; e; e = next) {
+        for (struct entry *e = o ? parked_line_first(&o->waits, LINE_OWNER) : NULL; e; e = next) {
                 /* While another Wait follows, the owner keeps its record. */
-                next = line_next(&o->waits, e, LINE_OWNER);
+                next = parked_line_next(&o->waits, e, LINE_OWNER);
                 if (e->n_names == 0 ||
                     can_fire((const char *const *)e->names, e->n_names, userdata))
                         continue;
-                effect_push(q, PARKED_EFFECT_NOTHING_TO_WAIT_FOR, e, e->cookie, e->session);
-                retire_and_release(q, e);
+                parked_effect_push(q, PARKED_EFFECT_NOTHING_TO_WAIT_FOR, e, e->cookie, e->session);
+                parked_retire_and_release(q, e);
         }
-        return transition(q, 0);
+        return parked_transition_of(q, 0);
 }
 
 struct parked_transition parked_finish(struct parked *q, const struct td_now *now,
@@ -248,24 +251,24 @@ struct parked_transition parked_finish(struct parked *q, const struct td_now *no
         *ret_ticket = (struct parked_ticket){};
 
         if (caller->session == 0)
-                return transition(q, -EINVAL);
+                return parked_transition_of(q, -EINVAL);
         if (action < 0 || action >= _PARKED_ACTION_MAX)
-                return transition(q, -TIMERD_E_INVALID_PARAMETER);
+                return parked_transition_of(q, -TIMERD_E_INVALID_PARAMETER);
 
         struct entry *e = NULL;
-        enum parked_failure kind = control_lookup(q, caller->uid, c, &e);
+        enum parked_failure kind = parked_control_lookup(q, caller->uid, c, &e);
         if (kind != _PARKED_FAILURE_INVALID)
-                return control_failure(q, caller->uid, kind);
+                return parked_control_failure(q, caller->uid, kind);
         if (e->phase != PHASE_OBSERVING)
-                return control_failure(q, caller->uid, PARKED_FAILURE_PHASE);
+                return parked_control_failure(q, caller->uid, PARKED_FAILURE_PHASE);
         if (e->lease != lease)
-                return control_failure(q, caller->uid, PARKED_FAILURE_IDENTITY);
+                return parked_control_failure(q, caller->uid, PARKED_FAILURE_IDENTITY);
         /* Resume will need the next cycle: reserve it now so the ticket can always be used. */
         if (action == PARKED_ACTION_RESUME &&
             (q->last_nonce == UINT64_MAX || e->cycle == UINT64_MAX))
-                return control_failure(q, caller->uid, PARKED_FAILURE_OVERFLOW);
+                return parked_control_failure(q, caller->uid, PARKED_FAILURE_OVERFLOW);
 
-        struct owner *o = owner_get(q, caller->uid);
+        struct owner *o = parked_owner_get(q, caller->uid);
         if (action == PARKED_ACTION_RESUME) {
                 e->ticket = ++q->last_nonce;
                 e->lease = 0;
@@ -274,21 +277,22 @@ struct parked_transition parked_finish(struct parked *q, const struct td_now *no
                 q->stats.observing--;
                 q->stats.awaiting_resume++;
                 *ret_ticket = (struct parked_ticket){
-                    .continuation = continuation_of(q, e),
+                    .continuation = parked_continuation_of(q, e),
                     .nonce = e->ticket,
                 };
         } else if (action == PARKED_ACTION_INTERRUPT) {
                 struct parked_effect *f =
-                    effect_push(q, PARKED_EFFECT_INTERRUPTED, e, cookie, caller->session);
-                remaining(e, now, &f->interrupted.has_remaining, &f->interrupted.remaining_usec);
-                retire_and_release(q, e);
+                    parked_effect_push(q, PARKED_EFFECT_INTERRUPTED, e, cookie, caller->session);
+                parked_remaining(e, now, &f->interrupted.has_remaining,
+                                 &f->interrupted.remaining_usec);
+                parked_retire_and_release(q, e);
         } else {
-                effect_push(q, PARKED_EFFECT_RETIRED, e, cookie, caller->session);
-                retire_and_release(q, e);
+                parked_effect_push(q, PARKED_EFFECT_RETIRED, e, cookie, caller->session);
+                parked_retire_and_release(q, e);
         }
 
-        announce_observable(q, owner_get(q, caller->uid));
-        return transition(q, 0);
+        parked_announce_observable(q, parked_owner_get(q, caller->uid));
+        return parked_transition_of(q, 0);
 }
 
 struct parked_transition parked_resume(struct parked *q, const struct td_now *now,
@@ -299,42 +303,42 @@ struct parked_transition parked_resume(struct parked *q, const struct td_now *no
         q->n_effects = 0;
 
         if (caller->session == 0)
-                return transition(q, -EINVAL);
+                return parked_transition_of(q, -EINVAL);
         if (q->shutting_down)
-                return transition(q, -TIMERD_E_SHUTTING_DOWN);
+                return parked_transition_of(q, -TIMERD_E_SHUTTING_DOWN);
 
         struct entry *e = NULL;
-        enum parked_failure kind = control_lookup(q, caller->uid, &ticket->continuation, &e);
+        enum parked_failure kind = parked_control_lookup(q, caller->uid, &ticket->continuation, &e);
         if (kind != _PARKED_FAILURE_INVALID)
-                return control_failure(q, caller->uid, kind);
+                return parked_control_failure(q, caller->uid, kind);
         if (e->phase != PHASE_AWAITING_RESUME)
-                return control_failure(q, caller->uid, PARKED_FAILURE_PHASE);
+                return parked_control_failure(q, caller->uid, PARKED_FAILURE_PHASE);
         if (e->ticket != ticket->nonce)
-                return control_failure(q, caller->uid, PARKED_FAILURE_IDENTITY);
+                return parked_control_failure(q, caller->uid, PARKED_FAILURE_IDENTITY);
         assert(e->cycle < UINT64_MAX); /* reserved by Finish */
 
-        struct owner *o = owner_get(q, caller->uid);
-        struct session *from = session_get(q, e->session), *to = from;
+        struct owner *o = parked_owner_get(q, caller->uid);
+        struct session *from = parked_session_get(q, e->session), *to = from;
         if (caller->session != e->session) {
-                to = session_get(q, caller->session);
+                to = parked_session_get(q, caller->session);
                 if (q->config.max_per_session > 0 && to && to->line.n >= q->config.max_per_session)
-                        return limit_exceeded(q, PARKED_LIMIT_PER_SESSION);
+                        return parked_limit_exceeded(q, PARKED_LIMIT_PER_SESSION);
         }
         struct owner_session *os = NULL;
-        int r = session_acquire(q, caller->session, &to);
+        int r = parked_session_acquire(q, caller->session, &to);
         if (r >= 0)
-                r = sleep_reserve(o, to, &os);
+                r = parked_sleep_reserve(o, to, &os);
         if (r < 0) {
                 if (os)
-                        owner_session_release_if_unused(q, os);
-                session_release_if_unused(q, to);
-                return transition(q, r);
+                        parked_owner_session_release_if_unused(q, os);
+                parked_session_release_if_unused(q, to);
+                return parked_transition_of(q, r);
         }
         if (to != from) {
-                line_remove(&from->line, e, LINE_SESSION);
-                line_append(&to->line, e, LINE_SESSION);
+                parked_line_remove(&from->line, e, LINE_SESSION);
+                parked_line_append(&to->line, e, LINE_SESSION);
                 e->session = caller->session;
-                session_release_if_unused(q, from);
+                parked_session_release_if_unused(q, from);
         }
 
         e->cycle++;
@@ -343,10 +347,10 @@ struct parked_transition parked_resume(struct parked *q, const struct td_now *no
         e->phase = PHASE_WAITING;
         q->stats.awaiting_resume--;
         if (e->has_deadline)
-                deadline_enqueue(q, e);
-        sleep_enqueue(o, os, e);
-        announce_observable(q, o);
-        return transition(q, 0);
+                parked_deadline_enqueue(q, e);
+        parked_sleep_enqueue(o, os, e);
+        parked_announce_observable(q, o);
+        return parked_transition_of(q, 0);
 }
 
 struct parked_transition parked_expire(struct parked *q, const struct td_now *now)
@@ -358,14 +362,14 @@ struct parked_transition parked_expire(struct parked *q, const struct td_now *no
                 const struct heap_slot *top;
                 while ((top = heap_top(&q->heaps[c])) && top->key <= now->usec[c]) {
                         struct entry *e = top->entry;
-                        effect_push(q,
-                                    e->kind == PARKED_KIND_SLEEP ? PARKED_EFFECT_ELAPSED
-                                                                 : PARKED_EFFECT_TIMED_OUT,
-                                    e, e->cookie, e->session);
-                        retire_and_release(q, e);
+                        parked_effect_push(q,
+                                           e->kind == PARKED_KIND_SLEEP ? PARKED_EFFECT_ELAPSED
+                                                                        : PARKED_EFFECT_TIMED_OUT,
+                                           e, e->cookie, e->session);
+                        parked_retire_and_release(q, e);
                 }
         }
-        return transition(q, 0);
+        return parked_transition_of(q, 0);
 }
 
 int parked_next_deadline(const struct parked *q, enum timerd_clock clock, uint64_t *ret_usec)
@@ -387,27 +391,27 @@ struct parked_transition parked_session_closed(struct parked *q, const struct td
         q->n_effects = 0;
         *ret_retired = 0;
 
-        struct session *s = session_get(q, session);
+        struct session *s = parked_session_get(q, session);
         if (!s)
-                return transition(q, 0);
+                return parked_transition_of(q, 0);
 
         /* Observations last, so that none is announced to a Sleep about to be dropped. */
         for (int observations = 0; observations < 2; observations++) {
                 struct entry *next;
-                for (struct entry *e = line_first(&s->line, LINE_SESSION); e; e = next) {
-                        next = line_next(&s->line, e, LINE_SESSION);
+                for (struct entry *e = parked_line_first(&s->line, LINE_SESSION); e; e = next) {
+                        next = parked_line_next(&s->line, e, LINE_SESSION);
                         if ((e->phase == PHASE_OBSERVING) != observations)
                                 continue;
-                        struct owner *o = owner_get(q, e->owner);
-                        retire(q, e);
+                        struct owner *o = parked_owner_get(q, e->owner);
+                        parked_retire(q, e);
                         (*ret_retired)++;
                         if (observations)
-                                announce_observable(q, o);
-                        owner_release_if_unused(q, o);
+                                parked_announce_observable(q, o);
+                        parked_owner_release_if_unused(q, o);
                 }
         }
-        session_release_if_unused(q, s);
-        return transition(q, 0);
+        parked_session_release_if_unused(q, s);
+        return parked_transition_of(q, 0);
 }
 
 struct parked_transition parked_shutdown(struct parked *q)
@@ -417,26 +421,27 @@ struct parked_transition parked_shutdown(struct parked *q)
         q->shutting_down = true;
 
         struct entry *e;
-        while ((e = line_first(&q->all, LINE_ALL))) {
+        while ((e = parked_line_first(&q->all, LINE_ALL))) {
                 if (e->phase == PHASE_WAITING)
-                        effect_push(q, PARKED_EFFECT_SHUTTING_DOWN, e, e->cookie, e->session);
-                retire_and_release(q, e);
+                        parked_effect_push(q, PARKED_EFFECT_SHUTTING_DOWN, e, e->cookie,
+                                           e->session);
+                parked_retire_and_release(q, e);
         }
         struct session *s;
         for (size_t i = 0; (s = hashmap_next(&q->sessions, &i));) {
                 size_t before = q->sessions.n_entries;
-                session_release_if_unused(q, s);
+                parked_session_release_if_unused(q, s);
                 /* the removal may shift another session into its slot: look at that again */
                 if (q->sessions.n_entries < before)
                         i--;
         }
-        return transition(q, 0);
+        return parked_transition_of(q, 0);
 }
 
 int parked_get_owner(const struct parked *q, uint32_t owner, struct parked_owner_snapshot *ret)
 {
         assert(q && ret);
-        const struct owner *o = owner_get(q, owner);
+        const struct owner *o = parked_owner_get(q, owner);
         if (!o)
                 return -TIMERD_E_NOT_FOUND;
         *ret = (struct parked_owner_snapshot){
@@ -454,7 +459,7 @@ int parked_get_owner(const struct parked *q, uint32_t owner, struct parked_owner
 bool parked_session_holds(const struct parked *q, uint64_t session)
 {
         /* A session's record lives exactly as long as it holds something. */
-        return session_get(q, session) != NULL;
+        return parked_session_get(q, session) != NULL;
 }
 
 void parked_get_stats(const struct parked *q, struct parked_stats *ret)

@@ -40,9 +40,9 @@ static void test_check_detects_corruption(void **state)
         sleep_ok(q, &now, OWNER_B, 3, 4, 200);
         observe(q, &now, OWNER_B, 3, 4, &lease);
 
-        struct owner *a = owner_get(q, OWNER_A), *b = owner_get(q, OWNER_B);
-        struct session *s1 = session_get(q, 1);
-        struct entry *observed = b->observing, *sleeper = entry_get(q, 2);
+        struct owner *a = parked_owner_get(q, OWNER_A), *b = parked_owner_get(q, OWNER_B);
+        struct session *s1 = parked_session_get(q, 1);
+        struct entry *observed = b->observing, *sleeper = parked_entry_get(q, 2);
         struct heap *h = &q->heaps[TIMERD_CLOCK_MONOTONIC];
         assert_non_null(observed);
         assert_non_null(sleeper);
@@ -66,13 +66,14 @@ static void test_check_detects_corruption(void **state)
                         (slot_place(h, 0, top), slot_place(h, 1, other)));
 
         /* a broken back link on a line */
-        struct entry *second = line_next(&q->all, line_first(&q->all, LINE_ALL), LINE_ALL);
+        struct entry *second =
+            parked_line_next(&q->all, parked_line_first(&q->all, LINE_ALL), LINE_ALL);
         struct list_node *first = second->links[LINE_ALL].prev;
         ASSERT_DETECTED(q, second->links[LINE_ALL].prev = NULL,
                         second->links[LINE_ALL].prev = first);
 
         struct owner_session *a1 = sleeper->sleeps;
-        assert_ptr_equal(a1, session_find_owner(s1, OWNER_A));
+        assert_ptr_equal(a1, parked_session_find_owner(s1, OWNER_A));
         /* a waiting Sleep missing from its owner's line */
         ASSERT_DETECTED(q, a->sleeps.n++, a->sleeps.n--);
 
@@ -83,9 +84,9 @@ static void test_check_detects_corruption(void **state)
         ASSERT_DETECTED(q, sleeps->n_slots = 0, sleeps->n_slots = 1);
 
         /* a Wait missing from its owner's line */
-        struct entry *waiter = line_first(&a->waits, LINE_OWNER);
-        ASSERT_DETECTED(q, line_remove(&a->waits, waiter, LINE_OWNER),
-                        line_append(&a->waits, waiter, LINE_OWNER));
+        struct entry *waiter = parked_line_first(&a->waits, LINE_OWNER);
+        ASSERT_DETECTED(q, parked_line_remove(&a->waits, waiter, LINE_OWNER),
+                        parked_line_append(&a->waits, waiter, LINE_OWNER));
 
         /* a failure count without its kind */
         ASSERT_DETECTED(q, (a->failures = 1, q->stats.latched_owners++),
