@@ -79,8 +79,10 @@ void events_publish(struct service *s, enum event_kind kind, uint32_t owner, con
         struct td_now now;
         if (clock_source_now(&s->clock, &now) == 0)
                 realtime = now.usec[TIMERD_CLOCK_REALTIME];
-        for (struct peer *p = s->peers, *next; p; p = next) {
-                next = p->next; /* a subscriber that cannot keep up is dropped */
+        struct list_node *n, *next;
+        /* safe: a subscriber that cannot keep up is dropped */
+        list_for_each_safe (n, next, &s->peers) {
+                struct peer *p = list_entry(n, struct peer, node);
                 if (!p->subscriber || (!p->subscribe_all && p->uid != owner))
                         continue;
                 char *msg = vl_reply_encode(
@@ -111,8 +113,9 @@ void events_session_closing(struct service *s, uint64_t session)
 
 void events_shutdown(struct service *s)
 {
-        for (struct peer *p = s->peers, *next; p; p = next) {
-                next = p->next;
+        struct list_node *n, *next;
+        list_for_each_safe (n, next, &s->peers) {
+                struct peer *p = list_entry(n, struct peer, node);
                 if (p->subscriber) {
                         events_unsubscribe(s, p);
                         service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
