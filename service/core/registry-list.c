@@ -184,3 +184,10 @@ bool registry_session_holds(const struct registry *r, uint64_t session)
 
         return s && (!list_empty(&s->transient) || !list_empty(&s->delivered));
 }
+
+bool registry_session_has_runs(const struct registry *r, uint64_t session)
+{
+        const struct session *s = session_find(r, session);
+
+        return s && !list_empty(&s->delivered);
+}

@@ -470,6 +470,8 @@ void registry_get_owner_stats(const struct registry *r, uint32_t owner, struct r
 /* Whether closing `session` would remove or end anything: a transient timer, or a run handed to
  * it and not completed. O(1). */
 bool registry_session_holds(const struct registry *r, uint64_t session);
+/* Whether a run was handed to `session` and has not ended (Complete, Fail, the session closed). */
+bool registry_session_has_runs(const struct registry *r, uint64_t session);
 
 /*
  * Durability. Only retained timers are durable; transient ones never show up here.
