@@ -859,7 +859,7 @@ int service_iterate(struct service *s, int64_t timeout_usec)
         s->iteration_start_usec = 0;
         /* Intents left over from a bounded drain, a re-evaluation under way, or virtual
          * deadlines still due, must not wait for another event. */
-        int r = loop_run_once(s->loop, busy ? 0 : timeout_usec);
+        int r = loop_run_once(s->loop, busy ? 0 : virtual_clock_timeout(s, timeout_usec));
         if (r < 0) {
                 log_errno(r, "The event loop failed");
                 service_exit(s, EXIT_REASON_BACKEND_FAULT);

@@ -20,6 +20,7 @@
 #include "service/core/metrics.h"
 #include "service/core/registry.h"
 #include "service/signals.h"
+#include "service/virtual-clock.h"
 
 struct parked;
 struct peer;
@@ -48,6 +49,7 @@ struct service {
         struct loop *loop;
         struct clock_source clock; /* what service_now() reads: real, or virtual (--clock) */
         bool virtual_due;          /* virtual deadlines left due by the last settle */
+        struct virtual_advance advance;
         char backend_reason[160];
         bool alarm_clocks;
 

@@ -6,6 +6,7 @@
 
 #include "service/api.h"
 #include "service/io/clock.h"
+#include "service/io/peer.h"
 #include "service/service.h"
 #include "varlink/names.h"
 
@@ -20,12 +21,11 @@ static bool due_now(const struct service *s, enum timerd_clock c, const struct t
         return service_core_deadline(s, c, &deadline) && deadline <= now->usec[c];
 }
 
-bool virtual_clock_settle(struct service *s)
+/* Fire what is due at the time the clocks read: true when something is still due. */
+static bool settle_due(struct service *s)
 {
         struct td_now now;
 
-        if (!s->clock.virtual)
-                return false;
         for (int round = 0; round <= SETTLE_ROUNDS; round++) {
                 bool fired = false;
                 /* In clock order; the registry orders a clock's due timers by (deadline, owner,
@@ -71,28 +71,6 @@ static uint64_t next_step(const struct service *s, uint64_t left, bool suspended
 static int move(struct clock_source *clock, uint64_t usec, bool suspended)
 {
         return suspended ? clock_virtual_suspend(clock, usec) : clock_virtual_pass(clock, usec);
-}
-
-/* Let usec pass (suspended: monotonic stands still), stopping at each deadline on the way. */
-static int pass(struct service *s, uint64_t usec, bool suspended)
-{
-        struct clock_source probe = s->clock;
-        /* All or nothing: a move that would overflow is refused before any firing. */
-        int r = move(&probe, usec, suspended);
-        if (r < 0)
-                return r;
-
-        service_finish_reevaluation(s);
-        virtual_clock_settle(s);
-        for (uint64_t left = usec; left > 0 && lifecycle_running(&s->lifecycle);) {
-                uint64_t step = next_step(s, left, suspended);
-                r = move(&s->clock, step, suspended);
-                if (r < 0)
-                        return r;
-                left -= step;
-                virtual_clock_settle(s);
-        }
-        return 0;
 }
 
 static json_object *clocks_json(const struct service *s)
@@ -149,31 +127,174 @@ static int distance(const struct service *s, const char *method, json_object *pa
         return 0;
 }
 
+/* The real time a step waits for the runs it handed out to end: a client that never completes
+ * gets its Advance answered Timeout rather than a test hanging. */
+#define HOLD_LIMIT_USEC (5 * 1000000u)
+
+/* Deadlines one loop iteration steps to: other clients are served between batches. */
+#define STEPS_PER_ITERATION 256
+
+enum virtual_advance_role {
+        ADVANCE_NONE,      /* holds no run of this advance */
+        ADVANCE_BYSTANDER, /* held a run when the advance started: it does not hold the advance */
+        ADVANCE_WORKER,    /* took a run during the advance: the advance waits for it */
+};
+
+/* Peers that took a run since the last look become the advance's workers. */
+static void note_workers(struct service *s)
+{
+        struct list_node *n;
+
+        list_for_each (n, &s->peers) {
+                struct peer *p = list_entry(n, struct peer, node);
+                if (p->advance_role == ADVANCE_NONE &&
+                    registry_session_has_runs(s->registry, p->session)) {
+                        p->advance_role = ADVANCE_WORKER;
+                        s->advance.workers++;
+                }
+        }
+}
+
+/* Whether a worker still holds a run, or a firing is pending while a worker is not back in a
+ * Wait (it is about to take it: moving on would make its run end late). */
+static bool workers_busy(struct service *s)
+{
+        struct registry_stats stats;
+        struct list_node *n;
+
+        if (s->advance.workers == 0)
+                return false;
+        registry_get_stats(s->registry, &stats);
+        list_for_each (n, &s->peers) {
+                const struct peer *p = list_entry(n, struct peer, node);
+                if (p->advance_role != ADVANCE_WORKER || p->eof || p->doomed)
+                        continue;
+                if (registry_session_has_runs(s->registry, p->session) ||
+                    (stats.pending > 0 && !p->call_open && !p->queued))
+                        return true;
+        }
+        return false;
+}
+
+/* Answer the Advance (error 0: its clocks and firings) and end it. */
+static void advance_end(struct service *s, struct peer *caller, int error)
+{
+        if (error)
+                service_error(s, caller, error, NULL);
+        else
+                reply_clocks(s, caller, &s->advance.firings_before);
+        s->advance = (struct virtual_advance){0};
+}
+
+/* Whether the advance waits for its workers: false once they are done. Past HOLD_LIMIT_USEC of
+ * real time the advance is answered Timeout. */
+static bool advance_held(struct service *s, struct peer *caller)
+{
+        struct virtual_advance *a = &s->advance;
+        uint64_t real;
+
+        note_workers(s);
+        if (!workers_busy(s)) {
+                a->holding = false;
+                return false;
+        }
+        if (clock_read(TIMERD_CLOCK_MONOTONIC, &real) < 0)
+                real = a->held_since;
+        if (!a->holding) {
+                a->holding = true;
+                a->held_since = real;
+        } else if (real - a->held_since >= HOLD_LIMIT_USEC)
+                advance_end(s, caller, TIMERD_E_TIMEOUT);
+        return true;
+}
+
+/* Step the advance under way on: to each deadline on the way, a batch per loop iteration. */
+static void advance_run(struct service *s)
+{
+        struct virtual_advance *a = &s->advance;
+        struct peer *caller = service_find_session(s, a->session);
+
+        if (!caller) { /* it hung up: the clocks stay where they are */
+                *a = (struct virtual_advance){0};
+                return;
+        }
+        for (int steps = 0; steps < STEPS_PER_ITERATION; steps++) {
+                if (!lifecycle_running(&s->lifecycle)) {
+                        advance_end(s, caller, TIMERD_E_SHUTTING_DOWN);
+                        return;
+                }
+                if (advance_held(s, caller))
+                        return;
+                if (a->left == 0) {
+                        advance_end(s, caller, 0);
+                        return;
+                }
+                uint64_t step = next_step(s, a->left, a->suspended);
+                /* Cannot fail: the whole distance was tried when the advance began. */
+                if (move(&s->clock, step, a->suspended) < 0) {
+                        advance_end(s, caller, TIMERD_E_OVERFLOW);
+                        return;
+                }
+                a->left -= step;
+                settle_due(s);
+        }
+}
+
+/* Begin letting usec pass (suspended: monotonic stands still), answered once it has. */
+static int advance_start(struct service *s, struct peer *p, uint64_t usec, bool suspended,
+                         uint64_t firings_before)
+{
+        struct clock_source probe = s->clock;
+        struct list_node *n;
+        /* All or nothing: a move that would overflow is refused before any firing. */
+        int r = move(&probe, usec, suspended);
+        if (r < 0)
+                return r;
+
+        list_for_each (n, &s->peers) {
+                struct peer *q = list_entry(n, struct peer, node);
+                q->advance_role = registry_session_has_runs(s->registry, q->session)
+                                      ? ADVANCE_BYSTANDER
+                                      : ADVANCE_NONE;
+        }
+        s->advance = (struct virtual_advance){
+            .session = p->session,
+            .left = usec,
+            .firings_before = firings_before,
+            .suspended = suspended,
+        };
+        service_finish_reevaluation(s);
+        settle_due(s);
+        advance_run(s);
+        return 0;
+}
+
 static void move_call(struct service *s, struct peer *p, const char *method, json_object *params)
 {
         uint64_t firings = s->metrics.firings, usec = 0;
         struct param_error err;
         int r;
 
+        if (s->advance.session) { /* one move at a time: another client's is under way */
+                service_error(s, p, TIMERD_E_BUSY, NULL);
+                return;
+        }
         if (distance(s, method, params, &usec, &err) < 0) {
                 api_fail(s, p, &err);
                 return;
         }
-        if (strcmp(method, "SetRealtime") == 0) {
-                r = clock_virtual_set_realtime(&s->clock, usec);
-                if (r == 0) {
-                        service_clock_was_set(s);
-                        service_finish_reevaluation(s);
-                        virtual_clock_settle(s);
-                }
-        } else
-                r = pass(s, usec, strcmp(method, "Suspend") == 0);
+        if (strcmp(method, "SetRealtime") != 0)
+                r = advance_start(s, p, usec, strcmp(method, "Suspend") == 0, firings);
+        else if ((r = clock_virtual_set_realtime(&s->clock, usec)) == 0) {
+                service_clock_was_set(s);
+                service_finish_reevaluation(s);
+                settle_due(s);
+                reply_clocks(s, p, &firings);
+        }
         if (r < 0) {
                 params_fail(&err, -TIMERD_E_OVERFLOW, NULL, "usec", 0);
                 api_fail(s, p, &err);
-                return;
         }
-        reply_clocks(s, p, &firings);
 }
 
 bool virtual_clock_call(struct service *s, struct peer *p, const char *method, json_object *params)
@@ -194,4 +315,28 @@ bool virtual_clock_call(struct service *s, struct peer *p, const char *method, j
                         return true;
                 }
         return false;
+}
+
+bool virtual_clock_settle(struct service *s)
+{
+        if (!s->clock.virtual)
+                return false;
+        bool due = settle_due(s);
+        if (s->advance.session)
+                advance_run(s);
+        /* An advance that is not waiting for its workers goes on in the next iteration. */
+        return due || (s->advance.session && !s->advance.holding);
+}
+
+int64_t virtual_clock_timeout(const struct service *s, int64_t timeout_usec)
+{
+        uint64_t real, left;
+
+        if (!s->advance.session || !s->advance.holding)
+                return timeout_usec;
+        if (clock_read(TIMERD_CLOCK_MONOTONIC, &real) < 0 ||
+            real - s->advance.held_since >= HOLD_LIMIT_USEC)
+                return 0;
+        left = HOLD_LIMIT_USEC - (real - s->advance.held_since);
+        return timeout_usec >= 0 && (uint64_t)timeout_usec < left ? timeout_usec : (int64_t)left;
 }

@@ -4,19 +4,36 @@
 /*
  * The virtual clock of `timerd --clock virtual`: io.timerd.Test moves the clocks, stepping to
  * each deadline the cores want on the way and firing there exactly as a kernel expiry would.
- * Nothing here reads a real clock.
+ * An Advance waits (parked, the loop serving others) for the runs it handed out to end; only that
+ * wait reads the real clock, to bound it.
  */
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 struct service;
 struct peer;
+
+/* An Advance (AdvanceTo, Suspend) under way: its caller's call stays open until it is done. */
+struct virtual_advance {
+        uint64_t session; /* the caller's; 0: none under way */
+        uint64_t left;    /* usec still to pass */
+        uint64_t firings_before;
+        uint32_t workers; /* peers that took a run during it */
+        bool suspended;   /* monotonic stands still */
+        bool holding;     /* waiting for its workers, since held_since (real monotonic) */
+        uint64_t held_since;
+};
 
 /* io.timerd.Test's methods; false when `method` is not one of them (or the clock is real). */
 bool virtual_clock_call(struct service *s, struct peer *p, const char *method, json_object *params);
 
 /* Fire what is due at the time the virtual clocks read (a deadline set in the past fires at
- * once, as an armed kernel timer would). Once per loop iteration; true when something is still
- * due after its bounded rounds (the next iteration must not wait). */
+ * once, as an armed kernel timer would), and step an Advance under way on. Once per loop
+ * iteration; true when the next iteration must not wait (something still due after the bounded
+ * rounds, or an Advance with more to step). */
 bool virtual_clock_settle(struct service *s);
+
+/* The loop's timeout: no longer than an Advance's wait for its workers may last. */
+int64_t virtual_clock_timeout(const struct service *s, int64_t timeout_usec);

@@ -20,9 +20,15 @@
  * The clocks start at a fixed instant: monotonic and boottime at 10^9 s (beyond any real uptime),
  * realtime at 2030-01-01 00:00 UTC. An advance fires every timer that comes due on the way at its own
  * deadline, in (deadline, clock, owner, name) order, and returns once each firing was handed to a
- * parked Wait or left pending. A run is completed at the virtual time its Complete arrives: to
- * keep an after-completion timer's deadlines exact, advance to each deadline and complete before
- * advancing further (examples/test-daily-job.c).
+ * parked Wait or left pending. A run ends at the virtual time its Complete arrives, and the
+ * advance waits for it: at each deadline the clocks stand still until every run handed to a
+ * client during the advance has ended (Complete, Fail, or its connection closed) and, while a
+ * firing is pending, until such a client is back in a Wait. So a worker thread looping
+ * Wait/Complete on an after-completion timer sees every deadline exact under one long advance. A
+ * firing left pending with no such client holds nothing: a single-threaded test advances, then
+ * takes it itself (examples/test-daily-job.c). A run not ended within 5 s of real time fails the
+ * advance with -TIMERD_E_TIMEOUT, the clocks stopped at its deadline. A long advance steps in
+ * batches: the service serves other clients meanwhile; another move then is -TIMERD_E_BUSY.
  *
  * The calls on a struct timerd work on any connection to a virtual-clock instance (timerctl's
  * advance and now use them); a service on the real clock answers
@@ -60,7 +66,8 @@ struct timerd_test_clocks {
         uint64_t realtime;
 };
 
-/* Let usec pass: every clock moves by it. ret_firings (may be NULL): the firings on the way. */
+/* Let usec pass: every clock moves by it. ret_firings (may be NULL): the firings on the way.
+ * -TIMERD_E_TIMEOUT: a run handed out on the way did not end within 5 s of real time. */
 int timerd_test_advance(struct timerd *t, uint64_t usec, uint64_t *ret_firings);
 /* Advance until `clock` reads usec; a time it passed already is -TIMERD_E_INVALID_PARAMETER. */
 int timerd_test_advance_to(struct timerd *t, enum timerd_clock clock, uint64_t usec,

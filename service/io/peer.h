@@ -40,6 +40,8 @@ struct peer {
         bool queued;          /* an intent for it is in the queue */
         uint64_t burst_drain; /* the drain `burst` counts calls of */
         unsigned burst;
+        /* During a virtual clock's Advance: what it waits for of this peer (virtual-clock.c). */
+        uint8_t advance_role;
         bool eof;           /* the client closed its end */
         bool input_full;    /* a whole buffer of calls waits for the open one to end */
         bool subscriber;    /* the open call is a Subscribe stream */

@@ -3,12 +3,15 @@
 /*
  * timerd --clock virtual, driven with libtimerd's test helpers (timerd/timerd-test.h) on the
  * backend of the run: a month of an hourly job in a fraction of a second with every deadline
- * exact, suspend and clock-set simulations, determinism, and the real service refusing
+ * exact, also with a worker thread and one advance; suspend and clock-set simulations,
+ * determinism, the loop serving others during an advance, and the real service refusing
  * io.timerd.Test.
  */
 
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -230,6 +234,181 @@ static void test_set_realtime(void **state)
         timerd_close(t);
 }
 
+/* A worker on its own connection: Wait, Complete, again, `runs` times; what it saw. */
+struct worker {
+        struct timerd *t;
+        uint64_t first_deadline;
+        uint64_t runs;
+        bool complete;    /* false: take one run and never end it */
+        uint64_t taken;   /* runs taken */
+        uint64_t inexact; /* runs not fired at start + run * HOUR, or with the wrong run number */
+        int error;
+};
+
+static void *worker_main(void *arg)
+{
+        struct worker *w = arg;
+        const char *names[] = {"hourly"};
+        struct timerd_firing f;
+
+        while (w->taken < w->runs) {
+                w->error = timerd_wait(w->t, names, 1, 0, &f);
+                if (w->error < 0)
+                        break;
+                w->taken++;
+                if (f.deadline_usec != w->first_deadline + (w->taken - 1) * HOUR ||
+                    f.fired_usec != f.deadline_usec || f.token.run != w->taken)
+                        w->inexact++;
+                if (!w->complete)
+                        break;
+                w->error = timerd_complete(w->t, &f.token, TIMERD_OUTCOME_SUCCESS,
+                                           TIMERD_DIRECTIVE_CONTINUE, 0);
+                if (w->error < 0)
+                        break;
+        }
+        return NULL;
+}
+
+/* Until the worker's Wait is parked: the advance must find it waiting for the first firing. */
+static void await_waiter(struct timerd *t)
+{
+        struct timerd_status status;
+
+        for (int i = 0; i < 5000; i++) {
+                assert_int_equal(timerd_status(t, &status), 0);
+                if (status.waiters > 0)
+                        return;
+                usleep(1000);
+        }
+        fail_msg("the worker's Wait never parked");
+}
+
+/* ONE advance of 30 days while a worker thread completes each run: the advance waits at each
+ * deadline for the run to end, so the after-completion deadlines stay exact: 720 runs. */
+static void test_one_advance_with_a_worker(void **state)
+{
+        struct timerd *t = harness_connect(*state);
+        struct worker w = {.t = harness_connect(*state), .runs = 720, .complete = true};
+        struct timerd_test_clocks start;
+        struct timerd_timer info;
+        uint64_t firings;
+        pthread_t thread;
+
+        assert_int_equal(timerd_test_now(t, &start), 0);
+        reg(t, "hourly", TIMERD_POLICY_AFTER_COMPLETION, TIMERD_CLOCK_MONOTONIC, HOUR, 0);
+        w.first_deadline = start.monotonic + HOUR;
+        assert_int_equal(pthread_create(&thread, NULL, worker_main, &w), 0);
+        await_waiter(t);
+        unsigned long long began = harness_now_usec();
+        assert_int_equal(timerd_test_advance(t, 30 * DAY, &firings), 0);
+        unsigned long long took = harness_now_usec() - began;
+        assert_int_equal(pthread_join(thread, NULL), 0);
+        print_message("one advance, 720 runs completed by a worker thread: %llu.%03llu s (%s)\n",
+                      took / SEC, took % SEC / 1000, harness_backend());
+
+        assert_int_equal(w.error, 0);
+        assert_int_equal(w.taken, 720);
+        assert_int_equal(w.inexact, 0);
+        assert_int_equal(firings, 720);
+        assert_int_equal(timerd_get(t, "hourly", TIMERD_OWNER_SELF, &info), 0);
+        assert_int_equal(info.runs, 720);
+        assert_int_equal(info.next_usec, start.monotonic + 30 * DAY + HOUR);
+        timerd_close(w.t);
+        timerd_close(t);
+}
+
+struct advance_call {
+        struct timerd *t;
+        uint64_t usec;
+        int result;
+};
+
+static void *advance_main(void *arg)
+{
+        struct advance_call *a = arg;
+
+        a->result = timerd_test_advance(a->t, a->usec, NULL);
+        return NULL;
+}
+
+/* A client that takes a run and never ends it: the advance waits for it a bounded real time (5
+ * s) and answers Timeout, the clocks stopped at that run's deadline; meanwhile the service
+ * answers others. A firing nobody waits for holds nothing (the single-threaded tests above). */
+static void test_run_never_completed(void **state)
+{
+        struct timerd *t = harness_connect(*state);
+        struct worker w = {.t = harness_connect(*state), .runs = 1, .complete = false};
+        struct advance_call a = {.t = harness_connect(*state), .usec = 3 * HOUR};
+        struct timerd_test_clocks start, now;
+        pthread_t worker, advance;
+
+        assert_int_equal(timerd_test_now(t, &start), 0);
+        reg(t, "hourly", TIMERD_POLICY_AFTER_COMPLETION, TIMERD_CLOCK_MONOTONIC, HOUR, 0);
+        w.first_deadline = start.monotonic + HOUR;
+        assert_int_equal(pthread_create(&worker, NULL, worker_main, &w), 0);
+        await_waiter(t);
+        unsigned long long began = harness_now_usec();
+        assert_int_equal(pthread_create(&advance, NULL, advance_main, &a), 0);
+        assert_int_equal(pthread_join(worker, NULL), 0);
+        assert_int_equal(w.taken, 1);
+        /* Held at the run's deadline, and serving. */
+        assert_int_equal(timerd_test_now(t, &now), 0);
+        assert_int_equal(now.monotonic, start.monotonic + HOUR);
+        /* One move at a time: another is Busy and moves nothing. */
+        assert_int_equal(timerd_test_advance(t, HOUR, NULL), -TIMERD_E_BUSY);
+        assert_int_equal(pthread_join(advance, NULL), 0);
+        unsigned long long took = harness_now_usec() - began;
+        assert_int_equal(a.result, -TIMERD_E_TIMEOUT);
+        assert_true(took >= 5 * SEC);
+        assert_true(took < 30 * SEC);
+        assert_int_equal(timerd_test_now(t, &now), 0);
+        assert_int_equal(now.monotonic, start.monotonic + HOUR);
+        timerd_close(w.t);
+        timerd_close(a.t);
+        timerd_close(t);
+}
+
+/* One long advance of a 1 ms timer (60000 deadlines; it signals this process, which blocks the
+ * signal, so the service ends each run itself) steps in batches: another client's calls are
+ * answered while it is under way, seeing the clocks part of the way. */
+static void test_long_advance_serves_others(void **state)
+{
+        struct timerd *t = harness_connect(*state);
+        struct advance_call a = {.t = harness_connect(*state), .usec = MIN};
+        struct timerd_test_clocks start, now;
+        struct timerd_status status;
+        struct timerd_declaration d;
+        struct timerd_claim claim;
+        struct timerd_timer info;
+        unsigned midway = 0;
+        pthread_t advance;
+        sigset_t block;
+
+        sigemptyset(&block);
+        sigaddset(&block, SIGUSR2);
+        assert_int_equal(pthread_sigmask(SIG_BLOCK, &block, NULL), 0);
+        assert_int_equal(timerd_test_now(t, &start), 0);
+        timerd_declaration_init(&d, TIMERD_POLICY_INTERVAL, 1000);
+        d.delivery = TIMERD_DELIVERY_SIGNAL;
+        d.signal = SIGUSR2;
+        assert_int_equal(timerd_register(t, "fast", &d, NULL, false, &claim), 0);
+        assert_int_equal(pthread_create(&advance, NULL, advance_main, &a), 0);
+        do {
+                assert_int_equal(timerd_status(t, &status), 0);
+                assert_int_equal(timerd_test_now(t, &now), 0);
+                midway +=
+                    now.monotonic > start.monotonic && now.monotonic < start.monotonic + a.usec;
+        } while (now.monotonic < start.monotonic + a.usec);
+        assert_int_equal(pthread_join(advance, NULL), 0);
+        assert_int_equal(a.result, 0);
+        print_message("%u Now calls answered during the advance\n", midway);
+        assert_true(midway > 0);
+        assert_int_equal(timerd_get(t, "fast", TIMERD_OWNER_SELF, &info), 0);
+        assert_int_equal(info.runs, 60000);
+        timerd_close(a.t);
+        timerd_close(t);
+}
+
 /* Take and complete the n firings an advance left pending, so that the timers fire again. */
 static void complete_pending(struct timerd *t, uint64_t n)
 {
@@ -366,6 +545,12 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_hourly_job_for_30_days, virtual_setup,
+                                            harness_teardown),
+            cmocka_unit_test_setup_teardown(test_one_advance_with_a_worker, virtual_setup,
+                                            harness_teardown),
+            cmocka_unit_test_setup_teardown(test_run_never_completed, virtual_setup,
+                                            harness_teardown),
+            cmocka_unit_test_setup_teardown(test_long_advance_serves_others, virtual_setup,
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_advance_steps_through_deadlines, virtual_setup,
                                             harness_teardown),
