@@ -283,6 +283,17 @@ static void await_waiter(struct timerd *t)
         fail_msg("the worker's Wait never parked");
 }
 
+/* An hourly after-completion timer and w's thread parked in a Wait for it; *start: the clocks. */
+static void start_worker(struct timerd *t, struct worker *w, pthread_t *thread,
+                         struct timerd_test_clocks *start)
+{
+        assert_int_equal(timerd_test_now(t, start), 0);
+        reg(t, "hourly", TIMERD_POLICY_AFTER_COMPLETION, TIMERD_CLOCK_MONOTONIC, HOUR, 0);
+        w->first_deadline = start->monotonic + HOUR;
+        assert_int_equal(pthread_create(thread, NULL, worker_main, w), 0);
+        await_waiter(t);
+}
+
 /* ONE advance of 30 days while a worker thread completes each run: the advance waits at each
  * deadline for the run to end, so the after-completion deadlines stay exact: 720 runs. */
 static void test_one_advance_with_a_worker(void **state)
@@ -294,11 +305,7 @@ static void test_one_advance_with_a_worker(void **state)
         uint64_t firings;
         pthread_t thread;
 
-        assert_int_equal(timerd_test_now(t, &start), 0);
-        reg(t, "hourly", TIMERD_POLICY_AFTER_COMPLETION, TIMERD_CLOCK_MONOTONIC, HOUR, 0);
-        w.first_deadline = start.monotonic + HOUR;
-        assert_int_equal(pthread_create(&thread, NULL, worker_main, &w), 0);
-        await_waiter(t);
+        start_worker(t, &w, &thread, &start);
         unsigned long long began = harness_now_usec();
         assert_int_equal(timerd_test_advance(t, 30 * DAY, &firings), 0);
         unsigned long long took = harness_now_usec() - began;
@@ -342,11 +349,7 @@ static void test_run_never_completed(void **state)
         struct timerd_test_clocks start, now;
         pthread_t worker, advance;
 
-        assert_int_equal(timerd_test_now(t, &start), 0);
-        reg(t, "hourly", TIMERD_POLICY_AFTER_COMPLETION, TIMERD_CLOCK_MONOTONIC, HOUR, 0);
-        w.first_deadline = start.monotonic + HOUR;
-        assert_int_equal(pthread_create(&worker, NULL, worker_main, &w), 0);
-        await_waiter(t);
+        start_worker(t, &w, &worker, &start);
         unsigned long long began = harness_now_usec();
         assert_int_equal(pthread_create(&advance, NULL, advance_main, &a), 0);
         assert_int_equal(pthread_join(worker, NULL), 0);
