@@ -4,6 +4,8 @@
 
 #include "clocks.h"
 
+#include "timerd/timerd-test.h"
+
 static int read_clock(clockid_t id, uint64_t *ret)
 {
         struct timespec ts;
@@ -51,4 +53,15 @@ bool clocks_to_realtime(const struct clocks *c, enum timerd_clock clock, uint64_
         if (usec >= now)
                 return !__builtin_add_overflow(c->realtime_usec, usec - now, ret);
         return !__builtin_sub_overflow(c->realtime_usec, now - usec, ret);
+}
+
+void clocks_of_service(struct timerd *t, const struct clocks *machine, struct clocks *ret)
+{
+        struct timerd_test_clocks virtual;
+
+        *ret = *machine;
+        if (timerd_test_now(t, &virtual) == 0)
+                *ret = (struct clocks){.realtime_usec = virtual.realtime,
+                                       .monotonic_usec = virtual.monotonic,
+                                       .boottime_usec = virtual.boottime};
 }

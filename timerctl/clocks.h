@@ -20,6 +20,11 @@ struct clocks {
 /* Returns 0 or -errno. */
 int clocks_read(struct clocks *ret);
 
+struct timerd;
+/* The clocks as the service on t keeps them: a virtual-clock instance's own (io.timerd.Test
+ * Now), else *machine's. */
+void clocks_of_service(struct timerd *t, const struct clocks *machine, struct clocks *ret);
+
 /* Now on a timer's clock (the alarm clocks count like their plain ones). */
 uint64_t clocks_now(const struct clocks *c, enum timerd_clock clock);
 

@@ -110,6 +110,7 @@ int verb_list(struct timerd *t, const struct options *o)
             .owners = o->all,
         };
         struct timerd_timer *timers;
+        struct clocks now;
         long n;
         int r = EXIT_STATUS_SUCCESS;
 
@@ -118,7 +119,8 @@ int verb_list(struct timerd *t, const struct options *o)
         n = timerd_list(t, TIMERD_OWNER_SELF, o->all, &timers);
         if (n < 0)
                 return call_failed(t, "list", NULL, (int)n);
-        if (print_timer_table(stdout, timers, (size_t)n, &o->now, &style) < 0)
+        clocks_of_service(t, &o->now, &now);
+        if (print_timer_table(stdout, timers, (size_t)n, &now, &style) < 0)
                 r = call_failed(t, "list", NULL, -ENOMEM);
         free(timers);
         return r;
@@ -157,8 +159,12 @@ int verb_show(struct timerd *t, const struct options *o)
                 return call_failed(t, "show", name, r);
         if (o->n_properties > 0)
                 print_properties(&timer, o);
-        else
-                print_timer(stdout, &timer, &o->now);
+        else {
+                struct clocks now;
+
+                clocks_of_service(t, &o->now, &now);
+                print_timer(stdout, &timer, &now);
+        }
         return EXIT_STATUS_SUCCESS;
 }
 

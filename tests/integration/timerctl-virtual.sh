@@ -1,6 +1,7 @@
 #!/bin/bash
 # timerctl advance and now against timerd --clock virtual: a daily job driven for a week from the
-# shell, each run at its exact virtual deadline; a service on the real clock refuses both verbs.
+# shell, each run at its exact virtual deadline, list and show reading times against the virtual
+# clocks; a service on the real clock refuses both verbs.
 # Usage: timerctl-virtual.sh TIMERD TIMERCTL BACKEND
 set -eu
 timerd=$1
@@ -47,6 +48,11 @@ for day in 1 2 3 4 5 6 7; do
 done
 [ "$(ctl show daily -p runs --value)" = 7 ] || fail "runs"
 ctl advance 12h | grep -qF "Firings: 0" || fail "nothing due in half a day"
+# list and show read times against the instance's clocks, not the machine's.
+ctl list | grep -qE "^Wed 2030-01-09 00:00:00 UTC +12h left +Tue 2030-01-08 00:00:00 UTC +12h ago " ||
+        fail "list: $(ctl list)"
+ctl show daily | grep -qF "Next: Wed 2030-01-09 00:00:00 UTC (12h left)" || fail "show: $(ctl show daily)"
+ctl show daily | grep -qF "Last start: Tue 2030-01-08 00:00:00 UTC (12h ago)" || fail "show: $(ctl show daily)"
 
 # A bad span is a usage error; the service on the real clock refuses the verbs.
 set +e
