@@ -193,7 +193,6 @@ static bool advance_held(struct service *s, struct peer *caller)
         struct virtual_advance *a = &s->advance;
         uint64_t real;
 
-        note_workers(s);
         if (!workers_busy(s)) {
                 a->holding = false;
                 return false;
@@ -218,6 +217,8 @@ static void advance_run(struct service *s)
                 *a = (struct virtual_advance){0};
                 return;
         }
+        /* Runs were handed out meanwhile to Waits that took pending firings. */
+        note_workers(s);
         for (int steps = 0; steps < STEPS_PER_ITERATION; steps++) {
                 if (!lifecycle_running(&s->lifecycle)) {
                         advance_end(s, caller, TIMERD_E_SHUTTING_DOWN);
@@ -236,7 +237,10 @@ static void advance_run(struct service *s)
                         return;
                 }
                 a->left -= step;
+                uint64_t firings = s->metrics.firings;
                 settle_due(s);
+                if (s->metrics.firings != firings)
+                        note_workers(s);
         }
 }
 
