@@ -324,12 +324,19 @@ void service_loop_callbacks(struct service *s, struct loop_callbacks *ret)
         };
 }
 
+static uint64_t session_hash(const void *entry)
+{
+        return hash_mix64(((const struct peer *)entry)->session);
+}
+
+static bool session_matches(const void *entry, const void *key)
+{
+        return ((const struct peer *)entry)->session == *(const uint64_t *)key;
+}
+
 struct peer *service_find_session(struct service *s, uint64_t session)
 {
-        for (struct peer *p = s->peers; p; p = p->next)
-                if (p->session == session)
-                        return p;
-        return NULL;
+        return hashmap_find(&s->sessions, hash_mix64(session), session_matches, &session);
 }
 
 static void peer_update_watch(struct service *s, struct peer *p)
@@ -593,6 +600,11 @@ static void on_accept(struct loop_watch *w, int fd, uint32_t events, void *userd
                         continue;
                 }
                 p->service = s;
+                if (hashmap_reserve(&s->sessions, s->sessions.n_entries + 1) < 0) {
+                        log_error("Out of memory taking a connection");
+                        peer_free(p);
+                        continue;
+                }
                 if (!conns_admit(s, p)) {
                         peer_free(p);
                         continue;
@@ -615,6 +627,7 @@ static void on_accept(struct loop_watch *w, int fd, uint32_t events, void *userd
                         s->peers->prev = p;
                 s->peers = p;
                 s->n_peers++;
+                hashmap_insert(&s->sessions, session_hash(p), p);
         }
 }
 
@@ -650,6 +663,10 @@ void service_drop_peer(struct service *s, struct peer *p)
         if (p->next)
                 p->next->prev = p->prev;
         s->n_peers--;
+        hashmap_remove(&s->sessions, session_hash(p), p);
+        /* Nothing is left allocated once every connection is gone. */
+        if (s->sessions.n_entries == 0)
+                hashmap_done(&s->sessions);
         conns_forget(s, p);
         flush_unlist(p);
         if (s->accept_paused && loop_watch_update(s->listen_watch, LOOP_IN) >= 0)
@@ -670,6 +687,7 @@ void service_drop_peer(struct service *s, struct peer *p)
 int service_start_listening(struct service *s, int listen_fd)
 {
         conns_init(&s->conns, s->config.max_connections);
+        hashmap_init(&s->sessions, session_hash);
         s->listen_fd = listen_fd;
         return loop_watch(s->loop, listen_fd, LOOP_IN, on_accept, s, &s->listen_watch);
 }

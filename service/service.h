@@ -15,6 +15,7 @@
 #include "service/conns.h"
 #include "service/intent.h"
 #include "service/lifecycle.h"
+#include "base/hashmap.h"
 #include "base/list.h"
 #include "service/core/metrics.h"
 #include "service/core/registry.h"
@@ -62,6 +63,7 @@ struct service {
 
         struct peer *peers;
         uint32_t n_peers;
+        struct hashmap sessions; /* session → its live struct peer */
         struct conns conns;
         uint32_t n_subscribers;
         struct peer *closed;      /* freed at the end of the iteration */
