@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "loop/loop.h"
+#include "service/apply.h"
 #include "service/io/config.h"
 #include "service/conns.h"
 #include "service/intent.h"
@@ -74,6 +75,7 @@ struct service {
         struct intent_queue intents;
         uint64_t drains;
 
+        struct applier applying;
         struct clock_wake wake[TIMERD_CLOCK_MAX];
         uint64_t last_kernel_generation;
 
@@ -91,14 +93,6 @@ struct service {
 
 /* Read the clocks; a failure is a clock fault that ends the loop. */
 int service_now(struct service *s, struct td_now *ret);
-
-/* Apply a transition of the registry: arm kernel timers, deliver dispatches. */
-void service_apply(struct service *s, const struct td_now *now, struct td_transition t);
-
-/* End a run the service delivered itself (an alarm, a signal): there is no client to complete it.
- */
-void service_end_run(struct service *s, const struct td_now *now, const struct td_dispatch *d,
-                     enum timerd_outcome outcome, enum timerd_directive directive);
 
 /* Arm clock's kernel timer at the earliest demand on it (or disarm it). -errno from the loop. */
 int service_sync_wake(struct service *s, enum timerd_clock clock);
