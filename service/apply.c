@@ -4,11 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "service/api.h"
-#include "service/events.h"
 #include "service/io/log.h"
 #include "service/service.h"
-#include "varlink/names.h"
 
 /* Names are at most TIMERD_NAME_MAX: a copy, not a format, per firing. */
 static void copy_effect(struct queued_effect *dst, const struct td_now *now,
@@ -64,20 +61,6 @@ static void take_entry(struct queued_effect *dst, const struct queued_effect *sr
                 dst->effect.dispatch.name = dst->name;
 }
 
-/* Take the registry's demand for clock c's kernel timer; the outcome is confirmed afterwards. */
-static int take_arm(struct service *s, const struct td_effect *e)
-{
-        struct clock_wake *w = &s->wake[e->arm.clock];
-        w->registry_armed = e->kind == TD_EFFECT_ARM;
-        w->registry_deadline = e->arm.deadline_usec;
-        w->registry_generation = e->arm.generation;
-        int r = service_sync_wake(s, e->arm.clock);
-        if (r < 0)
-                log_warning("Cannot arm the %s timer: %s", vl_clock_to_string(e->arm.clock),
-                            strerror(-r));
-        return r;
-}
-
 /*
  * Without memory to queue the transition: take the kernel-timer demands in place (they call
  * nothing that reuses the effect buffer) and confirm them in turn. Notify and alarm dispatches
@@ -98,25 +81,11 @@ static void take_without_queue(struct service *s, const struct td_now *now, stru
                                 copy_effect(&a->ended[a->n_ended++], now, e);
                         continue;
                 }
-                a->confirm[e->arm.clock].result = take_arm(s, e);
+                a->confirm[e->arm.clock].result = wake_take_registry_arm(s, e);
                 a->confirm[e->arm.clock].generation = e->arm.generation;
                 a->confirm[e->arm.clock].now = *now;
                 a->confirm[e->arm.clock].due = true;
         }
-}
-
-static void apply_dispatch(struct service *s, const struct td_now *now, const struct td_dispatch *d)
-{
-        s->metrics.firings++;
-        events_publish(s, EVENT_FIRED, d->owner, d->name, d->run);
-        /* From when it was owed: a handover is early on purpose, an accuracy window late on
-         * purpose, and one due when queued was late already. */
-        if (d->past_due)
-                s->metrics.lateness_past_due++;
-        else
-                histogram_record(&s->metrics.lateness,
-                                 d->fired_usec > d->due_usec ? d->fired_usec - d->due_usec : 0);
-        api_offer_firing(s, now, d);
 }
 
 static void apply_one(struct service *s, const struct queued_effect *q)
@@ -124,10 +93,10 @@ static void apply_one(struct service *s, const struct queued_effect *q)
         const struct td_effect *e = &q->effect;
 
         if (e->kind == TD_EFFECT_DISPATCH) {
-                apply_dispatch(s, &q->now, &e->dispatch);
+                s->handlers.dispatched(s, &q->now, &e->dispatch);
                 return;
         }
-        int r = take_arm(s, e);
+        int r = wake_take_registry_arm(s, e);
         service_apply(
             s, &q->now,
             registry_confirm_arm(s->registry, &q->now, e->arm.clock, e->arm.generation, r));
@@ -165,7 +134,7 @@ static bool apply_next(struct service *s)
         uint32_t owner;
         if (!registry_take_silenced_owner(s->registry, &owner))
                 return false;
-        api_waits_recheck(s, owner);
+        s->handlers.silenced(s, owner);
         return true;
 }
 

@@ -40,14 +40,6 @@ void events_subscribe(struct service *s, struct peer *p, json_object *params)
         s->n_subscribers++;
 }
 
-void events_unsubscribe(struct service *s, struct peer *p)
-{
-        if (!p->subscriber)
-                return;
-        p->subscriber = false;
-        s->n_subscribers--;
-}
-
 static json_object *event_json(enum event_kind kind, uint32_t owner, const char *name, uint64_t run,
                                const struct td_snapshot *t, uint64_t realtime)
 {
@@ -103,7 +95,7 @@ void events_shutdown(struct service *s)
         for (struct peer *p = s->peers, *next; p; p = next) {
                 next = p->next;
                 if (p->subscriber) {
-                        events_unsubscribe(s, p);
+                        service_unsubscribe(s, p);
                         service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
                 }
         }
