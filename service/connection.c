@@ -49,10 +49,7 @@ int service_add_peer(struct service *s, struct peer *p)
                 close(p->pidfd);
                 p->pidfd = -1;
         }
-        p->next = s->peers;
-        if (s->peers)
-                s->peers->prev = p;
-        s->peers = p;
+        list_append(&s->peers, &p->node);
         s->n_peers++;
         hashmap_insert(&s->sessions, session_hash(p), p);
         return 0;
@@ -351,12 +348,7 @@ void service_drop_peer(struct service *s, struct peer *p)
         p->pidfd_watch = NULL;
         close(p->fd);
         p->fd = -1;
-        if (p->prev)
-                p->prev->next = p->next;
-        else
-                s->peers = p->next;
-        if (p->next)
-                p->next->prev = p->prev;
+        list_remove(&p->node);
         s->n_peers--;
         hashmap_remove(&s->sessions, session_hash(p), p);
         /* Nothing is left allocated once every connection is gone. */
@@ -366,9 +358,7 @@ void service_drop_peer(struct service *s, struct peer *p)
         flush_unlist(p);
         if (s->listen.paused && loop_watch_update(s->listen.watch, LOOP_IN) >= 0)
                 s->listen.paused = false;
-        p->next = s->closed;
-        p->prev = NULL;
-        s->closed = p;
+        list_append(&s->closed, &p->node);
 
         service_unsubscribe(s, p);
         s->handlers.session_closed(s, p);
@@ -387,4 +377,13 @@ void service_flush_all(struct service *s)
 {
         while (!list_empty(&s->flushes))
                 peer_write(s, list_entry(s->flushes.next, struct peer, flush_node));
+}
+
+void service_free_closed_peers(struct service *s)
+{
+        while (!list_empty(&s->closed)) {
+                struct peer *p = list_entry(s->closed.next, struct peer, node);
+                list_remove(&p->node);
+                peer_free(p);
+        }
 }

@@ -49,6 +49,8 @@ void service_hang_up(struct service *s, struct peer *p, int error, json_object *
 
 /* A peer is gone: retire what it held, exactly once. */
 void service_drop_peer(struct service *s, struct peer *p);
+/* Free the peers dropped so far (their connections are closed). */
+void service_free_closed_peers(struct service *s);
 
 /* p's event stream ends (its connection, or the service, is going). */
 void service_unsubscribe(struct service *s, struct peer *p);

@@ -146,11 +146,7 @@ static void free_closed(struct service *s)
         /* Queued intents may still name a closed peer: free only once none is queued. */
         if (s->intents.count > 0)
                 return;
-        while (s->closed) {
-                struct peer *p = s->closed;
-                s->closed = p->next;
-                peer_free(p);
-        }
+        service_free_closed_peers(s);
 }
 
 /* A step of a calendar re-evaluation: about this much work, from a first batch this big. */

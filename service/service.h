@@ -66,12 +66,12 @@ struct service {
         struct loop_watch *signal_watch;
         struct loop_watch *zones_watch; /* NULL: zone files not watched */
 
-        struct peer *peers;
+        struct list_node peers; /* live, oldest first */
         uint32_t n_peers;
         struct hashmap sessions; /* session → its live struct peer */
         struct conns conns;
         uint32_t n_subscribers;
-        struct peer *closed;      /* freed at the end of the iteration */
+        struct list_node closed;  /* peers freed at the end of the iteration */
         struct list_node flushes; /* peers with output queued since their last write */
         uint64_t last_cookie;
 
