@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "service/iteration.h"
 
-#include <inttypes.h>
-
 #include "service/accept.h"
 #include "service/api.h"
 #include "service/events.h"
+#include "service/expiry.h"
 #include "service/io/clock.h"
 #include "service/io/log.h"
 #include "service/io/peer.h"
 #include "service/service.h"
 #include "service/store.h"
+#include "service/virtual-clock.h"
 #include "varlink/names.h"
 
 /* A run was dispatched: count it, tell the subscribers, and hand it to its waiter. */
@@ -48,17 +48,21 @@ static void on_expired(enum timerd_clock clock, uint64_t generation, void *userd
         struct td_now now;
 
         service_note_work(s);
-        if (!wake_expired(s, clock, generation) || service_now(s, &now) < 0)
+        if (!wake_expired(s, clock, generation))
+                return;
+        if (s->clock.virtual) {
+                /* It served the connection table only, on the real clock. */
+                uint64_t real;
+                if (clock_read(TIMERD_CLOCK_MONOTONIC, &real) == 0)
+                        service_reap(s, real);
+                (void)service_sync_wake(s, clock);
+                return;
+        }
+        if (service_now(s, &now) < 0)
                 return;
         if (clock == TIMERD_CLOCK_MONOTONIC)
                 wake_record_loop_lag(s, &now);
-        if (w->registry_armed) {
-                bool stale;
-                service_apply(
-                    s, &now,
-                    registry_expire(s->registry, &now, clock, w->registry_generation, &stale));
-        }
-        api_expire_parked(s, &now);
+        service_expire(s, clock, &now);
         if (clock == TIMERD_CLOCK_MONOTONIC)
                 service_reap(s, now.usec[TIMERD_CLOCK_MONOTONIC]);
         /* The kernel timer is spent: arm it again for whatever is due next. */
@@ -74,19 +78,10 @@ static void on_expired(enum timerd_clock clock, uint64_t generation, void *userd
 static void on_clock_set(void *userdata)
 {
         struct service *s = userdata;
-        struct td_now now;
 
-        s->clock_changes++;
-        log_notice("The realtime clock was set; re-evaluating realtime deadlines");
-        if (service_now(s, &now) < 0)
-                return;
-        for (int c = 0; c < TIMERD_CLOCK_MAX; c++) {
-                if (c != TIMERD_CLOCK_REALTIME && c != TIMERD_CLOCK_REALTIME_ALARM)
-                        continue;
-                s->wake.clock[c].kernel_armed = false;
-                service_apply(s, &now, registry_rearm(s->registry, &now, (enum timerd_clock)c));
-                api_expire_parked(s, &now);
-        }
+        /* A virtual instance's wall clock is set by io.timerd.Test alone. */
+        if (!s->clock.virtual)
+                service_clock_was_set(s);
 }
 
 void service_loop_callbacks(struct service *s, struct loop_callbacks *ret)
@@ -149,47 +144,15 @@ static void free_closed(struct service *s)
         service_free_closed_peers(s);
 }
 
-/* A step of a calendar re-evaluation: about this much work, from a first batch this big. */
-#define REEVALUATE_SLICE_USEC   2000
-#define REEVALUATE_BUDGET_FIRST 256
-
-/*
- * One step of a calendar re-evaluation (registry_reevaluate_calendars()): a batch sized to take
- * about REEVALUATE_SLICE_USEC, so that each iteration still serves the peers.
- */
-static void reevaluate_step(struct service *s)
-{
-        uint64_t start, end, count;
-        struct td_now now;
-
-        if (s->reevaluate_budget == 0)
-                s->reevaluate_budget = REEVALUATE_BUDGET_FIRST;
-        if (service_now(s, &now) < 0 || clock_read(TIMERD_CLOCK_MONOTONIC, &start) < 0)
-                return;
-        service_apply(s, &now,
-                      registry_reevaluate_step(s->registry, &now, s->reevaluate_budget, &count));
-        s->reevaluated += count;
-        if (clock_read(TIMERD_CLOCK_MONOTONIC, &end) == 0 && count == s->reevaluate_budget) {
-                if (end - start < REEVALUATE_SLICE_USEC / 2 && s->reevaluate_budget < 65536)
-                        s->reevaluate_budget *= 2;
-                else if (end - start > REEVALUATE_SLICE_USEC && s->reevaluate_budget > 16)
-                        s->reevaluate_budget /= 2;
-        }
-        if (!registry_reevaluation_pending(s->registry)) {
-                s->calendar_reevaluations++;
-                log_info("%" PRIu64 " calendar timers re-evaluated", s->reevaluated);
-                s->reevaluated = 0;
-        }
-}
-
 int service_iterate(struct service *s, int64_t timeout_usec)
 {
         uint64_t end;
-        bool busy = s->intents.count > 0 || registry_reevaluation_pending(s->registry);
+        bool busy =
+            s->intents.count > 0 || registry_reevaluation_pending(s->registry) || s->virtual_due;
 
         s->iteration_start_usec = 0;
-        /* Intents left over from a bounded drain, or a re-evaluation under way, must not wait
-         * for another event. */
+        /* Intents left over from a bounded drain, a re-evaluation under way, or virtual
+         * deadlines still due, must not wait for another event. */
         int r = loop_run_once(s->loop, busy ? 0 : timeout_usec);
         if (r < 0) {
                 log_errno(r, "The event loop failed");
@@ -199,7 +162,8 @@ int service_iterate(struct service *s, int64_t timeout_usec)
         service_note_work(s);
         drain_intents(s);
         if (registry_reevaluation_pending(s->registry))
-                reevaluate_step(s);
+                service_reevaluate_step(s);
+        s->virtual_due = virtual_clock_settle(s);
         store_commit(s);
         service_flush_all(s);
         free_closed(s);

@@ -6,7 +6,7 @@
 
 int service_now(struct service *s, struct td_now *ret)
 {
-        int r = clock_read_all(ret);
+        int r = clock_source_now(&s->clock, ret);
         if (r < 0) {
                 log_errno(r, "Cannot read the clocks");
                 service_exit(s, EXIT_REASON_CLOCK_FAULT);

@@ -12,6 +12,7 @@
 
 #include "loop/loop.h"
 #include "base/hashmap.h"
+#include "service/io/clock.h"
 #include "base/list.h"
 #include "service/accept.h"
 #include "service/apply.h"
@@ -52,6 +53,8 @@ struct service {
         int argc; /* as at start, for reloading the configuration */
         char **argv;
         struct loop *loop;
+        struct clock_source clock; /* what service_now() reads: real, or virtual (--clock) */
+        bool virtual_due;          /* virtual deadlines left due by the last settle */
         char backend_reason[160];
         bool alarm_clocks;
 

@@ -9,18 +9,30 @@
 #include "service/service.h"
 #include "varlink/names.h"
 
-int service_sync_wake(struct service *s, enum timerd_clock c)
+bool service_core_deadline(const struct service *s, enum timerd_clock c, uint64_t *ret)
 {
-        struct clock_wake *w = &s->wake.clock[c];
-        bool want = w->registry_armed || w->parked_armed || w->conns_armed;
+        const struct clock_wake *w = &s->wake.clock[c];
         uint64_t deadline = UINT64_MAX;
 
         if (w->registry_armed)
                 deadline = w->registry_deadline;
         if (w->parked_armed && w->parked_deadline < deadline)
                 deadline = w->parked_deadline;
+        *ret = deadline;
+        return w->registry_armed || w->parked_armed;
+}
+
+int service_sync_wake(struct service *s, enum timerd_clock c)
+{
+        struct clock_wake *w = &s->wake.clock[c];
+        uint64_t deadline = UINT64_MAX;
+        /* Virtual clocks are stepped, not woken: only the connection table's reaps, on the real
+         * monotonic clock, reach the kernel. */
+        bool want = !s->clock.virtual && service_core_deadline(s, c, &deadline);
+
         if (w->conns_armed && w->conns_deadline < deadline)
                 deadline = w->conns_deadline;
+        want = want || w->conns_armed;
 
         if (!want) {
                 if (!w->kernel_armed)

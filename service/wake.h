@@ -33,6 +33,10 @@ struct wakes {
         uint64_t stale; /* wake-ups of a kernel timer armed again since */
 };
 
+/* The earliest deadline the registry and the parked queue want clock c woken at; false when
+ * neither wants it. On a virtual clock no kernel timer serves it: virtual-clock.c steps to it. */
+bool service_core_deadline(const struct service *s, enum timerd_clock c, uint64_t *ret);
+
 /* Arm clock's kernel timer at the earliest demand on it (or disarm it). -errno from the loop. */
 int service_sync_wake(struct service *s, enum timerd_clock clock);
 
