@@ -9,7 +9,8 @@
 
 /*
  * io.timerd.Timer.List, a page at a time: the service answers at most its configured page, with
- * a cursor when more follow. timerd_list() follows the cursors to the end.
+ * a cursor when more follow. timerd_list() follows the cursors to the end; timerd_list_page_json()
+ * hands a page on as the service sent it, for tools that print JSON.
  */
 
 #define LIST_METHOD VL_INTERFACE_TIMER ".List"
@@ -100,14 +101,17 @@ static int decode_next(json_object *parameters, struct timerd_list_cursor *ret)
         return 0;
 }
 
-/* One List call, its timers appended to b; the cursor moves only when the whole page is read. */
+/* What becomes of a page's timers: it fails without leaving a trace, or takes them all. */
+typedef int (*page_taker)(json_object *timers, size_t n, void *userdata);
+
+/* One List call, its timers handed to take; the cursor moves only when they are taken. */
 static int list_call(struct timerd *t, uint32_t owner, bool all, size_t limit,
-                     struct timerd_list_cursor *cursor, struct timer_buffer *b)
+                     struct timerd_list_cursor *cursor, page_taker take, void *userdata)
 {
         json_object *parameters = list_parameters(owner, all, limit, cursor), *array;
         struct timerd_list_cursor next = *cursor;
         struct vl_reply reply;
-        size_t n, start = b->n;
+        size_t n;
         int r;
 
         if (!parameters)
@@ -125,16 +129,51 @@ static int list_call(struct timerd *t, uint32_t owner, bool all, size_t limit,
                 r = -TIMERD_E_PROTOCOL;
                 goto done;
         }
-        r = buffer_reserve(b, n);
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = wire_decode_timer(json_object_array_get_idx(array, i), &b->timers[b->n++]);
-        if (r < 0)
-                b->n = start;
-        else
+        r = take(array, n, userdata);
+        if (r >= 0)
                 *cursor = next;
 done:
         vl_reply_done(&reply);
         return r < 0 ? r : 0;
+}
+
+/* Decoded, appended to a struct timer_buffer. */
+static int take_decoded(json_object *timers, size_t n, void *userdata)
+{
+        struct timer_buffer *b = userdata;
+        size_t start = b->n;
+        int r = buffer_reserve(b, n);
+
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = wire_decode_timer(json_object_array_get_idx(timers, i), &b->timers[b->n++]);
+        if (r < 0)
+                b->n = start;
+        return r;
+}
+
+/* As the service sent them: the text of the JSON array, and its length. */
+struct json_page {
+        char *text;
+        size_t n;
+};
+
+static int take_json(json_object *timers, size_t n, void *userdata)
+{
+        const char *text = json_object_to_json_string_ext(timers, JSON_C_TO_STRING_PLAIN);
+        struct json_page *page = userdata;
+
+        page->text = text ? strdup(text) : NULL;
+        page->n = n;
+        return page->text ? 0 : -ENOMEM;
+}
+
+/* The next page after the cursor, for the public calls: nothing is asked once it is done. */
+static int list_next_page(struct timerd *t, uint32_t owner, bool all, size_t limit,
+                          struct timerd_list_cursor *cursor, page_taker take, void *userdata)
+{
+        if (!t || !cursor)
+                return -EINVAL;
+        return cursor->done ? 0 : list_call(t, owner, all, limit, cursor, take, userdata);
 }
 
 long timerd_list_page(struct timerd *t, uint32_t owner, bool all, size_t limit,
@@ -143,12 +182,10 @@ long timerd_list_page(struct timerd *t, uint32_t owner, bool all, size_t limit,
         struct timer_buffer b = {0};
         int r;
 
-        if (!t || !cursor || !ret)
+        if (!ret)
                 return -EINVAL;
         *ret = NULL;
-        if (cursor->done)
-                return 0;
-        r = list_call(t, owner, all, limit, cursor, &b);
+        r = list_next_page(t, owner, all, limit, cursor, take_decoded, &b);
         if (r < 0) {
                 free(b.timers);
                 return r;
@@ -166,11 +203,27 @@ long timerd_list(struct timerd *t, uint32_t owner, bool all, struct timerd_timer
         if (!t || !ret)
                 return -EINVAL;
         while (r >= 0 && !cursor.done)
-                r = list_call(t, owner, all, 0, &cursor, &b);
+                r = list_call(t, owner, all, 0, &cursor, take_decoded, &b);
         if (r < 0) {
                 free(b.timers);
                 return r;
         }
         *ret = b.timers;
         return (long)b.n;
+}
+
+long timerd_list_page_json(struct timerd *t, uint32_t owner, bool all, size_t limit,
+                           struct timerd_list_cursor *cursor, char **ret_json)
+{
+        struct json_page page = {0};
+        int r;
+
+        if (!ret_json)
+                return -EINVAL;
+        *ret_json = NULL;
+        r = list_next_page(t, owner, all, limit, cursor, take_json, &page);
+        if (r < 0)
+                return r;
+        *ret_json = page.text;
+        return (long)page.n;
 }

@@ -10,7 +10,6 @@
 #include "property.h"
 #include "timespan.h"
 #include "users.h"
-#include "varlink/names.h"
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 #define VERB_BIT(v)   (1U << (v))
@@ -466,14 +465,14 @@ static int parse_option(int c, int argc, char *argv[], struct options *o)
                 return set_lifetime(o, "--transient", TIMERD_LIFETIME_TRANSIENT);
         case OPTION_CLOCK:
                 o->clock_given = true;
-                o->declaration.clock = vl_clock_from_string(optarg);
+                o->declaration.clock = timerd_clock_from_string(optarg);
                 return check_choice(
                     "--clock", o->declaration.clock,
                     "monotonic, boottime, realtime, boottime-alarm, realtime-alarm");
         case OPTION_ACCURACY:
                 return parse_span("--accuracy", optarg, &o->declaration.accuracy_usec);
         case OPTION_DELIVERY:
-                o->declaration.delivery = vl_delivery_from_string(optarg);
+                o->declaration.delivery = timerd_delivery_from_string(optarg);
                 return check_choice("--delivery", o->declaration.delivery, "notify, alarm, signal");
         case OPTION_NO_CATCH_UP:
                 o->declaration.catch_up = false;
@@ -496,7 +495,7 @@ static int parse_option(int c, int argc, char *argv[], struct options *o)
         case OPTION_AT:
                 return set_at(o, optarg);
         case OPTION_DESIRED:
-                o->desired = vl_desired_from_string(optarg);
+                o->desired = timerd_desired_from_string(optarg);
                 return check_choice("--desired", o->desired, "inactive, scheduled, exact");
         case OPTION_CADENCE:
                 return parse_positive_span("--cadence", optarg, &o->cadence_usec);

@@ -11,7 +11,6 @@
 #include "timespan.h"
 #include "timestamp.h"
 #include "users.h"
-#include "varlink/names.h"
 #include "zoneinfo/zoneinfo.h"
 
 /* "Sat 2024-11-30 10:05:00 CET" */
@@ -141,7 +140,7 @@ const char *format_run_result(char buf[static RUN_RESULT_MAX], const struct time
         if (timer->last_outcome == TIMERD_OUTCOME_NONE)
                 return "-";
         snprintf(buf, RUN_RESULT_MAX, "%s",
-                 human_word(vl_outcome_to_string(timer->last_outcome), word));
+                 human_word(timerd_outcome_to_string(timer->last_outcome), word));
         return buf;
 }
 
@@ -240,9 +239,9 @@ static void row_fill(struct row *row, const struct timerd_timer *timer, const st
         row->owner = timer->owner;
         cells[COLUMN_NAME] = timer->name;
         cells[COLUMN_POLICY] =
-            human_word(vl_policy_to_string(timer->declaration.policy), row->policy);
-        cells[COLUMN_CLOCK] = human_word(vl_clock_to_string(clock), row->clock);
-        cells[COLUMN_STATE] = human_word(vl_state_to_string(timer->state), row->state_word);
+            human_word(timerd_policy_to_string(timer->declaration.policy), row->policy);
+        cells[COLUMN_CLOCK] = human_word(timerd_clock_to_string(clock), row->clock);
+        cells[COLUMN_STATE] = human_word(timerd_state_to_string(timer->state), row->state_word);
 }
 
 /* Soonest first, timers with nothing due last, ties by owner and name: like systemctl
@@ -457,17 +456,18 @@ static void print_declaration(FILE *f, const struct timerd_declaration *d)
         char word[WORD_MAX], span[TIMESPAN_FORMAT_MAX];
 
         if (d->policy == TIMERD_POLICY_ONCE || d->policy == TIMERD_POLICY_CALENDAR)
-                print_field(f, "Policy", human_word(vl_policy_to_string(d->policy), word));
+                print_field(f, "Policy", human_word(timerd_policy_to_string(d->policy), word));
         else
                 fprintf(f, "%*s: %s, every %s\n", LABEL_WIDTH, "Policy",
-                        human_word(vl_policy_to_string(d->policy), word),
+                        human_word(timerd_policy_to_string(d->policy), word),
                         timespan_format(span, d->cadence_usec, 1));
-        print_field(f, "Clock", human_word(vl_clock_to_string(d->clock), word));
-        print_field(f, "Lifetime", human_word(vl_lifetime_to_string(d->lifetime), word));
+        print_field(f, "Clock", human_word(timerd_clock_to_string(d->clock), word));
+        print_field(f, "Lifetime", human_word(timerd_lifetime_to_string(d->lifetime), word));
         if (d->delivery == TIMERD_DELIVERY_SIGNAL)
                 print_signal(f, d->signal);
         else
-                print_field(f, "Delivery", human_word(vl_delivery_to_string(d->delivery), word));
+                print_field(f, "Delivery",
+                            human_word(timerd_delivery_to_string(d->delivery), word));
         print_span_field(f, "Accuracy", d->accuracy_usec);
         print_field(f, "Catch-up", d->catch_up ? "yes" : "no");
         print_span_field(f, "Randomized delay", d->randomized_delay_usec);
@@ -515,9 +515,9 @@ void print_timer(FILE *f, const struct timerd_timer *timer, const struct clocks 
         print_u64_field(f, "Generation", timer->generation);
         if (timer->state == TIMERD_STATE_FAILED)
                 fprintf(f, "%*s: failed (%s)\n", LABEL_WIDTH, "State",
-                        human_word(vl_failure_to_string(timer->failure), failure));
+                        human_word(timerd_failure_to_string(timer->failure), failure));
         else
-                print_field(f, "State", human_word(vl_state_to_string(timer->state), word));
+                print_field(f, "State", human_word(timerd_state_to_string(timer->state), word));
         if (timer->declaration.policy == TIMERD_POLICY_CALENDAR)
                 print_calendar(f, timer, now);
         else
@@ -542,7 +542,7 @@ void print_timer(FILE *f, const struct timerd_timer *timer, const struct clocks 
         print_field(f, "Last outcome",
                     timer->last_outcome == TIMERD_OUTCOME_NONE
                         ? "-"
-                        : human_word(vl_outcome_to_string(timer->last_outcome), word));
+                        : human_word(timerd_outcome_to_string(timer->last_outcome), word));
         print_field(f, "Last result", format_run_result(result, timer));
         print_span_field(f, "Last duration", timer->last_duration_usec);
         print_span_field(f, "Total duration", timer->total_duration_usec);
@@ -647,6 +647,6 @@ void print_event(FILE *f, const struct timerd_event *e, bool owners)
         if (e->has_run)
                 fprintf(f, " run %" PRIu64, e->run);
         if (e->has_state)
-                fprintf(f, " (%s)", human_word(vl_state_to_string(e->state), word));
+                fprintf(f, " (%s)", human_word(timerd_state_to_string(e->state), word));
         fputc('\n', f);
 }

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "property.h"
-#include "varlink/names.h"
 
 enum property {
         PROPERTY_OWNER,
@@ -120,19 +119,19 @@ static void print_value(FILE *f, const struct timerd_timer *t, enum property p)
                 print_string(f, t->name);
                 break;
         case PROPERTY_POLICY:
-                print_string(f, vl_policy_to_string(d->policy));
+                print_string(f, timerd_policy_to_string(d->policy));
                 break;
         case PROPERTY_CADENCE_USEC:
                 print_u64(f, true, d->cadence_usec);
                 break;
         case PROPERTY_CLOCK:
-                print_string(f, vl_clock_to_string(d->clock));
+                print_string(f, timerd_clock_to_string(d->clock));
                 break;
         case PROPERTY_LIFETIME:
-                print_string(f, vl_lifetime_to_string(d->lifetime));
+                print_string(f, timerd_lifetime_to_string(d->lifetime));
                 break;
         case PROPERTY_DELIVERY:
-                print_string(f, vl_delivery_to_string(d->delivery));
+                print_string(f, timerd_delivery_to_string(d->delivery));
                 break;
         case PROPERTY_ACCURACY_USEC:
                 print_u64(f, true, d->accuracy_usec);
@@ -155,11 +154,12 @@ static void print_value(FILE *f, const struct timerd_timer *t, enum property p)
                 print_u64(f, true, t->generation);
                 break;
         case PROPERTY_STATE:
-                print_string(f, vl_state_to_string(t->state));
+                print_string(f, timerd_state_to_string(t->state));
                 break;
         case PROPERTY_FAILURE:
-                print_string(
-                    f, t->failure == TIMERD_FAILURE_NONE ? NULL : vl_failure_to_string(t->failure));
+                print_string(f, t->failure == TIMERD_FAILURE_NONE
+                                    ? NULL
+                                    : timerd_failure_to_string(t->failure));
                 break;
         case PROPERTY_NEXT_USEC:
                 print_u64(f, t->has_next, t->next_usec);
@@ -197,7 +197,7 @@ static void print_value(FILE *f, const struct timerd_timer *t, enum property p)
         case PROPERTY_LAST_OUTCOME:
                 print_string(f, t->last_outcome == TIMERD_OUTCOME_NONE
                                     ? NULL
-                                    : vl_outcome_to_string(t->last_outcome));
+                                    : timerd_outcome_to_string(t->last_outcome));
                 break;
         case PROPERTY_LAST_DURATION_USEC:
                 print_u64(f, true, t->last_duration_usec);
@@ -208,7 +208,7 @@ static void print_value(FILE *f, const struct timerd_timer *t, enum property p)
         case PROPERTY_LAST_EXIT:
                 print_string(f, t->last_result.exit == TIMERD_EXIT_NONE
                                     ? NULL
-                                    : vl_exit_to_string(t->last_result.exit));
+                                    : timerd_exit_to_string(t->last_result.exit));
                 break;
         case PROPERTY_LAST_EXIT_CODE:
                 print_u64(f, t->last_result.exit != TIMERD_EXIT_NONE, t->last_result.code);

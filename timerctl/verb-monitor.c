@@ -3,7 +3,6 @@
 #include <stdio.h>
 
 #include "print.h"
-#include "varlink/names.h"
 #include "verbs.h"
 
 static json_object *event_json(const struct timerd_event *e)
@@ -18,8 +17,8 @@ static json_object *event_json(const struct timerd_event *e)
             (e->has_run &&
              json_object_object_add(event, "run", json_object_new_uint64(e->run)) < 0) ||
             (e->has_state &&
-             json_object_object_add(event, "state",
-                                    json_object_new_string(vl_state_to_string(e->state))) < 0) ||
+             json_object_object_add(
+                 event, "state", json_object_new_string(timerd_state_to_string(e->state))) < 0) ||
             json_object_object_add(event, "realtime_usec",
                                    json_object_new_uint64(e->realtime_usec)) < 0) {
                 json_object_put(event);

@@ -6,7 +6,6 @@
 
 #include "print.h"
 #include "property.h"
-#include "varlink/names.h"
 #include "verbs.h"
 
 /* --json: the reply's parameters as the service sent them. */
@@ -58,72 +57,40 @@ static int print_json_of(struct timerd *t, const struct options *o, const char *
         return r;
 }
 
-/* One List call after the cursor `after` (JSON text, NULL: from the start); its parameters parsed.
- */
-static int list_page_json(struct timerd *t, bool all, const char *after, json_object **ret)
+/* Move the timers of a page (a JSON array's text) to the end of `timers`. */
+static int take_page(const char *page, json_object *timers)
 {
-        char *parameters = NULL, *text = NULL;
-        int r;
-
-        if (asprintf(&parameters, "{%s%s%s%s}", all ? "\"all\":true" : "", all && after ? "," : "",
-                     after ? "\"after\":" : "", after ? after : "") < 0)
-                return -ENOMEM;
-        r = timerd_call_raw(t, VL_INTERFACE_TIMER ".List", parameters, &text);
-        free(parameters);
-        if (r >= 0) {
-                *ret = json_tokener_parse(text);
-                r = *ret ? 0 : -TIMERD_E_PROTOCOL;
-        }
-        free(text);
-        return r;
-}
-
-/* Move a page's timers to the end of `timers`; *ret_next: its cursor as JSON text, NULL when
- * it is the last page. */
-static int take_page(json_object *page, json_object *timers, char **ret_next)
-{
-        json_object *array, *next;
+        json_object *array = json_tokener_parse(page);
         size_t n;
+        int r = 0;
 
-        *ret_next = NULL;
-        if (!json_object_object_get_ex(page, "timers", &array) ||
-            !json_object_is_type(array, json_type_array))
+        if (!json_object_is_type(array, json_type_array)) {
+                json_object_put(array);
                 return -TIMERD_E_PROTOCOL;
+        }
         n = json_object_array_length(array);
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; r >= 0 && i < n; i++)
                 if (json_object_array_add(timers,
                                           json_object_get(json_object_array_get_idx(array, i))) < 0)
-                        return -ENOMEM;
-        if (!json_object_object_get_ex(page, "next", &next) ||
-            json_object_is_type(next, json_type_null))
-                return 0;
-        /* A cursor that does not move would ask for the same page for ever. */
-        if (n == 0 || !json_object_is_type(next, json_type_object))
-                return -TIMERD_E_PROTOCOL;
-        *ret_next = strdup(json_object_to_json_string(next));
-        return *ret_next ? 0 : -ENOMEM;
+                        r = -ENOMEM;
+        json_object_put(array);
+        return r;
 }
 
 /* --json: the timers of every page in one {"timers": [...]}, each as the service sent it. */
 static int print_list_json(struct timerd *t, const struct options *o)
 {
+        struct timerd_list_cursor cursor = {0};
         json_object *timers = json_object_new_array(), *result;
-        char *after = NULL;
         int r = timers ? 0 : -ENOMEM;
 
-        do {
-                json_object *page = NULL;
-                char *next = NULL;
+        while (r >= 0 && !cursor.done) {
+                char *page;
+                long n = timerd_list_page_json(t, TIMERD_OWNER_SELF, o->all, 0, &cursor, &page);
 
-                if (r >= 0)
-                        r = list_page_json(t, o->all, after, &page);
-                if (r >= 0)
-                        r = take_page(page, timers, &next);
-                json_object_put(page);
-                free(after);
-                after = next;
-        } while (r >= 0 && after);
-        free(after);
+                r = n < 0 ? (int)n : take_page(page, timers);
+                free(page);
+        }
         if (r < 0) {
                 json_object_put(timers);
                 return call_failed(t, "list", NULL, r);
@@ -183,7 +150,7 @@ int verb_show(struct timerd *t, const struct options *o)
         int r;
 
         if (o->json != JSON_OFF)
-                return print_json_of(t, o, name, VL_INTERFACE_TIMER ".Get",
+                return print_json_of(t, o, name, TIMERD_INTERFACE_TIMER ".Get",
                                      parameters_with("name", json_object_new_string(name)));
         r = timerd_get(t, name, TIMERD_OWNER_SELF, &timer);
         if (r < 0)
@@ -201,7 +168,7 @@ int verb_status(struct timerd *t, const struct options *o)
         int r;
 
         if (o->json != JSON_OFF)
-                return print_reply_json(t, o, NULL, VL_INTERFACE_STATUS ".Status", NULL);
+                return print_reply_json(t, o, NULL, TIMERD_INTERFACE_SERVICE ".Status", NULL);
         r = timerd_status(t, &status);
         if (r < 0)
                 return call_failed(t, "status", NULL, r);

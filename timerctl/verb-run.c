@@ -21,7 +21,6 @@
 
 #include "print.h"
 #include "timespan.h"
-#include "varlink/names.h"
 #include "verbs.h"
 
 extern char **environ;
@@ -346,7 +345,7 @@ static void report_end(const struct runner *rn, const struct timerd_firing *firi
 {
         char span[TIMESPAN_FORMAT_MAX], result[RUN_RESULT_MAX], word[32];
         struct timerd_timer as_timer = {.last_result = end->result, .last_outcome = end->outcome};
-        const char *outcome = vl_outcome_to_string(end->outcome);
+        const char *outcome = timerd_outcome_to_string(end->outcome);
         size_t i;
 
         for (i = 0; outcome && outcome[i] != 0 && i < sizeof(word) - 1; i++)

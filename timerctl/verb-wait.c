@@ -6,7 +6,6 @@
 
 #include "print.h"
 #include "timespan.h"
-#include "varlink/names.h"
 #include "verbs.h"
 
 /* Builders of JSON objects, spelled like the wire; each returns NULL when out of memory. */
@@ -47,7 +46,8 @@ static json_object *firing_json(const struct timerd_firing *f)
         json_object *firing = json_object_new_object();
 
         firing = add_value(firing, "token", token_json(&f->token));
-        firing = add_value(firing, "clock", json_object_new_string(vl_clock_to_string(f->clock)));
+        firing =
+            add_value(firing, "clock", json_object_new_string(timerd_clock_to_string(f->clock)));
         firing = add_u64(firing, "deadline_usec", f->deadline_usec);
         firing = add_u64(firing, "fired_usec", f->fired_usec);
         firing = add_u64(firing, "overruns", f->overruns);

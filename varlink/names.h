@@ -10,8 +10,8 @@
 #include "timerd/timerd-types.h"
 
 #define VL_INTERFACE_SERVICE "org.varlink.service"
-#define VL_INTERFACE_TIMER   "io.timerd.Timer"
-#define VL_INTERFACE_STATUS  "io.timerd.Service"
+#define VL_INTERFACE_TIMER   TIMERD_INTERFACE_TIMER
+#define VL_INTERFACE_STATUS  TIMERD_INTERFACE_SERVICE
 
 /* Each *_to_string returns NULL for an out-of-range value; each *_from_string returns the enum
  * value or the type's _INVALID (-1) for an unknown name. timerctl's hyphenated spellings

@@ -17,6 +17,11 @@
 /* An IANA zone name and its NUL. */
 #define TIMERD_TIMEZONE_MAX 64
 
+/* The varlink interfaces the service publishes; a method is named INTERFACE ".Method"
+ * ("io.timerd.Timer.Get"), as timerd_call_raw() takes it. */
+#define TIMERD_INTERFACE_TIMER   "io.timerd.Timer"
+#define TIMERD_INTERFACE_SERVICE "io.timerd.Service"
+
 enum timerd_clock {
         TIMERD_CLOCK_MONOTONIC,
         TIMERD_CLOCK_BOOTTIME,
@@ -141,7 +146,8 @@ enum timerd_error {
         TIMERD_E_BUSY,
         TIMERD_E_REQUEST_TOO_LARGE,
         TIMERD_E_INVALID_MESSAGE, /* not JSON, or not a varlink call */
-        /* a Finish/Resume broke the parked-request protocol; the kind is in service/core/parked.h */
+        /* a Finish/Resume broke the parked-request protocol; the kind is in service/core/parked.h
+         */
         TIMERD_E_PROTOCOL_FAILURE,
         /* a change to a retained timer could not be made durable; it was not made */
         TIMERD_E_STORE_UNAVAILABLE,

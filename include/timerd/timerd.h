@@ -100,6 +100,33 @@ const char *timerd_last_error_name(const struct timerd *t);
  */
 const char *timerd_last_error_reason(const struct timerd *t);
 
+/*
+ * The names of the enums' values as the service spells them ("after_completion"), for tools and
+ * logs. *_to_string() returns static storage, NULL for a value out of range. *_from_string()
+ * returns the value, or the type's _INVALID (-1) for NULL or a name it does not know; '-' may
+ * stand for '_' ("after-completion"). Outcome, exit and failure name their absence "none".
+ */
+const char *timerd_clock_to_string(enum timerd_clock value);
+enum timerd_clock timerd_clock_from_string(const char *s);
+const char *timerd_policy_to_string(enum timerd_policy value);
+enum timerd_policy timerd_policy_from_string(const char *s);
+const char *timerd_lifetime_to_string(enum timerd_lifetime value);
+enum timerd_lifetime timerd_lifetime_from_string(const char *s);
+const char *timerd_delivery_to_string(enum timerd_delivery value);
+enum timerd_delivery timerd_delivery_from_string(const char *s);
+const char *timerd_state_to_string(enum timerd_state value);
+enum timerd_state timerd_state_from_string(const char *s);
+const char *timerd_outcome_to_string(enum timerd_outcome value);
+enum timerd_outcome timerd_outcome_from_string(const char *s);
+const char *timerd_exit_to_string(enum timerd_exit value);
+enum timerd_exit timerd_exit_from_string(const char *s);
+const char *timerd_directive_to_string(enum timerd_directive value);
+enum timerd_directive timerd_directive_from_string(const char *s);
+const char *timerd_failure_to_string(enum timerd_failure value);
+enum timerd_failure timerd_failure_from_string(const char *s);
+const char *timerd_desired_to_string(enum timerd_desired value);
+enum timerd_desired timerd_desired_from_string(const char *s);
+
 struct timerd_declaration {
         enum timerd_policy policy;
         uint64_t cadence_usec;
@@ -296,6 +323,14 @@ struct timerd_list_cursor {
  */
 long timerd_list_page(struct timerd *t, uint32_t owner, bool all, size_t limit,
                       struct timerd_list_cursor *cursor, struct timerd_timer **ret);
+/*
+ * timerd_list_page() for tools that print JSON: the page's timers as the service sent them, a
+ * JSON array's text in *ret_json (malloc'd, free it; "[]" for an empty page, NULL once the cursor
+ * was done already). The cursor, the count returned and the errors are timerd_list_page()'s; the
+ * timers are not decoded, so an unknown field passes through.
+ */
+long timerd_list_page_json(struct timerd *t, uint32_t owner, bool all, size_t limit,
+                           struct timerd_list_cursor *cursor, char **ret_json);
 
 struct timerd_firing {
         struct timerd_token token;

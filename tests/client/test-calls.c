@@ -659,6 +659,54 @@ static void test_list_page(void **state)
         finish(t, s);
 }
 
+/* The same pages as the service sent them: the cursor moves alike, the timers are not decoded. */
+static void test_list_page_json(void **state)
+{
+        struct timerd_list_cursor cursor = {0};
+        json_object *page, *expected;
+        struct fake_server *s;
+        struct timerd *t = START(list_page_script, &s);
+        char *text = NULL;
+
+        (void)state;
+        assert_int_equal(timerd_list_page_json(t, 5, false, 2, &cursor, &text), 2);
+        page = json_tokener_parse(text);
+        expected = json_tokener_parse("[" BARE_TIMER("a") "," BARE_TIMER("b") "]");
+        assert_non_null(page);
+        assert_true(json_object_equal(page, expected));
+        json_object_put(page);
+        json_object_put(expected);
+        free(text);
+        assert_string_equal(cursor.after_name, "b");
+        assert_false(cursor.done);
+        assert_int_equal(timerd_list_page_json(t, 5, false, 2, &cursor, &text), 0);
+        assert_string_equal(text, "[]");
+        free(text);
+        assert_true(cursor.done);
+        assert_int_equal(timerd_list_page_json(t, 5, false, 2, &cursor, &text), 0);
+        assert_null(text);
+
+        cursor = (struct timerd_list_cursor){.has_after = true, .after_owner = 7};
+        strcpy(cursor.after_name, "x");
+        for (int i = 0; i < 6; i++) {
+                assert_int_equal(
+                    timerd_list_page_json(t, TIMERD_OWNER_SELF, false, 0, &cursor, &text),
+                    -TIMERD_E_PROTOCOL);
+                assert_null(text);
+                assert_string_equal(cursor.after_name, "x");
+                assert_false(cursor.done);
+        }
+        /* A timer the library could not decode passes as it came. */
+        assert_int_equal(timerd_list_page_json(t, TIMERD_OWNER_SELF, false, 0, &cursor, &text), 2);
+        assert_non_null(strstr(text, ",{}]"));
+        free(text);
+        assert_true(cursor.done);
+        assert_int_equal(timerd_list_page_json(NULL, 0, false, 0, &cursor, &text), -EINVAL);
+        assert_int_equal(timerd_list_page_json(t, 0, false, 0, NULL, &text), -EINVAL);
+        assert_int_equal(timerd_list_page_json(t, 0, false, 0, &cursor, NULL), -EINVAL);
+        finish(t, s);
+}
+
 static const struct fake_step wait_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{\"names\":[\"a\",\"b\"],"
               "\"timeout_usec\":1000000}}"),
@@ -1283,6 +1331,7 @@ int main(void)
             cmocka_unit_test(test_list_large),
             cmocka_unit_test(test_list_follows_pages),
             cmocka_unit_test(test_list_page),
+            cmocka_unit_test(test_list_page_json),
             cmocka_unit_test(test_wait),
             cmocka_unit_test(test_wait_stream),
             cmocka_unit_test(test_complete),
