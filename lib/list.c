@@ -159,10 +159,9 @@ struct json_page {
 
 static int take_json(json_object *timers, size_t n, void *userdata)
 {
-        const char *text = json_object_to_json_string_ext(timers, JSON_C_TO_STRING_PLAIN);
         struct json_page *page = userdata;
 
-        page->text = text ? strdup(text) : NULL;
+        page->text = vl_json_encode(timers);
         page->n = n;
         return page->text ? 0 : -ENOMEM;
 }

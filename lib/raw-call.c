@@ -4,47 +4,45 @@
 #include <string.h>
 
 #include "connection.h"
+#include "varlink/json.h"
+#include "varlink/utf8.h"
 
 /* Any method by name, with parameters and reply as JSON text: for tools like timerctl --json. */
 
-/* Exactly one JSON object, nothing but white space after it. */
+/* Exactly one JSON object, nothing but white space around it; read as the service reads it. */
 static int parse_parameters(const char *text, json_object **ret)
 {
-        json_tokener *tokener;
-        json_object *obj;
-        size_t len, end;
+        struct vl_parser parser;
+        json_object *obj = NULL;
+        size_t len;
+        int r;
 
         if (!text) {
                 *ret = NULL;
                 return 0;
         }
         len = strlen(text);
-        if (len > CONNECTION_REQUEST_MAX) /* could never be sent; and it fits the parser's int */
+        if (len > CONNECTION_REQUEST_MAX) /* could never be sent */
                 return -EMSGSIZE;
-        tokener = json_tokener_new();
-        if (!tokener)
-                return -ENOMEM;
-        obj = json_tokener_parse_ex(tokener, text, (int)len);
-        end = json_tokener_get_parse_end(tokener);
-        if (obj && (strspn(text + end, " \t\r\n") != len - end ||
-                    !json_object_is_type(obj, json_type_object))) {
-                json_object_put(obj);
-                obj = NULL;
-        }
-        json_tokener_free(tokener);
-        if (!obj)
+        if (!vl_json_text_valid(text, len))
                 return -EINVAL;
+        vl_parser_init(&parser);
+        r = vl_json_parse(&parser, text, len, VL_MAX_DEPTH_DEFAULT, &obj);
+        vl_parser_done(&parser);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || !json_object_is_type(obj, json_type_object)) {
+                json_object_put(obj);
+                return -EINVAL;
+        }
         *ret = obj;
         return 0;
 }
 
-/* The reply's parameters as malloc'd text. */
+/* The reply's parameters as malloc'd text, written as the messages are. */
 static char *parameters_text(const struct vl_reply *reply)
 {
-        const char *text =
-            json_object_to_json_string_ext(reply->parameters, JSON_C_TO_STRING_PLAIN);
-
-        return text ? strdup(text) : NULL;
+        return vl_json_encode(reply->parameters);
 }
 
 int timerd_call_raw(struct timerd *t, const char *method, const char *parameters_json,

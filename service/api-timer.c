@@ -461,11 +461,10 @@ static int calendar_json(const struct td_calendar *c, json_object *d, json_objec
 
                 memcpy(line, p, l);
                 line[l] = 0;
-                if (json_object_array_add(is_cron ? cron : systemd,
-                                          json_object_new_string(line + (is_cron ? prefix : 0))) <
-                        0 ||
+                if (vl_array_add(is_cron ? cron : systemd,
+                                 json_object_new_string(line + (is_cron ? prefix : 0))) < 0 ||
                     calendar_format(&c->specs[i], form, sizeof(form)) < 0 ||
-                    json_object_array_add(normalized, json_object_new_string(form)) < 0)
+                    vl_array_add(normalized, json_object_new_string(form)) < 0)
                         goto fail;
                 p += l + (p[l] == '\n');
         }
@@ -625,7 +624,7 @@ static int do_list(struct service *s, struct peer *p, json_object *params, const
                 return params_fail(err, -TIMERD_E_BUSY, NULL, NULL, 0);
         json_object *array = json_object_new_array_ext((int)(n < 1 ? 1 : n));
         for (long i = 0; array && i < n; i++)
-                json_object_array_add(array, api_timer_json(&timers[i], now));
+                vl_array_add(array, api_timer_json(&timers[i], now));
         *reply = json_object_new_object();
         vl_add_object(*reply, "timers", array);
         if (more) {

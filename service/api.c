@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "service/api.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,18 +28,12 @@ static void get_info(struct service *s, struct peer *p)
         json_object *o = json_object_new_object();
         json_object *interfaces = json_object_new_array();
 
-        if (!o || !interfaces) {
-                json_object_put(o);
-                json_object_put(interfaces);
-                service_drop_peer(s, p);
-                return;
-        }
         vl_add_string(o, "vendor", "timerd");
         vl_add_string(o, "product", "timerd");
         vl_add_string(o, "version", TIMERD_VERSION);
         vl_add_string(o, "url", "https://github.com/timerd/timerd");
         for (const char *const *i = vl_idl_interfaces; *i; i++)
-                json_object_array_add(interfaces, json_object_new_string(*i));
+                vl_array_add(interfaces, json_object_new_string(*i));
         vl_add_object(o, "interfaces", interfaces);
         service_reply(s, p, o, false);
 }
@@ -65,15 +60,20 @@ static void get_interface_description(struct service *s, struct peer *p, json_ob
         service_reply(s, p, o, false);
 }
 
-/* What the service may do beyond an unprivileged process; [] when none or unknown. */
+/* What the service may do beyond an unprivileged process; [] when none or unknown; NULL when out
+ * of memory. */
 static json_object *capabilities_json(void)
 {
         json_object *array = json_object_new_array();
         char **names = NULL;
         int n = caps_held(&names);
 
-        for (int i = 0; array && i < n; i++)
-                json_object_array_add(array, json_object_new_string(names[i]));
+        if (n == -ENOMEM) {
+                json_object_put(array);
+                return NULL;
+        }
+        for (int i = 0; i < n; i++)
+                vl_array_add(array, json_object_new_string(names[i]));
         if (n >= 0)
                 caps_names_free(names);
         return array;
@@ -127,15 +127,6 @@ static void status(struct service *s, struct peer *p)
         (void)clock_read(TIMERD_CLOCK_MONOTONIC, &now);
 
         json_object *o = json_object_new_object();
-        json_object *lateness = host ? delays_json(&s->metrics.lateness) : NULL;
-        json_object *loop_lag = host ? delays_json(&s->metrics.loop_lag) : NULL;
-        if (!o || (host && (!lateness || !loop_lag))) {
-                json_object_put(o);
-                json_object_put(lateness);
-                json_object_put(loop_lag);
-                service_drop_peer(s, p);
-                return;
-        }
         vl_add_string(o, "epoch", s->epoch);
         vl_add_string(o, "version", TIMERD_VERSION);
         vl_add_string(o, "backend", loop_backend_to_string(loop_backend(s->loop)));
@@ -161,9 +152,10 @@ static void status(struct service *s, struct peer *p)
                 vl_add_u64(o, "signals_sent", s->signals.sent);
                 vl_add_u64(o, "signals_failed", s->signals.target_gone + s->signals.refused);
                 vl_add_u64(o, "slowest_iteration_usec", s->metrics.slowest_iteration_usec);
+                json_object *lateness = delays_json(&s->metrics.lateness);
                 vl_add_u64(lateness, "past_due", s->metrics.lateness_past_due);
                 vl_add_object(o, "lateness", lateness);
-                vl_add_object(o, "loop_lag", loop_lag);
+                vl_add_object(o, "loop_lag", delays_json(&s->metrics.loop_lag));
         }
         vl_add_object(o, "capabilities", capabilities_json());
         vl_add_string(o, "store", store_status(s));
@@ -177,10 +169,9 @@ static void unknown_method(struct service *s, struct peer *p, const char *method
         char *interface = strndup(method, (size_t)(strrchr(method, '.') - method));
         json_object *e = json_object_new_object();
 
-        if (!interface || !e) {
-                free(interface);
+        if (!interface) {
                 json_object_put(e);
-                service_drop_peer(s, p);
+                service_error(s, p, TIMERD_E_BUSY, NULL);
                 return;
         }
         if (!vl_idl_lookup(interface)) {

@@ -80,8 +80,16 @@ void events_publish(struct service *s, enum event_kind kind, uint32_t owner, con
                 next = p->next; /* a subscriber that cannot keep up is dropped */
                 if (!p->subscriber || (!p->subscribe_all && p->uid != owner))
                         continue;
-                service_reply(
-                    s, p, event_json(kind, owner, name, run, exists ? &t : NULL, realtime), true);
+                char *msg = vl_reply_encode(
+                    event_json(kind, owner, name, run, exists ? &t : NULL, realtime),
+                    service_reply_continues(p, true));
+                if (msg)
+                        service_reply_encoded(s, p, msg, true);
+                else {
+                        /* Out of memory: the stream ends, so that no event goes missing unsaid. */
+                        events_unsubscribe(s, p);
+                        service_error(s, p, TIMERD_E_BUSY, NULL);
+                }
         }
 }
 

@@ -437,22 +437,56 @@ void service_reply(struct service *s, struct peer *p, json_object *parameters, b
 {
         char *msg = NULL;
 
-        if (p->call_oneway)
+        if (p->call_oneway) {
                 json_object_put(parameters);
-        else
+                service_reply_encoded(s, p, NULL, continues);
+                return;
+        }
+        /* NULL, or a tree missing a part: an allocation failed on the way. */
+        if (parameters)
                 msg = vl_reply_encode(parameters, service_reply_continues(p, continues));
-        service_reply_encoded(s, p, msg, continues);
+        if (!msg)
+                service_error(s, p, TIMERD_E_BUSY, NULL);
+        else
+                service_reply_encoded(s, p, msg, continues);
 }
 
+/* The errors whose IDL declares no parameters: any other one without them lost them to a failed
+ * allocation. */
+static bool error_without_parameters(int error)
+{
+        switch (error) {
+        case TIMERD_E_EXPECTED_MORE:
+        case TIMERD_E_PERMISSION_DENIED:
+        case TIMERD_E_TIMEOUT:
+        case TIMERD_E_SHUTTING_DOWN:
+        case TIMERD_E_BUSY:
+        case TIMERD_E_NOTHING_TO_WAIT_FOR:
+                return true;
+        default:
+                return false;
+        }
+}
+
+/*
+ * Out of memory is answered Busy (try again), with nothing else in the answer: an errno (no wire
+ * name) from below, an error whose parameters could not be made, or one whose text could not be.
+ */
 void service_error(struct service *s, struct peer *p, int error, json_object *parameters)
 {
         const char *name = vl_error_to_name(error);
-        if (!name)
-                name = vl_error_to_name(TIMERD_E_INVALID_PARAMETER);
+        char *msg = NULL;
+
         if (p->call_oneway)
                 json_object_put(parameters);
+        else if (name && (parameters || error_without_parameters(error)))
+                msg = vl_error_encode(name, parameters);
         else
-                peer_send(s, p, vl_error_encode(name, parameters));
+                json_object_put(parameters);
+        if (!p->call_oneway && !msg)
+                msg = vl_error_encode(vl_error_to_name(TIMERD_E_BUSY), NULL);
+        if (!p->call_oneway)
+                peer_send(s, p, msg);
         if (!p->doomed && p->fd >= 0)
                 call_finished(s, p);
 }
@@ -483,14 +517,15 @@ static void peer_pump(struct service *s, struct peer *p)
                 }
                 if (r < 0) {
                         /* The framing is intact: answer and go on with the next message. */
-                        json_object *params = json_object_new_object();
+                        json_object *params = r == -ENOMEM ? NULL : json_object_new_object();
                         vl_add_string(params, "reason",
                                       r == -EILSEQ    ? "not valid UTF-8"
                                       : r == -EBADMSG ? "not JSON, or nested too deep"
                                                       : "not a varlink call");
                         p->call_open = true;
                         conns_note_call(s, p);
-                        service_error(s, p, TIMERD_E_INVALID_MESSAGE, params);
+                        service_error(s, p, r == -ENOMEM ? TIMERD_E_BUSY : TIMERD_E_INVALID_MESSAGE,
+                                      params);
                         continue;
                 }
                 p->call_open = true;

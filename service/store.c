@@ -546,9 +546,14 @@ static bool pending(const struct service *s)
 static char *unavailable_message(int commit_error)
 {
         json_object *params = json_object_new_object();
+        char *msg = NULL;
 
-        vl_add_string(params, "reason", error_message(commit_error));
-        return vl_error_encode(vl_error_to_name(TIMERD_E_STORE_UNAVAILABLE), params);
+        /* Out of memory: Busy says as much (the change was not kept, try again). */
+        if (params && vl_add_string(params, "reason", error_message(commit_error)) == 0)
+                msg = vl_error_encode(vl_error_to_name(TIMERD_E_STORE_UNAVAILABLE), params);
+        else
+                json_object_put(params);
+        return msg ? msg : vl_error_encode(vl_error_to_name(TIMERD_E_BUSY), NULL);
 }
 
 /* Send what was held, in order; an answer to a change the commit could not keep becomes

@@ -14,26 +14,40 @@
 /* Names in one Wait filter; the parked queue enforces its own bound too. */
 #define WAIT_MAX_NAMES 64
 
-/* A firing is the most frequent reply: written as text, without a json-c tree. */
-static void reply_firing(struct service *s, struct peer *p, const struct td_dispatch *d,
-                         bool continues)
-{
-        struct vl_text t;
+/* Room for any firing: a name of at most 128 bytes (nothing in it to escape) and every number at
+ * its widest take under 500. */
+#define FIRING_TEXT_ROOM 1024
 
-        vl_text_reply_begin(&t, service_reply_continues(p, continues));
-        vl_text_object_begin(&t, "firing");
-        vl_text_object_begin(&t, "token");
-        vl_text_add_string(&t, "name", d->name);
-        vl_text_add_u64(&t, "generation", d->generation);
-        vl_text_add_u64(&t, "run", d->run);
-        vl_text_object_end(&t);
-        vl_text_add_string(&t, "clock", vl_clock_to_string(d->clock));
-        vl_text_add_u64(&t, "deadline_usec", d->deadline_usec);
-        vl_text_add_u64(&t, "fired_usec", d->fired_usec);
-        vl_text_add_u64(&t, "overruns", d->overruns);
-        vl_text_add_bool(&t, "catch_up", d->catch_up);
-        vl_text_object_end(&t);
-        service_reply_encoded(s, p, vl_text_reply_end(&t), continues);
+/*
+ * A firing is the most frequent reply: written as text, without a json-c tree. Begun before the
+ * firing is handed over (false when out of memory: it stays pending), ended after; the end cannot
+ * fail then.
+ */
+static bool firing_begin(struct vl_text *t, struct peer *p, bool continues)
+{
+        vl_text_reply_begin(t, service_reply_continues(p, continues), FIRING_TEXT_ROOM);
+        if (t->error == 0)
+                return true;
+        free(vl_text_reply_end(t));
+        return false;
+}
+
+static void firing_end(struct service *s, struct peer *p, struct vl_text *t,
+                       const struct td_dispatch *d, bool continues)
+{
+        vl_text_object_begin(t, "firing");
+        vl_text_object_begin(t, "token");
+        vl_text_add_string(t, "name", d->name);
+        vl_text_add_u64(t, "generation", d->generation);
+        vl_text_add_u64(t, "run", d->run);
+        vl_text_object_end(t);
+        vl_text_add_string(t, "clock", vl_clock_to_string(d->clock));
+        vl_text_add_u64(t, "deadline_usec", d->deadline_usec);
+        vl_text_add_u64(t, "fired_usec", d->fired_usec);
+        vl_text_add_u64(t, "overruns", d->overruns);
+        vl_text_add_bool(t, "catch_up", d->catch_up);
+        vl_text_object_end(t);
+        service_reply_encoded(s, p, vl_text_reply_end(t), continues);
 }
 
 /* The peer whose open call `cookie` of `session` is, or NULL when it is gone. */
@@ -85,10 +99,18 @@ static void apply_parked_effects(struct service *s, struct parked_transition t,
                 if (!p)
                         continue;
                 switch (e->kind) {
-                case PARKED_EFFECT_REPLY:
-                        if (d && registry_deliver(s->registry, d, e->session) >= 0)
-                                reply_firing(s, p, d, e->reply.continues);
+                case PARKED_EFFECT_REPLY: {
+                        struct vl_text text;
+                        if (!d)
+                                break;
+                        if (!firing_begin(&text, p, e->reply.continues))
+                                service_error(s, p, TIMERD_E_BUSY, NULL);
+                        else if (registry_deliver(s->registry, d, e->session) >= 0)
+                                firing_end(s, p, &text, d, e->reply.continues);
+                        else
+                                free(vl_text_reply_end(&text));
                         break;
+                }
                 case PARKED_EFFECT_OBSERVATION:
                 case PARKED_EFFECT_ELAPSED:
                         service_reply(s, p, sleep_answer_json(e), false);
@@ -200,14 +222,22 @@ static bool take_pending(struct service *s, struct peer *p, const struct td_now 
                          uint32_t owner, const char *const *names, size_t n_names)
 {
         struct td_dispatch d;
+        struct vl_text t;
 
-        while (registry_take_pending(s->registry, now, owner, TIMERD_DELIVERY_NOTIFY, names,
-                                     n_names, p->session, &d) > 0) {
-                reply_firing(s, p, &d, true);
+        for (;;) {
+                if (!firing_begin(&t, p, true)) {
+                        service_error(s, p, TIMERD_E_BUSY, NULL);
+                        return true;
+                }
+                if (registry_take_pending(s->registry, now, owner, TIMERD_DELIVERY_NOTIFY, names,
+                                          n_names, p->session, &d) <= 0) {
+                        free(vl_text_reply_end(&t));
+                        return false;
+                }
+                firing_end(s, p, &t, &d, true);
                 if (!p->call_more)
                         return true;
         }
-        return false;
 }
 
 /* A Wait on `names` of this owner may still be answered with a firing: one is pending, or one

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "varlink/message.h"
+#include "varlink/json.h"
 #include "varlink/utf8.h"
 
 void vl_parser_init(struct vl_parser *p)
@@ -18,66 +19,24 @@ void vl_parser_init(struct vl_parser *p)
 
 void vl_parser_done(struct vl_parser *p)
 {
-        if (p->tok)
-                json_tokener_free(p->tok);
+        free(p->scratch);
         *p = (struct vl_parser){0};
-}
-
-/* A tokener for max_depth, fresh or reset: its nesting bound is fixed when it is made. */
-static int parser_tokener(struct vl_parser *p, int max_depth, json_tokener **ret)
-{
-        if (p->tok && p->max_depth == max_depth) {
-                json_tokener_reset(p->tok);
-                *ret = p->tok;
-                return 0;
-        }
-        vl_parser_done(p);
-        p->tok = json_tokener_new_ex(max_depth);
-        if (!p->tok)
-                return -ENOMEM;
-        p->max_depth = max_depth;
-        json_tokener_set_flags(p->tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-        *ret = p->tok;
-        return 0;
 }
 
 /*
  * Parses msg as exactly one JSON value, nested at most max_depth deep. *ret is NULL for null.
- * Text that is not valid UTF-8 is refused before json-c sees it: json-c would take some of it.
+ * Text that is not valid UTF-8 is refused first, with its own error.
  */
 static int json_parse(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                       json_object **ret)
 {
-        enum json_tokener_error error;
-        json_tokener *tok;
-        json_object *obj;
-        int r;
-
         if (max_depth < 1)
                 return -EINVAL;
         if (len > INT_MAX)
                 return -EMSGSIZE;
         if (!vl_json_text_valid(msg, len))
                 return -EILSEQ;
-        r = parser_tokener(p, max_depth, &tok);
-        if (r < 0)
-                return r;
-
-        obj = json_tokener_parse_ex(tok, msg, (int)len);
-        error = json_tokener_get_error(tok);
-        if (error == json_tokener_continue) {
-                /* All input was taken but a top-level number may go on: end the input. */
-                obj = json_tokener_parse_ex(tok, "", 1);
-                error = json_tokener_get_error(tok);
-        } else if (error == json_tokener_success && json_tokener_get_parse_end(tok) != len) {
-                json_object_put(obj);
-                error = json_tokener_error_parse_unexpected;
-        }
-
-        if (error != json_tokener_success)
-                return -EBADMSG;
-        *ret = obj;
-        return 0;
+        return vl_json_parse(p, msg, len, max_depth, ret);
 }
 
 static int get_field(json_object *obj, const char *field, json_type type, json_object **ret)
@@ -92,14 +51,37 @@ static int get_field(json_object *obj, const char *field, json_type type, json_o
         return 0;
 }
 
+/*
+ * What a tree that lost a part to a failed allocation carries (as its json-c userdata, which no
+ * object or array uses otherwise): the writer refuses it, so a builder need not check each field
+ * it adds, only that the tree it made exists.
+ */
+static const char failed_mark;
+
+static int mark_failed(json_object *obj)
+{
+        if (obj)
+                json_object_set_userdata(obj, (void *)&failed_mark, NULL);
+        return -ENOMEM;
+}
+
+static bool marked_failed(json_object *obj)
+{
+        return json_object_get_userdata(obj) == &failed_mark;
+}
+
 /* Takes value, NULL when its allocation failed. */
 static int add_field(json_object *obj, const char *field, json_object *value)
 {
-        if (!value)
-                return -ENOMEM;
-        if (json_object_object_add(obj, field, value) < 0) {
+        if (!obj) {
                 json_object_put(value);
                 return -ENOMEM;
+        }
+        if (!value)
+                return mark_failed(obj);
+        if (json_object_object_add(obj, field, value) < 0) {
+                json_object_put(value);
+                return mark_failed(obj);
         }
         return 0;
 }
@@ -294,45 +276,6 @@ bool vl_method_name_valid(const char *method)
         return true;
 }
 
-/* Adds parameters (takes it; NULL for {}) to message and serialises it; puts message. */
-static char *message_encode(json_object *message, json_object *parameters)
-{
-        const char *text;
-        char *s = NULL;
-
-        if (!message) {
-                json_object_put(parameters);
-                return NULL;
-        }
-        if (!parameters)
-                parameters = json_object_new_object();
-        if (add_field(message, "parameters", parameters) < 0)
-                goto out;
-
-        text = json_object_to_json_string_ext(message, JSON_C_TO_STRING_PLAIN |
-                                                           JSON_C_TO_STRING_NOSLASHESCAPE);
-        if (text)
-                s = strdup(text);
-out:
-        json_object_put(message);
-        return s;
-}
-
-char *vl_call_encode(const char *method, json_object *parameters, bool more, bool oneway)
-{
-        json_object *message = json_object_new_object();
-
-        assert(method);
-
-        if (message && (vl_add_string(message, "method", method) < 0 ||
-                        (more && vl_add_bool(message, "more", true) < 0) ||
-                        (oneway && vl_add_bool(message, "oneway", true) < 0))) {
-                json_object_put(message);
-                message = NULL;
-        }
-        return message_encode(message, parameters);
-}
-
 /* Room for n more bytes at t->buf + t->len. */
 static int text_reserve(struct vl_text *t, size_t n)
 {
@@ -453,6 +396,8 @@ static int text_add_value(struct vl_text *t, json_object *v)
         case json_type_object: {
                 bool first = true;
 
+                if (marked_failed(v))
+                        return -ENOMEM;
                 r = text_add(t, "{", 1);
                 json_object_object_foreach(v, key, value)
                 {
@@ -471,6 +416,8 @@ static int text_add_value(struct vl_text *t, json_object *v)
         case json_type_array: {
                 size_t n = json_object_array_length(v);
 
+                if (marked_failed(v))
+                        return -ENOMEM;
                 r = text_add(t, "[", 1);
                 for (size_t i = 0; i < n && r == 0; i++) {
                         if (i > 0)
@@ -482,7 +429,8 @@ static int text_add_value(struct vl_text *t, json_object *v)
         }
         case json_type_double:
         default: {
-                /* Rare here (the service sends none): json-c's own formatting. */
+                /* Never made by timerd, only passed on (a raw call): json-c keeps the number's
+                 * text as the client wrote it. */
                 size_t len;
                 const char *s = json_object_to_json_string_length(
                     v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
@@ -504,27 +452,66 @@ char *vl_json_encode(json_object *value)
 }
 
 /*
- * The hottest encoding (every answer, every firing): written as text straight from the tree, the
- * envelope around the parameters, without json-c's serializer (a printbuf, snprintf per number)
- * or an envelope object. The bytes are those message_encode() would make.
+ * The rest of a message after its head: "parameters" (taken; NULL for {}) and the closing brace.
+ * The one way every message is written: calls, replies and errors, from a tree or (a firing)
+ * field by field below; keys in the order json-c would keep them.
  */
-char *vl_reply_encode(json_object *parameters, bool continues)
+static char *message_end(struct vl_text *t, json_object *parameters)
 {
-        const char *head = continues ? "{\"continues\":true,\"parameters\":" : "{\"parameters\":";
-        struct vl_text t = {0};
-        int r;
+        int r = t->error;
 
-        r = text_add(&t, head, strlen(head));
         if (r == 0)
-                r = parameters ? text_add_value(&t, parameters) : text_add(&t, "{}", 2);
+                r = text_add(t, "\"parameters\":", strlen("\"parameters\":"));
         if (r == 0)
-                r = text_add(&t, "}", 2);
+                r = parameters ? text_add_value(t, parameters) : text_add(t, "{}", 2);
+        if (r == 0)
+                r = text_add(t, "}", 2);
         json_object_put(parameters);
         if (r < 0) {
-                free(t.buf);
+                free(t->buf);
                 return NULL;
         }
-        return t.buf;
+        return t->buf;
+}
+
+char *vl_call_encode(const char *method, json_object *parameters, bool more, bool oneway)
+{
+        struct vl_text t = {0};
+
+        assert(method);
+        t.error = text_add(&t, "{\"method\":", strlen("{\"method\":"));
+        if (t.error == 0)
+                t.error = text_add_string(&t, method, strlen(method));
+        if (t.error == 0 && more)
+                t.error = text_add(&t, ",\"more\":true", strlen(",\"more\":true"));
+        if (t.error == 0 && oneway)
+                t.error = text_add(&t, ",\"oneway\":true", strlen(",\"oneway\":true"));
+        if (t.error == 0)
+                t.error = text_add(&t, ",", 1);
+        return message_end(&t, parameters);
+}
+
+/* Every answer: the envelope around the parameters written as text straight from the tree. */
+char *vl_reply_encode(json_object *parameters, bool continues)
+{
+        const char *head = continues ? "{\"continues\":true," : "{";
+        struct vl_text t = {0};
+
+        t.error = text_add(&t, head, strlen(head));
+        return message_end(&t, parameters);
+}
+
+char *vl_error_encode(const char *error, json_object *parameters)
+{
+        struct vl_text t = {0};
+
+        assert(error);
+        t.error = text_add(&t, "{\"error\":", strlen("{\"error\":"));
+        if (t.error == 0)
+                t.error = text_add_string(&t, error, strlen(error));
+        if (t.error == 0)
+                t.error = text_add(&t, ",", 1);
+        return message_end(&t, parameters);
 }
 
 /* Field names follow the varlink grammar: nothing in them to escape. */
@@ -548,12 +535,14 @@ static void text_field(struct vl_text *t, const char *field)
         t->need_comma = true;
 }
 
-void vl_text_reply_begin(struct vl_text *t, bool continues)
+void vl_text_reply_begin(struct vl_text *t, bool continues, size_t room)
 {
         const char *head = continues ? "{\"continues\":true,\"parameters\":{" : "{\"parameters\":{";
 
         *t = (struct vl_text){0};
-        t->error = text_add(t, head, strlen(head));
+        t->error = text_reserve(t, room);
+        if (t->error == 0)
+                t->error = text_add(t, head, strlen(head));
 }
 
 void vl_text_object_begin(struct vl_text *t, const char *field)
@@ -602,19 +591,6 @@ char *vl_text_reply_end(struct vl_text *t)
                 return NULL;
         }
         return t->buf;
-}
-
-char *vl_error_encode(const char *error, json_object *parameters)
-{
-        json_object *message = json_object_new_object();
-
-        assert(error);
-
-        if (message && vl_add_string(message, "error", error) < 0) {
-                json_object_put(message);
-                message = NULL;
-        }
-        return message_encode(message, parameters);
 }
 
 int vl_get_string(json_object *obj, const char *field, const char **ret)
@@ -717,6 +693,20 @@ int vl_add_i64(json_object *obj, const char *field, int64_t value)
 
 int vl_add_object(json_object *obj, const char *field, json_object *value)
 {
-        assert(value);
         return add_field(obj, field, value);
+}
+
+int vl_array_add(json_object *array, json_object *value)
+{
+        if (!array) {
+                json_object_put(value);
+                return -ENOMEM;
+        }
+        if (!value)
+                return mark_failed(array);
+        if (json_object_array_add(array, value) < 0) {
+                json_object_put(value);
+                return mark_failed(array);
+        }
+        return 0;
 }

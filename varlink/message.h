@@ -2,8 +2,9 @@
 #pragma once
 
 /*
- * Varlink messages as JSON (json-c): decoding calls and replies, encoding them, and reading typed
- * parameters with errors that name the parameter.
+ * Varlink messages as JSON: decoding calls and replies (varlink/json.h reads the text into a
+ * json-c tree), encoding them (one text writer), and reading typed parameters with errors that
+ * name the parameter.
  */
 
 #include <json-c/json.h>
@@ -14,12 +15,11 @@
 #define VL_MAX_DEPTH_DEFAULT 16
 
 /*
- * A JSON tokener kept from one message to the next, so that a connection does not make one per
- * message. Zeroed by vl_parser_init; the tokener is made at the first parse.
+ * What a connection keeps from one message to the next so that it does not allocate it for each
+ * (varlink/json.h): zeroed by vl_parser_init, made at the first parse.
  */
 struct vl_parser {
-        json_tokener *tok;
-        int max_depth; /* the nesting bound tok was made with */
+        char *scratch;
 };
 
 void vl_parser_init(struct vl_parser *p);
@@ -39,10 +39,10 @@ struct vl_call {
  * surrogates, lone surrogate escapes, code points above U+10FFFF, cut-short sequences), -EBADMSG
  * for text that is not JSON (or nests deeper than max_depth), -EPROTO for JSON that is not a
  * varlink call (no "method" that is a method name of the varlink grammar, "parameters" not an
- * object, "more"/"oneway" not booleans).
+ * object, "more"/"oneway" not booleans), -ENOMEM.
  */
 int vl_call_parse(const char *msg, size_t len, int max_depth, struct vl_call *ret);
-/* The same with p's tokener; -ENOMEM when it cannot be made. */
+/* The same with p's buffer. */
 int vl_call_parse_with(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                        struct vl_call *ret);
 void vl_call_done(struct vl_call *c);
@@ -59,29 +59,31 @@ struct vl_reply {
         bool continues;
 };
 
-/* Parse a reply. -EILSEQ (not valid UTF-8), -EBADMSG (not JSON), -EPROTO (not a reply). */
+/* Parse a reply. -EILSEQ (not valid UTF-8), -EBADMSG (not JSON), -EPROTO (not a reply), -ENOMEM. */
 int vl_reply_parse(const char *msg, size_t len, int max_depth, struct vl_reply *ret);
 int vl_reply_parse_with(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                         struct vl_reply *ret);
 void vl_reply_done(struct vl_reply *r);
 
 /*
- * Encoding. Each takes ownership of `parameters` (may be NULL for {}), and returns a malloc'd
- * NUL-terminated string (caller frees) or NULL on allocation failure.
+ * Encoding: one text writer for every message (calls, replies, errors), from a json-c tree or, for
+ * the hottest reply (a firing), field by field. Plain JSON, slashes as they are, keys in the order
+ * they were added. Each takes ownership of `parameters` (may be NULL for {}), and returns a
+ * malloc'd NUL-terminated string (caller frees) or NULL on allocation failure, also when a part of
+ * the tree was lost to one (vl_add_* and vl_array_add mark the tree).
  */
 char *vl_call_encode(const char *method, json_object *parameters, bool more, bool oneway);
 char *vl_reply_encode(json_object *parameters, bool continues);
-/* One JSON value as json-c writes it (JSON_C_TO_STRING_PLAIN | NOSLASHESCAPE); does not take it. */
-char *vl_json_encode(json_object *value);
 char *vl_error_encode(const char *error, json_object *parameters);
+/* One JSON value as the messages write it; does not take it. */
+char *vl_json_encode(json_object *value);
 
 /*
- * A reply written field by field as text, without a json-c tree: for the hottest reply (a
- * firing). Begin, add fields (objects nest), end: the same bytes vl_reply_encode() makes of the
- * tree with the fields added in that order. Field names follow the varlink grammar
- * `[A-Za-z](_?[A-Za-z0-9])*` and are written as they are; string values are escaped. An allocation
- * failure is kept and reported by the end, which returns the malloc'd NUL-terminated message or
- * NULL.
+ * A reply written field by field, without a tree: begin, add fields (objects nest), end: the same
+ * bytes vl_reply_encode() makes of the tree with the fields added in that order. Field names
+ * follow the varlink grammar `[A-Za-z](_?[A-Za-z0-9])*` and are written as they are; string values
+ * are escaped. An allocation failure is kept and reported by the end, which returns the malloc'd
+ * NUL-terminated message or NULL.
  */
 struct vl_text {
         char *buf;
@@ -89,7 +91,9 @@ struct vl_text {
         bool need_comma; /* a field was written at this level */
         int error;
 };
-void vl_text_reply_begin(struct vl_text *t, bool continues);
+/* room: the bytes the whole reply may take, had at once, so that nothing after the begin can fail
+ * when it fits. */
+void vl_text_reply_begin(struct vl_text *t, bool continues, size_t room);
 void vl_text_object_begin(struct vl_text *t, const char *field);
 void vl_text_object_end(struct vl_text *t);
 void vl_text_add_string(struct vl_text *t, const char *field, const char *value);
@@ -109,9 +113,14 @@ int vl_get_i64(json_object *obj, const char *field, int64_t *ret);
 int vl_get_object(json_object *obj, const char *field, json_object **ret);
 int vl_get_array(json_object *obj, const char *field, json_object **ret);
 
-/* Adding fields; each returns 0 or -ENOMEM. */
+/*
+ * Adding fields; each returns 0 or -ENOMEM. A failure (also a NULL value, whose allocation failed)
+ * marks obj, and the encoders refuse a tree holding a marked object: a builder checks only that
+ * its root was made. A NULL obj takes nothing and returns -ENOMEM.
+ */
 int vl_add_string(json_object *obj, const char *field, const char *value);
 int vl_add_bool(json_object *obj, const char *field, bool value);
 int vl_add_u64(json_object *obj, const char *field, uint64_t value);
 int vl_add_i64(json_object *obj, const char *field, int64_t value);
 int vl_add_object(json_object *obj, const char *field, json_object *value); /* takes value */
+int vl_array_add(json_object *array, json_object *value);                   /* takes value */

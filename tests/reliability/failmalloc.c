@@ -1,28 +1,78 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * An LD_PRELOAD shim that makes allocations fail on demand, for test-enomem: SIGUSR2 switches
- * failing on and off; while on, one allocation in $TIMERD_FAILMALLOC_EVERY (default 50), picked
- * by a fixed pseudo-random sequence so that every allocation site gets its turn, returns NULL with
- * ENOMEM. Start-up is never affected, and the test switches it off again to check what is left.
+ * An LD_PRELOAD shim that makes allocations fail on demand: every malloc, calloc and realloc of
+ * the process, timerd's own and those of the libraries it uses (json-c, glibc's strdup and
+ * asprintf, which call malloc). Two ways to drive it:
  *
- * Only allocations timerd's own code asks for fail: json-c does not survive a failed allocation
- * inside its parser (json_tokener_parse_ex() goes on with a NULL key), which no code of timerd can
- * change. glibc's __libc_* functions are the real allocator (dlsym would allocate itself).
+ * - SIGUSR2 switches random failing on and off (test-enomem): while on, one allocation in
+ *   $TIMERD_FAILMALLOC_EVERY (default 50), picked by a fixed pseudo-random sequence, returns
+ *   NULL with ENOMEM.
+ * - $TIMERD_FAILMALLOC_CONTROL names a file holding a struct failmalloc_control (failmalloc.h),
+ *   shared with the test (test-alloc-sweep): while armed, the fail_at-th allocation counted from
+ *   the arming fails, and the shim says whether it got that far.
+ *
+ * Start-up is never affected. glibc's __libc_* functions are the real allocator (dlsym would
+ * allocate itself), except in sanitized builds (FAILMALLOC_NEXT), where the sanitizer's allocator
+ * is the next malloc: timerd runs with ASAN_OPTIONS=verify_asan_link_order=0, the shim before
+ * the runtime.
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include "failmalloc.h"
+
+#ifdef FAILMALLOC_NEXT
+#include <dlfcn.h>
+
+static void *(*next_malloc)(size_t);
+static void *(*next_calloc)(size_t, size_t);
+static void *(*next_realloc)(void *, size_t);
+
+static void resolve_next(void)
+{
+        next_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+        next_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
+        next_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+        if (!next_malloc || !next_calloc || !next_realloc)
+                abort();
+}
+
+static void *real_malloc(size_t size)
+{
+        if (!next_malloc)
+                resolve_next();
+        return next_malloc(size);
+}
+
+static void *real_calloc(size_t n, size_t size)
+{
+        if (!next_calloc)
+                resolve_next();
+        return next_calloc(n, size);
+}
+
+static void *real_realloc(void *p, size_t size)
+{
+        if (!next_realloc)
+                resolve_next();
+        return next_realloc(p, size);
+}
+#else
 void *__libc_malloc(size_t size);
 void *__libc_calloc(size_t n, size_t size);
 void *__libc_realloc(void *p, size_t size);
+#define real_malloc  __libc_malloc
+#define real_calloc  __libc_calloc
+#define real_realloc __libc_realloc
+#endif
 
 void *malloc(size_t size);
 void *calloc(size_t n, size_t size);
@@ -32,9 +82,8 @@ void *reallocarray(void *p, size_t n, size_t size);
 /* The switch lives in the process it is preloaded into: a signal handler can only flip a global. */
 static volatile sig_atomic_t failing;
 static unsigned long every = 50;
-/* The executable's code, where the allocations that may fail are called from. */
-static uintptr_t code_start, code_end;
 static unsigned long long state = 0x9e3779b97f4a7c15ull;
+static struct failmalloc_control *control;
 
 static void toggle(int signo)
 {
@@ -46,6 +95,7 @@ __attribute__((constructor)) static void failmalloc_init(void)
 {
         struct sigaction sa = {.sa_handler = toggle, .sa_flags = SA_RESTART};
         const char *e = getenv("TIMERD_FAILMALLOC_EVERY");
+        const char *path = getenv("TIMERD_FAILMALLOC_CONTROL");
 
         if (e && e[0])
                 every = strtoul(e, NULL, 10);
@@ -54,53 +104,60 @@ __attribute__((constructor)) static void failmalloc_init(void)
         sigemptyset(&sa.sa_mask);
         sigaction(SIGUSR2, &sa, NULL);
 
-        char exe[4096], line[4096 + 128];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        FILE *maps = fopen("/proc/self/maps", "re");
-        if (n <= 0 || !maps)
-                abort();
-        exe[n] = '\0';
-        while (fgets(line, sizeof(line), maps)) {
-                unsigned long start, end;
-                char perms[8];
-                int path;
-                if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end, perms, &path) == 3 &&
-                    perms[2] == 'x' && strncmp(line + path, exe, (size_t)n) == 0) {
-                        code_start = start;
-                        code_end = end;
-                }
+        if (path && path[0]) {
+                int fd = open(path, O_RDWR | O_CLOEXEC);
+                void *m = fd < 0 ? MAP_FAILED
+                                 : mmap(NULL, sizeof(*control), PROT_READ | PROT_WRITE, MAP_SHARED,
+                                        fd, 0);
+                if (m == MAP_FAILED)
+                        abort();
+                close(fd);
+                control = m;
         }
-        fclose(maps);
 }
 
-static int fail_now(const void *caller)
+/* The n-th allocation since the test armed the control. */
+static int fail_counted(void)
 {
-        if (!failing || (uintptr_t)caller < code_start || (uintptr_t)caller >= code_end)
+        if (!control || !__atomic_load_n(&control->armed, __ATOMIC_ACQUIRE))
                 return 0;
-        /* xorshift64: the same sequence in every run. */
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        if (state % every != 0)
+        uint64_t n = __atomic_add_fetch(&control->count, 1, __ATOMIC_ACQ_REL);
+        if (n != control->fail_at)
                 return 0;
-        errno = ENOMEM;
+        __atomic_store_n(&control->failed, 1, __ATOMIC_RELEASE);
         return 1;
+}
+
+static int fail_now(void)
+{
+        int fail = fail_counted();
+
+        if (!fail && failing) {
+                /* xorshift64: the same sequence in every run. */
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                fail = state % every == 0;
+        }
+        if (fail)
+                errno = ENOMEM;
+        return fail;
 }
 
 void *malloc(size_t size)
 {
-        return fail_now(__builtin_return_address(0)) ? NULL : __libc_malloc(size);
+        return fail_now() ? NULL : real_malloc(size);
 }
 
 void *calloc(size_t n, size_t size)
 {
-        return fail_now(__builtin_return_address(0)) ? NULL : __libc_calloc(n, size);
+        return fail_now() ? NULL : real_calloc(n, size);
 }
 
 void *realloc(void *p, size_t size)
 {
         /* realloc(p, 0) frees: never refused. */
-        return size > 0 && fail_now(__builtin_return_address(0)) ? NULL : __libc_realloc(p, size);
+        return size > 0 && fail_now() ? NULL : real_realloc(p, size);
 }
 
 void *reallocarray(void *p, size_t n, size_t size)
@@ -110,5 +167,5 @@ void *reallocarray(void *p, size_t n, size_t size)
                 errno = ENOMEM;
                 return NULL;
         }
-        return total > 0 && fail_now(__builtin_return_address(0)) ? NULL : __libc_realloc(p, total);
+        return total > 0 && fail_now() ? NULL : real_realloc(p, total);
 }

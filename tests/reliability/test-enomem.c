@@ -2,7 +2,8 @@
 
 /*
  * ENOMEM in the request path of the real timerd: failmalloc.so (LD_PRELOAD) makes one in 50 of
- * timerd's own allocations fail while it is switched on (SIGUSR2). Clients make every kind of call
+ * its allocations fail while it is switched on (SIGUSR2), those of json-c and glibc (strdup,
+ * asprintf) as well as timerd's own. Clients make every kind of call
  * meanwhile. Each call must end with a reply (a success or a typed error) or with the connection
  * closed — never a crash, never a call left hanging. Once allocations succeed again, the service
  * works and holds exactly the timers it says it holds, the ones made before the failures among

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "varlink/json.h"
 #include "varlink/message.h"
 
 #define STR_AND_LEN(s) (s), (sizeof(s) - 1)
@@ -320,7 +321,9 @@ static void encode_call(void **state)
         assert_int_equal(vl_add_string(parameters, "name", "a/b"), 0);
         text = vl_call_encode("io.timerd.Timer.Wait", parameters, true, true);
         assert_non_null(text);
-        assert_non_null(strstr(text, "\"a/b\"")); /* no "a\/b" */
+        /* The bytes on the wire: flags before the parameters, no "a\/b". */
+        assert_string_equal(text, "{\"method\":\"io.timerd.Timer.Wait\",\"more\":true,"
+                                  "\"oneway\":true,\"parameters\":{\"name\":\"a/b\"}}");
 
         assert_int_equal(call_parse(text, &c), 0);
         assert_string_equal(c.method, "io.timerd.Timer.Wait");
@@ -370,7 +373,7 @@ static void encode_reply(void **state)
         free(text);
 }
 
-/* vl_json_encode writes what json-c writes, byte for byte. */
+/* The writer's bytes are those json-c's serializer wrote before it (what clients have seen). */
 static void encode_like_json_c(void **state)
 {
         char every_byte[256];
@@ -428,7 +431,7 @@ static void encode_reply_as_text(void **state)
         assert_int_equal(vl_add_u64(parameters, "after", 1234567890), 0);
 
         for (int continues = 0; continues <= 1; continues++) {
-                vl_text_reply_begin(&t, continues);
+                vl_text_reply_begin(&t, continues, 0);
                 vl_text_object_begin(&t, "outer");
                 vl_text_object_begin(&t, "inner");
                 vl_text_add_string(&t, "name", "a/b\"c\n");
@@ -452,11 +455,170 @@ static void encode_reply_as_text(void **state)
         }
         json_object_put(parameters);
 
-        vl_text_reply_begin(&t, false);
+        vl_text_reply_begin(&t, false, 0);
         char *empty = vl_text_reply_end(&t);
         assert_non_null(empty);
         assert_string_equal(empty, "{\"parameters\":{}}");
         free(empty);
+}
+
+/* A tree that lost a part to a failed allocation is never written as if whole. */
+static void encode_refuses_a_tree_missing_a_part(void **state)
+{
+        json_object *parameters = json_object_new_object(), *inner = json_object_new_object();
+        json_object *array = json_object_new_array();
+
+        (void)state;
+        assert_non_null(parameters);
+        assert_non_null(inner);
+        assert_non_null(array);
+        assert_int_equal(vl_add_u64(parameters, "kept", 1), 0);
+        /* What a failed json_object_new_*() hands on. */
+        assert_int_equal(vl_add_object(inner, "lost", NULL), -ENOMEM);
+        assert_int_equal(vl_add_object(parameters, "inner", inner), 0);
+        assert_null(vl_reply_encode(json_object_get(parameters), false));
+        assert_null(vl_error_encode("io.timerd.Timer.NotFound", json_object_get(parameters)));
+        assert_null(
+            vl_call_encode("io.timerd.Timer.Get", json_object_get(parameters), false, false));
+        assert_null(vl_json_encode(parameters));
+        json_object_put(parameters);
+
+        assert_int_equal(vl_array_add(array, NULL), -ENOMEM);
+        assert_null(vl_json_encode(array));
+        json_object_put(array);
+
+        /* Adding to an object that was never made takes the value and fails, never asserts. */
+        assert_int_equal(vl_add_string(NULL, "name", "x"), -ENOMEM);
+        assert_int_equal(vl_add_object(NULL, "o", json_object_new_object()), -ENOMEM);
+        assert_int_equal(vl_array_add(NULL, json_object_new_string("x")), -ENOMEM);
+}
+
+/* json-c's strict tokener as it reads one value: NULL when it refuses the text. */
+static json_object *json_c_parse(const char *text, bool *ok)
+{
+        json_tokener *tok = json_tokener_new_ex(VL_MAX_DEPTH_DEFAULT);
+        size_t len = strlen(text);
+        json_object *v;
+
+        assert_non_null(tok);
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+        v = json_tokener_parse_ex(tok, text, (int)len);
+        if (json_tokener_get_error(tok) == json_tokener_continue) {
+                /* All taken, but a number at the top may go on: end the input. */
+                v = json_tokener_parse_ex(tok, "", 1);
+                *ok = json_tokener_get_error(tok) == json_tokener_success;
+        } else
+                *ok = json_tokener_get_error(tok) == json_tokener_success &&
+                      json_tokener_get_parse_end(tok) == len;
+        json_tokener_free(tok);
+        return v;
+}
+
+/* What json-c's "strict" tokener took that is not JSON (RFC 8259): refused now. */
+static void parse_refuses_what_is_not_json(void **state)
+{
+        static const char *const texts[] = {"\"a\tb\"", "\"\x01\"", "{'a':1}",  "'a'",
+                                            "NaN",      "Infinity", "-Infinity"};
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+                struct vl_parser p;
+                json_object *v = NULL;
+
+                vl_parser_init(&p);
+                assert_int_equal(vl_json_parse(&p, texts[i], strlen(texts[i]), 4, &v), -EBADMSG);
+                vl_parser_done(&p);
+        }
+}
+
+/* Otherwise the reader takes and refuses what json-c's strict tokener did, making the same tree. */
+static void parse_like_json_c(void **state)
+{
+        static const char *const texts[] = {
+            "{}",
+            "[]",
+            " { } ",
+            "null",
+            "true",
+            "false",
+            "0",
+            "-0",
+            "7",
+            "-7",
+            "01",
+            "-",
+            "1.",
+            ".5",
+            "1.5",
+            "-1.5e3",
+            "1E+2",
+            "1e-2",
+            "2e",
+            "9223372036854775807",
+            "9223372036854775808",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "99999999999999999999999",
+            "\"\"",
+            "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"",
+            "\"\\u00e9\\u20ac\\ud83d\\ude00\"",
+            "\"\\u0000x\"",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "\"open",
+            "{\"a\":1,\"a\":2}",
+            "{\"a\":[1,{\"b\":null}],\"c\":\"d\"}",
+            "{\"a\" : 1 , \"b\" :2}",
+            "{\"a\":1,}",
+            "[1,]",
+            "[,1]",
+            "{,}",
+            "{\"a\"}",
+            "{\"a\":}",
+            "{a:1}",
+            "[1 2]",
+            "tru",
+            "nul",
+            "[1]x",
+            "1 2",
+            "[\"\\u00\"]",
+            "/* c */ 1",
+            "\"\\u0041\"",
+            "[[[[]]]]",
+            "{\"\\u0000\":1}",
+            "[0.1,1e400,-0.0]",
+        };
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+                struct vl_parser p;
+                json_object *ours = NULL;
+                bool json_c_ok;
+                json_object *theirs = json_c_parse(texts[i], &json_c_ok);
+
+                vl_parser_init(&p);
+                int r = vl_json_parse(&p, texts[i], strlen(texts[i]), VL_MAX_DEPTH_DEFAULT, &ours);
+                vl_parser_done(&p);
+                if ((r < 0) != !json_c_ok)
+                        fail_msg("%s: ours %d, json-c %s", texts[i], r,
+                                 json_c_ok ? "ok" : "refused");
+                if (r == 0) {
+                        char *a = ours ? vl_json_encode(ours) : strdup("null");
+                        char *b = theirs ? vl_json_encode(theirs) : strdup("null");
+
+                        assert_non_null(a);
+                        assert_non_null(b);
+                        if (strcmp(a, b) != 0 ||
+                            json_object_get_type(ours) != json_object_get_type(theirs))
+                                fail_msg("%s: ours %s, json-c %s", texts[i], a, b);
+                        free(a);
+                        free(b);
+                }
+                json_object_put(ours);
+                json_object_put(theirs);
+        }
 }
 
 static void encode_error(void **state)
@@ -477,6 +639,8 @@ static void encode_error(void **state)
         assert_int_equal(vl_add_u64(parameters, "max", 65536), 0);
         text = vl_error_encode("io.timerd.Timer.RequestTooLarge", parameters);
         assert_non_null(text);
+        assert_string_equal(
+            text, "{\"error\":\"io.timerd.Timer.RequestTooLarge\",\"parameters\":{\"max\":65536}}");
         assert_int_equal(reply_parse(text, &reply), 0);
         assert_string_equal(reply.error, "io.timerd.Timer.RequestTooLarge");
         assert_false(reply.continues);
@@ -728,7 +892,10 @@ int main(void)
             cmocka_unit_test(encode_reply),
             cmocka_unit_test(encode_like_json_c),
             cmocka_unit_test(encode_reply_as_text),
+            cmocka_unit_test(encode_refuses_a_tree_missing_a_part),
             cmocka_unit_test(encode_error),
+            cmocka_unit_test(parse_like_json_c),
+            cmocka_unit_test(parse_refuses_what_is_not_json),
             cmocka_unit_test(get_string_and_bool),
             cmocka_unit_test(get_u64),
             cmocka_unit_test(get_i64),
