@@ -18,6 +18,15 @@ uint64_t hash_mix64(uint64_t x)
         return x;
 }
 
+uint64_t hash_string(uint64_t seed, const char *s)
+{
+        uint64_t h = UINT64_C(0xcbf29ce484222325) ^ seed;
+
+        for (const char *p = s; *p; p++)
+                h = (h ^ (unsigned char)*p) * UINT64_C(0x100000001b3);
+        return hash_mix64(h);
+}
+
 static size_t home_of(size_t n_slots, uint64_t hash)
 {
         return (size_t)hash & (n_slots - 1);

@@ -47,3 +47,5 @@ int hashmap_check(const struct hashmap *m);
 
 /* A 64-bit finalizer (splitmix64): spreads a key over all bits, so the low bits index well. */
 uint64_t hash_mix64(uint64_t x);
+/* A string's hash (FNV-1a over its bytes, then hash_mix64()), seeded by a key it goes with. */
+uint64_t hash_string(uint64_t seed, const char *s);

@@ -30,6 +30,8 @@ static size_t bulk_next(void *userdata, char *buf, size_t size)
         snprintf(name, sizeof(name), "%s%zu", spec->prefix, i);
         if (b->cancel)
                 return call_cancel(buf, size, name, spec->generations[i]);
+        if (spec->calendar)
+                return call_register_calendar(buf, size, name, spec->calendar, spec->timezone);
         return call_register(buf, size, name, spec->deadline(spec->userdata, i),
                              spec->accuracy_usec, spec->retained);
 }

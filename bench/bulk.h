@@ -5,7 +5,8 @@
  * Many timers at once: on one raw connection with BULK_WINDOW calls in flight, or spread over
  * several connections with one call in flight on each (as many clients would). How the benchmarks
  * fill timerd, and how the scale benchmark times registering and cancelling a million timers.
- * Timers are once, notify, monotonic, named "<prefix><index>". Any error reply is fatal.
+ * Timers are once, notify, monotonic (or calendar, on one expression), named "<prefix><index>".
+ * Any error reply is fatal.
  */
 
 #include <stdbool.h>
@@ -21,6 +22,9 @@ struct bulk_spec {
         size_t n;
         uint64_t accuracy_usec;
         bool retained;
+        /* Non-NULL: calendar timers on this expression in `timezone`; deadline is not used. */
+        const char *calendar;
+        const char *timezone;
         /* start_usec of timer i */
         uint64_t (*deadline)(void *userdata, size_t i);
         void *userdata;

@@ -31,6 +31,16 @@ size_t call_register(char *buf, size_t size, const char *name, uint64_t start_us
                       start_usec);
 }
 
+size_t call_register_calendar(char *buf, size_t size, const char *name, const char *calendar,
+                              const char *timezone)
+{
+        return format(buf, size,
+                      "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"%s\","
+                      "\"declaration\":{\"policy\":\"calendar\",\"calendar\":[\"%s\"],"
+                      "\"timezone\":\"%s\"}}}",
+                      name, calendar, timezone);
+}
+
 size_t call_unregister(char *buf, size_t size, const char *name, uint64_t generation)
 {
         return format(buf, size,

@@ -13,6 +13,9 @@
 
 size_t call_register(char *buf, size_t size, const char *name, uint64_t start_usec,
                      uint64_t accuracy_usec, bool retained);
+/* A calendar timer on one systemd expression in `timezone` (JSON-safe text). */
+size_t call_register_calendar(char *buf, size_t size, const char *name, const char *calendar,
+                              const char *timezone);
 size_t call_unregister(char *buf, size_t size, const char *name, uint64_t generation);
 size_t call_cancel(char *buf, size_t size, const char *name, uint64_t generation);
 

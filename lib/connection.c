@@ -43,6 +43,7 @@ struct timerd {
         bool closing;         /* timerd_close() came from a callback */
         char *error_name;
         char *error_reason;
+        char *error_description;
         struct hold hold;            /* asynchronous firings that came before their deadline */
         uint64_t n_held, n_released; /* firings put on hold, and handed on from there */
         uint32_t owner;              /* whose timers the Timer calls name (timerd_set_owner()) */
@@ -148,6 +149,7 @@ static void connection_free(struct timerd *t)
         hold_done(&t->hold);
         free(t->error_name);
         free(t->error_reason);
+        free(t->error_description);
         free(t->path);
         free(t);
 }
@@ -206,6 +208,11 @@ const char *timerd_last_error_reason(const struct timerd *t)
         return t ? t->error_reason : NULL;
 }
 
+const char *timerd_last_error_description(const struct timerd *t)
+{
+        return t ? t->error_description : NULL;
+}
+
 int timerd_get_fd(const struct timerd *t)
 {
         return t ? t->fd : -EINVAL;
@@ -240,19 +247,22 @@ static void set_error_name(struct timerd *t, const char *name)
 {
         free(t->error_name);
         free(t->error_reason);
+        free(t->error_description);
         /* Best effort: the typed code is what callers act on. */
         t->error_name = name ? strdup(name) : NULL;
-        t->error_reason = NULL;
+        t->error_reason = t->error_description = NULL;
 }
 
-/* The error's "reason" parameter, when it has one. */
+/* The error's "reason" and "description" parameters, when it has them. */
 static void set_error(struct timerd *t, const struct vl_reply *reply)
 {
-        const char *reason;
+        const char *reason, *description;
 
         set_error_name(t, reply->error);
         if (reply->error && vl_get_string(reply->parameters, "reason", &reason) == 0)
                 t->error_reason = strdup(reason);
+        if (reply->error && vl_get_string(reply->parameters, "description", &description) == 0)
+                t->error_description = strdup(description);
 }
 
 static struct call *pop_call(struct timerd *t)

@@ -36,15 +36,35 @@
  * timer's next elapse is computed again in the zones as they are now. */
 static void reload_zones(struct service *s)
 {
-        uint64_t count;
         struct td_now now;
 
         zones_reload(s->zones);
         if (service_now(s, &now) < 0)
                 return;
-        service_apply(s, &now, registry_reevaluate_calendars(s->registry, &now, &count));
-        s->calendar_reevaluations++;
-        log_info("Time zones reloaded; %" PRIu64 " calendar timers re-evaluated", count);
+        registry_reevaluate_calendars(s->registry, &now);
+        log_info("Time zones reloaded; re-evaluating the calendar timers");
+}
+
+/* A zone file in use, /etc/localtime or /etc/timezone changed (a tzdata update, timedatectl). */
+static void on_zone_files(struct loop_watch *w, int fd, uint32_t events, void *userdata)
+{
+        struct service *s = userdata;
+        int r;
+        (void)w;
+        (void)fd;
+        (void)events;
+
+        service_note_work(s);
+        r = zones_changed(s->zones);
+        if (r < 0) {
+                /* Not fatal: SIGHUP still reloads them. */
+                log_errno(r, "Cannot read the zone files' changes; no longer watching them");
+                loop_unwatch(s->zones_watch);
+                s->zones_watch = NULL;
+        } else if (r > 0) {
+                log_info("The time zone files or the local zone changed");
+                reload_zones(s);
+        }
 }
 
 static void on_signal(struct loop_watch *w, int fd, uint32_t events, void *userdata)
@@ -199,6 +219,11 @@ static int setup_core(struct service *s)
         r = zones_new(&s->zones);
         if (r < 0)
                 return log_errno(r, "Cannot load the local time zone");
+        if (zones_watch_fd(s->zones) < 0)
+                log_info("Cannot watch the time zone files; SIGHUP reloads them");
+        else if ((r = loop_watch(s->loop, zones_watch_fd(s->zones), LOOP_IN, on_zone_files, s,
+                                 &s->zones_watch)) < 0)
+                return log_errno(r, "Cannot watch the time zone files");
         r = parked_new(&pc, &s->parked);
         if (r < 0)
                 return log_errno(r, "Cannot create the parked-request queue");
@@ -309,6 +334,7 @@ static void teardown(struct service *s, struct systemd_notifier *notifier)
         }
         intent_queue_done(&s->intents);
         loop_unwatch(s->signal_watch);
+        loop_unwatch(s->zones_watch);
         if (s->listen_fd >= 0)
                 close(s->listen_fd);
         if (s->listen_bound_here)

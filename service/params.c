@@ -264,7 +264,7 @@ static int params_calendar(json_object *d, struct zones *zones, struct td_declar
         const char *zone_name = NULL;
         bool fixed = false;
         size_t len = 0, n = 0;
-        struct td_calendar *c;
+        const struct td_calendar *c;
         int r;
 
         if ((r = calendar_lines(d, "calendar", false, source, &len, &n, err)) < 0 ||
@@ -287,7 +287,7 @@ static int params_calendar(json_object *d, struct zones *zones, struct td_declar
                 return params_fail(err, r, NULL, NULL, 0);
         if (r < 0)
                 return params_invalid(err, "declaration.timezone");
-        r = td_calendar_new(source, zone, fixed, &c, &cal_error);
+        r = td_calendar_new(zones_calendars(zones), source, zone, fixed, &c, &cal_error);
         if (r == -ENOMEM)
                 return params_fail(err, r, NULL, NULL, 0);
         if (r < 0) {

@@ -302,7 +302,6 @@ static void on_clock_set(void *userdata)
         struct td_now now;
 
         s->clock_changes++;
-        s->calendar_reevaluations++;
         log_notice("The realtime clock was set; re-evaluating realtime deadlines");
         if (service_now(s, &now) < 0)
                 return;
@@ -778,13 +777,48 @@ void service_note_work(struct service *s)
                 s->iteration_start_usec = 0;
 }
 
+/* A step of a calendar re-evaluation: about this much work, from a first batch this big. */
+#define REEVALUATE_SLICE_USEC   2000
+#define REEVALUATE_BUDGET_FIRST 256
+
+/*
+ * One step of a calendar re-evaluation (registry_reevaluate_calendars()): a batch sized to take
+ * about REEVALUATE_SLICE_USEC, so that each iteration still serves the peers.
+ */
+static void reevaluate_step(struct service *s)
+{
+        uint64_t start, end, count;
+        struct td_now now;
+
+        if (s->reevaluate_budget == 0)
+                s->reevaluate_budget = REEVALUATE_BUDGET_FIRST;
+        if (service_now(s, &now) < 0 || clock_read(TIMERD_CLOCK_MONOTONIC, &start) < 0)
+                return;
+        service_apply(s, &now,
+                      registry_reevaluate_step(s->registry, &now, s->reevaluate_budget, &count));
+        s->reevaluated += count;
+        if (clock_read(TIMERD_CLOCK_MONOTONIC, &end) == 0 && count == s->reevaluate_budget) {
+                if (end - start < REEVALUATE_SLICE_USEC / 2 && s->reevaluate_budget < 65536)
+                        s->reevaluate_budget *= 2;
+                else if (end - start > REEVALUATE_SLICE_USEC && s->reevaluate_budget > 16)
+                        s->reevaluate_budget /= 2;
+        }
+        if (!registry_reevaluation_pending(s->registry)) {
+                s->calendar_reevaluations++;
+                log_info("%" PRIu64 " calendar timers re-evaluated", s->reevaluated);
+                s->reevaluated = 0;
+        }
+}
+
 int service_iterate(struct service *s, int64_t timeout_usec)
 {
         uint64_t end;
+        bool busy = s->intents.count > 0 || registry_reevaluation_pending(s->registry);
 
         s->iteration_start_usec = 0;
-        /* Intents left over from a bounded drain must not wait for another event. */
-        int r = loop_run_once(s->loop, s->intents.count > 0 ? 0 : timeout_usec);
+        /* Intents left over from a bounded drain, or a re-evaluation under way, must not wait
+         * for another event. */
+        int r = loop_run_once(s->loop, busy ? 0 : timeout_usec);
         if (r < 0) {
                 log_errno(r, "The event loop failed");
                 service_exit(s, EXIT_REASON_BACKEND_FAULT);
@@ -792,6 +826,8 @@ int service_iterate(struct service *s, int64_t timeout_usec)
         }
         service_note_work(s);
         drain_intents(s);
+        if (registry_reevaluation_pending(s->registry))
+                reevaluate_step(s);
         store_commit(s);
         service_flush_all(s);
         free_closed(s);

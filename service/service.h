@@ -59,6 +59,7 @@ struct service {
         bool accept_paused; /* out of file descriptors: resumed when a connection closes */
         int signal_fd;
         struct loop_watch *signal_watch;
+        struct loop_watch *zones_watch; /* NULL: zone files not watched */
 
         struct peer *peers;
         uint32_t n_peers;
@@ -78,7 +79,9 @@ struct service {
         struct metrics metrics;
         struct signal_stats signals;
         uint64_t clock_changes;
-        uint64_t calendar_reevaluations; /* clock sets and zone reloads that re-evaluated them */
+        uint64_t calendar_reevaluations; /* passes over the calendar timers completed */
+        uint64_t reevaluated;            /* calendar timers re-evaluated in the pass under way */
+        size_t reevaluate_budget;        /* calendar timers a step of the pass computes */
         uint64_t stale_wakeups;
         uint64_t started_usec;         /* monotonic */
         uint64_t iteration_start_usec; /* monotonic; 0 until work starts */

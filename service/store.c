@@ -148,7 +148,7 @@ static int calendar_of_journal(struct service *s, const struct journal_timer *j,
 {
         struct td_calendar_error cal_error;
         const struct td_zone *zone;
-        struct td_calendar *c;
+        const struct td_calendar *c;
         int r;
 
         *ret = NULL;
@@ -158,7 +158,8 @@ static int calendar_of_journal(struct service *s, const struct journal_timer *j,
         if (r < 0)
                 return log_errno(r, "Cannot load time zone %s of timer %s of uid %u", j->timezone,
                                  j->name, (unsigned)j->owner);
-        r = td_calendar_new(j->calendar, zone, j->fixed_random_delay, &c, &cal_error);
+        r = td_calendar_new(zones_calendars(s->zones), j->calendar, zone, j->fixed_random_delay, &c,
+                            &cal_error);
         if (r < 0)
                 return log_errno(r, "Cannot read the calendar of timer %s of uid %u", j->name,
                                  (unsigned)j->owner);

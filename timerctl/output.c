@@ -59,6 +59,7 @@ int call_failed(struct timerd *t, const char *verb, const char *name, int error)
 {
         const char *error_name = timerd_last_error_name(t);
         const char *reason = timerd_last_error_reason(t);
+        const char *description = timerd_last_error_description(t);
 
         fprintf(stderr, "timerctl: %s%s%s: %s", verb, name ? " " : "", name ? name : "",
                 timerd_strerror(error));
@@ -66,6 +67,8 @@ int call_failed(struct timerd *t, const char *verb, const char *name, int error)
                 fprintf(stderr, " (%s: %s)", error_name, reason);
         else if (error_name)
                 fprintf(stderr, " (%s)", error_name);
+        if (description)
+                fprintf(stderr, ": %s", description);
         fputc('\n', stderr);
         return exit_status_of(error);
 }

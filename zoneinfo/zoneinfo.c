@@ -11,9 +11,6 @@
 
 #include "zoneinfo.h"
 
-#define ETC_TIMEZONE  "/etc/timezone"
-#define ETC_LOCALTIME "/etc/localtime"
-
 bool zoneinfo_name_valid(const char *name)
 {
         size_t length = strnlen(name, CALENDAR_ZONE_MAX);
@@ -27,11 +24,18 @@ bool zoneinfo_name_valid(const char *name)
         return true;
 }
 
-static const char *zoneinfo_dir(void)
+const char *zoneinfo_dir(void)
 {
         const char *dir = secure_getenv("TZDIR");
 
         return dir && dir[0] ? dir : ZONEINFO_DIR;
+}
+
+const char *zoneinfo_config_dir(void)
+{
+        const char *dir = secure_getenv("TIMERD_ZONE_CONFIG_DIR");
+
+        return dir && dir[0] ? dir : ZONEINFO_CONFIG_DIR;
 }
 
 /* The whole of a regular file of at most ZONEINFO_FILE_MAX bytes, into a buffer of that size. */
@@ -101,9 +105,12 @@ int zoneinfo_load(const char *name, struct tz_zone **ret, enum tz_error *ret_tz_
 /* The first line of /etc/timezone (Debian's), when it is a zone name. */
 static bool name_from_etc_timezone(char buf[static CALENDAR_ZONE_MAX])
 {
-        FILE *f = fopen(ETC_TIMEZONE, "re");
+        char path[PATH_MAX];
         bool found = false;
+        FILE *f;
 
+        snprintf(path, sizeof(path), "%s/" ZONEINFO_TIMEZONE, zoneinfo_config_dir());
+        f = fopen(path, "re");
         if (!f)
                 return false;
         if (fgets(buf, CALENDAR_ZONE_MAX, f)) {
@@ -117,8 +124,10 @@ static bool name_from_etc_timezone(char buf[static CALENDAR_ZONE_MAX])
 /* The part of /etc/localtime's link target after ".../zoneinfo/". */
 static bool name_from_localtime_link(char buf[static CALENDAR_ZONE_MAX])
 {
-        char target[PATH_MAX];
-        ssize_t n = readlink(ETC_LOCALTIME, target, sizeof(target) - 1);
+        char target[PATH_MAX], path[PATH_MAX];
+
+        snprintf(path, sizeof(path), "%s/" ZONEINFO_LOCALTIME, zoneinfo_config_dir());
+        ssize_t n = readlink(path, target, sizeof(target) - 1);
 
         if (n < 0)
                 return false;

@@ -14,8 +14,17 @@
 #include "calendar/tzif.h"
 
 #define ZONEINFO_DIR "/usr/share/zoneinfo"
+/* Where the local zone is named: ZONEINFO_TIMEZONE (Debian's) and the ZONEINFO_LOCALTIME link. */
+#define ZONEINFO_CONFIG_DIR "/etc"
+#define ZONEINFO_TIMEZONE   "timezone"
+#define ZONEINFO_LOCALTIME  "localtime"
 /* The largest real zone file is under 4 KiB; a bigger one is not a zone file. */
 #define ZONEINFO_FILE_MAX (256 * 1024)
+
+/* $TZDIR, else ZONEINFO_DIR. */
+const char *zoneinfo_dir(void);
+/* $TIMERD_ZONE_CONFIG_DIR (for tests), else ZONEINFO_CONFIG_DIR. */
+const char *zoneinfo_config_dir(void);
 
 /* A name as IANA spells them: [A-Za-z0-9_+-/] only, no "..", not absolute, shorter than
  * CALENDAR_ZONE_MAX. */

@@ -99,6 +99,13 @@ const char *timerd_last_error_name(const struct timerd *t);
  * "calendar_never", "calendar_missing" or "calendar_clock" (see the IDL).
  */
 const char *timerd_last_error_reason(const struct timerd *t);
+/*
+ * The `description` parameter of that error when it has one, else NULL; it lives as long. For
+ * people, not a stable value: for an expression that does not parse or never elapses it names
+ * the expression and the byte where the bad part starts ("declaration.cron[0] at byte 6
+ * (\"13 *\"): value out of range").
+ */
+const char *timerd_last_error_description(const struct timerd *t);
 
 /*
  * The names of the enums' values as the service spells them ("after_completion"), for tools and

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/hashmap.h"
 #include "calendar/calendar.h"
 #include "calendar/tzif.h"
 #include "timerd/timerd-types.h"
@@ -28,8 +29,18 @@ struct td_zone {
         struct tz_zone *tz;
 };
 
+/*
+ * The schedules in use, one per (expressions, zone, fixed flag): timers declared alike share one
+ * (a parsed expression is 4.7 KiB). A schedule leaves the set when its last reference goes; the
+ * set must outlive its schedules and their zones.
+ */
+struct td_calendar_set {
+        struct hashmap schedules; /* struct td_calendar */
+};
+
 struct td_calendar {
         unsigned refs;
+        struct td_calendar_set *set; /* NULL: not shared */
         const struct td_zone *zone;
         bool fixed_random_delay;
         char source[TD_CALENDAR_SOURCE_MAX + 1];
@@ -43,15 +54,25 @@ struct td_calendar_error {
         struct calendar_error error;
 };
 
+void td_calendar_set_init(struct td_calendar_set *set);
+/* Every schedule of the set has been released. */
+void td_calendar_set_done(struct td_calendar_set *set);
+/* How many distinct schedules are in use. */
+size_t td_calendar_set_size(const struct td_calendar_set *set);
+
 /*
- * Parse `source` (lines as above; no empty line, at most TD_CALENDAR_SOURCE_MAX bytes).
+ * Parse `source` (lines as above; no empty line, at most TD_CALENDAR_SOURCE_MAX bytes), or take
+ * another reference to the schedule of `set` declared alike (set NULL: a schedule of its own).
  * 0; -EINVAL with *ret_error set for an expression that does not parse or never elapses;
- * -E2BIG for a source too long or empty; -ENOMEM. The result has one reference.
+ * -E2BIG for a source too long or empty; -ENOMEM. The caller releases its reference.
  */
-int td_calendar_new(const char *source, const struct td_zone *zone, bool fixed_random_delay,
-                    struct td_calendar **ret, struct td_calendar_error *ret_error);
+int td_calendar_new(struct td_calendar_set *set, const char *source, const struct td_zone *zone,
+                    bool fixed_random_delay, const struct td_calendar **ret,
+                    struct td_calendar_error *ret_error);
 const struct td_calendar *td_calendar_ref(const struct td_calendar *c);
 void td_calendar_unref(const struct td_calendar *c);
+/* The same expressions, fixed flag and zone name: a timer that follows the local zone equals one
+ * that names the zone the service's local zone is now (what Reconcile compares). */
 bool td_calendar_equal(const struct td_calendar *a, const struct td_calendar *b);
 
 /* The first elapse of any expression strictly after after_usec (realtime µs). -ENOENT when none

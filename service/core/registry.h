@@ -340,19 +340,25 @@ struct td_transition registry_expire(struct registry *r, const struct td_now *no
                                      enum timerd_clock clock, uint64_t generation, bool *ret_stale);
 
 /* The clock was set (realtime): re-arm it with a fresh generation so deadlines are re-evaluated.
- * The calendar timers queued on it get their next elapse after now again (see
- * registry_reevaluate_calendars()). */
+ * The calendar timers get their next elapse after now again (registry_reevaluate_calendars()). */
 struct td_transition registry_rearm(struct registry *r, const struct td_now *now,
                                     enum timerd_clock clock);
 
 /*
- * The wall clock or the zone data changed (a clock set, a tzdata update, a new local zone): every
- * calendar timer waiting for its next elapse (queued, not due yet) gets the first elapse after
- * now as its deadline, computed again; one due already stays due. A running one computes its next
- * at completion anyway. *ret_count: how many were re-evaluated.
+ * The wall clock or the zone data changed (a clock set, a tzdata update, a new local zone): start
+ * computing again the next elapse of every calendar timer waiting for it (queued, not due yet),
+ * as the first after now, spread over registry_reevaluate_step() calls so that the loop goes on
+ * serving meanwhile. One due now stays due; a running one computes its next at completion anyway.
+ * While the pass runs, a timer whose old deadline comes due is computed again first and fires
+ * only if its new deadline is due too; one whose new deadline is earlier than its old one fires
+ * when the pass reaches it. A change during a pass starts it again.
  */
-struct td_transition registry_reevaluate_calendars(struct registry *r, const struct td_now *now,
-                                                   uint64_t *ret_count);
+void registry_reevaluate_calendars(struct registry *r, const struct td_now *now);
+bool registry_reevaluation_pending(const struct registry *r);
+/* Go on with the pass: at most `budget` timers computed again (*ret_count), at most 16 × budget
+ * looked at. registry_reevaluation_pending() is false once the last timer was reached. */
+struct td_transition registry_reevaluate_step(struct registry *r, const struct td_now *now,
+                                              size_t budget, uint64_t *ret_count);
 
 /*
  * The runtime applied (or failed to apply) the ARM/DISARM with this generation. On error the

@@ -122,6 +122,12 @@ contains "$dir/status" "Backend: $backend"
 epoch=$(ctl status --json | json 'd["epoch"]')
 grep -q "Epoch: $epoch" "$dir/status" || fail "status epoch"
 
+## A schedule the service refuses: the description points at the bad part (issue 17).
+expect_exit 1 ctl add badcal --calendar "Mon..Fri 25:00"
+contains "$dir/err" "(io.timerd.Timer.InvalidSchedule: calendar_invalid): declaration.calendar[0] at byte 9 (\"25:00\")"
+expect_exit 1 ctl add badcal --cron "0 3 * 13 *"
+contains "$dir/err" "declaration.cron[0] at byte 6 (\"13 *\")"
+
 ## reconcile: idempotent, conflicts reported.
 [ "$(ctl reconcile job --every 1h)" = "job: created" ] || fail "reconcile creates"
 [ "$(ctl reconcile job --every 1h)" = "job: already declared" ] || fail "reconcile again"

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,9 +74,9 @@ static const struct td_calendar *calendar(const char *source, const struct td_zo
                                           bool fixed)
 {
         struct td_calendar_error error;
-        struct td_calendar *c;
+        const struct td_calendar *c;
 
-        assert_int_equal(td_calendar_new(source, zone, fixed, &c, &error), 0);
+        assert_int_equal(td_calendar_new(NULL, source, zone, fixed, &c, &error), 0);
         return c;
 }
 
@@ -87,6 +88,17 @@ static struct td_declaration calendar_decl(const struct td_calendar *c)
         d.clock = TIMERD_CLOCK_REALTIME;
         d.calendar = c;
         return d;
+}
+
+/* Run the re-evaluation pass to its end in one step; how many it computed again. */
+static uint64_t reevaluate_all(struct fx *f)
+{
+        uint64_t count;
+
+        assert_int_equal(
+            fx_apply(f, registry_reevaluate_step(f->r, &f->now, SIZE_MAX / 16, &count)), 0);
+        assert_false(registry_reevaluation_pending(f->r));
+        return count;
 }
 
 static struct fx start_at(uint64_t utc_seconds)
@@ -242,6 +254,8 @@ static void test_clock_set_reevaluates(void **state)
         assert_int_equal(next_of(&f, "d"), T_2024_06_02_0300 * SEC);
         fx_set_now(&f, TIMERD_CLOCK_REALTIME, T_2024_05_31_1200 * SEC);
         assert_int_equal(fx_apply(&f, registry_rearm(f.r, &f.now, TIMERD_CLOCK_REALTIME)), 0);
+        assert_true(registry_reevaluation_pending(f.r));
+        assert_int_equal(reevaluate_all(&f), 1);
         assert_int_equal(next_of(&f, "d"), T_2024_06_01_0300 * SEC);
         assert_true(f.kernel[TIMERD_CLOCK_REALTIME].armed);
         assert_int_equal(f.kernel[TIMERD_CLOCK_REALTIME].deadline_usec, T_2024_06_01_0300 * SEC);
@@ -255,7 +269,6 @@ static void test_zone_reload_reevaluates(void **state)
         struct td_zone local = {.name = "UTC"};
         const struct td_calendar *c = calendar("*-*-* 03:00", &local, false);
         struct fx f = start_at(T_2024_06_01_1200);
-        uint64_t count;
 
         assert_int_equal(fx_register(&f, "d", calendar_decl(c), NULL), 0);
         td_calendar_unref(c);
@@ -263,8 +276,8 @@ static void test_zone_reload_reevaluates(void **state)
         /* The local zone became Berlin. */
         local.tz = z->berlin.tz;
         strcpy(local.name, "Europe/Berlin");
-        assert_int_equal(fx_apply(&f, registry_reevaluate_calendars(f.r, &f.now, &count)), 0);
-        assert_int_equal(count, 1);
+        registry_reevaluate_calendars(f.r, &f.now);
+        assert_int_equal(reevaluate_all(&f), 1);
         assert_int_equal(next_of(&f, "d"), T_2024_06_02_0300 * SEC - 2 * HOUR);
         assert_int_equal(f.kernel[TIMERD_CLOCK_REALTIME].deadline_usec,
                          T_2024_06_02_0300 * SEC - 2 * HOUR);
@@ -326,6 +339,7 @@ static void test_randomized_delays(void **state)
         for (int i = 0; i < 4; i++) {
                 assert_int_equal(fx_apply(&f, registry_rearm(f.r, &f.now, TIMERD_CLOCK_REALTIME)),
                                  0);
+                assert_int_equal(reevaluate_all(&f), 2);
                 delays[i] = next_of(&f, "fresh") - T_2024_06_01_0000 * SEC;
                 assert_true(delays[i] < 30 * MINUTE);
                 differ = differ || (i > 0 && delays[i] != delays[0]);
@@ -402,6 +416,180 @@ static void test_reconcile_compares_schedules(void **state)
         fx_done(&f);
 }
 
+/* A client that names the service's local zone and one that leaves the zone out declare the same
+ * schedule: Reconcile matches either way (restarting a client that spells it the other way); a
+ * different zone still conflicts. */
+static void test_reconcile_local_zone_by_name(void **state)
+{
+        struct zones_fixture *z = *state;
+        struct td_zone local = {.name = "Europe/Berlin", .tz = z->berlin.tz};
+        const struct td_calendar *implicit = calendar("daily", &local, false);
+        const struct td_calendar *named = calendar("daily", &z->berlin, false);
+        const struct td_calendar *utc = calendar("daily", &z->utc, false);
+        struct fx f = start_at(T_2024_06_01_1200);
+        struct td_reconcile_args args = {
+            .caller = {.uid = FX_UID, .session = FX_SESSION},
+            .name = "r",
+            .declaration = calendar_decl(implicit),
+            .desired = TIMERD_DESIRED_SCHEDULED,
+        };
+        uint64_t generation, g2;
+        bool created;
+
+        assert_int_equal(
+            fx_apply(&f, registry_reconcile(f.r, &f.now, &args, &generation, &created)), 0);
+        args.declaration.calendar = named;
+        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &args, &g2, &created)), 0);
+        assert_false(created);
+        assert_int_equal(g2, generation);
+        args.declaration.calendar = utc;
+        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &args, &g2, &created)),
+                         -TIMERD_E_RECONCILIATION_CONFLICT);
+        td_calendar_unref(implicit);
+        td_calendar_unref(named);
+        td_calendar_unref(utc);
+        fx_done(&f);
+}
+
+/* Timers declared alike share one parsed schedule (4.7 KiB an expression); another zone, fixed
+ * flag or expression is another; a refused one is not kept; the last release takes it out. */
+static void test_shared_schedules(void **state)
+{
+        struct zones_fixture *z = *state;
+        struct td_calendar_set set;
+        const struct td_calendar *a, *b, *berlin, *fixed, *other;
+        struct td_calendar_error error;
+        struct fx f = start_at(T_2024_06_01_1200);
+        uint64_t generation;
+
+        td_calendar_set_init(&set);
+        assert_int_equal(td_calendar_new(&set, "daily\ncron:0 3 * * *", &z->utc, false, &a, &error),
+                         0);
+        assert_int_equal(td_calendar_new(&set, "daily\ncron:0 3 * * *", &z->utc, false, &b, &error),
+                         0);
+        assert_ptr_equal(a, b);
+        td_calendar_unref(b);
+        assert_int_equal(
+            td_calendar_new(&set, "daily\ncron:0 3 * * *", &z->berlin, false, &berlin, &error), 0);
+        assert_int_equal(
+            td_calendar_new(&set, "daily\ncron:0 3 * * *", &z->utc, true, &fixed, &error), 0);
+        assert_int_equal(td_calendar_new(&set, "weekly", &z->utc, false, &other, &error), 0);
+        assert_ptr_not_equal(a, berlin);
+        assert_ptr_not_equal(a, fixed);
+        assert_ptr_not_equal(a, other);
+        assert_int_equal(td_calendar_set_size(&set), 4);
+        assert_int_equal(td_calendar_new(&set, "*-02-30", &z->utc, false, &b, &error), -EINVAL);
+        assert_int_equal(error.error.code, CALENDAR_E_NEVER);
+        assert_int_equal(td_calendar_set_size(&set), 4);
+
+        /* A thousand timers on one schedule: still one, until the last goes. */
+        for (int i = 0; i < 1000; i++) {
+                char name[16];
+
+                snprintf(name, sizeof(name), "t%d", i);
+                assert_int_equal(
+                    td_calendar_new(&set, "daily\ncron:0 3 * * *", &z->utc, false, &b, &error), 0);
+                assert_ptr_equal(b, a);
+                assert_int_equal(fx_register(&f, name, calendar_decl(b), &generation), 0);
+                td_calendar_unref(b);
+        }
+        assert_int_equal(td_calendar_set_size(&set), 4);
+        assert_int_equal(next_of(&f, "t999"), (T_2024_06_01_0000 + 24 * 3600) * SEC);
+        td_calendar_unref(a);
+        td_calendar_unref(berlin);
+        td_calendar_unref(fixed);
+        td_calendar_unref(other);
+        assert_int_equal(td_calendar_set_size(&set), 1);
+        fx_done(&f);
+        assert_int_equal(td_calendar_set_size(&set), 0);
+        td_calendar_set_done(&set);
+}
+
+/* 100 timers on "03:00" in a local zone, re-evaluated ten per step after the zone changed from
+ * `from` to `to`: the state after the first step. */
+static struct fx spread_start(struct td_zone *local, const struct td_zone *from,
+                              const struct td_zone *to)
+{
+        const struct td_calendar *c;
+        struct fx f = start_at(T_2024_06_01_1200);
+        uint64_t count;
+
+        *local = *from;
+        c = calendar("*-*-* 03:00", local, false);
+        for (int i = 0; i < 100; i++) {
+                char name[16];
+
+                snprintf(name, sizeof(name), "t%03d", i);
+                assert_int_equal(fx_register(&f, name, calendar_decl(c), NULL), 0);
+        }
+        td_calendar_unref(c);
+        *local = *to;
+        registry_reevaluate_calendars(f.r, &f.now);
+        assert_int_equal(fx_apply(&f, registry_reevaluate_step(f.r, &f.now, 10, &count)), 0);
+        assert_int_equal(count, 10);
+        assert_true(registry_reevaluation_pending(f.r));
+        return f;
+}
+
+/*
+ * Issue 17: re-evaluating is spread over steps. Berlin → UTC moves every elapse two hours later:
+ * the ten done fire at the new one; the ninety not reached yet come due on their old deadline
+ * meanwhile, are computed again then and do not fire early; the pass then finds nothing left to
+ * do, and all hundred fire once, at 03:00 UTC.
+ */
+static void test_spread_old_deadline_due_meanwhile(void **state)
+{
+        struct zones_fixture *z = *state;
+        struct td_zone local;
+        struct fx f = spread_start(&local, &z->berlin, &z->utc);
+
+        assert_int_equal(next_of(&f, "t000"), T_2024_06_02_0300 * SEC);
+        assert_int_equal(next_of(&f, "t099"), T_2024_06_02_0300 * SEC - 2 * HOUR);
+        assert_int_equal(fx_advance(&f, TIMERD_CLOCK_REALTIME, T_2024_06_02_0300 * SEC - 2 * HOUR),
+                         0);
+        assert_int_equal(next_of(&f, "t099"), T_2024_06_02_0300 * SEC);
+        assert_int_equal(reevaluate_all(&f), 0);
+        assert_int_equal(fx_advance(&f, TIMERD_CLOCK_REALTIME, T_2024_06_02_0300 * SEC), 100);
+        fx_done(&f);
+}
+
+/*
+ * UTC → Berlin moves every elapse two hours earlier: the ten done fire at the new one; the ninety
+ * not reached fire when the pass reaches them (late, past due), each once.
+ */
+static void test_spread_new_deadline_earlier(void **state)
+{
+        struct zones_fixture *z = *state;
+        struct td_zone local;
+        struct fx f = spread_start(&local, &z->utc, &z->berlin);
+
+        assert_int_equal(fx_advance(&f, TIMERD_CLOCK_REALTIME, T_2024_06_02_0300 * SEC - 2 * HOUR),
+                         10);
+        fx_set_now(&f, TIMERD_CLOCK_REALTIME, T_2024_06_02_0300 * SEC - 2 * HOUR + MINUTE);
+        assert_int_equal(reevaluate_all(&f), 90);
+        assert_int_equal(next_of(&f, "t099"), T_2024_06_02_0300 * SEC - 2 * HOUR);
+        assert_int_equal(
+            fx_advance(&f, TIMERD_CLOCK_REALTIME, T_2024_06_02_0300 * SEC - 2 * HOUR + MINUTE), 90);
+        assert_int_equal(fx_dispatch(&f, 0)->deadline_usec, T_2024_06_02_0300 * SEC - 2 * HOUR);
+        fx_done(&f);
+}
+
+/* A change during a pass starts it again: the timers done already are done again, in the zone
+ * as it is now. */
+static void test_spread_restart(void **state)
+{
+        struct zones_fixture *z = *state;
+        struct td_zone local;
+        struct fx f = spread_start(&local, &z->utc, &z->berlin);
+
+        local = z->utc;
+        registry_reevaluate_calendars(f.r, &f.now);
+        assert_int_equal(reevaluate_all(&f), 100);
+        assert_int_equal(next_of(&f, "t000"), T_2024_06_02_0300 * SEC);
+        assert_int_equal(next_of(&f, "t099"), T_2024_06_02_0300 * SEC);
+        fx_done(&f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -416,6 +604,11 @@ int main(void)
             cmocka_unit_test(test_randomized_delays),
             cmocka_unit_test(test_refusals),
             cmocka_unit_test(test_reconcile_compares_schedules),
+            cmocka_unit_test(test_reconcile_local_zone_by_name),
+            cmocka_unit_test(test_shared_schedules),
+            cmocka_unit_test(test_spread_old_deadline_due_meanwhile),
+            cmocka_unit_test(test_spread_new_deadline_earlier),
+            cmocka_unit_test(test_spread_restart),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -5,17 +5,17 @@
 # `meson install` goes into a DESTDIR bound into the container, and a command runs there as a unit
 # with SuccessAction=exit and FailureAction=exit, so the container's exit status is the command's.
 # Used by the systemd-nspawn test (nspawn.sh, in-container.sh), the packages' test (packages.sh,
-# in-container-packages.sh) and benchmark B6
-# (bench/bench-systemd-run). Sourced by sh (dash or bash: it uses `local`); messages go to stdout.
+# in-container-packages.sh) and benchmarks B6 (bench/bench-systemd-run) and B7
+# (bench/bench-run-latency). Sourced by sh (dash or bash: it uses `local`); messages go to stdout.
 #
 # On the host:   container_missing, container_rootfs, container_install_build, container_run
 # In the guest:  container_install
 
 # What timerd needs at run time beyond systemd (and gcc's sanitizer runtimes, for
 # -Db_sanitize builds), and what the autopkgtest run by packages.sh needs (python3, and gcc,
-# libc6-dev and pkg-config to build the examples). Not procps: the unit's reload must work
-# without /bin/kill.
-container_packages=systemd,systemd-sysv,dbus,liburing2,libjson-c5,libasan8,libubsan1,python3,gcc,libc6-dev,pkg-config
+# libc6-dev and pkg-config to build the examples), and cron for benchmark B7. Not procps: the
+# unit's reload must work without /bin/kill.
+container_packages=systemd,systemd-sysv,dbus,liburing2,libjson-c5,libasan8,libubsan1,python3,gcc,libc6-dev,pkg-config,cron
 
 # Prints why no container can be booted here and succeeds; fails quietly when one can.
 container_missing() {

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* registry_check(): every invariant, structure by structure (timers, changes, clocks, owners,
+ * sessions), recounted from scratch. For tests; changes nothing; calls registry-timer.c alone. */
+
+#include <errno.h>
+#include <string.h>
+
+#include "service/core/registry-internal.h"
+
+static size_t list_length(const struct list_node *head)
+{
+        size_t n = 0;
+
+        for (const struct list_node *p = head->next; p != head; p = p->next) {
+                if (p->next->prev != p)
+                        return SIZE_MAX;
+                n++;
+        }
+        return n;
+}
+
+static bool timer_consistent(const struct registry *r, const struct timer *t)
+{
+        const struct td_declaration declaration = timer_declaration(t), *d = &declaration;
+        const struct run_state *rs = timer_run_state(t);
+        enum td_schedule_problem problem;
+
+        if (!registry_name_valid(t->name) || declaration_validate(d, &problem) < 0 ||
+            timer_find(r, t->uid, t->name) != t || !owner_find(r, t->uid))
+                return false;
+        /* Restored timers keep their generations and belong to no session. */
+        if (t->generation == 0 || t->generation > r->last_generation ||
+            (t->session == 0 && !timer_retained(t)))
+                return false;
+        if (t->removed || (t->has_before && !t->changed))
+                return false;
+        if (t->has_missed_deadline &&
+            (!timer_queued(t) || !t->runs || rs->missed_deadline_usec > t->deadline_usec))
+                return false;
+        if ((t->has_missed_deadline && !t->catching_up) || (t->catching_up && !timer_queued(t)))
+                return false;
+        /* Transient timers are in their session's list (registry_check() says which); retained
+         * ones in none. */
+        if ((d->lifetime == TIMERD_LIFETIME_TRANSIENT) != list_linked(&t->transient_node) ||
+            (list_linked(&t->transient_node) && !session_find(r, t->session)))
+                return false;
+        if (t->failure >= TIMERD_FAILURE_MAX)
+                return false;
+        /* A failed timer is never queued; once and after-completion leave it while running. */
+        if (timer_queued(t) && (t->failure != TIMERD_FAILURE_NONE ||
+                                (t->run_active && policy_runs_off_queue(d->policy))))
+                return false;
+        if (timer_queued(t)) {
+                const struct timerq *q = &r->queues[d->clock];
+
+                if (!timerq_contains(q, &t->entry) ||
+                    timerq_entry_deadline(q, &t->entry) != handover_instant(t, t->deadline_usec))
+                        return false;
+        }
+        if (t->after_run != AFTER_RUN_POLICY && !t->run_active)
+                return false;
+        if ((t->after_run == AFTER_RUN_NONE && !policy_runs_off_queue(d->policy)) ||
+            (timer_held(t) && timer_queued(t)))
+                return false;
+        if (rs->overruns_reported > rs->overruns)
+                return false;
+        if (t->after_run != AFTER_RUN_DEADLINE && rs->deferred_deadline_usec != 0)
+                return false;
+        /* An active run has its record, and is either pending or handed to one session. */
+        if (t->run_active && !t->runs)
+                return false;
+        if (t->runs && (t->runs->timer != t || t->run_active != list_linked(&t->runs->waiter_node)))
+                return false;
+        if (timer_delivered_to(t) &&
+            session_find(r, timer_delivered_to(t)->id) != timer_delivered_to(t))
+                return false;
+        if ((t->run_active || rs->has_last_start) && rs->run == 0)
+                return false;
+        if (rs->runs > rs->run || rs->consecutive_expected_failures > rs->runs)
+                return false;
+        return true;
+}
+
+/* The inventory holds exactly the live timers, each owner's n_timers of them. */
+static int inventory_check_owners(const struct registry *r)
+{
+        const struct inventory_node *node;
+        const struct owner *o = NULL;
+        struct inventory_cursor c;
+        size_t run = 0;
+
+        if (inventory_check(&r->inventory) < 0 || r->inventory.n_nodes != r->timers.n_entries)
+                return -EUCLEAN;
+        inventory_seek(&r->inventory, NULL, &c);
+        while ((node = inventory_next(&c))) {
+                const struct timer *t = inventory_entry(node, struct timer, inventory_node);
+
+                if (t->removed || timer_find(r, t->uid, t->name) != t)
+                        return -EUCLEAN;
+                if (!o || t->uid != o->uid) {
+                        if (o && run != o->n_timers)
+                                return -EUCLEAN;
+                        o = owner_find(r, t->uid);
+                        if (!o)
+                                return -EUCLEAN;
+                        run = 0;
+                }
+                run++;
+        }
+        return o && run != o->n_timers ? -EUCLEAN : 0;
+}
+
+/* What the walk over the timers counted, to compare with what the registry keeps. */
+struct timer_counts {
+        uint64_t n_state[TIMERD_STATE_MAX];
+        uint64_t n_pending;
+        size_t n_declared[TIMERD_CLOCK_MAX][TIMERQ_KIND_MAX];
+        size_t n_queued[TIMERD_CLOCK_MAX];
+        size_t n_before;
+        size_t n_changed;
+        size_t n_retained;
+        size_t n_retained_unchanged;
+};
+
+/* Every live timer is consistent; count them by state, queue and change. */
+static int timers_check(const struct registry *r, struct timer_counts *ret)
+{
+        const struct timer *t;
+        size_t i = 0;
+
+        *ret = (struct timer_counts){};
+        while ((t = hashmap_next(&r->timers, &i))) {
+                if (!timer_consistent(r, t))
+                        return -EUCLEAN;
+                ret->n_state[timer_state(t)]++;
+                ret->n_pending += timer_pending(t);
+                ret->n_declared[t->clock][timerq_kind_of(t->accuracy_usec)]++;
+                ret->n_queued[t->clock] += timer_queued(t);
+                ret->n_before += t->has_before;
+                ret->n_changed += t->changed;
+                ret->n_retained += timer_retained(t);
+                ret->n_retained_unchanged += timer_retained(t) && !t->changed;
+        }
+        for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++)
+                if (ret->n_state[st] != r->n_state[st])
+                        return -EUCLEAN;
+        return ret->n_pending == r->n_pending ? 0 : -EUCLEAN;
+}
+
+/* Each changed timer once, every `before` of one, and room for every retained timer's change. */
+static int changes_check(const struct registry *r, const struct timer_counts *counts)
+{
+        size_t n_before = counts->n_before, n_changed = counts->n_changed;
+
+        /* Removed ones are in no index and keep their `before` until the commit. */
+        for (size_t k = 0; k < r->n_changes; k++) {
+                const struct timer *c = r->changes[k];
+
+                if (!c->changed)
+                        return -EUCLEAN;
+                if (!c->removed) {
+                        n_changed--;
+                        continue;
+                }
+                if (timer_find(r, c->uid, c->name) == c)
+                        return -EUCLEAN;
+                n_before += c->has_before;
+        }
+        for (const struct list_node *p = r->befores.next; p != &r->befores; p = p->next) {
+                const struct before *b = list_entry(p, struct before, node);
+
+                if (p->next->prev != p || !b->timer->has_before)
+                        return -EUCLEAN;
+                n_before--;
+        }
+        if (n_before != 0 || n_changed != 0 || counts->n_retained != r->n_retained ||
+            r->changes_capacity < r->n_changes + counts->n_retained_unchanged)
+                return -EUCLEAN;
+        return 0;
+}
+
+/* Each clock's queue holds its timers, has room for those declared on it, and is armed in sync. */
+static int clocks_check(const struct registry *r, const struct timer_counts *counts)
+{
+        for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++) {
+                const struct timerq *q = &r->queues[c];
+                const struct clock_arm *a = &r->arms[c];
+                uint64_t when;
+
+                if (timerq_check(q) < 0 || timerq_size(q) != counts->n_queued[c])
+                        return -EUCLEAN;
+                for (enum timerq_kind k = 0; k < TIMERQ_KIND_MAX; k++)
+                        if (counts->n_declared[c][k] != r->n_declared[c][k] ||
+                            timerq_capacity(q, k) < counts->n_declared[c][k])
+                                return -EUCLEAN;
+                /* In sync: armed exactly at the queue's arm time, or not armed when empty. */
+                if (timerq_arm_time(q, &when) ? !a->armed || a->deadline_usec != when : a->armed)
+                        return -EUCLEAN;
+                if (a->generation > r->last_handle_generation)
+                        return -EUCLEAN;
+        }
+        return 0;
+}
+
+/* An owner's pending firings: active runs of its own, not handed over yet. */
+static int owner_pending_check(const struct owner *o)
+{
+        size_t n = 0;
+
+        for (const struct list_node *p = o->pending.next; p != &o->pending; p = p->next) {
+                const struct timer_runs *runs = list_entry(p, struct timer_runs, waiter_node);
+                const struct timer *pt = runs->timer;
+
+                if (pt->uid != o->uid || !pt->run_active || runs->delivered_to)
+                        return -EUCLEAN;
+                n++;
+        }
+        return list_length(&o->pending) == n ? 0 : -EUCLEAN;
+}
+
+/* Each owner's counts add up to its timers, and all owners' to the registry's. */
+static int owners_check(const struct registry *r, const struct timer_counts *counts)
+{
+        uint64_t n_state[TIMERD_STATE_MAX], n_pending = counts->n_pending;
+        size_t i = 0, n_owner_timers = 0;
+        const struct owner *o;
+
+        memcpy(n_state, counts->n_state, sizeof(n_state));
+        if (inventory_check_owners(r) < 0)
+                return -EUCLEAN;
+        while ((o = hashmap_next(&r->owners, &i))) {
+                size_t n_in_states = 0;
+
+                /* An owner stays after its last timer: it remembers its last generation. */
+                if (o->last_generation > r->last_generation || o->n_pending > o->n_timers)
+                        return -EUCLEAN;
+                for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++) {
+                        n_in_states += o->n_state[st];
+                        n_state[st] -= o->n_state[st];
+                }
+                n_pending -= o->n_pending;
+                if (n_in_states != o->n_timers || owner_pending_check(o) < 0)
+                        return -EUCLEAN;
+                n_owner_timers += o->n_timers;
+        }
+        if (n_owner_timers != r->timers.n_entries || n_pending != 0)
+                return -EUCLEAN;
+        for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++)
+                if (n_state[st] != 0)
+                        return -EUCLEAN;
+        return 0;
+}
+
+/* Each session lists exactly its transient timers and the runs handed to it. */
+static int sessions_check(const struct registry *r)
+{
+        size_t i = 0, n_transient = 0, n_delivered = 0;
+        const struct session *s;
+        const struct timer *t;
+
+        while ((s = hashmap_next(&r->sessions, &i))) {
+                for (const struct list_node *p = s->transient.next; p != &s->transient;
+                     p = p->next) {
+                        const struct timer *tt = list_entry(p, struct timer, transient_node);
+
+                        if (tt->session != s->id || tt->lifetime != TIMERD_LIFETIME_TRANSIENT)
+                                return -EUCLEAN;
+                        n_transient++;
+                }
+                for (const struct list_node *p = s->delivered.next; p != &s->delivered;
+                     p = p->next) {
+                        if (list_entry(p, struct timer_runs, waiter_node)->delivered_to != s)
+                                return -EUCLEAN;
+                        n_delivered++;
+                }
+        }
+        i = 0;
+        while ((t = hashmap_next(&r->timers, &i))) {
+                n_transient -= list_linked(&t->transient_node);
+                n_delivered -= !!timer_delivered_to(t);
+        }
+        return n_transient == 0 && n_delivered == 0 ? 0 : -EUCLEAN;
+}
+
+int registry_check(const struct registry *r)
+{
+        struct timer_counts counts;
+
+        if (hashmap_check(&r->timers) < 0 || hashmap_check(&r->owners) < 0 ||
+            hashmap_check(&r->sessions) < 0)
+                return -EUCLEAN;
+        if (r->n_effects > r->effects_capacity || r->effects_capacity < TIMERD_CLOCK_MAX)
+                return -EUCLEAN;
+        if (timers_check(r, &counts) < 0 || changes_check(r, &counts) < 0 ||
+            clocks_check(r, &counts) < 0 || owners_check(r, &counts) < 0 || sessions_check(r) < 0)
+                return -EUCLEAN;
+        if (r->config.max_timers > 0 && r->timers.n_entries > r->config.max_timers)
+                return -EUCLEAN;
+        return 0;
+}

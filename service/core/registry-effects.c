@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* The transition every entry point returns: its effects, and each clock's kernel timer kept in
+ * line with its queue (ARM/DISARM, handle generations). Calls no other registry file. */
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "service/core/registry-internal.h"
+
+/* Counter room: each mutating call needs `n` handle generations (one per clock it may re-arm). */
+int handle_generations_check(const struct registry *r, uint64_t n)
+{
+        return UINT64_MAX - r->last_handle_generation >= n ? 0 : -TIMERD_E_OVERFLOW;
+}
+
+void effects_begin(struct registry *r)
+{
+        r->n_effects = 0;
+        r->problem = TD_SCHEDULE_OK;
+}
+
+int effects_reserve(struct registry *r, size_t n)
+{
+        struct td_effect *effects;
+        size_t capacity;
+
+        if (n <= r->effects_capacity)
+                return 0;
+        if (r->effects_capacity > SIZE_MAX / 2 / sizeof(struct td_effect))
+                return -ENOMEM;
+        capacity = r->effects_capacity * 2 > n ? r->effects_capacity * 2 : n;
+        effects = realloc(r->effects, capacity * sizeof(struct td_effect));
+        if (!effects)
+                return -ENOMEM;
+        r->effects = effects;
+        r->effects_capacity = capacity;
+        return 0;
+}
+
+void effect_push(struct registry *r, const struct td_effect *e)
+{
+        assert(r->n_effects < r->effects_capacity);
+        r->effects[r->n_effects++] = *e;
+}
+
+struct td_transition transition_done(const struct registry *r)
+{
+        return (struct td_transition){.n_effects = r->n_effects, .effects = r->effects};
+}
+
+struct td_transition transition_failed(struct registry *r, int failure)
+{
+        assert(failure < 0);
+        r->n_effects = 0;
+        return (struct td_transition){
+            .failure = failure,
+            .schedule_problem = failure == -TIMERD_E_INVALID_SCHEDULE ? r->problem : TD_SCHEDULE_OK,
+            .effects = r->effects,
+        };
+}
+
+/*
+ * Bring the clock's kernel timer in line with its queue: ARM when the arm time changed, DISARM
+ * when nothing is left. `spent`: the kernel timer expired, failed to arm or must be re-armed, so
+ * there is always a new ARM or DISARM (and the old generation goes stale). Every entry point ends
+ * with every clock in sync.
+ */
+void clock_sync(struct registry *r, enum timerd_clock c, bool spent)
+{
+        struct clock_arm *a = &r->arms[c];
+        uint64_t when;
+
+        if (!timerq_arm_time(&r->queues[c], &when)) {
+                if (!a->armed && !spent)
+                        return;
+                *a = (struct clock_arm){.generation = ++r->last_handle_generation};
+                effect_push(r, &(struct td_effect){
+                                   .kind = TD_EFFECT_DISARM,
+                                   .arm = {.clock = c, .generation = a->generation},
+                               });
+                return;
+        }
+        if (!spent && a->armed && a->deadline_usec == when)
+                return;
+        *a = (struct clock_arm){
+            .armed = true,
+            .deadline_usec = when,
+            .generation = ++r->last_handle_generation,
+        };
+        effect_push(r, &(struct td_effect){
+                           .kind = TD_EFFECT_ARM,
+                           .arm = {.clock = c, .deadline_usec = when, .generation = a->generation},
+                       });
+}
+
+struct td_transition transition_sync(struct registry *r)
+{
+        for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
+                clock_sync(r, c, false);
+        return transition_done(r);
+}

@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The registry's private state, shared by service/core/registry*.c and by nothing else: the
+ * records (timer, owner, session, the registry itself), the small accessors every concern uses,
+ * and what each registry file lends the others. Files call down this list, never up:
+ * check, restore → run → registry → changes → list → effects, timer.
+ */
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/hashmap.h"
+#include "base/list.h"
+#include "service/core/inventory.h"
+#include "service/core/registry.h"
+#include "service/core/timerq.h"
+
+/*
+ * What a once or after-completion timer does when its run ends with directive continue. An
+ * interval or watchdog due again during its run is held (AFTER_RUN_DEADLINE): it leaves the queue,
+ * so that a run nobody takes costs no wake-ups, and the deadlines that pass meanwhile are counted
+ * as overruns when the run is taken or ends.
+ */
+enum after_run {
+        AFTER_RUN_POLICY,   /* once: nothing; after-completion: completion + cadence */
+        AFTER_RUN_DEADLINE, /* the deadline set during the run, or the held schedule */
+        AFTER_RUN_NONE,     /* cancelled during the run */
+};
+
+/* Kept once made, also without timers: last_generation tells a stale claim of this owner from
+ * one it was never given (a uid that ever registered costs this record). */
+struct owner {
+        uint32_t uid;
+        size_t n_timers;
+        uint64_t last_generation;           /* the highest generation given to this owner */
+        uint64_t n_state[TIMERD_STATE_MAX]; /* its timers by state, for its own Status */
+        uint64_t n_pending;
+        struct list_node pending;       /* struct timer_runs of firings not yet handed to a waiter,
+                                         * oldest first */
+        struct list_node silenced_node; /* in the registry's silenced list, or unlinked */
+};
+
+/* Kept from a session's first transient timer or delivered run until registry_session_closed(). */
+struct session {
+        uint64_t id;
+        struct list_node transient;
+        struct list_node delivered; /* struct timer_runs of runs handed to this session */
+};
+
+/* The runs of a registration so far and the current one; a replace starts it over (all zero). */
+struct run_state {
+        uint64_t run;
+        uint64_t run_deadline_usec;
+        uint64_t run_fired_usec;
+        uint64_t deferred_deadline_usec; /* after_run DEADLINE: what the run's end arms */
+        uint64_t missed_deadline_usec;   /* has_missed_deadline: what a delayed catch-up reports */
+        uint64_t runs;
+        uint64_t consecutive_expected_failures;
+        uint64_t overruns;
+        uint64_t overruns_reported; /* overruns when the last firing was handed over */
+        uint64_t last_start_usec;
+        uint64_t last_finish_usec;
+        uint64_t last_duration_usec;
+        uint64_t total_duration_usec;
+        /* A cadence Reschedule set, which the live schedule follows; 0: the declared one. Kept out
+         * of the declaration, which only Register and Reconcile change. */
+        uint64_t live_cadence_usec;
+        enum timerd_outcome last_outcome;
+        struct td_run_end last_end;
+        bool has_last_start;
+        bool has_last_finish;
+        bool last_catch_up; /* the last run was a catch-up (see struct timer's catching_up) */
+};
+
+/*
+ * Allocated when a timer first fires (or is put back with runs, or with a delayed catch-up), so
+ * that a timer that never ran carries none of it. While a run is active, waiter_node is in the
+ * owner's pending list, or, once the run was handed over, in the delivering session's list.
+ */
+struct timer_runs {
+        struct timer *timer;
+        struct list_node waiter_node;
+        struct session *delivered_to; /* NULL while pending */
+        struct run_state state;
+};
+
+/*
+ * A timer, packed: there may be millions. Its owner and session records are found by uid and
+ * session id; its hash is computed from (uid, name) when the table needs it; the declaration's
+ * enums and the flags share one bit-field word; the name starts in the tail padding. With a name
+ * of up to 8 bytes the allocation is 120 bytes: one 128-byte malloc chunk.
+ */
+struct timer {
+        struct timerq_entry entry; /* queued at deadline_usec - handover */
+        uint64_t deadline_usec;    /* while queued: the deadline itself */
+        uint64_t generation;
+        uint64_t session;
+        struct inventory_node inventory_node; /* in (owner, name) order */
+        struct list_node transient_node;      /* transient: in its session's list */
+        struct timer_runs *runs;              /* NULL until it first fires */
+
+        /* The declaration (timer_declaration() puts it together). A calendar timer has no
+         * cadence: its schedule takes the place (timer_calendar()), and a timer stays one chunk. */
+        union {
+                uint64_t cadence_usec;
+                const struct td_calendar *calendar; /* a reference */
+        };
+        uint64_t accuracy_usec;
+        uint64_t randomized_delay_usec;
+        uint32_t uid;
+        uint32_t handover_usec; /* at most TIMERD_HANDOVER_MAX_USEC */
+        int signo;
+        unsigned policy : 3;
+        unsigned clock : 3;
+        unsigned lifetime : 1;
+        unsigned delivery : 2;
+        bool catch_up : 1;
+
+        unsigned failure : 3; /* enum timerd_failure */
+        unsigned after_run : 2;
+        bool run_active : 1;
+        /* A catch-up delayed at restore: its firing reports runs->state.missed_deadline_usec. */
+        bool has_missed_deadline : 1;
+        /* The queued deadline passed while the service was down and fires as a catch-up. */
+        bool catching_up : 1;
+        bool changed : 1; /* in the registry's changes: changed since the last commit, or removed */
+        bool removed : 1; /* kept until its removal is committed; found by no index */
+        bool has_before : 1; /* a `before` keeps how it was at the first call since the commit */
+        bool queued_past_due : 1; /* queued at a deadline already due then */
+        bool may_deliver : 1;     /* timer_may_deliver() when the stats last counted it */
+        /* A calendar timer: the re-evaluation pass its deadline was computed in (modulo 256). */
+        unsigned calendar_epoch : 8;
+
+        char name[];
+};
+
+static_assert(TIMERD_POLICY_MAX <= 8 && TIMERD_CLOCK_MAX <= 8 && TIMERD_LIFETIME_MAX <= 2 &&
+                  TIMERD_DELIVERY_MAX <= 4 && TIMERD_FAILURE_MAX <= 8 && AFTER_RUN_NONE < 4,
+              "struct timer: bit-field widths");
+
+static_assert(TIMERD_HANDOVER_MAX_USEC <= UINT32_MAX, "struct timer: handover_usec");
+
+/* Everything a timer is, to put it back: a restored one, or one a failed commit undoes. */
+struct timer_image {
+        struct td_declaration declaration;
+        uint64_t generation;
+        uint64_t session;
+        enum timerd_failure failure;
+        enum after_run after_run;
+        bool run_active;
+        bool has_missed_deadline;
+        bool catching_up;
+        bool has_runs;
+        struct run_state runs;
+        bool queued;
+        uint64_t deadline_usec;
+        bool pending;
+        uint64_t delivered_to; /* the session the active run was handed to; 0: none */
+};
+
+/* A retained timer before the first client call since the last commit changed it. */
+struct before {
+        struct list_node node; /* in the order of the calls */
+        struct timer *timer;   /* live or removed */
+        bool existed;          /* false: a call created it */
+        uint32_t owner;
+        char name[TIMERD_NAME_MAX + 1];
+        struct timer_image image;
+};
+
+/* The one kernel timer of a clock, as last requested from the runtime. */
+struct clock_arm {
+        bool armed;
+        uint64_t deadline_usec;
+        uint64_t generation;
+};
+
+/*
+ * A re-evaluation of the calendar timers in progress (registry_reevaluate_step()): it walks the
+ * timers in (owner, name) order, those after `after` still to do; a queued calendar timer whose
+ * deadline was computed before the pass began (calendar_epoch != epoch) gets the first elapse
+ * after base_usec of its clock. A restart walks again from the start under a new epoch; after
+ * CALENDAR_PASS_RESTARTS_MAX restarts in one pass it finishes at once, before the 8-bit epoch
+ * could come round to one a timer still carries.
+ */
+struct calendar_pass {
+        bool active;
+        bool has_after;
+        uint8_t epoch;
+        unsigned restarts;
+        uint32_t after_owner;
+        char after_name[TIMERD_NAME_MAX + 1];
+        uint64_t base_usec[TIMERD_CLOCK_MAX];
+};
+
+#define CALENDAR_PASS_RESTARTS_MAX 128
+
+struct registry {
+        struct registry_config config;
+        struct hashmap timers;   /* (owner, name) → struct timer */
+        struct hashmap owners;   /* uid → struct owner */
+        struct hashmap sessions; /* id → struct session */
+        /* The same timers in (owner, name) order. */
+        struct inventory inventory;
+        struct timerq queues[TIMERD_CLOCK_MAX];
+        /* The room each queue keeps reserved, by kind (exact or coalescing). */
+        size_t n_declared[TIMERD_CLOCK_MAX][TIMERQ_KIND_MAX];
+        struct clock_arm arms[TIMERD_CLOCK_MAX];
+        uint64_t last_generation;
+        uint64_t last_handle_generation;
+
+        /*
+         * Timers changed since the last commit, live or removed (the journal may hold them), in
+         * the order of their first change. Every retained timer that is not in it yet has its
+         * place reserved (changes_capacity >= n_changes + retained ones not changed), so that a
+         * change, a firing or a removal never needs memory: room is made when a timer becomes
+         * retained, which allocates anyway.
+         */
+        struct timer **changes;
+        size_t n_changes;
+        size_t changes_capacity;
+        size_t n_retained;        /* live retained timers */
+        struct list_node befores; /* struct before */
+        uint64_t change_count;
+        bool in_call; /* a client call: keep what it changes for a rollback */
+
+        uint64_t n_state[TIMERD_STATE_MAX];
+        uint64_t n_pending;
+        uint64_t firings;
+        uint64_t overruns;
+        uint64_t stale_expiries;
+        uint64_t random_state; /* the fresh random delays of calendar timers */
+        struct calendar_pass calendar_pass;
+
+        enum td_schedule_problem problem; /* why the current call is InvalidSchedule */
+        struct td_effect *effects;
+        size_t n_effects;
+        size_t effects_capacity;
+        /* struct owner: a notify timer of theirs had something to deliver and has nothing now
+         * (see registry_take_silenced_owner()), in the order of the first such change. */
+        struct list_node silenced;
+};
+
+/* A sum of times or counts that the wire could not carry is an overflow (the IDL's int). */
+static inline bool value_add_overflow(uint64_t a, uint64_t b, uint64_t *ret)
+{
+        return __builtin_add_overflow(a, b, ret) || *ret > TD_VALUE_MAX;
+}
+
+static inline uint64_t saturating_add(uint64_t a, uint64_t b)
+{
+        uint64_t sum;
+        return value_add_overflow(a, b, &sum) ? TD_VALUE_MAX : sum;
+}
+
+static inline bool clock_valid(enum timerd_clock c)
+{
+        return c >= 0 && c < TIMERD_CLOCK_MAX;
+}
+
+/* A run state of all zero: what a timer that never fired reports. */
+static const struct run_state no_runs = {.last_outcome = TIMERD_OUTCOME_NONE};
+
+static inline const struct run_state *timer_run_state(const struct timer *t)
+{
+        return t->runs ? &t->runs->state : &no_runs;
+}
+
+/* The cadence the schedule follows: Reschedule's, else the declared one. */
+static inline uint64_t live_cadence(uint64_t declared_usec, const struct run_state *rs)
+{
+        return rs->live_cadence_usec > 0 ? rs->live_cadence_usec : declared_usec;
+}
+
+/* The schedule of a calendar timer, else NULL. */
+static inline const struct td_calendar *timer_calendar(const struct timer *t)
+{
+        return t->policy == TIMERD_POLICY_CALENDAR ? t->calendar : NULL;
+}
+
+/* The declared cadence: a calendar timer's schedule takes its place. */
+static inline uint64_t timer_declared_cadence(const struct timer *t)
+{
+        return t->policy == TIMERD_POLICY_CALENDAR ? 0 : t->cadence_usec;
+}
+
+/* The cadence the schedule follows now. */
+static inline uint64_t timer_cadence(const struct timer *t)
+{
+        return live_cadence(timer_declared_cadence(t), timer_run_state(t));
+}
+
+/* Once, after-completion and calendar timers leave the queue while a run is active; the others
+ * stay. */
+static inline bool policy_runs_off_queue(enum timerd_policy p)
+{
+        return p == TIMERD_POLICY_ONCE || p == TIMERD_POLICY_AFTER_COMPLETION ||
+               p == TIMERD_POLICY_CALENDAR;
+}
+
+static inline struct timer *timer_of_entry(struct timerq_entry *e)
+{
+        return (struct timer *)(void *)((char *)e - offsetof(struct timer, entry));
+}
+
+static inline bool timer_queued(const struct timer *t)
+{
+        return timerq_entry_queued(&t->entry);
+}
+
+static inline bool timer_pending(const struct timer *t)
+{
+        return t->runs && !t->runs->delivered_to && list_linked(&t->runs->waiter_node);
+}
+
+static inline struct session *timer_delivered_to(const struct timer *t)
+{
+        return t->runs ? t->runs->delivered_to : NULL;
+}
+
+static inline enum timerd_state timer_state(const struct timer *t)
+{
+        if (t->failure != TIMERD_FAILURE_NONE)
+                return TIMERD_STATE_FAILED;
+        if (t->run_active)
+                return TIMERD_STATE_RUNNING;
+        if (timer_queued(t))
+                return TIMERD_STATE_SCHEDULED;
+        return TIMERD_STATE_INACTIVE;
+}
+
+static inline bool timer_retained(const struct timer *t)
+{
+        return t->lifetime == TIMERD_LIFETIME_RETAINED;
+}
+
+/* When a deadline is due in the queue: early by the declared handover, never before 0. */
+static inline uint64_t handover_instant(const struct timer *t, uint64_t deadline_usec)
+{
+        return deadline_usec > t->handover_usec ? deadline_usec - t->handover_usec : 0;
+}
+
+/* An interval or watchdog held behind its run: its schedule is in deferred_deadline_usec. */
+static inline bool timer_held(const struct timer *t)
+{
+        return t->after_run == AFTER_RUN_DEADLINE &&
+               !policy_runs_off_queue((enum timerd_policy)t->policy);
+}
+
+/* registry-timer.c: a timer's record, its indexes, counts, change marks and queue place. */
+uint64_t identity_hash(uint32_t owner, const char *name);
+struct timer *timer_find(const struct registry *r, uint32_t owner, const char *name);
+struct owner *owner_find(const struct registry *r, uint32_t uid);
+struct session *session_find(const struct registry *r, uint64_t id);
+int session_get(struct registry *r, uint64_t id, struct session **ret);
+bool run_state_empty(const struct run_state *rs);
+void timer_runs_adopt(struct timer *t, struct timer_runs *runs, const struct run_state *state);
+int timer_runs_attach(struct timer *t);
+void timer_free(struct timer *t);
+int schedule_invalid(enum td_schedule_problem *ret_problem, enum td_schedule_problem problem);
+int declaration_validate(const struct td_declaration *d, enum td_schedule_problem *ret_problem);
+struct td_declaration timer_declaration(const struct timer *t);
+bool declaration_equal(const struct timer *t, const struct td_declaration *b);
+void changes_add(struct registry *r, struct timer *t);
+void timer_changed(struct registry *r, struct timer *t);
+int changes_reserve(struct registry *r, size_t more);
+void stats_leave(struct registry *r, const struct timer *t);
+void stats_enter(struct registry *r, struct timer *t);
+void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec, uint64_t now);
+void timer_dequeue(struct registry *r, struct timer *t);
+void run_detach(struct timer *t);
+int timer_limits_check(const struct registry *r, uint32_t uid);
+int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
+              const struct td_declaration *d, uint64_t generation, struct timer **ret);
+int timer_redeclare(struct registry *r, struct timer *t, const struct td_caller *caller,
+                    const struct td_declaration *d, uint64_t generation);
+void timer_unlink(struct registry *r, struct timer *t);
+void timer_destroy(struct registry *r, struct timer *t);
+int schedule_skip(uint64_t deadline, uint64_t cadence_usec, uint64_t handover_usec, uint64_t now,
+                  uint64_t *ret_due, uint64_t *ret_next);
+bool timer_next_deadline(const struct timer *t, uint64_t *ret);
+void registry_indexes_init(struct registry *r);
+void registry_indexes_free(struct registry *r);
+
+/* registry-effects.c: the transition returned, the clocks kept in sync. */
+int handle_generations_check(const struct registry *r, uint64_t n);
+void effects_begin(struct registry *r);
+int effects_reserve(struct registry *r, size_t n);
+void effect_push(struct registry *r, const struct td_effect *e);
+struct td_transition transition_done(const struct registry *r);
+struct td_transition transition_failed(struct registry *r, int failure);
+void clock_sync(struct registry *r, enum timerd_clock c, bool spent);
+struct td_transition transition_sync(struct registry *r);
+
+/* registry-list.c: snapshots and listings. */
+void timer_snapshot(const struct timer *t, struct td_snapshot *ret);
+
+/* registry-changes.c: the changes to commit, the pre-images to roll back to. */
+void before_free(struct before *b);
+int before_prepare(const struct registry *r, const struct timer *t, bool retained_after,
+                   struct before **ret);
+void before_attach(struct registry *r, struct timer *t, struct before *b);
+int change_begin(struct registry *r, struct timer *t);
+void changes_drop_called(struct registry *r);
+void changes_free(struct registry *r);
+
+/* registry.c: the control calls. */
+int calendar_deadline(struct registry *r, uint32_t owner, const char *name,
+                      const struct td_declaration *d, uint64_t after, uint64_t *ret);
+int session_validate(uint64_t session);
+void timer_drop_hold(struct timer *t);
+void timer_fail(struct registry *r, struct timer *t, enum timerd_failure failure);
+int handle_resolve(const struct registry *r, const struct td_handle *h, struct timer **ret);
+
+/* registry-run.c: firing, runs, delivery, sessions. */
+bool run_end_valid(const struct td_run_end *end);
+void run_abandon(struct registry *r, struct timer *t, const struct td_now *now);

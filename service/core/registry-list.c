@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* What the registry shows: snapshots, the inventory listed and paged in (owner, name) order, a
+ * session's transient timers, the statistics. Reads only; calls registry-timer.c alone. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service/core/registry-internal.h"
+
+void timer_snapshot(const struct timer *t, struct td_snapshot *ret)
+{
+        const struct run_state *rs = timer_run_state(t);
+
+        *ret = (struct td_snapshot){
+            .owner = t->uid,
+            .declaration = timer_declaration(t),
+            .generation = t->generation,
+            .state = timer_state(t),
+            .failure = (enum timerd_failure)t->failure,
+            .run = rs->run,
+            .run_active = t->run_active,
+            .pending = timer_pending(t),
+            .run_deadline_usec = rs->run_deadline_usec,
+            .run_cancelled = t->run_active && t->after_run == AFTER_RUN_NONE,
+            .runs = rs->runs,
+            .consecutive_expected_failures = rs->consecutive_expected_failures,
+            .overruns = rs->overruns,
+            .has_last_start = rs->has_last_start,
+            .last_start_usec = rs->last_start_usec,
+            .has_last_finish = rs->has_last_finish,
+            .last_finish_usec = rs->last_finish_usec,
+            .last_catch_up = rs->last_catch_up,
+            .last_outcome = rs->last_outcome,
+            .last_duration_usec = rs->last_duration_usec,
+            .total_duration_usec = rs->total_duration_usec,
+            .last_end = rs->last_end,
+            .live_cadence_usec = timer_cadence(t),
+            .session = t->session,
+        };
+        ret->has_deadline = timer_next_deadline(t, &ret->next_deadline_usec);
+        strcpy(ret->name, t->name);
+}
+
+void registry_snapshot_at(struct td_snapshot *timer, const struct td_now *now)
+{
+        const struct td_declaration *d = &timer->declaration;
+        uint64_t due, next;
+
+        if (!timer->run_active || policy_runs_off_queue(d->policy) || !timer->has_deadline ||
+            timer->failure != TIMERD_FAILURE_NONE || !clock_valid(d->clock) ||
+            timer->live_cadence_usec == 0)
+                return;
+        if (schedule_skip(timer->next_deadline_usec, timer->live_cadence_usec, d->handover_usec,
+                          now->usec[d->clock], &due, &next) < 0)
+                return;
+        timer->overruns = saturating_add(timer->overruns, due);
+        timer->next_deadline_usec = next;
+}
+
+int registry_get(const struct registry *r, uint32_t owner, const char *name,
+                 struct td_snapshot *ret)
+{
+        const struct timer *t;
+
+        if (!registry_name_valid(name))
+                return -TIMERD_E_INVALID_NAME;
+        t = timer_find(r, owner, name);
+        if (!t)
+                return -TIMERD_E_NOT_FOUND;
+        timer_snapshot(t, ret);
+        return 0;
+}
+
+long registry_list_page(const struct registry *r, const struct td_list_page *page,
+                        struct td_snapshot **ret, bool *ret_more)
+{
+        const struct owner *o = page->all_owners ? NULL : owner_find(r, page->owner);
+        size_t room = page->all_owners ? r->timers.n_entries : o ? o->n_timers : 0, n = 0;
+        const struct inventory_key first_of_owner = {.owner = page->owner, .name = ""},
+                                   after = {.owner = page->after_owner, .name = page->after_name};
+        const struct inventory_key *from = page->has_after ? &after : NULL;
+        const struct inventory_node *node;
+        struct inventory_cursor c;
+        struct td_snapshot *list;
+
+        *ret = NULL;
+        *ret_more = false;
+        if (page->limit == 0)
+                return -EINVAL;
+        if (page->has_after && !registry_name_valid(page->after_name))
+                return -TIMERD_E_INVALID_NAME;
+        if (room > page->limit)
+                room = page->limit;
+        if (room == 0)
+                return 0;
+        /* Names are never empty: after (owner, "") is the owner's first timer. */
+        if (!page->all_owners && (!from || inventory_key_compare(from, &first_of_owner) < 0))
+                from = &first_of_owner;
+        list = calloc(room, sizeof(struct td_snapshot));
+        if (!list)
+                return -ENOMEM;
+        inventory_seek(&r->inventory, from, &c);
+        while ((node = inventory_next(&c))) {
+                const struct timer *t = inventory_entry(node, struct timer, inventory_node);
+
+                if (!page->all_owners && t->uid != page->owner)
+                        break;
+                if (n == room) {
+                        *ret_more = true;
+                        break;
+                }
+                timer_snapshot(t, &list[n++]);
+        }
+        if (n == 0)
+                free(list);
+        else
+                *ret = list;
+        return (long)n;
+}
+
+long registry_list_transient(const struct registry *r, uint64_t session, struct td_snapshot **ret)
+{
+        const struct session *s = session_find(r, session);
+        struct td_snapshot *list;
+        size_t n = 0;
+
+        *ret = NULL;
+        if (!s || list_empty(&s->transient))
+                return 0;
+        for (const struct list_node *p = s->transient.next; p != &s->transient; p = p->next)
+                n++;
+        list = calloc(n, sizeof(*list));
+        if (!list)
+                return -ENOMEM;
+        n = 0;
+        for (const struct list_node *p = s->transient.next; p != &s->transient; p = p->next)
+                timer_snapshot(list_entry(p, struct timer, transient_node), &list[n++]);
+        *ret = list;
+        return (long)n;
+}
+
+long registry_list(const struct registry *r, uint32_t owner, bool all_owners,
+                   struct td_snapshot **ret)
+{
+        const struct td_list_page page = {
+            .owner = owner, .all_owners = all_owners, .limit = SIZE_MAX};
+
+        return registry_list_page(r, &page, ret, &(bool){false});
+}
+
+void registry_get_stats(const struct registry *r, struct registry_stats *ret)
+{
+        *ret = (struct registry_stats){
+            .timers = r->timers.n_entries,
+            .scheduled = r->n_state[TIMERD_STATE_SCHEDULED],
+            .running = r->n_state[TIMERD_STATE_RUNNING],
+            .failed = r->n_state[TIMERD_STATE_FAILED],
+            .pending = r->n_pending,
+            .firings = r->firings,
+            .overruns = r->overruns,
+            .stale_expiries = r->stale_expiries,
+        };
+}
+
+void registry_get_owner_stats(const struct registry *r, uint32_t owner, struct registry_stats *ret)
+{
+        const struct owner *o = owner_find(r, owner);
+
+        *ret = (struct registry_stats){0};
+        if (!o)
+                return;
+        ret->timers = o->n_timers;
+        ret->scheduled = o->n_state[TIMERD_STATE_SCHEDULED];
+        ret->running = o->n_state[TIMERD_STATE_RUNNING];
+        ret->failed = o->n_state[TIMERD_STATE_FAILED];
+        ret->pending = o->n_pending;
+}
+
+bool registry_session_holds(const struct registry *r, uint64_t session)
+{
+        const struct session *s = session_find(r, session);
+
+        return s && (!list_empty(&s->transient) || !list_empty(&s->delivered));
+}

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* Timers put back from an image: a retained timer restored after a restart (clamped, caught up),
+ * and what a failed commit rolls back. Calls run, changes, effects and timer. */
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "service/core/registry-internal.h"
+
+/*
+ * Create the timer `img` describes as (owner, name), which must be absent. A transient one whose
+ * session closed meanwhile is not created (*ret NULL); a run handed to a session that closed, or
+ * to none, is abandoned. -ENOMEM.
+ */
+static int timer_install(struct registry *r, const struct td_now *now, uint32_t owner,
+                         const char *name, const struct timer_image *img, struct timer **ret)
+{
+        const struct td_caller caller = {.uid = owner, .session = img->session};
+        struct session *delivered = NULL;
+        struct timer_runs *runs = NULL;
+        struct timer *t;
+        int e;
+
+        *ret = NULL;
+        if (img->declaration.lifetime == TIMERD_LIFETIME_TRANSIENT &&
+            !session_find(r, img->session))
+                return 0;
+        if (img->delivered_to > 0)
+                delivered = session_find(r, img->delivered_to);
+        if (img->has_missed_deadline || !run_state_empty(&img->runs)) {
+                runs = malloc(sizeof(*runs));
+                if (!runs)
+                        return -ENOMEM;
+        }
+        e = timer_new(r, &caller, name, &img->declaration, img->generation, &t);
+        if (e < 0) {
+                free(runs);
+                return e;
+        }
+
+        stats_leave(r, t);
+        if (runs)
+                timer_runs_adopt(t, runs, &img->runs);
+        t->failure = (unsigned)img->failure & 0x7u;
+        t->after_run = (unsigned)img->after_run & 0x3u;
+        t->run_active = img->run_active;
+        if (img->queued) {
+                timer_enqueue(r, t, img->deadline_usec, now->usec[t->clock]);
+                t->has_missed_deadline = img->has_missed_deadline;
+                t->catching_up = img->catching_up;
+                if (runs)
+                        runs->state.missed_deadline_usec = img->runs.missed_deadline_usec;
+        }
+        if (img->pending)
+                list_append(&owner_find(r, t->uid)->pending, &runs->waiter_node);
+        else if (delivered) {
+                runs->delivered_to = delivered;
+                list_append(&delivered->delivered, &runs->waiter_node);
+        }
+        stats_enter(r, t);
+        if (t->run_active && !img->pending && !delivered)
+                run_abandon(r, t, now);
+        *ret = t;
+        return 0;
+}
+
+/* A durable state this registry could have written. */
+static bool snapshot_restorable(const struct td_snapshot *s)
+{
+        bool ran = s->run_active || s->has_last_start;
+
+        return s->declaration.lifetime == TIMERD_LIFETIME_RETAINED && s->generation > 0 &&
+               s->failure >= TIMERD_FAILURE_NONE && s->failure < TIMERD_FAILURE_MAX &&
+               s->last_outcome >= TIMERD_OUTCOME_NONE && s->last_outcome < TIMERD_OUTCOME_MAX &&
+               (s->last_end.exit == TIMERD_EXIT_NONE ? s->last_end.code == 0
+                                                     : run_end_valid(&s->last_end)) &&
+               (!s->pending || s->run_active) && (!s->run_active || s->has_last_start) &&
+               (!ran || s->run > 0) && s->runs <= s->run &&
+               s->consecutive_expected_failures <= s->runs &&
+               /* No generation beyond the wire's int64 was ever given out (2^63 calls). */
+               s->generation <= TD_VALUE_MAX;
+}
+
+static void image_of_snapshot(const struct td_snapshot *s, struct timer_image *ret)
+{
+        bool off_queue = s->run_active && policy_runs_off_queue(s->declaration.policy);
+        enum after_run after_run = AFTER_RUN_POLICY;
+
+        /* A once or after-completion timer's deadline during a run is the one its end arms. */
+        if (off_queue && s->has_deadline)
+                after_run = AFTER_RUN_DEADLINE;
+        else if (off_queue && s->run_cancelled)
+                after_run = AFTER_RUN_NONE;
+        *ret = (struct timer_image){
+            .declaration = s->declaration,
+            .generation = s->generation,
+            .failure = s->failure,
+            .after_run = after_run,
+            .run_active = s->run_active,
+            .runs =
+                {
+                    .deferred_deadline_usec =
+                        after_run == AFTER_RUN_DEADLINE ? s->next_deadline_usec : 0,
+                    .run = s->run,
+                    .run_deadline_usec = s->run_deadline_usec,
+                    .run_fired_usec = s->last_start_usec,
+                    .runs = s->runs,
+                    .consecutive_expected_failures = s->consecutive_expected_failures,
+                    .overruns = s->overruns,
+                    /* Not durable: a firing after a restart reports the periods since. */
+                    .overruns_reported = s->overruns,
+                    .has_last_start = s->has_last_start,
+                    .last_start_usec = s->last_start_usec,
+                    .has_last_finish = s->has_last_finish,
+                    .last_finish_usec = s->last_finish_usec,
+                    .last_catch_up = s->last_catch_up,
+                    .last_outcome = s->last_outcome,
+                    .last_duration_usec = s->last_duration_usec,
+                    .total_duration_usec = s->total_duration_usec,
+                    .last_end = s->last_end,
+                    .live_cadence_usec = s->live_cadence_usec == s->declaration.cadence_usec
+                                             ? 0
+                                             : s->live_cadence_usec,
+                },
+            .queued = s->failure == TIMERD_FAILURE_NONE && s->has_deadline && !off_queue,
+            .deadline_usec = s->next_deadline_usec,
+            .pending = s->pending,
+        };
+}
+
+static bool value_clamp(uint64_t *v)
+{
+        bool beyond = *v > TD_VALUE_MAX;
+        if (beyond)
+                *v = TD_VALUE_MAX;
+        return beyond;
+}
+
+/* A journal of a timerd that did not bound values to the wire's int64 may hold larger ones:
+ * each is clamped, so that nothing listed is out of range, and the timer stops, failed
+ * (overflow), as one whose arithmetic overflowed. Returns whether the image changed. */
+static bool image_clamp_to_wire(struct timer_image *img)
+{
+        struct td_declaration *d = &img->declaration;
+        struct run_state *rs = &img->runs;
+        uint64_t *values[] = {&d->cadence_usec,
+                              &d->accuracy_usec,
+                              &d->randomized_delay_usec,
+                              &d->handover_usec,
+                              &img->deadline_usec,
+                              &rs->run,
+                              &rs->run_deadline_usec,
+                              &rs->run_fired_usec,
+                              &rs->deferred_deadline_usec,
+                              &rs->runs,
+                              &rs->consecutive_expected_failures,
+                              &rs->overruns,
+                              &rs->overruns_reported,
+                              &rs->live_cadence_usec,
+                              &rs->last_start_usec,
+                              &rs->last_finish_usec,
+                              &rs->last_duration_usec,
+                              &rs->total_duration_usec};
+        bool clamped = false;
+
+        for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+                clamped = value_clamp(values[i]) || clamped;
+        if (clamped) {
+                img->queued = false;
+                img->failure = TIMERD_FAILURE_OVERFLOW;
+        }
+        return clamped;
+}
+
+bool registry_snapshot_in_range(const struct td_snapshot *s)
+{
+        struct timer_image img;
+
+        image_of_snapshot(s, &img);
+        return !image_clamp_to_wire(&img);
+}
+
+/* A queued deadline that passed while the service was down: fire it once (perhaps delayed), or
+ * skip it. Returns whether the image changed. */
+static bool catch_up_plan(struct timer_image *img, uint64_t now_usec, uint64_t random_value)
+{
+        const struct td_declaration *d = &img->declaration;
+        uint64_t periods, advance, when, cadence;
+
+        if (!img->queued || img->deadline_usec > now_usec)
+                return false;
+        if (d->catch_up) {
+                uint64_t delay =
+                    d->randomized_delay_usec > 0 ? random_value % d->randomized_delay_usec : 0;
+
+                /* Not journaled: a restart before it fires finds the missed deadline again. */
+                img->catching_up = true;
+
+                if (delay == 0 || value_add_overflow(now_usec, delay, &when))
+                        return false;
+                img->has_missed_deadline = true;
+                img->runs.missed_deadline_usec = img->deadline_usec;
+                img->deadline_usec = when;
+                return true;
+        }
+        if (d->policy == TIMERD_POLICY_ONCE) {
+                img->queued = false;
+                return true;
+        }
+        if (d->calendar) {
+                img->queued = td_calendar_next(d->calendar, now_usec, &img->deadline_usec) >= 0;
+                return true;
+        }
+        cadence = live_cadence(d->cadence_usec, &img->runs);
+        periods = (now_usec - img->deadline_usec) / cadence;
+        if (value_add_overflow(periods, 1, &periods) ||
+            __builtin_mul_overflow(periods, cadence, &advance) ||
+            value_add_overflow(img->deadline_usec, advance, &when)) {
+                img->queued = false;
+                img->failure = TIMERD_FAILURE_OVERFLOW;
+        } else
+                img->deadline_usec = when;
+        return true;
+}
+
+struct td_transition registry_restore(struct registry *r, const struct td_now *now,
+                                      const struct td_snapshot *timer, uint64_t random_value)
+{
+        struct timer_image img;
+        struct timer *t;
+        bool adjusted;
+        int e;
+
+        effects_begin(r);
+        if (!registry_name_valid(timer->name))
+                return transition_failed(r, -TIMERD_E_INVALID_NAME);
+        e = declaration_validate(&timer->declaration, &r->problem);
+        if (e >= 0 && timer->live_cadence_usec > 0) {
+                /* A live cadence must have suited the declaration when Reschedule set it. */
+                struct td_declaration live = timer->declaration;
+
+                live.cadence_usec = timer->live_cadence_usec;
+                e = declaration_validate(&live, &r->problem);
+        }
+        if (e >= 0 && !snapshot_restorable(timer))
+                e = -EINVAL;
+        if (e >= 0 && timer_find(r, timer->owner, timer->name))
+                e = -TIMERD_E_ALREADY_REGISTERED;
+        if (e >= 0)
+                e = handle_generations_check(r, 1);
+        if (e < 0)
+                return transition_failed(r, e);
+
+        image_of_snapshot(timer, &img);
+        adjusted = image_clamp_to_wire(&img);
+        adjusted = catch_up_plan(&img, now->usec[img.declaration.clock], random_value) || adjusted;
+        e = timer_install(r, now, timer->owner, timer->name, &img, &t);
+        if (e < 0)
+                return transition_failed(r, e);
+        /* A run handed to a client was abandoned. */
+        adjusted = adjusted || (img.run_active && !img.pending);
+        if (!adjusted) {
+                /* As durable as it was: the change its creation recorded goes (the last one). */
+                assert(r->n_changes > 0 && r->changes[r->n_changes - 1] == t);
+                r->n_changes--;
+                t->changed = false;
+        }
+        return transition_sync(r);
+}
+
+int registry_reserve(struct registry *r, size_t n)
+{
+        int e;
+
+        if (n > SIZE_MAX - r->timers.n_entries)
+                return -ENOMEM;
+        e = hashmap_reserve(&r->timers, r->timers.n_entries + n);
+        if (e >= 0)
+                e = changes_reserve(r, n);
+        return e;
+}
+
+void registry_generations_above(struct registry *r, uint64_t floor)
+{
+        /* By whole 2^32 steps: the low halves (a signal's sival_int) go on from the restored
+         * timers' as if there had been no restart, so live timers' stay distinct. */
+        const uint64_t step = UINT64_C(1) << 32;
+        uint64_t gap, jump;
+
+        if (floor <= r->last_generation)
+                return;
+        gap = floor - r->last_generation;
+        jump = gap / step * step + (gap % step ? step : 0);
+        if (value_add_overflow(r->last_generation, jump, &r->last_generation))
+                r->last_generation = TD_VALUE_MAX; /* none left: registrations overflow */
+}
+
+struct td_transition registry_changes_rollback(struct registry *r, const struct td_now *now)
+{
+        struct td_transition result;
+        int failure = 0, e;
+
+        effects_begin(r);
+        e = handle_generations_check(r, TIMERD_CLOCK_MAX);
+        if (e < 0)
+                return transition_failed(r, e);
+
+        /* Every timer a call changed goes (each has a `before`, and is in the changes). */
+        changes_drop_called(r);
+        /* Latest first: a name removed and registered again gets its first timer back. What a
+         * call made goes without a trace; what it removed comes back. */
+        while (!list_empty(&r->befores)) {
+                struct before *b = list_entry(r->befores.prev, struct before, node);
+                struct timer *t = b->timer;
+
+                list_remove(&b->node);
+                if (!t->removed)
+                        timer_unlink(r, t);
+                timer_free(t);
+                if (b->existed) {
+                        e = timer_install(r, now, b->owner, b->name, &b->image, &t);
+                        if (e < 0 && failure == 0)
+                                failure = e;
+                }
+                before_free(b);
+        }
+        result = transition_sync(r);
+        result.failure = failure;
+        return result;
+}

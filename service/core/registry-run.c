@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* The policy state machine, run side: expiries fire timers, runs are handed over and complete; a
+ * clock set, a failed arm, a closed session. Calls registry.c, changes, effects and timer. */
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service/core/registry-internal.h"
+
+bool run_end_valid(const struct td_run_end *end)
+{
+        return end->exit > TIMERD_EXIT_NONE && end->exit < TIMERD_EXIT_MAX &&
+               end->code <= UINT8_MAX;
+}
+
+/* The counters a finished run leaves, computed before anything changes. */
+struct run_result {
+        enum timerd_outcome outcome;
+        struct td_run_end end;
+        uint64_t finish_usec;
+        uint64_t duration_usec;
+        uint64_t runs;
+        uint64_t total_duration_usec;
+        uint64_t consecutive_expected_failures;
+};
+
+static int run_result_compute(const struct timer *t, uint64_t now_usec, enum timerd_outcome outcome,
+                              uint64_t duration_usec, struct run_result *ret)
+{
+        const struct run_state *rs = &t->runs->state;
+
+        /* The client measured the run, or the registry does (a clock set back counts 0). */
+        if (duration_usec == 0 && now_usec > rs->run_fired_usec)
+                duration_usec = now_usec - rs->run_fired_usec;
+        *ret = (struct run_result){
+            .outcome = outcome,
+            .finish_usec = now_usec,
+            .duration_usec = duration_usec,
+        };
+        if (value_add_overflow(rs->runs, 1, &ret->runs) ||
+            value_add_overflow(rs->total_duration_usec, ret->duration_usec,
+                               &ret->total_duration_usec))
+                return -TIMERD_E_OVERFLOW;
+        if (outcome != TIMERD_OUTCOME_EXPECTED_FAILURE)
+                ret->consecutive_expected_failures = 0;
+        else if (value_add_overflow(rs->consecutive_expected_failures, 1,
+                                    &ret->consecutive_expected_failures))
+                return -TIMERD_E_OVERFLOW;
+        return 0;
+}
+
+/*
+ * After a calendar timer's run: its next elapse after the one that ran. When elapses passed during
+ * the run, the last of them fires, at once; those before it count as overruns, up to
+ * CALENDAR_OVERRUNS_COUNTED (a bound on the work: past it the firing reports the completion).
+ * The elapse after that one then comes after the completion, so runs never overlap and a long
+ * run costs one firing, not a burst. Inside stats_leave/enter.
+ */
+#define CALENDAR_OVERRUNS_COUNTED 1024
+
+static void calendar_resume(struct registry *r, struct timer *t, uint64_t finish_usec)
+{
+        const struct td_declaration d = timer_declaration(t);
+        struct run_state *rs = &t->runs->state;
+        uint64_t next, later, passed = 0;
+
+        if (calendar_deadline(r, t->uid, t->name, &d, rs->run_deadline_usec, &next) < 0) {
+                t->failure = TIMERD_FAILURE_OVERFLOW;
+                return;
+        }
+        while (next < finish_usec && td_calendar_next(t->calendar, next, &later) >= 0 &&
+               later <= finish_usec) {
+                if (passed == CALENDAR_OVERRUNS_COUNTED) {
+                        next = finish_usec;
+                        break;
+                }
+                next = later;
+                passed++;
+        }
+        rs->overruns = saturating_add(rs->overruns, passed);
+        r->overruns = saturating_add(r->overruns, passed);
+        timer_enqueue(r, t, next, finish_usec);
+}
+
+/*
+ * A held schedule at `now`: the deadlines it passed are overruns, and it moves past them, without
+ * a wake-up. A count or deadline that would overflow fails the timer. Inside stats_leave/enter.
+ */
+static void hold_settle(struct registry *r, struct timer *t, uint64_t now)
+{
+        struct run_state *rs;
+        uint64_t due, next, overruns;
+
+        if (!timer_held(t))
+                return;
+        rs = &t->runs->state;
+        if (schedule_skip(rs->deferred_deadline_usec, timer_cadence(t), t->handover_usec, now, &due,
+                          &next) < 0 ||
+            value_add_overflow(rs->overruns, due, &overruns)) {
+                timer_drop_hold(t);
+                t->failure = TIMERD_FAILURE_OVERFLOW;
+                return;
+        }
+        r->overruns = saturating_add(r->overruns, due);
+        rs->overruns = overruns;
+        rs->deferred_deadline_usec = next;
+}
+
+/* End the active run and apply what its outcome and directive ask of the schedule. */
+static void run_finish(struct registry *r, struct timer *t, const struct run_result *res,
+                       enum timerd_directive directive)
+{
+        enum timerd_policy policy = (enum timerd_policy)t->policy;
+        struct run_state *rs = &t->runs->state;
+        uint64_t next;
+
+        stats_leave(r, t);
+        hold_settle(r, t, res->finish_usec);
+        /* A firing nobody was handed (the service delivered it) reported its overruns. */
+        if (!timer_delivered_to(t))
+                rs->overruns_reported = rs->overruns;
+        run_detach(t);
+        t->run_active = false;
+        rs->runs = res->runs;
+        rs->total_duration_usec = res->total_duration_usec;
+        rs->consecutive_expected_failures = res->consecutive_expected_failures;
+        rs->last_duration_usec = res->duration_usec;
+        rs->last_outcome = res->outcome;
+        rs->last_end = res->end;
+        rs->has_last_finish = true;
+        rs->last_finish_usec = res->finish_usec;
+
+        if (res->outcome == TIMERD_OUTCOME_INVARIANT_FAILURE) {
+                timer_dequeue(r, t);
+                t->failure = TIMERD_FAILURE_INVARIANT;
+        } else if (directive == TIMERD_DIRECTIVE_STOP)
+                timer_dequeue(r, t);
+        else if (t->failure == TIMERD_FAILURE_NONE && t->after_run == AFTER_RUN_DEADLINE)
+                timer_enqueue(r, t, rs->deferred_deadline_usec, res->finish_usec);
+        else if (t->failure == TIMERD_FAILURE_NONE && t->after_run == AFTER_RUN_POLICY &&
+                 policy == TIMERD_POLICY_AFTER_COMPLETION) {
+                if (value_add_overflow(res->finish_usec, timer_cadence(t), &next))
+                        t->failure = TIMERD_FAILURE_OVERFLOW;
+                else
+                        timer_enqueue(r, t, next, res->finish_usec);
+        } else if (t->failure == TIMERD_FAILURE_NONE && t->after_run == AFTER_RUN_POLICY &&
+                   policy == TIMERD_POLICY_CALENDAR)
+                calendar_resume(r, t, res->finish_usec);
+        t->after_run = AFTER_RUN_POLICY;
+        rs->deferred_deadline_usec = 0;
+        stats_enter(r, t);
+}
+
+struct td_transition registry_complete(struct registry *r, const struct td_now *now,
+                                       const struct td_handle *token, enum timerd_outcome outcome,
+                                       enum timerd_directive directive, uint64_t duration_usec,
+                                       const struct td_run_end *end)
+{
+        struct run_result res;
+        struct before *b = NULL;
+        struct timer *t;
+        int e;
+
+        effects_begin(r);
+        if (outcome <= TIMERD_OUTCOME_NONE || outcome >= TIMERD_OUTCOME_MAX || directive < 0 ||
+            directive >= TIMERD_DIRECTIVE_MAX || (end && !run_end_valid(end)))
+                return transition_failed(r, -TIMERD_E_INVALID_PARAMETER);
+        e = handle_resolve(r, token, &t);
+        if (e >= 0 && token->run == 0)
+                e = -TIMERD_E_NOT_RUNNING;
+        if (e >= 0)
+                e = handle_generations_check(r, 1);
+        if (e >= 0)
+                e = run_result_compute(t, now->usec[t->clock], outcome, duration_usec, &res);
+        if (e >= 0 && end)
+                res.end = *end;
+        if (e >= 0)
+                e = before_prepare(r, t, timer_retained(t), &b);
+        if (e < 0)
+                return transition_failed(r, e);
+        before_attach(r, t, b);
+        run_finish(r, t, &res, directive);
+        return transition_sync(r);
+}
+
+/* A run no client holds any more ends as an expected failure; the policy goes on. */
+void run_abandon(struct registry *r, struct timer *t, const struct td_now *now)
+{
+        struct run_result res;
+
+        if (run_result_compute(t, now->usec[t->clock], TIMERD_OUTCOME_EXPECTED_FAILURE, 0, &res) <
+            0) {
+                /* Its counters cannot take the run: end it uncounted, failed. */
+                stats_leave(r, t);
+                run_detach(t);
+                t->run_active = false;
+                t->after_run = AFTER_RUN_POLICY;
+                t->runs->state.deferred_deadline_usec = 0;
+                stats_enter(r, t);
+                timer_fail(r, t, TIMERD_FAILURE_OVERFLOW);
+        } else
+                run_finish(r, t, &res, TIMERD_DIRECTIVE_CONTINUE);
+}
+
+static void timer_dispatch(const struct timer *t, struct td_dispatch *ret)
+{
+        const struct run_state *rs = timer_run_state(t);
+
+        *ret = (struct td_dispatch){
+            .owner = t->uid,
+            .name = t->name,
+            .generation = t->generation,
+            .run = rs->run,
+            .clock = (enum timerd_clock)t->clock,
+            .delivery = (enum timerd_delivery)t->delivery,
+            .deadline_usec = rs->run_deadline_usec,
+            .fired_usec = rs->run_fired_usec,
+            .due_usec =
+                saturating_add(handover_instant(t, rs->run_deadline_usec), t->accuracy_usec),
+            .overruns = rs->overruns - rs->overruns_reported,
+            .catch_up = rs->last_catch_up,
+        };
+}
+
+static void effect_push_dispatch(struct registry *r, const struct timer *t, bool past_due)
+{
+        struct td_effect effect = {.kind = TD_EFFECT_DISPATCH};
+
+        timer_dispatch(t, &effect.dispatch);
+        effect.dispatch.past_due = past_due;
+        effect_push(r, &effect);
+}
+
+/*
+ * Whether t is a calendar timer whose queued deadline the running pass has still to compute
+ * again: computed before the pass began, and not due when it began (one due then fires as it
+ * would have).
+ */
+static bool calendar_stale(const struct registry *r, const struct timer *t)
+{
+        const struct calendar_pass *p = &r->calendar_pass;
+
+        return p->active && timer_calendar(t) && timer_queued(t) && !t->has_missed_deadline &&
+               t->calendar_epoch != p->epoch && t->deadline_usec > p->base_usec[t->clock];
+}
+
+/* The first elapse after the pass's base, in the zones as they are now. */
+static void calendar_reevaluate(struct registry *r, struct timer *t, uint64_t now)
+{
+        const struct td_declaration d = timer_declaration(t);
+        uint64_t deadline;
+
+        stats_leave(r, t);
+        if (calendar_deadline(r, t->uid, t->name, &d, r->calendar_pass.base_usec[t->clock],
+                              &deadline) < 0) {
+                timer_dequeue(r, t);
+                t->failure = TIMERD_FAILURE_OVERFLOW;
+        } else
+                timer_enqueue(r, t, deadline, now);
+        stats_enter(r, t);
+}
+
+/*
+ * Fire one due timer at `now`: move or drop its queue entry, count overruns, start a run unless
+ * one is active. Watchdog and interval successors are queued here, before any DISPATCH is emitted;
+ * one due while the run is still active is held instead (see enum after_run).
+ * A successor or counter that would overflow fails the timer instead (FAILURE_OVERFLOW).
+ * t has its runs record.
+ */
+static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
+{
+        enum timerd_policy policy = (enum timerd_policy)t->policy;
+        struct run_state *rs = &t->runs->state;
+        uint64_t deadline = t->has_missed_deadline ? rs->missed_deadline_usec : t->deadline_usec;
+        /* A handover fires early: deadlines up to `reach` are due (handover < cadence). */
+        uint64_t reach = saturating_add(now, t->handover_usec);
+        uint64_t next = 0, missed = 0, periods, overruns, run = rs->run;
+        bool requeue = policy == TIMERD_POLICY_WATCHDOG || policy == TIMERD_POLICY_INTERVAL;
+        /* Taken before the successor is queued. */
+        bool past_due = t->queued_past_due || t->has_missed_deadline;
+        bool catch_up = t->catching_up;
+        bool overflow = false;
+
+        assert(deadline <= reach);
+        if (policy == TIMERD_POLICY_WATCHDOG)
+                overflow =
+                    value_add_overflow(deadline > now ? deadline : now, timer_cadence(t), &next);
+        else if (policy == TIMERD_POLICY_INTERVAL) {
+                /* The first deadline + k*cadence after reach; the k-1 skipped are overruns. */
+                overflow = schedule_skip(deadline, timer_cadence(t), t->handover_usec, now,
+                                         &periods, &next) < 0;
+                missed = overflow ? 0 : periods - 1;
+        }
+        overflow = overflow || value_add_overflow(rs->overruns, missed, &overruns) ||
+                   value_add_overflow(overruns, t->run_active ? 1 : 0, &overruns) ||
+                   (!t->run_active && value_add_overflow(run, 1, &run));
+        if (overflow) {
+                timer_fail(r, t, TIMERD_FAILURE_OVERFLOW);
+                return;
+        }
+
+        stats_leave(r, t);
+        if (requeue && !t->run_active)
+                timer_enqueue(r, t, next, now);
+        else
+                timer_dequeue(r, t);
+        r->overruns = saturating_add(r->overruns, overruns - rs->overruns);
+        rs->overruns = overruns;
+        if (t->run_active) {
+                /* Nothing to deliver until the run is taken or ends: no wake-up before. */
+                if (requeue) {
+                        t->after_run = AFTER_RUN_DEADLINE;
+                        rs->deferred_deadline_usec = next;
+                }
+                stats_enter(r, t);
+                return;
+        }
+        rs->run = run;
+        t->run_active = true;
+        t->after_run = AFTER_RUN_POLICY;
+        rs->run_deadline_usec = deadline;
+        rs->run_fired_usec = now;
+        rs->has_last_start = true;
+        rs->last_start_usec = now;
+        rs->last_catch_up = catch_up;
+        list_append(&owner_find(r, t->uid)->pending, &t->runs->waiter_node);
+        r->firings = saturating_add(r->firings, 1);
+        stats_enter(r, t);
+        effect_push_dispatch(r, t, past_due);
+}
+
+struct td_transition registry_expire(struct registry *r, const struct td_now *now,
+                                     enum timerd_clock clock, uint64_t generation, bool *ret_stale)
+{
+        struct timerq_entry *e;
+        uint64_t n;
+        int error;
+
+        effects_begin(r);
+        *ret_stale = false;
+        if (!clock_valid(clock))
+                return transition_failed(r, -EINVAL);
+        if (!r->arms[clock].armed || r->arms[clock].generation != generation) {
+                *ret_stale = true;
+                r->stale_expiries = saturating_add(r->stale_expiries, 1);
+                return transition_done(r);
+        }
+        error = handle_generations_check(r, 1);
+        if (error < 0)
+                return transition_failed(r, error);
+
+        n = now->usec[clock];
+        while ((e = timerq_peek(&r->queues[clock])) &&
+               timerq_entry_deadline(&r->queues[clock], e) <= n) {
+                struct timer *t = timer_of_entry(e);
+
+                /* Due on a deadline the running pass has not computed again yet: compute it
+                 * first, and fire only if the new one is due too. */
+                if (calendar_stale(r, t)) {
+                        calendar_reevaluate(r, t, n);
+                        if (!timer_queued(t) || timerq_entry_deadline(&r->queues[clock], e) > n)
+                                continue;
+                }
+                /*
+                 * Out of memory for effects or for a first run's record: stop here; the rest
+                 * stays due and the clock is re-armed in the past, so it fires again at once.
+                 */
+                if (effects_reserve(r, r->n_effects + 2) < 0 || timer_runs_attach(t) < 0)
+                        break;
+                timer_fire(r, t, n);
+        }
+
+        /* The kernel timer is one-shot and spent. Successors are armed before any run is
+         * dispatched: the ARM (or DISARM) goes first. */
+        clock_sync(r, clock, true);
+        if (r->n_effects > 1) {
+                struct td_effect arm = r->effects[r->n_effects - 1];
+
+                memmove(r->effects + 1, r->effects, (r->n_effects - 1) * sizeof(struct td_effect));
+                r->effects[0] = arm;
+        }
+        return transition_done(r);
+}
+
+/* Walk on in (owner, name) order: at most `budget` re-evaluations and 16 × budget timers
+ * looked at. Returns how many were re-evaluated; the pass ends at the last timer. */
+static uint64_t calendar_pass_walk(struct registry *r, const struct td_now *now, size_t budget)
+{
+        struct calendar_pass *p = &r->calendar_pass;
+        struct inventory_key after = {.owner = p->after_owner, .name = p->after_name};
+        struct inventory_cursor cursor;
+        struct inventory_node *node;
+        uint64_t count = 0;
+        size_t looked = 0;
+
+        inventory_seek(&r->inventory, p->has_after ? &after : NULL, &cursor);
+        while ((node = inventory_next(&cursor))) {
+                struct timer *t = inventory_entry(node, struct timer, inventory_node);
+
+                if (calendar_stale(r, t)) {
+                        calendar_reevaluate(r, t, now->usec[t->clock]);
+                        count++;
+                }
+                p->has_after = true;
+                p->after_owner = t->uid;
+                memcpy(p->after_name, t->name, strlen(t->name) + 1);
+                if (count >= budget || ++looked >= budget * 16)
+                        return count;
+        }
+        p->active = false;
+        p->restarts = 0;
+        return count;
+}
+
+/* (Re)start the pass from now; see struct calendar_pass. */
+static void calendar_pass_start(struct registry *r, const struct td_now *now)
+{
+        struct calendar_pass *p = &r->calendar_pass;
+
+        if (p->active && ++p->restarts >= CALENDAR_PASS_RESTARTS_MAX)
+                calendar_pass_walk(r, now, SIZE_MAX / 16);
+        p->active = true;
+        p->has_after = false;
+        p->epoch++;
+        memcpy(p->base_usec, now->usec, sizeof(p->base_usec));
+}
+
+struct td_transition registry_rearm(struct registry *r, const struct td_now *now,
+                                    enum timerd_clock clock)
+{
+        int e;
+
+        effects_begin(r);
+        if (!clock_valid(clock))
+                return transition_failed(r, -EINVAL);
+        if (clock == TIMERD_CLOCK_REALTIME || clock == TIMERD_CLOCK_REALTIME_ALARM)
+                calendar_pass_start(r, now);
+        if (!r->arms[clock].armed)
+                return transition_done(r);
+        e = handle_generations_check(r, 1);
+        if (e < 0)
+                return transition_failed(r, e);
+        clock_sync(r, clock, true);
+        return transition_done(r);
+}
+
+void registry_reevaluate_calendars(struct registry *r, const struct td_now *now)
+{
+        calendar_pass_start(r, now);
+}
+
+bool registry_reevaluation_pending(const struct registry *r)
+{
+        return r->calendar_pass.active;
+}
+
+struct td_transition registry_reevaluate_step(struct registry *r, const struct td_now *now,
+                                              size_t budget, uint64_t *ret_count)
+{
+        int e;
+
+        effects_begin(r);
+        *ret_count = 0;
+        if (!r->calendar_pass.active || budget == 0)
+                return transition_done(r);
+        e = handle_generations_check(r, 2);
+        if (e < 0)
+                return transition_failed(r, e);
+        *ret_count = calendar_pass_walk(r, now, budget);
+        return transition_sync(r);
+}
+
+struct td_transition registry_confirm_arm(struct registry *r, const struct td_now *now,
+                                          enum timerd_clock clock, uint64_t generation, int error)
+{
+        struct timerq_entry *entry;
+        struct clock_arm *a;
+        int e;
+
+        (void)now;
+        effects_begin(r);
+        if (!clock_valid(clock))
+                return transition_failed(r, -EINVAL);
+        a = &r->arms[clock];
+        /* A success, a superseded arm or a failed disarm (its expiry is stale anyway): no-op. */
+        if (error == 0 || !a->armed || a->generation != generation)
+                return transition_done(r);
+        e = handle_generations_check(r, 1);
+        if (e < 0)
+                return transition_failed(r, e);
+
+        while ((entry = timerq_peek(&r->queues[clock])) &&
+               timerq_entry_deadline(&r->queues[clock], entry) <= a->deadline_usec)
+                timer_fail(r, timer_of_entry(entry), TIMERD_FAILURE_PROVIDER_BINDING);
+        clock_sync(r, clock, true);
+        return transition_done(r);
+}
+
+/* The firing goes to a waiter: what it reports as overruns starts over. */
+static void timer_hand_over(struct registry *r, struct timer *t, struct session *s)
+{
+        stats_leave(r, t);
+        t->runs->state.overruns_reported = t->runs->state.overruns;
+        list_remove(&t->runs->waiter_node);
+        t->runs->delivered_to = s;
+        list_append(&s->delivered, &t->runs->waiter_node);
+        stats_enter(r, t);
+}
+
+int registry_deliver(struct registry *r, const struct td_dispatch *d, uint64_t session)
+{
+        struct session *s;
+        struct timer *t;
+        int e;
+
+        e = session_validate(session);
+        if (e < 0)
+                return e;
+        if (!registry_name_valid(d->name))
+                return -TIMERD_E_INVALID_NAME;
+        t = timer_find(r, d->owner, d->name);
+        if (!t)
+                return -TIMERD_E_NOT_FOUND;
+        if (t->generation != d->generation || !t->run_active || t->runs->state.run != d->run)
+                return -TIMERD_E_REGISTRATION_EXPIRED;
+        if (!timer_pending(t))
+                return -EALREADY;
+        e = session_get(r, session, &s);
+        if (e < 0)
+                return e;
+        timer_hand_over(r, t, s);
+        return 0;
+}
+
+static bool name_listed(const char *name, const char *const *names, size_t n_names)
+{
+        for (size_t i = 0; i < n_names; i++)
+                if (strcmp(name, names[i]) == 0)
+                        return true;
+        return false;
+}
+
+int registry_take_pending(struct registry *r, const struct td_now *now, uint32_t owner,
+                          enum timerd_delivery delivery, const char *const *names, size_t n_names,
+                          uint64_t session, struct td_dispatch *ret)
+{
+        struct owner *o;
+        struct session *s;
+        int e;
+
+        e = session_validate(session);
+        if (e < 0)
+                return e;
+        if (n_names > 0 && !names)
+                return -EINVAL;
+        for (size_t i = 0; i < n_names; i++)
+                if (!names[i])
+                        return -EINVAL;
+        o = owner_find(r, owner);
+        if (!o)
+                return 0;
+        for (struct list_node *n = o->pending.next; n != &o->pending; n = n->next) {
+                struct timer *t = list_entry(n, struct timer_runs, waiter_node)->timer;
+
+                if ((enum timerd_delivery)t->delivery != delivery ||
+                    (n_names > 0 && !name_listed(t->name, names, n_names)))
+                        continue;
+                e = session_get(r, session, &s);
+                if (e < 0)
+                        return e;
+                /* The periods it missed while pending are this firing's overruns. */
+                stats_leave(r, t);
+                hold_settle(r, t, now->usec[t->clock]);
+                stats_enter(r, t);
+                timer_dispatch(t, ret);
+                timer_hand_over(r, t, s);
+                return 1;
+        }
+        return 0;
+}
+
+bool registry_take_silenced_owner(struct registry *r, uint32_t *ret_owner)
+{
+        struct owner *o;
+
+        if (list_empty(&r->silenced))
+                return false;
+        o = list_entry(r->silenced.next, struct owner, silenced_node);
+        list_remove(&o->silenced_node);
+        *ret_owner = o->uid;
+        return true;
+}
+
+struct td_transition registry_session_closed(struct registry *r, const struct td_now *now,
+                                             uint64_t session)
+{
+        struct session *s;
+        int e;
+
+        effects_begin(r);
+        e = session_validate(session);
+        if (e < 0)
+                return transition_failed(r, e);
+        s = session_find(r, session);
+        if (!s)
+                return transition_done(r);
+        e = handle_generations_check(r, TIMERD_CLOCK_MAX);
+        if (e < 0)
+                return transition_failed(r, e);
+
+        while (!list_empty(&s->transient))
+                timer_destroy(r, list_entry(s->transient.next, struct timer, transient_node));
+        while (!list_empty(&s->delivered))
+                run_abandon(r, list_entry(s->delivered.next, struct timer_runs, waiter_node)->timer,
+                            now);
+        hashmap_remove(&r->sessions, hash_mix64(session), s);
+        free(s);
+        return transition_sync(r);
+}

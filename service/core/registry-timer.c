@@ -1,0 +1,644 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* A timer's record: its indexes, declaration, counts, change marks and place in its clock's queue.
+ * The bottom of the registry: calls no other registry file. */
+
+#include <assert.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service/core/registry-internal.h"
+
+struct identity {
+        uint32_t owner;
+        const char *name;
+};
+
+uint64_t identity_hash(uint32_t owner, const char *name)
+{
+        uint64_t h = UINT64_C(0xcbf29ce484222325) ^ owner;
+
+        for (const char *p = name; *p; p++)
+                h = (h ^ (unsigned char)*p) * UINT64_C(0x100000001b3);
+        return hash_mix64(h);
+}
+
+static bool timer_matches(const void *entry, const void *key)
+{
+        const struct timer *t = entry;
+        const struct identity *id = key;
+
+        return t->uid == id->owner && strcmp(t->name, id->name) == 0;
+}
+
+static bool owner_matches(const void *entry, const void *key)
+{
+        return ((const struct owner *)entry)->uid == *(const uint32_t *)key;
+}
+
+static bool session_matches(const void *entry, const void *key)
+{
+        return ((const struct session *)entry)->id == *(const uint64_t *)key;
+}
+
+static uint64_t timer_hash(const struct timer *t)
+{
+        return identity_hash(t->uid, t->name);
+}
+
+static uint64_t timer_hash_of(const void *entry)
+{
+        return timer_hash(entry);
+}
+
+static uint64_t owner_hash_of(const void *entry)
+{
+        return hash_mix64(((const struct owner *)entry)->uid);
+}
+
+static uint64_t session_hash_of(const void *entry)
+{
+        return hash_mix64(((const struct session *)entry)->id);
+}
+
+static struct inventory_key timer_inventory_key(const struct inventory_node *node)
+{
+        const struct timer *t = inventory_entry(node, struct timer, inventory_node);
+
+        return (struct inventory_key){.owner = t->uid, .name = t->name};
+}
+
+struct timer *timer_find(const struct registry *r, uint32_t owner, const char *name)
+{
+        struct identity id = {.owner = owner, .name = name};
+
+        return hashmap_find(&r->timers, identity_hash(owner, name), timer_matches, &id);
+}
+
+struct owner *owner_find(const struct registry *r, uint32_t uid)
+{
+        return hashmap_find(&r->owners, hash_mix64(uid), owner_matches, &uid);
+}
+
+struct session *session_find(const struct registry *r, uint64_t id)
+{
+        return hashmap_find(&r->sessions, hash_mix64(id), session_matches, &id);
+}
+
+/* The session's record, created on first use. -ENOMEM. */
+int session_get(struct registry *r, uint64_t id, struct session **ret)
+{
+        struct session *s = session_find(r, id);
+        int e;
+
+        if (!s) {
+                e = hashmap_reserve(&r->sessions, r->sessions.n_entries + 1);
+                if (e < 0)
+                        return e;
+                s = malloc(sizeof(*s));
+                if (!s)
+                        return -ENOMEM;
+                s->id = id;
+                list_init(&s->transient);
+                list_init(&s->delivered);
+                hashmap_insert(&r->sessions, hash_mix64(id), s);
+        }
+        *ret = s;
+        return 0;
+}
+
+bool run_state_empty(const struct run_state *rs)
+{
+        return rs->run == 0 && rs->run_deadline_usec == 0 && rs->run_fired_usec == 0 &&
+               rs->deferred_deadline_usec == 0 && rs->missed_deadline_usec == 0 && rs->runs == 0 &&
+               rs->consecutive_expected_failures == 0 && rs->overruns == 0 &&
+               rs->last_start_usec == 0 && rs->last_finish_usec == 0 &&
+               rs->last_duration_usec == 0 && rs->total_duration_usec == 0 &&
+               rs->live_cadence_usec == 0 && rs->last_outcome == TIMERD_OUTCOME_NONE &&
+               rs->last_end.exit == TIMERD_EXIT_NONE && rs->last_end.code == 0 &&
+               !rs->has_last_start && !rs->has_last_finish;
+}
+
+void timer_runs_adopt(struct timer *t, struct timer_runs *runs, const struct run_state *state)
+{
+        *runs = (struct timer_runs){.timer = t, .state = *state};
+        list_init(&runs->waiter_node);
+        t->runs = runs;
+}
+
+/* Give t its runs record (all zero), unless it has one. Changes nothing else. -ENOMEM. */
+int timer_runs_attach(struct timer *t)
+{
+        struct timer_runs *runs;
+
+        if (t->runs)
+                return 0;
+        runs = malloc(sizeof(*runs));
+        if (!runs)
+                return -ENOMEM;
+        timer_runs_adopt(t, runs, &no_runs);
+        return 0;
+}
+
+void timer_free(struct timer *t)
+{
+        td_calendar_unref(timer_calendar(t));
+        free(t->runs);
+        free(t);
+}
+
+bool registry_name_valid(const char *name)
+{
+        size_t n;
+
+        if (!name)
+                return false;
+        for (n = 0; name[n]; n++) {
+                char c = name[n];
+
+                if (n >= TIMERD_NAME_MAX)
+                        return false;
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == ':' || c == '@' || c == '-'))
+                        return false;
+        }
+        return n > 0;
+}
+
+/* -TIMERD_E_INVALID_SCHEDULE, with *ret_problem saying why. */
+int schedule_invalid(enum td_schedule_problem *ret_problem, enum td_schedule_problem problem)
+{
+        *ret_problem = problem;
+        return -TIMERD_E_INVALID_SCHEDULE;
+}
+
+int declaration_validate(const struct td_declaration *d, enum td_schedule_problem *ret_problem)
+{
+        if (d->policy < 0 || d->policy >= TIMERD_POLICY_MAX || !clock_valid(d->clock) ||
+            d->lifetime < 0 || d->lifetime >= TIMERD_LIFETIME_MAX || d->delivery < 0 ||
+            d->delivery >= TIMERD_DELIVERY_MAX)
+                return -TIMERD_E_INVALID_PARAMETER;
+        /* A signal number only with signal delivery; the runtime checks it is a real one. */
+        if (d->delivery == TIMERD_DELIVERY_SIGNAL ? d->signo <= 0 : d->signo != 0)
+                return -TIMERD_E_INVALID_PARAMETER;
+        if ((d->policy == TIMERD_POLICY_CALENDAR) != (d->calendar != NULL))
+                return schedule_invalid(ret_problem, TD_SCHEDULE_CALENDAR_MISSING);
+        if (d->calendar && d->clock != TIMERD_CLOCK_REALTIME &&
+            d->clock != TIMERD_CLOCK_REALTIME_ALARM)
+                return schedule_invalid(ret_problem, TD_SCHEDULE_CALENDAR_CLOCK);
+        if ((d->policy == TIMERD_POLICY_ONCE || d->calendar) && d->cadence_usec != 0)
+                return schedule_invalid(ret_problem, TD_SCHEDULE_CADENCE_ON_ONCE);
+        if (d->policy != TIMERD_POLICY_ONCE && !d->calendar && d->cadence_usec == 0)
+                return schedule_invalid(ret_problem, TD_SCHEDULE_CADENCE_MISSING);
+        if (d->handover_usec > TIMERD_HANDOVER_MAX_USEC ||
+            (d->handover_usec > 0 && d->delivery != TIMERD_DELIVERY_NOTIFY))
+                return -TIMERD_E_INVALID_PARAMETER;
+        /* A successor must not be due the moment it is queued. */
+        if (d->cadence_usec > 0 && d->handover_usec >= d->cadence_usec)
+                return schedule_invalid(ret_problem, TD_SCHEDULE_HANDOVER_NOT_SHORTER);
+        return 0;
+}
+
+struct td_declaration timer_declaration(const struct timer *t)
+{
+        return (struct td_declaration){
+            .policy = (enum timerd_policy)t->policy,
+            .cadence_usec = timer_declared_cadence(t),
+            .clock = (enum timerd_clock)t->clock,
+            .lifetime = (enum timerd_lifetime)t->lifetime,
+            .delivery = (enum timerd_delivery)t->delivery,
+            .accuracy_usec = t->accuracy_usec,
+            .signo = t->signo,
+            .catch_up = t->catch_up,
+            .randomized_delay_usec = t->randomized_delay_usec,
+            .handover_usec = t->handover_usec,
+            .calendar = timer_calendar(t),
+        };
+}
+
+/* d is valid (declaration_validate()): every value fits its field. */
+static void timer_set_declaration(struct timer *t, const struct td_declaration *d)
+{
+        const struct td_calendar *old = timer_calendar(t);
+
+        /* The new reference before the old one goes: they may be the same schedule. */
+        if (d->calendar)
+                t->calendar = td_calendar_ref(d->calendar);
+        else
+                t->cadence_usec = d->cadence_usec;
+        td_calendar_unref(old);
+        t->policy = (unsigned)d->policy & 0x7u;
+        t->clock = (unsigned)d->clock & 0x7u;
+        t->lifetime = (unsigned)d->lifetime & 0x1u;
+        t->delivery = (unsigned)d->delivery & 0x3u;
+        t->accuracy_usec = d->accuracy_usec;
+        t->signo = d->signo;
+        t->catch_up = d->catch_up;
+        t->randomized_delay_usec = d->randomized_delay_usec;
+        t->handover_usec = (uint32_t)d->handover_usec;
+}
+
+bool declaration_equal(const struct timer *t, const struct td_declaration *b)
+{
+        const struct td_declaration declaration = timer_declaration(t), *a = &declaration;
+
+        return a->policy == b->policy && a->cadence_usec == b->cadence_usec &&
+               a->clock == b->clock && a->lifetime == b->lifetime && a->delivery == b->delivery &&
+               a->accuracy_usec == b->accuracy_usec && a->signo == b->signo &&
+               a->catch_up == b->catch_up && a->randomized_delay_usec == b->randomized_delay_usec &&
+               a->handover_usec == b->handover_usec && td_calendar_equal(a->calendar, b->calendar);
+}
+
+static const struct timer *timer_of_const_entry(const struct timerq_entry *e)
+{
+        return (const struct timer *)(const void *)((const char *)e -
+                                                    offsetof(struct timer, entry));
+}
+
+/* Timers due at the same instant go in (owner, name) order. */
+static bool timer_entry_before(const struct timerq_entry *a, const struct timerq_entry *b)
+{
+        const struct timer *x = timer_of_const_entry(a), *y = timer_of_const_entry(b);
+
+        if (x->uid != y->uid)
+                return x->uid < y->uid;
+        return strcmp(x->name, y->name) < 0;
+}
+
+/* Its place is reserved (see struct registry). */
+void changes_add(struct registry *r, struct timer *t)
+{
+        if (t->changed)
+                return;
+        assert(r->n_changes < r->changes_capacity);
+        r->changes[r->n_changes++] = t;
+        t->changed = true;
+}
+
+/* A change to a retained timer (or to one a call made transient) is pending until committed. */
+void timer_changed(struct registry *r, struct timer *t)
+{
+        if (!timer_retained(t) && !t->has_before)
+                return;
+        r->change_count = saturating_add(r->change_count, 1);
+        changes_add(r, t);
+}
+
+/* Room in the changes for n more retained timers besides every one there is. -ENOMEM. */
+int changes_reserve(struct registry *r, size_t more)
+{
+        size_t n = r->n_changes + r->n_retained, capacity;
+        struct timer **changes;
+
+        if (more > SIZE_MAX - n)
+                return -ENOMEM;
+        n += more;
+        if (n <= r->changes_capacity)
+                return 0;
+        if (r->changes_capacity > SIZE_MAX / 2 / sizeof(struct timer *))
+                return -ENOMEM;
+        capacity = r->changes_capacity * 2 > n ? r->changes_capacity * 2 : n;
+        changes = realloc(r->changes, capacity * sizeof(struct timer *));
+        if (!changes)
+                return -ENOMEM;
+        r->changes = changes;
+        r->changes_capacity = capacity;
+        return 0;
+}
+
+/* Every change of a timer's state, pending flag or counters is bracketed by these two, to keep
+ * counts and to track what must be written. */
+void stats_leave(struct registry *r, const struct timer *t)
+{
+        struct owner *o = owner_find(r, t->uid);
+
+        r->n_state[timer_state(t)]--;
+        o->n_state[timer_state(t)]--;
+        if (timer_pending(t)) {
+                r->n_pending--;
+                o->n_pending--;
+        }
+}
+
+/* Whether a Wait on t may still get a firing: one is pending, or t may fire again. */
+static bool timer_may_deliver(const struct timer *t)
+{
+        return timer_pending(t) ||
+               (t->failure == TIMERD_FAILURE_NONE && (timer_queued(t) || t->run_active));
+}
+
+/* A notify timer of o that had something to deliver has nothing any more: its Waits learn it. */
+static void owner_silenced(struct registry *r, struct owner *o, const struct timer *t)
+{
+        if (t->may_deliver && (enum timerd_delivery)t->delivery == TIMERD_DELIVERY_NOTIFY &&
+            !list_linked(&o->silenced_node))
+                list_append(&r->silenced, &o->silenced_node);
+}
+
+void stats_enter(struct registry *r, struct timer *t)
+{
+        struct owner *o = owner_find(r, t->uid);
+
+        if (!timer_may_deliver(t))
+                owner_silenced(r, o, t);
+        t->may_deliver = timer_may_deliver(t);
+
+        r->n_state[timer_state(t)]++;
+        o->n_state[timer_state(t)]++;
+        if (timer_pending(t)) {
+                r->n_pending++;
+                o->n_pending++;
+        }
+        timer_changed(r, t);
+}
+
+static void timer_forget_missed_deadline(struct timer *t)
+{
+        t->has_missed_deadline = false;
+        t->catching_up = false;
+        if (t->runs)
+                t->runs->state.missed_deadline_usec = 0;
+}
+
+/* A new schedule supersedes a catch-up. */
+void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec, uint64_t now)
+{
+        timerq_put(&r->queues[t->clock], &t->entry, handover_instant(t, deadline_usec),
+                   t->accuracy_usec);
+        t->deadline_usec = deadline_usec;
+        t->calendar_epoch = r->calendar_pass.epoch;
+        t->queued_past_due = handover_instant(t, deadline_usec) <= now;
+        timer_forget_missed_deadline(t);
+}
+
+void timer_dequeue(struct registry *r, struct timer *t)
+{
+        timerq_remove(&r->queues[t->clock], &t->entry);
+        timer_forget_missed_deadline(t);
+}
+
+/* Detach an active run from its waiter bookkeeping (pending list or receiving session). */
+void run_detach(struct timer *t)
+{
+        if (!t->runs)
+                return;
+        if (list_linked(&t->runs->waiter_node))
+                list_remove(&t->runs->waiter_node);
+        t->runs->delivered_to = NULL;
+}
+
+/* How many timers declared on clock with that accuracy must find room in its queue. */
+static size_t *declared_count(struct registry *r, enum timerd_clock clock, uint64_t accuracy_usec)
+{
+        return &r->n_declared[clock][timerq_kind_of(accuracy_usec)];
+}
+
+/* Room in the queue for one more timer declared like d. -ENOMEM. */
+static int queue_reserve(struct registry *r, const struct td_declaration *d)
+{
+        return timerq_reserve(&r->queues[d->clock], timerq_kind_of(d->accuracy_usec),
+                              *declared_count(r, d->clock, d->accuracy_usec) + 1);
+}
+
+/* Give t a declaration and a generation. Its session record must exist when transient. */
+static void timer_declare(struct registry *r, struct timer *t, const struct td_caller *caller,
+                          const struct td_declaration *d, uint64_t generation,
+                          struct session *transient_of)
+{
+        timer_set_declaration(t, d);
+        t->session = caller->session;
+        t->generation = generation;
+        if (generation > r->last_generation)
+                r->last_generation = generation;
+        struct owner *owner = owner_find(r, t->uid);
+        if (generation > owner->last_generation)
+                owner->last_generation = generation;
+        if (d->lifetime == TIMERD_LIFETIME_TRANSIENT)
+                list_append(&transient_of->transient, &t->transient_node);
+        (*declared_count(r, d->clock, d->accuracy_usec))++;
+        r->n_retained += d->lifetime == TIMERD_LIFETIME_RETAINED;
+        t->failure = TIMERD_FAILURE_NONE;
+        t->after_run = AFTER_RUN_POLICY;
+        t->run_active = false;
+        t->has_missed_deadline = false;
+        t->catching_up = false;
+        free(t->runs);
+        t->runs = NULL;
+}
+
+/* The other way: what declaring t counted and linked. */
+static void timer_undeclare(struct registry *r, struct timer *t)
+{
+        if (list_linked(&t->transient_node))
+                list_remove(&t->transient_node);
+        (*declared_count(r, t->clock, t->accuracy_usec))--;
+        r->n_retained -= timer_retained(t);
+}
+
+/* Room for one more timer of uid. Restored timers do not count against the limits. */
+int timer_limits_check(const struct registry *r, uint32_t uid)
+{
+        const struct owner *owner = owner_find(r, uid);
+
+        if (r->config.max_timers > 0 && r->timers.n_entries >= r->config.max_timers)
+                return -TIMERD_E_LIMIT_EXCEEDED;
+        if (r->config.max_timers_per_owner > 0 && owner &&
+            owner->n_timers >= r->config.max_timers_per_owner)
+                return -TIMERD_E_LIMIT_EXCEEDED;
+        return 0;
+}
+
+/* The allocation for a timer named with len bytes. */
+static size_t timer_size(size_t len)
+{
+        size_t size = offsetof(struct timer, name) + len + 1;
+
+        return size > sizeof(struct timer) ? size : sizeof(struct timer);
+}
+
+int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
+              const struct td_declaration *d, uint64_t generation, struct timer **ret)
+{
+        struct owner *owner = owner_find(r, caller->uid), *new_owner = NULL;
+        struct session *session = NULL;
+        size_t len = strlen(name);
+        struct timer *t;
+        int e = -ENOMEM;
+
+        /* Every allocation first: past this block nothing can fail. The name starts inside the
+         * structure's tail padding. */
+        t = calloc(1, timer_size(len));
+        if (!t)
+                return -ENOMEM;
+        if (!owner) {
+                new_owner = malloc(sizeof(*new_owner));
+                if (!new_owner)
+                        goto fail;
+                e = hashmap_reserve(&r->owners, r->owners.n_entries + 1);
+                if (e < 0)
+                        goto fail;
+        }
+        e = hashmap_reserve(&r->timers, r->timers.n_entries + 1);
+        if (e >= 0)
+                e = queue_reserve(r, d);
+        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_RETAINED)
+                e = changes_reserve(r, 1);
+        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
+                e = session_get(r, caller->session, &session);
+        if (e < 0)
+                goto fail;
+
+        if (new_owner) {
+                *new_owner = (struct owner){.uid = caller->uid};
+                list_init(&new_owner->pending);
+                list_init(&new_owner->silenced_node);
+                hashmap_insert(&r->owners, hash_mix64(caller->uid), new_owner);
+                owner = new_owner;
+        }
+        memcpy(t->name, name, len + 1);
+        timerq_entry_init(&t->entry);
+        t->uid = caller->uid;
+        list_init(&t->transient_node);
+        owner->n_timers++;
+        hashmap_insert(&r->timers, timer_hash(t), t);
+        inventory_insert(&r->inventory, &t->inventory_node);
+        timer_declare(r, t, caller, d, generation, session);
+        stats_enter(r, t);
+        *ret = t;
+        return 0;
+
+fail:
+        free(new_owner);
+        free(t);
+        return e;
+}
+
+/* Register(replace): the same identity starts over with a new declaration and generation. */
+int timer_redeclare(struct registry *r, struct timer *t, const struct td_caller *caller,
+                    const struct td_declaration *d, uint64_t generation)
+{
+        struct session *session = NULL;
+        int e = 0;
+
+        if (d->clock != (enum timerd_clock)t->clock ||
+            timerq_kind_of(d->accuracy_usec) != timerq_kind_of(t->accuracy_usec))
+                e = queue_reserve(r, d);
+        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_RETAINED)
+                e = changes_reserve(r, 1);
+        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
+                e = session_get(r, caller->session, &session);
+        if (e < 0)
+                return e;
+
+        /* While it is still what it was: a retained timer replaced by a transient one must be
+         * written as removed. */
+        timer_changed(r, t);
+        stats_leave(r, t);
+        timer_dequeue(r, t);
+        run_detach(t);
+        timer_undeclare(r, t);
+        timer_declare(r, t, caller, d, generation, session);
+        stats_enter(r, t);
+        return 0;
+}
+
+/* Take t out of every index and list; the caller frees it or keeps it as a removal. */
+void timer_unlink(struct registry *r, struct timer *t)
+{
+        struct owner *owner = owner_find(r, t->uid);
+
+        stats_leave(r, t);
+        timer_dequeue(r, t);
+        run_detach(t);
+        timer_undeclare(r, t);
+        hashmap_remove(&r->timers, timer_hash(t), t);
+        inventory_remove(&r->inventory, &t->inventory_node);
+
+        owner->n_timers--;
+        owner_silenced(r, owner, t);
+}
+
+/* A timer the journal may hold (retained, or changed since the commit) is kept until its
+ * removal is committed: its place in the changes is reserved, so removing never fails. */
+void timer_destroy(struct registry *r, struct timer *t)
+{
+        bool keep = timer_retained(t) || t->changed;
+
+        if (keep)
+                changes_add(r, t);
+        timer_unlink(r, t);
+        if (!keep) {
+                timer_free(t);
+                return;
+        }
+        t->removed = true;
+}
+
+/*
+ * The deadlines of a recurring schedule at `deadline` due by `now` (a handover makes them due
+ * early): how many (*ret_due) and the first deadline after them (*ret_next). -TIMERD_E_OVERFLOW
+ * when that is past the clock's range.
+ */
+int schedule_skip(uint64_t deadline, uint64_t cadence_usec, uint64_t handover_usec, uint64_t now,
+                  uint64_t *ret_due, uint64_t *ret_next)
+{
+        uint64_t reach = saturating_add(now, handover_usec), advance;
+
+        *ret_due = 0;
+        *ret_next = deadline;
+        if (deadline > reach)
+                return 0;
+        if (value_add_overflow((reach - deadline) / cadence_usec, 1, ret_due) ||
+            __builtin_mul_overflow(*ret_due, cadence_usec, &advance) ||
+            value_add_overflow(deadline, advance, ret_next))
+                return -TIMERD_E_OVERFLOW;
+        return 0;
+}
+
+/* The next wake-up, if any: the queued one, or the one a running timer arms at completion. */
+bool timer_next_deadline(const struct timer *t, uint64_t *ret)
+{
+        if (timer_queued(t)) {
+                *ret = t->deadline_usec;
+                return true;
+        }
+        if (t->run_active && t->after_run == AFTER_RUN_DEADLINE) {
+                *ret = t->runs->state.deferred_deadline_usec;
+                return true;
+        }
+        return false;
+}
+
+/* The indexes and queues of an empty registry. */
+void registry_indexes_init(struct registry *r)
+{
+        hashmap_init(&r->timers, timer_hash_of);
+        hashmap_init(&r->owners, owner_hash_of);
+        hashmap_init(&r->sessions, session_hash_of);
+        inventory_init(&r->inventory, timer_inventory_key);
+        for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
+                timerq_init(&r->queues[c], timer_entry_before);
+}
+
+/* Every live timer, owner and session record, and the indexes and queues that held them. */
+void registry_indexes_free(struct registry *r)
+{
+        size_t i = 0;
+        void *p;
+
+        while ((p = hashmap_next(&r->timers, &i)))
+                timer_free(p);
+        i = 0;
+        while ((p = hashmap_next(&r->owners, &i)))
+                free(p);
+        i = 0;
+        while ((p = hashmap_next(&r->sessions, &i)))
+                free(p);
+        hashmap_done(&r->timers);
+        hashmap_done(&r->owners);
+        hashmap_done(&r->sessions);
+        for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
+                timerq_done(&r->queues[c]);
+}
