@@ -12,6 +12,13 @@ struct list_node {
 
 #define list_entry(node, type, member) ((type *)(void *)((char *)(node)-offsetof(type, member)))
 
+/* Front to back. The body may not remove `pos`: use list_for_each_safe for that. */
+#define list_for_each(pos, head) for ((pos) = (head)->next; (pos) != (head); (pos) = (pos)->next)
+/* Front to back; the body may remove `pos` (not `tmp`, the node after it). */
+#define list_for_each_safe(pos, tmp, head)                                                         \
+        for ((pos) = (head)->next, (tmp) = (pos)->next; (pos) != (head);                           \
+             (pos) = (tmp), (tmp) = (pos)->next)
+
 static inline void list_init(struct list_node *n)
 {
         n->prev = n->next = n;
@@ -34,6 +41,18 @@ static inline void list_append(struct list_node *head, struct list_node *n)
         n->next = head;
         head->prev->next = n;
         head->prev = n;
+}
+
+/* The front node, or NULL when the list is empty. */
+static inline struct list_node *list_first(const struct list_node *head)
+{
+        return list_empty(head) ? NULL : head->next;
+}
+
+/* The node after n, or NULL when n is the last. */
+static inline struct list_node *list_next(const struct list_node *head, const struct list_node *n)
+{
+        return n->next == head ? NULL : n->next;
 }
 
 static inline void list_remove(struct list_node *n)

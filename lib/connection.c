@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/list.h"
 #include "connection.h"
 #include "hold.h"
 #include "varlink/frame.h"
@@ -16,7 +17,7 @@
 
 /* A call whose replies are still to come. */
 struct call {
-        struct call *next;
+        struct list_node node; /* on the connection's calls */
         bool more;
         bool blocking; /* its replies go to t->blocking, not to a callback */
         struct connection_handler handler;
@@ -36,7 +37,7 @@ struct timerd {
         struct vl_reader reader;
         struct vl_parser parser;
         struct vl_writer writer;
-        struct call *first, *last; /* in the order of the replies to come */
+        struct list_node calls; /* in the order of the replies to come */
         size_t n_calls;
         struct blocking_slot blocking;
         unsigned dispatching; /* > 0 while a callback runs */
@@ -106,6 +107,7 @@ int timerd_connect(const char *path, struct timerd **ret)
         t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;
+        list_init(&t->calls);
         t->path = strdup(path ? path : timerd_default_socket());
         if (!t->path) {
                 free(t);
@@ -126,15 +128,28 @@ int timerd_connect(const char *path, struct timerd **ret)
         return 0;
 }
 
+/* The call the next reply answers, or NULL. */
+static struct call *first_call(const struct timerd *t)
+{
+        return list_empty(&t->calls) ? NULL : list_entry(t->calls.next, struct call, node);
+}
+
+/* Whether the next reply goes to a blocking call (with `stream`: a blocking stream). */
+static bool blocking_first(const struct timerd *t, bool stream)
+{
+        const struct call *c = first_call(t);
+
+        return c && c->blocking && (!stream || c->more);
+}
+
 static void free_calls(struct timerd *t)
 {
-        while (t->first) {
-                struct call *c = t->first;
+        struct call *c;
 
-                t->first = c->next;
+        while ((c = first_call(t))) {
+                list_remove(&c->node);
                 free(c);
         }
-        t->last = NULL;
         t->n_calls = 0;
 }
 
@@ -267,11 +282,9 @@ static void set_error(struct timerd *t, const struct vl_reply *reply)
 
 static struct call *pop_call(struct timerd *t)
 {
-        struct call *c = t->first;
+        struct call *c = first_call(t);
 
-        t->first = c->next;
-        if (!t->first)
-                t->last = NULL;
+        list_remove(&c->node);
         t->n_calls--;
         return c;
 }
@@ -351,9 +364,9 @@ static void connection_break(struct timerd *t, int cause)
         t->broken = true;
         (void)shutdown(t->fd, SHUT_RDWR);
         /* Not from inside a blocking call: no callback runs there. */
-        if (!(t->first && t->first->blocking))
+        if (!blocking_first(t, false))
                 deliver_held(t, true);
-        while (t->first && !t->closing) {
+        while (first_call(t) && !t->closing) {
                 struct call *c = pop_call(t);
 
                 set_error_name(t, NULL);
@@ -380,7 +393,7 @@ static int queue_call(struct timerd *t, const char *method, json_object *paramet
                 return -TIMERD_E_DISCONNECTED;
         }
         /* A stream occupies the connection: the service would never take a later call. */
-        if (t->last && t->last->more) {
+        if (!list_empty(&t->calls) && list_entry(t->calls.prev, struct call, node)->more) {
                 json_object_put(parameters);
                 return -EBUSY;
         }
@@ -407,11 +420,7 @@ static int queue_call(struct timerd *t, const char *method, json_object *paramet
         c->more = more;
         c->blocking = blocking;
         c->handler = *handler;
-        if (t->last)
-                t->last->next = c;
-        else
-                t->first = c;
-        t->last = c;
+        list_append(&t->calls, &c->node);
         t->n_calls++;
         return 0;
 }
@@ -463,7 +472,7 @@ static int dispatch_next(struct timerd *t)
                         connection_break(t, r);
                 return r;
         }
-        c = t->first;
+        c = first_call(t);
         if (!c) {
                 /* An answer to nothing: the service is out of step with us. */
                 connection_break(t, -TIMERD_E_PROTOCOL);
@@ -533,7 +542,7 @@ int timerd_process(struct timerd *t)
 
         if (!t)
                 return -EINVAL;
-        if (t->dispatching > 0 || (t->first && t->first->blocking))
+        if (t->dispatching > 0 || blocking_first(t, false))
                 return -EBUSY;
 
         n_held = t->n_held;
@@ -543,7 +552,7 @@ int timerd_process(struct timerd *t)
         /* Once broken, all: a break seen by a blocking call left them for here. */
         deliver_held(t, t->broken);
         while (!t->closing && !t->broken) {
-                if (t->first && t->first->blocking)
+                if (blocking_first(t, false))
                         break; /* a callback opened a blocking stream */
                 r = dispatch_next(t);
                 if (r > 0) {
@@ -636,7 +645,7 @@ static int start_blocking(struct timerd *t, const char *method, json_object *par
         const struct connection_handler handler = CONNECTION_HANDLER(deliver_blocking, NULL, NULL);
 
         set_error_name(t, NULL);
-        if (t->first) {
+        if (first_call(t)) {
                 json_object_put(parameters);
                 return -EBUSY;
         }
@@ -677,14 +686,14 @@ int connection_next_in_stream(struct timerd *t, struct vl_reply *ret)
         set_error_name(t, NULL);
         if (t->broken)
                 return -TIMERD_E_DISCONNECTED;
-        if (!t->first || !t->first->blocking || !t->first->more)
+        if (!blocking_first(t, true))
                 return -EINVAL;
         return drive_blocking(t, ret);
 }
 
 void connection_stream_broken(struct timerd *t)
 {
-        if (t->first && t->first->blocking && t->first->more) {
+        if (blocking_first(t, true)) {
                 free(pop_call(t));
                 connection_break(t, -TIMERD_E_DISCONNECTED);
         }

@@ -27,6 +27,7 @@
 
 #include <liburing.h>
 
+#include "base/clockid.h"
 #include "liburing-backend/uring-loop.h"
 #include "liburing-backend/uring-probe.h"
 #include "timerfd/clock-timerfd.h"
@@ -111,11 +112,6 @@ static struct uring_loop *to_uring_loop(struct loop *l)
 static struct uring_watch *to_uring_watch(struct loop_watch *w)
 {
         return (struct uring_watch *)w;
-}
-
-static bool clock_is_alarm(enum timerd_clock clock)
-{
-        return clock == TIMERD_CLOCK_BOOTTIME_ALARM || clock == TIMERD_CLOCK_REALTIME_ALARM;
 }
 
 static unsigned clock_timeout_flags(enum timerd_clock clock)

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "base/list.h"
 #include "loop/loop.h"
 
 struct loop_watch {
@@ -23,9 +24,9 @@ struct loop_watch {
         uint32_t events; /* LOOP_IN|LOOP_OUT, as requested */
         loop_io_fn cb;
         void *userdata;
-        bool internal; /* the backend's own fd: not counted as a dispatched event */
-        bool dead;     /* unwatched: no more callbacks, freed when the iteration ends */
-        struct loop_watch *prev, *next;
+        bool internal;         /* the backend's own fd: not counted as a dispatched event */
+        bool dead;             /* unwatched: no more callbacks, freed when the iteration ends */
+        struct list_node node; /* on the loop's watches, or its graveyard once unwatched */
 };
 
 struct loop_backend_ops {
@@ -53,8 +54,8 @@ struct loop {
         const struct loop_backend_ops *ops;
         struct loop_callbacks cb;
         struct loop_stats stats;
-        struct loop_watch *watches;   /* live watches */
-        struct loop_watch *graveyard; /* unwatched during the current loop_run_once() */
+        struct list_node watches;   /* live watches */
+        struct list_node graveyard; /* unwatched during the current loop_run_once() */
         bool running;
         uint64_t dispatched; /* events dispatched in the current loop_run_once() */
 };

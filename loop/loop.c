@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clockid.h"
 #include "loop/loop-backend.h"
 #include "loop/loop-test.h"
 
@@ -50,6 +51,8 @@ int loop_init(struct loop *l, const struct loop_backend_ops *ops, const struct l
             .ops = ops,
             .cb = *cb,
         };
+        list_init(&l->watches);
+        list_init(&l->graveyard);
         return 0;
 }
 
@@ -63,32 +66,12 @@ int loop_now_usec(clockid_t clockid, uint64_t *ret)
         return 0;
 }
 
-static void watch_link(struct loop_watch **head, struct loop_watch *w)
+static void watch_free_all(struct list_node *head)
 {
-        w->prev = NULL;
-        w->next = *head;
-        if (*head)
-                (*head)->prev = w;
-        *head = w;
-}
+        while (!list_empty(head)) {
+                struct loop_watch *w = list_entry(head->next, struct loop_watch, node);
 
-static void watch_unlink(struct loop_watch **head, struct loop_watch *w)
-{
-        if (w->prev)
-                w->prev->next = w->next;
-        else
-                *head = w->next;
-        if (w->next)
-                w->next->prev = w->prev;
-        w->prev = w->next = NULL;
-}
-
-static void watch_free_all(struct loop_watch **head)
-{
-        while (*head) {
-                struct loop_watch *w = *head;
-
-                watch_unlink(head, w);
+                list_remove(&w->node);
                 free(w);
         }
 }
@@ -117,7 +100,7 @@ static int watch_new(struct loop *l, int fd, uint32_t events, loop_io_fn cb, voi
                 free(w);
                 return r;
         }
-        watch_link(&l->watches, w);
+        list_append(&l->watches, &w->node);
         *ret = w;
         return 0;
 }
@@ -158,10 +141,10 @@ void loop_unwatch(struct loop_watch *w)
         l = w->loop;
         w->dead = true;
         l->ops->unwatch(w);
-        watch_unlink(&l->watches, w);
+        list_remove(&w->node);
         /* Later entries of the batch being dispatched may still point here. */
         if (l->running)
-                watch_link(&l->graveyard, w);
+                list_append(&l->graveyard, &w->node);
         else
                 free(w);
 }
@@ -203,11 +186,6 @@ void loop_dispatch_clock_set(struct loop *l)
 void loop_inject_clock_set(struct loop *l)
 {
         l->ops->clock_was_set(l);
-}
-
-static bool clock_valid(enum timerd_clock clock)
-{
-        return clock >= 0 && clock < TIMERD_CLOCK_MAX;
 }
 
 int loop_arm(struct loop *l, enum timerd_clock clock, uint64_t deadline_usec, uint64_t generation)

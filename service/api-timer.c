@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clockid.h"
 #include "service/api.h"
 #include "service/events.h"
 #include "service/io/peer.h"
@@ -12,11 +13,6 @@
 #include "service/signals.h"
 #include "service/store.h"
 #include "varlink/names.h"
-
-static bool clock_is_alarm(enum timerd_clock c)
-{
-        return c == TIMERD_CLOCK_BOOTTIME_ALARM || c == TIMERD_CLOCK_REALTIME_ALARM;
-}
 
 /* InvalidSchedule's reason, as the IDL names it, and what it means. */
 static void schedule_problem_describe(enum td_schedule_problem problem, uint64_t min_cadence_usec,

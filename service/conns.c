@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/arith.h"
 #include "service/io/clock.h"
 #include "service/io/log.h"
 #include "service/core/parked.h"
@@ -116,11 +117,6 @@ static uint64_t round_up_to_granularity(uint64_t usec)
         return usec + REAP_GRANULARITY_USEC - rest;
 }
 
-static uint64_t after(uint64_t start, uint64_t span)
-{
-        return start > UINT64_MAX - span ? UINT64_MAX : start + span;
-}
-
 /* The earliest reap, rounded up; false when nothing could be reaped. */
 static bool next_reap(const struct service *s, uint64_t *ret)
 {
@@ -130,12 +126,12 @@ static bool next_reap(const struct service *s, uint64_t *ret)
 
         if (!list_empty(&c->partial)) {
                 const struct peer *p = list_entry(c->partial.next, struct peer, partial_node);
-                when = after(p->partial_since_usec, s->config.partial_timeout_usec);
+                when = saturating_add(p->partial_since_usec, s->config.partial_timeout_usec);
                 any = true;
         }
         if (!list_empty(&c->idle)) {
                 const struct peer *p = list_entry(c->idle.next, struct peer, idle_node);
-                uint64_t idle = after(p->active_usec, s->config.idle_timeout_usec);
+                uint64_t idle = saturating_add(p->active_usec, s->config.idle_timeout_usec);
                 when = idle < when ? idle : when;
                 any = true;
         }
@@ -194,18 +190,20 @@ static const struct conn_uid *heaviest_unprivileged(const struct conns *c)
 /* uid's least recently active unprivileged connection without a call, else its oldest. */
 static struct peer *eviction_victim(const struct service *s, uid_t uid)
 {
-        struct peer *oldest = NULL;
+        struct list_node *n;
 
-        for (struct list_node *n = s->conns.idle.next; n != &s->conns.idle; n = n->next) {
+        list_for_each (n, &s->conns.idle) {
                 struct peer *p = list_entry(n, struct peer, idle_node);
                 if (p->uid == uid && !p->privileged)
                         return p;
         }
-        /* The live list is newest first. */
-        for (struct peer *p = s->peers; p; p = p->next)
+        /* The live list is oldest first. */
+        list_for_each (n, &s->peers) {
+                struct peer *p = list_entry(n, struct peer, node);
                 if (p->uid == uid && !p->privileged)
-                        oldest = p;
-        return oldest;
+                        return p;
+        }
+        return NULL;
 }
 
 static void evict(struct service *s, struct peer *victim, uid_t newcomer)
@@ -373,7 +371,7 @@ void conns_reap(struct service *s, uint64_t now)
 
         while (!list_empty(&c->partial)) {
                 struct peer *p = list_entry(c->partial.next, struct peer, partial_node);
-                if (after(p->partial_since_usec, s->config.partial_timeout_usec) > now)
+                if (saturating_add(p->partial_since_usec, s->config.partial_timeout_usec) > now)
                         break;
                 /* While its calls wait their turn the service does not read it: not its silence. */
                 if (p->input_full) {
@@ -386,7 +384,7 @@ void conns_reap(struct service *s, uint64_t now)
         }
         while (!list_empty(&c->idle)) {
                 struct peer *p = list_entry(c->idle.next, struct peer, idle_node);
-                if (after(p->active_usec, s->config.idle_timeout_usec) > now)
+                if (saturating_add(p->active_usec, s->config.idle_timeout_usec) > now)
                         break;
                 /* Closing it would take something from its client: look again a timeout later. */
                 if (registry_session_holds(s->registry, p->session) ||

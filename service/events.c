@@ -76,8 +76,10 @@ void events_publish(struct service *s, enum event_kind kind, uint32_t owner, con
         bool exists = kind != EVENT_REMOVED && kind != EVENT_UNREGISTERED &&
                       registry_get(s->registry, owner, name, &t) == 0;
         (void)clock_read(TIMERD_CLOCK_REALTIME, &realtime);
-        for (struct peer *p = s->peers, *next; p; p = next) {
-                next = p->next; /* a subscriber that cannot keep up is dropped */
+        struct list_node *n, *next;
+        /* safe: a subscriber that cannot keep up is dropped */
+        list_for_each_safe (n, next, &s->peers) {
+                struct peer *p = list_entry(n, struct peer, node);
                 if (!p->subscriber || (!p->subscribe_all && p->uid != owner))
                         continue;
                 char *msg = vl_reply_encode(
@@ -108,8 +110,9 @@ void events_session_closing(struct service *s, uint64_t session)
 
 void events_shutdown(struct service *s)
 {
-        for (struct peer *p = s->peers, *next; p; p = next) {
-                next = p->next;
+        struct list_node *n, *next;
+        list_for_each_safe (n, next, &s->peers) {
+                struct peer *p = list_entry(n, struct peer, node);
                 if (p->subscriber) {
                         events_unsubscribe(s, p);
                         service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);

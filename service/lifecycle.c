@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stddef.h>
 
+#include "base/arith.h"
+
 static const char *const reason_names[EXIT_REASON_MAX] = {
     [EXIT_REASON_NONE] = "none",
     [EXIT_REASON_SHUTDOWN_REQUESTED] = "shutdown requested",
@@ -75,8 +77,7 @@ void lifecycle_begin_teardown(struct lifecycle *l, uint64_t now_usec)
         if (l->phase == LIFECYCLE_TEARDOWN || l->phase == LIFECYCLE_DONE)
                 return;
         l->phase = LIFECYCLE_TEARDOWN;
-        l->teardown_deadline_usec =
-            now_usec > UINT64_MAX - l->grace_usec ? UINT64_MAX : now_usec + l->grace_usec;
+        l->teardown_deadline_usec = saturating_add(now_usec, l->grace_usec);
 }
 
 uint64_t lifecycle_grace_left(const struct lifecycle *l, uint64_t now_usec)

@@ -295,9 +295,12 @@ static void flush_peers(struct service *s)
 
         for (;;) {
                 bool pending = false;
-                for (struct peer *p = s->peers; p; p = p->next)
+                struct list_node *n;
+                list_for_each (n, &s->peers) {
+                        struct peer *p = list_entry(n, struct peer, node);
                         if (peer_has_output(p) && peer_flush(p) == -EAGAIN)
                                 pending = true;
+                }
                 if (!pending)
                         return;
                 uint64_t left = clock_read(TIMERD_CLOCK_MONOTONIC, &now) < 0
@@ -325,13 +328,9 @@ static void teardown(struct service *s, struct systemd_notifier *notifier)
                 api_shutdown_parked(s);
         events_shutdown(s);
         flush_peers(s);
-        while (s->peers)
-                service_drop_peer(s, s->peers);
-        while (s->closed) {
-                struct peer *p = s->closed;
-                s->closed = p->next;
-                peer_free(p);
-        }
+        while (!list_empty(&s->peers))
+                service_drop_peer(s, list_entry(s->peers.next, struct peer, node));
+        service_free_closed_peers(s);
         intent_queue_done(&s->intents);
         loop_unwatch(s->signal_watch);
         loop_unwatch(s->zones_watch);
@@ -357,6 +356,8 @@ int main(int argc, char **argv)
         struct systemd_summary summary;
 
         list_init(&s.flushes);
+        list_init(&s.peers);
+        list_init(&s.closed);
         config_defaults(&s.config);
         switch (config_parse_args(&s.config, argc, argv)) {
         case CONFIG_EXIT_OK:

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/arith.h"
 #include "service/zones.h"
 #include "varlink/idl.h"
 #include "varlink/message.h"
@@ -446,7 +447,7 @@ int params_when(json_object *params, const char *absolute_field, uint64_t now, u
                 return 0;
         if (rd < 0)
                 return params_invalid(err, "delay_usec");
-        if (__builtin_add_overflow(now, v, ret) || *ret > TD_VALUE_MAX)
+        if (value_add_overflow(now, v, ret))
                 return params_fail(err, -TIMERD_E_OVERFLOW, NULL, "delay_usec", 0);
         return 1;
 }

@@ -325,9 +325,13 @@ void service_loop_callbacks(struct service *s, struct loop_callbacks *ret)
 
 struct peer *service_find_session(struct service *s, uint64_t session)
 {
-        for (struct peer *p = s->peers; p; p = p->next)
+        struct list_node *n;
+
+        list_for_each (n, &s->peers) {
+                struct peer *p = list_entry(n, struct peer, node);
                 if (p->session == session)
                         return p;
+        }
         return NULL;
 }
 
@@ -644,10 +648,7 @@ static void on_accept(struct loop_watch *w, int fd, uint32_t events, void *userd
                         close(p->pidfd);
                         p->pidfd = -1;
                 }
-                p->next = s->peers;
-                if (s->peers)
-                        s->peers->prev = p;
-                s->peers = p;
+                list_append(&s->peers, &p->node);
                 s->n_peers++;
         }
 }
@@ -677,20 +678,13 @@ void service_drop_peer(struct service *s, struct peer *p)
         p->pidfd_watch = NULL;
         close(p->fd);
         p->fd = -1;
-        if (p->prev)
-                p->prev->next = p->next;
-        else
-                s->peers = p->next;
-        if (p->next)
-                p->next->prev = p->prev;
+        list_remove(&p->node);
         s->n_peers--;
         conns_forget(s, p);
         flush_unlist(p);
         if (s->accept_paused && loop_watch_update(s->listen_watch, LOOP_IN) >= 0)
                 s->accept_paused = false;
-        p->next = s->closed;
-        p->prev = NULL;
-        s->closed = p;
+        list_append(&s->closed, &p->node);
 
         events_unsubscribe(s, p);
         api_session_closed(s, p->session);
@@ -763,9 +757,14 @@ static void free_closed(struct service *s)
         /* Queued intents may still name a closed peer: free only once none is queued. */
         if (s->intents.count > 0)
                 return;
-        while (s->closed) {
-                struct peer *p = s->closed;
-                s->closed = p->next;
+        service_free_closed_peers(s);
+}
+
+void service_free_closed_peers(struct service *s)
+{
+        while (!list_empty(&s->closed)) {
+                struct peer *p = list_entry(s->closed.next, struct peer, node);
+                list_remove(&p->node);
                 peer_free(p);
         }
 }

@@ -61,11 +61,11 @@ struct service {
         struct loop_watch *signal_watch;
         struct loop_watch *zones_watch; /* NULL: zone files not watched */
 
-        struct peer *peers;
+        struct list_node peers; /* live, oldest first */
         uint32_t n_peers;
         struct conns conns;
         uint32_t n_subscribers;
-        struct peer *closed;      /* freed at the end of the iteration */
+        struct list_node closed;  /* peers freed at the end of the iteration */
         struct list_node flushes; /* peers with output queued since their last write */
         uint64_t last_session;
         uint64_t last_cookie;
@@ -130,6 +130,8 @@ void service_hang_up(struct service *s, struct peer *p, int error, json_object *
 
 /* A peer is gone: retire what it held, exactly once. */
 void service_drop_peer(struct service *s, struct peer *p);
+/* Free the peers dropped so far (their connections are closed). */
+void service_free_closed_peers(struct service *s);
 
 struct peer *service_find_session(struct service *s, uint64_t session);
 

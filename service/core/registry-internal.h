@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/arith.h"
+#include "base/clockid.h"
 #include "base/hashmap.h"
 #include "base/list.h"
 #include "service/core/inventory.h"
@@ -244,23 +246,6 @@ struct registry {
          * (see registry_take_silenced_owner()), in the order of the first such change. */
         struct list_node silenced;
 };
-
-/* A sum of times or counts that the wire could not carry is an overflow (the IDL's int). */
-static inline bool value_add_overflow(uint64_t a, uint64_t b, uint64_t *ret)
-{
-        return __builtin_add_overflow(a, b, ret) || *ret > TD_VALUE_MAX;
-}
-
-static inline uint64_t saturating_add(uint64_t a, uint64_t b)
-{
-        uint64_t sum;
-        return value_add_overflow(a, b, &sum) ? TD_VALUE_MAX : sum;
-}
-
-static inline bool clock_valid(enum timerd_clock c)
-{
-        return c >= 0 && c < TIMERD_CLOCK_MAX;
-}
 
 /* A run state of all zero: what a timer that never fired reports. */
 static const struct run_state no_runs = {.last_outcome = TIMERD_OUTCOME_NONE};

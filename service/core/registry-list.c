@@ -55,7 +55,7 @@ void registry_snapshot_at(struct td_snapshot *timer, const struct td_now *now)
         if (schedule_skip(timer->next_deadline_usec, timer->live_cadence_usec, d->handover_usec,
                           now->usec[d->clock], &due, &next) < 0)
                 return;
-        timer->overruns = saturating_add(timer->overruns, due);
+        timer->overruns = value_saturating_add(timer->overruns, due);
         timer->next_deadline_usec = next;
 }
 

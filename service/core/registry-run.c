@@ -80,8 +80,8 @@ static void calendar_resume(struct registry *r, struct timer *t, uint64_t finish
                 next = later;
                 passed++;
         }
-        rs->overruns = saturating_add(rs->overruns, passed);
-        r->overruns = saturating_add(r->overruns, passed);
+        rs->overruns = value_saturating_add(rs->overruns, passed);
+        r->overruns = value_saturating_add(r->overruns, passed);
         timer_enqueue(r, t, next, finish_usec);
 }
 
@@ -104,7 +104,7 @@ static void hold_settle(struct registry *r, struct timer *t, uint64_t now)
                 t->failure = TIMERD_FAILURE_OVERFLOW;
                 return;
         }
-        r->overruns = saturating_add(r->overruns, due);
+        r->overruns = value_saturating_add(r->overruns, due);
         rs->overruns = overruns;
         rs->deferred_deadline_usec = next;
 }
@@ -219,7 +219,7 @@ static void timer_dispatch(const struct timer *t, struct td_dispatch *ret)
             .deadline_usec = rs->run_deadline_usec,
             .fired_usec = rs->run_fired_usec,
             .due_usec =
-                saturating_add(handover_instant(t, rs->run_deadline_usec), t->accuracy_usec),
+                value_saturating_add(handover_instant(t, rs->run_deadline_usec), t->accuracy_usec),
             .overruns = rs->overruns - rs->overruns_reported,
             .catch_up = rs->last_catch_up,
         };
@@ -276,7 +276,7 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
         struct run_state *rs = &t->runs->state;
         uint64_t deadline = t->has_missed_deadline ? rs->missed_deadline_usec : t->deadline_usec;
         /* A handover fires early: deadlines up to `reach` are due (handover < cadence). */
-        uint64_t reach = saturating_add(now, t->handover_usec);
+        uint64_t reach = value_saturating_add(now, t->handover_usec);
         uint64_t next = 0, missed = 0, periods, overruns, run = rs->run;
         bool requeue = policy == TIMERD_POLICY_WATCHDOG || policy == TIMERD_POLICY_INTERVAL;
         /* Taken before the successor is queued. */
@@ -307,7 +307,7 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
                 timer_enqueue(r, t, next, now);
         else
                 timer_dequeue(r, t);
-        r->overruns = saturating_add(r->overruns, overruns - rs->overruns);
+        r->overruns = value_saturating_add(r->overruns, overruns - rs->overruns);
         rs->overruns = overruns;
         if (t->run_active) {
                 /* Nothing to deliver until the run is taken or ends: no wake-up before. */
@@ -327,7 +327,7 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
         rs->last_start_usec = now;
         rs->last_catch_up = catch_up;
         list_append(&owner_find(r, t->uid)->pending, &t->runs->waiter_node);
-        r->firings = saturating_add(r->firings, 1);
+        r->firings = value_saturating_add(r->firings, 1);
         stats_enter(r, t);
         effect_push_dispatch(r, t, past_due);
 }
@@ -345,7 +345,7 @@ struct td_transition registry_expire(struct registry *r, const struct td_now *no
                 return transition_failed(r, -EINVAL);
         if (!r->arms[clock].armed || r->arms[clock].generation != generation) {
                 *ret_stale = true;
-                r->stale_expiries = saturating_add(r->stale_expiries, 1);
+                r->stale_expiries = value_saturating_add(r->stale_expiries, 1);
                 return transition_done(r);
         }
         error = handle_generations_check(r, 1);

@@ -282,7 +282,7 @@ void timer_changed(struct registry *r, struct timer *t)
 {
         if (!timer_retained(t) && !t->has_before)
                 return;
-        r->change_count = saturating_add(r->change_count, 1);
+        r->change_count = value_saturating_add(r->change_count, 1);
         changes_add(r, t);
 }
 
@@ -584,7 +584,7 @@ void timer_destroy(struct registry *r, struct timer *t)
 int schedule_skip(uint64_t deadline, uint64_t cadence_usec, uint64_t handover_usec, uint64_t now,
                   uint64_t *ret_due, uint64_t *ret_next)
 {
-        uint64_t reach = saturating_add(now, handover_usec), advance;
+        uint64_t reach = value_saturating_add(now, handover_usec), advance;
 
         *ret_due = 0;
         *ret_next = deadline;

@@ -541,7 +541,7 @@ struct td_transition registry_note_overrun(struct registry *r, const struct td_n
                 return transition_failed(r, e);
         stats_leave(r, t);
         t->runs->state.overruns = overruns;
-        r->overruns = saturating_add(r->overruns, 1);
+        r->overruns = value_saturating_add(r->overruns, 1);
         stats_enter(r, t);
         return transition_done(r);
 }

@@ -49,13 +49,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/arith.h"
 #include "base/timer-fields.h"
 #include "service/core/calendar-timer.h"
 #include "timerd/timerd-types.h"
-
-/* Every time and count the service takes or gives is a varlink int, signed 64-bit: internally
- * unsigned, never above this. A sum beyond it is an overflow. */
-#define TD_VALUE_MAX ((uint64_t)INT64_MAX)
 
 /* The current time of each clock, microseconds on that clock. Alarm clocks read as their base. */
 struct td_now {

@@ -16,11 +16,9 @@
  * Why heaps and not a timing wheel: deadlines are exact absolute microseconds up to 2^64 with no
  * tick to round to, and the kernel is armed at the single earliest instant, so a heap's O(1) peek
  * and O(log n) insert/remove with total (deadline, owner, name) ordering fit; a wheel would need
- * cascading and would still have to sort a slot to order ties. 4-ary rather than binary: half the
- * depth, and the four children of a node sit next to each other in memory (one or two cache
- * lines), which is what dominates sift-down at a million timers. Each slot caches its key so most
- * comparisons never touch the entry. Entries store their position in each heap, so removing or
- * moving any timer is O(log n).
+ * cascading and would still have to sort a slot to order ties. The heaps are base/heap.h's (4-ary,
+ * keys cached in the slots); entries store their position in each heap, so removing or moving any
+ * timer is O(log n).
  *
  * Memory: timerq_reserve() grows the heaps of a kind ahead of time, so timerq_put() never
  * allocates and a caller can finish a transition without a failure point. An entry is two 32-bit
@@ -31,6 +29,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "base/heap.h"
 
 enum timerq_kind {
         TIMERQ_EXACT,      /* accuracy 0 */
@@ -45,9 +45,8 @@ enum timerq_heap_id {
         TIMERQ_HEAP_MAX,
 };
 
-#define TIMERQ_NOT_QUEUED UINT32_MAX
-/* Positions are 32-bit: each heap holds fewer entries than that. */
-#define TIMERQ_CAPACITY_MAX (UINT32_MAX - 1)
+#define TIMERQ_NOT_QUEUED   HEAP_NOT_QUEUED
+#define TIMERQ_CAPACITY_MAX HEAP_CAPACITY_MAX
 
 /* Embedded in what it queues. */
 struct timerq_entry {
@@ -58,19 +57,9 @@ struct timerq_entry {
 /* Whether a goes before b among entries with equal keys: a total order, (owner, name). */
 typedef bool (*timerq_before_fn)(const struct timerq_entry *a, const struct timerq_entry *b);
 
-struct timerq_slot {
-        uint64_t key;
-        struct timerq_entry *entry;
-};
-
-struct timerq_heap {
-        struct timerq_slot *slots;
-        size_t n_slots;
-        size_t capacity;
-};
-
+/* Must not move after timerq_init(): its heaps point back at it for tie_before. */
 struct timerq {
-        struct timerq_heap heap[TIMERQ_HEAP_MAX];
+        struct heap heap[TIMERQ_HEAP_MAX];
         timerq_before_fn tie_before;
 };
 

@@ -5,20 +5,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-clockid_t clock_to_clockid(enum timerd_clock clock)
-{
-        static const clockid_t ids[TIMERD_CLOCK_MAX] = {
-            [TIMERD_CLOCK_MONOTONIC] = CLOCK_MONOTONIC,
-            [TIMERD_CLOCK_BOOTTIME] = CLOCK_BOOTTIME,
-            [TIMERD_CLOCK_REALTIME] = CLOCK_REALTIME,
-            [TIMERD_CLOCK_BOOTTIME_ALARM] = CLOCK_BOOTTIME_ALARM,
-            [TIMERD_CLOCK_REALTIME_ALARM] = CLOCK_REALTIME_ALARM,
-        };
-
-        if (clock < 0 || clock >= TIMERD_CLOCK_MAX)
-                return -1;
-        return ids[clock];
-}
+#include "base/clockid.h"
 
 int clock_read(enum timerd_clock clock, uint64_t *ret)
 {
@@ -32,7 +19,7 @@ int clock_read(enum timerd_clock clock, uint64_t *ret)
         };
         struct timespec ts;
 
-        if (clock < 0 || clock >= TIMERD_CLOCK_MAX)
+        if (!clock_valid(clock))
                 return -EINVAL;
         if (clock_gettime(readable[clock], &ts) < 0)
                 return -errno;

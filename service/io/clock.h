@@ -8,8 +8,6 @@
 
 #include "service/core/registry.h"
 
-clockid_t clock_to_clockid(enum timerd_clock clock);
-
 /* Read every clock. -errno when one cannot be read: a fault, never an invented time. */
 int clock_read_all(struct td_now *ret);
 

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clockid.h"
 #include "service/io/crc32c.h"
 #include "service/io/journal.h"
 
@@ -302,7 +303,7 @@ static bool timer_valid(const struct journal_timer *t)
 {
         return name_valid(t->name) &&
                strnlen(t->boot_id, sizeof(t->boot_id)) <= JOURNAL_BOOT_ID_MAX &&
-               (unsigned)t->policy < TIMERD_POLICY_MAX && (unsigned)t->clock < TIMERD_CLOCK_MAX &&
+               (unsigned)t->policy < TIMERD_POLICY_MAX && clock_valid(t->clock) &&
                (unsigned)t->lifetime < TIMERD_LIFETIME_MAX &&
                (unsigned)t->delivery < TIMERD_DELIVERY_MAX && t->signo >= 0 &&
                t->signo <= UINT8_MAX && (unsigned)t->state < TIMERD_STATE_MAX &&

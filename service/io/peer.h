@@ -53,7 +53,7 @@ struct peer {
         struct list_node idle_node;  /* on the table's list of peers with no call (conns.h) */
         struct list_node partial_node; /* on its list of peers holding part of a message */
 
-        struct peer *prev, *next;    /* the service's list of live peers */
+        struct list_node node;       /* on the service's live peers, then on its closed ones */
         struct list_node flush_node; /* on the service's list of peers with output to write */
 };
 

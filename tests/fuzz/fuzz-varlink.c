@@ -123,6 +123,8 @@ static void context_init(struct fuzz_context *ctx)
 
         *s = (struct service){.listen_fd = -1, .signal_fd = -1};
         list_init(&s->flushes);
+        list_init(&s->peers);
+        list_init(&s->closed);
         config_defaults(&s->config);
         s->config.max_message = FUZZ_MAX_MESSAGE;
         s->config.max_output = FUZZ_MAX_OUTPUT;
@@ -203,12 +205,12 @@ static bool drain(struct fuzz_context *c, int client, bool verbose)
 
 static struct peer *accept_client(struct service *s)
 {
-        for (int i = 0; i < 100 && !s->peers; i++)
+        for (int i = 0; i < 100 && list_empty(&s->peers); i++)
                 if (service_iterate(s, 10 * 1000) < 0)
                         fail("service_iterate", EIO);
-        struct peer *p = s->peers;
-        if (!p || p->next)
+        if (list_empty(&s->peers) || s->peers.next != s->peers.prev)
                 fail("accept", EPROTO);
+        struct peer *p = list_entry(s->peers.next, struct peer, node);
         /* The fuzzer is the peer's process: a signal-delivery timer must never signal it (it could
          * be SIGKILL). A peer whose process cannot be pinned down is a state the service knows:
          * signal delivery is refused with Unsupported. */
@@ -251,10 +253,12 @@ static void feed(struct fuzz_context *c, int client, const uint8_t *data, size_t
 static void hang_up(struct service *s, int client, uint64_t session)
 {
         close(client);
-        for (int i = 0; i < MAX_ITERATIONS && (s->peers || s->closed || s->intents.count > 0); i++)
+        for (int i = 0; i < MAX_ITERATIONS &&
+                        (!list_empty(&s->peers) || !list_empty(&s->closed) || s->intents.count > 0);
+             i++)
                 if (service_iterate(s, 1000) < 0)
                         fail("service_iterate", EIO);
-        if (s->peers || s->closed)
+        if (!list_empty(&s->peers) || !list_empty(&s->closed))
                 fail("the closed connection was not retired", EBUSY);
 
         if (registry_check(s->registry) < 0)

@@ -23,10 +23,12 @@ static bool allocation_fails(void)
 
 void *__real_malloc(size_t size);
 void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
 void *__real_reallocarray(void *p, size_t n, size_t size);
 char *__real_strdup(const char *s);
 void *__wrap_malloc(size_t size);
 void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t size);
 void *__wrap_reallocarray(void *p, size_t n, size_t size);
 char *__wrap_strdup(const char *s);
 
@@ -38,6 +40,11 @@ void *__wrap_malloc(size_t size)
 void *__wrap_calloc(size_t n, size_t size)
 {
         return allocation_fails() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t size)
+{
+        return allocation_fails() ? NULL : __real_realloc(p, size);
 }
 
 void *__wrap_reallocarray(void *p, size_t n, size_t size)
