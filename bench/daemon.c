@@ -83,9 +83,15 @@ static void child_exec(const struct daemon_options *o, const struct daemon *d,
 
         snprintf(state, sizeof(state), "%s/state", d->dir);
         snprintf(backend, sizeof(backend), "--backend=%s", o->backend);
-        const char *argv[] = {
-            o->binary, "--socket", d->socket, "--state-dir", state, backend, "--log-level=warning",
-            NULL};
+        const char *argv[] = {o->binary,
+                              "--socket",
+                              d->socket,
+                              "--state-dir",
+                              state,
+                              backend,
+                              "--log-level=warning",
+                              o->virtual_clock ? "--clock=virtual" : NULL,
+                              NULL};
 
         bench_pin(0, BENCH_CPU_SERVICE);
         /* A bench that dies (or is interrupted) takes its timerd with it. */

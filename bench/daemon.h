@@ -19,6 +19,7 @@
 struct daemon_options {
         const char *binary;
         const char *backend; /* auto, io_uring, timerfd */
+        bool virtual_clock;  /* --clock virtual */
         /* NULL: a fresh temporary directory, removed at stop. Else reused and kept (restarts). */
         const char *dir;
 };

@@ -27,7 +27,7 @@ __timerctl_reply()
 _timerctl()
 {
         local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-        local verbs="list show status add reconcile schedule reschedule cancel kick remove wait sleep monitor calendar run"
+        local verbs="list show status add reconcile schedule reschedule cancel kick remove wait sleep monitor calendar run advance now"
         local global="--socket --json --json=short --json=pretty --json=off --no-pager --help --version"
         local declaring="--once --every --watchdog --interval --retained --transient --clock --delivery --accuracy --no-catch-up --randomized-delay --handover --in --at --calendar --cron --timezone --fixed-random-delay"
         local with_argument=" --socket -U --user --every --watchdog --interval --clock --accuracy --delivery --randomized-delay --handover --calendar --in --at --desired --cadence -p --property -n --count --timeout --alarm --iterations --base-time --timezone --grace --max-failures "
@@ -48,6 +48,8 @@ _timerctl()
                 [monitor]="-a --all -n --count"
                 [calendar]="--iterations --base-time --timezone --cron"
                 [run]="$declaring --timeout --grace --max-failures --failure-is-expected --shell --journal"
+                [advance]=""
+                [now]=""
         )
         local command=("${COMP_WORDS[0]}") verb="" word i
 

@@ -16,4 +16,5 @@ for _ in $(seq 1000); do
         sleep 0.01
 done
 
-TIMERD_SOCKET="$dir/io.timerd" "$@"
+# An example that starts a timerd of its own (timerd_test_start()) starts this one.
+TIMERD_SOCKET="$dir/io.timerd" TIMERD_BINARY="$timerd" "$@"

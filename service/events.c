@@ -75,7 +75,10 @@ void events_publish(struct service *s, enum event_kind kind, uint32_t owner, con
                 return;
         bool exists = kind != EVENT_REMOVED && kind != EVENT_UNREGISTERED &&
                       registry_get(s->registry, owner, name, &t) == 0;
-        (void)clock_read(TIMERD_CLOCK_REALTIME, &realtime);
+        /* The service's time: a virtual instance's events carry its virtual wall clock. */
+        struct td_now now;
+        if (clock_source_now(&s->clock, &now) == 0)
+                realtime = now.usec[TIMERD_CLOCK_REALTIME];
         struct list_node *n, *next;
         /* safe: a subscriber that cannot keep up is dropped */
         list_for_each_safe (n, next, &s->peers) {

@@ -178,7 +178,8 @@ static int setup_backend(struct service *s)
         log_info("Backend %s%s%s", loop_backend_to_string(loop_backend(s->loop)),
                  s->backend_reason[0] ? ": " : "", s->backend_reason);
         /* After the privileges step: what is probed is what the service may do. */
-        s->alarm_clocks = clock_alarm_available();
+        /* Virtual alarm clocks arm no kernel timer: they need no capability. */
+        s->alarm_clocks = s->clock.virtual || clock_alarm_available();
         if (!s->alarm_clocks)
                 log_info("Alarm clocks unavailable (no CAP_WAKE_ALARM)");
         r = loop_watch(s->loop, s->signal_fd, LOOP_IN, on_signal, s, &s->signal_watch);
@@ -368,6 +369,7 @@ int main(int argc, char **argv)
                 break;
         }
         log_set_max_level(s.config.log_level);
+        clock_source_init(&s.clock, strcmp(s.config.clock, "virtual") == 0);
         lifecycle_init(&s.lifecycle, s.config.shutdown_grace_usec);
 
         if (setup(&s) && systemd_notifier_new(s.loop, &notifier) >= 0) {

@@ -15,11 +15,12 @@
 #include "service/core/parked.h"
 #include "service/io/peer.h"
 #include "service/store.h"
+#include "service/virtual-clock.h"
 #include "varlink/names.h"
 
 int service_now(struct service *s, struct td_now *ret)
 {
-        int r = clock_read_all(ret);
+        int r = clock_source_now(&s->clock, ret);
         if (r < 0) {
                 log_errno(r, "Cannot read the clocks");
                 service_exit(s, EXIT_REASON_CLOCK_FAULT);
@@ -33,18 +34,30 @@ void service_exit(struct service *s, enum exit_reason reason)
                 log_error("Fault: %s", exit_reason_to_string(reason));
 }
 
-int service_sync_wake(struct service *s, enum timerd_clock c)
+bool service_core_deadline(const struct service *s, enum timerd_clock c, uint64_t *ret)
 {
-        struct clock_wake *w = &s->wake[c];
-        bool want = w->registry_armed || w->parked_armed || w->conns_armed;
+        const struct clock_wake *w = &s->wake[c];
         uint64_t deadline = UINT64_MAX;
 
         if (w->registry_armed)
                 deadline = w->registry_deadline;
         if (w->parked_armed && w->parked_deadline < deadline)
                 deadline = w->parked_deadline;
+        *ret = deadline;
+        return w->registry_armed || w->parked_armed;
+}
+
+int service_sync_wake(struct service *s, enum timerd_clock c)
+{
+        struct clock_wake *w = &s->wake[c];
+        uint64_t deadline = UINT64_MAX;
+        /* Virtual clocks are stepped, not woken: only the connection table's reaps, on the real
+         * monotonic clock, reach the kernel. */
+        bool want = !s->clock.virtual && service_core_deadline(s, c, &deadline);
+
         if (w->conns_armed && w->conns_deadline < deadline)
                 deadline = w->conns_deadline;
+        want = want || w->conns_armed;
 
         if (!want) {
                 if (!w->kernel_armed)
@@ -261,6 +274,18 @@ void service_sync_parked_wake(struct service *s)
         }
 }
 
+void service_expire(struct service *s, enum timerd_clock c, const struct td_now *now)
+{
+        struct clock_wake *w = &s->wake[c];
+
+        if (w->registry_armed) {
+                bool stale;
+                service_apply(s, now,
+                              registry_expire(s->registry, now, c, w->registry_generation, &stale));
+        }
+        api_expire_parked(s, now);
+}
+
 static void on_expired(enum timerd_clock clock, uint64_t generation, void *userdata)
 {
         struct service *s = userdata;
@@ -273,17 +298,19 @@ static void on_expired(enum timerd_clock clock, uint64_t generation, void *userd
                 return;
         }
         w->kernel_armed = false;
+        if (s->clock.virtual) {
+                /* It served the connection table only, on the real clock. */
+                uint64_t real;
+                if (clock_read(TIMERD_CLOCK_MONOTONIC, &real) == 0)
+                        conns_reap(s, real);
+                (void)service_sync_wake(s, clock);
+                return;
+        }
         if (service_now(s, &now) < 0)
                 return;
         if (clock == TIMERD_CLOCK_MONOTONIC)
                 record_loop_lag(s, w, &now);
-        if (w->registry_armed) {
-                bool stale;
-                service_apply(
-                    s, &now,
-                    registry_expire(s->registry, &now, clock, w->registry_generation, &stale));
-        }
-        api_expire_parked(s, &now);
+        service_expire(s, clock, &now);
         if (clock == TIMERD_CLOCK_MONOTONIC)
                 conns_reap(s, now.usec[TIMERD_CLOCK_MONOTONIC]);
         /* The kernel timer is spent: arm it again for whatever is due next. */
@@ -296,9 +323,8 @@ static void on_expired(enum timerd_clock clock, uint64_t generation, void *userd
         }
 }
 
-static void on_clock_set(void *userdata)
+void service_clock_was_set(struct service *s)
 {
-        struct service *s = userdata;
         struct td_now now;
 
         s->clock_changes++;
@@ -312,6 +338,15 @@ static void on_clock_set(void *userdata)
                 service_apply(s, &now, registry_rearm(s->registry, &now, (enum timerd_clock)c));
                 api_expire_parked(s, &now);
         }
+}
+
+static void on_clock_set(void *userdata)
+{
+        struct service *s = userdata;
+
+        /* A virtual instance's wall clock is set by io.timerd.Test alone. */
+        if (!s->clock.virtual)
+                service_clock_was_set(s);
 }
 
 void service_loop_callbacks(struct service *s, struct loop_callbacks *ret)
@@ -809,14 +844,21 @@ static void reevaluate_step(struct service *s)
         }
 }
 
+void service_finish_reevaluation(struct service *s)
+{
+        while (registry_reevaluation_pending(s->registry) && lifecycle_running(&s->lifecycle))
+                reevaluate_step(s);
+}
+
 int service_iterate(struct service *s, int64_t timeout_usec)
 {
         uint64_t end;
-        bool busy = s->intents.count > 0 || registry_reevaluation_pending(s->registry);
+        bool busy =
+            s->intents.count > 0 || registry_reevaluation_pending(s->registry) || s->virtual_due;
 
         s->iteration_start_usec = 0;
-        /* Intents left over from a bounded drain, or a re-evaluation under way, must not wait
-         * for another event. */
+        /* Intents left over from a bounded drain, a re-evaluation under way, or virtual
+         * deadlines still due, must not wait for another event. */
         int r = loop_run_once(s->loop, busy ? 0 : timeout_usec);
         if (r < 0) {
                 log_errno(r, "The event loop failed");
@@ -827,6 +869,7 @@ int service_iterate(struct service *s, int64_t timeout_usec)
         drain_intents(s);
         if (registry_reevaluation_pending(s->registry))
                 reevaluate_step(s);
+        s->virtual_due = virtual_clock_settle(s);
         store_commit(s);
         service_flush_all(s);
         free_closed(s);

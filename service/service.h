@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "loop/loop.h"
+#include "service/io/clock.h"
 #include "service/io/config.h"
 #include "service/conns.h"
 #include "service/intent.h"
@@ -45,6 +46,8 @@ struct service {
         int argc; /* as at start, for reloading the configuration */
         char **argv;
         struct loop *loop;
+        struct clock_source clock; /* what service_now() reads: real, or virtual (--clock) */
+        bool virtual_due;          /* virtual deadlines left due by the last settle */
         char backend_reason[160];
         bool alarm_clocks;
 
@@ -92,6 +95,19 @@ struct service {
 
 /* Read the clocks; a failure is a clock fault that ends the loop. */
 int service_now(struct service *s, struct td_now *ret);
+
+/* The earliest deadline the registry and the parked queue want clock c woken at; false when
+ * neither wants it. On a virtual clock no kernel timer serves it: virtual-clock.c steps to it. */
+bool service_core_deadline(const struct service *s, enum timerd_clock c, uint64_t *ret);
+
+/* What a kernel expiry of clock c does: fire the registry's due timers, expire parked requests. */
+void service_expire(struct service *s, enum timerd_clock c, const struct td_now *now);
+
+/* The realtime clock was set: realtime deadlines and calendar schedules are evaluated again. */
+void service_clock_was_set(struct service *s);
+/* Finish a calendar re-evaluation under way at once, rather than a step per iteration: a virtual
+ * clock answers only once the world is settled. */
+void service_finish_reevaluation(struct service *s);
 
 /* Apply a transition of the registry: arm kernel timers, deliver dispatches. */
 void service_apply(struct service *s, const struct td_now *now, struct td_transition t);

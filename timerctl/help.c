@@ -210,6 +210,25 @@ static const char *const verb_help[VERB_MAX] = {
         "                       local one (/etc/timezone, else /etc/localtime's link)\n"
         "  --cron               The expressions are in the cron form\n"
         "\n" TIME_HELP,
+    [VERB_ADVANCE] =
+        "Usage: timerctl advance SPAN [OPTIONS]\n"
+        "\n"
+        "Let SPAN pass on the clocks of a virtual-clock instance (timerd --clock virtual):\n"
+        "every clock moves by SPAN, and each timer that comes due on the way fires at its\n"
+        "own deadline, handed to a waiting client or left pending for the next wait.\n"
+        "Prints the firings made and the clocks, as now does. A service on the real clock\n"
+        "refuses it (exit status 1).\n"
+        "\n"
+        "Options:\n"
+        "  --json[=MODE]        The firings and the clocks as JSON\n"
+        "\n" SPAN_HELP,
+    [VERB_NOW] = "Usage: timerctl now [OPTIONS]\n"
+                 "\n"
+                 "Show the clocks of a virtual-clock instance (timerd --clock virtual), in\n"
+                 "microseconds: monotonic, boottime and realtime (also as a UTC time).\n"
+                 "\n"
+                 "Options:\n"
+                 "  --json[=MODE]        The clocks as JSON\n",
 };
 
 static void help_overview(void)
@@ -239,6 +258,9 @@ static void help_overview(void)
                "  monitor              Print the registry's events as they happen\n"
                "  calendar EXPRESSION...\n"
                "                       Preview a calendar expression's next elapses\n"
+               "  advance SPAN         Let SPAN pass on a virtual clock (timerd --clock\n"
+               "                       virtual), firing what comes due on the way\n"
+               "  now                  Show a virtual-clock instance's clocks\n"
                "\n"
                "Options:\n"
                "  --socket PATH        The service's socket (default: $TIMERD_SOCKET, else\n"

@@ -31,6 +31,8 @@ static const char *const verb_names[VERB_MAX] = {
     [VERB_MONITOR] = "monitor",
     [VERB_CALENDAR] = "calendar",
     [VERB_RUN] = "run",
+    [VERB_ADVANCE] = "advance",
+    [VERB_NOW] = "now",
 };
 
 const char *verb_name(enum verb verb)
@@ -611,9 +613,14 @@ static int check_command(struct options *o, const struct seen *seen)
         }
 
         switch (o->verb) {
+        case VERB_ADVANCE:
+                if (o->n_args != 1)
+                        return usage_error("advance needs exactly one time span");
+                return parse_span("advance", o->args[0], &o->advance_usec);
         case VERB_LIST:
         case VERB_STATUS:
         case VERB_MONITOR:
+        case VERB_NOW:
                 if (o->n_args != 0)
                         return usage_error("%s takes no arguments", name);
                 break;

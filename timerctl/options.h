@@ -31,6 +31,8 @@ enum verb {
         VERB_MONITOR,
         VERB_CALENDAR,
         VERB_RUN,
+        VERB_ADVANCE,
+        VERB_NOW,
         VERB_MAX,
         VERB_INVALID = -1,
 };
@@ -92,6 +94,8 @@ struct options {
         bool has_base_time;
         struct timestamp base_time;
         const char *timezone; /* also add, reconcile: the calendar's zone */
+        /* advance (a virtual-clock instance) */
+        uint64_t advance_usec;
         bool cron; /* add, reconcile: the arguments after the name are cron expressions */
 };
 

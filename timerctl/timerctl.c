@@ -22,6 +22,8 @@ static const verb_run_fn verb_functions[VERB_MAX] = {
     [VERB_SLEEP] = verb_sleep,
     [VERB_MONITOR] = verb_monitor,
     [VERB_RUN] = verb_run,
+    [VERB_ADVANCE] = verb_advance,
+    [VERB_NOW] = verb_now,
     /* VERB_CALENDAR needs no service: see main(). */
 };
 

@@ -32,6 +32,10 @@ int verb_sleep(struct timerd *t, const struct options *o);
 /* verb-run.c: a timer that runs a command */
 int verb_run(struct timerd *t, const struct options *o);
 
+/* verb-clock.c: moving a virtual-clock instance's clocks (timerd --clock virtual) */
+int verb_advance(struct timerd *t, const struct options *o);
+int verb_now(struct timerd *t, const struct options *o);
+
 /* verb-monitor.c */
 int verb_monitor(struct timerd *t, const struct options *o);
 

@@ -12,6 +12,7 @@
 #define VL_INTERFACE_SERVICE "org.varlink.service"
 #define VL_INTERFACE_TIMER   TIMERD_INTERFACE_TIMER
 #define VL_INTERFACE_STATUS  TIMERD_INTERFACE_SERVICE
+#define VL_INTERFACE_TEST    TIMERD_INTERFACE_TEST /* a virtual-clock instance only */
 
 /* Each *_to_string returns NULL for an out-of-range value; each *_from_string returns the enum
  * value or the type's _INVALID (-1) for an unknown name. timerctl's hyphenated spellings

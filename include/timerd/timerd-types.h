@@ -21,6 +21,7 @@
  * ("io.timerd.Timer.Get"), as timerd_call_raw() takes it. */
 #define TIMERD_INTERFACE_TIMER   "io.timerd.Timer"
 #define TIMERD_INTERFACE_SERVICE "io.timerd.Service"
+#define TIMERD_INTERFACE_TEST    "io.timerd.Test" /* timerd --clock virtual only: timerd-test.h */
 
 enum timerd_clock {
         TIMERD_CLOCK_MONOTONIC,

@@ -17,6 +17,7 @@ void config_defaults(struct config *c)
             .socket_path = "run/io.timerd",
             .state_dir = "state",
             .backend = "auto",
+            .clock = "real",
             .log_level = LOG_INFO,
             .max_message = (size_t)64 * 1024,
             .max_depth = 16,
@@ -43,6 +44,7 @@ enum setting_kind {
         SETTING_NUMBER,
         SETTING_LOG_LEVEL,
         SETTING_BACKEND,
+        SETTING_CLOCK,
         SETTING_GROUP, /* a group name or gid, resolved when the settings are read */
 };
 
@@ -62,6 +64,7 @@ static const struct setting settings[] = {
     {"socket", FIELD(socket_path), 0, 0, SETTING_STRING, false},
     {"state-dir", FIELD(state_dir), 0, 0, SETTING_STRING, false},
     {"backend", FIELD(backend), 0, 0, SETTING_BACKEND, false},
+    {"clock", FIELD(clock), 0, 0, SETTING_CLOCK, false},
     {"user", FIELD(user), 0, 0, SETTING_STRING, false},
     {"log-level", FIELD(log_level), 0, 0, SETTING_LOG_LEVEL, true},
     {"shutdown-grace", FIELD(shutdown_grace_usec), 0, UINT64_MAX / 2, SETTING_NUMBER, true},
@@ -151,6 +154,11 @@ static int setting_apply(struct config *c, const struct setting *st, const char 
         case SETTING_BACKEND:
                 if (strcmp(value, "auto") != 0 && strcmp(value, "io_uring") != 0 &&
                     strcmp(value, "timerfd") != 0)
+                        goto bad;
+                /* fall through */
+        case SETTING_CLOCK:
+                if (st->kind == SETTING_CLOCK && strcmp(value, "real") != 0 &&
+                    strcmp(value, "virtual") != 0)
                         goto bad;
                 /* fall through */
         case SETTING_STRING:
@@ -249,6 +257,9 @@ static void usage(void)
                "                         ignored when systemd passes a socket)\n"
                "  --state-dir DIR        retained timers live here (default ./state)\n"
                "  --backend NAME         auto, io_uring or timerfd (default auto)\n"
+               "  --clock real|virtual   virtual: clocks that move only when io.timerd.Test moves\n"
+               "                         them, for testing programs that use timerd (default\n"
+               "                         real)\n"
                "  --user NAME            started as root, run as this user (keeps only\n"
                "                         CAP_KILL and CAP_WAKE_ALARM)\n"
                "  --log-level LEVEL      err, warning, notice, info, debug (default info)\n"

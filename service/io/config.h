@@ -17,6 +17,7 @@ struct config {
         char socket_path[108];  /* sun_path size */
         char state_dir[4096];
         char backend[16]; /* auto | io_uring | timerfd */
+        char clock[8];    /* real | virtual (moved only by io.timerd.Test: for client tests) */
         char user[256];   /* switch to this user at start (root only); "": stay */
         int log_level;
         size_t max_message; /* bytes of one request */

@@ -39,7 +39,7 @@ static char *read_source(const char *file_name)
 static void served_verbatim(void **state)
 {
         static const char *const interfaces[] = {VL_INTERFACE_SERVICE, VL_INTERFACE_TIMER,
-                                                 VL_INTERFACE_STATUS};
+                                                 VL_INTERFACE_STATUS, VL_INTERFACE_TEST};
 
         (void)state;
         for (size_t i = 0; i < sizeof(interfaces) / sizeof(interfaces[0]); i++) {
@@ -60,7 +60,9 @@ static void interface_list(void **state)
         assert_string_equal(vl_idl_interfaces[0], VL_INTERFACE_SERVICE);
         assert_string_equal(vl_idl_interfaces[1], VL_INTERFACE_TIMER);
         assert_string_equal(vl_idl_interfaces[2], VL_INTERFACE_STATUS);
-        assert_null(vl_idl_interfaces[3]);
+        /* Embedded for every instance; the service serves it only on a virtual clock. */
+        assert_string_equal(vl_idl_interfaces[3], VL_INTERFACE_TEST);
+        assert_null(vl_idl_interfaces[4]);
 }
 
 static void unknown_interface(void **state)
