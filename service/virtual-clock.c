@@ -4,7 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "service/api.h"
+#include "service/expiry.h"
+#include "service/params.h"
 #include "service/io/clock.h"
 #include "service/io/peer.h"
 #include "service/service.h"
@@ -284,7 +285,7 @@ static void move_call(struct service *s, struct peer *p, const char *method, jso
                 return;
         }
         if (distance(s, method, params, &usec, &err) < 0) {
-                api_fail(s, p, &err);
+                service_fail(s, p, &err);
                 return;
         }
         if (strcmp(method, "SetRealtime") != 0)
@@ -297,7 +298,7 @@ static void move_call(struct service *s, struct peer *p, const char *method, jso
         }
         if (r < 0) {
                 params_fail(&err, -TIMERD_E_OVERFLOW, NULL, "usec", 0);
-                api_fail(s, p, &err);
+                service_fail(s, p, &err);
         }
 }
 
