@@ -148,16 +148,25 @@ static int current_timer(struct timerd *t, const struct options *o, struct timer
         return EXIT_STATUS_SUCCESS;
 }
 
+/* The named timer's claim, and the start --in or --at give on the timer's clock. */
+static int current_timer_start(struct timerd *t, const struct options *o,
+                               struct timerd_claim *ret_claim, struct timerd_start *ret_start)
+{
+        enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
+        int r = current_timer(t, o, ret_claim, &clock);
+
+        if (r == EXIT_STATUS_SUCCESS)
+                r = start_on_clock(o, clock, ret_start);
+        return r;
+}
+
 int verb_schedule(struct timerd *t, const struct options *o)
 {
         struct timerd_claim claim;
         struct timerd_start start;
-        enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
         int r;
 
-        r = current_timer(t, o, &claim, &clock);
-        if (r == EXIT_STATUS_SUCCESS)
-                r = start_on_clock(o, clock, &start);
+        r = current_timer_start(t, o, &claim, &start);
         if (r != EXIT_STATUS_SUCCESS)
                 return r;
         r = timerd_schedule(t, &claim, NULL, &start);
@@ -191,12 +200,9 @@ int verb_reschedule(struct timerd *t, const struct options *o)
         char span[TIMESPAN_FORMAT_MAX];
         struct timerd_claim claim;
         struct timerd_start start;
-        enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
         int r;
 
-        r = current_timer(t, o, &claim, &clock);
-        if (r == EXIT_STATUS_SUCCESS)
-                r = start_on_clock(o, clock, &start);
+        r = current_timer_start(t, o, &claim, &start);
         if (r != EXIT_STATUS_SUCCESS)
                 return r;
         r = timerd_reschedule(t, &claim, NULL, o->start_option ? &start : NULL, o->cadence_usec,
