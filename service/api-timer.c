@@ -665,7 +665,7 @@ bool api_timer_call(struct service *s, struct peer *p, const char *method, json_
                 /* The answer to a change of a retained timer depends on its commit. */
                 store_call_begin(s, p);
                 if (timer_methods[i].fn(s, p, params, &now, &reply, &err) < 0)
-                        api_fail(s, p, &err);
+                        service_fail(s, p, &err);
                 else
                         service_reply(s, p, reply, false);
                 store_call_end(s);

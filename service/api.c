@@ -19,11 +19,6 @@
 #include "varlink/idl.h"
 #include "varlink/names.h"
 
-void api_fail(struct service *s, struct peer *p, const struct param_error *err)
-{
-        service_error(s, p, err->error, params_error_json(err));
-}
-
 /* The description of an interface this instance serves: io.timerd.Test only on a virtual clock. */
 static const char *served_interface(const struct service *s, const char *interface)
 {
@@ -55,7 +50,7 @@ static void get_interface_description(struct service *s, struct peer *p, json_ob
         if (vl_get_string(params, "interface", &name) < 0 || !vl_interface_name_valid(name)) {
                 struct param_error err;
                 params_invalid(&err, "interface");
-                api_fail(s, p, &err);
+                service_fail(s, p, &err);
                 return;
         }
         const char *text = served_interface(s, name);
@@ -158,7 +153,7 @@ static void status(struct service *s, struct peer *p)
                 vl_add_u64(o, "wakeups", ls.wakeups);
                 vl_add_u64(o, "firings", s->metrics.firings);
                 vl_add_u64(o, "overruns", rs.overruns);
-                vl_add_u64(o, "stale_expiries", rs.stale_expiries + s->stale_wakeups);
+                vl_add_u64(o, "stale_expiries", rs.stale_expiries + s->wake.stale);
                 vl_add_u64(o, "signals_sent", s->signals.sent);
                 vl_add_u64(o, "signals_failed", s->signals.target_gone + s->signals.refused);
                 vl_add_u64(o, "slowest_iteration_usec", s->metrics.slowest_iteration_usec);
@@ -205,7 +200,7 @@ void api_handle_call(struct service *s, struct peer *p, const struct vl_call *ca
             strncmp(m, VL_INTERFACE_TEST ".", strlen(VL_INTERFACE_TEST) + 1) == 0)
                 unknown_method(s, p, m);
         else if (params_check(m, call->parameters, &err) < 0)
-                api_fail(s, p, &err);
+                service_fail(s, p, &err);
         else if (strcmp(m, "org.varlink.service.GetInfo") == 0)
                 get_info(s, p);
         else if (strcmp(m, "org.varlink.service.GetInterfaceDescription") == 0)

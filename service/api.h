@@ -22,9 +22,6 @@ void api_handle_call(struct service *s, struct peer *p, const struct vl_call *ca
 /* io.timerd.Timer methods other than Wait; false when `method` is not one of them. */
 bool api_timer_call(struct service *s, struct peer *p, const char *method, json_object *params);
 
-/* Answer p's call with err's typed error. */
-void api_fail(struct service *s, struct peer *p, const struct param_error *err);
-
 /* The JSON of a snapshot, as the IDL's Timer type. */
 json_object *api_timer_json(const struct td_snapshot *t, const struct td_now *now);
 

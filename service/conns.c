@@ -143,7 +143,7 @@ static bool next_reap(const struct service *s, uint64_t *ret)
  * later: a busy connection costs no re-arm; an early wake-up re-arms (conns_reap). */
 static void want_reap(struct service *s)
 {
-        struct clock_wake *w = &s->wake[TIMERD_CLOCK_MONOTONIC];
+        struct clock_wake *w = &s->wake.clock[TIMERD_CLOCK_MONOTONIC];
         uint64_t when;
 
         if (!next_reap(s, &when) || (w->conns_armed && w->conns_deadline <= when))
@@ -206,18 +206,6 @@ static struct peer *eviction_victim(const struct service *s, uid_t uid)
         return NULL;
 }
 
-static void evict(struct service *s, struct peer *victim, uid_t newcomer)
-{
-        json_object *params = json_object_new_object();
-
-        log_debug("Connection table full: closing connection %" PRIu64 " of uid %u (the most "
-                  "connections) for uid %u",
-                  victim->session, (unsigned)victim->uid, (unsigned)newcomer);
-        vl_add_string(params, "limit", "connections");
-        vl_add_u64(params, "max", table_size(s));
-        service_hang_up(s, victim, TIMERD_E_LIMIT_EXCEEDED, params);
-}
-
 /* Say why before hanging up; a full socket buffer just drops the reason. */
 static void refuse(struct peer *p, const char *limit, uint64_t max)
 {
@@ -230,13 +218,15 @@ static void refuse(struct peer *p, const char *limit, uint64_t max)
         free(msg);
 }
 
-bool conns_admit(struct service *s, struct peer *p)
+bool conns_admit(struct service *s, struct peer *p, struct peer **ret_victim)
 {
         struct conns *c = &s->conns;
         struct conn_uid *u = conn_uid_find(c, p->uid);
         uint32_t mine = u ? u->evictable : 0;
+        struct peer *victim = NULL;
         bool full;
 
+        *ret_victim = NULL;
         p->privileged = peer_privileged(s, p);
         if (u && u->n >= s->config.max_connections_per_uid) {
                 refuse(p, "connections_per_uid", s->config.max_connections_per_uid);
@@ -252,7 +242,7 @@ bool conns_admit(struct service *s, struct peer *p)
                         refuse(p, "connections", table_size(s));
                         return false;
                 }
-                evict(s, eviction_victim(s, heaviest->uid), p->uid);
+                victim = eviction_victim(s, heaviest->uid);
         }
         if (!u) {
                 u = calloc(1, sizeof(*u));
@@ -270,6 +260,7 @@ bool conns_admit(struct service *s, struct peer *p)
         p->active_usec = now_usec();
         list_append(&c->idle, &p->idle_node);
         want_reap(s);
+        *ret_victim = victim;
         return true;
 }
 
@@ -340,34 +331,9 @@ void conns_note_call(struct service *s, struct peer *p)
         want_reap(s);
 }
 
-static void reap_partial(struct service *s, struct peer *p)
-{
-        json_object *params = json_object_new_object();
-        char reason[96];
-
-        log_debug("Closing connection %" PRIu64 " of uid %u: a message unfinished in time",
-                  p->session, (unsigned)p->uid);
-        snprintf(reason, sizeof(reason),
-                 "incomplete message: not finished %" PRIu64 " ms after its first byte",
-                 s->config.partial_timeout_usec / 1000);
-        vl_add_string(params, "reason", reason);
-        service_hang_up(s, p, TIMERD_E_INVALID_MESSAGE, params);
-}
-
-static void reap_idle(struct service *s, struct peer *p)
-{
-        json_object *params = json_object_new_object();
-
-        log_debug("Closing connection %" PRIu64 " of uid %u: idle", p->session, (unsigned)p->uid);
-        vl_add_string(params, "limit", "idle_usec");
-        vl_add_u64(params, "max", s->config.idle_timeout_usec);
-        service_hang_up(s, p, TIMERD_E_LIMIT_EXCEEDED, params);
-}
-
-void conns_reap(struct service *s, uint64_t now)
+struct peer *conns_next_reap(struct service *s, uint64_t now, enum conns_reap_kind *ret_kind)
 {
         struct conns *c = &s->conns;
-        struct clock_wake *w = &s->wake[TIMERD_CLOCK_MONOTONIC];
 
         while (!list_empty(&c->partial)) {
                 struct peer *p = list_entry(c->partial.next, struct peer, partial_node);
@@ -380,7 +346,8 @@ void conns_reap(struct service *s, uint64_t now)
                         continue;
                 }
                 list_remove(&p->partial_node);
-                reap_partial(s, p);
+                *ret_kind = CONNS_REAP_PARTIAL;
+                return p;
         }
         while (!list_empty(&c->idle)) {
                 struct peer *p = list_entry(c->idle.next, struct peer, idle_node);
@@ -394,7 +361,15 @@ void conns_reap(struct service *s, uint64_t now)
                         continue;
                 }
                 list_remove(&p->idle_node);
-                reap_idle(s, p);
+                *ret_kind = CONNS_REAP_IDLE;
+                return p;
         }
+        return NULL;
+}
+
+void conns_reaped(struct service *s)
+{
+        struct clock_wake *w = &s->wake.clock[TIMERD_CLOCK_MONOTONIC];
+
         w->conns_armed = next_reap(s, &w->conns_deadline);
 }

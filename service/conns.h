@@ -16,7 +16,7 @@
  *     it trickles) is told InvalidMessage and closed; one with no call, parked request,
  *     subscription, transient timer or delivered run for `idle-timeout` is told LimitExceeded
  *     {limit: "idle_usec"} and closed.
- * The timeouts share the monotonic kernel timer with the cores (service.h, struct clock_wake): it
+ * The timeouts share the monotonic kernel timer with the cores (wake.h, struct clock_wake): it
  * is armed for the earliest reap, rounded up to REAP_GRANULARITY_USEC so reaps batch, and never
  * re-armed later just because a connection was busy (a wake-up that finds nothing due re-arms for
  * what is due then). With no connection that could be reaped it is not armed for them at all.
@@ -45,8 +45,8 @@ struct conns {
 void conns_init(struct conns *c, uint32_t max_connections);
 
 /* Whether p (accepted, not yet watched) takes a place: false after telling it why (the caller
- * frees it); may evict another connection to make room. */
-bool conns_admit(struct service *s, struct peer *p);
+ * frees it). To make room, *ret_victim (else NULL) is a connection the caller must evict. */
+bool conns_admit(struct service *s, struct peer *p, struct peer **ret_victim);
 /* p is dropped: its place is free. */
 void conns_forget(struct service *s, struct peer *p);
 
@@ -58,6 +58,13 @@ void conns_note_input(struct service *s, struct peer *p, size_t n_read);
 /* p's call opened or ended (p->call_open). */
 void conns_note_call(struct service *s, struct peer *p);
 
-/* The monotonic clock reached now_usec: close the connections whose time is up, and leave the
- * next reap in the service's wake-up demand. */
-void conns_reap(struct service *s, uint64_t now_usec);
+enum conns_reap_kind {
+        CONNS_REAP_PARTIAL, /* its message was not finished in time */
+        CONNS_REAP_IDLE,    /* it held nothing and did nothing for the idle timeout */
+};
+
+/* The monotonic clock reached now_usec: the next connection whose time is up (the caller closes
+ * it), or NULL. */
+struct peer *conns_next_reap(struct service *s, uint64_t now_usec, enum conns_reap_kind *ret_kind);
+/* After the reaps: leave the next one in the service's wake-up demand. */
+void conns_reaped(struct service *s);

@@ -40,14 +40,6 @@ void events_subscribe(struct service *s, struct peer *p, json_object *params)
         s->n_subscribers++;
 }
 
-void events_unsubscribe(struct service *s, struct peer *p)
-{
-        if (!p->subscriber)
-                return;
-        p->subscriber = false;
-        s->n_subscribers--;
-}
-
 static json_object *event_json(enum event_kind kind, uint32_t owner, const char *name, uint64_t run,
                                const struct td_snapshot *t, uint64_t realtime)
 {
@@ -92,7 +84,7 @@ void events_publish(struct service *s, enum event_kind kind, uint32_t owner, con
                         service_reply_encoded(s, p, msg, true);
                 else {
                         /* Out of memory: the stream ends, so that no event goes missing unsaid. */
-                        events_unsubscribe(s, p);
+                        service_unsubscribe(s, p);
                         service_error(s, p, TIMERD_E_BUSY, NULL);
                 }
         }
@@ -117,7 +109,7 @@ void events_shutdown(struct service *s)
         list_for_each_safe (n, next, &s->peers) {
                 struct peer *p = list_entry(n, struct peer, node);
                 if (p->subscriber) {
-                        events_unsubscribe(s, p);
+                        service_unsubscribe(s, p);
                         service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
                 }
         }

@@ -38,8 +38,5 @@ void events_publish(struct service *s, enum event_kind kind, uint32_t owner, con
  * them). */
 void events_session_closing(struct service *s, uint64_t session);
 
-/* A subscriber's connection is gone. */
-void events_unsubscribe(struct service *s, struct peer *p);
-
 /* Teardown: end every stream with ShuttingDown. */
 void events_shutdown(struct service *s);

@@ -130,10 +130,10 @@ static int take_socket(struct service *s)
                 r = listener_bind(s->config.socket_path, &fd);
                 if (r < 0)
                         return log_errno(r, "Cannot listen on %s", s->config.socket_path);
-                s->listen_bound_here = true;
+                s->listen.bound_here = true;
                 log_info("Listening on %s", s->config.socket_path);
         }
-        s->listen_fd = fd;
+        s->listen.fd = fd;
         return 0;
 }
 
@@ -185,7 +185,7 @@ static int setup_backend(struct service *s)
         r = loop_watch(s->loop, s->signal_fd, LOOP_IN, on_signal, s, &s->signal_watch);
         if (r < 0)
                 return log_errno(r, "Cannot watch signals");
-        r = service_start_listening(s, s->listen_fd);
+        r = service_start_listening(s, s->listen.fd);
         if (r < 0)
                 return log_errno(r, "Cannot watch the listening socket");
         return 0;
@@ -323,7 +323,7 @@ static void teardown(struct service *s, struct systemd_notifier *notifier)
         systemd_notify_stopping();
         (void)clock_read(TIMERD_CLOCK_MONOTONIC, &now);
         lifecycle_begin_teardown(&s->lifecycle, now);
-        if (s->listen_watch)
+        if (s->listen.watch)
                 service_stop_listening(s);
         if (s->parked)
                 api_shutdown_parked(s);
@@ -335,9 +335,9 @@ static void teardown(struct service *s, struct systemd_notifier *notifier)
         intent_queue_done(&s->intents);
         loop_unwatch(s->signal_watch);
         loop_unwatch(s->zones_watch);
-        if (s->listen_fd >= 0)
-                close(s->listen_fd);
-        if (s->listen_bound_here)
+        if (s->listen.fd >= 0)
+                close(s->listen.fd);
+        if (s->listen.bound_here)
                 listener_unlink(s->config.socket_path);
         store_close(s);
         parked_free(s->parked);
@@ -352,7 +352,7 @@ static void teardown(struct service *s, struct systemd_notifier *notifier)
 
 int main(int argc, char **argv)
 {
-        struct service s = {.listen_fd = -1, .signal_fd = -1, .argc = argc, .argv = argv};
+        struct service s = {.listen.fd = -1, .signal_fd = -1, .argc = argc, .argv = argv};
         struct systemd_notifier *notifier = NULL;
         struct systemd_summary summary;
 

@@ -4,7 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "service/api.h"
+#include "service/expiry.h"
+#include "service/params.h"
 #include "service/io/clock.h"
 #include "service/service.h"
 #include "varlink/names.h"
@@ -156,7 +157,7 @@ static void move_call(struct service *s, struct peer *p, const char *method, jso
         int r;
 
         if (distance(s, method, params, &usec, &err) < 0) {
-                api_fail(s, p, &err);
+                service_fail(s, p, &err);
                 return;
         }
         if (strcmp(method, "SetRealtime") == 0) {
@@ -170,7 +171,7 @@ static void move_call(struct service *s, struct peer *p, const char *method, jso
                 r = pass(s, usec, strcmp(method, "Suspend") == 0);
         if (r < 0) {
                 params_fail(&err, -TIMERD_E_OVERFLOW, NULL, "usec", 0);
-                api_fail(s, p, &err);
+                service_fail(s, p, &err);
                 return;
         }
         reply_clocks(s, p, &firings);

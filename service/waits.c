@@ -214,7 +214,7 @@ static void parked_failed(struct service *s, struct peer *p, const struct parked
                     t->failure == -TIMERD_E_LIMIT_EXCEEDED ? parked_limit_to_string(t->limit)
                                                            : NULL,
                     parked_limit_value(s, t));
-        api_fail(s, p, &err);
+        service_fail(s, p, &err);
 }
 
 /* Hand over pending firings: one, or all of them for a stream. Returns whether the call ended. */
@@ -358,7 +358,7 @@ void api_wait(struct service *s, struct peer *p, json_object *params)
         apply_parked(s, t, NULL, p);
         return;
 fail:
-        api_fail(s, p, &err);
+        service_fail(s, p, &err);
 }
 
 /* The alarms one observation stands for: the firing and the periods it missed. */
@@ -515,7 +515,7 @@ void api_sleep(struct service *s, struct peer *p, json_object *params)
         apply_parked(s, t, NULL, p);
         return;
 fail:
-        api_fail(s, p, &err);
+        service_fail(s, p, &err);
 }
 
 void api_finish(struct service *s, struct peer *p, json_object *params)
@@ -575,7 +575,7 @@ void api_finish(struct service *s, struct peer *p, json_object *params)
         apply_parked(s, t, NULL, p);
         return;
 fail:
-        api_fail(s, p, &err);
+        service_fail(s, p, &err);
 }
 
 void api_resume(struct service *s, struct peer *p, json_object *params)
@@ -611,7 +611,7 @@ void api_resume(struct service *s, struct peer *p, json_object *params)
         apply_parked(s, t, NULL, p);
         return;
 fail:
-        api_fail(s, p, &err);
+        service_fail(s, p, &err);
 }
 
 void api_expire_parked(struct service *s, const struct td_now *now)

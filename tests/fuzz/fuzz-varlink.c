@@ -106,9 +106,9 @@ static void core_reset(struct service *s)
 {
         store_close(s);
         for (int c = 0; c < TIMERD_CLOCK_MAX; c++)
-                if (s->wake[c].kernel_armed)
+                if (s->wake.clock[c].kernel_armed)
                         (void)loop_disarm(s->loop, (enum timerd_clock)c);
-        memset(s->wake, 0, sizeof(s->wake));
+        memset(s->wake.clock, 0, sizeof(s->wake.clock));
         parked_free(s->parked);
         registry_free(s->registry);
         core_new(s);
@@ -121,7 +121,7 @@ static void context_init(struct fuzz_context *ctx)
         struct loop_callbacks cb;
         int r;
 
-        *s = (struct service){.listen_fd = -1, .signal_fd = -1};
+        *s = (struct service){.listen.fd = -1, .signal_fd = -1};
         list_init(&s->flushes);
         list_init(&s->peers);
         list_init(&s->closed);

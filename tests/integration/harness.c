@@ -97,7 +97,8 @@ int harness_kill(struct harness *h, int signo)
 {
         int status = -1;
         kill(h->pid, signo);
-        for (int i = 0; i < 1000; i++) {
+        /* 30 s: a sanitized service on a loaded 2-core machine can take over 10 s to exit. */
+        for (int i = 0; i < 3000; i++) {
                 if (waitpid(h->pid, &status, WNOHANG) == h->pid)
                         break;
                 usleep(10000);

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Applying the registry's transitions to the world: ARM/DISARM to the kernel timers (wake.h),
+ * DISPATCH to whoever waits for the run. A transition is queued, and the first service_apply()
+ * on the stack applies the queue in order until it is empty: an effect whose application makes
+ * another transition (a confirmed arm, a run a signal delivery ends) queues it behind the others
+ * instead of applying it from inside, so no caller ever sees its effects reused under it.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "service/core/registry.h"
+
+struct service;
+
+/* An effect waiting its turn, with the time of its transition and its own copy of the name
+ * (the registry reuses its effect buffer at its next call). */
+struct queued_effect {
+        struct td_effect effect;
+        struct td_now now;
+        char name[TIMERD_NAME_MAX + 1];
+};
+
+/* Effects queued without an allocation; a larger backlog allocates until it is applied. */
+#define APPLY_INLINE 8
+/* Signal runs the out-of-memory path ends (see apply.c). */
+#define APPLY_OOM_ENDED 16
+
+struct applier {
+        struct queued_effect inline_queue[APPLY_INLINE];
+        struct queued_effect *queue; /* inline_queue or allocated; NULL until first used */
+        size_t capacity, head, tail; /* effects [head, tail) wait */
+        bool applying;               /* a service_apply() on the stack drains the queue */
+        /* Out of memory for the queue: arm outcomes and signal runs to end, applied in turn. */
+        struct {
+                bool due;
+                uint64_t generation;
+                int result;
+                struct td_now now;
+        } confirm[TIMERD_CLOCK_MAX];
+        struct queued_effect ended[APPLY_OOM_ENDED];
+        size_t ended_head, n_ended;
+};
+
+/* Apply a transition of the registry (queued behind those being applied, if any). */
+void service_apply(struct service *s, const struct td_now *now, struct td_transition t);
+
+/* End a run the service delivered itself (an alarm, a signal): there is no client to complete it.
+ */
+void service_end_run(struct service *s, const struct td_now *now, const struct td_dispatch *d,
+                     enum timerd_outcome outcome, enum timerd_directive directive);

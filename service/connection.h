@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Each connection's I/O state machine: read, take one call at a time onto the intent queue,
+ * answer it, write what is queued, and drop the connection when it breaks or is told to go.
+ * Live connections are found by session in O(1). What a closed session leaves and whether output
+ * waits for the store are the loop's to decide: they are asked through struct service_handlers.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+struct param_error;
+struct peer;
+struct service;
+
+struct peer *service_find_session(struct service *s, uint64_t session);
+
+/* Room for one more live connection: 0 or -ENOMEM. Before service_add_peer(). */
+int service_reserve_peer(struct service *s);
+/* Watch an admitted connection and make it live. -errno (p is not live; the caller frees it). */
+int service_add_peer(struct service *s, struct peer *p);
+
+/*
+ * Queue msg (owned) for p without writing it; it is written by the next service_flush_all(). false
+ * when p could not take it and was dropped.
+ */
+bool service_queue(struct service *s, struct peer *p, char *msg);
+/* Write what peers queued since their last write; peers whose connection broke are dropped. Once
+ * per iteration, after the intents are drained and the store committed. */
+void service_flush_all(struct service *s);
+
+/* Answer the open call of p. */
+void service_reply(struct service *s, struct peer *p, json_object *parameters, bool continues);
+/* Whether a reply with `continues` keeps p's call open: the flag its encoding must carry. */
+bool service_reply_continues(const struct peer *p, bool continues);
+/* Answer with a reply the caller encoded (owned; NULL when encoding ran out of memory, which
+ * drops p) with the flag service_reply_continues() gave. */
+void service_reply_encoded(struct service *s, struct peer *p, char *msg, bool continues);
+void service_error(struct service *s, struct peer *p, int error, json_object *parameters);
+/* Answer p's call with err's typed error. */
+void service_fail(struct service *s, struct peer *p, const struct param_error *err);
+
+/* Tell p `error` (parameters owned) as far as its socket takes it now, and drop it. */
+void service_hang_up(struct service *s, struct peer *p, int error, json_object *parameters);
+
+/* A peer is gone: retire what it held, exactly once. */
+void service_drop_peer(struct service *s, struct peer *p);
+/* Free the peers dropped so far (their connections are closed). */
+void service_free_closed_peers(struct service *s);
+
+/* p's event stream ends (its connection, or the service, is going). */
+void service_unsubscribe(struct service *s, struct peer *p);

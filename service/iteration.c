@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "service/iteration.h"
+
+#include "service/accept.h"
+#include "service/api.h"
+#include "service/events.h"
+#include "service/expiry.h"
+#include "service/io/clock.h"
+#include "service/io/log.h"
+#include "service/io/peer.h"
+#include "service/service.h"
+#include "service/store.h"
+#include "service/virtual-clock.h"
+#include "varlink/names.h"
+
+/* A run was dispatched: count it, tell the subscribers, and hand it to its waiter. */
+static void on_dispatched(struct service *s, const struct td_now *now, const struct td_dispatch *d)
+{
+        s->metrics.firings++;
+        events_publish(s, EVENT_FIRED, d->owner, d->name, d->run);
+        /* From when it was owed: a handover is early on purpose, an accuracy window late on
+         * purpose, and one due when queued was late already. */
+        if (d->past_due)
+                s->metrics.lateness_past_due++;
+        else
+                histogram_record(&s->metrics.lateness,
+                                 d->fired_usec > d->due_usec ? d->fired_usec - d->due_usec : 0);
+        api_offer_firing(s, now, d);
+}
+
+/* A connection is gone: its parked requests, its transient timers and the runs it held. */
+static void on_session_closed(struct service *s, struct peer *p)
+{
+        struct td_now now;
+
+        api_session_closed(s, p->session);
+        events_session_closing(s, p->session);
+        if (service_now(s, &now) < 0)
+                return;
+        /* Its transient timers and the runs it held are gone: Waits on them learn it there. */
+        service_apply(s, &now, registry_session_closed(s->registry, &now, p->session));
+}
+
+static void on_expired(enum timerd_clock clock, uint64_t generation, void *userdata)
+{
+        struct service *s = userdata;
+        struct clock_wake *w = &s->wake.clock[clock];
+        struct td_now now;
+
+        service_note_work(s);
+        if (!wake_expired(s, clock, generation))
+                return;
+        if (s->clock.virtual) {
+                /* It served the connection table only, on the real clock. */
+                uint64_t real;
+                if (clock_read(TIMERD_CLOCK_MONOTONIC, &real) == 0)
+                        service_reap(s, real);
+                (void)service_sync_wake(s, clock);
+                return;
+        }
+        if (service_now(s, &now) < 0)
+                return;
+        if (clock == TIMERD_CLOCK_MONOTONIC)
+                wake_record_loop_lag(s, &now);
+        service_expire(s, clock, &now);
+        if (clock == TIMERD_CLOCK_MONOTONIC)
+                service_reap(s, now.usec[TIMERD_CLOCK_MONOTONIC]);
+        /* The kernel timer is spent: arm it again for whatever is due next. */
+        int r = service_sync_wake(s, clock);
+        if (r < 0) {
+                log_errno(r, "Cannot re-arm the %s timer", vl_clock_to_string(clock));
+                service_apply(
+                    s, &now,
+                    registry_confirm_arm(s->registry, &now, clock, w->registry_generation, r));
+        }
+}
+
+static void on_clock_set(void *userdata)
+{
+        struct service *s = userdata;
+
+        /* A virtual instance's wall clock is set by io.timerd.Test alone. */
+        if (!s->clock.virtual)
+                service_clock_was_set(s);
+}
+
+void service_loop_callbacks(struct service *s, struct loop_callbacks *ret)
+{
+        s->handlers = (struct service_handlers){
+            .dispatched = on_dispatched,
+            .silenced = api_waits_recheck,
+            .session_closed = on_session_closed,
+            .hold = store_hold,
+        };
+        *ret = (struct loop_callbacks){
+            .expired = on_expired,
+            .clock_set = on_clock_set,
+            .userdata = s,
+        };
+}
+
+/* The one point per iteration where intents are handled. */
+/* A connection's next pipelined call is taken in the same drain while it has had fewer calls
+ * than this and the drain is younger than the slice: cheap calls amortize a wake-up, expensive
+ * ones (a List of thousands) cannot hold the loop. */
+#define PIPELINE_BURST      64
+#define PIPELINE_SLICE_USEC 1000
+
+static void drain_intents(struct service *s)
+{
+        uint64_t drain = ++s->drains, start = 0, now;
+        struct intent it;
+
+        (void)clock_read(TIMERD_CLOCK_MONOTONIC, &start);
+        /* What is queued when the drain begins, plus each connection's next pipelined calls up to
+         * its burst; the rest wait for the next iteration. */
+        size_t budget = s->intents.count;
+        for (size_t n = 0; n < budget && intent_take(&s->intents, &it) > 0; n++) {
+                struct peer *p = it.peer;
+                /* A peer that went away before its turn is on the closed list, fd -1. */
+                if (p->fd < 0 || p->session != it.session) {
+                        vl_call_done(&it.call);
+                        continue;
+                }
+                if (p->burst_drain != drain) {
+                        p->burst_drain = drain;
+                        p->burst = 0;
+                }
+                p->queued = false;
+                api_handle_call(s, p, &it.call);
+                vl_call_done(&it.call);
+                if (p->fd >= 0 && p->queued && ++p->burst < PIPELINE_BURST &&
+                    clock_read(TIMERD_CLOCK_MONOTONIC, &now) == 0 &&
+                    now - start < PIPELINE_SLICE_USEC)
+                        budget++;
+        }
+}
+
+static void free_closed(struct service *s)
+{
+        /* Queued intents may still name a closed peer: free only once none is queued. */
+        if (s->intents.count > 0)
+                return;
+        service_free_closed_peers(s);
+}
+
+int service_iterate(struct service *s, int64_t timeout_usec)
+{
+        uint64_t end;
+        bool busy =
+            s->intents.count > 0 || registry_reevaluation_pending(s->registry) || s->virtual_due;
+
+        s->iteration_start_usec = 0;
+        /* Intents left over from a bounded drain, a re-evaluation under way, or virtual
+         * deadlines still due, must not wait for another event. */
+        int r = loop_run_once(s->loop, busy ? 0 : timeout_usec);
+        if (r < 0) {
+                log_errno(r, "The event loop failed");
+                service_exit(s, EXIT_REASON_BACKEND_FAULT);
+                return r;
+        }
+        service_note_work(s);
+        drain_intents(s);
+        if (registry_reevaluation_pending(s->registry))
+                service_reevaluate_step(s);
+        s->virtual_due = virtual_clock_settle(s);
+        store_commit(s);
+        service_flush_all(s);
+        free_closed(s);
+        s->metrics.iterations++;
+        if (clock_read(TIMERD_CLOCK_MONOTONIC, &end) == 0 && end >= s->iteration_start_usec &&
+            end - s->iteration_start_usec > s->metrics.slowest_iteration_usec)
+                s->metrics.slowest_iteration_usec = end - s->iteration_start_usec;
+        return r;
+}

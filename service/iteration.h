@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The top of the runtime: what wakes the loop (expired kernel timers, a set clock), the one
+ * point per iteration where queued calls are handled, then the store's commit and the flush.
+ * It installs the handlers through which the files below it report upward (service.h).
+ */
+
+#include <stdint.h>
+
+#include "loop/loop.h"
+
+struct service;
+
+/* The loop's callbacks; also installs the service's handlers. Before the loop runs. */
+void service_loop_callbacks(struct service *s, struct loop_callbacks *ret);
+
+/* One loop iteration: wait at most timeout_usec (-1: forever), dispatch, drain intents. */
+int service_iterate(struct service *s, int64_t timeout_usec);
