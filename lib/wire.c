@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/timer-fields.h"
 #include "varlink/message.h"
 #include "varlink/names.h"
 #include "wire.h"
@@ -328,61 +330,130 @@ static int decode_calendar(json_object *obj, struct timerd_declaration *ret)
         return 0;
 }
 
+/*
+ * Each field as base/timer-fields.h describes it, from JSON object o into the public struct at b:
+ * m its member (a pair for two), w its wire name; a wrong or missing member jumps to fail. The
+ * enums left out of a reply take the value a declaration defaults to.
+ */
+#define GET_ENUM(o, b, m, w, type, fallback)                                                       \
+        {                                                                                          \
+                const char *name_;                                                                 \
+                if (get_optional_string(o, #w, &name_) < 0)                                        \
+                        goto fail;                                                                 \
+                (b)->m = name_ ? vl_##type##_from_string(name_) : (fallback);                      \
+                if ((int)(b)->m < 0)                                                               \
+                        goto fail;                                                                 \
+        }
+#define WIRE_GET_U64(o, b, m, w)                                                                   \
+        if (get_u64(o, #w, &(b)->m) < 0)                                                           \
+                goto fail;
+#define WIRE_GET_BOOL(o, b, m, w)                                                                  \
+        if (get_bool(o, #w, &(b)->m) < 0)                                                          \
+                goto fail;
+#define WIRE_GET_BOOL_ON(o, b, m, w)                                                               \
+        if (get_default_bool(o, #w, true, &(b)->m) < 0)                                            \
+                goto fail;
+/* A declaration as Register takes it: times and counts left out are 0. */
+#define WIRE_GET_DECLARED_U64(o, b, m, w)                                                          \
+        if (get_default_u64(o, #w, &(b)->m) < 0)                                                   \
+                goto fail;
+#define WIRE_GET_SIGNO(o, b, m, w)                                                                 \
+        {                                                                                          \
+                uint64_t signo_;                                                                   \
+                if (get_default_u64(o, #w, &signo_) < 0 || signo_ > INT_MAX)                       \
+                        goto fail;                                                                 \
+                (b)->m = (int)signo_;                                                              \
+        }
+#define WIRE_GET_POLICY(o, b, m, w)                                                                \
+        if (!json_object_object_get_ex(o, #w, NULL))                                               \
+                goto fail;                                                                         \
+        GET_ENUM(o, b, m, w, policy, TIMERD_POLICY_INVALID)
+#define WIRE_GET_STATE(o, b, m, w)                                                                 \
+        if (!json_object_object_get_ex(o, #w, NULL))                                               \
+                goto fail;                                                                         \
+        GET_ENUM(o, b, m, w, state, TIMERD_STATE_INVALID)
+#define WIRE_GET_CLOCK(o, b, m, w)    GET_ENUM(o, b, m, w, clock, TIMERD_CLOCK_MONOTONIC)
+#define WIRE_GET_LIFETIME(o, b, m, w) GET_ENUM(o, b, m, w, lifetime, TIMERD_LIFETIME_TRANSIENT)
+#define WIRE_GET_DELIVERY(o, b, m, w) GET_ENUM(o, b, m, w, delivery, TIMERD_DELIVERY_NOTIFY)
+#define WIRE_GET_FAILURE(o, b, m, w)  GET_ENUM(o, b, m, w, failure, TIMERD_FAILURE_NONE)
+#define WIRE_GET_OUTCOME(o, b, m, w)  GET_ENUM(o, b, m, w, outcome, TIMERD_OUTCOME_NONE)
+#define WIRE_GET_OPT_USEC(o, b, m, w)                                                              \
+        if (get_optional_u64(o, #w, &(b)->TD_FIRST(m), &(b)->TD_SECOND(m)) < 0)                    \
+                goto fail;
+#define WIRE_GET_DEADLINE(o, b, m, w)                                                              \
+        WIRE_GET_OPT_USEC(o, b, m, w)                                                              \
+        if (get_optional_u64(o, "remaining_usec", &(bool){false}, &(b)->remaining_usec) < 0)       \
+                goto fail;
+/* Only a once timer has none, and its declared cadence is 0 too. */
+#define WIRE_GET_LIVE_CADENCE(o, b, m, w)                                                          \
+        if (get_default_u64(o, #w, &(b)->m) < 0)                                                   \
+                goto fail;                                                                         \
+        if ((b)->m == 0)                                                                           \
+                (b)->m = (b)->declaration.cadence_usec;
+#define WIRE_GET_CATCH_UP_MARK(o, b, m, w)                                                         \
+        if (get_default_bool(o, #w, false, &(b)->m) < 0)                                           \
+                goto fail;
+#define WIRE_GET_RESULT(o, b, m, w)                                                                \
+        if (decode_run_result(o, #w, &(b)->m) < 0)                                                 \
+                goto fail;
+#define WIRE_GET_INTERNAL_U64(o, b, m, w)
+#define WIRE_GET_INTERNAL_BOOL(o, b, m, w)
+
+/* The public struct is ABI: each member a field names must be of its kind's type. */
+#define PUBLIC_IS(b, m, type)                                                                      \
+        static_assert(__builtin_types_compatible_p(__typeof__(((b *)0)->m), type), #m);
+#define PUBLIC_TYPE_U64(b, m)           PUBLIC_IS(b, m, uint64_t)
+#define PUBLIC_TYPE_LIVE_CADENCE(b, m)  PUBLIC_IS(b, m, uint64_t)
+#define PUBLIC_TYPE_BOOL(b, m)          PUBLIC_IS(b, m, bool)
+#define PUBLIC_TYPE_BOOL_ON(b, m)       PUBLIC_IS(b, m, bool)
+#define PUBLIC_TYPE_CATCH_UP_MARK(b, m) PUBLIC_IS(b, m, bool)
+#define PUBLIC_TYPE_SIGNO(b, m)         PUBLIC_IS(b, m, int)
+#define PUBLIC_TYPE_POLICY(b, m)        PUBLIC_IS(b, m, enum timerd_policy)
+#define PUBLIC_TYPE_CLOCK(b, m)         PUBLIC_IS(b, m, enum timerd_clock)
+#define PUBLIC_TYPE_LIFETIME(b, m)      PUBLIC_IS(b, m, enum timerd_lifetime)
+#define PUBLIC_TYPE_DELIVERY(b, m)      PUBLIC_IS(b, m, enum timerd_delivery)
+#define PUBLIC_TYPE_STATE(b, m)         PUBLIC_IS(b, m, enum timerd_state)
+#define PUBLIC_TYPE_FAILURE(b, m)       PUBLIC_IS(b, m, enum timerd_failure)
+#define PUBLIC_TYPE_OUTCOME(b, m)       PUBLIC_IS(b, m, enum timerd_outcome)
+#define PUBLIC_TYPE_OPT_USEC(b, pair)                                                              \
+        PUBLIC_IS(b, TD_FIRST(pair), bool) PUBLIC_IS(b, TD_SECOND(pair), uint64_t)
+#define PUBLIC_TYPE_DEADLINE(b, pair)                                                              \
+        PUBLIC_TYPE_OPT_USEC(b, pair) PUBLIC_IS(b, remaining_usec, uint64_t)
+#define PUBLIC_TYPE_RESULT(b, m) PUBLIC_IS(b, m, struct timerd_run_result)
+#define PUBLIC_TYPE_INTERNAL_U64(b, m)
+#define PUBLIC_TYPE_INTERNAL_BOOL(b, m)
+#define CHECK_DECLARATION(kind, snapshot, wire, pub, journal, position)                            \
+        PUBLIC_TYPE_##kind(struct timerd_declaration, pub)
+#define CHECK_TIMER(kind, snapshot, wire, pub, journal, position)                                  \
+        PUBLIC_TYPE_##kind(struct timerd_timer, pub)
+TD_DECLARATION_FIELDS(CHECK_DECLARATION)
+TD_TIMER_FIELDS(CHECK_TIMER)
+
 static int decode_declaration(json_object *obj, struct timerd_declaration *ret)
 {
-        const char *policy, *clock, *lifetime, *delivery;
-        uint64_t signal;
-
-        if (get_string(obj, "policy", &policy) < 0 ||
-            get_default_u64(obj, "cadence_usec", &ret->cadence_usec) < 0 ||
-            get_optional_string(obj, "clock", &clock) < 0 ||
-            get_optional_string(obj, "lifetime", &lifetime) < 0 ||
-            get_optional_string(obj, "delivery", &delivery) < 0 ||
-            get_default_u64(obj, "accuracy_usec", &ret->accuracy_usec) < 0 ||
-            get_default_u64(obj, "signal", &signal) < 0 || signal > INT_MAX ||
-            get_default_bool(obj, "catch_up", true, &ret->catch_up) < 0 ||
-            get_default_u64(obj, "randomized_delay_usec", &ret->randomized_delay_usec) < 0 ||
-            get_default_u64(obj, "handover_usec", &ret->handover_usec) < 0 ||
-            decode_calendar(obj, ret) < 0)
-                return -TIMERD_E_PROTOCOL;
-        ret->signal = (int)signal;
-
-        ret->policy = vl_policy_from_string(policy);
-        ret->clock = clock ? vl_clock_from_string(clock) : TIMERD_CLOCK_MONOTONIC;
-        ret->lifetime = lifetime ? vl_lifetime_from_string(lifetime) : TIMERD_LIFETIME_TRANSIENT;
-        ret->delivery = delivery ? vl_delivery_from_string(delivery) : TIMERD_DELIVERY_NOTIFY;
-        if (ret->policy == TIMERD_POLICY_INVALID || ret->clock == TIMERD_CLOCK_INVALID ||
-            ret->lifetime == TIMERD_LIFETIME_INVALID || ret->delivery == TIMERD_DELIVERY_INVALID)
-                return -TIMERD_E_PROTOCOL;
-        return 0;
+#define WIRE_GET_DECLARED_BOOL_ON  WIRE_GET_BOOL_ON
+#define WIRE_GET_DECLARED_SIGNO    WIRE_GET_SIGNO
+#define WIRE_GET_DECLARED_POLICY   WIRE_GET_POLICY
+#define WIRE_GET_DECLARED_CLOCK    WIRE_GET_CLOCK
+#define WIRE_GET_DECLARED_LIFETIME WIRE_GET_LIFETIME
+#define WIRE_GET_DECLARED_DELIVERY WIRE_GET_DELIVERY
+#define GET_DECLARATION(kind, snapshot, wire, pub, journal, position)                              \
+        WIRE_GET_DECLARED_##kind(obj, ret, pub, wire)
+        TD_DECLARATION_FIELDS(GET_DECLARATION)
+#undef GET_DECLARATION
+        return decode_calendar(obj, ret);
+fail:
+        return -TIMERD_E_PROTOCOL;
 }
 
-static int decode_timer_enums(json_object *obj, struct timerd_timer *ret)
-{
-        const char *state, *failure, *outcome;
-
-        if (get_string(obj, "state", &state) < 0 ||
-            get_optional_string(obj, "failure", &failure) < 0 ||
-            get_optional_string(obj, "last_outcome", &outcome) < 0)
-                return -TIMERD_E_PROTOCOL;
-
-        ret->state = vl_state_from_string(state);
-        ret->failure = failure ? vl_failure_from_string(failure) : TIMERD_FAILURE_NONE;
-        ret->last_outcome = outcome ? vl_outcome_from_string(outcome) : TIMERD_OUTCOME_NONE;
-        if (ret->state == TIMERD_STATE_INVALID || ret->failure == TIMERD_FAILURE_INVALID ||
-            ret->last_outcome == TIMERD_OUTCOME_INVALID)
-                return -TIMERD_E_PROTOCOL;
-        return 0;
-}
-
-/* An absent last_result leaves exit TIMERD_EXIT_NONE. */
-static int decode_last_result(json_object *obj, struct timerd_run_result *ret)
+/* An absent result leaves exit TIMERD_EXIT_NONE. */
+static int decode_run_result(json_object *obj, const char *field, struct timerd_run_result *ret)
 {
         json_object *result;
         const char *exit_name;
         uint64_t code;
 
-        if (get_optional_object(obj, "last_result", &result) < 0)
+        if (get_optional_object(obj, field, &result) < 0)
                 return -TIMERD_E_PROTOCOL;
         if (!result)
                 return 0;
@@ -398,39 +469,23 @@ int wire_decode_timer(json_object *obj, struct timerd_timer *ret)
 {
         json_object *declaration;
         uint64_t owner;
-        bool has_remaining;
 
         *ret = (struct timerd_timer){};
         if (get_u64(obj, "owner", &owner) < 0 || owner > UINT32_MAX ||
             get_string_into(obj, "name", ret->name, sizeof(ret->name)) < 0 ||
             wire_get_object(obj, "declaration", &declaration) < 0 ||
-            decode_declaration(declaration, &ret->declaration) < 0 ||
-            get_u64(obj, "generation", &ret->generation) < 0 || decode_timer_enums(obj, ret) < 0 ||
-            get_optional_u64(obj, "next_usec", &ret->has_next, &ret->next_usec) < 0 ||
-            get_optional_u64(obj, "remaining_usec", &has_remaining, &ret->remaining_usec) < 0 ||
-            get_u64(obj, "run", &ret->run) < 0 ||
-            get_bool(obj, "run_active", &ret->run_active) < 0 ||
-            get_bool(obj, "pending", &ret->pending) < 0 || get_u64(obj, "runs", &ret->runs) < 0 ||
-            get_u64(obj, "consecutive_expected_failures", &ret->consecutive_expected_failures) <
-                0 ||
-            get_u64(obj, "overruns", &ret->overruns) < 0 ||
-            get_default_u64(obj, "live_cadence_usec", &ret->live_cadence_usec) < 0 ||
-            get_optional_u64(obj, "last_start_usec", &ret->has_last_start, &ret->last_start_usec) <
-                0 ||
-            get_default_bool(obj, "last_catch_up", false, &ret->last_catch_up) < 0 ||
-            get_optional_u64(obj, "last_finish_usec", &ret->has_last_finish,
-                             &ret->last_finish_usec) < 0 ||
-            get_u64(obj, "last_duration_usec", &ret->last_duration_usec) < 0 ||
-            get_u64(obj, "total_duration_usec", &ret->total_duration_usec) < 0 ||
-            decode_last_result(obj, &ret->last_result) < 0 ||
-            get_lines(obj, "calendar_normalized", "", ret->calendar_normalized,
+            decode_declaration(declaration, &ret->declaration) < 0)
+                goto fail;
+#define GET_TIMER(kind, snapshot, wire, pub, journal, position) WIRE_GET_##kind(obj, ret, pub, wire)
+        TD_TIMER_FIELDS(GET_TIMER)
+#undef GET_TIMER
+        if (get_lines(obj, "calendar_normalized", "", ret->calendar_normalized,
                       sizeof(ret->calendar_normalized)) < 0)
-                return -TIMERD_E_PROTOCOL;
+                goto fail;
         ret->owner = (uint32_t)owner;
-        /* Only a once timer has none, and its declared cadence is 0 too. */
-        if (ret->live_cadence_usec == 0)
-                ret->live_cadence_usec = ret->declaration.cadence_usec;
         return 0;
+fail:
+        return -TIMERD_E_PROTOCOL;
 }
 
 int wire_decode_firing(json_object *obj, struct timerd_firing *ret)

@@ -417,8 +417,8 @@ static int do_complete(struct service *s, struct peer *p, json_object *params,
         return 0;
 }
 
-/* "last_result": {exit, code}; false when out of memory. */
-static bool add_run_end(json_object *o, const struct td_run_end *end)
+/* {exit, code}; false when out of memory. */
+static bool add_run_end(json_object *o, const char *field, const struct td_run_end *end)
 {
         json_object *result = json_object_new_object();
 
@@ -427,7 +427,7 @@ static bool add_run_end(json_object *o, const struct td_run_end *end)
                 json_object_put(result);
                 return false;
         }
-        return vl_add_object(o, "last_result", result) >= 0;
+        return vl_add_object(o, field, result) >= 0;
 }
 
 static void add_optional(json_object *o, const char *field, bool has, uint64_t v)
@@ -483,6 +483,42 @@ fail:
         return -ENOMEM;
 }
 
+/*
+ * Each field as base/timer-fields.h describes it: o the object, b the struct it is in, m its
+ * member (a pair for two), w its wire name. Those that may fail (out of memory) jump to fail.
+ */
+#define WIRE_PUT_U64(o, b, m, w)  vl_add_u64(o, #w, (b)->m);
+#define WIRE_PUT_BOOL(o, b, m, w) vl_add_bool(o, #w, (b)->m);
+#define WIRE_PUT_BOOL_ON          WIRE_PUT_BOOL
+#define WIRE_PUT_SIGNO(o, b, m, w)                                                                 \
+        if ((b)->delivery == TIMERD_DELIVERY_SIGNAL)                                               \
+                vl_add_u64(o, #w, (uint64_t)(b)->m);
+#define WIRE_PUT_POLICY(o, b, m, w)   vl_add_string(o, #w, vl_policy_to_string((b)->m));
+#define WIRE_PUT_CLOCK(o, b, m, w)    vl_add_string(o, #w, vl_clock_to_string((b)->m));
+#define WIRE_PUT_LIFETIME(o, b, m, w) vl_add_string(o, #w, vl_lifetime_to_string((b)->m));
+#define WIRE_PUT_DELIVERY(o, b, m, w) vl_add_string(o, #w, vl_delivery_to_string((b)->m));
+#define WIRE_PUT_STATE(o, b, m, w)    vl_add_string(o, #w, vl_state_to_string((b)->m));
+#define WIRE_PUT_FAILURE(o, b, m, w)                                                               \
+        if ((b)->m != TIMERD_FAILURE_NONE)                                                         \
+                vl_add_string(o, #w, vl_failure_to_string((b)->m));
+#define WIRE_PUT_OUTCOME(o, b, m, w)                                                               \
+        if ((b)->m != TIMERD_OUTCOME_NONE)                                                         \
+                vl_add_string(o, #w, vl_outcome_to_string((b)->m));
+#define WIRE_PUT_OPT_USEC(o, b, m, w) add_optional(o, #w, (b)->TD_FIRST(m), (b)->TD_SECOND(m));
+#define WIRE_PUT_DEADLINE(o, b, m, w)                                                              \
+        WIRE_PUT_OPT_USEC(o, b, m, w)                                                              \
+        add_optional(o, "remaining_usec", (b)->TD_FIRST(m),                                        \
+                     (b)->TD_SECOND(m) > clock_now ? (b)->TD_SECOND(m) - clock_now : 0);
+#define WIRE_PUT_LIVE_CADENCE(o, b, m, w) WIRE_PUT_U64(o, b, m, w)
+#define WIRE_PUT_CATCH_UP_MARK(o, b, m, w)                                                         \
+        if ((b)->has_last_start)                                                                   \
+                vl_add_bool(o, #w, (b)->m);
+#define WIRE_PUT_RESULT(o, b, m, w)                                                                \
+        if ((b)->m.exit != TIMERD_EXIT_NONE && !add_run_end(o, #w, &(b)->m))                       \
+                goto fail;
+#define WIRE_PUT_INTERNAL_U64(o, b, m, w)
+#define WIRE_PUT_INTERNAL_BOOL(o, b, m, w)
+
 json_object *api_timer_json(const struct td_snapshot *timer, const struct td_now *now)
 {
         /* Overruns and next deadline as of now, also while the schedule is held behind a run. */
@@ -494,58 +530,26 @@ json_object *api_timer_json(const struct td_snapshot *timer, const struct td_now
         const struct td_declaration *decl = &t->declaration;
         uint64_t clock_now = now->usec[decl->clock];
 
-        if (!o || !d) {
-                json_object_put(o);
-                json_object_put(d);
-                return NULL;
-        }
-        vl_add_string(d, "policy", vl_policy_to_string(decl->policy));
-        vl_add_u64(d, "cadence_usec", decl->cadence_usec);
-        vl_add_string(d, "clock", vl_clock_to_string(decl->clock));
-        vl_add_string(d, "lifetime", vl_lifetime_to_string(decl->lifetime));
-        vl_add_string(d, "delivery", vl_delivery_to_string(decl->delivery));
-        vl_add_u64(d, "accuracy_usec", decl->accuracy_usec);
-        if (decl->delivery == TIMERD_DELIVERY_SIGNAL)
-                vl_add_u64(d, "signal", (uint64_t)decl->signo);
-        vl_add_bool(d, "catch_up", decl->catch_up);
-        vl_add_u64(d, "randomized_delay_usec", decl->randomized_delay_usec);
-        vl_add_u64(d, "handover_usec", decl->handover_usec);
-        if (decl->calendar && calendar_json(decl->calendar, d, o) < 0) {
-                json_object_put(o);
-                json_object_put(d);
-                return NULL;
-        }
+        if (!o || !d)
+                goto fail;
+#define PUT_DECLARATION(kind, m, w, pub, journal, position) WIRE_PUT_##kind(d, decl, m, w)
+        TD_DECLARATION_FIELDS(PUT_DECLARATION)
+#undef PUT_DECLARATION
+        if (decl->calendar && calendar_json(decl->calendar, d, o) < 0)
+                goto fail;
 
         vl_add_u64(o, "owner", t->owner);
         vl_add_string(o, "name", t->name);
         vl_add_object(o, "declaration", d);
-        vl_add_u64(o, "generation", t->generation);
-        vl_add_string(o, "state", vl_state_to_string(t->state));
-        if (t->failure != TIMERD_FAILURE_NONE)
-                vl_add_string(o, "failure", vl_failure_to_string(t->failure));
-        add_optional(o, "next_usec", t->has_deadline, t->next_deadline_usec);
-        add_optional(o, "remaining_usec", t->has_deadline,
-                     t->next_deadline_usec > clock_now ? t->next_deadline_usec - clock_now : 0);
-        vl_add_u64(o, "run", t->run);
-        vl_add_bool(o, "run_active", t->run_active);
-        vl_add_bool(o, "pending", t->pending);
-        vl_add_u64(o, "runs", t->runs);
-        vl_add_u64(o, "consecutive_expected_failures", t->consecutive_expected_failures);
-        vl_add_u64(o, "overruns", t->overruns);
-        vl_add_u64(o, "live_cadence_usec", t->live_cadence_usec);
-        add_optional(o, "last_start_usec", t->has_last_start, t->last_start_usec);
-        if (t->has_last_start)
-                vl_add_bool(o, "last_catch_up", t->last_catch_up);
-        add_optional(o, "last_finish_usec", t->has_last_finish, t->last_finish_usec);
-        if (t->last_outcome != TIMERD_OUTCOME_NONE)
-                vl_add_string(o, "last_outcome", vl_outcome_to_string(t->last_outcome));
-        vl_add_u64(o, "last_duration_usec", t->last_duration_usec);
-        vl_add_u64(o, "total_duration_usec", t->total_duration_usec);
-        if (t->last_end.exit != TIMERD_EXIT_NONE && !add_run_end(o, &t->last_end)) {
-                json_object_put(o);
-                return NULL;
-        }
+        d = NULL;
+#define PUT_TIMER(kind, m, w, pub, journal, position) WIRE_PUT_##kind(o, t, m, w)
+        TD_TIMER_FIELDS(PUT_TIMER)
+#undef PUT_TIMER
         return o;
+fail:
+        json_object_put(o);
+        json_object_put(d);
+        return NULL;
 }
 
 static int do_get(struct service *s, struct peer *p, json_object *params, const struct td_now *now,

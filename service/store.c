@@ -167,53 +167,73 @@ static int calendar_of_journal(struct service *s, const struct journal_timer *j,
         return 0;
 }
 
+/*
+ * Copies of each field of base/timer-fields.h between snapshot (s) and journal (j): d and sm the
+ * destination and its member, o and om the origin. The journal keeps a live cadence that is the
+ * declared one as 0.
+ */
+#define COPY_ONE(d, dm, o, om) (d)->dm = (o)->om;
+#define COPY_PAIR(d, dm, o, om)                                                                    \
+        (d)->TD_FIRST(dm) = (o)->TD_FIRST(om);                                                     \
+        (d)->TD_SECOND(dm) = (o)->TD_SECOND(om);
+#define TO_JOURNAL_U64           COPY_ONE
+#define TO_JOURNAL_INTERNAL_U64  COPY_ONE
+#define TO_JOURNAL_BOOL          COPY_ONE
+#define TO_JOURNAL_BOOL_ON       COPY_ONE
+#define TO_JOURNAL_INTERNAL_BOOL COPY_ONE
+#define TO_JOURNAL_CATCH_UP_MARK COPY_ONE
+#define TO_JOURNAL_SIGNO         COPY_ONE
+#define TO_JOURNAL_POLICY        COPY_ONE
+#define TO_JOURNAL_CLOCK         COPY_ONE
+#define TO_JOURNAL_LIFETIME      COPY_ONE
+#define TO_JOURNAL_DELIVERY      COPY_ONE
+#define TO_JOURNAL_STATE         COPY_ONE
+#define TO_JOURNAL_FAILURE       COPY_ONE
+#define TO_JOURNAL_OUTCOME       COPY_ONE
+#define TO_JOURNAL_DEADLINE      COPY_PAIR
+#define TO_JOURNAL_OPT_USEC      COPY_PAIR
+#define TO_JOURNAL_LIVE_CADENCE(d, dm, o, om)                                                      \
+        (d)->dm = (o)->om == (o)->declaration.cadence_usec ? 0 : (o)->om;
+#define TO_JOURNAL_RESULT(d, dm, o, om)                                                            \
+        (d)->TD_FIRST(dm) = (o)->om.exit;                                                          \
+        (d)->TD_SECOND(dm) = (o)->om.code;
+#define FROM_JOURNAL_U64                        COPY_ONE
+#define FROM_JOURNAL_INTERNAL_U64               COPY_ONE
+#define FROM_JOURNAL_BOOL                       COPY_ONE
+#define FROM_JOURNAL_BOOL_ON                    COPY_ONE
+#define FROM_JOURNAL_INTERNAL_BOOL              COPY_ONE
+#define FROM_JOURNAL_CATCH_UP_MARK              COPY_ONE
+#define FROM_JOURNAL_SIGNO                      COPY_ONE
+#define FROM_JOURNAL_POLICY                     COPY_ONE
+#define FROM_JOURNAL_CLOCK                      COPY_ONE
+#define FROM_JOURNAL_LIFETIME                   COPY_ONE
+#define FROM_JOURNAL_DELIVERY                   COPY_ONE
+#define FROM_JOURNAL_STATE                      COPY_ONE
+#define FROM_JOURNAL_FAILURE                    COPY_ONE
+#define FROM_JOURNAL_OUTCOME                    COPY_ONE
+#define FROM_JOURNAL_DEADLINE                   COPY_PAIR
+#define FROM_JOURNAL_OPT_USEC                   COPY_PAIR
+#define FROM_JOURNAL_LIVE_CADENCE(d, dm, o, om) (d)->dm = (o)->om > 0 ? (o)->om : (o)->cadence_usec;
+#define FROM_JOURNAL_RESULT(d, dm, o, om)                                                          \
+        (d)->dm = (struct td_run_end){.exit = (o)->TD_FIRST(om), .code = (o)->TD_SECOND(om)};
+
 static void snapshot_of_journal(const struct journal_timer *j, const struct td_now *now,
                                 const char *boot_id, const struct td_calendar *calendar,
                                 struct td_snapshot *ret)
 {
         bool rebase = clock_counts_from_boot(j->clock) &&
                       (!boot_id[0] || !j->boot_id[0] || strcmp(boot_id, j->boot_id) != 0);
+        struct td_declaration *d = &ret->declaration;
 
-        *ret = (struct td_snapshot){
-            .owner = j->owner,
-            .declaration =
-                {
-                    .policy = j->policy,
-                    .cadence_usec = j->cadence_usec,
-                    .clock = j->clock,
-                    .lifetime = j->lifetime,
-                    .delivery = j->delivery,
-                    .accuracy_usec = j->accuracy_usec,
-                    .signo = j->signo,
-                    .catch_up = j->catch_up,
-                    .randomized_delay_usec = j->randomized_delay_usec,
-                    .handover_usec = j->handover_usec,
-                    .calendar = calendar,
-                },
-            .generation = j->generation,
-            .state = j->state,
-            .failure = j->failure,
-            .has_deadline = j->has_deadline,
-            .next_deadline_usec = j->deadline_usec,
-            .run = j->run,
-            .run_active = j->run_active,
-            .pending = j->pending,
-            .run_deadline_usec = j->run_deadline_usec,
-            .run_cancelled = j->run_cancelled,
-            .runs = j->runs,
-            .consecutive_expected_failures = j->consecutive_expected_failures,
-            .overruns = j->overruns,
-            .has_last_start = j->has_last_start,
-            .last_start_usec = j->last_start_usec,
-            .has_last_finish = j->has_last_finish,
-            .last_finish_usec = j->last_finish_usec,
-            .last_outcome = j->last_outcome,
-            .last_duration_usec = j->last_duration_usec,
-            .total_duration_usec = j->total_duration_usec,
-            .last_end = {.exit = j->last_exit, .code = j->last_exit_code},
-            .live_cadence_usec = j->live_cadence_usec > 0 ? j->live_cadence_usec : j->cadence_usec,
-            .last_catch_up = j->last_catch_up,
-        };
+        *ret = (struct td_snapshot){.owner = j->owner};
+#define FROM_JOURNAL_DECLARATION(kind, sm, wire, public, jm, position)                             \
+        FROM_JOURNAL_##kind(d, sm, j, jm)
+        TD_DECLARATION_FIELDS(FROM_JOURNAL_DECLARATION)
+#undef FROM_JOURNAL_DECLARATION
+        d->calendar = calendar;
+#define FROM_JOURNAL_TIMER(kind, sm, wire, public, jm, position) FROM_JOURNAL_##kind(ret, sm, j, jm)
+        TD_TIMER_FIELDS(FROM_JOURNAL_TIMER)
+#undef FROM_JOURNAL_TIMER
         /* A valid name (restore_all() checked it) fits: both hold TIMERD_NAME_MAX + 1. */
         strcpy(ret->name, j->name);
         if (!rebase)
@@ -236,43 +256,16 @@ static void journal_of_snapshot(const struct zones *zones, const struct td_snaps
 
         *ret = (struct journal_timer){
             .owner = t->owner,
-            .policy = d->policy,
-            .cadence_usec = d->cadence_usec,
-            .clock = d->clock,
-            .lifetime = d->lifetime,
-            .delivery = d->delivery,
-            .signo = d->signo,
-            .accuracy_usec = d->accuracy_usec,
-            .catch_up = d->catch_up,
-            .randomized_delay_usec = d->randomized_delay_usec,
-            .handover_usec = d->handover_usec,
-            .generation = t->generation,
-            .state = t->state,
-            .failure = t->failure,
-            .has_deadline = t->has_deadline,
-            .deadline_usec = t->next_deadline_usec,
-            .run = t->run,
-            .run_active = t->run_active,
-            .run_deadline_usec = t->run_deadline_usec,
-            .run_cancelled = t->run_cancelled,
-            .pending = t->pending,
-            .runs = t->runs,
-            .consecutive_expected_failures = t->consecutive_expected_failures,
-            .overruns = t->overruns,
-            .has_last_start = t->has_last_start,
-            .last_start_usec = t->last_start_usec,
-            .has_last_finish = t->has_last_finish,
-            .last_finish_usec = t->last_finish_usec,
-            .last_outcome = t->last_outcome,
-            .last_duration_usec = t->last_duration_usec,
-            .total_duration_usec = t->total_duration_usec,
-            .last_exit = t->last_end.exit,
-            .last_exit_code = t->last_end.code,
-            .live_cadence_usec = t->live_cadence_usec == d->cadence_usec ? 0 : t->live_cadence_usec,
-            .last_catch_up = t->last_catch_up,
             .written_realtime_usec = now->usec[TIMERD_CLOCK_REALTIME],
             .written_clock_usec = now->usec[d->clock],
         };
+#define TO_JOURNAL_DECLARATION(kind, sm, wire, public, jm, position)                               \
+        TO_JOURNAL_##kind(ret, jm, d, sm)
+        TD_DECLARATION_FIELDS(TO_JOURNAL_DECLARATION)
+#undef TO_JOURNAL_DECLARATION
+#define TO_JOURNAL_TIMER(kind, sm, wire, public, jm, position) TO_JOURNAL_##kind(ret, jm, t, sm)
+        TD_TIMER_FIELDS(TO_JOURNAL_TIMER)
+#undef TO_JOURNAL_TIMER
         snprintf(ret->name, sizeof(ret->name), "%s", t->name);
         snprintf(ret->boot_id, sizeof(ret->boot_id), "%s", boot_id);
         if (d->calendar) {

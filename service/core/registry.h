@@ -50,6 +50,7 @@
 #include <stdint.h>
 
 #include "base/arith.h"
+#include "base/timer-fields.h"
 #include "service/core/calendar-timer.h"
 #include "timerd/timerd-types.h"
 
@@ -58,24 +59,29 @@ struct td_now {
         uint64_t usec[TIMERD_CLOCK_MAX];
 };
 
+/* How a run's program ended, as its runner reported it (exit TIMERD_EXIT_NONE: not reported). */
+struct td_run_end {
+        enum timerd_exit exit;
+        uint32_t code; /* exit status or signal number, 0 to 255 */
+};
+
+/*
+ * What a timer is declared as: the fields of base/timer-fields.h's TD_DECLARATION_FIELDS.
+ *   cadence_usec          > 0 for all but once and calendar; 0 for those
+ *   accuracy_usec         coalescing window: may fire in [deadline, deadline + accuracy]
+ *   signo                 delivery signal: the signal sent (> 0); otherwise 0
+ *   catch_up              retained timers: a deadline missed while the service was down fires once
+ *                         at start (otherwise the missed firing is skipped), delayed by a random
+ *                         part of randomized_delay_usec so that a host full of catch-ups does not
+ *                         fire in one burst
+ *   handover_usec         notify timers only (else 0), at most TIMERD_HANDOVER_MAX_USEC: the run
+ *                         may start up to this long before the deadline, so that the firing
+ *                         reaches the waiter ahead of it and the client holds it until the
+ *                         deadline on its own clock (libtimerd does). The queue orders and arms by
+ *                         deadline - handover; the deadline itself is what the run reports.
+ */
 struct td_declaration {
-        enum timerd_policy policy;
-        uint64_t cadence_usec; /* > 0 for all but once; ignored (must be 0) for once */
-        enum timerd_clock clock;
-        enum timerd_lifetime lifetime;
-        enum timerd_delivery delivery;
-        uint64_t accuracy_usec; /* coalescing window: may fire in [deadline, deadline+accuracy] */
-        int signo;              /* delivery signal: the signal sent (> 0); otherwise 0 */
-        /* Retained timers: a deadline missed while the service was down fires once at start
-         * (otherwise the missed firing is skipped), delayed by a random part of
-         * randomized_delay_usec so that a host full of catch-ups does not fire in one burst. */
-        bool catch_up;
-        uint64_t randomized_delay_usec;
-        /* Notify timers only (else 0), at most TIMERD_HANDOVER_MAX_USEC: the run may start up to
-         * this long before the deadline, so that the firing reaches the waiter ahead of it and
-         * the client holds it until the deadline on its own clock (libtimerd does). The queue
-         * orders and arms by deadline - handover; the deadline itself is what the run reports. */
-        uint64_t handover_usec;
+        TD_DECLARATION_FIELDS(TD_SNAPSHOT_MEMBER)
         /* Calendar timers only (else NULL), on the realtime or realtime_alarm clock: the
          * schedule. The registry keeps a reference; a snapshot's is borrowed (valid until the
          * next mutating call). randomized_delay_usec then delays every elapse by a fresh random
@@ -155,42 +161,26 @@ struct td_transition {
         const struct td_effect *effects; /* owned by the registry; valid until its next call */
 };
 
-/* A coherent copy of one timer. */
-/* How a run's program ended, as its runner reported it (exit TIMERD_EXIT_NONE: not reported). */
-struct td_run_end {
-        enum timerd_exit exit;
-        uint32_t code; /* exit status or signal number, 0 to 255 */
-};
-
+/*
+ * A coherent copy of one timer: its identity, declaration and the fields of base/timer-fields.h's
+ * TD_TIMER_FIELDS. What they mean:
+ *   has_deadline, next_deadline_usec  the next wake-up, absolute on the clock
+ *   run                  sequence of the current (or last) run; 0 = never ran
+ *   pending              fired, not yet handed to a waiter
+ *   run_deadline_usec    when the current (or last) run was due
+ *   run_cancelled        cancelled during the active run: its end arms nothing
+ *   runs                 completed runs
+ *   live_cadence_usec    the cadence the schedule follows: one Reschedule set, else the declared
+ *                        one (0 in a snapshot given to registry_restore() also means the declared
+ *                        one)
+ *   last_catch_up        the last run was a catch-up (td_dispatch.catch_up)
+ *   last_end             how the last run's program ended
+ */
 struct td_snapshot {
         uint32_t owner;
         char name[TIMERD_NAME_MAX + 1];
         struct td_declaration declaration;
-        uint64_t generation;
-        enum timerd_state state;
-        enum timerd_failure failure;
-        bool has_deadline;
-        uint64_t next_deadline_usec;
-        uint64_t run; /* sequence of the current (or last) run; 0 = never ran */
-        bool run_active;
-        bool pending;               /* fired, not yet handed to a waiter */
-        uint64_t run_deadline_usec; /* when the current (or last) run was due */
-        bool run_cancelled;         /* cancelled during the active run: its end arms nothing */
-        uint64_t runs;              /* completed runs */
-        uint64_t consecutive_expected_failures;
-        uint64_t overruns;
-        bool has_last_start;
-        uint64_t last_start_usec;
-        bool has_last_finish;
-        uint64_t last_finish_usec;
-        bool last_catch_up; /* the last run was a catch-up (td_dispatch.catch_up) */
-        enum timerd_outcome last_outcome;
-        uint64_t last_duration_usec;
-        uint64_t total_duration_usec;
-        struct td_run_end last_end;
-        /* The cadence the schedule follows: one Reschedule set, else the declared one (0 in a
-         * snapshot given to registry_restore() also means the declared one). */
-        uint64_t live_cadence_usec;
+        TD_TIMER_FIELDS(TD_SNAPSHOT_MEMBER)
         uint64_t session; /* the registering session (0: none, restored); transient timers die
                            * with it */
 };

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,131 +313,266 @@ static bool timer_valid(const struct journal_timer *t)
                (t->last_exit != TIMERD_EXIT_NONE || t->last_exit_code == 0);
 }
 
-static void encode_timer(uint8_t **p, const struct journal_timer *t)
+/*
+ * The body of a PUT record: the fields of base/timer-fields.h and the journal's own, each at its
+ * position, in position order. From TD_JOURNAL_TRAILING_FROM on, the record carries the fields up
+ * to the last one that is set (a calendar schedule: only for a calendar timer, which always has
+ * it), so that one encoding stands for each state and a store written before a field existed
+ * reads unchanged.
+ */
+enum codec {
+        CODEC_U64 = 1,
+        CODEC_BOOL,
+        CODEC_SIGNO,    /* an int, 0..255, as a u8 */
+        CODEC_ENUM,     /* an enum as a u8, below `max` */
+        CODEC_OPT_USEC, /* bool at offset, u64 at offset2 */
+        CODEC_RESULT,   /* enum timerd_exit at offset, uint32_t code (0..255) at offset2 */
+        CODEC_BOOT_ID,
+        CODEC_CALENDAR, /* calendar, timezone, fixed_random_delay */
+};
+
+struct field_layout {
+        enum codec codec;
+        int max;
+        size_t offset;
+        size_t offset2;
+};
+
+#define CODEC_OF_U64           CODEC_U64, 0
+#define CODEC_OF_INTERNAL_U64  CODEC_U64, 0
+#define CODEC_OF_LIVE_CADENCE  CODEC_U64, 0
+#define CODEC_OF_BOOL          CODEC_BOOL, 0
+#define CODEC_OF_BOOL_ON       CODEC_BOOL, 0
+#define CODEC_OF_INTERNAL_BOOL CODEC_BOOL, 0
+#define CODEC_OF_CATCH_UP_MARK CODEC_BOOL, 0
+#define CODEC_OF_SIGNO         CODEC_SIGNO, 0
+#define CODEC_OF_POLICY        CODEC_ENUM, TIMERD_POLICY_MAX
+#define CODEC_OF_CLOCK         CODEC_ENUM, TIMERD_CLOCK_MAX
+#define CODEC_OF_LIFETIME      CODEC_ENUM, TIMERD_LIFETIME_MAX
+#define CODEC_OF_DELIVERY      CODEC_ENUM, TIMERD_DELIVERY_MAX
+#define CODEC_OF_STATE         CODEC_ENUM, TIMERD_STATE_MAX
+#define CODEC_OF_FAILURE       CODEC_ENUM, TIMERD_FAILURE_MAX
+#define CODEC_OF_OUTCOME       CODEC_ENUM, TIMERD_OUTCOME_MAX
+#define CODEC_OF_DEADLINE      CODEC_OPT_USEC, 0
+#define CODEC_OF_OPT_USEC      CODEC_OPT_USEC, 0
+#define CODEC_OF_RESULT        CODEC_RESULT, TIMERD_EXIT_MAX
+
+/* Where a kind's members are: one, or a pair. */
+#define OFFSETS_ONE(m) offsetof(struct journal_timer, m), 0
+#define OFFSETS_PAIR(pr)                                                                           \
+        offsetof(struct journal_timer, TD_FIRST(pr)), offsetof(struct journal_timer, TD_SECOND(pr))
+#define OFFSETS_OF_U64           OFFSETS_ONE
+#define OFFSETS_OF_INTERNAL_U64  OFFSETS_ONE
+#define OFFSETS_OF_LIVE_CADENCE  OFFSETS_ONE
+#define OFFSETS_OF_BOOL          OFFSETS_ONE
+#define OFFSETS_OF_BOOL_ON       OFFSETS_ONE
+#define OFFSETS_OF_INTERNAL_BOOL OFFSETS_ONE
+#define OFFSETS_OF_CATCH_UP_MARK OFFSETS_ONE
+#define OFFSETS_OF_SIGNO         OFFSETS_ONE
+#define OFFSETS_OF_POLICY        OFFSETS_ONE
+#define OFFSETS_OF_CLOCK         OFFSETS_ONE
+#define OFFSETS_OF_LIFETIME      OFFSETS_ONE
+#define OFFSETS_OF_DELIVERY      OFFSETS_ONE
+#define OFFSETS_OF_STATE         OFFSETS_ONE
+#define OFFSETS_OF_FAILURE       OFFSETS_ONE
+#define OFFSETS_OF_OUTCOME       OFFSETS_ONE
+#define OFFSETS_OF_DEADLINE      OFFSETS_PAIR
+#define OFFSETS_OF_OPT_USEC      OFFSETS_PAIR
+#define OFFSETS_OF_RESULT        OFFSETS_PAIR
+
+#define LAYOUT(kind, snapshot, wire, public, journal, position)                                    \
+        [(position)-1] = {CODEC_OF_##kind, OFFSETS_OF_##kind(journal)},
+#define COUNT(kind, snapshot, wire, public, journal, position) +1
+
+/* The journal's own fields among them. */
+#define JOURNAL_POSITION_WRITTEN_REALTIME 27
+#define JOURNAL_POSITION_WRITTEN_CLOCK    28
+#define JOURNAL_POSITION_BOOT_ID          29
+#define JOURNAL_POSITION_CALENDAR         31
+#define JOURNAL_OWN_FIELDS                4
+
+/* Position p at [p - 1]. Two fields at one position fail the build (-Woverride-init); the
+ * count rules out gaps. */
+/* clang-format off */
+static const struct field_layout record_layout[] = {
+    TD_DECLARATION_FIELDS(LAYOUT)
+    TD_TIMER_FIELDS(LAYOUT)
+    [JOURNAL_POSITION_WRITTEN_REALTIME - 1] = {CODEC_U64, 0, OFFSETS_ONE(written_realtime_usec)},
+    [JOURNAL_POSITION_WRITTEN_CLOCK - 1] = {CODEC_U64, 0, OFFSETS_ONE(written_clock_usec)},
+    [JOURNAL_POSITION_BOOT_ID - 1] = {CODEC_BOOT_ID, 0, OFFSETS_ONE(boot_id)},
+    [JOURNAL_POSITION_CALENDAR - 1] = {CODEC_CALENDAR, 0, OFFSETS_ONE(calendar)},
+};
+/* clang-format on */
+#define RECORD_FIELDS (sizeof(record_layout) / sizeof(record_layout[0]))
+static_assert(RECORD_FIELDS ==
+                  0 TD_DECLARATION_FIELDS(COUNT) TD_TIMER_FIELDS(COUNT) + JOURNAL_OWN_FIELDS,
+              "journal record: every position from 1 holds one field");
+/* Enum fields are read and written as int. */
+static_assert(sizeof(enum timerd_policy) == sizeof(int) &&
+                  sizeof(enum timerd_exit) == sizeof(int) &&
+                  sizeof(enum timerd_state) == sizeof(int),
+              "journal record: enums");
+
+static const struct field_layout *field_at(size_t position)
 {
-        put_u8(p, (uint8_t)t->policy);
-        put_u64(p, t->cadence_usec);
-        put_u8(p, (uint8_t)t->clock);
-        put_u8(p, (uint8_t)t->lifetime);
-        put_u8(p, (uint8_t)t->delivery);
-        put_u8(p, (uint8_t)t->signo);
-        put_u64(p, t->accuracy_usec);
-        put_u8(p, t->catch_up);
-        put_u64(p, t->randomized_delay_usec);
+        return &record_layout[position - 1];
+}
 
-        put_u64(p, t->generation);
-        put_u8(p, (uint8_t)t->state);
-        put_u8(p, (uint8_t)t->failure);
-        put_u8(p, t->has_deadline);
-        put_u64(p, t->deadline_usec);
-        put_u64(p, t->run);
-        put_u8(p, t->run_active);
-        put_u64(p, t->run_deadline_usec);
-        put_u8(p, t->run_cancelled);
-        put_u8(p, t->pending);
-        put_u64(p, t->runs);
-        put_u64(p, t->consecutive_expected_failures);
-        put_u64(p, t->overruns);
-        put_u8(p, t->has_last_start);
-        put_u64(p, t->last_start_usec);
-        put_u8(p, t->has_last_finish);
-        put_u64(p, t->last_finish_usec);
-        put_u8(p, (uint8_t)t->last_outcome);
-        put_u64(p, t->last_duration_usec);
-        put_u64(p, t->total_duration_usec);
+static bool field_set(const struct field_layout *f, const struct journal_timer *t)
+{
+        const char *base = (const char *)t;
 
-        put_u64(p, t->written_realtime_usec);
-        put_u64(p, t->written_clock_usec);
-        put_string(p, t->boot_id);
-        /* Appended to format 2 later, only when set: a store without handovers reads as before,
-         * and a record that ends at the boot id has none. Then, in this order: the handover,
-         * written when it or anything after it is set, and always for a calendar timer (a policy
-         * older stores never hold), which has its schedule next; the live cadence (Reschedule's)
-         * when it or anything after it is set; how the last run's program ended (format 3), when
-         * set or before a catch-up mark; the catch-up mark, only when the last run was one. */
-        bool calendar = t->policy == TIMERD_POLICY_CALENDAR;
-        bool has_result = t->last_exit != TIMERD_EXIT_NONE || t->last_catch_up;
-        bool has_live_cadence = t->live_cadence_usec > 0 || has_result;
+        switch (f->codec) {
+        case CODEC_U64:
+                return *(const uint64_t *)(base + f->offset) != 0;
+        case CODEC_BOOL:
+        case CODEC_OPT_USEC:
+                return *(const bool *)(base + f->offset);
+        case CODEC_SIGNO:
+        case CODEC_ENUM:
+        case CODEC_RESULT:
+                return *(const int *)(base + f->offset) != 0;
+        case CODEC_BOOT_ID:
+                return *(base + f->offset) != 0;
+        case CODEC_CALENDAR:
+                return t->policy == TIMERD_POLICY_CALENDAR;
+        }
+        return false;
+}
 
-        if (t->handover_usec > 0 || calendar || has_live_cadence)
-                put_u64(p, t->handover_usec);
-        if (calendar) {
+static void field_encode(uint8_t **p, const struct field_layout *f, const struct journal_timer *t)
+{
+        const char *base = (const char *)t;
+
+        switch (f->codec) {
+        case CODEC_U64:
+                put_u64(p, *(const uint64_t *)(base + f->offset));
+                break;
+        case CODEC_BOOL:
+                put_u8(p, *(const bool *)(base + f->offset));
+                break;
+        case CODEC_SIGNO:
+        case CODEC_ENUM:
+                put_u8(p, (uint8_t) * (const int *)(base + f->offset));
+                break;
+        case CODEC_OPT_USEC:
+                put_u8(p, *(const bool *)(base + f->offset));
+                put_u64(p, *(const uint64_t *)(base + f->offset2));
+                break;
+        case CODEC_RESULT:
+                put_u8(p, (uint8_t) * (const int *)(base + f->offset));
+                put_u8(p, (uint8_t) * (const uint32_t *)(base + f->offset2));
+                break;
+        case CODEC_BOOT_ID:
+                put_string(p, t->boot_id);
+                break;
+        case CODEC_CALENDAR:
                 put_string(p, t->calendar);
                 put_string(p, t->timezone);
                 put_u8(p, t->fixed_random_delay);
+                break;
         }
-        if (has_live_cadence)
-                put_u64(p, t->live_cadence_usec);
-        if (has_result) {
-                put_u8(p, (uint8_t)t->last_exit);
-                put_u8(p, (uint8_t)t->last_exit_code);
+}
+
+/*
+ * A decoded value into its member. Not inlined: GCC's -O2 object-size tracking (with the
+ * sanitizers) takes an offset from record_layout for one into the first member (owner) and warns
+ * of an overflow that cannot happen: every offset comes from offsetof() of a member of the kind's
+ * type, and the journal tests' round trips run under ASan.
+ */
+__attribute__((noinline)) static void store_u64(char *p, uint64_t v)
+{
+        memcpy(p, &v, sizeof(v));
+}
+
+__attribute__((noinline)) static void store_u32(char *p, uint32_t v)
+{
+        memcpy(p, &v, sizeof(v));
+}
+
+static void store_int(char *p, int v)
+{
+        memcpy(p, &v, sizeof(v));
+}
+
+static void store_bool(char *p, bool v)
+{
+        memcpy(p, &v, sizeof(v));
+}
+
+static void field_decode(struct reader *r, const struct field_layout *f, struct journal_timer *t)
+{
+        char *base = (char *)t;
+
+        switch (f->codec) {
+        case CODEC_U64:
+                store_u64(base + f->offset, get_u64(r));
+                break;
+        case CODEC_BOOL:
+                store_bool(base + f->offset, get_bool(r));
+                break;
+        case CODEC_SIGNO:
+                store_int(base + f->offset, get_u8(r));
+                break;
+        case CODEC_ENUM:
+                store_int(base + f->offset, get_enum(r, f->max));
+                break;
+        case CODEC_OPT_USEC:
+                store_bool(base + f->offset, get_bool(r));
+                store_u64(base + f->offset2, get_u64(r));
+                break;
+        case CODEC_RESULT:
+                store_int(base + f->offset, get_enum(r, f->max));
+                store_u32(base + f->offset2, get_u8(r));
+                break;
+        case CODEC_BOOT_ID:
+                get_string(r, t->boot_id, 0, JOURNAL_BOOT_ID_MAX);
+                break;
+        case CODEC_CALENDAR:
+                get_string(r, t->calendar, 1, TD_CALENDAR_SOURCE_MAX);
+                get_string(r, t->timezone, 0, CALENDAR_ZONE_MAX - 1); /* "": the local zone */
+                t->fixed_random_delay = get_bool(r);
+                break;
         }
-        if (t->last_catch_up)
-                put_u8(p, 1);
+}
+
+/* Whether a record carries an optional field at all: a calendar schedule by the policy. */
+static bool trailing_written(size_t position, size_t last_set, const struct journal_timer *t)
+{
+        if (field_at(position)->codec == CODEC_CALENDAR)
+                return t->policy == TIMERD_POLICY_CALENDAR;
+        return position <= last_set;
+}
+
+static void encode_timer(uint8_t **p, const struct journal_timer *t)
+{
+        size_t last_set = 0;
+
+        for (size_t i = TD_JOURNAL_TRAILING_FROM; i <= RECORD_FIELDS; i++)
+                if (field_set(field_at(i), t))
+                        last_set = i;
+        for (size_t i = 1; i <= RECORD_FIELDS; i++)
+                if (i < TD_JOURNAL_TRAILING_FROM || trailing_written(i, last_set, t))
+                        field_encode(p, field_at(i), t);
 }
 
 static void decode_timer(struct reader *r, struct journal_timer *t)
 {
-        bool has_handover, has_live_cadence, has_result;
+        size_t last = 0;
 
-        t->policy = (enum timerd_policy)get_enum(r, TIMERD_POLICY_MAX);
-        t->cadence_usec = get_u64(r);
-        t->clock = (enum timerd_clock)get_enum(r, TIMERD_CLOCK_MAX);
-        t->lifetime = (enum timerd_lifetime)get_enum(r, TIMERD_LIFETIME_MAX);
-        t->delivery = (enum timerd_delivery)get_enum(r, TIMERD_DELIVERY_MAX);
-        t->signo = get_u8(r);
-        t->accuracy_usec = get_u64(r);
-        t->catch_up = get_bool(r);
-        t->randomized_delay_usec = get_u64(r);
-
-        t->generation = get_u64(r);
-        t->state = (enum timerd_state)get_enum(r, TIMERD_STATE_MAX);
-        t->failure = (enum timerd_failure)get_enum(r, TIMERD_FAILURE_MAX);
-        t->has_deadline = get_bool(r);
-        t->deadline_usec = get_u64(r);
-        t->run = get_u64(r);
-        t->run_active = get_bool(r);
-        t->run_deadline_usec = get_u64(r);
-        t->run_cancelled = get_bool(r);
-        t->pending = get_bool(r);
-        t->runs = get_u64(r);
-        t->consecutive_expected_failures = get_u64(r);
-        t->overruns = get_u64(r);
-        t->has_last_start = get_bool(r);
-        t->last_start_usec = get_u64(r);
-        t->has_last_finish = get_bool(r);
-        t->last_finish_usec = get_u64(r);
-        t->last_outcome = (enum timerd_outcome)get_enum(r, TIMERD_OUTCOME_MAX);
-        t->last_duration_usec = get_u64(r);
-        t->total_duration_usec = get_u64(r);
-
-        t->written_realtime_usec = get_u64(r);
-        t->written_clock_usec = get_u64(r);
-        get_string(r, t->boot_id, 0, JOURNAL_BOOT_ID_MAX);
-        has_handover = t->policy == TIMERD_POLICY_CALENDAR || r->left > 0;
-        if (has_handover)
-                t->handover_usec = get_u64(r);
-        if (t->policy == TIMERD_POLICY_CALENDAR) {
-                get_string(r, t->calendar, 1, TD_CALENDAR_SOURCE_MAX);
-                get_string(r, t->timezone, 0, CALENDAR_ZONE_MAX - 1); /* "": the local zone */
-                t->fixed_random_delay = get_bool(r);
+        for (size_t i = 1; i <= RECORD_FIELDS; i++) {
+                if (i >= TD_JOURNAL_TRAILING_FROM) {
+                        bool present = field_at(i)->codec == CODEC_CALENDAR
+                                           ? t->policy == TIMERD_POLICY_CALENDAR
+                                           : r->left > 0;
+                        if (!present)
+                                continue;
+                        last = i;
+                }
+                field_decode(r, field_at(i), t);
         }
-        has_live_cadence = r->left > 0;
-        if (has_live_cadence)
-                t->live_cadence_usec = get_u64(r);
-        has_result = r->left > 0;
-        if (has_result) {
-                t->last_exit = (enum timerd_exit)get_enum(r, TIMERD_EXIT_MAX);
-                t->last_exit_code = get_u8(r);
-        }
-        /* One encoding per state: a zero field is written only when a later one follows, a
-         * result of NONE only before a catch-up mark, and the mark only when true. */
-        if (r->left > 0 && !(t->last_catch_up = get_bool(r)))
-                r->bad = true;
-        if ((has_handover && !has_live_cadence && t->handover_usec == 0 &&
-             t->policy != TIMERD_POLICY_CALENDAR) ||
-            (has_live_cadence && !has_result && t->live_cadence_usec == 0) ||
-            (has_result && t->last_exit == TIMERD_EXIT_NONE && !t->last_catch_up))
+        /* One encoding per state: the last optional field is one that is set. */
+        if (last > 0 && !field_set(field_at(last), t))
                 r->bad = true;
 }
 

@@ -65,6 +65,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/timer-fields.h"
 #include "calendar/calendar.h"
 #include "service/core/calendar-timer.h"
 #include "timerd/timerd-types.h"
@@ -72,53 +73,22 @@
 /* The text of /proc/sys/kernel/random/boot_id. */
 #define JOURNAL_BOOT_ID_MAX 36
 
-/* The durable state of one retained timer. */
+/*
+ * The durable state of one retained timer: the fields of base/timer-fields.h (declaration and
+ * runtime state, times absolute on `clock`), under the journal's names; a live cadence of 0 is
+ * the declared one. signo is 0..255; a calendar timer's schedule is kept as text.
+ */
 struct journal_timer {
         uint32_t owner;
         char name[TIMERD_NAME_MAX + 1]; /* 1..TIMERD_NAME_MAX bytes, NUL-terminated */
+        TD_DECLARATION_FIELDS(TD_JOURNAL_MEMBER)
+        TD_TIMER_FIELDS(TD_JOURNAL_MEMBER)
 
-        /* The declaration. */
-        enum timerd_policy policy;
-        uint64_t cadence_usec;
-        enum timerd_clock clock;
-        enum timerd_lifetime lifetime;
-        enum timerd_delivery delivery;
-        int signo; /* delivery signal: the signal sent (0..255); 0 otherwise */
-        uint64_t accuracy_usec;
-        bool catch_up; /* fire once on start when the deadline passed while the service was down */
-        uint64_t randomized_delay_usec;
-        uint64_t handover_usec; /* notify timers: the run may start this long before the deadline */
-        uint64_t live_cadence_usec; /* Reschedule's cadence, which the schedule follows; 0: none */
         /* Calendar timers: the expressions (service/core/calendar-timer.h), their zone and whether
          * the randomized delay is fixed; "" otherwise. */
         char calendar[TD_CALENDAR_SOURCE_MAX + 1];
         char timezone[CALENDAR_ZONE_MAX];
         bool fixed_random_delay;
-
-        /* The runtime state. Times are absolute on `clock`. */
-        uint64_t generation;
-        enum timerd_state state;
-        enum timerd_failure failure;
-        bool has_deadline;
-        uint64_t deadline_usec;
-        uint64_t run;    /* sequence of the current or last run: a restart must not reuse tokens */
-        bool run_active; /* that run started and has not ended */
-        uint64_t run_deadline_usec; /* when it was due */
-        bool run_cancelled;         /* cancelled during it: its end arms nothing */
-        bool pending;               /* fired, not yet handed to a waiter */
-        uint64_t runs;
-        uint64_t consecutive_expected_failures;
-        uint64_t overruns;
-        bool has_last_start;
-        uint64_t last_start_usec;
-        bool has_last_finish;
-        uint64_t last_finish_usec;
-        enum timerd_outcome last_outcome;
-        uint64_t last_duration_usec;
-        uint64_t total_duration_usec;
-        enum timerd_exit last_exit; /* how the last run's program ended, as its runner said */
-        uint32_t last_exit_code;
-        bool last_catch_up; /* the last run was a catch-up of a deadline missed while down */
 
         /* When this state was written, to re-base a monotonic or boottime deadline after a reboot
          * (a different boot id): realtime and `clock` read at the same moment. */
