@@ -247,6 +247,27 @@ static json_object *control_parameters(const struct timerd_claim *claim,
         return parameters;
 }
 
+/* A control call without a start, whose reply carries nothing. */
+static int control_call(struct timerd *t, const char *method, const struct timerd_claim *claim,
+                        const struct timerd_token *token)
+{
+        int r;
+        json_object *parameters = control_parameters(claim, token, NULL, &r);
+
+        return call_without_result(t, method, parameters, r);
+}
+
+/* The asynchronous form of control_call(): the reply goes to handler. */
+static int control_call_async(struct timerd *t, const char *method,
+                              const struct timerd_claim *claim, const struct timerd_token *token,
+                              const struct connection_handler *handler)
+{
+        int r;
+        json_object *parameters = control_parameters(claim, token, NULL, &r);
+
+        return call_async(t, method, parameters, r, handler);
+}
+
 int timerd_schedule(struct timerd *t, const struct timerd_claim *claim,
                     const struct timerd_token *token, const struct timerd_start *start)
 {
@@ -290,13 +311,9 @@ int timerd_reschedule(struct timerd *t, const struct timerd_claim *claim,
 int timerd_cancel(struct timerd *t, const struct timerd_claim *claim,
                   const struct timerd_token *token)
 {
-        json_object *parameters;
-        int r;
-
         if (!t)
                 return -EINVAL;
-        parameters = control_parameters(claim, token, NULL, &r);
-        return call_without_result(t, TIMER_METHOD("Cancel"), parameters, r);
+        return control_call(t, TIMER_METHOD("Cancel"), claim, token);
 }
 
 int timerd_cancel_async(struct timerd *t, const struct timerd_claim *claim,
@@ -305,13 +322,10 @@ int timerd_cancel_async(struct timerd *t, const struct timerd_claim *claim,
 {
         const struct connection_handler handler =
             CONNECTION_HANDLER(deliver_done, callback, userdata);
-        json_object *parameters;
-        int r;
 
         if (!t || !callback)
                 return -EINVAL;
-        parameters = control_parameters(claim, token, NULL, &r);
-        return call_async(t, TIMER_METHOD("Cancel"), parameters, r, &handler);
+        return control_call_async(t, TIMER_METHOD("Cancel"), claim, token, &handler);
 }
 
 static int decode_kick_reply(const struct vl_reply *reply, uint64_t *ret_next_usec)
@@ -357,24 +371,17 @@ int timerd_kick_async(struct timerd *t, const struct timerd_claim *claim,
 {
         const struct connection_handler handler =
             CONNECTION_HANDLER(deliver_kick, callback, userdata);
-        json_object *parameters;
-        int r;
 
         if (!t || !callback)
                 return -EINVAL;
-        parameters = control_parameters(claim, token, NULL, &r);
-        return call_async(t, TIMER_METHOD("Kick"), parameters, r, &handler);
+        return control_call_async(t, TIMER_METHOD("Kick"), claim, token, &handler);
 }
 
 int timerd_unregister(struct timerd *t, const struct timerd_claim *claim)
 {
-        json_object *parameters;
-        int r;
-
         if (!t || !claim)
                 return -EINVAL;
-        parameters = control_parameters(claim, NULL, NULL, &r);
-        return call_without_result(t, TIMER_METHOD("Unregister"), parameters, r);
+        return control_call(t, TIMER_METHOD("Unregister"), claim, NULL);
 }
 
 int timerd_unregister_async(struct timerd *t, const struct timerd_claim *claim,
@@ -382,13 +389,10 @@ int timerd_unregister_async(struct timerd *t, const struct timerd_claim *claim,
 {
         const struct connection_handler handler =
             CONNECTION_HANDLER(deliver_done, callback, userdata);
-        json_object *parameters;
-        int r;
 
         if (!t || !claim || !callback)
                 return -EINVAL;
-        parameters = control_parameters(claim, NULL, NULL, &r);
-        return call_async(t, TIMER_METHOD("Unregister"), parameters, r, &handler);
+        return control_call_async(t, TIMER_METHOD("Unregister"), claim, NULL, &handler);
 }
 
 int timerd_get(struct timerd *t, const char *name, uint32_t owner, struct timerd_timer *ret)

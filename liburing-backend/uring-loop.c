@@ -1,118 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * user_data of every SQE this backend submits:
- *
- *   63      56 55     48 47                                   0
- *   [  kind  ][ clock  ][ request sequence (48 bits)           ]   TIMEOUT, TIMEOUT_UPDATE
- *   [  kind  ][ watch slot (24 bits)  ][ slot sequence (32)    ]   POLL, POLL_UPDATE, POLL_REMOVE
- *   [  kind  ][ 0                                               ]   TIMEOUT_REMOVE
- *
- * A clock has at most one live timeout request; its sequence is fresh for each new request (an
- * update keeps the request and so its user_data). A watch owns a slot while it lives; releasing
- * the slot bumps its sequence. So a completion is current only if its sequence matches the
- * clock's live request or the slot's current sequence: one comparison, and everything else
- * (a replaced or disarmed timeout, a removed poll) is counted as stale and dropped.
- *
- * Completions are first copied out of the CQ into a backlog, then dispatched. Reaping thus never
- * calls back into the user, so a full SQ or -EBUSY met while the user arms a timer or watches
- * an fd can reap and retry on the spot.
+ * The io_uring backend's ring and clocks: submitting and reaping, the timeout of each clock, the
+ * dispatch of a batch of completions, and opening the ring. Fd watches are in uring-watch.c; the
+ * layout of user_data in uring-internal.h.
  */
 
-#include <assert.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <liburing.h>
-
 #include "base/clockid.h"
-#include "liburing-backend/uring-loop.h"
+#include "liburing-backend/uring-internal.h"
 #include "liburing-backend/uring-probe.h"
-#include "timerfd/clock-timerfd.h"
 
 #define URING_ENTRIES  256u
 #define SUBMIT_RETRIES 8
 #define REAP_BATCH     64u
-
-#define KIND_SHIFT    56
-#define KIND_MASK     (UINT64_C(0xff) << KIND_SHIFT)
-#define CLOCK_SHIFT   48
-#define SEQUENCE_MASK ((UINT64_C(1) << CLOCK_SHIFT) - 1)
-#define SLOT_SHIFT    32
-#define SLOT_MAX      (UINT32_C(1) << 24)
-
-enum uring_kind {
-        URING_KIND_NONE, /* never submitted: a zeroed user_data is not ours */
-        URING_KIND_POLL,
-        URING_KIND_POLL_UPDATE,
-        URING_KIND_POLL_REMOVE,
-        URING_KIND_TIMEOUT,
-        URING_KIND_TIMEOUT_UPDATE,
-        URING_KIND_TIMEOUT_REMOVE,
-};
-
-struct uring_completion {
-        uint64_t user_data;
-        int32_t res;
-        uint32_t flags;
-};
-
-/* The io_uring timeout of one clock. */
-struct uring_clock {
-        /* Read by the kernel when the SQE is submitted, so it must outlive the queued SQE. */
-        struct __kernel_timespec ts;
-        uint64_t live;     /* sequence of the request in the kernel or the SQ; 0: none */
-        uint64_t last_seq; /* last sequence handed out */
-        bool active;       /* the current arm has neither expired nor been disarmed */
-        uint64_t generation;
-        uint64_t deadline_usec;
-};
-
-struct uring_watch {
-        struct loop_watch base;
-        uint32_t slot;
-        bool poll_live;      /* a poll request for the slot is in the kernel or the SQ */
-        uint64_t last_batch; /* the batch it was last dispatched in */
-};
-
-struct uring_slot {
-        struct uring_watch *watch; /* NULL: free or retired */
-        uint32_t seq;
-};
-
-struct uring_loop {
-        struct loop base;
-        struct io_uring ring;
-        bool ring_ready;
-        bool skip_success; /* IOSQE_CQE_SKIP_SUCCESS works */
-
-        struct uring_clock clocks[TIMERD_CLOCK_MAX];
-        struct clock_timer alarm_timers[TIMERD_CLOCK_MAX]; /* alarm clocks only */
-        struct clock_set_watch clock_set;
-
-        struct uring_slot *slots;
-        uint32_t *free_slots; /* a stack; same capacity as slots */
-        uint32_t n_slots, n_free, slots_allocated;
-
-        struct uring_completion *backlog;
-        size_t n_backlog, backlog_allocated;
-        uint64_t batch;
-};
-
-static_assert(offsetof(struct uring_loop, base) == 0, "loop_free() frees the base address");
-static_assert(offsetof(struct uring_watch, base) == 0, "loop.c allocates and frees watches");
-
-static struct uring_loop *to_uring_loop(struct loop *l)
-{
-        return (struct uring_loop *)l;
-}
-
-static struct uring_watch *to_uring_watch(struct loop_watch *w)
-{
-        return (struct uring_watch *)w;
-}
 
 static unsigned clock_timeout_flags(enum timerd_clock clock)
 {
@@ -126,26 +29,9 @@ static unsigned clock_timeout_flags(enum timerd_clock clock)
         }
 }
 
-static enum uring_kind user_data_kind(uint64_t user_data)
-{
-        return (enum uring_kind)(user_data >> KIND_SHIFT);
-}
-
-static uint64_t tag_user_data(enum uring_kind kind)
-{
-        return (uint64_t)kind << KIND_SHIFT;
-}
-
 static uint64_t timeout_user_data(enum uring_kind kind, enum timerd_clock clock, uint64_t seq)
 {
         return (uint64_t)kind << KIND_SHIFT | (uint64_t)clock << CLOCK_SHIFT | seq;
-}
-
-static uint64_t watch_user_data(struct uring_loop *u, enum uring_kind kind,
-                                const struct uring_watch *w)
-{
-        return (uint64_t)kind << KIND_SHIFT | (uint64_t)w->slot << SLOT_SHIFT |
-               u->slots[w->slot].seq;
 }
 
 static int backlog_push(struct uring_loop *u, const struct io_uring_cqe *cqe)
@@ -212,7 +98,7 @@ static int uring_submit(struct uring_loop *u)
         }
 }
 
-static int uring_get_sqe(struct uring_loop *u, uint64_t user_data, struct io_uring_sqe **ret)
+int uring_get_sqe(struct uring_loop *u, uint64_t user_data, struct io_uring_sqe **ret)
 {
         struct io_uring_sqe *sqe;
 
@@ -234,183 +120,10 @@ static int uring_get_sqe(struct uring_loop *u, uint64_t user_data, struct io_uri
 }
 
 /* For requests whose success needs no answer: only a failure posts a completion. After the prep. */
-static void sqe_quiet(struct uring_loop *u, struct io_uring_sqe *sqe)
+void uring_sqe_quiet(struct uring_loop *u, struct io_uring_sqe *sqe)
 {
         if (u->skip_success)
                 io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
-}
-
-static unsigned poll_mask_from_loop(uint32_t events)
-{
-        return (events & LOOP_IN ? (unsigned)POLLIN : 0u) |
-               (events & LOOP_OUT ? (unsigned)POLLOUT : 0u);
-}
-
-static uint32_t loop_events_from_poll(int32_t mask)
-{
-        return (mask & (POLLIN | POLLPRI) ? LOOP_IN : 0u) | (mask & POLLOUT ? LOOP_OUT : 0u) |
-               (mask & (POLLERR | POLLHUP | POLLNVAL) ? LOOP_ERR : 0u);
-}
-
-static int slots_grow(struct uring_loop *u)
-{
-        uint32_t n = u->slots_allocated ? u->slots_allocated * 2 : 64;
-        struct uring_slot *slots;
-        uint32_t *free_slots;
-
-        if (n > SLOT_MAX)
-                n = SLOT_MAX;
-        slots = reallocarray(u->slots, n, sizeof(*slots));
-        if (!slots)
-                return -ENOMEM;
-        u->slots = slots;
-        free_slots = reallocarray(u->free_slots, n, sizeof(*free_slots));
-        if (!free_slots)
-                return -ENOMEM;
-        u->free_slots = free_slots;
-        u->slots_allocated = n;
-        return 0;
-}
-
-static int slot_acquire(struct uring_loop *u, struct uring_watch *w)
-{
-        uint32_t slot;
-
-        if (u->n_free > 0)
-                slot = u->free_slots[--u->n_free];
-        else {
-                if (u->n_slots == SLOT_MAX)
-                        return -ENOSPC;
-                if (u->n_slots == u->slots_allocated) {
-                        int r = slots_grow(u);
-
-                        if (r < 0)
-                                return r;
-                }
-                slot = u->n_slots++;
-                u->slots[slot].seq = 0;
-        }
-        u->slots[slot].watch = w;
-        w->slot = slot;
-        return 0;
-}
-
-static void slot_release(struct uring_loop *u, uint32_t slot)
-{
-        u->slots[slot].watch = NULL;
-        /* A slot whose sequence would wrap is retired: an old completion could match again. */
-        if (u->slots[slot].seq == UINT32_MAX)
-                return;
-        u->slots[slot].seq++;
-        u->free_slots[u->n_free++] = slot;
-}
-
-static struct uring_watch *slot_lookup(struct uring_loop *u, uint64_t user_data)
-{
-        uint32_t slot = (uint32_t)(user_data >> SLOT_SHIFT) & (SLOT_MAX - 1);
-        uint32_t seq = (uint32_t)user_data;
-
-        if (slot >= u->n_slots || u->slots[slot].seq != seq)
-                return NULL;
-        return u->slots[slot].watch;
-}
-
-static int poll_add(struct uring_loop *u, struct uring_watch *w, uint32_t events)
-{
-        struct io_uring_sqe *sqe;
-        uint64_t user_data = watch_user_data(u, URING_KIND_POLL, w);
-        int r;
-
-        r = uring_get_sqe(u, user_data, &sqe);
-        if (r < 0)
-                return r;
-        io_uring_prep_poll_multishot(sqe, w->base.fd, poll_mask_from_loop(events));
-        w->poll_live = true;
-        return 0;
-}
-
-/*
- * Re-arming the live poll with `events` makes the kernel poll the file again at once: readiness
- * that is still there is reported again, as a level-triggered epoll would.
- */
-static int poll_update(struct uring_loop *u, struct uring_watch *w, uint32_t events)
-{
-        struct io_uring_sqe *sqe;
-        uint64_t target = watch_user_data(u, URING_KIND_POLL, w);
-        uint64_t user_data = watch_user_data(u, URING_KIND_POLL_UPDATE, w);
-        int r;
-
-        r = uring_get_sqe(u, user_data, &sqe);
-        if (r < 0)
-                return r;
-        io_uring_prep_poll_update(sqe, target, 0, poll_mask_from_loop(events),
-                                  IORING_POLL_UPDATE_EVENTS | IORING_POLL_ADD_MULTI);
-        sqe_quiet(u, sqe);
-        return 0;
-}
-
-static int uring_loop_watch(struct loop *l, struct loop_watch *lw)
-{
-        struct uring_loop *u = to_uring_loop(l);
-        struct uring_watch *w = to_uring_watch(lw);
-        int r;
-
-        /* Fail here like epoll_ctl() would, not later in a completion. */
-        if (fcntl(lw->fd, F_GETFD) < 0)
-                return -errno;
-        r = slot_acquire(u, w);
-        if (r < 0)
-                return r;
-        r = poll_add(u, w, lw->events);
-        if (r < 0)
-                slot_release(u, w->slot);
-        return r;
-}
-
-static int uring_loop_watch_update(struct loop_watch *lw, uint32_t events)
-{
-        struct uring_loop *u = to_uring_loop(lw->loop);
-        struct uring_watch *w = to_uring_watch(lw);
-
-        if (!w->poll_live)
-                return poll_add(u, w, events);
-        return poll_update(u, w, events);
-}
-
-/*
- * Remove the poll `target` (its slot may be released already). The kernel refuses with -EALREADY
- * while the poll is being handled (an update just re-armed it and found the fd ready): the
- * removal is tried again then, or the poll would hold the file open for good.
- */
-static void poll_remove(struct uring_loop *u, uint64_t target)
-{
-        struct io_uring_sqe *sqe;
-        uint64_t user_data = tag_user_data(URING_KIND_POLL_REMOVE) | (target & ~KIND_MASK);
-
-        /* Without an SQE the poll stays until the ring closes; its completions are stale once the
-         * slot is released, so only the file reference lingers. */
-        if (uring_get_sqe(u, user_data, &sqe) >= 0) {
-                io_uring_prep_poll_remove(sqe, target);
-                sqe_quiet(u, sqe);
-        }
-}
-
-static void handle_poll_remove(struct uring_loop *u, const struct uring_completion *c)
-{
-        if (c->res == -EALREADY)
-                poll_remove(u, tag_user_data(URING_KIND_POLL) | (c->user_data & ~KIND_MASK));
-}
-
-static void uring_loop_unwatch(struct loop_watch *lw)
-{
-        struct uring_loop *u = to_uring_loop(lw->loop);
-        struct uring_watch *w = to_uring_watch(lw);
-
-        if (w->poll_live) {
-                poll_remove(u, watch_user_data(u, URING_KIND_POLL, w));
-                w->poll_live = false;
-        }
-        slot_release(u, w->slot);
 }
 
 static void timespec_from_usec(struct __kernel_timespec *ts, uint64_t usec)
@@ -454,7 +167,7 @@ static int timeout_submit_update(struct uring_loop *u, enum timerd_clock clock)
         /* The request keeps its clock; the kernel rejects clock flags on an update. */
         io_uring_prep_timeout_update(
             sqe, &c->ts, timeout_user_data(URING_KIND_TIMEOUT, clock, c->live), IORING_TIMEOUT_ABS);
-        sqe_quiet(u, sqe);
+        uring_sqe_quiet(u, sqe);
         return 0;
 }
 
@@ -469,7 +182,7 @@ static void timeout_submit_remove(struct uring_loop *u, enum timerd_clock clock)
         if (uring_get_sqe(u, user_data, &sqe) >= 0) {
                 io_uring_prep_timeout_remove(
                     sqe, timeout_user_data(URING_KIND_TIMEOUT, clock, c->live), 0);
-                sqe_quiet(u, sqe);
+                uring_sqe_quiet(u, sqe);
         }
         c->live = 0;
 }
@@ -511,94 +224,37 @@ static int uring_loop_disarm(struct loop *l, enum timerd_clock clock)
         return 0;
 }
 
-/* After a dispatch, the poll goes on: a fresh one if it ended, else a level re-check. */
-static void poll_continue(struct uring_loop *u, struct uring_watch *w)
-{
-        int r;
-
-        if (w->base.dead)
-                return;
-        r = w->poll_live ? poll_update(u, w, w->base.events) : poll_add(u, w, w->base.events);
-        if (r < 0)
-                loop_dispatch_io(&w->base, LOOP_ERR);
-}
-
-static void handle_poll(struct uring_loop *u, const struct uring_completion *c)
-{
-        struct uring_watch *w = slot_lookup(u, c->user_data);
-        uint32_t events;
-
-        if (!w) {
-                u->base.stats.stale++;
-                return;
-        }
-        if (!(c->flags & IORING_CQE_F_MORE))
-                w->poll_live = false;
-
-        if (c->res == -ECANCELED) {
-                /* Cancelled by the kernel, not by us (our removals make it stale): re-arm. */
-                poll_continue(u, w);
-                return;
-        }
-        if (c->res < 0) {
-                /* The poll cannot go on (re-arming would fail alike): say so, once. */
-                loop_dispatch_io(&w->base, LOOP_ERR);
-                return;
-        }
-
-        events = loop_events_from_poll(c->res);
-        /* Reported already in this batch: the re-check queued after it covers this one. */
-        if (events == 0 || w->last_batch == u->batch) {
-                if (!w->poll_live)
-                        poll_continue(u, w);
-                return;
-        }
-        w->last_batch = u->batch;
-        loop_dispatch_io(&w->base, events);
-        poll_continue(u, w);
-}
-
-static void handle_poll_update(struct uring_loop *u, const struct uring_completion *c)
-{
-        struct uring_watch *w = slot_lookup(u, c->user_data);
-
-        if (!w) {
-                u->base.stats.stale++;
-                return;
-        }
-        switch (c->res) {
-        case 0:
-                /* Only without IOSQE_CQE_SKIP_SUCCESS. */
-                return;
-        case -ENOENT:
-                /* The poll ended: its last completion re-arms it with the current events. */
-                return;
-        case -EALREADY:
-                /* A wake-up was being handled; try again so a changed mask is not lost. */
-                if (!w->poll_live || poll_update(u, w, w->base.events) >= 0)
-                        return;
-                loop_dispatch_io(&w->base, LOOP_ERR);
-                return;
-        default:
-                loop_dispatch_io(&w->base, LOOP_ERR);
-                return;
-        }
-}
-
-static void handle_timeout(struct uring_loop *u, const struct uring_completion *comp)
+/*
+ * The clock whose live request a timeout completion answers; NULL when the completion is not for
+ * a clock of ours or is stale (counted).
+ */
+static struct uring_clock *timeout_completion_clock(struct uring_loop *u,
+                                                    const struct uring_completion *comp,
+                                                    enum timerd_clock *ret_clock)
 {
         enum timerd_clock clock = (enum timerd_clock)((comp->user_data >> CLOCK_SHIFT) & 0xff);
         uint64_t seq = comp->user_data & SEQUENCE_MASK;
         struct uring_clock *c;
-        uint64_t now;
 
         if (clock >= TIMERD_CLOCK_MAX || clock_is_alarm(clock))
-                return;
+                return NULL;
         c = &u->clocks[clock];
         if (seq != c->live) {
                 u->base.stats.stale++;
-                return;
+                return NULL;
         }
+        *ret_clock = clock;
+        return c;
+}
+
+static void handle_timeout(struct uring_loop *u, const struct uring_completion *comp)
+{
+        enum timerd_clock clock;
+        struct uring_clock *c = timeout_completion_clock(u, comp, &clock);
+        uint64_t now;
+
+        if (!c)
+                return;
         c->live = 0;
         if (!c->active)
                 return;
@@ -624,17 +280,11 @@ static void handle_timeout(struct uring_loop *u, const struct uring_completion *
 
 static void handle_timeout_update(struct uring_loop *u, const struct uring_completion *comp)
 {
-        enum timerd_clock clock = (enum timerd_clock)((comp->user_data >> CLOCK_SHIFT) & 0xff);
-        uint64_t seq = comp->user_data & SEQUENCE_MASK;
-        struct uring_clock *c;
+        enum timerd_clock clock;
+        struct uring_clock *c = timeout_completion_clock(u, comp, &clock);
 
-        if (clock >= TIMERD_CLOCK_MAX || clock_is_alarm(clock))
+        if (!c)
                 return;
-        c = &u->clocks[clock];
-        if (seq != c->live) {
-                u->base.stats.stale++;
-                return;
-        }
         if (comp->res == 0)
                 return;
 
@@ -652,28 +302,24 @@ static void handle_timeout_update(struct uring_loop *u, const struct uring_compl
         }
 }
 
+typedef void uring_handler(struct uring_loop *u, const struct uring_completion *c);
+
+/* A timeout's removal has none: its outcome changes nothing. */
+static uring_handler *const uring_handlers[] = {
+    [URING_KIND_POLL] = uring_handle_poll,
+    [URING_KIND_POLL_UPDATE] = uring_handle_poll_update,
+    [URING_KIND_POLL_REMOVE] = uring_handle_poll_remove,
+    [URING_KIND_TIMEOUT] = handle_timeout,
+    [URING_KIND_TIMEOUT_UPDATE] = handle_timeout_update,
+};
+
 static void uring_handle(struct uring_loop *u, const struct uring_completion *c)
 {
-        switch (user_data_kind(c->user_data)) {
-        case URING_KIND_POLL:
-                handle_poll(u, c);
-                break;
-        case URING_KIND_POLL_UPDATE:
-                handle_poll_update(u, c);
-                break;
-        case URING_KIND_POLL_REMOVE:
-                handle_poll_remove(u, c);
-                break;
-        case URING_KIND_TIMEOUT:
-                handle_timeout(u, c);
-                break;
-        case URING_KIND_TIMEOUT_UPDATE:
-                handle_timeout_update(u, c);
-                break;
-        default:
-                /* A timeout's removal: its outcome changes nothing. */
-                break;
-        }
+        enum uring_kind kind = user_data_kind(c->user_data);
+
+        if ((size_t)kind < sizeof(uring_handlers) / sizeof(uring_handlers[0]) &&
+            uring_handlers[kind])
+                uring_handlers[kind](u, c);
 }
 
 static void uring_dispatch_backlog(struct uring_loop *u)

@@ -1,15 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "help.h"
+#include "option-values.h"
 #include "options.h"
-#include "property.h"
 #include "timespan.h"
-#include "users.h"
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 #define VERB_BIT(v)   (1U << (v))
@@ -227,213 +226,80 @@ static void remember(struct seen *seen, int option, const char *spelling)
         }
 }
 
-static int parse_span(const char *option, const char *arg, uint64_t *ret)
-{
-        int r = timespan_parse(arg, ret);
+/* The options that only switch something on (or off). */
+static const struct flag_option {
+        int option;
+        size_t offset; /* of a bool in struct options */
+        bool value;
+} flag_options[] = {
+    {OPTION_NO_LEGEND, offsetof(struct options, legend), false},
+    {OPTION_ALL, offsetof(struct options, all), true},
+    {OPTION_NO_CATCH_UP, offsetof(struct options, declaration.catch_up), false},
+    {OPTION_FIXED_RANDOM_DELAY, offsetof(struct options, declaration.fixed_random_delay), true},
+    {OPTION_VALUE, offsetof(struct options, value_only), true},
+    {OPTION_RESUME, offsetof(struct options, resume), true},
+    {OPTION_CRON, offsetof(struct options, cron), true},
+    {OPTION_SHELL, offsetof(struct options, shell), true},
+    {OPTION_JOURNAL, offsetof(struct options, journal), true},
+    {OPTION_FAILURE_IS_EXPECTED, offsetof(struct options, failure_is_expected), true},
+};
 
-        if (r < 0)
-                return usage_error("%s: \"%s\": %s", option, arg, timespan_parse_error(r));
-        return PARSE_CONTINUE;
-}
+/* The options whose argument is a span or a count, read by `parse`. */
+static const struct number_option {
+        int option;
+        const char *spelling;
+        size_t offset; /* of a uint64_t in struct options */
+        int (*parse)(const char *option, const char *arg, uint64_t *ret);
+} number_options[] = {
+    {OPTION_ACCURACY, "--accuracy", offsetof(struct options, declaration.accuracy_usec),
+     parse_span},
+    {OPTION_RANDOMIZED_DELAY, "--randomized-delay",
+     offsetof(struct options, declaration.randomized_delay_usec), parse_span},
+    {OPTION_GRACE, "--grace", offsetof(struct options, grace_usec), parse_span},
+    {OPTION_CADENCE, "--cadence", offsetof(struct options, cadence_usec), parse_positive_span},
+    {OPTION_TIMEOUT, "--timeout", offsetof(struct options, timeout_usec), parse_positive_span},
+    {OPTION_COUNT, "--count", offsetof(struct options, count), parse_count},
+    {OPTION_ITERATIONS, "--iterations", offsetof(struct options, iterations), parse_count},
+    {OPTION_MAX_FAILURES, "--max-failures", offsetof(struct options, max_failures), parse_count},
+};
 
-static int parse_positive_span(const char *option, const char *arg, uint64_t *ret)
-{
-        int r = parse_span(option, arg, ret);
-
-        if (r == PARSE_CONTINUE && *ret == 0)
-                return usage_error("%s: the span must be longer than 0", option);
-        return r;
-}
-
-static int parse_count(const char *option, const char *arg, uint64_t *ret)
-{
-        uint64_t value = 0;
-
-        for (const char *p = arg; *p != 0; p++) {
-                if (*p < '0' || *p > '9')
-                        return usage_error("%s: \"%s\": not a number", option, arg);
-                if (__builtin_mul_overflow(value, 10, &value) ||
-                    __builtin_add_overflow(value, (uint64_t)(*p - '0'), &value))
-                        return usage_error("%s: \"%s\": too large", option, arg);
-        }
-        if (arg[0] == 0 || value == 0)
-                return usage_error("%s: \"%s\": must be a number above 0", option, arg);
-        *ret = value;
-        return PARSE_CONTINUE;
-}
-
-static int set_start(struct options *o, const char *option, const struct timestamp *start)
-{
-        if (o->start_option)
-                return usage_error("%s and %s cannot be combined", o->start_option, option);
-        o->start_option = option;
-        o->start = *start;
-        return PARSE_CONTINUE;
-}
-
-/* The cadence of --every, --watchdog, --interval. */
-static int set_policy(struct options *o, const char *option, enum timerd_policy policy,
-                      const char *arg)
-{
-        if (o->policy_option)
-                return usage_error("%s and %s cannot be combined", o->policy_option, option);
-        o->policy_option = option;
-        o->declaration.policy = policy;
-        if (policy == TIMERD_POLICY_ONCE)
-                return PARSE_CONTINUE;
-        return parse_positive_span(option, arg, &o->declaration.cadence_usec);
-}
-
-/* One more calendar expression (cron: after TIMERD_CALENDAR_CRON_PREFIX): a calendar timer,
- * on realtime unless --clock says otherwise. */
-static int add_calendar_line(struct options *o, const char *option, const char *text)
-{
-        struct timerd_declaration *d = &o->declaration;
-        size_t len = strlen(d->calendar);
-        int n;
-
-        if (o->policy_option && d->policy != TIMERD_POLICY_CALENDAR)
-                return usage_error("%s and %s cannot be combined", o->policy_option, option);
-        if (!text[0] || strchr(text, '\n'))
-                return usage_error("%s: \"%s\": not an expression", option, text);
-        n = snprintf(d->calendar + len, sizeof(d->calendar) - len, "%s%s%s", len > 0 ? "\n" : "",
-                     strcmp(option, "--cron") == 0 ? TIMERD_CALENDAR_CRON_PREFIX : "", text);
-        if (n < 0 || (size_t)n >= sizeof(d->calendar) - len)
-                return usage_error("%s: the expressions are longer than %d bytes together", option,
-                                   TIMERD_CALENDAR_MAX);
-        if (!o->policy_option)
-                o->policy_option = option;
-        d->policy = TIMERD_POLICY_CALENDAR;
-        if (!o->clock_given)
-                d->clock = TIMERD_CLOCK_REALTIME;
-        return PARSE_CONTINUE;
-}
-
-/* --once, with the delay of its first firing when given. */
-static int set_once(struct options *o, const char *arg)
-{
-        struct timestamp start = {.relative = true};
-        int r;
-
-        r = set_policy(o, "--once", TIMERD_POLICY_ONCE, NULL);
-        if (r != PARSE_CONTINUE || !arg)
-                return r;
-        r = parse_span("--once", arg, &start.usec);
-        return r != PARSE_CONTINUE ? r : set_start(o, "--once", &start);
-}
-
-static int set_owner(struct options *o, const char *arg)
-{
-        int r = user_parse(arg, &o->owner);
-
-        if (r == -ESRCH)
-                return usage_error("--user: \"%s\": no such user", arg);
-        if (r == -ERANGE)
-                return usage_error("--user: \"%s\": not a uid (0 to %" PRIu32 ")", arg,
-                                   UINT32_MAX - 1);
-        if (r < 0) {
-                fprintf(stderr, "timerctl: --user: cannot look up \"%s\": %s\n", arg, strerror(-r));
-                return EXIT_STATUS_FAILURE;
-        }
-        return PARSE_CONTINUE;
-}
-
-static int set_lifetime(struct options *o, const char *option, enum timerd_lifetime lifetime)
-{
-        if (o->lifetime_option && strcmp(o->lifetime_option, option) != 0)
-                return usage_error("%s and %s cannot be combined", o->lifetime_option, option);
-        o->lifetime_option = option;
-        o->declaration.lifetime = lifetime;
-        return PARSE_CONTINUE;
-}
-
-static int set_at(struct options *o, const char *arg)
-{
-        struct timestamp ts;
-        int r = timestamp_parse(arg, &o->now, &ts);
-
-        if (r < 0)
-                return usage_error("--at: \"%s\": %s", arg, timestamp_parse_error(r));
-        return set_start(o, "--at", &ts);
-}
-
-static int set_in(struct options *o, const char *arg)
-{
-        struct timestamp ts = {.relative = true};
-        int r = parse_span("--in", arg, &ts.usec);
-
-        return r != PARSE_CONTINUE ? r : set_start(o, "--in", &ts);
-}
-
-/* A "+5min" base time is from now, as systemd-analyze's. */
-static int set_base_time(struct options *o, const char *arg)
-{
-        int r = timestamp_parse(arg, &o->now, &o->base_time);
-
-        if (r < 0)
-                return usage_error("--base-time: \"%s\": %s", arg, timestamp_parse_error(r));
-        if (o->base_time.relative)
-                o->base_time = (struct timestamp){.usec = o->now.realtime_usec + o->base_time.usec};
-        o->has_base_time = true;
-        return PARSE_CONTINUE;
-}
-
-static int add_properties(struct options *o, const char *arg)
-{
-        char name[64];
-
-        if (o->n_properties >= PROPERTIES_MAX)
-                return usage_error("-p: more than %d properties", PROPERTIES_MAX);
-        for (const char *p = arg;; p++) {
-                size_t len = strcspn(p, ",");
-
-                if (len == 0 || len >= sizeof(name))
-                        return usage_error("-p: \"%s\": not a list of properties", arg);
-                memcpy(name, p, len);
-                name[len] = 0;
-                if (!property_known(name)) {
-                        fprintf(stderr, "timerctl: -p: \"%s\": not a property of a timer (", name);
-                        property_print_names(stderr);
-                        return usage_error(")");
-                }
-                p += len;
-                if (*p == 0)
-                        break;
-        }
-        o->properties[o->n_properties++] = arg;
-        return PARSE_CONTINUE;
-}
-
-/* value: optarg as one of the vocabulary's enums, negative when it is none of them. */
-static int check_choice(const char *option, int value, const char *choices)
-{
-        if (value < 0)
-                return usage_error("%s: \"%s\": not one of %s", option, optarg, choices);
-        return PARSE_CONTINUE;
-}
-
-/*
- * "--once 5min" as well as "--once=5min": take the next word when it is a span. Another word
- * stays an argument (the timer's name, perhaps), remembered in case it was meant as the span.
+/* False when c is neither a flag nor a number option; else *ret: PARSE_CONTINUE or an exit status.
  */
-static const char *optional_span(int argc, char *argv[], struct options *o)
+static bool parse_table_option(int c, struct options *o, int *ret)
 {
-        uint64_t span;
+        for (size_t i = 0; i < ELEMENTSOF(flag_options); i++)
+                if (flag_options[i].option == c) {
+                        *(bool *)((char *)o + flag_options[i].offset) = flag_options[i].value;
+                        *ret = PARSE_CONTINUE;
+                        return true;
+                }
+        for (size_t i = 0; i < ELEMENTSOF(number_options); i++)
+                if (number_options[i].option == c) {
+                        *ret = number_options[i].parse(
+                            number_options[i].spelling, optarg,
+                            (uint64_t *)(void *)((char *)o + number_options[i].offset));
+                        return true;
+                }
+        return false;
+}
 
-        if (optarg)
-                return optarg;
-        if (optind >= argc || argv[optind][0] == '-')
-                return NULL;
-        if (timespan_parse(argv[optind], &span) >= 0)
-                return argv[optind++];
-        o->once_word = argv[optind];
-        return NULL;
+/* getopt_long() found no option, or one without its argument. */
+static int option_error(int c, char *argv[])
+{
+        if (c == ':')
+                return usage_error("option \"%s\" needs an argument", argv[optind - 1]);
+        /* optopt is a short option's letter, or a long option's value. */
+        if (optopt > 0 && optopt < OPTION_VERSION)
+                return usage_error("invalid option \"-%c\"", optopt);
+        return usage_error("invalid option \"%s\"", argv[optind - 1]);
 }
 
 static int parse_option(int c, int argc, char *argv[], struct options *o)
 {
         int r;
 
+        if (parse_table_option(c, o, &r))
+                return r;
         switch (c) {
         case OPTION_SOCKET:
                 o->socket = optarg;
@@ -443,13 +309,7 @@ static int parse_option(int c, int argc, char *argv[], struct options *o)
                 if (o->json == JSON_MODE_INVALID)
                         return usage_error("--json: \"%s\": not one of short, pretty, off", optarg);
                 return PARSE_CONTINUE;
-        case OPTION_NO_LEGEND:
-                o->legend = false;
-                return PARSE_CONTINUE;
         case OPTION_NO_PAGER: /* timerctl never pages */
-                return PARSE_CONTINUE;
-        case OPTION_ALL:
-                o->all = true;
                 return PARSE_CONTINUE;
         case OPTION_USER:
                 return set_owner(o, optarg);
@@ -471,27 +331,13 @@ static int parse_option(int c, int argc, char *argv[], struct options *o)
                 return check_choice(
                     "--clock", o->declaration.clock,
                     "monotonic, boottime, realtime, boottime-alarm, realtime-alarm");
-        case OPTION_ACCURACY:
-                return parse_span("--accuracy", optarg, &o->declaration.accuracy_usec);
         case OPTION_DELIVERY:
                 o->declaration.delivery = timerd_delivery_from_string(optarg);
                 return check_choice("--delivery", o->declaration.delivery, "notify, alarm, signal");
-        case OPTION_NO_CATCH_UP:
-                o->declaration.catch_up = false;
-                return PARSE_CONTINUE;
-        case OPTION_RANDOMIZED_DELAY:
-                return parse_span("--randomized-delay", optarg,
-                                  &o->declaration.randomized_delay_usec);
         case OPTION_CALENDAR:
                 return add_calendar_line(o, "--calendar", optarg);
-        case OPTION_FIXED_RANDOM_DELAY:
-                o->declaration.fixed_random_delay = true;
-                return PARSE_CONTINUE;
         case OPTION_HANDOVER:
-                r = parse_span("--handover", optarg, &o->declaration.handover_usec);
-                if (r == PARSE_CONTINUE && o->declaration.handover_usec > TIMERD_HANDOVER_MAX_USEC)
-                        return usage_error("--handover: \"%s\": at most 1s", optarg);
-                return r;
+                return set_handover(o, optarg);
         case OPTION_IN:
                 return set_in(o, optarg);
         case OPTION_AT:
@@ -499,53 +345,18 @@ static int parse_option(int c, int argc, char *argv[], struct options *o)
         case OPTION_DESIRED:
                 o->desired = timerd_desired_from_string(optarg);
                 return check_choice("--desired", o->desired, "inactive, scheduled, exact");
-        case OPTION_CADENCE:
-                return parse_positive_span("--cadence", optarg, &o->cadence_usec);
         case OPTION_PROPERTY:
                 return add_properties(o, optarg);
-        case OPTION_VALUE:
-                o->value_only = true;
-                return PARSE_CONTINUE;
-        case OPTION_COUNT:
-                return parse_count("--count", optarg, &o->count);
-        case OPTION_TIMEOUT:
-                return parse_positive_span("--timeout", optarg, &o->timeout_usec);
         case OPTION_ALARM:
                 o->has_alarm = true;
                 return parse_span("--alarm", optarg, &o->alarm_usec);
-        case OPTION_RESUME:
-                o->resume = true;
-                return PARSE_CONTINUE;
-        case OPTION_ITERATIONS:
-                return parse_count("--iterations", optarg, &o->iterations);
         case OPTION_BASE_TIME:
                 return set_base_time(o, optarg);
         case OPTION_TIMEZONE:
                 o->timezone = optarg;
                 return PARSE_CONTINUE;
-        case OPTION_CRON:
-                o->cron = true;
-                return PARSE_CONTINUE;
-        case OPTION_GRACE:
-                return parse_span("--grace", optarg, &o->grace_usec);
-        case OPTION_MAX_FAILURES:
-                return parse_count("--max-failures", optarg, &o->max_failures);
-        case OPTION_SHELL:
-                o->shell = true;
-                return PARSE_CONTINUE;
-        case OPTION_JOURNAL:
-                o->journal = true;
-                return PARSE_CONTINUE;
-        case OPTION_FAILURE_IS_EXPECTED:
-                o->failure_is_expected = true;
-                return PARSE_CONTINUE;
-        case ':':
-                return usage_error("option \"%s\" needs an argument", argv[optind - 1]);
         default:
-                /* optopt is a short option's letter, or a long option's value. */
-                if (optopt > 0 && optopt < OPTION_VERSION)
-                        return usage_error("invalid option \"-%c\"", optopt);
-                return usage_error("invalid option \"%s\"", argv[optind - 1]);
+                return option_error(c, argv);
         }
 }
 
@@ -595,10 +406,9 @@ static int parse_sleep_end(struct options *o)
         return PARSE_CONTINUE;
 }
 
-/* The verb and its arguments make sense together; the options were checked one by one. */
-static int check_command(struct options *o, const struct seen *seen)
+/* Every option given is one of the verb's. */
+static int check_option_verbs(const struct options *o, const struct seen *seen)
 {
-        const char *name = verb_names[o->verb];
         char verbs[128];
 
         for (size_t i = 0; i < seen->n; i++) {
@@ -611,6 +421,40 @@ static int check_command(struct options *o, const struct seen *seen)
                 return usage_error("option \"%s%s\" is only valid with %s",
                                    spelling[0] == '-' ? "" : "--", spelling, verbs);
         }
+        return PARSE_CONTINUE;
+}
+
+/* add, reconcile: the cron expressions after the name, and the time zone of the calendar. */
+static int take_calendar_arguments(struct options *o)
+{
+        const char *name = verb_names[o->verb];
+
+        /* "add NAME --cron EXPR...": the expressions follow the name. */
+        if (o->cron) {
+                if (o->n_args < 2)
+                        return usage_error("%s NAME --cron EXPR: no cron expression", name);
+                for (size_t i = 1; i < o->n_args; i++) {
+                        int r = add_calendar_line(o, "--cron", o->args[i]);
+                        if (r != PARSE_CONTINUE)
+                                return r;
+                }
+                o->n_args = 1;
+        }
+        if (o->timezone && snprintf(o->declaration.timezone, sizeof(o->declaration.timezone), "%s",
+                                    o->timezone) >= (int)sizeof(o->declaration.timezone))
+                return usage_error("--timezone: \"%s\": no such time zone", o->timezone);
+        if ((o->timezone || o->declaration.fixed_random_delay) &&
+            o->declaration.policy != TIMERD_POLICY_CALENDAR)
+                return usage_error("%s needs --calendar or --cron",
+                                   o->timezone ? "--timezone" : "--fixed-random-delay");
+        return PARSE_CONTINUE;
+}
+
+/* The verb's arguments: how many, and what they say. */
+static int check_arguments(struct options *o)
+{
+        const char *name = verb_names[o->verb];
+        int r;
 
         switch (o->verb) {
         case VERB_ADVANCE:
@@ -623,46 +467,30 @@ static int check_command(struct options *o, const struct seen *seen)
         case VERB_NOW:
                 if (o->n_args != 0)
                         return usage_error("%s takes no arguments", name);
-                break;
+                return PARSE_CONTINUE;
         case VERB_WAIT:
-                break;
+                return PARSE_CONTINUE;
         case VERB_CALENDAR:
                 if (o->n_args == 0)
                         return usage_error("calendar needs at least one expression");
-                break;
+                return PARSE_CONTINUE;
         case VERB_RUN:
                 if (o->n_args != 1)
                         return usage_error("run needs exactly one timer name, then -- COMMAND");
                 if (o->n_command == 0)
                         return usage_error("run needs a command after \"--\"");
-                break;
+                return PARSE_CONTINUE;
         case VERB_SLEEP:
                 if (o->n_args != 1)
                         return usage_error("sleep needs exactly one time span or timestamp");
                 if (parse_sleep_end(o) != PARSE_CONTINUE)
                         return EXIT_STATUS_USAGE;
-                break;
+                return PARSE_CONTINUE;
         case VERB_ADD:
         case VERB_RECONCILE:
-                /* "add NAME --cron EXPR...": the expressions follow the name. */
-                if (o->cron) {
-                        if (o->n_args < 2)
-                                return usage_error("%s NAME --cron EXPR: no cron expression", name);
-                        for (size_t i = 1; i < o->n_args; i++) {
-                                int r = add_calendar_line(o, "--cron", o->args[i]);
-                                if (r != PARSE_CONTINUE)
-                                        return r;
-                        }
-                        o->n_args = 1;
-                }
-                if (o->timezone &&
-                    snprintf(o->declaration.timezone, sizeof(o->declaration.timezone), "%s",
-                             o->timezone) >= (int)sizeof(o->declaration.timezone))
-                        return usage_error("--timezone: \"%s\": no such time zone", o->timezone);
-                if ((o->timezone || o->declaration.fixed_random_delay) &&
-                    o->declaration.policy != TIMERD_POLICY_CALENDAR)
-                        return usage_error("%s needs --calendar or --cron",
-                                           o->timezone ? "--timezone" : "--fixed-random-delay");
+                r = take_calendar_arguments(o);
+                if (r != PARSE_CONTINUE)
+                        return r;
                 /* fall through */
         default:
                 /* "add x --once abc": the name is x, and abc a span that is not one. */
@@ -673,13 +501,18 @@ static int check_command(struct options *o, const struct seen *seen)
                 }
                 if (o->n_args != 1)
                         return usage_error("%s needs exactly one timer name", name);
+                return PARSE_CONTINUE;
         }
+}
 
+/* The options make sense together, and with the verb. */
+static int check_combinations(const struct options *o)
+{
         if ((o->verb == VERB_ADD || o->verb == VERB_RECONCILE || o->verb == VERB_RUN) &&
             !o->policy_option)
                 return usage_error(
                     "%s needs one of --once, --every, --watchdog, --interval, --calendar, --cron",
-                    name);
+                    verb_names[o->verb]);
         /* The service signals the registering process: timerctl, gone by then. */
         if ((o->verb == VERB_ADD || o->verb == VERB_RECONCILE) &&
             o->declaration.delivery == TIMERD_DELIVERY_SIGNAL)
@@ -705,6 +538,18 @@ static int check_command(struct options *o, const struct seen *seen)
         if (o->resume && !o->has_alarm)
                 return usage_error("--resume needs --alarm");
         return PARSE_CONTINUE;
+}
+
+/* The verb and its arguments make sense together; the options were checked one by one. */
+static int check_command(struct options *o, const struct seen *seen)
+{
+        int r = check_option_verbs(o, seen);
+
+        if (r == PARSE_CONTINUE)
+                r = check_arguments(o);
+        if (r == PARSE_CONTINUE)
+                r = check_combinations(o);
+        return r;
 }
 
 int parse_command_line(int argc, char *argv[], struct options *o)

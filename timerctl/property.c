@@ -107,7 +107,8 @@ static void print_string(FILE *f, const char *value)
                 fputs(value, f);
 }
 
-static void print_value(FILE *f, const struct timerd_timer *t, enum property p)
+/* What the timer was declared with: PROPERTY_OWNER to PROPERTY_HANDOVER_USEC. */
+static void print_declared(FILE *f, const struct timerd_timer *t, enum property p)
 {
         const struct timerd_declaration *d = &t->declaration;
 
@@ -150,6 +151,15 @@ static void print_value(FILE *f, const struct timerd_timer *t, enum property p)
         case PROPERTY_HANDOVER_USEC:
                 print_u64(f, true, d->handover_usec);
                 break;
+        default:
+                break;
+        }
+}
+
+/* What the timer is doing and has done: the properties after PROPERTY_HANDOVER_USEC. */
+static void print_live(FILE *f, const struct timerd_timer *t, enum property p)
+{
+        switch (p) {
         case PROPERTY_GENERATION:
                 print_u64(f, true, t->generation);
                 break;
@@ -213,10 +223,17 @@ static void print_value(FILE *f, const struct timerd_timer *t, enum property p)
         case PROPERTY_LAST_EXIT_CODE:
                 print_u64(f, t->last_result.exit != TIMERD_EXIT_NONE, t->last_result.code);
                 break;
-        case PROPERTY_MAX:
-        case PROPERTY_INVALID:
+        default:
                 break;
         }
+}
+
+static void print_value(FILE *f, const struct timerd_timer *t, enum property p)
+{
+        if (p <= PROPERTY_HANDOVER_USEC)
+                print_declared(f, t, p);
+        else
+                print_live(f, t, p);
 }
 
 void property_print(FILE *f, const struct timerd_timer *timer, const char *name, bool value_only)

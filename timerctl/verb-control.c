@@ -148,21 +148,49 @@ static int current_timer(struct timerd *t, const struct options *o, struct timer
         return EXIT_STATUS_SUCCESS;
 }
 
+/* The named timer's claim, and the start --in or --at give on the timer's clock. */
+static int current_timer_start(struct timerd *t, const struct options *o,
+                               struct timerd_claim *ret_claim, struct timerd_start *ret_start)
+{
+        enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
+        int r = current_timer(t, o, ret_claim, &clock);
+
+        if (r == EXIT_STATUS_SUCCESS)
+                r = start_on_clock(o, clock, ret_start);
+        return r;
+}
+
 int verb_schedule(struct timerd *t, const struct options *o)
 {
         struct timerd_claim claim;
         struct timerd_start start;
-        enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
         int r;
 
-        r = current_timer(t, o, &claim, &clock);
-        if (r == EXIT_STATUS_SUCCESS)
-                r = start_on_clock(o, clock, &start);
+        r = current_timer_start(t, o, &claim, &start);
         if (r != EXIT_STATUS_SUCCESS)
                 return r;
         r = timerd_schedule(t, &claim, NULL, &start);
         if (r < 0)
                 return call_failed(t, "schedule", o->args[0], r);
+        return EXIT_STATUS_SUCCESS;
+}
+
+/* The --json reply of a verb whose answer is n numbers: {"NAME": VALUE, ...}. */
+static int print_json_numbers(struct timerd *t, const struct options *o, const char *verb,
+                              const char *const names[], const uint64_t values[], size_t n)
+{
+        json_object *reply = json_object_new_object();
+        bool built = reply != NULL;
+
+        for (size_t i = 0; built && i < n; i++)
+                built =
+                    json_object_object_add(reply, names[i], json_object_new_uint64(values[i])) >= 0;
+        if (!built) {
+                json_object_put(reply);
+                return call_failed(t, verb, o->args[0], -ENOMEM);
+        }
+        if (json_print(reply, o->json) < 0)
+                return call_failed(t, verb, o->args[0], -ENOMEM);
         return EXIT_STATUS_SUCCESS;
 }
 
@@ -172,13 +200,9 @@ int verb_reschedule(struct timerd *t, const struct options *o)
         char span[TIMESPAN_FORMAT_MAX];
         struct timerd_claim claim;
         struct timerd_start start;
-        enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
-        json_object *reply;
         int r;
 
-        r = current_timer(t, o, &claim, &clock);
-        if (r == EXIT_STATUS_SUCCESS)
-                r = start_on_clock(o, clock, &start);
+        r = current_timer_start(t, o, &claim, &start);
         if (r != EXIT_STATUS_SUCCESS)
                 return r;
         r = timerd_reschedule(t, &claim, NULL, o->start_option ? &start : NULL, o->cadence_usec,
@@ -190,17 +214,9 @@ int verb_reschedule(struct timerd *t, const struct options *o)
                 printf(cadence > 0 ? ", every %s\n" : "\n", timespan_format(span, cadence, 1));
                 return EXIT_STATUS_SUCCESS;
         }
-        reply = json_object_new_object();
-        if (!reply ||
-            json_object_object_add(reply, "remaining_usec", json_object_new_uint64(remaining)) <
-                0 ||
-            json_object_object_add(reply, "cadence_usec", json_object_new_uint64(cadence)) < 0) {
-                json_object_put(reply);
-                return call_failed(t, "reschedule", o->args[0], -ENOMEM);
-        }
-        if (json_print(reply, o->json) < 0)
-                return call_failed(t, "reschedule", o->args[0], -ENOMEM);
-        return EXIT_STATUS_SUCCESS;
+        return print_json_numbers(t, o, "reschedule",
+                                  (const char *const[]){"remaining_usec", "cadence_usec"},
+                                  (const uint64_t[]){remaining, cadence}, 2);
 }
 
 int verb_cancel(struct timerd *t, const struct options *o)
@@ -220,7 +236,6 @@ int verb_cancel(struct timerd *t, const struct options *o)
 int verb_kick(struct timerd *t, const struct options *o)
 {
         struct timerd_claim claim;
-        json_object *reply;
         enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
         uint64_t next;
         int r;
@@ -235,15 +250,8 @@ int verb_kick(struct timerd *t, const struct options *o)
                 print_next(stdout, clock, next, &o->now);
                 return EXIT_STATUS_SUCCESS;
         }
-        reply = json_object_new_object();
-        if (!reply ||
-            json_object_object_add(reply, "next_usec", json_object_new_uint64(next)) < 0) {
-                json_object_put(reply);
-                return call_failed(t, "kick", o->args[0], -ENOMEM);
-        }
-        if (json_print(reply, o->json) < 0)
-                return call_failed(t, "kick", o->args[0], -ENOMEM);
-        return EXIT_STATUS_SUCCESS;
+        return print_json_numbers(t, o, "kick", (const char *const[]){"next_usec"},
+                                  (const uint64_t[]){next}, 1);
 }
 
 int verb_remove(struct timerd *t, const struct options *o)

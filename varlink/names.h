@@ -14,29 +14,23 @@
 #define VL_INTERFACE_STATUS  TIMERD_INTERFACE_SERVICE
 #define VL_INTERFACE_TEST    TIMERD_INTERFACE_TEST /* a virtual-clock instance only */
 
-/* Each *_to_string returns NULL for an out-of-range value; each *_from_string returns the enum
- * value or the type's _INVALID (-1) for an unknown name. timerctl's hyphenated spellings
- * ("after-completion") are accepted too. */
-const char *vl_clock_to_string(enum timerd_clock v);
-enum timerd_clock vl_clock_from_string(const char *s);
-const char *vl_policy_to_string(enum timerd_policy v);
-enum timerd_policy vl_policy_from_string(const char *s);
-const char *vl_lifetime_to_string(enum timerd_lifetime v);
-enum timerd_lifetime vl_lifetime_from_string(const char *s);
-const char *vl_delivery_to_string(enum timerd_delivery v);
-enum timerd_delivery vl_delivery_from_string(const char *s);
-const char *vl_state_to_string(enum timerd_state v);
-enum timerd_state vl_state_from_string(const char *s);
-const char *vl_outcome_to_string(enum timerd_outcome v);
-enum timerd_outcome vl_outcome_from_string(const char *s);
-const char *vl_exit_to_string(enum timerd_exit v);
-enum timerd_exit vl_exit_from_string(const char *s);
-const char *vl_directive_to_string(enum timerd_directive v);
-enum timerd_directive vl_directive_from_string(const char *s);
-const char *vl_failure_to_string(enum timerd_failure v);
-enum timerd_failure vl_failure_from_string(const char *s);
-const char *vl_desired_to_string(enum timerd_desired v);
-enum timerd_desired vl_desired_from_string(const char *s);
+/* vl_NAME_to_string() returns NULL for an out-of-range value; vl_NAME_from_string() returns the
+ * enum value or the type's _INVALID (-1) for an unknown name. timerctl's hyphenated spellings
+ * ("after-completion") are accepted too. Defined by DEFINE_NAME_LOOKUP in names.c. */
+#define DECLARE_NAME_LOOKUP(name, type)                                                            \
+        const char *vl_##name##_to_string(type v);                                                 \
+        type vl_##name##_from_string(const char *s)
+
+DECLARE_NAME_LOOKUP(clock, enum timerd_clock);
+DECLARE_NAME_LOOKUP(policy, enum timerd_policy);
+DECLARE_NAME_LOOKUP(lifetime, enum timerd_lifetime);
+DECLARE_NAME_LOOKUP(delivery, enum timerd_delivery);
+DECLARE_NAME_LOOKUP(state, enum timerd_state);
+DECLARE_NAME_LOOKUP(outcome, enum timerd_outcome);
+DECLARE_NAME_LOOKUP(exit, enum timerd_exit);
+DECLARE_NAME_LOOKUP(directive, enum timerd_directive);
+DECLARE_NAME_LOOKUP(failure, enum timerd_failure);
+DECLARE_NAME_LOOKUP(desired, enum timerd_desired);
 
 /* "io.timerd.Timer.NotFound" for TIMERD_E_NOT_FOUND (positive); NULL for client-only errors. */
 const char *vl_error_to_name(int error);
