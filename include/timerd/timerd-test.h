@@ -18,9 +18,9 @@
  *     timerd_test_stop(vt);
  *
  * The clocks start at a fixed instant: monotonic and boottime at 10^9 s (beyond any real uptime),
- * realtime at 2030-01-01 00:00 UTC. An advance fires every timer that comes due on the way at its own
- * deadline, in (deadline, clock, owner, name) order, and returns once each firing was handed to a
- * parked Wait or left pending. A run ends at the virtual time its Complete arrives, and the
+ * realtime at 2030-01-01 00:00 UTC. An advance fires every timer that comes due on the way at its
+ * own deadline, in (deadline, clock, owner, name) order, and returns once each firing was handed to
+ * a parked Wait or left pending. A run ends at the virtual time its Complete arrives, and the
  * advance waits for it: at each deadline the clocks stand still until every run handed to a
  * client during the advance has ended (Complete, Fail, or its connection closed) and, while a
  * firing is pending, until such a client is back in a Wait. So a worker thread looping
