@@ -117,7 +117,7 @@ static void status(struct service *s, struct peer *p)
 {
         struct registry_stats rs;
         struct loop_stats ls;
-        uint64_t now = 0, connections = s->n_peers, waiters;
+        uint64_t now = 0, connections = s->peers.n_live, waiters;
         bool host = p->privileged;
 
         if (host) {

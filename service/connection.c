@@ -23,16 +23,24 @@ static bool session_matches(const void *entry, const void *key)
         return ((const struct peer *)entry)->session == *(const uint64_t *)key;
 }
 
+void service_peers_init(struct peers *peers)
+{
+        *peers = (struct peers){0};
+        list_init(&peers->live);
+        list_init(&peers->closed);
+        list_init(&peers->flushes);
+}
+
 struct peer *service_find_session(struct service *s, uint64_t session)
 {
-        return hashmap_find(&s->sessions, hash_mix64(session), session_matches, &session);
+        return hashmap_find(&s->peers.sessions, hash_mix64(session), session_matches, &session);
 }
 
 int service_reserve_peer(struct service *s)
 {
-        if (!s->sessions.hash_of)
-                hashmap_init(&s->sessions, session_hash);
-        return hashmap_reserve(&s->sessions, s->sessions.n_entries + 1);
+        if (!s->peers.sessions.hash_of)
+                hashmap_init(&s->peers.sessions, session_hash);
+        return hashmap_reserve(&s->peers.sessions, s->peers.sessions.n_entries + 1);
 }
 
 static void on_peer_io(struct loop_watch *w, int fd, uint32_t events, void *userdata);
@@ -49,9 +57,9 @@ int service_add_peer(struct service *s, struct peer *p)
                 close(p->pidfd);
                 p->pidfd = -1;
         }
-        list_append(&s->peers, &p->node);
-        s->n_peers++;
-        hashmap_insert(&s->sessions, session_hash(p), p);
+        list_append(&s->peers.live, &p->node);
+        s->peers.n_live++;
+        hashmap_insert(&s->peers.sessions, session_hash(p), p);
         return 0;
 }
 
@@ -81,7 +89,7 @@ static void peer_update_watch(struct service *s, struct peer *p)
 static void flush_list(struct service *s, struct peer *p)
 {
         if (!list_linked(&p->flush_node))
-                list_append(&s->flushes, &p->flush_node);
+                list_append(&s->peers.flushes, &p->flush_node);
 }
 
 static void flush_unlist(struct peer *p)
@@ -259,7 +267,7 @@ static void peer_pump(struct service *s, struct peer *p)
                 p->call_open = true;
                 p->call_more = call.more;
                 p->call_oneway = call.oneway;
-                p->call_cookie = ++s->last_cookie;
+                p->call_cookie = ++s->peers.last_cookie;
                 conns_note_call(s, p);
                 r = intent_post(&s->intents, p, p->session, &call);
                 if (r < 0) {
@@ -349,16 +357,16 @@ void service_drop_peer(struct service *s, struct peer *p)
         close(p->fd);
         p->fd = -1;
         list_remove(&p->node);
-        s->n_peers--;
-        hashmap_remove(&s->sessions, session_hash(p), p);
+        s->peers.n_live--;
+        hashmap_remove(&s->peers.sessions, session_hash(p), p);
         /* Nothing is left allocated once every connection is gone. */
-        if (s->sessions.n_entries == 0)
-                hashmap_done(&s->sessions);
+        if (s->peers.sessions.n_entries == 0)
+                hashmap_done(&s->peers.sessions);
         conns_forget(s, p);
         flush_unlist(p);
         if (s->listen.paused && loop_watch_update(s->listen.watch, LOOP_IN) >= 0)
                 s->listen.paused = false;
-        list_append(&s->closed, &p->node);
+        list_append(&s->peers.closed, &p->node);
 
         service_unsubscribe(s, p);
         s->handlers.session_closed(s, p);
@@ -369,20 +377,20 @@ void service_unsubscribe(struct service *s, struct peer *p)
         if (!p->subscriber)
                 return;
         p->subscriber = false;
-        s->n_subscribers--;
+        s->peers.n_subscribers--;
 }
 
 /* A drop may queue output for others (events to subscribers): they join the list. */
 void service_flush_all(struct service *s)
 {
-        while (!list_empty(&s->flushes))
-                peer_write(s, list_entry(s->flushes.next, struct peer, flush_node));
+        while (!list_empty(&s->peers.flushes))
+                peer_write(s, list_entry(s->peers.flushes.next, struct peer, flush_node));
 }
 
 void service_free_closed_peers(struct service *s)
 {
-        while (!list_empty(&s->closed)) {
-                struct peer *p = list_entry(s->closed.next, struct peer, node);
+        while (!list_empty(&s->peers.closed)) {
+                struct peer *p = list_entry(s->peers.closed.next, struct peer, node);
                 list_remove(&p->node);
                 peer_free(p);
         }

@@ -13,9 +13,26 @@
 
 #include <json-c/json.h>
 
+#include "base/hashmap.h"
+#include "base/list.h"
+
 struct param_error;
 struct peer;
 struct service;
+
+/* The connections of the service, live and closed: this file's part of struct service. */
+struct peers {
+        struct list_node live; /* oldest first */
+        uint32_t n_live;
+        struct hashmap sessions; /* session → its live struct peer */
+        uint32_t n_subscribers;
+        struct list_node closed;  /* peers freed at the end of the iteration */
+        struct list_node flushes; /* peers with output queued since their last write */
+        uint64_t last_cookie;     /* of the last call taken */
+};
+
+/* Before the first connection. */
+void service_peers_init(struct peers *peers);
 
 struct peer *service_find_session(struct service *s, uint64_t session);
 

@@ -198,7 +198,7 @@ static struct peer *eviction_victim(const struct service *s, uid_t uid)
                         return p;
         }
         /* The live list is oldest first. */
-        list_for_each (n, &s->peers) {
+        list_for_each (n, &s->peers.live) {
                 struct peer *p = list_entry(n, struct peer, node);
                 if (p->uid == uid && !p->privileged)
                         return p;
@@ -232,7 +232,7 @@ bool conns_admit(struct service *s, struct peer *p, struct peer **ret_victim)
                 refuse(p, "connections_per_uid", s->config.max_connections_per_uid);
                 return false;
         }
-        full = s->n_peers >= table_size(s) ||
+        full = s->peers.n_live >= table_size(s) ||
                (!p->privileged && c->n_unprivileged >= unprivileged_room(s));
         if (full) {
                 const struct conn_uid *heaviest = heaviest_unprivileged(c);

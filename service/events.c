@@ -37,7 +37,7 @@ void events_subscribe(struct service *s, struct peer *p, json_object *params)
         }
         p->subscriber = true;
         p->subscribe_all = all;
-        s->n_subscribers++;
+        s->peers.n_subscribers++;
 }
 
 static json_object *event_json(enum event_kind kind, uint32_t owner, const char *name, uint64_t run,
@@ -63,7 +63,7 @@ void events_publish(struct service *s, enum event_kind kind, uint32_t owner, con
         struct td_snapshot t;
         uint64_t realtime = 0;
 
-        if (s->n_subscribers == 0)
+        if (s->peers.n_subscribers == 0)
                 return;
         bool exists = kind != EVENT_REMOVED && kind != EVENT_UNREGISTERED &&
                       registry_get(s->registry, owner, name, &t) == 0;
@@ -73,7 +73,7 @@ void events_publish(struct service *s, enum event_kind kind, uint32_t owner, con
                 realtime = now.usec[TIMERD_CLOCK_REALTIME];
         struct list_node *n, *next;
         /* safe: a subscriber that cannot keep up is dropped */
-        list_for_each_safe (n, next, &s->peers) {
+        list_for_each_safe (n, next, &s->peers.live) {
                 struct peer *p = list_entry(n, struct peer, node);
                 if (!p->subscriber || (!p->subscribe_all && p->uid != owner))
                         continue;
@@ -94,7 +94,7 @@ void events_session_closing(struct service *s, uint64_t session)
 {
         struct td_snapshot *timers;
 
-        if (s->n_subscribers == 0)
+        if (s->peers.n_subscribers == 0)
                 return;
         long n = registry_list_transient(s->registry, session, &timers);
         for (long i = 0; i < n; i++)
@@ -106,7 +106,7 @@ void events_session_closing(struct service *s, uint64_t session)
 void events_shutdown(struct service *s)
 {
         struct list_node *n, *next;
-        list_for_each_safe (n, next, &s->peers) {
+        list_for_each_safe (n, next, &s->peers.live) {
                 struct peer *p = list_entry(n, struct peer, node);
                 if (p->subscriber) {
                         service_unsubscribe(s, p);

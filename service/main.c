@@ -297,7 +297,7 @@ static void flush_peers(struct service *s)
         for (;;) {
                 bool pending = false;
                 struct list_node *n;
-                list_for_each (n, &s->peers) {
+                list_for_each (n, &s->peers.live) {
                         struct peer *p = list_entry(n, struct peer, node);
                         if (peer_has_output(p) && peer_flush(p) == -EAGAIN)
                                 pending = true;
@@ -329,8 +329,8 @@ static void teardown(struct service *s, struct systemd_notifier *notifier)
                 api_shutdown_parked(s);
         events_shutdown(s);
         flush_peers(s);
-        while (!list_empty(&s->peers))
-                service_drop_peer(s, list_entry(s->peers.next, struct peer, node));
+        while (!list_empty(&s->peers.live))
+                service_drop_peer(s, list_entry(s->peers.live.next, struct peer, node));
         service_free_closed_peers(s);
         intent_queue_done(&s->intents);
         loop_unwatch(s->signal_watch);
@@ -356,9 +356,7 @@ int main(int argc, char **argv)
         struct systemd_notifier *notifier = NULL;
         struct systemd_summary summary;
 
-        list_init(&s.flushes);
-        list_init(&s.peers);
-        list_init(&s.closed);
+        service_peers_init(&s.peers);
         config_defaults(&s.config);
         switch (config_parse_args(&s.config, argc, argv)) {
         case CONFIG_EXIT_OK:

@@ -71,14 +71,8 @@ struct service {
         struct loop_watch *signal_watch;
         struct loop_watch *zones_watch; /* NULL: zone files not watched */
 
-        struct list_node peers; /* live, oldest first */
-        uint32_t n_peers;
-        struct hashmap sessions; /* session → its live struct peer */
+        struct peers peers;
         struct conns conns;
-        uint32_t n_subscribers;
-        struct list_node closed;  /* peers freed at the end of the iteration */
-        struct list_node flushes; /* peers with output queued since their last write */
-        uint64_t last_cookie;
 
         struct intent_queue intents;
         uint64_t drains;

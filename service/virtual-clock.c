@@ -146,7 +146,7 @@ static void note_workers(struct service *s)
 {
         struct list_node *n;
 
-        list_for_each (n, &s->peers) {
+        list_for_each (n, &s->peers.live) {
                 struct peer *p = list_entry(n, struct peer, node);
                 if (p->advance_role == ADVANCE_NONE &&
                     registry_session_has_runs(s->registry, p->session)) {
@@ -166,7 +166,7 @@ static bool workers_busy(struct service *s)
         if (s->advance.workers == 0)
                 return false;
         registry_get_stats(s->registry, &stats);
-        list_for_each (n, &s->peers) {
+        list_for_each (n, &s->peers.live) {
                 const struct peer *p = list_entry(n, struct peer, node);
                 if (p->advance_role != ADVANCE_WORKER || p->eof || p->doomed)
                         continue;
@@ -256,7 +256,7 @@ static int advance_start(struct service *s, struct peer *p, uint64_t usec, bool 
         if (r < 0)
                 return r;
 
-        list_for_each (n, &s->peers) {
+        list_for_each (n, &s->peers.live) {
                 struct peer *q = list_entry(n, struct peer, node);
                 q->advance_role = registry_session_has_runs(s->registry, q->session)
                                       ? ADVANCE_BYSTANDER

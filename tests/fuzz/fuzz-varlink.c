@@ -122,9 +122,7 @@ static void context_init(struct fuzz_context *ctx)
         int r;
 
         *s = (struct service){.listen.fd = -1, .signal_fd = -1};
-        list_init(&s->flushes);
-        list_init(&s->peers);
-        list_init(&s->closed);
+        service_peers_init(&s->peers);
         config_defaults(&s->config);
         s->config.max_message = FUZZ_MAX_MESSAGE;
         s->config.max_output = FUZZ_MAX_OUTPUT;
@@ -205,12 +203,12 @@ static bool drain(struct fuzz_context *c, int client, bool verbose)
 
 static struct peer *accept_client(struct service *s)
 {
-        for (int i = 0; i < 100 && list_empty(&s->peers); i++)
+        for (int i = 0; i < 100 && list_empty(&s->peers.live); i++)
                 if (service_iterate(s, 10 * 1000) < 0)
                         fail("service_iterate", EIO);
-        if (list_empty(&s->peers) || s->peers.next != s->peers.prev)
+        if (list_empty(&s->peers.live) || s->peers.live.next != s->peers.live.prev)
                 fail("accept", EPROTO);
-        struct peer *p = list_entry(s->peers.next, struct peer, node);
+        struct peer *p = list_entry(s->peers.live.next, struct peer, node);
         /* The fuzzer is the peer's process: a signal-delivery timer must never signal it (it could
          * be SIGKILL). A peer whose process cannot be pinned down is a state the service knows:
          * signal delivery is refused with Unsupported. */
@@ -253,12 +251,13 @@ static void feed(struct fuzz_context *c, int client, const uint8_t *data, size_t
 static void hang_up(struct service *s, int client, uint64_t session)
 {
         close(client);
-        for (int i = 0; i < MAX_ITERATIONS &&
-                        (!list_empty(&s->peers) || !list_empty(&s->closed) || s->intents.count > 0);
+        for (int i = 0;
+             i < MAX_ITERATIONS &&
+             (!list_empty(&s->peers.live) || !list_empty(&s->peers.closed) || s->intents.count > 0);
              i++)
                 if (service_iterate(s, 1000) < 0)
                         fail("service_iterate", EIO);
-        if (!list_empty(&s->peers) || !list_empty(&s->closed))
+        if (!list_empty(&s->peers.live) || !list_empty(&s->peers.closed))
                 fail("the closed connection was not retired", EBUSY);
 
         if (registry_check(s->registry) < 0)
@@ -270,7 +269,7 @@ static void hang_up(struct service *s, int client, uint64_t session)
         parked_get_stats(s->parked, &ps);
         if (ps.waiters + ps.sleepers > 0)
                 fail("parked requests of a closed connection are left", EUCLEAN);
-        if (s->n_subscribers > 0)
+        if (s->peers.n_subscribers > 0)
                 fail("a subscription of a closed connection is left", EUCLEAN);
 
         struct td_snapshot *timers;
