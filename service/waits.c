@@ -267,6 +267,39 @@ void api_waits_recheck(struct service *s, uint32_t owner)
         apply_parked(s, parked_end_waits(s->parked, owner, waited_can_fire, &w), NULL, NULL);
 }
 
+/* The names a Wait filters on (none: any notify timer of the owner), each valid. */
+static int wait_names(json_object *params, const char *names[static WAIT_MAX_NAMES], size_t *ret_n,
+                      struct param_error *err)
+{
+        json_object *array = NULL;
+
+        *ret_n = 0;
+        if (vl_get_array(params, "names", &array) == -EINVAL)
+                return params_invalid(err, "names");
+        if (!array)
+                return 0;
+        size_t n = json_object_array_length(array);
+        /* Left out, the Wait takes any notify timer; empty, it would wait for nothing. */
+        if (n == 0)
+                return params_invalid(err, "names");
+        if (n > WAIT_MAX_NAMES)
+                return params_fail(err, -TIMERD_E_LIMIT_EXCEEDED, NULL, "names", WAIT_MAX_NAMES);
+        for (size_t i = 0; i < n; i++) {
+                json_object *v = json_object_array_get_idx(array, i);
+                if (!json_object_is_type(v, json_type_string))
+                        return params_invalid(err, "names");
+                names[i] = json_object_get_string(v);
+                if (!registry_name_valid(names[i]) ||
+                    strlen(names[i]) != (size_t)json_object_get_string_len(v)) {
+                        char path[32];
+                        snprintf(path, sizeof(path), "names[%zu]", i);
+                        return params_fail(err, -TIMERD_E_INVALID_NAME, NULL, path, 0);
+                }
+        }
+        *ret_n = n;
+        return 0;
+}
+
 void api_wait(struct service *s, struct peer *p, json_object *params)
 {
         const char *names[WAIT_MAX_NAMES];
@@ -278,46 +311,13 @@ void api_wait(struct service *s, struct peer *p, json_object *params)
             .stream = p->call_more,
         };
         struct param_error err;
-        json_object *array = NULL;
         uint64_t timeout = 0;
         struct td_now now;
         int r;
 
-        if (params_owner(params, p->uid, p->privileged, &a.caller.uid, &err) < 0)
+        if (params_owner(params, p->uid, p->privileged, &a.caller.uid, &err) < 0 ||
+            wait_names(params, names, &a.n_names, &err) < 0)
                 goto fail;
-        r = vl_get_array(params, "names", &array);
-        if (r == -EINVAL) {
-                params_invalid(&err, "names");
-                goto fail;
-        }
-        if (array) {
-                size_t n = json_object_array_length(array);
-                /* Left out, the Wait takes any notify timer; empty, it would wait for nothing. */
-                if (n == 0) {
-                        params_invalid(&err, "names");
-                        goto fail;
-                }
-                if (n > WAIT_MAX_NAMES) {
-                        params_fail(&err, -TIMERD_E_LIMIT_EXCEEDED, NULL, "names", WAIT_MAX_NAMES);
-                        goto fail;
-                }
-                for (size_t i = 0; i < n; i++) {
-                        json_object *v = json_object_array_get_idx(array, i);
-                        if (!json_object_is_type(v, json_type_string)) {
-                                params_invalid(&err, "names");
-                                goto fail;
-                        }
-                        names[i] = json_object_get_string(v);
-                        if (!registry_name_valid(names[i]) ||
-                            strlen(names[i]) != (size_t)json_object_get_string_len(v)) {
-                                char path[32];
-                                snprintf(path, sizeof(path), "names[%zu]", i);
-                                params_fail(&err, -TIMERD_E_INVALID_NAME, NULL, path, 0);
-                                goto fail;
-                        }
-                }
-                a.n_names = n;
-        }
         r = vl_get_u64(params, "timeout_usec", &timeout);
         if (r < 0 && r != -ENOENT) {
                 params_invalid(&err, "timeout_usec");
