@@ -103,11 +103,11 @@ static int run_transition(struct service *s, const struct td_now *now, struct td
                           const char *overflow_field)
 {
         if (t.failure < 0) {
-                service_apply(s, now, t);
+                api_apply(s, now, t);
                 return core_failure(s, err, t, owner, name, overflow_field);
         }
         /* A Wait on a timer this call cancelled, removed or ended learns it there. */
-        service_apply(s, now, t);
+        api_apply(s, now, t);
         return check_binding(s, err, owner, name);
 }
 
@@ -653,7 +653,8 @@ static const struct {
     {"io.timerd.Timer.Complete", do_complete},
 };
 
-bool api_timer_call(struct service *s, struct peer *p, const char *method, json_object *params)
+bool api_timer_call(struct service *s, struct peer *p, const char *method, json_object *params,
+                    struct reply *ret)
 {
         for (size_t i = 0; i < sizeof(timer_methods) / sizeof(timer_methods[0]); i++) {
                 if (strcmp(method, timer_methods[i].method) != 0)
@@ -663,16 +664,16 @@ bool api_timer_call(struct service *s, struct peer *p, const char *method, json_
                 struct td_now now;
 
                 if (service_now(s, &now) < 0) {
-                        service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
+                        *ret = reply_error(TIMERD_E_SHUTTING_DOWN, NULL);
                         return true;
                 }
-                /* The answer to a change of a retained timer depends on its commit. */
+                /* The answer to a change of a retained timer depends on its commit: the
+                 * dispatcher sends it, then ends the bracket (store_call_end()). */
                 store_call_begin(s, p);
                 if (timer_methods[i].fn(s, p, params, &now, &reply, &err) < 0)
-                        service_fail(s, p, &err);
+                        *ret = reply_fail(&err);
                 else
-                        service_reply(s, p, reply, false);
-                store_call_end(s);
+                        *ret = reply_parameters(reply);
                 return true;
         }
         return false;

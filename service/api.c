@@ -27,7 +27,7 @@ static const char *served_interface(const struct service *s, const char *interfa
         return vl_idl_lookup(interface);
 }
 
-static void get_info(struct service *s, struct peer *p)
+static struct reply get_info(struct service *s)
 {
         json_object *o = json_object_new_object();
         json_object *interfaces = json_object_new_array();
@@ -40,29 +40,27 @@ static void get_info(struct service *s, struct peer *p)
                 if (served_interface(s, *i))
                         vl_array_add(interfaces, json_object_new_string(*i));
         vl_add_object(o, "interfaces", interfaces);
-        service_reply(s, p, o, false);
+        return reply_parameters(o);
 }
 
-static void get_interface_description(struct service *s, struct peer *p, json_object *params)
+static struct reply get_interface_description(struct service *s, json_object *params)
 {
         const char *name;
         /* Only a well-formed name is echoed in InterfaceNotFound. */
         if (vl_get_string(params, "interface", &name) < 0 || !vl_interface_name_valid(name)) {
                 struct param_error err;
                 params_invalid(&err, "interface");
-                service_fail(s, p, &err);
-                return;
+                return reply_fail(&err);
         }
         const char *text = served_interface(s, name);
         if (!text) {
                 json_object *e = json_object_new_object();
                 vl_add_string(e, "interface", name);
-                service_error(s, p, TIMERD_E_INTERFACE_NOT_FOUND, e);
-                return;
+                return reply_error(TIMERD_E_INTERFACE_NOT_FOUND, e);
         }
         json_object *o = json_object_new_object();
         vl_add_string(o, "description", text);
-        service_reply(s, p, o, false);
+        return reply_parameters(o);
 }
 
 /* What the service may do beyond an unprivileged process; [] when none or unknown; NULL when out
@@ -113,7 +111,7 @@ static json_object *delays_json(const struct usec_histogram *h)
         return o;
 }
 
-static void status(struct service *s, struct peer *p)
+static struct reply status(struct service *s, const struct peer *p)
 {
         struct registry_stats rs;
         struct loop_stats ls;
@@ -164,60 +162,79 @@ static void status(struct service *s, struct peer *p)
         }
         vl_add_object(o, "capabilities", capabilities_json());
         vl_add_string(o, "store", store_status(s));
-        service_reply(s, p, o, false);
+        return reply_parameters(o);
 }
 
-static void unknown_method(struct service *s, struct peer *p, const char *method)
+static struct reply unknown_method(struct service *s, const char *method)
 {
         /* The message layer let only a method name of the varlink grammar through: it has a dot
          * and is safe to echo. */
         char *interface = strndup(method, (size_t)(strrchr(method, '.') - method));
         json_object *e = json_object_new_object();
+        struct reply r;
 
         if (!interface) {
                 json_object_put(e);
-                service_error(s, p, TIMERD_E_BUSY, NULL);
-                return;
+                return reply_error(TIMERD_E_BUSY, NULL);
         }
         if (!served_interface(s, interface)) {
                 vl_add_string(e, "interface", interface);
-                service_error(s, p, TIMERD_E_INTERFACE_NOT_FOUND, e);
+                r = reply_error(TIMERD_E_INTERFACE_NOT_FOUND, e);
         } else {
                 vl_add_string(e, "method", method);
-                service_error(s, p, TIMERD_E_METHOD_NOT_FOUND, e);
+                r = reply_error(TIMERD_E_METHOD_NOT_FOUND, e);
         }
         free(interface);
+        return r;
+}
+
+/* The method of the call: what it decided. */
+static struct reply dispatch(struct service *s, struct peer *p, const struct vl_call *call)
+{
+        const char *m = call->method;
+        struct param_error err;
+        struct reply r;
+
+        /* A method of an interface not served here is not checked against its IDL. */
+        if (!s->clock.virtual &&
+            strncmp(m, VL_INTERFACE_TEST ".", strlen(VL_INTERFACE_TEST) + 1) == 0)
+                return unknown_method(s, m);
+        if (params_check(m, call->parameters, &err) < 0)
+                return reply_fail(&err);
+        if (strcmp(m, "org.varlink.service.GetInfo") == 0)
+                return get_info(s);
+        if (strcmp(m, "org.varlink.service.GetInterfaceDescription") == 0)
+                return get_interface_description(s, call->parameters);
+        if (strcmp(m, "io.timerd.Service.Status") == 0)
+                return status(s, p);
+        if (strcmp(m, "io.timerd.Service.Subscribe") == 0)
+                return events_subscribe(s, p, call->parameters);
+        if (strcmp(m, "io.timerd.Timer.Wait") == 0)
+                return api_wait(s, p, call->parameters);
+        if (strcmp(m, "io.timerd.Timer.Sleep") == 0)
+                return api_sleep(s, p, call->parameters);
+        if (strcmp(m, "io.timerd.Timer.Finish") == 0)
+                return api_finish(s, p, call->parameters);
+        if (strcmp(m, "io.timerd.Timer.Resume") == 0)
+                return api_resume(s, p, call->parameters);
+        if (api_timer_call(s, p, m, call->parameters, &r) ||
+            virtual_clock_call(s, p, m, call->parameters, &r))
+                return r;
+        return unknown_method(s, m);
 }
 
 void api_handle_call(struct service *s, struct peer *p, const struct vl_call *call)
 {
-        const char *m = call->method;
-        struct param_error err;
+        uint64_t cookie = p->call_cookie;
+        struct reply r;
 
-        log_debug("uid %u session %" PRIu64 ": %s", (unsigned)p->uid, p->session, m);
-        /* A method of an interface not served here is not checked against its IDL. */
-        if (!s->clock.virtual &&
-            strncmp(m, VL_INTERFACE_TEST ".", strlen(VL_INTERFACE_TEST) + 1) == 0)
-                unknown_method(s, p, m);
-        else if (params_check(m, call->parameters, &err) < 0)
-                service_fail(s, p, &err);
-        else if (strcmp(m, "org.varlink.service.GetInfo") == 0)
-                get_info(s, p);
-        else if (strcmp(m, "org.varlink.service.GetInterfaceDescription") == 0)
-                get_interface_description(s, p, call->parameters);
-        else if (strcmp(m, "io.timerd.Service.Status") == 0)
-                status(s, p);
-        else if (strcmp(m, "io.timerd.Service.Subscribe") == 0)
-                events_subscribe(s, p, call->parameters);
-        else if (strcmp(m, "io.timerd.Timer.Wait") == 0)
-                api_wait(s, p, call->parameters);
-        else if (strcmp(m, "io.timerd.Timer.Sleep") == 0)
-                api_sleep(s, p, call->parameters);
-        else if (strcmp(m, "io.timerd.Timer.Finish") == 0)
-                api_finish(s, p, call->parameters);
-        else if (strcmp(m, "io.timerd.Timer.Resume") == 0)
-                api_resume(s, p, call->parameters);
-        else if (!api_timer_call(s, p, m, call->parameters) &&
-                 !virtual_clock_call(s, p, m, call->parameters))
-                unknown_method(s, p, m);
+        log_debug("uid %u session %" PRIu64 ": %s", (unsigned)p->uid, p->session, call->method);
+        /* A stream's part goes out, then the method is asked for the next, while the call lasts. */
+        do {
+                r = dispatch(s, p, call);
+                service_send_reply(s, p, r);
+        } while (r.kind == REPLY_TEXT && r.continues && p->fd >= 0 && p->call_open &&
+                 p->call_cookie == cookie);
+        /* Inside the bracket a timer method opened: its answer depends on the commit. */
+        store_call_end(s);
 }

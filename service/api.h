@@ -3,13 +3,16 @@
 
 /*
  * The varlink methods: a call taken from the intent queue becomes calls into the core, whose
- * transitions are applied and whose answer is the reply. Dispatch and the service-wide interfaces
- * live in api.c; io.timerd.Timer's control methods in api-timer.c; Wait and the parked queue in
- * waits.c.
+ * transitions are applied and whose answer the method returns (struct reply): the dispatch in
+ * api.c sends it, the method sends nothing. Answers to other, parked calls (a firing handed to a
+ * Wait, a Sleep a Finish ends) are the transition's effects, sent as they are carried out.
+ * Dispatch and the service-wide interfaces live in api.c; io.timerd.Timer's control methods in
+ * api-timer.c; Wait and the parked queue in waits.c.
  */
 
 #include <json-c/json.h>
 
+#include "service/connection.h"
 #include "service/params.h"
 #include "service/core/registry.h"
 #include "varlink/message.h"
@@ -17,19 +20,28 @@
 struct service;
 struct peer;
 
+/* Dispatch the call to its method and send what the method decided. */
 void api_handle_call(struct service *s, struct peer *p, const struct vl_call *call);
 
-/* io.timerd.Timer methods other than Wait; false when `method` is not one of them. */
-bool api_timer_call(struct service *s, struct peer *p, const char *method, json_object *params);
+/* io.timerd.Timer methods other than Wait, Sleep, Finish and Resume: what it decided in *ret;
+ * false when `method` is not one of them. */
+bool api_timer_call(struct service *s, struct peer *p, const char *method, json_object *params,
+                    struct reply *ret);
 
 /* The JSON of a snapshot, as the IDL's Timer type. */
 json_object *api_timer_json(const struct td_snapshot *t, const struct td_now *now);
 
-/* waits.c */
-void api_wait(struct service *s, struct peer *p, json_object *params);
-void api_sleep(struct service *s, struct peer *p, json_object *params);
-void api_finish(struct service *s, struct peer *p, json_object *params);
-void api_resume(struct service *s, struct peer *p, json_object *params);
+/* waits.c: the methods, which return what they decided (REPLY_NONE: parked) */
+struct reply api_wait(struct service *s, struct peer *p, json_object *params);
+struct reply api_sleep(struct service *s, struct peer *p, json_object *params);
+struct reply api_finish(struct service *s, struct peer *p, json_object *params);
+struct reply api_resume(struct service *s, struct peer *p, json_object *params);
+/* Carry out what applying left (apply.h): each dispatched run is counted, published and handed
+ * to its waiter; each silenced owner's Waits are rechecked; until nothing is left. After any
+ * service_apply() whose caller is not itself inside a hand-over. */
+void api_hand_over(struct service *s);
+/* service_apply(), then api_hand_over(). */
+void api_apply(struct service *s, const struct td_now *now, struct td_transition t);
 /* A run was dispatched: hand it to the oldest matching waiter, or leave it pending. */
 void api_offer_firing(struct service *s, const struct td_now *now, const struct td_dispatch *d);
 /* owner's timers changed: answer its Waits none of whose timers can fire any more. */

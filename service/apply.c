@@ -88,29 +88,28 @@ static void take_without_queue(struct service *s, const struct td_now *now, stru
         }
 }
 
-static void apply_one(struct service *s, const struct queued_effect *q)
+static void apply_arm(struct service *s, const struct queued_effect *q)
 {
         const struct td_effect *e = &q->effect;
 
-        if (e->kind == TD_EFFECT_DISPATCH) {
-                s->handlers.dispatched(s, &q->now, &e->dispatch);
-                return;
-        }
         int r = wake_take_registry_arm(s, e);
         service_apply(
             s, &q->now,
             registry_confirm_arm(s->registry, &q->now, e->arm.clock, e->arm.generation, r));
 }
 
-/* The next piece of work, in order: queued effects, then what the out-of-memory path left. */
+/* The next piece of work, in order: queued effects up to a dispatch (its caller takes it), then
+ * what the out-of-memory path left. false when a dispatch waits or nothing is left. */
 static bool apply_next(struct service *s)
 {
         struct applier *a = &s->applying;
         struct queued_effect q;
 
         if (a->head < a->tail) {
+                if (a->queue[a->head].effect.kind == TD_EFFECT_DISPATCH)
+                        return false;
                 take_entry(&q, &a->queue[a->head++]);
-                apply_one(s, &q);
+                apply_arm(s, &q);
                 return true;
         }
         for (int c = 0; c < TIMERD_CLOCK_MAX; c++) {
@@ -129,13 +128,30 @@ static bool apply_next(struct service *s)
                                 TIMERD_DIRECTIVE_CONTINUE);
                 return true;
         }
-        /* Whatever call or firing left a notify timer with nothing more to deliver (failed,
-         * removed, ended, of any owner), the parked Waits of its owner are re-checked, at once. */
-        uint32_t owner;
-        if (!registry_take_silenced_owner(s->registry, &owner))
-                return false;
-        s->handlers.silenced(s, owner);
-        return true;
+        return false;
+}
+
+/* Apply what is queued up to the next dispatch; the first call on the stack does it. */
+static void drain(struct service *s)
+{
+        struct applier *a = &s->applying;
+
+        if (a->applying)
+                return;
+        a->applying = true;
+        while (apply_next(s))
+                ;
+        a->applying = false;
+        if (a->ended_head == a->n_ended)
+                a->ended_head = a->n_ended = 0;
+        if (a->head < a->tail)
+                return;
+        a->head = a->tail = 0;
+        /* A backlog that outgrew the inline queue was a burst: its memory goes with it. */
+        if (a->queue != a->inline_queue) {
+                free(a->queue);
+                a->queue = NULL;
+        }
 }
 
 void service_apply(struct service *s, const struct td_now *now, struct td_transition t)
@@ -149,18 +165,25 @@ void service_apply(struct service *s, const struct td_now *now, struct td_transi
                 else
                         take_without_queue(s, now, t);
         }
-        if (a->applying)
-                return;
-        a->applying = true;
-        while (apply_next(s))
-                ;
-        a->applying = false;
-        a->head = a->tail = a->ended_head = a->n_ended = 0;
-        /* A backlog that outgrew the inline queue was a burst: its memory goes with it. */
-        if (a->queue != a->inline_queue) {
-                free(a->queue);
-                a->queue = NULL;
+        drain(s);
+}
+
+bool apply_take_outcome(struct service *s, struct apply_outcome *ret)
+{
+        struct applier *a = &s->applying;
+
+        drain(s);
+        if (a->head < a->tail) {
+                ret->kind = APPLY_DISPATCHED;
+                take_entry(&ret->dispatched, &a->queue[a->head++]);
+                return true;
         }
+        /* Whatever call or firing left a notify timer with nothing more to deliver (failed,
+         * removed, ended, of any owner), the parked Waits of its owner are re-checked, at once. */
+        if (!registry_take_silenced_owner(s->registry, &ret->owner))
+                return false;
+        ret->kind = APPLY_SILENCED;
+        return true;
 }
 
 void service_end_run(struct service *s, const struct td_now *now, const struct td_dispatch *d,

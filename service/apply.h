@@ -2,15 +2,18 @@
 #pragma once
 
 /*
- * Applying the registry's transitions to the world: ARM/DISARM to the kernel timers (wake.h),
- * DISPATCH to whoever waits for the run. A transition is queued, and the first service_apply()
- * on the stack applies the queue in order until it is empty: an effect whose application makes
- * another transition (a confirmed arm, a run a signal delivery ends) queues it behind the others
- * instead of applying it from inside, so no caller ever sees its effects reused under it.
+ * Applying the registry's transitions to the world: ARM/DISARM to the kernel timers (wake.h).
+ * A transition is queued, and the first service_apply() on the stack applies the queue in order:
+ * an effect whose application makes another transition (a confirmed arm, a run a signal delivery
+ * ends) queues it behind the others instead of applying it from inside, so no caller ever sees
+ * its effects reused under it. A DISPATCH, and an owner left with nothing to deliver, are for the
+ * layer above (waits.c): the queue stops at a dispatch until apply_take_outcome() hands it over,
+ * so what follows it is applied after the run went to whoever waits for it, as before.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "service/core/registry.h"
 
@@ -43,10 +46,27 @@ struct applier {
         } confirm[TIMERD_CLOCK_MAX];
         struct queued_effect ended[APPLY_OOM_ENDED];
         size_t ended_head, n_ended;
+        bool handing_over; /* api_hand_over() takes the outcomes: a nested call leaves them */
 };
 
-/* Apply a transition of the registry (queued behind those being applied, if any). */
+/* What applying leaves to the layer above, in order. */
+enum apply_outcome_kind {
+        APPLY_DISPATCHED, /* a run was dispatched: hand it to whoever waits for it */
+        APPLY_SILENCED, /* owner's notify timers have nothing more to deliver: recheck its Waits */
+};
+
+struct apply_outcome {
+        enum apply_outcome_kind kind;
+        struct queued_effect dispatched; /* APPLY_DISPATCHED: the run, its time, its name */
+        uint32_t owner;                  /* APPLY_SILENCED */
+};
+
+/* Apply a transition of the registry (queued behind those being applied, if any), up to its first
+ * dispatch: what is left waits for apply_take_outcome(). */
 void service_apply(struct service *s, const struct td_now *now, struct td_transition t);
+
+/* Apply what is queued up to the next outcome and take it; false when nothing is left. */
+bool apply_take_outcome(struct service *s, struct apply_outcome *ret);
 
 /* End a run the service delivered itself (an alarm, a signal): there is no client to complete it.
  */

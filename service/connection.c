@@ -27,6 +27,7 @@ void service_peers_init(struct peers *peers)
 {
         *peers = (struct peers){0};
         list_init(&peers->live);
+        list_init(&peers->closing);
         list_init(&peers->closed);
         list_init(&peers->flushes);
 }
@@ -164,22 +165,23 @@ void service_reply_encoded(struct service *s, struct peer *p, char *msg, bool co
                 call_finished(s, p);
 }
 
-void service_reply(struct service *s, struct peer *p, json_object *parameters, bool continues)
+/* Answer the open call of p with parameters (owned), ending it. */
+static void reply_parameters_send(struct service *s, struct peer *p, json_object *parameters)
 {
         char *msg = NULL;
 
         if (p->call_oneway) {
                 json_object_put(parameters);
-                service_reply_encoded(s, p, NULL, continues);
+                service_reply_encoded(s, p, NULL, false);
                 return;
         }
         /* NULL, or a tree missing a part: an allocation failed on the way. */
         if (parameters)
-                msg = vl_reply_encode(parameters, service_reply_continues(p, continues));
+                msg = vl_reply_encode(parameters, false);
         if (!msg)
                 service_error(s, p, TIMERD_E_BUSY, NULL);
         else
-                service_reply_encoded(s, p, msg, continues);
+                service_reply_encoded(s, p, msg, false);
 }
 
 /* The errors whose IDL declares no parameters: any other one without them lost them to a failed
@@ -222,9 +224,26 @@ void service_error(struct service *s, struct peer *p, int error, json_object *pa
                 call_finished(s, p);
 }
 
-void service_fail(struct service *s, struct peer *p, const struct param_error *err)
+struct reply reply_fail(const struct param_error *err)
 {
-        service_error(s, p, err->error, params_error_json(err));
+        return reply_error(err->error, params_error_json(err));
+}
+
+void service_send_reply(struct service *s, struct peer *p, struct reply r)
+{
+        switch (r.kind) {
+        case REPLY_NONE:
+                break;
+        case REPLY_PARAMETERS:
+                reply_parameters_send(s, p, r.parameters);
+                break;
+        case REPLY_TEXT:
+                service_reply_encoded(s, p, r.text, r.continues);
+                break;
+        case REPLY_ERROR:
+                service_error(s, p, r.error, r.parameters);
+                break;
+        }
 }
 
 /* An error outside any call (bad framing): answer it, then hang up once it is written. */
@@ -366,10 +385,18 @@ void service_drop_peer(struct service *s, struct peer *p)
         flush_unlist(p);
         if (s->listen.paused && loop_watch_update(s->listen.watch, LOOP_IN) >= 0)
                 s->listen.paused = false;
-        list_append(&s->peers.closed, &p->node);
-
+        list_append(&s->peers.closing, &p->node);
         service_unsubscribe(s, p);
-        s->handlers.session_closed(s, p);
+}
+
+struct peer *service_take_closing(struct service *s)
+{
+        if (list_empty(&s->peers.closing))
+                return NULL;
+        struct peer *p = list_entry(s->peers.closing.next, struct peer, node);
+        list_remove(&p->node);
+        list_append(&s->peers.closed, &p->node);
+        return p;
 }
 
 void service_unsubscribe(struct service *s, struct peer *p)

@@ -4,8 +4,9 @@
 /*
  * Each connection's I/O state machine: read, take one call at a time onto the intent queue,
  * answer it, write what is queued, and drop the connection when it breaks or is told to go.
- * Live connections are found by session in O(1). What a closed session leaves and whether output
- * waits for the store are the loop's to decide: they are asked through struct service_handlers.
+ * Live connections are found by session in O(1). A dropped connection is reported to the layer
+ * above (service_take_closing()), which retires what its session left. Whether output waits for
+ * the store is asked through struct service_handlers.
  */
 
 #include <stdbool.h>
@@ -26,6 +27,7 @@ struct peers {
         uint32_t n_live;
         struct hashmap sessions; /* session → its live struct peer */
         uint32_t n_subscribers;
+        struct list_node closing; /* dropped, what their sessions held not yet retired */
         struct list_node closed;  /* peers freed at the end of the iteration */
         struct list_node flushes; /* peers with output queued since their last write */
         uint64_t last_cookie;     /* of the last call taken */
@@ -50,22 +52,59 @@ bool service_queue(struct service *s, struct peer *p, char *msg);
  * per iteration, after the intents are drained and the store committed. */
 void service_flush_all(struct service *s);
 
-/* Answer the open call of p. */
-void service_reply(struct service *s, struct peer *p, json_object *parameters, bool continues);
+/*
+ * What a method decided for its call, returned to the dispatcher (api.c), which sends it: the
+ * method itself sends nothing.
+ */
+enum reply_kind {
+        REPLY_NONE,       /* no answer now: the call is parked, or a stream goes on */
+        REPLY_PARAMETERS, /* the reply's parameters (owned; NULL: out of memory, answered Busy) */
+        REPLY_TEXT,       /* a reply the method encoded (owned; NULL: out of memory, p dropped),
+                           * with the flag service_reply_continues(p, continues) gave it */
+        REPLY_ERROR,      /* error, with its parameters (owned; may be NULL) */
+};
+
+struct reply {
+        enum reply_kind kind;
+        bool continues; /* REPLY_TEXT: a part of a stream; call the method again for the next */
+        int error;
+        json_object *parameters;
+        char *text;
+};
+
+static inline struct reply reply_parameters(json_object *parameters)
+{
+        return (struct reply){.kind = REPLY_PARAMETERS, .parameters = parameters};
+}
+
+static inline struct reply reply_error(int error, json_object *parameters)
+{
+        return (struct reply){.kind = REPLY_ERROR, .error = error, .parameters = parameters};
+}
+
+/* err's typed error. */
+struct reply reply_fail(const struct param_error *err);
+
+/* Send what a method decided for the open call of p. */
+void service_send_reply(struct service *s, struct peer *p, struct reply r);
+
 /* Whether a reply with `continues` keeps p's call open: the flag its encoding must carry. */
 bool service_reply_continues(const struct peer *p, bool continues);
 /* Answer with a reply the caller encoded (owned; NULL when encoding ran out of memory, which
  * drops p) with the flag service_reply_continues() gave. */
 void service_reply_encoded(struct service *s, struct peer *p, char *msg, bool continues);
+/* Answer p's call with error (parameters owned; may be NULL). */
 void service_error(struct service *s, struct peer *p, int error, json_object *parameters);
-/* Answer p's call with err's typed error. */
-void service_fail(struct service *s, struct peer *p, const struct param_error *err);
 
 /* Tell p `error` (parameters owned) as far as its socket takes it now, and drop it. */
 void service_hang_up(struct service *s, struct peer *p, int error, json_object *parameters);
 
-/* A peer is gone: retire what it held, exactly once. */
+/* A peer is gone: close its connection, exactly once. What its session held is its caller's to
+ * retire: the peer waits for service_take_closing(). */
 void service_drop_peer(struct service *s, struct peer *p);
+/* The next dropped peer whose session is to be retired (it stays allocated until
+ * service_free_closed_peers()), or NULL. */
+struct peer *service_take_closing(struct service *s);
 /* Free the peers dropped so far (their connections are closed). */
 void service_free_closed_peers(struct service *s);
 

@@ -17,27 +17,24 @@ static const char *const kind_names[EVENT_KIND_MAX] = {
     [EVENT_COMPLETED] = "completed",       [EVENT_REMOVED] = "removed",
 };
 
-void events_subscribe(struct service *s, struct peer *p, json_object *params)
+struct reply events_subscribe(struct service *s, struct peer *p, json_object *params)
 {
         bool all = false;
 
-        if (!p->call_more) {
-                service_error(s, p, TIMERD_E_EXPECTED_MORE, NULL);
-                return;
-        }
+        if (!p->call_more)
+                return reply_error(TIMERD_E_EXPECTED_MORE, NULL);
         if (vl_get_bool(params, "all", &all) == -EINVAL) {
                 json_object *e = json_object_new_object();
                 vl_add_string(e, "parameter", "all");
-                service_error(s, p, TIMERD_E_INVALID_PARAMETER, e);
-                return;
+                return reply_error(TIMERD_E_INVALID_PARAMETER, e);
         }
-        if (all && !p->privileged) {
-                service_error(s, p, TIMERD_E_PERMISSION_DENIED, NULL);
-                return;
-        }
+        if (all && !p->privileged)
+                return reply_error(TIMERD_E_PERMISSION_DENIED, NULL);
         p->subscriber = true;
         p->subscribe_all = all;
         s->peers.n_subscribers++;
+        /* The stream's parts are the events. */
+        return (struct reply){.kind = REPLY_NONE};
 }
 
 static json_object *event_json(enum event_kind kind, uint32_t owner, const char *name, uint64_t run,

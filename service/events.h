@@ -10,6 +10,8 @@
 
 #include <json-c/json.h>
 
+#include "service/connection.h"
+
 struct service;
 struct peer;
 
@@ -28,7 +30,7 @@ enum event_kind {
 };
 
 /* Answer p's Subscribe call: it becomes a stream (ExpectedMore without `more`). */
-void events_subscribe(struct service *s, struct peer *p, json_object *params);
+struct reply events_subscribe(struct service *s, struct peer *p, json_object *params);
 
 /* Tell the subscribers who may see owner's timers. run 0: not about a run. */
 void events_publish(struct service *s, enum event_kind kind, uint32_t owner, const char *name,

@@ -14,8 +14,8 @@ void service_expire(struct service *s, enum timerd_clock c, const struct td_now 
 
         if (w->registry_armed) {
                 bool stale;
-                service_apply(s, now,
-                              registry_expire(s->registry, now, c, w->registry_generation, &stale));
+                api_apply(s, now,
+                          registry_expire(s->registry, now, c, w->registry_generation, &stale));
         }
         api_expire_parked(s, now);
 }
@@ -32,7 +32,7 @@ void service_clock_was_set(struct service *s)
                 if (c != TIMERD_CLOCK_REALTIME && c != TIMERD_CLOCK_REALTIME_ALARM)
                         continue;
                 s->wake.clock[c].kernel_armed = false;
-                service_apply(s, &now, registry_rearm(s->registry, &now, (enum timerd_clock)c));
+                api_apply(s, &now, registry_rearm(s->registry, &now, (enum timerd_clock)c));
                 api_expire_parked(s, &now);
         }
 }
@@ -54,8 +54,8 @@ void service_reevaluate_step(struct service *s)
                 s->reevaluate_budget = REEVALUATE_BUDGET_FIRST;
         if (service_now(s, &now) < 0 || clock_read(TIMERD_CLOCK_MONOTONIC, &start) < 0)
                 return;
-        service_apply(s, &now,
-                      registry_reevaluate_step(s->registry, &now, s->reevaluate_budget, &count));
+        api_apply(s, &now,
+                  registry_reevaluate_step(s->registry, &now, s->reevaluate_budget, &count));
         s->reevaluated += count;
         if (clock_read(TIMERD_CLOCK_MONOTONIC, &end) == 0 && count == s->reevaluate_budget) {
                 if (end - start < REEVALUATE_SLICE_USEC / 2 && s->reevaluate_budget < 65536)

@@ -13,21 +13,6 @@
 #include "service/virtual-clock.h"
 #include "varlink/names.h"
 
-/* A run was dispatched: count it, tell the subscribers, and hand it to its waiter. */
-static void on_dispatched(struct service *s, const struct td_now *now, const struct td_dispatch *d)
-{
-        s->metrics.firings++;
-        events_publish(s, EVENT_FIRED, d->owner, d->name, d->run);
-        /* From when it was owed: a handover is early on purpose, an accuracy window late on
-         * purpose, and one due when queued was late already. */
-        if (d->past_due)
-                s->metrics.lateness_past_due++;
-        else
-                histogram_record(&s->metrics.lateness,
-                                 d->fired_usec > d->due_usec ? d->fired_usec - d->due_usec : 0);
-        api_offer_firing(s, now, d);
-}
-
 /* A connection is gone: its parked requests, its transient timers and the runs it held. */
 static void on_session_closed(struct service *s, struct peer *p)
 {
@@ -38,7 +23,27 @@ static void on_session_closed(struct service *s, struct peer *p)
         if (service_now(s, &now) < 0)
                 return;
         /* Its transient timers and the runs it held are gone: Waits on them learn it there. */
-        service_apply(s, &now, registry_session_closed(s->registry, &now, p->session));
+        api_apply(s, &now, registry_session_closed(s->registry, &now, p->session));
+}
+
+/* Retire the sessions of the connections dropped so far, and hand over what applying left.
+ * Whether a session was retired (its changes may wait for a commit). */
+static bool settle(struct service *s)
+{
+        bool retired = false;
+        struct peer *p;
+
+        while ((p = service_take_closing(s))) {
+                on_session_closed(s, p);
+                retired = true;
+        }
+        api_hand_over(s);
+        return retired;
+}
+
+void service_retire_closed(struct service *s)
+{
+        (void)settle(s);
 }
 
 static void on_expired(enum timerd_clock clock, uint64_t generation, void *userdata)
@@ -48,6 +53,8 @@ static void on_expired(enum timerd_clock clock, uint64_t generation, void *userd
         struct td_now now;
 
         service_note_work(s);
+        /* What a connection dropped in this wake-up left goes before its deadlines are met. */
+        (void)settle(s);
         if (!wake_expired(s, clock, generation))
                 return;
         if (s->clock.virtual) {
@@ -55,6 +62,7 @@ static void on_expired(enum timerd_clock clock, uint64_t generation, void *userd
                 uint64_t real;
                 if (clock_read(TIMERD_CLOCK_MONOTONIC, &real) == 0)
                         service_reap(s, real);
+                (void)settle(s);
                 (void)service_sync_wake(s, clock);
                 return;
         }
@@ -65,11 +73,12 @@ static void on_expired(enum timerd_clock clock, uint64_t generation, void *userd
         service_expire(s, clock, &now);
         if (clock == TIMERD_CLOCK_MONOTONIC)
                 service_reap(s, now.usec[TIMERD_CLOCK_MONOTONIC]);
+        (void)settle(s);
         /* The kernel timer is spent: arm it again for whatever is due next. */
         int r = service_sync_wake(s, clock);
         if (r < 0) {
                 log_errno(r, "Cannot re-arm the %s timer", vl_clock_to_string(clock));
-                service_apply(
+                api_apply(
                     s, &now,
                     registry_confirm_arm(s->registry, &now, clock, w->registry_generation, r));
         }
@@ -86,12 +95,7 @@ static void on_clock_set(void *userdata)
 
 void service_loop_callbacks(struct service *s, struct loop_callbacks *ret)
 {
-        s->handlers = (struct service_handlers){
-            .dispatched = on_dispatched,
-            .silenced = api_waits_recheck,
-            .session_closed = on_session_closed,
-            .hold = store_hold,
-        };
+        s->handlers = (struct service_handlers){.hold = store_hold};
         *ret = (struct loop_callbacks){
             .expired = on_expired,
             .clock_set = on_clock_set,
@@ -129,6 +133,7 @@ static void drain_intents(struct service *s)
                 p->queued = false;
                 api_handle_call(s, p, &it.call);
                 vl_call_done(&it.call);
+                (void)settle(s);
                 if (p->fd >= 0 && p->queued && ++p->burst < PIPELINE_BURST &&
                     clock_read(TIMERD_CLOCK_MONOTONIC, &now) == 0 &&
                     now - start < PIPELINE_SLICE_USEC)
@@ -160,12 +165,21 @@ int service_iterate(struct service *s, int64_t timeout_usec)
                 return r;
         }
         service_note_work(s);
+        (void)settle(s);
         drain_intents(s);
         if (registry_reevaluation_pending(s->registry))
                 service_reevaluate_step(s);
         s->virtual_due = virtual_clock_settle(s);
+        (void)settle(s);
         store_commit(s);
+        /* Releasing the held answers may have dropped a peer: its session's changes too. */
+        if (settle(s))
+                store_commit(s);
         service_flush_all(s);
+        /* A peer the flush dropped: its session's changes are committed by the next iteration,
+         * and what they tell others is held until then. */
+        if (settle(s))
+                service_flush_all(s);
         free_closed(s);
         s->metrics.iterations++;
         if (clock_read(TIMERD_CLOCK_MONOTONIC, &end) == 0 && end >= s->iteration_start_usec &&

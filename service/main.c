@@ -331,6 +331,8 @@ static void teardown(struct service *s, struct systemd_notifier *notifier)
         flush_peers(s);
         while (!list_empty(&s->peers.live))
                 service_drop_peer(s, list_entry(s->peers.live.next, struct peer, node));
+        if (s->registry && s->parked)
+                service_retire_closed(s);
         service_free_closed_peers(s);
         intent_queue_done(&s->intents);
         loop_unwatch(s->signal_watch);

@@ -34,17 +34,12 @@ struct store;
 
 /*
  * Dependencies between the files of service/ point one way (meson.build lists the order;
- * tools/service-layers checks it). A file reports upward only through these handlers, which
- * iteration.c installs before the loop runs, as the loop reports through its callbacks.
+ * tools/service-layers checks it). What a lower file leaves for the layers above it returns to
+ * them or waits in its part of this struct for them to take (apply.c's outcomes, connection.c's
+ * closing peers). The one upward report left is the store's hold on output, which iteration.c
+ * installs before the loop runs, as the loop reports through its callbacks.
  */
 struct service_handlers {
-        /* A run was dispatched (apply.c): hand it to whoever waits for it. */
-        void (*dispatched)(struct service *s, const struct td_now *now,
-                           const struct td_dispatch *d);
-        /* owner's notify timers have nothing more to deliver (apply.c): recheck its Waits. */
-        void (*silenced)(struct service *s, uint32_t owner);
-        /* p's connection is gone (connection.c): retire what its session held. */
-        void (*session_closed)(struct service *s, struct peer *p);
         /* Output for p (connection.c), owned: true when it waits for the store's commit. */
         bool (*hold)(struct service *s, struct peer *p, char *msg);
 };

@@ -66,6 +66,7 @@
 #include <unistd.h>
 
 #include "base/hashmap.h"
+#include "service/api.h"
 #include "service/io/journal.h"
 #include "service/io/log.h"
 #include "service/io/peer.h"
@@ -349,7 +350,7 @@ static int restore_all(struct service *s, const struct journal_open_result *resu
                                   (unsigned)j->owner, error_message(t.failure));
                         return store_fault(s, t.failure);
                 }
-                service_apply(s, &now, t);
+                api_apply(s, &now, t);
         }
         /* An earlier start gave out generations to transient timers, never saved. */
         if (!result->created)
@@ -534,7 +535,7 @@ static int commit(struct service *s)
                           error_message(undo.failure));
                 service_exit(s, EXIT_REASON_STORE_FAULT);
         }
-        service_apply(s, &now, undo);
+        api_apply(s, &now, undo);
         return r;
 }
 

@@ -86,8 +86,9 @@ static json_object *clocks_json(const struct service *s)
         return o;
 }
 
-/* The clocks, and for a move the firings made since `*firings_before` was read. */
-static void reply_clocks(struct service *s, struct peer *p, const uint64_t *firings_before)
+/* The clocks, and for a move the firings made since `*firings_before` was read. Out of memory,
+ * p is dropped. */
+static struct reply clocks_reply(struct service *s, struct peer *p, const uint64_t *firings_before)
 {
         json_object *o = json_object_new_object();
         json_object *now = clocks_json(s);
@@ -96,12 +97,12 @@ static void reply_clocks(struct service *s, struct peer *p, const uint64_t *firi
                 json_object_put(o);
                 json_object_put(now);
                 service_drop_peer(s, p);
-                return;
+                return (struct reply){.kind = REPLY_NONE};
         }
         vl_add_object(o, "now", now);
         if (firings_before)
                 vl_add_u64(o, "firings", s->metrics.firings - *firings_before);
-        service_reply(s, p, o, false);
+        return reply_parameters(o);
 }
 
 /* How far a move goes: "usec" for Advance and Suspend; AdvanceTo's distance to its target. */
@@ -180,10 +181,9 @@ static bool workers_busy(struct service *s)
 /* Answer the Advance (error 0: its clocks and firings) and end it. */
 static void advance_end(struct service *s, struct peer *caller, int error)
 {
-        if (error)
-                service_error(s, caller, error, NULL);
-        else
-                reply_clocks(s, caller, &s->advance.firings_before);
+        service_send_reply(s, caller,
+                           error ? reply_error(error, NULL)
+                                 : clocks_reply(s, caller, &s->advance.firings_before));
         s->advance = (struct virtual_advance){0};
 }
 
@@ -274,35 +274,35 @@ static int advance_start(struct service *s, struct peer *p, uint64_t usec, bool 
         return 0;
 }
 
-static void move_call(struct service *s, struct peer *p, const char *method, json_object *params)
+/* An Advance is answered when it ends (advance_end()): REPLY_NONE until then. */
+static struct reply move_call(struct service *s, struct peer *p, const char *method,
+                              json_object *params)
 {
         uint64_t firings = s->metrics.firings, usec = 0;
         struct param_error err;
         int r;
 
-        if (s->advance.session) { /* one move at a time: another client's is under way */
-                service_error(s, p, TIMERD_E_BUSY, NULL);
-                return;
-        }
-        if (distance(s, method, params, &usec, &err) < 0) {
-                service_fail(s, p, &err);
-                return;
-        }
+        if (s->advance.session) /* one move at a time: another client's is under way */
+                return reply_error(TIMERD_E_BUSY, NULL);
+        if (distance(s, method, params, &usec, &err) < 0)
+                return reply_fail(&err);
         if (strcmp(method, "SetRealtime") != 0)
                 r = advance_start(s, p, usec, strcmp(method, "Suspend") == 0, firings);
         else if ((r = clock_virtual_set_realtime(&s->clock, usec)) == 0) {
                 service_clock_was_set(s);
                 service_finish_reevaluation(s);
                 settle_due(s);
-                reply_clocks(s, p, &firings);
+                return clocks_reply(s, p, &firings);
         }
         if (r < 0) {
                 params_fail(&err, -TIMERD_E_OVERFLOW, NULL, "usec", 0);
-                service_fail(s, p, &err);
+                return reply_fail(&err);
         }
+        return (struct reply){.kind = REPLY_NONE};
 }
 
-bool virtual_clock_call(struct service *s, struct peer *p, const char *method, json_object *params)
+bool virtual_clock_call(struct service *s, struct peer *p, const char *method, json_object *params,
+                        struct reply *ret)
 {
         static const char prefix[] = VL_INTERFACE_TEST ".";
         static const char *const moves[] = {"Advance", "AdvanceTo", "Suspend", "SetRealtime"};
@@ -311,12 +311,12 @@ bool virtual_clock_call(struct service *s, struct peer *p, const char *method, j
                 return false;
         method += sizeof(prefix) - 1;
         if (strcmp(method, "Now") == 0) {
-                reply_clocks(s, p, NULL);
+                *ret = clocks_reply(s, p, NULL);
                 return true;
         }
         for (size_t i = 0; i < sizeof(moves) / sizeof(moves[0]); i++)
                 if (strcmp(method, moves[i]) == 0) {
-                        move_call(s, p, method, params);
+                        *ret = move_call(s, p, method, params);
                         return true;
                 }
         return false;

@@ -26,8 +26,12 @@ struct virtual_advance {
         uint64_t held_since;
 };
 
-/* io.timerd.Test's methods; false when `method` is not one of them (or the clock is real). */
-bool virtual_clock_call(struct service *s, struct peer *p, const char *method, json_object *params);
+struct reply;
+
+/* io.timerd.Test's methods: what it decided in *ret; false when `method` is not one of them (or
+ * the clock is real). */
+bool virtual_clock_call(struct service *s, struct peer *p, const char *method, json_object *params,
+                        struct reply *ret);
 
 /* Fire what is due at the time the virtual clocks read (a deadline set in the past fires at
  * once, as an armed kernel timer would), and step an Advance under way on. Once per loop

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "service/api.h"
+#include "service/events.h"
 #include "service/io/log.h"
 #include "service/core/parked.h"
 #include "service/io/peer.h"
@@ -32,8 +33,7 @@ static bool firing_begin(struct vl_text *t, struct peer *p, bool continues)
         return false;
 }
 
-static void firing_end(struct service *s, struct peer *p, struct vl_text *t,
-                       const struct td_dispatch *d, bool continues)
+static char *firing_end(struct vl_text *t, const struct td_dispatch *d)
 {
         vl_text_object_begin(t, "firing");
         vl_text_object_begin(t, "token");
@@ -47,7 +47,7 @@ static void firing_end(struct service *s, struct peer *p, struct vl_text *t,
         vl_text_add_u64(t, "overruns", d->overruns);
         vl_text_add_bool(t, "catch_up", d->catch_up);
         vl_text_object_end(t);
-        service_reply_encoded(s, p, vl_text_reply_end(t), continues);
+        return vl_text_reply_end(t);
 }
 
 /* The peer whose open call `cookie` of `session` is, or NULL when it is gone. */
@@ -83,69 +83,78 @@ static json_object *sleep_answer_json(const struct parked_effect *e)
         return o;
 }
 
+/* The answer an effect of the parked queue gives the call it ends (not a firing's). */
+static struct reply parked_answer(const struct parked_effect *e)
+{
+        switch (e->kind) {
+        case PARKED_EFFECT_OBSERVATION:
+        case PARKED_EFFECT_ELAPSED:
+                return reply_parameters(sleep_answer_json(e));
+        case PARKED_EFFECT_INTERRUPTED: {
+                json_object *o = json_object_new_object();
+                if (e->interrupted.has_remaining)
+                        vl_add_u64(o, "remaining_usec", e->interrupted.remaining_usec);
+                return reply_parameters(o);
+        }
+        case PARKED_EFFECT_RETIRED:
+                return reply_parameters(json_object_new_object());
+        case PARKED_EFFECT_TIMED_OUT:
+                return reply_error(TIMERD_E_TIMEOUT, NULL);
+        case PARKED_EFFECT_SHUTTING_DOWN:
+                return reply_error(TIMERD_E_SHUTTING_DOWN, NULL);
+        case PARKED_EFFECT_NOTHING_TO_WAIT_FOR:
+                return reply_error(TIMERD_E_NOTHING_TO_WAIT_FOR, NULL);
+        case PARKED_EFFECT_FAILED: {
+                json_object *params = json_object_new_object();
+                vl_add_string(params, "kind", parked_failure_to_string(e->failed));
+                return reply_error(TIMERD_E_PROTOCOL_FAILURE, params);
+        }
+        case PARKED_EFFECT_REPLY:      /* a firing: handed over by apply_parked_effects() */
+        case PARKED_EFFECT_OBSERVABLE: /* apply_parked offers it a kept alarm */
+        case _PARKED_EFFECT_MAX:
+        case _PARKED_EFFECT_INVALID:
+                break;
+        }
+        return (struct reply){.kind = REPLY_NONE};
+}
+
+/* Hand the firing d to the parked call of p that `e` chose. */
+static void hand_firing(struct service *s, struct peer *p, const struct parked_effect *e,
+                        const struct td_dispatch *d)
+{
+        struct vl_text text;
+
+        if (!firing_begin(&text, p, e->reply.continues))
+                service_error(s, p, TIMERD_E_BUSY, NULL);
+        else if (registry_deliver(s->registry, d, e->session) >= 0)
+                service_reply_encoded(s, p, firing_end(&text, d), e->reply.continues);
+        else
+                free(vl_text_reply_end(&text));
+}
+
 /*
- * Carry out what the parked queue decided. `d` is the firing a REPLY hands over; `caller` is the
- * peer of the call that caused the transition (a Finish is answered through it, whichever
- * connection parked the Sleep).
+ * Carry out what the parked queue decided: answer the parked calls it ended. `d` is the firing a
+ * REPLY hands over; the answer to the call that caused the transition (`caller`'s: a Finish is
+ * answered through it, whichever connection parked the Sleep) goes to *caller_reply, for its
+ * method to return.
  */
 static void apply_parked_effects(struct service *s, struct parked_transition t,
-                                 const struct td_dispatch *d, struct peer *caller)
+                                 const struct td_dispatch *d, struct peer *caller,
+                                 struct reply *caller_reply)
 {
         for (size_t i = 0; i < t.n_effects; i++) {
                 const struct parked_effect *e = &t.effects[i];
-                struct peer *p = caller && caller->call_open && caller->call_cookie == e->cookie
-                                     ? caller
-                                     : call_peer(s, e->session, e->cookie);
+                bool to_caller = caller && caller->call_open && caller->call_cookie == e->cookie;
+                struct peer *p = to_caller ? caller : call_peer(s, e->session, e->cookie);
                 if (!p)
                         continue;
-                switch (e->kind) {
-                case PARKED_EFFECT_REPLY: {
-                        struct vl_text text;
-                        if (!d)
-                                break;
-                        if (!firing_begin(&text, p, e->reply.continues))
-                                service_error(s, p, TIMERD_E_BUSY, NULL);
-                        else if (registry_deliver(s->registry, d, e->session) >= 0)
-                                firing_end(s, p, &text, d, e->reply.continues);
-                        else
-                                free(vl_text_reply_end(&text));
-                        break;
-                }
-                case PARKED_EFFECT_OBSERVATION:
-                case PARKED_EFFECT_ELAPSED:
-                        service_reply(s, p, sleep_answer_json(e), false);
-                        break;
-                case PARKED_EFFECT_INTERRUPTED: {
-                        json_object *o = json_object_new_object();
-                        if (e->interrupted.has_remaining)
-                                vl_add_u64(o, "remaining_usec", e->interrupted.remaining_usec);
-                        service_reply(s, p, o, false);
-                        break;
-                }
-                case PARKED_EFFECT_RETIRED:
-                        service_reply(s, p, json_object_new_object(), false);
-                        break;
-                case PARKED_EFFECT_TIMED_OUT:
-                        service_error(s, p, TIMERD_E_TIMEOUT, NULL);
-                        break;
-                case PARKED_EFFECT_SHUTTING_DOWN:
-                        service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
-                        break;
-                case PARKED_EFFECT_NOTHING_TO_WAIT_FOR:
-                        service_error(s, p, TIMERD_E_NOTHING_TO_WAIT_FOR, NULL);
-                        break;
-                case PARKED_EFFECT_OBSERVABLE: /* apply_parked offers it a kept alarm */
-                        break;
-                case PARKED_EFFECT_FAILED: {
-                        json_object *params = json_object_new_object();
-                        vl_add_string(params, "kind", parked_failure_to_string(e->failed));
-                        service_error(s, p, TIMERD_E_PROTOCOL_FAILURE, params);
-                        break;
-                }
-                case _PARKED_EFFECT_MAX:
-                case _PARKED_EFFECT_INVALID:
-                        break;
-                }
+                if (e->kind == PARKED_EFFECT_REPLY) {
+                        if (d)
+                                hand_firing(s, p, e, d);
+                } else if (to_caller && caller_reply)
+                        *caller_reply = parked_answer(e);
+                else
+                        service_send_reply(s, p, parked_answer(e));
         }
 }
 
@@ -157,7 +166,7 @@ static void offer_kept_alarm(struct service *s, uint32_t owner, uint64_t session
  * offer reuses the queue's effects).
  */
 static void apply_parked(struct service *s, struct parked_transition t, const struct td_dispatch *d,
-                         struct peer *caller)
+                         struct peer *caller, struct reply *caller_reply)
 {
         struct td_caller *observable = NULL;
         size_t n_observable = 0;
@@ -173,7 +182,7 @@ static void apply_parked(struct service *s, struct parked_transition t, const st
                                 observable[j++] = (struct td_caller){
                                     .uid = t.effects[i].owner, .session = t.effects[i].session};
         }
-        apply_parked_effects(s, t, d, caller);
+        apply_parked_effects(s, t, d, caller, caller_reply);
         service_sync_parked_wake(s);
         for (size_t i = 0; observable && i < n_observable; i++)
                 offer_kept_alarm(s, observable[i].uid, observable[i].session);
@@ -200,44 +209,38 @@ static uint64_t parked_limit_value(const struct service *s, const struct parked_
 }
 
 /* A failed parked transition as the caller's error. */
-static void parked_failed(struct service *s, struct peer *p, const struct parked_transition *t)
+static struct reply parked_failed(const struct service *s, const struct parked_transition *t)
 {
         struct param_error err;
 
         if (t->failure == -TIMERD_E_PROTOCOL_FAILURE) {
                 json_object *params = json_object_new_object();
                 vl_add_string(params, "kind", parked_failure_to_string(t->protocol));
-                service_error(s, p, TIMERD_E_PROTOCOL_FAILURE, params);
-                return;
+                return reply_error(TIMERD_E_PROTOCOL_FAILURE, params);
         }
         params_fail(&err, t->failure <= -TIMERD_E_BASE ? t->failure : -TIMERD_E_BUSY, NULL,
                     t->failure == -TIMERD_E_LIMIT_EXCEEDED ? parked_limit_to_string(t->limit)
                                                            : NULL,
                     parked_limit_value(s, t));
-        service_fail(s, p, &err);
+        return reply_fail(&err);
 }
 
-/* Hand over pending firings: one, or all of them for a stream. Returns whether the call ended. */
-static bool take_pending(struct service *s, struct peer *p, const struct td_now *now,
-                         uint32_t owner, const char *const *names, size_t n_names)
+/* Hand over a pending firing, a part of a stream when p's call asked for more (the dispatcher
+ * asks again for the next); REPLY_NONE when none is pending. */
+static struct reply take_pending(struct service *s, struct peer *p, const struct td_now *now,
+                                 uint32_t owner, const char *const *names, size_t n_names)
 {
         struct td_dispatch d;
         struct vl_text t;
 
-        for (;;) {
-                if (!firing_begin(&t, p, true)) {
-                        service_error(s, p, TIMERD_E_BUSY, NULL);
-                        return true;
-                }
-                if (registry_take_pending(s->registry, now, owner, TIMERD_DELIVERY_NOTIFY, names,
-                                          n_names, p->session, &d) <= 0) {
-                        free(vl_text_reply_end(&t));
-                        return false;
-                }
-                firing_end(s, p, &t, &d, true);
-                if (!p->call_more)
-                        return true;
+        if (!firing_begin(&t, p, true))
+                return reply_error(TIMERD_E_BUSY, NULL);
+        if (registry_take_pending(s->registry, now, owner, TIMERD_DELIVERY_NOTIFY, names, n_names,
+                                  p->session, &d) <= 0) {
+                free(vl_text_reply_end(&t));
+                return (struct reply){.kind = REPLY_NONE};
         }
+        return (struct reply){.kind = REPLY_TEXT, .continues = true, .text = firing_end(&t, &d)};
 }
 
 /* A Wait on `names` of this owner may still be answered with a firing: one is pending, or one
@@ -264,7 +267,16 @@ static bool waited_can_fire(const char *const *names, size_t n_names, void *user
 void api_waits_recheck(struct service *s, uint32_t owner)
 {
         struct waited_timers w = {.registry = s->registry, .owner = owner};
-        apply_parked(s, parked_end_waits(s->parked, owner, waited_can_fire, &w), NULL, NULL);
+        apply_parked(s, parked_end_waits(s->parked, owner, waited_can_fire, &w), NULL, NULL, NULL);
+}
+
+/* Carry out t, a method's transition: its answer to the caller p, or REPLY_NONE when parked. */
+static struct reply apply_parked_for(struct service *s, struct parked_transition t, struct peer *p)
+{
+        struct reply r = {.kind = REPLY_NONE};
+
+        apply_parked(s, t, NULL, p, &r);
+        return r;
 }
 
 /* The names a Wait filters on (none: any notify timer of the owner), each valid. */
@@ -300,7 +312,7 @@ static int wait_names(json_object *params, const char *names[static WAIT_MAX_NAM
         return 0;
 }
 
-void api_wait(struct service *s, struct peer *p, json_object *params)
+struct reply api_wait(struct service *s, struct peer *p, json_object *params)
 {
         const char *names[WAIT_MAX_NAMES];
         struct parked_wait_args a = {
@@ -323,12 +335,11 @@ void api_wait(struct service *s, struct peer *p, json_object *params)
                 params_invalid(&err, "timeout_usec");
                 goto fail;
         }
-        if (service_now(s, &now) < 0) {
-                service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
-                return;
-        }
-        if (take_pending(s, p, &now, a.caller.uid, names, a.n_names))
-                return;
+        if (service_now(s, &now) < 0)
+                return reply_error(TIMERD_E_SHUTTING_DOWN, NULL);
+        struct reply pending = take_pending(s, p, &now, a.caller.uid, names, a.n_names);
+        if (pending.kind != REPLY_NONE)
+                return pending;
         for (size_t i = 0; i < a.n_names; i++)
                 if (registry_get(s->registry, a.caller.uid, names[i], &(struct td_snapshot){}) <
                     0) {
@@ -336,10 +347,8 @@ void api_wait(struct service *s, struct peer *p, json_object *params)
                         goto fail;
                 }
         struct waited_timers waited = {.registry = s->registry, .owner = a.caller.uid};
-        if (a.n_names > 0 && !waited_can_fire(names, a.n_names, &waited)) {
-                service_error(s, p, TIMERD_E_NOTHING_TO_WAIT_FOR, NULL);
-                return;
-        }
+        if (a.n_names > 0 && !waited_can_fire(names, a.n_names, &waited))
+                return reply_error(TIMERD_E_NOTHING_TO_WAIT_FOR, NULL);
         if (timeout > 0) {
                 if (timeout > UINT64_MAX - now.usec[a.clock]) {
                         params_fail(&err, -TIMERD_E_OVERFLOW, NULL, "timeout_usec", 0);
@@ -351,14 +360,49 @@ void api_wait(struct service *s, struct peer *p, json_object *params)
 
         struct parked_continuation c;
         struct parked_transition t = parked_wait(s->parked, &a, &c);
-        if (t.failure < 0) {
-                parked_failed(s, p, &t);
-                return;
-        }
-        apply_parked(s, t, NULL, p);
-        return;
+        if (t.failure < 0)
+                return parked_failed(s, &t);
+        return apply_parked_for(s, t, p);
 fail:
-        service_fail(s, p, &err);
+        return reply_fail(&err);
+}
+
+/* A run was dispatched: count it, tell the subscribers, and hand it to its waiter. */
+static void hand_over_run(struct service *s, const struct td_now *now, const struct td_dispatch *d)
+{
+        s->metrics.firings++;
+        events_publish(s, EVENT_FIRED, d->owner, d->name, d->run);
+        /* From when it was owed: a handover is early on purpose, an accuracy window late on
+         * purpose, and one due when queued was late already. */
+        if (d->past_due)
+                s->metrics.lateness_past_due++;
+        else
+                histogram_record(&s->metrics.lateness,
+                                 d->fired_usec > d->due_usec ? d->fired_usec - d->due_usec : 0);
+        api_offer_firing(s, now, d);
+}
+
+void api_hand_over(struct service *s)
+{
+        struct apply_outcome o;
+
+        /* The outer loop takes what a nested call would: in order. */
+        if (s->applying.handing_over)
+                return;
+        s->applying.handing_over = true;
+        while (apply_take_outcome(s, &o)) {
+                if (o.kind == APPLY_DISPATCHED)
+                        hand_over_run(s, &o.dispatched.now, &o.dispatched.effect.dispatch);
+                else
+                        api_waits_recheck(s, o.owner);
+        }
+        s->applying.handing_over = false;
+}
+
+void api_apply(struct service *s, const struct td_now *now, struct td_transition t)
+{
+        service_apply(s, now, t);
+        api_hand_over(s);
 }
 
 /* The alarms one observation stands for: the firing and the periods it missed. */
@@ -383,7 +427,7 @@ static bool route_alarm(struct service *s, const struct td_now *now, const struc
         apply_parked(
             s,
             parked_offer_alarm(s->parked, now, d->owner, t.session, d->name, alarms_of(d), &taken),
-            NULL, NULL);
+            NULL, NULL, NULL);
         if (taken)
                 service_end_run(s, now, d, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE);
         return taken;
@@ -423,9 +467,9 @@ void api_offer_firing(struct service *s, const struct td_now *now, const struct 
                                                  offer.effects[0].kind == PARKED_EFFECT_REPLY &&
                                                  offer.effects[0].reply.continues);
                 if (deadlines_kept)
-                        apply_parked_effects(s, offer, d, NULL);
+                        apply_parked_effects(s, offer, d, NULL, NULL);
                 else
-                        apply_parked(s, offer, d, NULL);
+                        apply_parked(s, offer, d, NULL, NULL);
                 break;
         }
         case TIMERD_DELIVERY_ALARM:
@@ -460,7 +504,7 @@ static int continuation_param(json_object *params, const char *field,
         return 0;
 }
 
-void api_sleep(struct service *s, struct peer *p, json_object *params)
+struct reply api_sleep(struct service *s, struct peer *p, json_object *params)
 {
         struct parked_sleep_args a = {
             .caller = {.session = p->session},
@@ -480,10 +524,8 @@ void api_sleep(struct service *s, struct peer *p, json_object *params)
                 params_invalid(&err, "clock");
                 goto fail;
         }
-        if (service_now(s, &now) < 0) {
-                service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
-                return;
-        }
+        if (service_now(s, &now) < 0)
+                return reply_error(TIMERD_E_SHUTTING_DOWN, NULL);
         uint64_t relative;
         r = vl_get_u64(params, "for_usec", &relative);
         if (r == 0) {
@@ -508,17 +550,14 @@ void api_sleep(struct service *s, struct peer *p, json_object *params)
         }
 
         struct parked_transition t = parked_sleep(s->parked, &now, &a, &c);
-        if (t.failure < 0) {
-                parked_failed(s, p, &t);
-                return;
-        }
-        apply_parked(s, t, NULL, p);
-        return;
+        if (t.failure < 0)
+                return parked_failed(s, &t);
+        return apply_parked_for(s, t, p);
 fail:
-        service_fail(s, p, &err);
+        return reply_fail(&err);
 }
 
-void api_finish(struct service *s, struct peer *p, json_object *params)
+struct reply api_finish(struct service *s, struct peer *p, json_object *params)
 {
         struct parked_continuation c;
         struct parked_ticket ticket;
@@ -550,17 +589,13 @@ void api_finish(struct service *s, struct peer *p, json_object *params)
                 params_invalid(&err, "action");
                 goto fail;
         }
-        if (service_now(s, &now) < 0) {
-                service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
-                return;
-        }
+        if (service_now(s, &now) < 0)
+                return reply_error(TIMERD_E_SHUTTING_DOWN, NULL);
         const struct td_caller caller = {.uid = owner, .session = p->session};
         struct parked_transition t =
             parked_finish(s->parked, &now, &caller, &c, lease, action, p->call_cookie, &ticket);
-        if (t.failure < 0) {
-                parked_failed(s, p, &t);
-                return;
-        }
+        if (t.failure < 0)
+                return parked_failed(s, &t);
         if (action == PARKED_ACTION_RESUME) {
                 json_object *o = json_object_new_object();
                 json_object *tk = json_object_new_object();
@@ -568,17 +603,15 @@ void api_finish(struct service *s, struct peer *p, json_object *params)
                 vl_add_u64(tk, "nonce", ticket.nonce);
                 vl_add_object(o, "ticket", tk);
                 /* Effects first: an ended observation may let another Sleep observe. */
-                apply_parked(s, t, NULL, NULL);
-                service_reply(s, p, o, false);
-                return;
+                apply_parked(s, t, NULL, NULL, NULL);
+                return reply_parameters(o);
         }
-        apply_parked(s, t, NULL, p);
-        return;
+        return apply_parked_for(s, t, p);
 fail:
-        service_fail(s, p, &err);
+        return reply_fail(&err);
 }
 
-void api_resume(struct service *s, struct peer *p, json_object *params)
+struct reply api_resume(struct service *s, struct peer *p, json_object *params)
 {
         struct td_caller caller = {.session = p->session};
         struct parked_ticket ticket;
@@ -598,25 +631,20 @@ void api_resume(struct service *s, struct peer *p, json_object *params)
                 params_invalid(&err, "ticket.nonce");
                 goto fail;
         }
-        if (service_now(s, &now) < 0) {
-                service_error(s, p, TIMERD_E_SHUTTING_DOWN, NULL);
-                return;
-        }
+        if (service_now(s, &now) < 0)
+                return reply_error(TIMERD_E_SHUTTING_DOWN, NULL);
         struct parked_transition t =
             parked_resume(s->parked, &now, &caller, &ticket, p->call_cookie);
-        if (t.failure < 0) {
-                parked_failed(s, p, &t);
-                return;
-        }
-        apply_parked(s, t, NULL, p);
-        return;
+        if (t.failure < 0)
+                return parked_failed(s, &t);
+        return apply_parked_for(s, t, p);
 fail:
-        service_fail(s, p, &err);
+        return reply_fail(&err);
 }
 
 void api_expire_parked(struct service *s, const struct td_now *now)
 {
-        apply_parked(s, parked_expire(s->parked, now), NULL, NULL);
+        apply_parked(s, parked_expire(s->parked, now), NULL, NULL, NULL);
 }
 
 void api_session_closed(struct service *s, uint64_t session)
@@ -626,12 +654,13 @@ void api_session_closed(struct service *s, uint64_t session)
 
         if (service_now(s, &now) < 0)
                 return;
-        apply_parked(s, parked_session_closed(s->parked, &now, session, &retired), NULL, NULL);
+        apply_parked(s, parked_session_closed(s->parked, &now, session, &retired), NULL, NULL,
+                     NULL);
 }
 
 void api_shutdown_parked(struct service *s)
 {
-        apply_parked(s, parked_shutdown(s->parked), NULL, NULL);
+        apply_parked(s, parked_shutdown(s->parked), NULL, NULL, NULL);
 }
 
 uint64_t api_waiters(const struct service *s)
