@@ -11,6 +11,7 @@
 #include "service/io/peer.h"
 #include "service/params.h"
 #include "service/service.h"
+#include "service/store.h"
 #include "varlink/names.h"
 
 static uint64_t session_hash(const void *entry)
@@ -125,10 +126,33 @@ bool service_queue(struct service *s, struct peer *p, char *msg)
         return true;
 }
 
+void service_send_released(struct service *s)
+{
+        struct peer *p;
+        char *msg;
+
+        while (store_take_released(s, &p, &msg))
+                service_queue(s, p, msg);
+        service_flush_all(s);
+}
+
 static void peer_send(struct service *s, struct peer *p, char *msg)
 {
         /* Nothing leaves before the changes it may describe are durable (store.c). */
-        if (s->handlers.hold(s, p, msg) || !service_queue(s, p, msg))
+        switch (store_hold(s, p, &msg)) {
+        case STORE_HELD:
+                return;
+        case STORE_RELEASED:
+                service_send_released(s);
+                if (p->fd < 0)
+                        free(msg);
+                else if (service_queue(s, p, msg))
+                        service_flush_all(s);
+                return;
+        case STORE_SEND:
+                break;
+        }
+        if (!service_queue(s, p, msg))
                 return;
         if (vl_writer_pending(&p->out) >= FLUSH_THRESHOLD)
                 peer_write(s, p);

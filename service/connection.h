@@ -6,7 +6,7 @@
  * answer it, write what is queued, and drop the connection when it breaks or is told to go.
  * Live connections are found by session in O(1). A dropped connection is reported to the layer
  * above (service_take_closing()), which retires what its session left. Whether output waits for
- * the store is asked through struct service_handlers.
+ * the store's commit is the store's to say (store_hold()).
  */
 
 #include <stdbool.h>
@@ -48,6 +48,8 @@ int service_add_peer(struct service *s, struct peer *p);
  * when p could not take it and was dropped.
  */
 bool service_queue(struct service *s, struct peer *p, char *msg);
+/* Queue what the store released after its commit (store_take_released()), then write. */
+void service_send_released(struct service *s);
 /* Write what peers queued since their last write; peers whose connection broke are dropped. Once
  * per iteration, after the intents are drained and the store committed. */
 void service_flush_all(struct service *s);

@@ -95,7 +95,6 @@ static void on_clock_set(void *userdata)
 
 void service_loop_callbacks(struct service *s, struct loop_callbacks *ret)
 {
-        s->handlers = (struct service_handlers){.hold = store_hold};
         *ret = (struct loop_callbacks){
             .expired = on_expired,
             .clock_set = on_clock_set,
@@ -172,9 +171,12 @@ int service_iterate(struct service *s, int64_t timeout_usec)
         s->virtual_due = virtual_clock_settle(s);
         (void)settle(s);
         store_commit(s);
-        /* Releasing the held answers may have dropped a peer: its session's changes too. */
-        if (settle(s))
-                store_commit(s);
+        service_send_released(s);
+        /* Releasing the held answers may have dropped a peer (its session's changes), and the
+         * undo of a failed commit may have dispatched runs (their answers): those too. */
+        (void)settle(s);
+        store_commit(s);
+        service_send_released(s);
         service_flush_all(s);
         /* A peer the flush dropped: its session's changes are committed by the next iteration,
          * and what they tell others is held until then. */

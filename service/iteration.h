@@ -5,7 +5,7 @@
  * The top of the runtime: what wakes the loop (expired kernel timers, a set clock), the one
  * point per iteration where queued calls are handled, then the store's commit and the flush.
  * After each step it retires the sessions of the connections dropped meanwhile and hands over
- * what applying left. It installs the store's hold on output (service.h).
+ * what applying left.
  */
 
 #include <stdint.h>
@@ -14,7 +14,7 @@
 
 struct service;
 
-/* The loop's callbacks; also installs the service's handler. Before the loop runs. */
+/* The loop's callbacks. Before the loop runs. */
 void service_loop_callbacks(struct service *s, struct loop_callbacks *ret);
 
 /* Retire what the sessions of the connections dropped so far held. */

@@ -236,7 +236,11 @@ static int setup_core(struct service *s)
 
 static int setup_store(struct service *s)
 {
-        return store_open(s);
+        int r = store_open(s);
+        /* The runs the restore dispatched go to whoever takes them. */
+        if (r >= 0)
+                api_hand_over(s);
+        return r;
 }
 
 /* Once the signals step blocked SIGTERM, nothing reads it until the loop runs: start-up looks

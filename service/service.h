@@ -34,16 +34,10 @@ struct store;
 
 /*
  * Dependencies between the files of service/ point one way (meson.build lists the order;
- * tools/service-layers checks it). What a lower file leaves for the layers above it returns to
- * them or waits in its part of this struct for them to take (apply.c's outcomes, connection.c's
- * closing peers). The one upward report left is the store's hold on output, which iteration.c
- * installs before the loop runs, as the loop reports through its callbacks.
+ * tools/service-layers checks it): what a lower file leaves for the layers above returns to them
+ * or waits in its part of this struct for them to take (apply.c's outcomes, connection.c's
+ * closing peers, the store's released messages).
  */
-struct service_handlers {
-        /* Output for p (connection.c), owned: true when it waits for the store's commit. */
-        bool (*hold)(struct service *s, struct peer *p, char *msg);
-};
-
 struct service {
         struct config config;
         int argc; /* as at start, for reloading the configuration */
@@ -60,7 +54,6 @@ struct service {
         struct zones *zones; /* of calendar timers */
         struct store *store;
 
-        struct service_handlers handlers;
         struct listening listen;
         int signal_fd;
         struct loop_watch *signal_watch;

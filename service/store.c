@@ -66,7 +66,6 @@
 #include <unistd.h>
 
 #include "base/hashmap.h"
-#include "service/api.h"
 #include "service/io/journal.h"
 #include "service/io/log.h"
 #include "service/io/peer.h"
@@ -89,7 +88,9 @@ struct store {
         struct held_message *held;
         size_t n_held;
         size_t allocated;
-        bool releasing;
+        bool releasing;         /* held messages are being taken: nothing more is held */
+        size_t release_next;    /* the next held message store_take_released() gives */
+        int release_error;      /* of the commit they wait for */
         struct peer *call_peer; /* of the call being answered */
         uint64_t call_mark;     /* the registry's change count when it began */
         int error;              /* of the last commit */
@@ -350,7 +351,7 @@ static int restore_all(struct service *s, const struct journal_open_result *resu
                                   (unsigned)j->owner, error_message(t.failure));
                         return store_fault(s, t.failure);
                 }
-                api_apply(s, &now, t);
+                service_apply(s, &now, t);
         }
         /* An earlier start gave out generations to transient timers, never saved. */
         if (!result->created)
@@ -535,7 +536,7 @@ static int commit(struct service *s)
                           error_message(undo.failure));
                 service_exit(s, EXIT_REASON_STORE_FAULT);
         }
-        api_apply(s, &now, undo);
+        service_apply(s, &now, undo);
         return r;
 }
 
@@ -558,30 +559,39 @@ static char *unavailable_message(int commit_error)
         return msg ? msg : vl_error_encode(vl_error_to_name(TIMERD_E_BUSY), NULL);
 }
 
-/* Send what was held, in order; an answer to a change the commit could not keep becomes
- * StoreUnavailable. Messages made meanwhile (a dropped peer's events) go straight out. */
-static void release(struct service *s, int commit_error)
+/* What was held goes out now, in order (store_take_released()). */
+static void release(struct store *st, int commit_error)
+{
+        st->releasing = true;
+        st->release_next = 0;
+        st->release_error = commit_error;
+}
+
+bool store_take_released(struct service *s, struct peer **ret_peer, char **ret_msg)
 {
         struct store *st = s->store;
 
-        st->releasing = true;
-        for (size_t i = 0; i < st->n_held; i++) {
-                struct held_message *h = &st->held[i];
+        while (st && st->releasing && st->release_next < st->n_held) {
+                struct held_message *h = &st->held[st->release_next++];
 
                 /* Gone meanwhile: nobody to tell. */
                 if (h->peer->fd < 0 || h->peer->session != h->session) {
                         free(h->msg);
                         continue;
                 }
-                if (h->answers_change && commit_error < 0) {
+                if (h->answers_change && st->release_error < 0) {
                         free(h->msg);
-                        h->msg = unavailable_message(commit_error);
+                        h->msg = unavailable_message(st->release_error);
                 }
-                service_queue(s, h->peer, h->msg);
+                *ret_peer = h->peer;
+                *ret_msg = h->msg;
+                return true;
         }
-        st->n_held = 0;
-        service_flush_all(s);
-        st->releasing = false;
+        if (st && st->releasing) {
+                st->n_held = 0;
+                st->releasing = false;
+        }
+        return false;
 }
 
 void store_commit(struct service *s)
@@ -592,10 +602,7 @@ void store_commit(struct service *s)
         if (!st || !pending(s))
                 return;
         r = commit(s);
-        release(s, r);
-        /* Releasing may have dropped a peer, whose runs ended: those changes too. */
-        if (r >= 0 && registry_changes_pending(s->registry))
-                r = commit(s);
+        release(st, r);
         if (r >= 0 && journal_should_compact(st->journal))
                 compact(s);
 }
@@ -617,7 +624,7 @@ void store_call_end(struct service *s)
         registry_call_end(s->registry);
 }
 
-bool store_hold(struct service *s, struct peer *p, char *msg)
+enum store_hold store_hold(struct service *s, struct peer *p, char **msg)
 {
         struct store *st = s->store;
         struct held_message *held;
@@ -627,7 +634,7 @@ bool store_hold(struct service *s, struct peer *p, char *msg)
 
         /* In teardown nothing is held: store_close() commits what is left. */
         if (!st || st->releasing || s->lifecycle.phase != LIFECYCLE_RUNNING || !pending(s))
-                return false;
+                return STORE_SEND;
         answers_change = p == st->call_peer && registry_change_count(s->registry) != st->call_mark;
         if (st->n_held == st->allocated) {
                 allocated = st->allocated > 0 ? st->allocated * 2 : 64;
@@ -635,16 +642,12 @@ bool store_hold(struct service *s, struct peer *p, char *msg)
                 if (!held) {
                         /* No room to hold it: make everything durable now instead. */
                         r = commit(s);
-                        release(s, r);
+                        release(st, r);
                         if (answers_change && r < 0) {
-                                free(msg);
-                                msg = unavailable_message(r);
+                                free(*msg);
+                                *msg = unavailable_message(r);
                         }
-                        if (p->fd < 0)
-                                free(msg);
-                        else if (service_queue(s, p, msg))
-                                service_flush_all(s);
-                        return true;
+                        return STORE_RELEASED;
                 }
                 st->held = held;
                 st->allocated = allocated;
@@ -652,10 +655,10 @@ bool store_hold(struct service *s, struct peer *p, char *msg)
         st->held[st->n_held++] = (struct held_message){
             .peer = p,
             .session = p->session,
-            .msg = msg,
+            .msg = *msg,
             .answers_change = answers_change,
         };
-        return true;
+        return STORE_HELD;
 }
 
 const char *store_status(struct service *s)

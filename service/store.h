@@ -24,18 +24,29 @@ void store_close(struct service *s);
 void store_call_begin(struct service *s, struct peer *p);
 void store_call_end(struct service *s);
 
-/*
- * Take msg (owned; NULL: its encoding failed) for p while changes to retained timers are not
- * durable yet: it goes out after the iteration's commit, in order. false: send it now.
- */
-bool store_hold(struct service *s, struct peer *p, char *msg);
+enum store_hold {
+        STORE_SEND,     /* nothing waits for a commit: send it now */
+        STORE_HELD,     /* taken: it goes out after the iteration's commit, in order */
+        STORE_RELEASED, /* no room to hold it: everything was committed now; send what
+                         * store_take_released() gives, then *msg */
+};
+
+/* Whether *msg (owned; NULL: its encoding failed) for p waits for changes to retained timers to
+ * be durable. STORE_RELEASED may have replaced *msg by StoreUnavailable. Asked by connection.c
+ * before it queues anything. */
+enum store_hold store_hold(struct service *s, struct peer *p, char **msg);
 
 /*
- * The end of the iteration's work: write every pending change with one commit, then send what
- * was held — with StoreUnavailable for the calls whose changes were undone because the commit
- * failed. Compacts the journal when it outgrew its snapshot.
+ * The end of the iteration's work: write every pending change with one commit, and release what
+ * was held (store_take_released()) — with StoreUnavailable for the calls whose changes were undone
+ * because the commit failed. Compacts the journal when it outgrew its snapshot. The runs the
+ * undo dispatched wait for the caller's hand-over (api_hand_over()).
  */
 void store_commit(struct service *s);
+
+/* The next released message (owned) and its peer, in the order they were held; false when none
+ * is left. */
+bool store_take_released(struct service *s, struct peer **ret_peer, char **ret_msg);
 
 /* For Status: "journal" while healthy, "degraded: <strerror>" while commits fail; "memory"
  * without a store. */
