@@ -32,6 +32,11 @@ struct bulk_spec {
         uint64_t *generations;
 };
 
+struct timerd;
+
 void bulk_register(struct raw_conn *conns, size_t n_conns, const struct bulk_spec *spec);
+/* The same timers through libtimerd's timerd_register_async(), BULK_WINDOW in flight (once,
+ * monotonic timers only; not calendar, not the generations). */
+void bulk_register_libtimerd(struct timerd *t, const struct bulk_spec *spec);
 /* Cancel timers 0..n-1 of a bulk_register that kept the generations. */
 void bulk_cancel(struct raw_conn *conns, size_t n_conns, const struct bulk_spec *spec);
