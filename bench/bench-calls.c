@@ -506,10 +506,10 @@ static void report(const char *backend, enum mode m, const struct spread *s,
                 table_row(
                     "B2 calls | %s, %s: round trip per call | %.1f µs (%.1f–%.1f); service "
                     "CPU %.1f µs/call | raw ping-pong %.1f µs (%zu B; echo CPU %.1f µs/msg) | "
-                    "%.2f× | ≤ 1.5× | %s",
+                    "%.2f× | ≤ 1.3× | %s",
                     mode_names[m], backend, rtt, 1e6 / s->max, 1e6 / s->min, cpu->median / 1000,
                     ping_rtt, b->message_len, b->ping_cpu.median / 1000, ratio,
-                    m == MODE_LIBTIMERD_SYNC ? verdict(ratio <= 1.5) : "(info)");
+                    m == MODE_LIBTIMERD_SYNC ? verdict(ratio <= 1.3) : "(info)");
                 break;
         }
         case MODE_LIBTIMERD_PIPELINED:
@@ -517,11 +517,11 @@ static void report(const char *backend, enum mode m, const struct spread *s,
                 double ratio = s->median / b->echo.median;
                 table_row("B2 calls | %s, %s: calls/s | %.0f k/s (%.0f–%.0f); service CPU %.1f "
                           "µs/call | pipelined echo %.0f k msgs/s (a write per read: %.0f k, %.0f "
-                          "%%) | %.0f %% | ≥ 50 %% | %s",
+                          "%%) | %.0f %% | ≥ 60 %% | %s",
                           mode_names[m], backend, s->median / 1000, s->min / 1000, s->max / 1000,
                           cpu->median / 1000, b->echo.median / 1000, b->echo_bulk.median / 1000,
                           100 * s->median / b->echo_bulk.median, 100 * ratio,
-                          m == MODE_LIBTIMERD_PIPELINED ? verdict(ratio >= 0.5) : "(info)");
+                          m == MODE_LIBTIMERD_PIPELINED ? verdict(ratio >= 0.6) : "(info)");
                 break;
         }
         case MODE_CONNS_8:
