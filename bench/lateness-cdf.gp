@@ -13,7 +13,7 @@ array dashes[6] = [1, 1, 2, 2, 1, 3]
 panels = words(sizes)
 set terminal svg size 900, 360 * panels dynamic enhanced font "sans,11" background "#ffffff"
 set output dir . "/lateness-cdf.svg"
-set multiplot layout panels, 1 title "Firing lateness: deadline → the client has the firing\n" . subtitle
+set multiplot layout panels, 1 title "Firing lateness: deadline → the client has the firing\n" . subtitle noenhanced
 
 set logscale x 10
 set format x "10^{%L}"
