@@ -9,9 +9,7 @@
  * after a warm-up run, with its range. Usage: bench-calls TIMERD [--quick]
  */
 
-#include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bulk.h"
 #include "bench/calls.h"
 #include "bench/daemon.h"
 #include "bench/harness.h"
@@ -386,12 +385,7 @@ static struct run_result pairs_libtimerd_async(struct daemon *d, size_t pairs, u
                         if (r < 0)
                                 die("timerd_register_async: %s", timerd_strerror(r));
                 }
-                struct pollfd p = {.fd = timerd_get_fd(t), .events = (short)timerd_get_events(t)};
-                if (poll(&p, 1, -1) < 0 && errno != EINTR)
-                        die("poll: %m");
-                r = timerd_process(t);
-                if (r < 0)
-                        die("timerd_process: %s", timerd_strerror(r));
+                libtimerd_turn(t);
         }
         uint64_t elapsed = now_nsec() - begin, cpu = daemon_cpu_nsec(d) - cpu0;
         timerd_close(t);

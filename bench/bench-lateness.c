@@ -18,7 +18,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,15 +152,8 @@ static void register_probe(struct timerd *t, unsigned run, size_t i, uint64_t de
 /* Every registration answered. */
 static void registrations_done(struct timerd *t)
 {
-        while (timerd_in_flight(t) > 0) {
-                struct pollfd p = {.fd = timerd_get_fd(t), .events = (short)timerd_get_events(t)};
-                int r = poll(&p, 1, -1);
-
-                if (r >= 0)
-                        r = timerd_process(t);
-                if (r < 0)
-                        die("Register a probe: %s", timerd_strerror(r));
-        }
+        while (timerd_in_flight(t) > 0)
+                libtimerd_turn(t);
 }
 
 /* The probes fire into a stream on one connection and are registered on another. Closing the

@@ -90,6 +90,17 @@ void bulk_cancel(struct raw_conn *conns, size_t n_conns, const struct bulk_spec 
         bulk_run(conns, n_conns, spec, true);
 }
 
+void libtimerd_turn(struct timerd *t)
+{
+        struct pollfd p = {.fd = timerd_get_fd(t), .events = (short)timerd_get_events(t)};
+
+        if (poll(&p, 1, -1) < 0 && errno != EINTR)
+                die("poll: %m");
+        int r = timerd_process(t);
+        if (r < 0)
+                die("timerd_process: %s", timerd_strerror(r));
+}
+
 static void on_bulk_registered(struct timerd *t, int error, const struct timerd_claim *claim,
                                void *userdata)
 {
@@ -123,11 +134,6 @@ void bulk_register_libtimerd(struct timerd *t, const struct bulk_spec *spec)
                         if (r < 0)
                                 die("timerd_register_async: %s", timerd_strerror(r));
                 }
-                struct pollfd p = {.fd = timerd_get_fd(t), .events = (short)timerd_get_events(t)};
-                if (poll(&p, 1, -1) < 0 && errno != EINTR)
-                        die("poll: %m");
-                r = timerd_process(t);
-                if (r < 0)
-                        die("timerd_process: %s", timerd_strerror(r));
+                libtimerd_turn(t);
         }
 }
