@@ -40,6 +40,8 @@
 #define REPLY_MAX     (1u << 20)
 #define COALESCE_USEC 1000
 #define MAX_RUNS      3
+#define FULL_N        100000 /* timers per run; --quick: QUICK_N */
+#define QUICK_N       20000
 
 struct shape {
         const char *name;
@@ -266,9 +268,11 @@ static void report(const char *backend, const struct shape *shape, size_t n,
                 target = "wake-ups ≤ firings / 50";
                 met = verdict(coalesce_met);
         } else if (!shape->burst) {
-                target = "p99 at the client ≤ 1 ms, kept up (≥ 99 % of offered)";
-                met =
-                    verdict(r->late[1] <= 1000 && r->firings_per_sec >= 0.99 * r->offered_per_sec);
+                /* Issue 21's row is 100k; a --quick run's 20k is shown, not judged. */
+                target = "100k: p99 at the client ≤ 1 ms, kept up (≥ 99 % of offered)";
+                met = n == FULL_N ? verdict(r->late[1] <= 1000 &&
+                                            r->firings_per_sec >= 0.99 * r->offered_per_sec)
+                                  : "(info)";
         }
 
         table_row("A/B4 firing | %zuk %s, %s, libtimerd, %d streams: rate · wake-ups · lateness "
@@ -289,12 +293,12 @@ int main(int argc, char **argv)
         static const char *const backends[] = {"io_uring", "timerfd"};
         struct result results[2][MAX_RUNS];
         double usec_per_register[2] = {25, 25};
-        size_t n = 100000, n_runs = MAX_RUNS;
+        size_t n = FULL_N, n_runs = MAX_RUNS;
 
         if (argc < 2)
                 die("usage: bench-firing TIMERD [--quick]");
         if (argc > 2 && strcmp(argv[2], "--quick") == 0) {
-                n = 20000;
+                n = QUICK_N;
                 n_runs = 1;
         }
         bool pinned = bench_pin(0, BENCH_CPU_CLIENT);
