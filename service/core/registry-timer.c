@@ -109,16 +109,23 @@ int session_get(struct registry *r, uint64_t id, struct session **ret)
         return 0;
 }
 
+/* A run-state field as a timer that never fired has it. */
+#define NO_RUNS_USEC(kind, m, rs) (rs)->m == no_runs.m &&
+#define NO_RUNS_CADENCE           NO_RUNS_USEC
+#define NO_RUNS_VALUE             NO_RUNS_USEC
+#define NO_RUNS_OPT_USEC(kind, pair, rs)                                                           \
+        NO_RUNS_USEC(kind, TD_FIRST(pair), rs) NO_RUNS_USEC(kind, TD_SECOND(pair), rs)
+#define NO_RUNS_RESULT(kind, m, rs)                                                                \
+        (rs)->m.exit == no_runs.m.exit && (rs)->m.code == no_runs.m.code &&
+
 bool run_state_empty(const struct run_state *rs)
 {
-        return rs->run == 0 && rs->run_deadline_usec == 0 && rs->run_fired_usec == 0 &&
-               rs->deferred_deadline_usec == 0 && rs->missed_deadline_usec == 0 && rs->runs == 0 &&
-               rs->consecutive_expected_failures == 0 && rs->overruns == 0 &&
-               rs->last_start_usec == 0 && rs->last_finish_usec == 0 &&
-               rs->last_duration_usec == 0 && rs->total_duration_usec == 0 &&
-               rs->live_cadence_usec == 0 && rs->last_outcome == TIMERD_OUTCOME_NONE &&
-               rs->last_end.exit == TIMERD_EXIT_NONE && rs->last_end.code == 0 &&
-               !rs->has_last_start && !rs->has_last_finish;
+#define RUN_EMPTY(kind, snapshot, wire, public, journal, position)                                 \
+        FIELD_OP(NO_RUNS, kind, snapshot, rs)
+        return TD_TIMER_FIELDS_HELD(TD_NO_FIELD, RUN_EMPTY) rs->run_fired_usec == 0 &&
+               rs->deferred_deadline_usec == 0 && rs->missed_deadline_usec == 0 &&
+               rs->overruns_reported == 0;
+#undef RUN_EMPTY
 }
 
 void timer_runs_adopt(struct timer *t, struct timer_runs *runs, const struct run_state *state)
