@@ -465,6 +465,38 @@ static size_t timer_size(size_t len)
         return size > sizeof(struct timer) ? size : sizeof(struct timer);
 }
 
+/*
+ * The memory declaring t as d needs (t NULL: a new timer), before anything changes: room in its
+ * queue unless it stays in the one it has, room in the changes for a retained one, and the session
+ * of a transient one (*ret_session, else NULL).
+ */
+static int declare_reserve(struct registry *r, const struct timer *t,
+                           const struct td_caller *caller, const struct td_declaration *d,
+                           struct session **ret_session)
+{
+        int e = 0;
+
+        *ret_session = NULL;
+        if (!t || d->clock != (enum timerd_clock)t->clock ||
+            timerq_kind_of(d->accuracy_usec) != timerq_kind_of(t->accuracy_usec))
+                e = queue_reserve(r, d);
+        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_RETAINED)
+                e = changes_reserve(r, 1);
+        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
+                e = session_get(r, caller->session, ret_session);
+        return e;
+}
+
+/* Out of the statistics, its queue, its runs and its declared counts: what a replace declares
+ * again and an unlink drops. */
+static void timer_retire(struct registry *r, struct timer *t)
+{
+        stats_leave(r, t);
+        timer_dequeue(r, t);
+        run_detach(t);
+        timer_undeclare(r, t);
+}
+
 int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
               const struct td_declaration *d, uint64_t generation, struct timer **ret)
 {
@@ -489,11 +521,7 @@ int timer_new(struct registry *r, const struct td_caller *caller, const char *na
         }
         e = hashmap_reserve(&r->timers, r->timers.n_entries + 1);
         if (e >= 0)
-                e = queue_reserve(r, d);
-        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_RETAINED)
-                e = changes_reserve(r, 1);
-        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
-                e = session_get(r, caller->session, &session);
+                e = declare_reserve(r, NULL, caller, d, &session);
         if (e < 0)
                 goto fail;
 
@@ -526,26 +554,16 @@ fail:
 int timer_redeclare(struct registry *r, struct timer *t, const struct td_caller *caller,
                     const struct td_declaration *d, uint64_t generation)
 {
-        struct session *session = NULL;
-        int e = 0;
+        struct session *session;
+        int e = declare_reserve(r, t, caller, d, &session);
 
-        if (d->clock != (enum timerd_clock)t->clock ||
-            timerq_kind_of(d->accuracy_usec) != timerq_kind_of(t->accuracy_usec))
-                e = queue_reserve(r, d);
-        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_RETAINED)
-                e = changes_reserve(r, 1);
-        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
-                e = session_get(r, caller->session, &session);
         if (e < 0)
                 return e;
 
         /* While it is still what it was: a retained timer replaced by a transient one must be
          * written as removed. */
         timer_changed(r, t);
-        stats_leave(r, t);
-        timer_dequeue(r, t);
-        run_detach(t);
-        timer_undeclare(r, t);
+        timer_retire(r, t);
         timer_declare(r, t, caller, d, generation, session);
         stats_enter(r, t);
         return 0;
@@ -556,10 +574,7 @@ void timer_unlink(struct registry *r, struct timer *t)
 {
         struct owner *owner = owner_find(r, t->uid);
 
-        stats_leave(r, t);
-        timer_dequeue(r, t);
-        run_detach(t);
-        timer_undeclare(r, t);
+        timer_retire(r, t);
         hashmap_remove(&r->timers, timer_hash(t), t);
         inventory_remove(&r->inventory, &t->inventory_node);
 
