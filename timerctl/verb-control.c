@@ -222,15 +222,21 @@ int verb_reschedule(struct timerd *t, const struct options *o)
                                   (const uint64_t[]){remaining, cadence}, 2);
 }
 
-int verb_cancel(struct timerd *t, const struct options *o)
+/* Cancel and remove send the current timer's claim alone. */
+static int claim_call(struct timerd *t, const struct options *o, bool remove)
 {
         struct timerd_claim claim;
-        int r;
+        int r = current_timer(t, o, &claim, NULL);
 
-        r = current_timer(t, o, &claim, NULL);
         if (r != EXIT_STATUS_SUCCESS)
                 return r;
-        return control_done(t, o, timerd_cancel(t, &claim, NULL));
+        return control_done(t, o,
+                            remove ? timerd_unregister(t, &claim) : timerd_cancel(t, &claim, NULL));
+}
+
+int verb_cancel(struct timerd *t, const struct options *o)
+{
+        return claim_call(t, o, false);
 }
 
 int verb_kick(struct timerd *t, const struct options *o)
@@ -256,11 +262,5 @@ int verb_kick(struct timerd *t, const struct options *o)
 
 int verb_remove(struct timerd *t, const struct options *o)
 {
-        struct timerd_claim claim;
-        int r;
-
-        r = current_timer(t, o, &claim, NULL);
-        if (r != EXIT_STATUS_SUCCESS)
-                return r;
-        return control_done(t, o, timerd_unregister(t, &claim));
+        return claim_call(t, o, true);
 }
