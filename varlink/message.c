@@ -10,7 +10,6 @@
 
 #include "varlink/message.h"
 #include "varlink/json.h"
-#include "varlink/utf8.h"
 
 void vl_parser_init(struct vl_parser *p)
 {
@@ -19,13 +18,14 @@ void vl_parser_init(struct vl_parser *p)
 
 void vl_parser_done(struct vl_parser *p)
 {
+        vl_tokens_done(&p->tokens);
         free(p->scratch);
         *p = (struct vl_parser){0};
 }
 
 /*
  * Parses msg as exactly one JSON value, nested at most max_depth deep. *ret is NULL for null.
- * Text that is not valid UTF-8 is refused first, with its own error.
+ * Text that is not valid UTF-8 is refused first, with its own error (varlink/tokens.h).
  */
 static int json_parse(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                       json_object **ret)
@@ -34,8 +34,6 @@ static int json_parse(struct vl_parser *p, const char *msg, size_t len, int max_
                 return -EINVAL;
         if (len > INT_MAX)
                 return -EMSGSIZE;
-        if (!vl_json_text_valid(msg, len))
-                return -EILSEQ;
         return vl_json_parse(p, msg, len, max_depth, ret);
 }
 

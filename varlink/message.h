@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "varlink/tokens.h"
+
 #define VL_MAX_DEPTH_DEFAULT 16
 
 /*
@@ -19,6 +21,7 @@
  * (varlink/json.h): zeroed by vl_parser_init, made at the first parse.
  */
 struct vl_parser {
+        struct vl_tokens tokens;
         char *scratch;
 };
 
