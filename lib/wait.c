@@ -52,13 +52,17 @@ static int wait_parameters(const char *const *names, size_t n_names, uint64_t ti
         return 0;
 }
 
+/* A success reply read as tokens (each Wait call is made with them). */
 static int decode_firing(const struct vl_reply *reply, struct timerd_firing *ret)
 {
-        json_object *firing;
+        const struct wire_tokens f = {.text = reply->text, .tokens = reply->tokens};
+        size_t firing;
 
-        if (wire_get_object(reply->parameters, "firing", &firing) < 0)
+        if (reply->parameters_token < 0 ||
+            vl_token_get_object(f.text, f.tokens, (size_t)reply->parameters_token, "firing",
+                                &firing) < 0)
                 return -TIMERD_E_PROTOCOL;
-        return wire_decode_firing(firing, ret);
+        return wire_decode_firing(&f, firing, ret);
 }
 
 /* The firing of a blocking call, returned at its deadline. */
@@ -84,7 +88,7 @@ int timerd_wait(struct timerd *t, const char *const *names, size_t n_names, uint
         r = wait_parameters(names, n_names, timeout_usec, &parameters);
         if (r < 0)
                 return r;
-        r = connection_call(t, WAIT_METHOD, parameters, &reply);
+        r = connection_call_tokens(t, WAIT_METHOD, parameters, &reply);
         return decode_firing_reply(r, &reply, ret);
 }
 
@@ -98,7 +102,7 @@ int timerd_wait_stream(struct timerd *t, const char *const *names, size_t n_name
         r = wait_parameters(names, n_names, 0, &parameters);
         if (r < 0)
                 return r;
-        return connection_open_stream(t, WAIT_METHOD, parameters);
+        return connection_open_stream(t, WAIT_METHOD, parameters, true);
 }
 
 int timerd_wait_next(struct timerd *t, struct timerd_firing *ret)
@@ -138,7 +142,7 @@ static int wait_async(struct timerd *t, const char *const *names, size_t n_names
                       void *userdata)
 {
         const struct connection_handler handler =
-            CONNECTION_HANDLER(deliver_firing, callback, userdata);
+            CONNECTION_TOKEN_HANDLER(deliver_firing, callback, userdata);
         json_object *parameters;
         int r;
 

@@ -259,24 +259,6 @@ int wire_decode_claim(json_object *obj, struct timerd_claim *ret)
         return 0;
 }
 
-static int decode_token(json_object *obj, struct timerd_token *ret)
-{
-        if (get_string_into(obj, "name", ret->name, sizeof(ret->name)) < 0 ||
-            get_u64(obj, "generation", &ret->generation) < 0 || get_u64(obj, "run", &ret->run) < 0)
-                return -TIMERD_E_PROTOCOL;
-        return 0;
-}
-
-static int decode_clock(json_object *obj, const char *field, enum timerd_clock *ret)
-{
-        const char *s;
-
-        if (get_string(obj, field, &s) < 0)
-                return -TIMERD_E_PROTOCOL;
-        *ret = vl_clock_from_string(s);
-        return *ret == TIMERD_CLOCK_INVALID ? -TIMERD_E_PROTOCOL : 0;
-}
-
 /* An optional boolean: absent (or null) is `fallback`. */
 static int get_default_bool(json_object *obj, const char *field, bool fallback, bool *ret)
 {
@@ -488,19 +470,31 @@ fail:
         return -TIMERD_E_PROTOCOL;
 }
 
-int wire_decode_firing(json_object *obj, struct timerd_firing *ret)
+/* A field of a firing's tokens; any error is the reply's. */
+#define TOKEN_FIELD(get, f, obj, field, ...)                                                       \
+        (vl_token_get_##get((f)->text, (f)->tokens, obj, field, __VA_ARGS__) < 0)
+
+int wire_decode_firing(const struct wire_tokens *f, size_t obj, struct timerd_firing *ret)
 {
-        json_object *token;
+        char clock[32]; /* longer than every clock's name: a longer one is none */
+        size_t token;
+        int r;
 
         *ret = (struct timerd_firing){};
-        if (wire_get_object(obj, "token", &token) < 0 || decode_token(token, &ret->token) < 0 ||
-            decode_clock(obj, "clock", &ret->clock) < 0 ||
-            get_u64(obj, "deadline_usec", &ret->deadline_usec) < 0 ||
-            get_u64(obj, "fired_usec", &ret->fired_usec) < 0 ||
-            get_u64(obj, "overruns", &ret->overruns) < 0 ||
-            get_default_bool(obj, "catch_up", false, &ret->catch_up) < 0)
+        if (TOKEN_FIELD(object, f, obj, "token", &token) ||
+            TOKEN_FIELD(string, f, token, "name", ret->token.name, sizeof(ret->token.name)) ||
+            TOKEN_FIELD(u64, f, token, "generation", &ret->token.generation) ||
+            TOKEN_FIELD(u64, f, token, "run", &ret->token.run) ||
+            TOKEN_FIELD(string, f, obj, "clock", clock, sizeof(clock)) ||
+            TOKEN_FIELD(u64, f, obj, "deadline_usec", &ret->deadline_usec) ||
+            TOKEN_FIELD(u64, f, obj, "fired_usec", &ret->fired_usec) ||
+            TOKEN_FIELD(u64, f, obj, "overruns", &ret->overruns))
                 return -TIMERD_E_PROTOCOL;
-        return 0;
+        r = vl_token_get_bool(f->text, f->tokens, obj, "catch_up", &ret->catch_up);
+        if (r < 0 && r != -ENOENT)
+                return -TIMERD_E_PROTOCOL;
+        ret->clock = vl_clock_from_string(clock);
+        return ret->clock == TIMERD_CLOCK_INVALID ? -TIMERD_E_PROTOCOL : 0;
 }
 
 /* Append a word to a space-separated list that must fit whole. */

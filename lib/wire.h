@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "timerd/timerd.h"
+#include "varlink/tokens.h"
 
 int wire_add_declaration(json_object *parameters, const struct timerd_declaration *d);
 /* Exactly one of claim and token, as "claim" or "token". */
@@ -28,7 +29,6 @@ int wire_add_ticket(json_object *parameters, const struct timerd_ticket *ticket)
 
 int wire_decode_claim(json_object *obj, struct timerd_claim *ret);
 int wire_decode_timer(json_object *obj, struct timerd_timer *ret);
-int wire_decode_firing(json_object *obj, struct timerd_firing *ret);
 int wire_decode_status(json_object *obj, struct timerd_status *ret);
 /* The parameters of a Sleep or Resume reply. */
 int wire_decode_sleep_result(json_object *parameters, struct timerd_sleep_result *ret);
@@ -37,3 +37,12 @@ int wire_decode_finish_result(json_object *parameters, struct timerd_finish_resu
 int wire_decode_event(json_object *obj, struct timerd_event *ret);
 /* An object field of a reply; -TIMERD_E_PROTOCOL when absent or not an object. */
 int wire_get_object(json_object *obj, const char *field, json_object **ret);
+
+/* A reply read as tokens (varlink/message.h's vl_reply_tokenize): decoded without a tree. */
+struct wire_tokens {
+        const char *text;
+        const struct vl_token *tokens;
+};
+
+/* The firing object at tokens[obj]. */
+int wire_decode_firing(const struct wire_tokens *f, size_t obj, struct timerd_firing *ret);

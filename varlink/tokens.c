@@ -504,3 +504,89 @@ void vl_tokens_done(struct vl_tokens *k)
         free(k->v);
         *k = (struct vl_tokens){0};
 }
+
+/* The value of a field that is present and not null, as the index of its token. */
+static int get_field(const char *text, const struct vl_token *tokens, size_t object,
+                     const char *field, enum vl_token_type type)
+{
+        int i = vl_token_member(text, tokens, object, field);
+
+        if (i < 0 || tokens[i].type == VL_TOKEN_NULL)
+                return -ENOENT;
+        return tokens[i].type == type ? i : -EINVAL;
+}
+
+int vl_token_get_u64(const char *text, const struct vl_token *tokens, size_t object,
+                     const char *field, uint64_t *ret)
+{
+        int i = get_field(text, tokens, object, field, VL_TOKEN_NUMBER);
+        uint64_t magnitude;
+        bool negative;
+
+        if (i < 0)
+                return i;
+        /* The tree saturates beyond 64 bits to UINT64_MAX, which vl_get_u64() refuses with it. */
+        if (vl_token_integer(text, &tokens[i], &negative, &magnitude) < 0 ||
+            (negative && magnitude > 0) || magnitude == UINT64_MAX)
+                return -EINVAL;
+        *ret = magnitude;
+        return 0;
+}
+
+int vl_token_get_bool(const char *text, const struct vl_token *tokens, size_t object,
+                      const char *field, bool *ret)
+{
+        int i = vl_token_member(text, tokens, object, field);
+
+        if (i < 0 || tokens[i].type == VL_TOKEN_NULL)
+                return -ENOENT;
+        if (tokens[i].type != VL_TOKEN_TRUE && tokens[i].type != VL_TOKEN_FALSE)
+                return -EINVAL;
+        *ret = tokens[i].type == VL_TOKEN_TRUE;
+        return 0;
+}
+
+int vl_token_get_string(const char *text, const struct vl_token *tokens, size_t object,
+                        const char *field, char *buf, size_t size)
+{
+        int i = get_field(text, tokens, object, field, VL_TOKEN_STRING);
+        size_t pos, end, n = 0;
+
+        if (i < 0)
+                return i;
+        pos = tokens[i].start;
+        end = pos + tokens[i].len;
+        if (!tokens[i].escaped) {
+                /* No NUL in it: a raw one is a control character the tokenizer refused. */
+                if (tokens[i].len >= size)
+                        return -EINVAL;
+                memcpy(buf, text + pos, tokens[i].len);
+                buf[tokens[i].len] = 0;
+                return 0;
+        }
+        while (pos < end) {
+                char out[4];
+                size_t k = unescape_one(text, end, &pos, out);
+
+                /* A C string cannot hold "a\u0000b". */
+                if (n + k >= size || memchr(out, 0, k))
+                        return -EINVAL;
+                memcpy(buf + n, out, k);
+                n += k;
+        }
+        if (n >= size)
+                return -EINVAL;
+        buf[n] = 0;
+        return 0;
+}
+
+int vl_token_get_object(const char *text, const struct vl_token *tokens, size_t object,
+                        const char *field, size_t *ret)
+{
+        int i = get_field(text, tokens, object, field, VL_TOKEN_OBJECT);
+
+        if (i < 0)
+                return i;
+        *ret = (size_t)i;
+        return 0;
+}

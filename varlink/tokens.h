@@ -93,3 +93,18 @@ struct vl_tokens {
 /* vl_tokenize() into k->v[0..k->n), or -ENOMEM when it could not grow. */
 int vl_tokens_parse(struct vl_tokens *k, const char *text, size_t len, int max_depth);
 void vl_tokens_done(struct vl_tokens *k);
+
+/*
+ * Typed fields of object tokens[object], read as vl_get_*() read a tree (varlink/message.h): 0
+ * and *ret set when present and of the right type; -ENOENT when absent or null (*ret untouched);
+ * -EINVAL when of the wrong type or out of range. A string also when it holds a NUL or does not
+ * fit size bytes with its terminating NUL. An object as its token's index.
+ */
+int vl_token_get_u64(const char *text, const struct vl_token *tokens, size_t object,
+                     const char *field, uint64_t *ret);
+int vl_token_get_bool(const char *text, const struct vl_token *tokens, size_t object,
+                      const char *field, bool *ret);
+int vl_token_get_string(const char *text, const struct vl_token *tokens, size_t object,
+                        const char *field, char *buf, size_t size);
+int vl_token_get_object(const char *text, const struct vl_token *tokens, size_t object,
+                        const char *field, size_t *ret);
