@@ -52,24 +52,11 @@ static int wait_parameters(const char *const *names, size_t n_names, uint64_t ti
         return 0;
 }
 
-/* A success reply read as tokens (each Wait call is made with them). */
-static int decode_firing(const struct vl_reply *reply, struct timerd_firing *ret)
-{
-        const struct wire_tokens f = {.text = reply->text, .tokens = reply->tokens};
-        size_t firing;
-
-        if (reply->parameters_token < 0 ||
-            vl_token_get_object(f.text, f.tokens, (size_t)reply->parameters_token, "firing",
-                                &firing) < 0)
-                return -TIMERD_E_PROTOCOL;
-        return wire_decode_firing(&f, firing, ret);
-}
-
 /* The firing of a blocking call, returned at its deadline. */
 static int decode_firing_reply(int r, struct vl_reply *reply, struct timerd_firing *ret)
 {
         if (r >= 0)
-                r = decode_firing(reply, ret);
+                r = wire_reply_firing(reply, ret);
         vl_reply_done(reply);
         if (r >= 0)
                 hold_sleep(ret);
@@ -126,7 +113,7 @@ static int deliver_firing(struct timerd *t, int error, struct vl_reply *reply,
         bool last;
 
         if (error >= 0)
-                error = decode_firing(reply, &firing);
+                error = wire_reply_firing(reply, &firing);
         /* The last answer of a call (a stream ends with an error): what its stream held first. */
         last = error < 0 || !reply->continues;
         if (last && !connection_release_stream(t, h))
