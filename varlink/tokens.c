@@ -155,11 +155,11 @@ static int scan_number(struct cursor *c, struct vl_token *t)
         else if (scan_digits(c) < 0)
                 return -EBADMSG;
         if (peek(c) == '.') {
-                /* json-c takes "1." too: so does this, to refuse nothing it took. */
+                /* At least one digit after the point, though json-c takes "1." (RFC 8259 §6). */
                 t->integer = false;
                 c->pos++;
-                while (is_digit(peek(c)))
-                        c->pos++;
+                if (scan_digits(c) < 0)
+                        return -EBADMSG;
         }
         if (peek(c) == 'e' || peek(c) == 'E') {
                 t->integer = false;

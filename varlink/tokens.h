@@ -7,10 +7,10 @@
  * tokens, libtimerd decodes replies straight from them. Strings are unescaped on demand into the
  * caller's buffer, integers read as int64/uint64 without strtod.
  *
- * Refused beyond what RFC 8259 refuses: text that is not strict UTF-8 (utf8.h), nesting deeper
- * than the caller's bound. Taken as json-c takes it, though RFC 8259 does not: a fraction with no
- * digit after its point ("1."). Duplicate keys are kept as tokens; vl_token_member() finds the
- * last, as json-c keeps the last.
+ * Refused beyond what RFC 8259 refuses: text that is not strict UTF-8 (utf8.h: also lone
+ * surrogate escapes, which RFC 8259 §8.2 leaves unpredictable), nesting deeper than the caller's
+ * bound. Refused though json-c's strict mode takes it: see tests/varlink/json-c-agreement.c.
+ * Duplicate keys are kept as tokens; vl_token_member() finds the last, as json-c keeps the last.
  */
 
 #include <stdbool.h>
