@@ -491,7 +491,7 @@ int vl_tokens_parse(struct vl_tokens *k, const char *text, size_t len, int max_d
                 r = vl_tokenize(text, len, max_depth, k->v, k->cap, &k->n);
                 if (r != -ENOBUFS || k->cap >= bound)
                         return r;
-                /* Doubling: the bound is ~10 bytes of tokens per byte of text, most need far less.
+                /* Doubling: the bound is 20 bytes of tokens per byte of text, most need far less.
                  */
                 r = tokens_resize(k, k->cap * 2 < bound ? k->cap * 2 : bound);
                 if (r < 0)

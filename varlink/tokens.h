@@ -41,10 +41,11 @@ struct vl_token {
         bool integer;   /* a number without fraction or exponent */
 };
 
-/* Enough tokens for any text of len bytes: each token but the first takes two bytes at least. */
+/* Enough tokens for any text of len bytes, also one cut short: each starts at a byte of its own.
+ * (A whole text needs half as many at most.) */
 static inline size_t vl_tokens_bound(size_t len)
 {
-        return len / 2 + 1;
+        return len + 1;
 }
 
 /*

@@ -209,15 +209,22 @@ static void refusals(void **state)
         assert_int_equal(tokenize("{\"a\":1}", 4, 2), -ENOBUFS);
 }
 
-/* The bound holds for the texts densest in tokens. */
+/* The bound holds for the texts densest in tokens, whole or cut short. */
 static void bound_is_enough(void **state)
 {
         static const char *const texts[] = {
             "1", "[1]", "[1,1,1]", "[[],[]]", "{\"\":1,\"\":1}", "[\"\",\"\"]"};
 
+        static const char *const cut_short[] = {"[[[", "{\"a\":{\"b\":[[[", "[1,[2,[3"};
+
         (void)state;
+        /* whole texts: half the bound */
         for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
-                assert_int_equal(tokenize(texts[i], 4, vl_tokens_bound(strlen(texts[i]))), 0);
+                assert_int_equal(tokenize(texts[i], 8, strlen(texts[i]) / 2 + 1), 0);
+        /* cut short: refused as not JSON, not for want of tokens */
+        for (size_t i = 0; i < sizeof(cut_short) / sizeof(cut_short[0]); i++)
+                assert_int_equal(tokenize(cut_short[i], 8, vl_tokens_bound(strlen(cut_short[i]))),
+                                 -EBADMSG);
 }
 
 /* The reusable array grows for a large message and gives it back after a small one. */
