@@ -33,51 +33,22 @@ static void skip_space(struct cursor *c)
                 c->pos++;
 }
 
-static int hex_digit(char ch)
-{
-        if (ch >= '0' && ch <= '9')
-                return ch - '0';
-        if (ch >= 'a' && ch <= 'f')
-                return ch - 'a' + 10;
-        if (ch >= 'A' && ch <= 'F')
-                return ch - 'A' + 10;
-        return -1;
-}
-
-/* Four hex digits at s[*pos]; -1 when they are not. */
-static int32_t hex4(const char *s, size_t len, size_t *pos)
-{
-        int32_t v = 0;
-
-        if (len - *pos < 4)
-                return -1;
-        for (int i = 0; i < 4; i++) {
-                int d = hex_digit(s[(*pos)++]);
-
-                if (d < 0)
-                        return -1;
-                v = v * 16 + d;
-        }
-        return v;
-}
-
 /* A \u escape after its backslash and u: a code unit, or a surrogate pair; -1 when it is neither
  * (a lone surrogate, bad hex digits). */
 static int32_t unicode_escape(const char *s, size_t len, size_t *pos)
 {
-        int32_t unit = hex4(s, len, pos), low;
+        long unit = vl_json_escaped_unit(s + *pos - 2, len - (*pos - 2)), low;
 
         if (unit < 0 || (unit >= 0xdc00 && unit <= 0xdfff))
                 return -1;
+        *pos += 4;
         if (unit < 0xd800 || unit > 0xdbff)
-                return unit;
-        if (len - *pos < 2 || s[*pos] != '\\' || s[*pos + 1] != 'u')
-                return -1;
-        *pos += 2;
-        low = hex4(s, len, pos);
+                return (int32_t)unit;
+        low = vl_json_escaped_unit(s + *pos, len - *pos);
         if (low < 0xdc00 || low > 0xdfff)
                 return -1;
-        return 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00);
+        *pos += 6;
+        return (int32_t)(0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00));
 }
 
 /* The character an escape letter stands for; 0 for u and for letters that are no escape. */

@@ -56,9 +56,9 @@ static int hex_digit(unsigned char c)
         return -1;
 }
 
-/* The code unit of a \uXXXX escape at s (n bytes left), -1 when s holds none. */
-static long escaped_unit(const unsigned char *s, size_t n)
+long vl_json_escaped_unit(const char *text, size_t n)
 {
+        const unsigned char *s = (const unsigned char *)text;
         long unit = 0;
 
         if (n < 6 || s[0] != '\\' || s[1] != 'u')
@@ -75,12 +75,12 @@ static long escaped_unit(const unsigned char *s, size_t n)
 /* The length of the escape at s (a backslash in a string), 0 when it is a lone surrogate. */
 static size_t escape_length(const unsigned char *s, size_t n)
 {
-        long unit = escaped_unit(s, n);
+        long unit = vl_json_escaped_unit((const char *)s, n);
 
         if (unit >= SURROGATE_LOW_FIRST && unit <= SURROGATE_LOW_LAST)
                 return 0;
         if (unit >= SURROGATE_HIGH_FIRST && unit < SURROGATE_LOW_FIRST) {
-                long low = escaped_unit(s + 6, n - 6);
+                long low = vl_json_escaped_unit((const char *)s + 6, n - 6);
                 return low >= SURROGATE_LOW_FIRST && low <= SURROGATE_LOW_LAST ? 12 : 0;
         }
         /* Past the backslash and an ASCII character after it; anything else is checked as text

@@ -16,3 +16,6 @@
  * of a surrogate in a string is a high one followed by a low one. Says nothing of the JSON grammar.
  */
 bool vl_json_text_valid(const char *text, size_t len);
+
+/* The code unit of a \uXXXX escape at text (n bytes left), -1 when text holds none. */
+long vl_json_escaped_unit(const char *text, size_t n);
