@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "json-c-agreement.h"
+#include "json-texts.h"
 #include "varlink/tokens.h"
 
 #define CAP 64
@@ -323,60 +324,14 @@ static void agree_corpus(const char *dir)
 
 static void agrees_with_json_c(void **state)
 {
+        /* Beyond json-texts.h: where the two part, and more edges. */
         static const char *const edge[] = {
-            "{}",
-            "[]",
-            " { } ",
-            "null",
-            "true",
-            "false",
-            "0",
-            "-0",
-            "7",
-            "-7",
-            "01",
-            "-",
-            "1.",
-            ".5",
-            "1.5",
-            "-1.5e3",
-            "1E+2",
-            "1e-2",
-            "2e",
             "+1",
             "0x10",
             "1e",
             "-.5",
             "00",
-            "9223372036854775808",
-            "18446744073709551616",
-            "-9223372036854775809",
-            "\"\"",
-            "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"",
-            "\"\\u00e9\\u20ac\\ud83d\\ude00\"",
-            "\"\\u0000x\"",
-            "\"\\x\"",
-            "\"\\u12\"",
-            "\"open",
-            "{\"a\":1,\"a\":2}",
-            "{\"a\":[1,{\"b\":null}],\"c\":\"d\"}",
-            "{\"a\":1,}",
-            "[1,]",
-            "[,1]",
-            "{,}",
-            "{\"a\"}",
-            "{\"a\":}",
-            "{a:1}",
-            "[1 2]",
-            "tru",
-            "nul",
             "truex",
-            "[1]x",
-            "1 2",
-            "/* c */ 1",
-            "[[[[]]]]",
-            "{\"\\u0000\":1}",
-            "[0.1,1e400,-0.0]",
             "\"\\ud800\"",
             "\"\\udc00\"",
             "\"\\ud800\\u0041\"",
@@ -396,12 +351,17 @@ static void agrees_with_json_c(void **state)
             "[1]\x0b",
             "\x0c[1]",
             "[true , false]",
+            "1.",
+            "[1.e5]",
             "{\"a\":{\"b\":{\"c\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}}}",
             "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
             "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
         };
 
         (void)state;
+        for (size_t i = 0; i < sizeof(json_texts_like_json_c) / sizeof(json_texts_like_json_c[0]);
+             i++)
+                agree_generated(json_texts_like_json_c[i], strlen(json_texts_like_json_c[i]));
         for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++)
                 agree_generated(edge[i], strlen(edge[i]));
         agree_corpus(FUZZ_CORPUS_DIR "/json");
