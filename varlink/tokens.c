@@ -85,6 +85,15 @@ static int scan_string(struct cursor *c, struct vl_token *t)
 
                 if (ch < 0x20) /* the end, or a control character left raw */
                         return -EBADMSG;
+                if (ch >= 0x80) {
+                        /* Checked here, in the one pass: outside strings it is no JSON anyway. */
+                        size_t n = vl_utf8_sequence_length(c->s + c->pos, c->len - c->pos);
+
+                        if (n == 0)
+                                return -EBADMSG;
+                        c->pos += n;
+                        continue;
+                }
                 c->pos++;
                 if (ch == '"')
                         break;
@@ -291,22 +300,18 @@ int vl_tokenize(const char *text, size_t len, int max_depth, struct vl_token *to
         struct tokenizer k = {
             .c = {.s = text, .len = len}, .tokens = tokens, .cap = cap, .parent = NO_PARENT};
         bool done = false;
-        int r;
+        int r = 0;
 
         if (max_depth < 1)
                 return -EINVAL;
         if (len >= UINT32_MAX)
                 return -EMSGSIZE;
-        if (!vl_json_text_valid(text, len))
-                return -EILSEQ;
 
         skip_space(&k.c);
         for (;;) {
                 if (!done) {
                         /* The value about to be read is one deeper than the containers open. */
-                        if (k.depth + 1 > max_depth)
-                                return -EBADMSG;
-                        r = scan_value(&k, &done);
+                        r = k.depth + 1 > max_depth ? -EBADMSG : scan_value(&k, &done);
                 } else if (k.parent == NO_PARENT)
                         break;
                 else {
@@ -316,13 +321,17 @@ int vl_tokenize(const char *text, size_t len, int max_depth, struct vl_token *to
                         done = !more;
                 }
                 if (r < 0)
-                        return r;
+                        break;
         }
         skip_space(&k.c);
-        if (k.c.pos != len)
-                return -EBADMSG;
-        *ret_n = k.n;
-        return 0;
+        if (r == 0 && k.c.pos != len)
+                r = -EBADMSG;
+        /* Text that is not UTF-8 is refused as that first, wherever the grammar broke. */
+        if (r < 0 && !vl_json_text_valid(text, len))
+                return -EILSEQ;
+        if (r == 0)
+                *ret_n = k.n;
+        return r;
 }
 
 static size_t put_utf8(char *o, uint32_t cp)
