@@ -21,7 +21,7 @@
 
 #include "service/io/journal-internal.h"
 
-static int negative_errno(void)
+int journal_negative_errno(void)
 {
         return errno > 0 ? -errno : -EIO;
 }
@@ -42,9 +42,9 @@ static int file_open(int dir_fd, const char *name, int flags)
 
         fd = openat(dir_fd, name, flags | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
         if (fd < 0)
-                return negative_errno();
+                return journal_negative_errno();
         if (fstat(fd, &st) < 0) {
-                int r = negative_errno();
+                int r = journal_negative_errno();
 
                 close(fd);
                 return r;
@@ -77,7 +77,7 @@ int journal_file_read(const struct journal *j, const char *name, int *ret_fd, st
                         goto fail;
                 n = pread(fd, b.data + b.size, b.allocated - b.size, (off_t)b.size);
                 if (n < 0) {
-                        r = negative_errno();
+                        r = journal_negative_errno();
                         goto fail;
                 }
                 if (n == 0)
@@ -105,7 +105,7 @@ int journal_write_all(const struct journal *j, int fd, const void *data, size_t 
                 ssize_t n = j->ops->pwrite(fd, p, size, (off_t)offset);
 
                 if (n < 0)
-                        return negative_errno();
+                        return journal_negative_errno();
                 if (n == 0)
                         return -EIO;
                 p += n;
@@ -117,7 +117,7 @@ int journal_write_all(const struct journal *j, int fd, const void *data, size_t 
 
 int journal_sync_fd(const struct journal *j, int fd)
 {
-        return j->ops->fdatasync(fd) < 0 ? negative_errno() : 0;
+        return j->ops->fdatasync(fd) < 0 ? journal_negative_errno() : 0;
 }
 
 /*
@@ -132,17 +132,17 @@ int journal_file_install(struct journal *j, const char *tmp, const char *name, c
 
         /* A new file of ours, whatever was left under that name. */
         if (unlinkat(j->dir_fd, tmp, 0) < 0 && errno != ENOENT)
-                return negative_errno();
+                return journal_negative_errno();
         fd = openat(j->dir_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
-                return negative_errno();
+                return journal_negative_errno();
         r = journal_write_all(j, fd, data, size, 0);
         if (r >= 0)
                 r = journal_sync_fd(j, fd);
         if (r >= 0)
                 r = journal_sync_fd(j, j->dir_fd);
         if (r >= 0 && j->ops->renameat(j->dir_fd, tmp, j->dir_fd, name) < 0)
-                r = negative_errno();
+                r = journal_negative_errno();
         if (r < 0) {
                 close(fd);
                 /* Best effort: a leftover tmp file is ignored and removed by the next open. */
@@ -231,12 +231,17 @@ int journal_repair(struct journal *j)
 {
         int r;
 
+        if (j->bg.next_not_renamed) {
+                r = journal_next_install(j);
+                if (r < 0)
+                        return r;
+        }
         if (j->fd < 0)
                 return journal_start_fresh(j);
         if (!j->needs_truncate)
                 return 0;
         if (j->ops->ftruncate(j->fd, (off_t)j->committed_size) < 0)
-                return negative_errno();
+                return journal_negative_errno();
         /* The shorter size must be durable too, or a crash could bring the failed batch back. */
         r = journal_sync_fd(j, j->fd);
         if (r < 0)
@@ -254,18 +259,18 @@ int journal_fail(struct journal *j, int error)
 int journal_open_dir(struct journal *j, const char *state_dir, const char **ret_file)
 {
         if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
-                return negative_errno();
+                return journal_negative_errno();
         j->dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (j->dir_fd < 0)
-                return negative_errno();
+                return journal_negative_errno();
         if (flock(j->dir_fd, LOCK_EX | LOCK_NB) < 0)
-                return errno == EWOULDBLOCK ? -EBUSY : negative_errno();
+                return errno == EWOULDBLOCK ? -EBUSY : journal_negative_errno();
         for (size_t i = 0; i < 3; i++) {
                 const char *tmp = i == 0 ? SNAPSHOT_TMP : i == 1 ? JOURNAL_TMP : DAMAGED_TMP;
 
                 if (unlinkat(j->dir_fd, tmp, 0) < 0 && errno != ENOENT) {
                         *ret_file = tmp;
-                        return negative_errno();
+                        return journal_negative_errno();
                 }
         }
         return 0;
@@ -278,10 +283,10 @@ static int damaged_prune(const struct journal *j, unsigned *ret_removed)
         int fd = dup(j->dir_fd), r = 0;
 
         if (fd < 0)
-                return negative_errno();
+                return journal_negative_errno();
         d = fdopendir(fd);
         if (!d) {
-                r = negative_errno();
+                r = journal_negative_errno();
                 close(fd);
                 return r;
         }
@@ -309,7 +314,7 @@ static int damaged_prune(const struct journal *j, unsigned *ret_removed)
                 if (n <= JOURNAL_DAMAGED_KEEP)
                         break;
                 if (unlinkat(j->dir_fd, oldest, 0) < 0) {
-                        r = negative_errno();
+                        r = journal_negative_errno();
                         break;
                 }
                 (*ret_removed)++;
@@ -327,7 +332,7 @@ int journal_damaged_keep(struct journal *j, const struct buffer *file, size_t of
 
         /* The time too: the same place may be damaged again, and no copy replaces another. */
         if (clock_gettime(CLOCK_REALTIME, &now) < 0)
-                return negative_errno();
+                return journal_negative_errno();
         snprintf(result->tail_file, sizeof(result->tail_file),
                  DAMAGED_FILE "%" PRIu64 "-%zu-%lld%09ld", j->epoch, offset, (long long)now.tv_sec,
                  now.tv_nsec);
@@ -341,4 +346,41 @@ int journal_damaged_keep(struct journal *j, const struct buffer *file, size_t of
         if (r < 0)
                 return r;
         return damaged_prune(j, &result->n_damaged_removed);
+}
+
+int journal_next_install(struct journal *j)
+{
+        int r;
+
+        if (j->ops->renameat(j->dir_fd, JOURNAL_NEXT, j->dir_fd, JOURNAL_FILE) < 0)
+                return journal_negative_errno();
+        r = journal_sync_fd(j, j->dir_fd);
+        if (r < 0)
+                return r;
+        j->bg.next_not_renamed = false;
+        return 0;
+}
+
+int journal_next_settle(struct journal *j, uint64_t epoch)
+{
+        struct buffer next = {};
+        uint64_t next_epoch;
+        uint32_t version;
+        int r;
+
+        r = journal_file_read(j, JOURNAL_NEXT, NULL, &next);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        r = journal_header_decode(next.data, next.size, JOURNAL_HEADER_SIZE, JOURNAL_MAGIC,
+                                  JOURNAL_VERSION, &version, &next_epoch, NULL);
+        free(next.data);
+        /* Written and synced whole before the snapshot was renamed: with the snapshot it continues,
+         * it holds what was committed during the compaction. Otherwise the snapshot never came. */
+        if (r >= 0 && next_epoch == epoch)
+                return journal_next_install(j);
+        if (unlinkat(j->dir_fd, JOURNAL_NEXT, 0) < 0)
+                return journal_negative_errno();
+        return journal_sync_fd(j, j->dir_fd);
 }

@@ -539,6 +539,14 @@ static bool record_decode(const uint8_t *payload, size_t size, struct record *re
         return !r.bad && r.left == 0;
 }
 
+void journal_record_renumber(uint8_t *frame, uint64_t minus)
+{
+        const uint8_t *payload = frame + FRAME_SIZE;
+
+        journal_record_seal(frame, load_u64(payload + PAYLOAD_SEQ) - minus,
+                            payload[PAYLOAD_FLAGS] & FLAG_BATCH_END);
+}
+
 enum frame_check journal_frame_check(const uint8_t *data, size_t size, size_t offset,
                                      struct record *ret, size_t *ret_size)
 {

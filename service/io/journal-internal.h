@@ -12,11 +12,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "service/io/journal.h"
 
 #define JOURNAL_FILE  "journal"
 #define JOURNAL_TMP   "journal.tmp"
+#define JOURNAL_NEXT  "journal.next" /* a compaction's new journal, until the snapshot is in */
 #define SNAPSHOT_FILE "snapshot"
 #define SNAPSHOT_TMP  "snapshot.tmp"
 #define DAMAGED_TMP   "journal.damaged.tmp"
@@ -77,6 +79,23 @@ struct proof {
         uint64_t records;
 };
 
+/* A compaction in a forked child (journal-compact.c). */
+struct journal_background {
+        int pidfd; /* of the child; -1: none runs */
+        pid_t pid;
+        /* Where the journal stood at the fork: what is committed after it is the tail the new
+         * journal starts with. */
+        int fd;
+        uint64_t epoch;
+        uint64_t size;
+        uint64_t next_seq;
+        uint64_t records;
+        int error;             /* of the last compaction, until one succeeds */
+        unsigned failures;     /* in a row: the wait before the next grows */
+        uint64_t retry_usec;   /* CLOCK_MONOTONIC: no new child before */
+        bool next_not_renamed; /* journal.next holds the journal: rename it before appending */
+};
+
 struct journal {
         const struct journal_ops *ops;
         int dir_fd;
@@ -92,6 +111,7 @@ struct journal {
         bool needs_truncate; /* bytes past committed_size may be on disk */
         int error;
         struct buffer batch;
+        struct journal_background bg;
 };
 
 /* A decoded record. For a DELETE only owner and name of the timer are set. */
@@ -123,6 +143,8 @@ int journal_record_append(struct buffer *b, uint32_t owner, const char *name,
                           const struct journal_timer *t);
 size_t journal_record_size(const uint8_t *frame);
 void journal_record_seal(uint8_t *frame, uint64_t seq, bool ends_batch);
+/* A sealed record of batch s as one of batch s - minus, its end mark kept. */
+void journal_record_renumber(uint8_t *frame, uint64_t minus);
 enum frame_check journal_frame_check(const uint8_t *data, size_t size, size_t offset,
                                      struct record *ret, size_t *ret_size);
 void journal_header_encode(uint8_t *header, size_t header_size, const char *magic, uint32_t version,
@@ -137,6 +159,7 @@ int journal_snapshot_encode(const struct journal_timer *timers, size_t n_timers,
                             struct buffer *ret);
 
 /* journal-file.c: the files. */
+int journal_negative_errno(void); /* -errno, -EIO if errno is not set */
 bool journal_interrupted(const struct journal *j);
 int journal_file_read(const struct journal *j, const char *name, int *ret_fd, struct buffer *ret);
 int journal_write_all(const struct journal *j, int fd, const void *data, size_t size,
@@ -150,6 +173,11 @@ int journal_start_fresh(struct journal *j);
 int journal_repair(struct journal *j);
 int journal_fail(struct journal *j, int error);
 int journal_open_dir(struct journal *j, const char *state_dir, const char **ret_file);
+/* At open, after the snapshot of `epoch` was read: a journal.next that continues it becomes the
+ * journal (a crash came between the renames of a compaction); any other is removed. */
+int journal_next_settle(struct journal *j, uint64_t epoch);
+/* Rename journal.next over the journal and make that durable. */
+int journal_next_install(struct journal *j);
 int journal_damaged_keep(struct journal *j, const struct buffer *file, size_t offset,
                          struct journal_open_result *result);
 

@@ -280,21 +280,19 @@ static int journal_replay(const struct journal *j, const struct buffer *file, si
         return 0;
 }
 
-static int load_files(struct journal *j, struct changes *c, struct journal_open_result *result)
+/* The snapshot, if there is one, and the journal.next a compaction may have left. */
+static int snapshot_load(struct journal *j, struct changes *c, struct journal_open_result *result,
+                         bool *ret_has_snapshot)
 {
-        struct buffer snapshot = {}, file = {};
-        struct journal_replay replay = {};
-        struct proof proof = {};
-        uint64_t epoch;
-        bool has_snapshot;
+        struct buffer snapshot = {};
         int r;
 
         result->file = SNAPSHOT_FILE;
         r = journal_file_read(j, SNAPSHOT_FILE, NULL, &snapshot);
         if (r < 0 && r != -ENOENT)
                 return r;
-        has_snapshot = r >= 0;
-        if (has_snapshot) {
+        *ret_has_snapshot = r >= 0;
+        if (*ret_has_snapshot) {
                 r = snapshot_replay(j, &snapshot, &j->epoch, c);
                 j->snapshot_size = snapshot.size;
                 free(snapshot.data);
@@ -302,6 +300,22 @@ static int load_files(struct journal *j, struct changes *c, struct journal_open_
                         return r;
         }
         result->n_replayed = c->n;
+        result->file = JOURNAL_NEXT;
+        return journal_next_settle(j, j->epoch);
+}
+
+static int load_files(struct journal *j, struct changes *c, struct journal_open_result *result)
+{
+        struct buffer file = {};
+        struct journal_replay replay = {};
+        struct proof proof = {};
+        uint64_t epoch;
+        bool has_snapshot;
+        int r;
+
+        r = snapshot_load(j, c, result, &has_snapshot);
+        if (r < 0)
+                return r;
 
         result->file = JOURNAL_FILE;
         r = journal_file_read(j, JOURNAL_FILE, &j->fd, &file);

@@ -27,7 +27,8 @@ int journal_open(const char *state_dir, const struct journal_ops *ops,
         j = calloc(1, sizeof(*j));
         if (!j)
                 return -ENOMEM;
-        *j = (struct journal){.ops = ops ? ops : &system_ops, .dir_fd = -1, .fd = -1};
+        *j = (struct journal){
+            .ops = ops ? ops : &system_ops, .dir_fd = -1, .fd = -1, .bg = {.pidfd = -1}};
 
         r = journal_open_dir(j, state_dir, &result.file);
         if (r >= 0)
@@ -46,6 +47,7 @@ void journal_close(struct journal *j)
 {
         if (!j)
                 return;
+        journal_compact_cancel(j);
         if (j->fd >= 0)
                 close(j->fd);
         if (j->dir_fd >= 0)
@@ -120,43 +122,6 @@ void journal_abort(struct journal *j)
 {
         if (j)
                 j->batch.size = 0;
-}
-
-int journal_compact(struct journal *j, const struct journal_timer *timers, size_t n_timers)
-{
-        struct buffer snapshot = {};
-        int fd, r;
-
-        if (!j || (n_timers > 0 && !timers))
-                return -EINVAL;
-        if (j->batch.size > 0)
-                return -EBUSY;
-        r = journal_snapshot_encode(timers, n_timers, j->epoch + 1, &snapshot);
-        if (r < 0)
-                return r;
-        r = journal_file_install(j, SNAPSHOT_TMP, SNAPSHOT_FILE, snapshot.data, snapshot.size, &fd);
-        free(snapshot.data);
-        if (r < 0)
-                return journal_fail(j, r);
-        close(fd);
-
-        /* The snapshot is in place and holds everything; a failure from here on leaves starting
-         * the fresh journal to the next commit. */
-        j->epoch++;
-        j->snapshot_size = snapshot.size;
-        r = journal_start_fresh(j);
-        if (r < 0)
-                return journal_fail(j, r);
-        j->error = 0;
-        return 0;
-}
-
-bool journal_should_compact(const struct journal *j)
-{
-        uint64_t records = j->committed_size - j->records_start;
-
-        /* A version 2 journal proves nothing: the compaction starts a version 3 one. */
-        return j->version != JOURNAL_VERSION || records > 2 * j->snapshot_size + COMPACT_SLACK;
 }
 
 int journal_error(const struct journal *j)
