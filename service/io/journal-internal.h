@@ -4,9 +4,10 @@
 /*
  * What the pieces of the journal share (service/io/journal.h is the interface): the format's
  * constants, the open journal, and the functions of each piece. The calls go one way:
- *   journal.c (the interface) → journal-replay.c (journal_open's reading) → journal-file.c (the
- *   files: open, write, sync, install, repair) → journal-format.c (the bytes: records, headers,
- *   proof slots, the field-table codec; no system call).
+ *   journal.c (the interface) → journal-compact.c (compaction, in a forked child) and
+ *   journal-replay.c (journal_open's reading) → journal-file.c (the files: open, write, sync,
+ *   install, repair) → journal-format.c (the bytes: records, headers, proof slots, the
+ *   field-table codec; no system call).
  */
 
 #include <stdbool.h>
