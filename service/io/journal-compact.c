@@ -6,7 +6,8 @@
  * journal_compact() does it in the caller. journal_compact_start() does it off the loop, as
  * redis's BGSAVE does: a forked child builds the state from its copy-on-write view of the
  * caller's memory, writes and syncs snapshot.tmp and exits; it holds no descriptor but the state
- * directory's (no socket, signalfd, io_uring or timer of the loop) and renames nothing. The loop
+ * directory's (no socket, signalfd, io_uring or timer of the loop), renames nothing, and runs
+ * under SCHED_IDLE so that it never delays the loop on a CPU they share. The loop
  * keeps committing to the journal meanwhile. When the child's exit shows on its pidfd,
  * journal_compact_finish() swaps in the snapshot with the journal's tail since the fork, in an
  * order that a crash at any point leaves readable with everything committed:
@@ -21,6 +22,7 @@
  */
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -143,6 +145,9 @@ static _Noreturn void child_run(struct journal *j, pid_t parent, journal_state_f
                 r = journal_negative_errno();
         if (r >= 0 && close_range((unsigned)j->dir_fd + 1, ~0u, 0) < 0)
                 r = journal_negative_errno();
+        /* The loop comes first: its wake-ups preempt the child at once (best effort: a system
+         * call filter may refuse it). */
+        (void)sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){});
         /* With the service gone (kill -9), no one would install the snapshot. */
         if (r >= 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent))
                 r = -ESRCH;
