@@ -5,7 +5,8 @@
  * is written with this process's journal module: n retained timers in one batch and no snapshot,
  * so the service compacts after its first commit. On it, timerd starts, and one connection
  * registers a retained timer every millisecond until the compaction's child has come and gone
- * (/proc/<pid>/task/<pid>/children); then Status says the slowest iteration since the start.
+ * (/proc/<pid>/task/<pid>/children); then Status says the slowest iteration since the start, and
+ * a restart on the compacted store must bring every timer back.
  * "before" is what compaction on the loop cost, measured in the same run: journal_compact() of
  * the same timers (encode, write, fdatasync, rename) in this process on the same file system,
  * the least an iteration that compacted took (it also listed the registry).
@@ -179,14 +180,14 @@ static bool has_child(pid_t pid)
         return buf[0] >= '0' && buf[0] <= '9';
 }
 
-static uint64_t slowest_iteration_usec(const struct daemon *d)
+static uint64_t status_u64(const struct daemon *d, const char *field)
 {
         struct raw_conn c;
         uint64_t v = 0;
 
         raw_conn_open(d->socket, 1u << 20, &c);
         char *reply = raw_call(&c, CALL_STATUS);
-        if (!reply || !reply_u64(reply, "slowest_iteration_usec", &v))
+        if (!reply || !reply_u64(reply, field, &v))
                 die("Status failed: %s", reply ? reply : "connection closed");
         free(reply);
         raw_conn_close(&c);
@@ -195,8 +196,10 @@ static uint64_t slowest_iteration_usec(const struct daemon *d)
 
 /* Retained Registers on one connection, one every millisecond, until the compaction the first
  * one started has ended; their answer times while the child ran and before it. */
-static void light_load(const struct daemon *d, struct samples *during, struct samples *other)
+static size_t light_load(const struct daemon *d, struct samples *during, struct samples *other)
 {
+        size_t registered = 0;
+
         uint64_t deadline = now_usec() + HOUR_USEC, start = now_usec();
         bool seen = false;
         struct raw_conn c;
@@ -217,6 +220,7 @@ static void light_load(const struct daemon *d, struct samples *during, struct sa
                 if (!reply || reply_is_error(reply))
                         die("Register failed: %s", reply ? reply : "connection closed");
                 free(reply);
+                registered++;
                 samples_add(before || after ? during : other, rtt);
                 seen = seen || before || after;
                 if (seen && !before && !after)
@@ -224,6 +228,7 @@ static void light_load(const struct daemon *d, struct samples *during, struct sa
                 nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
         }
         raw_conn_close(&c);
+        return registered;
 }
 
 int main(int argc, char **argv)
@@ -267,10 +272,18 @@ int main(int argc, char **argv)
              (double)d.start_usec / 1e6, (double)daemon_rss_bytes(&d) / 1e6);
         samples_init(&during, 1u << 16);
         samples_init(&other, 1u << 16);
-        light_load(&d, &during, &other);
-        uint64_t slowest = slowest_iteration_usec(&d);
+        size_t registered = light_load(&d, &during, &other);
+        uint64_t slowest = status_u64(&d, "slowest_iteration_usec");
+        daemon_stop(&d);
+        /* The compacted store holds every timer: restart on it. */
+        daemon_start(&(struct daemon_options){.binary = argv[1], .backend = "auto", .dir = dir},
+                     &d);
+        uint64_t restored = status_u64(&d, "timers");
         daemon_stop(&d);
         daemon_dir_remove(dir);
+        if (restored != n + registered)
+                die("%" PRIu64 " of %zu timers came back after the compaction", restored,
+                    n + registered);
 
         if (during.n == 0)
                 die("no compaction seen");
