@@ -2,6 +2,7 @@
 
 /* Delivery `signal` against the real timerd: each test body runs in a child that receives. */
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <poll.h>
 #include <signal.h>
@@ -517,6 +518,70 @@ static void test_other_owners_acknowledgement_is_refused(void **state)
         run_child(other_owner_body, h);
 }
 
+/* Waits for the next signal on sfd and reads it through libtimerd: 1, or 0 when none came. */
+static int read_signal(int sfd, int timeout_ms, struct timerd_signal *ret)
+{
+        struct pollfd p = {.fd = sfd, .events = POLLIN};
+        return poll(&p, 1, timeout_ms) == 1 && timerd_signal_read(sfd, ret) == 1;
+}
+
+static void taken_async(struct timerd *t, int error, void *userdata)
+{
+        (void)t;
+        *(int *)userdata = error;
+}
+
+static void library_body(const struct harness *h)
+{
+        const int signo = SIGRTMIN + 7;
+        const struct timerd_start start = {.kind = TIMERD_START_AFTER, .usec = 30000};
+        struct timerd_declaration d;
+        struct timerd_claim claim;
+        struct timerd_signal sig;
+        struct timerd_timer info;
+        struct timerd *t;
+
+        int sfd = timerd_signal_fd(&signo, 1);
+        if (sfd < 0 || timerd_connect(h->socket, &t) < 0)
+                _exit(120);
+        timerd_declaration_init(&d, TIMERD_POLICY_INTERVAL, 30000);
+        d.delivery = TIMERD_DELIVERY_SIGNAL;
+        d.signal = signo;
+        if (timerd_signals_acknowledge(t) != 0 ||
+            timerd_register(t, "lib", &d, &start, false, &claim) != 0)
+                _exit(121);
+        if (!read_signal(sfd, 5000, &sig) || sig.generation != claim.generation)
+                _exit(122);
+        /* Not reported: the later periods are overruns, not signals. */
+        usleep(200000);
+        if (read_signal(sfd, 0, &sig) || timerd_get(t, "lib", TIMERD_OWNER_SELF, &info) != 0 ||
+            info.overruns < 2)
+                _exit(123);
+        if (timerd_signal_taken(t, &sig) != 0 ||
+            timerd_signal_taken(t, &sig) != -TIMERD_E_SIGNAL_NOT_OUTSTANDING)
+                _exit(124);
+        /* The next one comes, and is reported from an event loop. */
+        int error = 1;
+        if (!read_signal(sfd, 5000, &sig) ||
+            timerd_signal_taken_async(t, &sig, taken_async, &error) != 0)
+                _exit(125);
+        while (error == 1)
+                if (timerd_process(t) < 0)
+                        _exit(126);
+        if (error != 0 || !read_signal(sfd, 5000, &sig))
+                _exit(127);
+        const struct timerd_signal forged = {.signo = signo, .generation = 0};
+        if (timerd_signal_taken(t, &forged) != -EINVAL || timerd_signal_taken(t, NULL) != -EINVAL)
+                _exit(128);
+        timerd_close(t);
+}
+
+/* libtimerd's side: declare, read, report (blocking and asynchronous). */
+static void test_library_reports_signals_taken(void **state)
+{
+        run_child(library_body, *state);
+}
+
 static uint64_t generation_of(int fd, const char *name)
 {
         char msg[256];
@@ -585,6 +650,7 @@ int main(void)
             cmocka_unit_test(test_acknowledged_signals_count_overruns_without_proc),
             cmocka_unit_test(test_acknowledgement_errors_change_nothing),
             cmocka_unit_test(test_other_owners_acknowledgement_is_refused),
+            cmocka_unit_test(test_library_reports_signals_taken),
             cmocka_unit_test_setup_teardown(test_signal_value_identifies_the_timer_after_restart,
                                             harness_setup, harness_teardown),
         };
