@@ -181,7 +181,8 @@ int declaration_validate(const struct td_declaration *d, enum td_schedule_proble
             d->delivery >= TIMERD_DELIVERY_MAX)
                 return -TIMERD_E_INVALID_PARAMETER;
         /* A signal number only with signal delivery; the runtime checks it is a real one. */
-        if (d->delivery == TIMERD_DELIVERY_SIGNAL ? d->signo <= 0 : d->signo != 0)
+        if (d->delivery == TIMERD_DELIVERY_SIGNAL ? d->signo <= 0 || d->signo > TD_SIGNO_MAX
+                                                  : d->signo != 0)
                 return -TIMERD_E_INVALID_PARAMETER;
         if ((d->policy == TIMERD_POLICY_CALENDAR) != (d->calendar != NULL))
                 return schedule_invalid(ret_problem, TD_SCHEDULE_CALENDAR_MISSING);
@@ -234,7 +235,7 @@ static void timer_set_declaration(struct timer *t, const struct td_declaration *
         t->lifetime = (unsigned)d->lifetime & 0x1u;
         t->delivery = (unsigned)d->delivery & 0x3u;
         t->accuracy_usec = d->accuracy_usec;
-        t->signo = d->signo;
+        t->signo = (uint8_t)d->signo;
         t->catch_up = d->catch_up;
         t->randomized_delay_usec = d->randomized_delay_usec;
         t->handover_usec = (uint32_t)d->handover_usec;

@@ -69,7 +69,7 @@ struct td_run_end {
  * What a timer is declared as: the fields of base/timer-fields.h's TD_DECLARATION_FIELDS.
  *   cadence_usec          > 0 for all but once and calendar; 0 for those
  *   accuracy_usec         coalescing window: may fire in [deadline, deadline + accuracy]
- *   signo                 delivery signal: the signal sent (> 0); otherwise 0
+ *   signo                 delivery signal: the signal sent (1 to TD_SIGNO_MAX); otherwise 0
  *   catch_up              retained timers: a deadline missed while the service was down fires once
  *                         at start (otherwise the missed firing is skipped), delayed by a random
  *                         part of randomized_delay_usec so that a host full of catch-ups does not
@@ -80,6 +80,9 @@ struct td_run_end {
  *                         deadline on its own clock (libtimerd does). The queue orders and arms by
  *                         deadline - handover; the deadline itself is what the run reports.
  */
+/* The journal keeps a signal number in a byte; the runtime accepts only real ones (≤ SIGRTMAX). */
+#define TD_SIGNO_MAX UINT8_MAX
+
 struct td_declaration {
         TD_DECLARATION_FIELDS(TD_SNAPSHOT_MEMBER)
         /* Calendar timers only (else NULL), on the realtime or realtime_alarm clock: the

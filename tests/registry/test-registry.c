@@ -151,6 +151,8 @@ static void test_register_rejects_bad_input(void **state)
         assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
         d.delivery = TIMERD_DELIVERY_SIGNAL; /* needs a signal number */
         assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        d.signo = TD_SIGNO_MAX + 1; /* one the journal can keep */
+        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
         d.delivery = TIMERD_DELIVERY_NOTIFY; /* takes none */
         d.signo = 10;
         assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
