@@ -624,6 +624,15 @@ void registry_indexes_init(struct registry *r)
 }
 
 /* Every live timer, owner and session record, and the indexes and queues that held them. */
+void registry_shrink(struct registry *r)
+{
+        hashmap_shrink(&r->timers);
+        hashmap_shrink(&r->sessions);
+        for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
+                for (enum timerq_kind k = 0; k < TIMERQ_KIND_MAX; k++)
+                        timerq_shrink(&r->queues[c], k, r->n_declared[c][k]);
+}
+
 void registry_indexes_free(struct registry *r)
 {
         size_t i = 0;

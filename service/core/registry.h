@@ -456,6 +456,11 @@ struct registry_stats {
         uint64_t stale_expiries;
 };
 void registry_get_stats(const struct registry *r, struct registry_stats *ret);
+
+/* After many timers went (a session with millions of transient ones closed): the hash table and
+ * the queues give back the room they kept for them, keeping what the declared timers reserve.
+ * Changes no timer; out of memory keeps the tables as they are. */
+void registry_shrink(struct registry *r);
 /* The same counts of one owner's timers (timers, scheduled, running, failed, pending; the rest 0),
  * in O(1): what an unprivileged caller's Status shows. */
 void registry_get_owner_stats(const struct registry *r, uint32_t owner, struct registry_stats *ret);
