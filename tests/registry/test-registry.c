@@ -1734,6 +1734,11 @@ static void test_shrink_after_session_closed(void **state)
                                  0);
         }
         full = heap_in_use();
+        if (full == empty) {
+                /* An allocator mallinfo2() does not see (AddressSanitizer's). */
+                fx_done(&f);
+                skip();
+        }
         assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
         registry_shrink(f.r);
         after = heap_in_use();
