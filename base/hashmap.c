@@ -120,7 +120,8 @@ void hashmap_shrink(struct hashmap *m)
         /* Twice the fewest, so that the next few insertions do not grow it straight back. */
         size_t n_slots = m->n_entries > 0 ? slots_for(m->n_entries, N_SLOTS_MIN) * 2 : 0;
 
-        if (n_slots * 2 <= m->n_slots)
+        /* Out of memory keeps the table as it is: it still holds every entry. */
+        if (n_slots <= m->n_slots / 2 && (n_slots > 0 || m->n_entries == 0))
                 (void)rehash(m, n_slots);
 }
 
