@@ -39,10 +39,11 @@
  *     first run): the firings done so far are dispatched and the clock is re-armed at the (past)
  *     arm time, so the rest fire on the next expiry.
  *
- * Memory: a timer that never fired, with a name of up to 8 bytes, is one 128-byte malloc chunk,
+ * Memory: a timer that never fired, with a name of up to 10 bytes, is one 128-byte malloc chunk,
  * plus its slot in the hash table (8 B, the table at most 3/4 full) and in its clock's queue (16 B;
  * 32 with accuracy > 0): about 160 B at a million timers. Its first firing adds the record of its
- * runs (a 144-byte chunk); a retained timer keeps a place among the changes to commit (8 B).
+ * runs (a 176-byte chunk); a retained timer keeps a place among the changes to commit (8 B). After
+ * many timers went, registry_shrink() gives the tables' room back.
  */
 
 #include <stdbool.h>
