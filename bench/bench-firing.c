@@ -2,12 +2,20 @@
 
 /*
  * A and B4, firing throughput per backend: 100k once timers registered pipelined, due within one
- * second (random deadlines), delivered to Wait streams on WAITERS connections — exact, and with
- * accuracy 1 ms (coalescing) — and a burst of 100k due at the same instant. For each: firings per
- * second, the service's wake-ups (Status `wakeups`, the loop's returns from the kernel wait),
- * lateness (receive time in the client − deadline) with the part spent before the service
- * dispatched (fired_usec − deadline), and the service's CPU time per arm and per firing. Each is
- * run three times, backends interleaved; the run with the median p99 is reported with the ranges.
+ * second (random deadlines), delivered to libtimerd Wait streams (timerd_wait_stream_async) on
+ * WAITERS connections — exact, and with accuracy 1 ms (coalescing) — and a burst of 100k due at
+ * the same instant. For each: the rate, the service's wake-ups (Status `wakeups`, the loop's
+ * returns from the kernel wait), lateness (when libtimerd hands the firing to the client's
+ * callback − deadline) with the part spent before the service dispatched (fired_usec −
+ * deadline), and the service's CPU time per arm and per firing. Each is run three times,
+ * backends interleaved; the run with the median p99 is reported with the ranges.
+ *
+ * The rate: spread over a second, the deadlines themselves offer n / (last deadline − first
+ * deadline) firings per second, and no receiver can take more; it is delivered at n / (last
+ * receipt − first deadline), and the two differ by how far the last firing trailed the last
+ * deadline. So the spread rows show delivered against offered (kept up when ≥ 99 %) and the
+ * lateness against its target; the capacity, how many firings per second the service can hand
+ * out at all, is the burst row's (all due at once: n / (last receipt − deadline)).
  * Usage: bench-firing TIMERD [--quick]
  */
 
@@ -25,12 +33,15 @@
 #include "bench/harness.h"
 #include "bench/raw-conn.h"
 #include "bench/stats.h"
+#include "timerd/timerd.h"
 
 #define WAITERS       4
 #define SPREAD_USEC   1000000
 #define REPLY_MAX     (1u << 20)
 #define COALESCE_USEC 1000
 #define MAX_RUNS      3
+#define FULL_N        100000 /* timers per run; --quick: QUICK_N */
+#define QUICK_N       20000
 
 struct shape {
         const char *name;
@@ -62,23 +73,40 @@ struct receiver {
         struct samples lateness;
         struct samples dispatch; /* fired_usec − deadline: the service's own share */
         size_t received;
-        uint64_t first_receive, last_receive;
+        uint64_t last_receive;
+        uint64_t first_deadline, last_deadline; /* of the firings received */
 };
 
-static void on_firing(void *userdata, const char *msg, size_t len)
+static void on_firing(struct timerd *t, int error, const struct timerd_firing *f, void *userdata)
 {
         struct receiver *r = userdata;
-        uint64_t deadline, fired, now = now_usec();
-        (void)len;
+        uint64_t now = now_usec();
+        (void)t;
 
-        if (reply_is_error(msg) || !reply_u64(msg, "deadline_usec", &deadline) ||
-            !reply_u64(msg, "fired_usec", &fired))
-                die("not a firing: %s", msg);
-        samples_add(&r->lateness, now > deadline ? now - deadline : 0);
-        samples_add(&r->dispatch, fired > deadline ? fired - deadline : 0);
-        if (r->received++ == 0)
-                r->first_receive = now;
+        if (error < 0)
+                die("a Wait stream ended: %s", timerd_strerror(error));
+        samples_add(&r->lateness, now > f->deadline_usec ? now - f->deadline_usec : 0);
+        samples_add(&r->dispatch,
+                    f->fired_usec > f->deadline_usec ? f->fired_usec - f->deadline_usec : 0);
+        if (r->received++ == 0 || f->deadline_usec < r->first_deadline)
+                r->first_deadline = f->deadline_usec;
+        if (f->deadline_usec > r->last_deadline)
+                r->last_deadline = f->deadline_usec;
         r->last_receive = now;
+}
+
+static struct timerd *open_stream(const char *socket, struct receiver *rcv)
+{
+        struct timerd *t;
+        int r = timerd_connect(socket, &t);
+
+        if (r >= 0)
+                r = timerd_wait_stream_async(t, NULL, 0, on_firing, rcv);
+        if (r >= 0)
+                r = timerd_process(t);
+        if (r < 0)
+                die("a Wait stream: %s", timerd_strerror(r));
+        return t;
 }
 
 static void status_counters(struct raw_conn *c, uint64_t *ret_wakeups, uint64_t *ret_firings)
@@ -94,7 +122,9 @@ static void status_counters(struct raw_conn *c, uint64_t *ret_wakeups, uint64_t 
 
 struct result {
         double arm_ns, fire_ns; /* service CPU per operation */
-        double firings_per_sec;
+        double firings_per_sec; /* delivered: n / (last receipt − first deadline) */
+        double offered_per_sec; /* n / (last deadline − first deadline); 0 for a burst */
+        uint64_t tail_usec;     /* last receipt − last deadline */
         uint64_t wakeups, firings;
         uint64_t late[4];     /* p50, p99, p99.9, max */
         uint64_t dispatch[2]; /* p50, p99 */
@@ -108,7 +138,8 @@ struct result {
 static void run_shape(const char *binary, const char *backend, const struct shape *shape, size_t n,
                       double *usec_per_register, struct result *ret)
 {
-        struct raw_conn waiters[WAITERS], registrar;
+        struct timerd *waiters[WAITERS];
+        struct raw_conn registrar;
         struct receiver rcv = {};
         struct daemon d;
         uint64_t wakeups0, firings0, wakeups1, firings1;
@@ -116,10 +147,8 @@ static void run_shape(const char *binary, const char *backend, const struct shap
         daemon_start(&(struct daemon_options){.binary = binary, .backend = backend}, &d);
         samples_init(&rcv.lateness, n);
         samples_init(&rcv.dispatch, n);
-        for (int i = 0; i < WAITERS; i++) {
-                raw_conn_open(d.socket, REPLY_MAX, &waiters[i]);
-                raw_send(&waiters[i], CALL_WAIT_STREAM);
-        }
+        for (int i = 0; i < WAITERS; i++)
+                waiters[i] = open_stream(d.socket, &rcv);
         raw_conn_open(d.socket, REPLY_MAX, &registrar);
 
         uint64_t start = now_usec();
@@ -142,7 +171,8 @@ static void run_shape(const char *binary, const char *backend, const struct shap
         while (rcv.received < n) {
                 struct pollfd p[WAITERS];
                 for (int i = 0; i < WAITERS; i++)
-                        p[i] = (struct pollfd){.fd = waiters[i].fd, .events = POLLIN};
+                        p[i] = (struct pollfd){.fd = timerd_get_fd(waiters[i]),
+                                               .events = (short)timerd_get_events(waiters[i])};
                 /* Nothing is due before the first deadline; after it, 10 s of silence is a hang. */
                 uint64_t now = now_usec();
                 int timeout_ms =
@@ -154,17 +184,20 @@ static void run_shape(const char *binary, const char *backend, const struct shap
                 if (r == 0)
                         die("no firing for 10 s (%zu of %zu received)", rcv.received, n);
                 for (int i = 0; i < WAITERS; i++)
-                        if (p[i].revents && !raw_receive(&waiters[i], on_firing, &rcv))
-                                die("timerd closed a waiter's connection");
+                        if (p[i].revents && (r = timerd_process(waiters[i])) < 0)
+                                die("a waiter's connection: %s", timerd_strerror(r));
         }
         uint64_t cpu2 = daemon_cpu_nsec(&d);
         status_counters(&registrar, &wakeups1, &firings1);
 
-        uint64_t span = rcv.last_receive - plan.first_deadline;
+        uint64_t span = rcv.last_receive - rcv.first_deadline;
+        uint64_t offered_span = rcv.last_deadline - rcv.first_deadline;
         *ret = (struct result){
             .arm_ns = (double)(cpu1 - cpu0) / (double)n,
             .fire_ns = (double)(cpu2 - cpu1) / (double)n,
             .firings_per_sec = (double)n / ((double)(span ? span : 1) / 1e6),
+            .offered_per_sec = offered_span ? (double)n / ((double)offered_span / 1e6) : 0,
+            .tail_usec = rcv.last_receive - rcv.last_deadline,
             .wakeups = wakeups1 - wakeups0,
             .firings = firings1 - firings0,
             .late = {samples_percentile(&rcv.lateness, 50), samples_percentile(&rcv.lateness, 99),
@@ -174,7 +207,7 @@ static void run_shape(const char *binary, const char *backend, const struct shap
             .overlapped = ret->overlapped,
         };
         for (int i = 0; i < WAITERS; i++)
-                raw_conn_close(&waiters[i]);
+                timerd_close(waiters[i]);
         raw_conn_close(&registrar);
         daemon_stop(&d);
         samples_done(&rcv.lateness);
@@ -183,28 +216,29 @@ static void run_shape(const char *binary, const char *backend, const struct shap
 
 static void note_run(const char *backend, const struct shape *shape, const struct result *r)
 {
-        note("%-8s %-32s %8.0f firings/s  wakeups %7" PRIu64 " firings %7" PRIu64
+        note("%-8s %-32s %8.0f firings/s (offered %.0f)  wakeups %7" PRIu64 " firings %7" PRIu64
              "  late p50 %6" PRIu64 " p99 %6" PRIu64 " p99.9 %6" PRIu64 " max %6" PRIu64
              " us  (service part p50 %" PRIu64 " p99 %" PRIu64 ")  CPU arm %.0f ns, fire %.0f ns%s",
-             backend, shape->name, r->firings_per_sec, r->wakeups, r->firings, r->late[0],
-             r->late[1], r->late[2], r->late[3], r->dispatch[0], r->dispatch[1], r->arm_ns,
-             r->fire_ns, r->overlapped ? "  (registering overlapped the first deadlines)" : "");
+             backend, shape->name, r->firings_per_sec, r->offered_per_sec, r->wakeups, r->firings,
+             r->late[0], r->late[1], r->late[2], r->late[3], r->dispatch[0], r->dispatch[1],
+             r->arm_ns, r->fire_ns,
+             r->overlapped ? "  (registering overlapped the first deadlines)" : "");
 }
 
 /* The run with the median p99 stands for all; the ranges say how far the others were. */
 static void report(const char *backend, const struct shape *shape, size_t n,
                    const struct result *runs, size_t n_runs)
 {
-        double p99[MAX_RUNS], rate[MAX_RUNS];
+        double p99[MAX_RUNS], rates[MAX_RUNS];
         struct spread sp, sr;
         const struct result *r = &runs[0];
 
         for (size_t i = 0; i < n_runs; i++) {
                 p99[i] = (double)runs[i].late[1];
-                rate[i] = runs[i].firings_per_sec;
+                rates[i] = runs[i].firings_per_sec;
         }
         spread_of(p99, n_runs, &sp);
-        spread_of(rate, n_runs, &sr);
+        spread_of(rates, n_runs, &sr);
         for (size_t i = 0; i < n_runs; i++)
                 if (p99[i] == sp.median)
                         r = &runs[i];
@@ -214,29 +248,44 @@ static void report(const char *backend, const struct shape *shape, size_t n,
                                 r = &runs[i];
 
         double per_wakeup = r->wakeups ? (double)r->firings / (double)r->wakeups : 0;
-        bool rate_met = r->firings_per_sec >= 100000 && r->late[1] <= 1000;
         bool coalesce_met = r->wakeups * 50 <= r->firings;
         bool overlapped = false;
         for (size_t i = 0; i < n_runs; i++)
                 overlapped |= runs[i].overlapped;
+        char rate[160];
+        if (shape->burst)
+                snprintf(rate, sizeof(rate), "capacity %.0f k/s (all due at once)",
+                         r->firings_per_sec / 1000);
+        else
+                snprintf(rate, sizeof(rate),
+                         "delivered %.0f k/s of %.0f k/s offered (%.1f %%; the last %.1f ms after "
+                         "the last deadline)",
+                         r->firings_per_sec / 1000, r->offered_per_sec / 1000,
+                         100 * r->firings_per_sec / r->offered_per_sec,
+                         (double)r->tail_usec / 1000);
+        const char *target = "(capacity)", *met = "(info)";
+        if (!shape->burst && shape->accuracy_usec > 0) {
+                target = "wake-ups ≤ firings / 50";
+                met = verdict(coalesce_met);
+        } else if (!shape->burst) {
+                /* Issue 21's row is 100k; a --quick run's 20k is shown, not judged. */
+                target = "100k: p99 at the client ≤ 1 ms, kept up (≥ 99 % of offered)";
+                met = n == FULL_N ? verdict(r->late[1] <= 1000 &&
+                                            r->firings_per_sec >= 0.99 * r->offered_per_sec)
+                                  : "(info)";
+        }
 
-        table_row(
-            "A/B4 firing | %zuk %s, %s: firings/s · wake-ups · lateness p50 / p99 / p99.9 / "
-            "max · service CPU per arm / per firing | %.0f k/s · %" PRIu64 " wake-ups for %" PRIu64
-            " firings (%.0f per wake-up) · %" PRIu64 " / %" PRIu64 " / %" PRIu64 " / %" PRIu64
-            " µs (in the service: p50 %" PRIu64 ", p99 %" PRIu64
-            ") · %.1f / %.1f µs; %zu runs: p99 %.0f–%.0f µs, %.0f–%.0f k/s%s | — | — | %s | %s",
-            n / 1000, shape->name, backend, r->firings_per_sec / 1000, r->wakeups, r->firings,
-            per_wakeup, r->late[0], r->late[1], r->late[2], r->late[3], r->dispatch[0],
-            r->dispatch[1], r->arm_ns / 1000, r->fire_ns / 1000, n_runs, sp.min, sp.max,
-            sr.min / 1000, sr.max / 1000,
-            overlapped ? " (registering overlapped the first deadlines)" : "",
-            shape->burst               ? "(capacity)"
-            : shape->accuracy_usec > 0 ? "wake-ups ≤ firings / 50"
-                                       : "≥ 100k/s, p99 ≤ 1 ms",
-            shape->burst               ? "(info)"
-            : shape->accuracy_usec > 0 ? verdict(coalesce_met)
-                                       : verdict(rate_met));
+        table_row("A/B4 firing | %zuk %s, %s, libtimerd, %d streams: rate · wake-ups · lateness "
+                  "at the client p50 / p99 / p99.9 / max · service CPU per arm / per firing | %s · "
+                  "%" PRIu64 " wake-ups for %" PRIu64 " firings (%.0f per wake-up) · %" PRIu64
+                  " / %" PRIu64 " / %" PRIu64 " / %" PRIu64 " µs (in the service: p50 %" PRIu64
+                  ", p99 %" PRIu64 ") · %.1f / %.1f µs; %zu runs: p99 %.0f–%.0f µs, %.0f–%.0f "
+                  "k/s%s | — | — | %s | %s",
+                  n / 1000, shape->name, backend, WAITERS, rate, r->wakeups, r->firings, per_wakeup,
+                  r->late[0], r->late[1], r->late[2], r->late[3], r->dispatch[0], r->dispatch[1],
+                  r->arm_ns / 1000, r->fire_ns / 1000, n_runs, sp.min, sp.max, sr.min / 1000,
+                  sr.max / 1000, overlapped ? " (registering overlapped the first deadlines)" : "",
+                  target, met);
 }
 
 int main(int argc, char **argv)
@@ -244,12 +293,12 @@ int main(int argc, char **argv)
         static const char *const backends[] = {"io_uring", "timerfd"};
         struct result results[2][MAX_RUNS];
         double usec_per_register[2] = {25, 25};
-        size_t n = 100000, n_runs = MAX_RUNS;
+        size_t n = FULL_N, n_runs = MAX_RUNS;
 
         if (argc < 2)
                 die("usage: bench-firing TIMERD [--quick]");
         if (argc > 2 && strcmp(argv[2], "--quick") == 0) {
-                n = 20000;
+                n = QUICK_N;
                 n_runs = 1;
         }
         bool pinned = bench_pin(0, BENCH_CPU_CLIENT);

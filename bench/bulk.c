@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "bench/bulk.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "bench/calls.h"
 #include "bench/harness.h"
+#include "timerd/timerd.h"
 
 /* One connection's share: timers first, first + step, … (replies come in the order of calls). */
 struct bulk_state {
@@ -85,4 +88,52 @@ void bulk_cancel(struct raw_conn *conns, size_t n_conns, const struct bulk_spec 
         if (!spec->generations)
                 die("bulk_cancel needs the generations");
         bulk_run(conns, n_conns, spec, true);
+}
+
+void libtimerd_turn(struct timerd *t)
+{
+        struct pollfd p = {.fd = timerd_get_fd(t), .events = (short)timerd_get_events(t)};
+
+        if (poll(&p, 1, -1) < 0 && errno != EINTR)
+                die("poll: %m");
+        int r = timerd_process(t);
+        if (r < 0)
+                die("timerd_process: %s", timerd_strerror(r));
+}
+
+static void on_bulk_registered(struct timerd *t, int error, const struct timerd_claim *claim,
+                               void *userdata)
+{
+        size_t *answered = userdata;
+        (void)t;
+
+        if (error < 0)
+                die("Register %s: %s", claim ? claim->name : "a timer", timerd_strerror(error));
+        (*answered)++;
+}
+
+void bulk_register_libtimerd(struct timerd *t, const struct bulk_spec *spec)
+{
+        struct timerd_declaration decl;
+        size_t sent = 0, answered = 0;
+        char name[64];
+        int r;
+
+        if (spec->calendar || spec->generations)
+                die("bulk_register_libtimerd: once timers without generations only");
+        timerd_declaration_init(&decl, TIMERD_POLICY_ONCE, 0);
+        decl.accuracy_usec = spec->accuracy_usec;
+        decl.lifetime = spec->retained ? TIMERD_LIFETIME_RETAINED : TIMERD_LIFETIME_TRANSIENT;
+        while (answered < spec->n) {
+                while (sent < spec->n && timerd_in_flight(t) < BULK_WINDOW) {
+                        struct timerd_start start = {.kind = TIMERD_START_AT,
+                                                     .usec = spec->deadline(spec->userdata, sent)};
+                        snprintf(name, sizeof(name), "%s%zu", spec->prefix, sent++);
+                        r = timerd_register_async(t, name, &decl, &start, false, on_bulk_registered,
+                                                  &answered);
+                        if (r < 0)
+                                die("timerd_register_async: %s", timerd_strerror(r));
+                }
+                libtimerd_turn(t);
+        }
 }

@@ -32,6 +32,14 @@ struct bulk_spec {
         uint64_t *generations;
 };
 
+struct timerd;
+
 void bulk_register(struct raw_conn *conns, size_t n_conns, const struct bulk_spec *spec);
+/* The same timers through libtimerd's timerd_register_async(), BULK_WINDOW in flight (once,
+ * monotonic timers only; not calendar, not the generations). */
+void bulk_register_libtimerd(struct timerd *t, const struct bulk_spec *spec);
+/* One turn of a libtimerd client's loop: wait until t's connection is ready, then
+ * timerd_process(). An error is fatal. */
+void libtimerd_turn(struct timerd *t);
 /* Cancel timers 0..n-1 of a bulk_register that kept the generations. */
 void bulk_cancel(struct raw_conn *conns, size_t n_conns, const struct bulk_spec *spec);
