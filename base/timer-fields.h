@@ -48,7 +48,9 @@
  * journal position (a new field goes last, so it is optional and older stores read unchanged), a
  * member of the kind's type in struct timerd_timer (at its end: ABI) and a line in the IDL
  * (varlink/io.timerd.Timer.varlink). The snapshot, journal_timer, the wire encoder and decoder,
- * the journal record and the store's copies follow. The registry then gives it its meaning.
+ * the journal record and the store's copies follow, and for a RUN field the registry's run state,
+ * its copies to and from snapshots (registry_restore(), a rollback) and its bound to the wire.
+ * The registry then gives it its meaning.
  * A field outside the kinds above needs a new kind: its codec in each representation.
  *
  * Not here: the identity (owner, name: the key of every representation), a calendar timer's
@@ -70,34 +72,43 @@
           randomized_delay_usec, 9)                                                                \
         X(U64, handover_usec, handover_usec, handover_usec, handover_usec, 30)
 
-/* Runtime state: relative to td_snapshot, timerd_timer, journal_timer. */
-#define TD_TIMER_FIELDS(X)                                                                         \
-        X(U64, generation, generation, generation, generation, 10)                                 \
-        X(STATE, state, state, state, state, 11)                                                   \
-        X(FAILURE, failure, failure, failure, failure, 12)                                         \
-        X(DEADLINE, (has_deadline, next_deadline_usec), next_usec, (has_next, next_usec),          \
-          (has_deadline, deadline_usec), 13)                                                       \
-        X(U64, run, run, run, run, 14)                                                             \
-        X(BOOL, run_active, run_active, run_active, run_active, 15)                                \
-        X(INTERNAL_U64, run_deadline_usec, _, _, run_deadline_usec, 16)                            \
-        X(INTERNAL_BOOL, run_cancelled, _, _, run_cancelled, 17)                                   \
-        X(BOOL, pending, pending, pending, pending, 18)                                            \
-        X(U64, runs, runs, runs, runs, 19)                                                         \
-        X(U64, consecutive_expected_failures, consecutive_expected_failures,                       \
-          consecutive_expected_failures, consecutive_expected_failures, 20)                        \
-        X(U64, overruns, overruns, overruns, overruns, 21)                                         \
-        X(LIVE_CADENCE, live_cadence_usec, live_cadence_usec, live_cadence_usec,                   \
-          live_cadence_usec, 32)                                                                   \
-        X(OPT_USEC, (has_last_start, last_start_usec), last_start_usec,                            \
-          (has_last_start, last_start_usec), (has_last_start, last_start_usec), 22)                \
-        X(CATCH_UP_MARK, last_catch_up, last_catch_up, last_catch_up, last_catch_up, 34)           \
-        X(OPT_USEC, (has_last_finish, last_finish_usec), last_finish_usec,                         \
-          (has_last_finish, last_finish_usec), (has_last_finish, last_finish_usec), 23)            \
-        X(OUTCOME, last_outcome, last_outcome, last_outcome, last_outcome, 24)                     \
-        X(U64, last_duration_usec, last_duration_usec, last_duration_usec, last_duration_usec, 25) \
-        X(U64, total_duration_usec, total_duration_usec, total_duration_usec, total_duration_usec, \
-          26)                                                                                      \
-        X(RESULT, last_end, last_result, last_result, (last_exit, last_exit_code), 33)
+/*
+ * Runtime state: relative to td_snapshot, timerd_timer, journal_timer. The registry holds a RUN
+ * field in a timer's run state (struct run_state, service/core/registry-internal.h: a member of
+ * the snapshot's name, copied, bounded and reset by its kind); it holds or derives a TIMER field
+ * in the timer record itself. A new field about runs is a RUN field.
+ */
+#define TD_TIMER_FIELDS_HELD(TIMER, RUN)                                                           \
+        TIMER(U64, generation, generation, generation, generation, 10)                             \
+        TIMER(STATE, state, state, state, state, 11)                                               \
+        TIMER(FAILURE, failure, failure, failure, failure, 12)                                     \
+        TIMER(DEADLINE, (has_deadline, next_deadline_usec), next_usec, (has_next, next_usec),      \
+              (has_deadline, deadline_usec), 13)                                                   \
+        RUN(U64, run, run, run, run, 14)                                                           \
+        TIMER(BOOL, run_active, run_active, run_active, run_active, 15)                            \
+        RUN(INTERNAL_U64, run_deadline_usec, _, _, run_deadline_usec, 16)                          \
+        TIMER(INTERNAL_BOOL, run_cancelled, _, _, run_cancelled, 17)                               \
+        TIMER(BOOL, pending, pending, pending, pending, 18)                                        \
+        RUN(U64, runs, runs, runs, runs, 19)                                                       \
+        RUN(U64, consecutive_expected_failures, consecutive_expected_failures,                     \
+            consecutive_expected_failures, consecutive_expected_failures, 20)                      \
+        RUN(U64, overruns, overruns, overruns, overruns, 21)                                       \
+        RUN(LIVE_CADENCE, live_cadence_usec, live_cadence_usec, live_cadence_usec,                 \
+            live_cadence_usec, 32)                                                                 \
+        RUN(OPT_USEC, (has_last_start, last_start_usec), last_start_usec,                          \
+            (has_last_start, last_start_usec), (has_last_start, last_start_usec), 22)              \
+        RUN(CATCH_UP_MARK, last_catch_up, last_catch_up, last_catch_up, last_catch_up, 34)         \
+        RUN(OPT_USEC, (has_last_finish, last_finish_usec), last_finish_usec,                       \
+            (has_last_finish, last_finish_usec), (has_last_finish, last_finish_usec), 23)          \
+        RUN(OUTCOME, last_outcome, last_outcome, last_outcome, last_outcome, 24)                   \
+        RUN(U64, last_duration_usec, last_duration_usec, last_duration_usec, last_duration_usec,   \
+            25)                                                                                    \
+        RUN(U64, total_duration_usec, total_duration_usec, total_duration_usec,                    \
+            total_duration_usec, 26)                                                               \
+        RUN(RESULT, last_end, last_result, last_result, (last_exit, last_exit_code), 33)
+
+/* Every runtime field, in table order. */
+#define TD_TIMER_FIELDS(X) TD_TIMER_FIELDS_HELD(X, X)
 
 /* The first optional position of a journal record. */
 #define TD_JOURNAL_TRAILING_FROM 30
@@ -129,6 +140,16 @@
         bool TD_FIRST(pair);                                                                       \
         uint64_t TD_SECOND(pair);
 #define TD_MEMBER_RESULT(m) struct td_run_end m;
+
+/* A field copied between two representations that hold it alike: d and dm the destination and
+ * its member, o and om the origin and its. */
+#define TD_COPY_ONE(d, dm, o, om) (d)->dm = (o)->om;
+#define TD_COPY_PAIR(d, dm, o, om)                                                                 \
+        (d)->TD_FIRST(dm) = (o)->TD_FIRST(om);                                                     \
+        (d)->TD_SECOND(dm) = (o)->TD_SECOND(om);
+
+/* A field left out of a walk over a table. */
+#define TD_NO_FIELD(kind, snapshot, wire, public, journal, position)
 
 #define TD_SNAPSHOT_MEMBER(kind, snapshot, wire, public, journal, position)                        \
         TD_MEMBER_##kind(snapshot)

@@ -87,17 +87,25 @@ static int decode_claim_reply(const struct vl_reply *reply, struct timerd_claim 
         return wire_decode_claim(claim, ret);
 }
 
+/* What Register and Reconcile start with: the name and the declaration. */
+static json_object *declared_parameters(const char *name, const struct timerd_declaration *d,
+                                        int *ret_error)
+{
+        json_object *parameters = new_parameters(ret_error);
+
+        if (*ret_error >= 0)
+                *ret_error = vl_add_string(parameters, "name", name);
+        if (*ret_error >= 0)
+                *ret_error = wire_add_declaration(parameters, d);
+        return parameters;
+}
+
 static int register_parameters(const char *name, const struct timerd_declaration *d,
                                const struct timerd_start *start, bool replace, json_object **ret)
 {
-        json_object *parameters;
         int r;
+        json_object *parameters = declared_parameters(name, d, &r);
 
-        parameters = new_parameters(&r);
-        if (r >= 0)
-                r = vl_add_string(parameters, "name", name);
-        if (r >= 0)
-                r = wire_add_declaration(parameters, d);
         if (r >= 0 && start)
                 r = wire_add_start(parameters, start, "start_usec");
         if (r >= 0 && replace)
@@ -154,14 +162,9 @@ static int reconcile_parameters(const char *name, const struct timerd_declaratio
                                 json_object **ret)
 {
         const char *desired_name = vl_desired_to_string(desired);
-        json_object *parameters;
         int r;
+        json_object *parameters = declared_parameters(name, d, &r);
 
-        parameters = new_parameters(&r);
-        if (r >= 0)
-                r = vl_add_string(parameters, "name", name);
-        if (r >= 0)
-                r = wire_add_declaration(parameters, d);
         if (r >= 0)
                 r = desired_name ? vl_add_string(parameters, "desired", desired_name) : -EINVAL;
         if (r >= 0 && (desired == TIMERD_DESIRED_EXACT || deadline_usec > 0))

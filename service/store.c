@@ -172,47 +172,43 @@ static int calendar_of_journal(struct service *s, const struct journal_timer *j,
  * destination and its member, o and om the origin. The journal keeps a live cadence that is the
  * declared one as 0.
  */
-#define COPY_ONE(d, dm, o, om) (d)->dm = (o)->om;
-#define COPY_PAIR(d, dm, o, om)                                                                    \
-        (d)->TD_FIRST(dm) = (o)->TD_FIRST(om);                                                     \
-        (d)->TD_SECOND(dm) = (o)->TD_SECOND(om);
-#define TO_JOURNAL_U64           COPY_ONE
-#define TO_JOURNAL_INTERNAL_U64  COPY_ONE
-#define TO_JOURNAL_BOOL          COPY_ONE
-#define TO_JOURNAL_BOOL_ON       COPY_ONE
-#define TO_JOURNAL_INTERNAL_BOOL COPY_ONE
-#define TO_JOURNAL_CATCH_UP_MARK COPY_ONE
-#define TO_JOURNAL_SIGNO         COPY_ONE
-#define TO_JOURNAL_POLICY        COPY_ONE
-#define TO_JOURNAL_CLOCK         COPY_ONE
-#define TO_JOURNAL_LIFETIME      COPY_ONE
-#define TO_JOURNAL_DELIVERY      COPY_ONE
-#define TO_JOURNAL_STATE         COPY_ONE
-#define TO_JOURNAL_FAILURE       COPY_ONE
-#define TO_JOURNAL_OUTCOME       COPY_ONE
-#define TO_JOURNAL_DEADLINE      COPY_PAIR
-#define TO_JOURNAL_OPT_USEC      COPY_PAIR
+#define TO_JOURNAL_U64           TD_COPY_ONE
+#define TO_JOURNAL_INTERNAL_U64  TD_COPY_ONE
+#define TO_JOURNAL_BOOL          TD_COPY_ONE
+#define TO_JOURNAL_BOOL_ON       TD_COPY_ONE
+#define TO_JOURNAL_INTERNAL_BOOL TD_COPY_ONE
+#define TO_JOURNAL_CATCH_UP_MARK TD_COPY_ONE
+#define TO_JOURNAL_SIGNO         TD_COPY_ONE
+#define TO_JOURNAL_POLICY        TD_COPY_ONE
+#define TO_JOURNAL_CLOCK         TD_COPY_ONE
+#define TO_JOURNAL_LIFETIME      TD_COPY_ONE
+#define TO_JOURNAL_DELIVERY      TD_COPY_ONE
+#define TO_JOURNAL_STATE         TD_COPY_ONE
+#define TO_JOURNAL_FAILURE       TD_COPY_ONE
+#define TO_JOURNAL_OUTCOME       TD_COPY_ONE
+#define TO_JOURNAL_DEADLINE      TD_COPY_PAIR
+#define TO_JOURNAL_OPT_USEC      TD_COPY_PAIR
 #define TO_JOURNAL_LIVE_CADENCE(d, dm, o, om)                                                      \
         (d)->dm = (o)->om == (o)->declaration.cadence_usec ? 0 : (o)->om;
 #define TO_JOURNAL_RESULT(d, dm, o, om)                                                            \
         (d)->TD_FIRST(dm) = (o)->om.exit;                                                          \
         (d)->TD_SECOND(dm) = (o)->om.code;
-#define FROM_JOURNAL_U64                        COPY_ONE
-#define FROM_JOURNAL_INTERNAL_U64               COPY_ONE
-#define FROM_JOURNAL_BOOL                       COPY_ONE
-#define FROM_JOURNAL_BOOL_ON                    COPY_ONE
-#define FROM_JOURNAL_INTERNAL_BOOL              COPY_ONE
-#define FROM_JOURNAL_CATCH_UP_MARK              COPY_ONE
-#define FROM_JOURNAL_SIGNO                      COPY_ONE
-#define FROM_JOURNAL_POLICY                     COPY_ONE
-#define FROM_JOURNAL_CLOCK                      COPY_ONE
-#define FROM_JOURNAL_LIFETIME                   COPY_ONE
-#define FROM_JOURNAL_DELIVERY                   COPY_ONE
-#define FROM_JOURNAL_STATE                      COPY_ONE
-#define FROM_JOURNAL_FAILURE                    COPY_ONE
-#define FROM_JOURNAL_OUTCOME                    COPY_ONE
-#define FROM_JOURNAL_DEADLINE                   COPY_PAIR
-#define FROM_JOURNAL_OPT_USEC                   COPY_PAIR
+#define FROM_JOURNAL_U64                        TD_COPY_ONE
+#define FROM_JOURNAL_INTERNAL_U64               TD_COPY_ONE
+#define FROM_JOURNAL_BOOL                       TD_COPY_ONE
+#define FROM_JOURNAL_BOOL_ON                    TD_COPY_ONE
+#define FROM_JOURNAL_INTERNAL_BOOL              TD_COPY_ONE
+#define FROM_JOURNAL_CATCH_UP_MARK              TD_COPY_ONE
+#define FROM_JOURNAL_SIGNO                      TD_COPY_ONE
+#define FROM_JOURNAL_POLICY                     TD_COPY_ONE
+#define FROM_JOURNAL_CLOCK                      TD_COPY_ONE
+#define FROM_JOURNAL_LIFETIME                   TD_COPY_ONE
+#define FROM_JOURNAL_DELIVERY                   TD_COPY_ONE
+#define FROM_JOURNAL_STATE                      TD_COPY_ONE
+#define FROM_JOURNAL_FAILURE                    TD_COPY_ONE
+#define FROM_JOURNAL_OUTCOME                    TD_COPY_ONE
+#define FROM_JOURNAL_DEADLINE                   TD_COPY_PAIR
+#define FROM_JOURNAL_OPT_USEC                   TD_COPY_PAIR
 #define FROM_JOURNAL_LIVE_CADENCE(d, dm, o, om) (d)->dm = (o)->om > 0 ? (o)->om : (o)->cadence_usec;
 #define FROM_JOURNAL_RESULT(d, dm, o, om)                                                          \
         (d)->dm = (struct td_run_end){.exit = (o)->TD_FIRST(om), .code = (o)->TD_SECOND(om)};

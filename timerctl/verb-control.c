@@ -160,6 +160,12 @@ static int current_timer_start(struct timerd *t, const struct options *o,
         return r;
 }
 
+/* How a control call on the current timer ended (r), its failure reported. */
+static int control_done(struct timerd *t, const struct options *o, int r)
+{
+        return r < 0 ? call_failed(t, verb_name(o->verb), o->args[0], r) : EXIT_STATUS_SUCCESS;
+}
+
 int verb_schedule(struct timerd *t, const struct options *o)
 {
         struct timerd_claim claim;
@@ -169,10 +175,7 @@ int verb_schedule(struct timerd *t, const struct options *o)
         r = current_timer_start(t, o, &claim, &start);
         if (r != EXIT_STATUS_SUCCESS)
                 return r;
-        r = timerd_schedule(t, &claim, NULL, &start);
-        if (r < 0)
-                return call_failed(t, "schedule", o->args[0], r);
-        return EXIT_STATUS_SUCCESS;
+        return control_done(t, o, timerd_schedule(t, &claim, NULL, &start));
 }
 
 /* The --json reply of a verb whose answer is n numbers: {"NAME": VALUE, ...}. */
@@ -219,18 +222,21 @@ int verb_reschedule(struct timerd *t, const struct options *o)
                                   (const uint64_t[]){remaining, cadence}, 2);
 }
 
-int verb_cancel(struct timerd *t, const struct options *o)
+/* Cancel and remove send the current timer's claim alone. */
+static int claim_call(struct timerd *t, const struct options *o, bool remove)
 {
         struct timerd_claim claim;
-        int r;
+        int r = current_timer(t, o, &claim, NULL);
 
-        r = current_timer(t, o, &claim, NULL);
         if (r != EXIT_STATUS_SUCCESS)
                 return r;
-        r = timerd_cancel(t, &claim, NULL);
-        if (r < 0)
-                return call_failed(t, "cancel", o->args[0], r);
-        return EXIT_STATUS_SUCCESS;
+        return control_done(t, o,
+                            remove ? timerd_unregister(t, &claim) : timerd_cancel(t, &claim, NULL));
+}
+
+int verb_cancel(struct timerd *t, const struct options *o)
+{
+        return claim_call(t, o, false);
 }
 
 int verb_kick(struct timerd *t, const struct options *o)
@@ -256,14 +262,5 @@ int verb_kick(struct timerd *t, const struct options *o)
 
 int verb_remove(struct timerd *t, const struct options *o)
 {
-        struct timerd_claim claim;
-        int r;
-
-        r = current_timer(t, o, &claim, NULL);
-        if (r != EXIT_STATUS_SUCCESS)
-                return r;
-        r = timerd_unregister(t, &claim);
-        if (r < 0)
-                return call_failed(t, "remove", o->args[0], r);
-        return EXIT_STATUS_SUCCESS;
+        return claim_call(t, o, true);
 }

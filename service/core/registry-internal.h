@@ -53,29 +53,72 @@ struct session {
         struct list_node delivered; /* struct timer_runs of runs handed to this session */
 };
 
+/*
+ * How the registry holds a field of each kind of base/timer-fields.h: a time or count the wire
+ * bounds (USEC), the live cadence (CADENCE: kept as 0 for the declared one), another value
+ * (VALUE), an optional time (OPT_USEC, the pair (has, usec)) or a run's end (RESULT). FIELD_OP
+ * applies op, one of the families below, to a field by its kind.
+ */
+#define FIELD_OP(op, kind, m, ...)         FIELD_SHAPE_##kind(op, kind, m, __VA_ARGS__)
+#define FIELD_SHAPE_U64(op, ...)           op##_USEC(__VA_ARGS__)
+#define FIELD_SHAPE_INTERNAL_U64(op, ...)  op##_USEC(__VA_ARGS__)
+#define FIELD_SHAPE_LIVE_CADENCE(op, ...)  op##_CADENCE(__VA_ARGS__)
+#define FIELD_SHAPE_BOOL(op, ...)          op##_VALUE(__VA_ARGS__)
+#define FIELD_SHAPE_BOOL_ON(op, ...)       op##_VALUE(__VA_ARGS__)
+#define FIELD_SHAPE_INTERNAL_BOOL(op, ...) op##_VALUE(__VA_ARGS__)
+#define FIELD_SHAPE_CATCH_UP_MARK(op, ...) op##_VALUE(__VA_ARGS__)
+#define FIELD_SHAPE_SIGNO(op, ...)         op##_VALUE(__VA_ARGS__)
+#define FIELD_SHAPE_POLICY(op, ...)        op##_VALUE(__VA_ARGS__)
+#define FIELD_SHAPE_CLOCK(op, ...)         op##_VALUE(__VA_ARGS__)
+#define FIELD_SHAPE_LIFETIME(op, ...)      op##_VALUE(__VA_ARGS__)
+#define FIELD_SHAPE_DELIVERY(op, ...)      op##_VALUE(__VA_ARGS__)
+#define FIELD_SHAPE_STATE(op, ...)         op##_VALUE(__VA_ARGS__)
+#define FIELD_SHAPE_FAILURE(op, ...)       op##_VALUE(__VA_ARGS__)
+#define FIELD_SHAPE_OUTCOME(op, ...)       op##_VALUE(__VA_ARGS__)
+#define FIELD_SHAPE_OPT_USEC(op, ...)      op##_OPT_USEC(__VA_ARGS__)
+#define FIELD_SHAPE_DEADLINE(op, ...)      op##_OPT_USEC(__VA_ARGS__)
+#define FIELD_SHAPE_RESULT(op, ...)        op##_RESULT(__VA_ARGS__)
+
+/* The members of struct run_state, wide ones first so that it packs without holes. */
+#define RUN_WIDE_MEMBER(kind, snapshot, wire, public, journal, position)                           \
+        FIELD_OP(RUN_WIDE, kind, snapshot, )
+#define RUN_WIDE_USEC(kind, m, ...)        TD_MEMBER_##kind(m)
+#define RUN_WIDE_CADENCE                   RUN_WIDE_USEC
+#define RUN_WIDE_RESULT                    RUN_WIDE_USEC
+#define RUN_WIDE_OPT_USEC(kind, pair, ...) uint64_t TD_SECOND(pair);
+#define RUN_WIDE_VALUE(...)
+#define RUN_NARROW_MEMBER(kind, snapshot, wire, public, journal, position)                         \
+        FIELD_OP(RUN_NARROW, kind, snapshot, )
+#define RUN_NARROW_USEC(...)
+#define RUN_NARROW_CADENCE(...)
+#define RUN_NARROW_RESULT(...)
+#define RUN_NARROW_OPT_USEC(kind, pair, ...) bool TD_FIRST(pair);
+#define RUN_NARROW_VALUE(kind, m, ...)       TD_MEMBER_##kind(m)
+
+/* A field from run state (o) to a snapshot (d), or back: the declared cadence is `declared`. */
+#define RUN_OUT_USEC(kind, m, d, o, declared)     TD_COPY_ONE(d, m, o, m)
+#define RUN_OUT_VALUE                             RUN_OUT_USEC
+#define RUN_OUT_RESULT                            RUN_OUT_USEC
+#define RUN_OUT_OPT_USEC(kind, m, d, o, declared) TD_COPY_PAIR(d, m, o, m)
+#define RUN_OUT_CADENCE(kind, m, d, o, declared)  (d)->m = live_cadence(declared, o);
+#define RUN_IN_USEC                               RUN_OUT_USEC
+#define RUN_IN_VALUE                              RUN_OUT_USEC
+#define RUN_IN_RESULT                             RUN_OUT_USEC
+#define RUN_IN_OPT_USEC                           RUN_OUT_OPT_USEC
+#define RUN_IN_CADENCE(kind, m, d, o, declared)   (d)->m = (o)->m == (declared) ? 0 : (o)->m;
+
 /* The runs of a registration so far and the current one; a replace starts it over (all zero). */
 struct run_state {
-        uint64_t run;
-        uint64_t run_deadline_usec;
+        /* The RUN fields of base/timer-fields.h (struct td_snapshot says what they mean), and the
+         * bookkeeping no snapshot shows. live_cadence_usec is 0 for the declared cadence: a
+         * cadence Reschedule set, kept out of the declaration, which only Register and Reconcile
+         * change. */
+        TD_TIMER_FIELDS_HELD(TD_NO_FIELD, RUN_WIDE_MEMBER)
         uint64_t run_fired_usec;
         uint64_t deferred_deadline_usec; /* after_run DEADLINE: what the run's end arms */
         uint64_t missed_deadline_usec;   /* has_missed_deadline: what a delayed catch-up reports */
-        uint64_t runs;
-        uint64_t consecutive_expected_failures;
-        uint64_t overruns;
-        uint64_t overruns_reported; /* overruns when the last firing was handed over */
-        uint64_t last_start_usec;
-        uint64_t last_finish_usec;
-        uint64_t last_duration_usec;
-        uint64_t total_duration_usec;
-        /* A cadence Reschedule set, which the live schedule follows; 0: the declared one. Kept out
-         * of the declaration, which only Register and Reconcile change. */
-        uint64_t live_cadence_usec;
-        enum timerd_outcome last_outcome;
-        struct td_run_end last_end;
-        bool has_last_start;
-        bool has_last_finish;
-        bool last_catch_up; /* the last run was a catch-up (see struct timer's catching_up) */
+        uint64_t overruns_reported;      /* overruns when the last firing was handed over */
+        TD_TIMER_FIELDS_HELD(TD_NO_FIELD, RUN_NARROW_MEMBER)
 };
 
 /*

@@ -19,27 +19,16 @@ void timer_snapshot(const struct timer *t, struct td_snapshot *ret)
             .generation = t->generation,
             .state = timer_state(t),
             .failure = (enum timerd_failure)t->failure,
-            .run = rs->run,
             .run_active = t->run_active,
             .pending = timer_pending(t),
-            .run_deadline_usec = rs->run_deadline_usec,
             .run_cancelled = t->run_active && t->after_run == AFTER_RUN_NONE,
-            .runs = rs->runs,
-            .consecutive_expected_failures = rs->consecutive_expected_failures,
-            .overruns = rs->overruns,
-            .has_last_start = rs->has_last_start,
-            .last_start_usec = rs->last_start_usec,
-            .has_last_finish = rs->has_last_finish,
-            .last_finish_usec = rs->last_finish_usec,
-            .last_catch_up = rs->last_catch_up,
-            .last_outcome = rs->last_outcome,
-            .last_duration_usec = rs->last_duration_usec,
-            .total_duration_usec = rs->total_duration_usec,
-            .last_end = rs->last_end,
-            .live_cadence_usec = timer_cadence(t),
             .session = t->session,
         };
         ret->has_deadline = timer_next_deadline(t, &ret->next_deadline_usec);
+#define RUN_TO_SNAPSHOT(kind, snapshot, wire, public, journal, position)                           \
+        FIELD_OP(RUN_OUT, kind, snapshot, ret, rs, timer_declared_cadence(t))
+        TD_TIMER_FIELDS_HELD(TD_NO_FIELD, RUN_TO_SNAPSHOT)
+#undef RUN_TO_SNAPSHOT
         strcpy(ret->name, t->name);
 }
 

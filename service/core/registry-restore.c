@@ -103,31 +103,18 @@ static void image_of_snapshot(const struct td_snapshot *s, struct timer_image *r
                 {
                     .deferred_deadline_usec =
                         after_run == AFTER_RUN_DEADLINE ? s->next_deadline_usec : 0,
-                    .run = s->run,
-                    .run_deadline_usec = s->run_deadline_usec,
                     .run_fired_usec = s->last_start_usec,
-                    .runs = s->runs,
-                    .consecutive_expected_failures = s->consecutive_expected_failures,
-                    .overruns = s->overruns,
                     /* Not durable: a firing after a restart reports the periods since. */
                     .overruns_reported = s->overruns,
-                    .has_last_start = s->has_last_start,
-                    .last_start_usec = s->last_start_usec,
-                    .has_last_finish = s->has_last_finish,
-                    .last_finish_usec = s->last_finish_usec,
-                    .last_catch_up = s->last_catch_up,
-                    .last_outcome = s->last_outcome,
-                    .last_duration_usec = s->last_duration_usec,
-                    .total_duration_usec = s->total_duration_usec,
-                    .last_end = s->last_end,
-                    .live_cadence_usec = s->live_cadence_usec == s->declaration.cadence_usec
-                                             ? 0
-                                             : s->live_cadence_usec,
                 },
             .queued = s->failure == TIMERD_FAILURE_NONE && s->has_deadline && !off_queue,
             .deadline_usec = s->next_deadline_usec,
             .pending = s->pending,
         };
+#define RUN_OF_SNAPSHOT(kind, snapshot, wire, public, journal, position)                           \
+        FIELD_OP(RUN_IN, kind, snapshot, &ret->runs, s, s->declaration.cadence_usec)
+        TD_TIMER_FIELDS_HELD(TD_NO_FIELD, RUN_OF_SNAPSHOT)
+#undef RUN_OF_SNAPSHOT
 }
 
 static bool value_clamp(uint64_t *v)
@@ -138,35 +125,33 @@ static bool value_clamp(uint64_t *v)
         return beyond;
 }
 
+/* A time or count beyond the wire's int64 is bounded to it (clamped: whether one was). */
+#define CLAMP_USEC(kind, m, v, clamped)        clamped = value_clamp(&(v)->m) || clamped;
+#define CLAMP_CADENCE                          CLAMP_USEC
+#define CLAMP_OPT_USEC(kind, pair, v, clamped) CLAMP_USEC(kind, TD_SECOND(pair), v, clamped)
+#define CLAMP_VALUE(...)
+#define CLAMP_RESULT(...)
+
 /* A journal of a timerd that did not bound values to the wire's int64 may hold larger ones:
  * each is clamped, so that nothing listed is out of range, and the timer stops, failed
  * (overflow), as one whose arithmetic overflowed. Returns whether the image changed. */
 static bool image_clamp_to_wire(struct timer_image *img)
 {
-        struct td_declaration *d = &img->declaration;
         struct run_state *rs = &img->runs;
-        uint64_t *values[] = {&d->cadence_usec,
-                              &d->accuracy_usec,
-                              &d->randomized_delay_usec,
-                              &d->handover_usec,
-                              &img->deadline_usec,
-                              &rs->run,
-                              &rs->run_deadline_usec,
-                              &rs->run_fired_usec,
-                              &rs->deferred_deadline_usec,
-                              &rs->runs,
-                              &rs->consecutive_expected_failures,
-                              &rs->overruns,
-                              &rs->overruns_reported,
-                              &rs->live_cadence_usec,
-                              &rs->last_start_usec,
-                              &rs->last_finish_usec,
-                              &rs->last_duration_usec,
-                              &rs->total_duration_usec};
+        uint64_t *values[] = {&img->deadline_usec, &rs->run_fired_usec, &rs->deferred_deadline_usec,
+                              &rs->overruns_reported};
         bool clamped = false;
 
         for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
                 clamped = value_clamp(values[i]) || clamped;
+#define CLAMP_DECLARATION(kind, snapshot, wire, public, journal, position)                         \
+        FIELD_OP(CLAMP, kind, snapshot, &img->declaration, clamped)
+        TD_DECLARATION_FIELDS(CLAMP_DECLARATION)
+#undef CLAMP_DECLARATION
+#define CLAMP_RUN(kind, snapshot, wire, public, journal, position)                                 \
+        FIELD_OP(CLAMP, kind, snapshot, rs, clamped)
+        TD_TIMER_FIELDS_HELD(TD_NO_FIELD, CLAMP_RUN)
+#undef CLAMP_RUN
         if (clamped) {
                 img->queued = false;
                 img->failure = TIMERD_FAILURE_OVERFLOW;

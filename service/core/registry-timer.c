@@ -109,16 +109,23 @@ int session_get(struct registry *r, uint64_t id, struct session **ret)
         return 0;
 }
 
+/* A run-state field as a timer that never fired has it. */
+#define NO_RUNS_USEC(kind, m, rs) (rs)->m == no_runs.m &&
+#define NO_RUNS_CADENCE           NO_RUNS_USEC
+#define NO_RUNS_VALUE             NO_RUNS_USEC
+#define NO_RUNS_OPT_USEC(kind, pair, rs)                                                           \
+        NO_RUNS_USEC(kind, TD_FIRST(pair), rs) NO_RUNS_USEC(kind, TD_SECOND(pair), rs)
+#define NO_RUNS_RESULT(kind, m, rs)                                                                \
+        (rs)->m.exit == no_runs.m.exit && (rs)->m.code == no_runs.m.code &&
+
 bool run_state_empty(const struct run_state *rs)
 {
-        return rs->run == 0 && rs->run_deadline_usec == 0 && rs->run_fired_usec == 0 &&
-               rs->deferred_deadline_usec == 0 && rs->missed_deadline_usec == 0 && rs->runs == 0 &&
-               rs->consecutive_expected_failures == 0 && rs->overruns == 0 &&
-               rs->last_start_usec == 0 && rs->last_finish_usec == 0 &&
-               rs->last_duration_usec == 0 && rs->total_duration_usec == 0 &&
-               rs->live_cadence_usec == 0 && rs->last_outcome == TIMERD_OUTCOME_NONE &&
-               rs->last_end.exit == TIMERD_EXIT_NONE && rs->last_end.code == 0 &&
-               !rs->has_last_start && !rs->has_last_finish;
+#define RUN_EMPTY(kind, snapshot, wire, public, journal, position)                                 \
+        FIELD_OP(NO_RUNS, kind, snapshot, rs)
+        return TD_TIMER_FIELDS_HELD(TD_NO_FIELD, RUN_EMPTY) rs->run_fired_usec == 0 &&
+               rs->deferred_deadline_usec == 0 && rs->missed_deadline_usec == 0 &&
+               rs->overruns_reported == 0;
+#undef RUN_EMPTY
 }
 
 void timer_runs_adopt(struct timer *t, struct timer_runs *runs, const struct run_state *state)
@@ -459,6 +466,38 @@ static size_t timer_size(size_t len)
         return size > sizeof(struct timer) ? size : sizeof(struct timer);
 }
 
+/*
+ * The memory declaring t as d needs (t NULL: a new timer), before anything changes: room in its
+ * queue unless it stays in the one it has, room in the changes for a retained one, and the session
+ * of a transient one (*ret_session, else NULL).
+ */
+static int declare_reserve(struct registry *r, const struct timer *t,
+                           const struct td_caller *caller, const struct td_declaration *d,
+                           struct session **ret_session)
+{
+        int e = 0;
+
+        *ret_session = NULL;
+        if (!t || d->clock != (enum timerd_clock)t->clock ||
+            timerq_kind_of(d->accuracy_usec) != timerq_kind_of(t->accuracy_usec))
+                e = queue_reserve(r, d);
+        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_RETAINED)
+                e = changes_reserve(r, 1);
+        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
+                e = session_get(r, caller->session, ret_session);
+        return e;
+}
+
+/* Out of the statistics, its queue, its runs and its declared counts: what a replace declares
+ * again and an unlink drops. */
+static void timer_retire(struct registry *r, struct timer *t)
+{
+        stats_leave(r, t);
+        timer_dequeue(r, t);
+        run_detach(t);
+        timer_undeclare(r, t);
+}
+
 int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
               const struct td_declaration *d, uint64_t generation, struct timer **ret)
 {
@@ -483,11 +522,7 @@ int timer_new(struct registry *r, const struct td_caller *caller, const char *na
         }
         e = hashmap_reserve(&r->timers, r->timers.n_entries + 1);
         if (e >= 0)
-                e = queue_reserve(r, d);
-        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_RETAINED)
-                e = changes_reserve(r, 1);
-        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
-                e = session_get(r, caller->session, &session);
+                e = declare_reserve(r, NULL, caller, d, &session);
         if (e < 0)
                 goto fail;
 
@@ -520,26 +555,16 @@ fail:
 int timer_redeclare(struct registry *r, struct timer *t, const struct td_caller *caller,
                     const struct td_declaration *d, uint64_t generation)
 {
-        struct session *session = NULL;
-        int e = 0;
+        struct session *session;
+        int e = declare_reserve(r, t, caller, d, &session);
 
-        if (d->clock != (enum timerd_clock)t->clock ||
-            timerq_kind_of(d->accuracy_usec) != timerq_kind_of(t->accuracy_usec))
-                e = queue_reserve(r, d);
-        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_RETAINED)
-                e = changes_reserve(r, 1);
-        if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
-                e = session_get(r, caller->session, &session);
         if (e < 0)
                 return e;
 
         /* While it is still what it was: a retained timer replaced by a transient one must be
          * written as removed. */
         timer_changed(r, t);
-        stats_leave(r, t);
-        timer_dequeue(r, t);
-        run_detach(t);
-        timer_undeclare(r, t);
+        timer_retire(r, t);
         timer_declare(r, t, caller, d, generation, session);
         stats_enter(r, t);
         return 0;
@@ -550,10 +575,7 @@ void timer_unlink(struct registry *r, struct timer *t)
 {
         struct owner *owner = owner_find(r, t->uid);
 
-        stats_leave(r, t);
-        timer_dequeue(r, t);
-        run_detach(t);
-        timer_undeclare(r, t);
+        timer_retire(r, t);
         hashmap_remove(&r->timers, timer_hash(t), t);
         inventory_remove(&r->inventory, &t->inventory_node);
 

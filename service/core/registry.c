@@ -370,22 +370,36 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
         return transition_sync(r);
 }
 
-struct td_transition registry_schedule(struct registry *r, const struct td_now *now,
-                                       const struct td_handle *h, uint64_t deadline_usec)
+/* How a call on a claim (or token) starts: its effects begun, the claim resolved. */
+static int claim_begin(struct registry *r, const struct td_handle *h, struct timer **ret)
 {
-        struct timer *t;
-        int e;
-
         effects_begin(r);
-        e = handle_resolve(r, h, &t);
-        if (e >= 0 && t->policy == TIMERD_POLICY_WATCHDOG)
-                e = -TIMERD_E_WRONG_POLICY;
-        if (e >= 0)
-                e = change_begin(r, t);
+        return handle_resolve(r, h, ret);
+}
+
+/* Schedule and Kick, their checks passed: the change begun, t wakes at deadline_usec. */
+static struct td_transition wakeup_change(struct registry *r, struct timer *t,
+                                          uint64_t deadline_usec, const struct td_now *now)
+{
+        int e = change_begin(r, t);
+
         if (e < 0)
                 return transition_failed(r, e);
         timer_set_wakeup(r, t, deadline_usec, now);
         return transition_sync(r);
+}
+
+struct td_transition registry_schedule(struct registry *r, const struct td_now *now,
+                                       const struct td_handle *h, uint64_t deadline_usec)
+{
+        struct timer *t;
+        int e = claim_begin(r, h, &t);
+
+        if (e >= 0 && t->policy == TIMERD_POLICY_WATCHDOG)
+                e = -TIMERD_E_WRONG_POLICY;
+        if (e < 0)
+                return transition_failed(r, e);
+        return wakeup_change(r, t, deadline_usec, now);
 }
 
 struct td_transition registry_reschedule(struct registry *r, const struct td_now *now,
@@ -395,10 +409,8 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
 {
         uint64_t previous = 0, n;
         struct timer *t;
-        int e;
+        int e = claim_begin(r, h, &t);
 
-        effects_begin(r);
-        e = handle_resolve(r, h, &t);
         if (e < 0)
                 return transition_failed(r, e);
         /* A watchdog's deadline moves only by Kick; disarming and a new cadence are fine. */
@@ -443,21 +455,36 @@ struct td_transition registry_reschedule(struct registry *r, const struct td_now
         return transition_sync(r);
 }
 
+/* How a control call on a claim (or token) starts: claim_begin(), its own refusal (< 0) before
+ * any error of the claim, then the change begun. */
+static int control_begin(struct registry *r, const struct td_handle *h, int refusal,
+                         struct timer **ret)
+{
+        int e = claim_begin(r, h, ret);
+
+        if (refusal < 0)
+                return refusal;
+        return e < 0 ? e : change_begin(r, *ret);
+}
+
+/* Cancel and Unregister: act on the claim once control_begin() let it. */
+static struct td_transition control_call(struct registry *r, const struct td_handle *h, int refusal,
+                                         void (*act)(struct registry *r, struct timer *t))
+{
+        struct timer *t;
+        int e = control_begin(r, h, refusal, &t);
+
+        if (e < 0)
+                return transition_failed(r, e);
+        act(r, t);
+        return transition_sync(r);
+}
+
 struct td_transition registry_cancel(struct registry *r, const struct td_now *now,
                                      const struct td_handle *h)
 {
-        struct timer *t;
-        int e;
-
         (void)now;
-        effects_begin(r);
-        e = handle_resolve(r, h, &t);
-        if (e >= 0)
-                e = change_begin(r, t);
-        if (e < 0)
-                return transition_failed(r, e);
-        timer_clear_wakeup(r, t);
-        return transition_sync(r);
+        return control_call(r, h, 0, timer_clear_wakeup);
 }
 
 struct td_transition registry_kick(struct registry *r, const struct td_now *now,
@@ -465,57 +492,34 @@ struct td_transition registry_kick(struct registry *r, const struct td_now *now,
 {
         uint64_t deadline;
         struct timer *t;
-        int e;
+        int e = claim_begin(r, h, &t);
 
-        effects_begin(r);
-        e = handle_resolve(r, h, &t);
         if (e < 0)
                 return transition_failed(r, e);
         if (t->policy != TIMERD_POLICY_WATCHDOG)
                 return transition_failed(r, -TIMERD_E_WRONG_POLICY);
         if (value_add_overflow(now->usec[t->clock], timer_cadence(t), &deadline))
                 return transition_failed(r, -TIMERD_E_OVERFLOW);
-        e = change_begin(r, t);
-        if (e < 0)
-                return transition_failed(r, e);
-        timer_set_wakeup(r, t, deadline, now);
         *ret_deadline_usec = deadline;
-        return transition_sync(r);
+        return wakeup_change(r, t, deadline, now);
 }
 
 struct td_transition registry_unregister(struct registry *r, const struct td_now *now,
                                          const struct td_handle *h)
 {
-        struct timer *t;
-        int e;
-
         (void)now;
-        effects_begin(r);
         /* Unregister needs the claim itself: a run token delegates control, not ownership. */
-        if (h->run != 0)
-                return transition_failed(r, -TIMERD_E_INVALID_PARAMETER);
-        e = handle_resolve(r, h, &t);
-        if (e >= 0)
-                e = change_begin(r, t);
-        if (e < 0)
-                return transition_failed(r, e);
-        timer_destroy(r, t);
-        return transition_sync(r);
+        return control_call(r, h, h->run != 0 ? -TIMERD_E_INVALID_PARAMETER : 0, timer_destroy);
 }
 
 struct td_transition registry_fail(struct registry *r, const struct td_now *now,
                                    const struct td_handle *h, enum timerd_failure failure)
 {
+        bool valid = failure > TIMERD_FAILURE_NONE && failure < TIMERD_FAILURE_MAX;
         struct timer *t;
-        int e;
+        int e = control_begin(r, h, valid ? 0 : -TIMERD_E_INVALID_PARAMETER, &t);
 
         (void)now;
-        effects_begin(r);
-        if (failure <= TIMERD_FAILURE_NONE || failure >= TIMERD_FAILURE_MAX)
-                return transition_failed(r, -TIMERD_E_INVALID_PARAMETER);
-        e = handle_resolve(r, h, &t);
-        if (e >= 0)
-                e = change_begin(r, t);
         if (e < 0)
                 return transition_failed(r, e);
         timer_fail(r, t, failure);
@@ -527,11 +531,9 @@ struct td_transition registry_note_overrun(struct registry *r, const struct td_n
 {
         uint64_t overruns;
         struct timer *t;
-        int e;
+        int e = claim_begin(r, h, &t);
 
         (void)now;
-        effects_begin(r);
-        e = handle_resolve(r, h, &t);
         if (e < 0)
                 return transition_failed(r, e);
         if (value_add_overflow(timer_run_state(t)->overruns, 1, &overruns))
