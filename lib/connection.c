@@ -479,7 +479,9 @@ static int dispatch_next(struct timerd *t)
                 return -TIMERD_E_PROTOCOL;
         }
 
-        r = vl_reply_parse_with(&t->parser, msg, len, VL_MAX_DEPTH_DEFAULT, &reply);
+        r = vl_reply_tokenize(&t->parser, msg, len, VL_MAX_DEPTH_DEFAULT, &reply);
+        if (r >= 0 && (reply.failed || !c->handler.tokens))
+                r = vl_reply_tree(&t->parser, &reply);
         if (r < 0) {
                 /* Still one whole message: a single call stays in step, a stream cannot tell
                  * whether it goes on. */
@@ -640,9 +642,12 @@ static int deliver_blocking(struct timerd *t, int error, struct vl_reply *reply,
         return 0;
 }
 
-static int start_blocking(struct timerd *t, const char *method, json_object *parameters, bool more)
+static int start_blocking(struct timerd *t, const char *method, json_object *parameters, bool more,
+                          bool tokens)
 {
-        const struct connection_handler handler = CONNECTION_HANDLER(deliver_blocking, NULL, NULL);
+        struct connection_handler handler = CONNECTION_HANDLER(deliver_blocking, NULL, NULL);
+
+        handler.tokens = tokens;
 
         set_error_name(t, NULL);
         if (first_call(t)) {
@@ -655,21 +660,34 @@ static int start_blocking(struct timerd *t, const char *method, json_object *par
         return queue_call(t, method, parameters, more, true, &handler);
 }
 
-int connection_call(struct timerd *t, const char *method, json_object *parameters,
-                    struct vl_reply *ret)
+static int call_blocking(struct timerd *t, const char *method, json_object *parameters, bool tokens,
+                         struct vl_reply *ret)
 {
         int r;
 
         *ret = (struct vl_reply){};
-        r = start_blocking(t, method, parameters, false);
+        r = start_blocking(t, method, parameters, false, tokens);
         if (r < 0)
                 return r;
         return drive_blocking(t, ret);
 }
 
-int connection_open_stream(struct timerd *t, const char *method, json_object *parameters)
+int connection_call(struct timerd *t, const char *method, json_object *parameters,
+                    struct vl_reply *ret)
 {
-        int r = start_blocking(t, method, parameters, true);
+        return call_blocking(t, method, parameters, false, ret);
+}
+
+int connection_call_tokens(struct timerd *t, const char *method, json_object *parameters,
+                           struct vl_reply *ret)
+{
+        return call_blocking(t, method, parameters, true, ret);
+}
+
+int connection_open_stream(struct timerd *t, const char *method, json_object *parameters,
+                           bool tokens)
+{
+        int r = start_blocking(t, method, parameters, true, tokens);
 
         if (r < 0)
                 return r;

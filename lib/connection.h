@@ -34,11 +34,19 @@ struct connection_handler {
         connection_deliver_fn deliver;
         void (*callback)(void); /* the caller's callback, cast back by deliver */
         void *userdata;
+        /* deliver reads a success reply from its tokens (reply->parameters is NULL): no tree */
+        bool tokens;
 };
 
 #define CONNECTION_HANDLER(deliver_fn, cb, data)                                                   \
         ((struct connection_handler){                                                              \
             .deliver = (deliver_fn), .callback = (void (*)(void))(cb), .userdata = (data)})
+/* The same for a deliver that reads a success reply from its tokens. */
+#define CONNECTION_TOKEN_HANDLER(deliver_fn, cb, data)                                             \
+        ((struct connection_handler){.deliver = (deliver_fn),                                      \
+                                     .callback = (void (*)(void))(cb),                             \
+                                     .userdata = (data),                                           \
+                                     .tokens = true})
 
 /*
  * Queue a call (more: a stream of replies). Takes `parameters` (NULL for {}), also on failure.
@@ -56,6 +64,10 @@ int connection_call_async(struct timerd *t, const char *method, json_object *par
  */
 int connection_call(struct timerd *t, const char *method, json_object *parameters,
                     struct vl_reply *ret);
+/* The same with a success reply as tokens only (reply->parameters NULL), read before the next
+ * call on t. */
+int connection_call_tokens(struct timerd *t, const char *method, json_object *parameters,
+                           struct vl_reply *ret);
 
 /*
  * An asynchronous firing that came before its deadline (lib/hold.h): keep it for
@@ -70,8 +82,10 @@ int connection_hold(struct timerd *t, const struct timerd_firing *f,
  * false when a callback closed t (then no further callback may run). */
 bool connection_release_stream(struct timerd *t, const struct connection_handler *h);
 
-/* Start a blocking `more` call; its replies are read with connection_next_in_stream(). */
-int connection_open_stream(struct timerd *t, const char *method, json_object *parameters);
+/* Start a blocking `more` call; its replies are read with connection_next_in_stream(), as tokens
+ * only when `tokens` (then each before the next). */
+int connection_open_stream(struct timerd *t, const char *method, json_object *parameters,
+                           bool tokens);
 
 /*
  * The next reply of the open blocking stream, as connection_call() returns it. -EINVAL when none

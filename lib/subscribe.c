@@ -42,7 +42,7 @@ int timerd_subscribe(struct timerd *t, bool all)
         r = subscribe_parameters(all, &parameters);
         if (r < 0)
                 return r;
-        return connection_open_stream(t, SUBSCRIBE_METHOD, parameters);
+        return connection_open_stream(t, SUBSCRIBE_METHOD, parameters, false);
 }
 
 int timerd_subscribe_next(struct timerd *t, struct timerd_event *ret)

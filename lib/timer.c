@@ -29,7 +29,10 @@ void timerd_declaration_init(struct timerd_declaration *d, enum timerd_policy po
         };
 }
 
-/* Sends the call unless building its parameters failed (r < 0); either way takes parameters. */
+/*
+ * Sends the call unless building its parameters failed (r < 0); either way takes parameters. A
+ * success reply comes as tokens (lib/wire.h's wire_reply_*), read before the next call.
+ */
 static int call(struct timerd *t, const char *method, json_object *parameters, int r,
                 struct vl_reply *ret)
 {
@@ -38,7 +41,7 @@ static int call(struct timerd *t, const char *method, json_object *parameters, i
                 json_object_put(parameters);
                 return r;
         }
-        return connection_call(t, method, parameters, ret);
+        return connection_call_tokens(t, method, parameters, ret);
 }
 
 /* The asynchronous form of call(). */
@@ -76,15 +79,6 @@ static int deliver_done(struct timerd *t, int error, struct vl_reply *reply,
         (void)reply;
         ((timerd_done_callback)h->callback)(t, error, h->userdata);
         return 0;
-}
-
-static int decode_claim_reply(const struct vl_reply *reply, struct timerd_claim *ret)
-{
-        json_object *claim;
-
-        if (wire_get_object(reply->parameters, "claim", &claim) < 0)
-                return -TIMERD_E_PROTOCOL;
-        return wire_decode_claim(claim, ret);
 }
 
 /* What Register and Reconcile start with: the name and the declaration. */
@@ -126,7 +120,7 @@ int timerd_register(struct timerd *t, const char *name, const struct timerd_decl
         r = register_parameters(name, d, start, replace, &parameters);
         r = call(t, TIMER_METHOD("Register"), parameters, r, &reply);
         if (r >= 0)
-                r = decode_claim_reply(&reply, ret);
+                r = wire_reply_claim(&reply, ret);
         vl_reply_done(&reply);
         return r;
 }
@@ -137,7 +131,7 @@ static int deliver_claim(struct timerd *t, int error, struct vl_reply *reply,
         struct timerd_claim claim;
 
         if (error >= 0)
-                error = decode_claim_reply(reply, &claim);
+                error = wire_reply_claim(reply, &claim);
         ((timerd_claim_callback)h->callback)(t, error, error >= 0 ? &claim : NULL, h->userdata);
         return error == -TIMERD_E_PROTOCOL ? error : 0;
 }
@@ -147,7 +141,7 @@ int timerd_register_async(struct timerd *t, const char *name, const struct timer
                           timerd_claim_callback callback, void *userdata)
 {
         const struct connection_handler handler =
-            CONNECTION_HANDLER(deliver_claim, callback, userdata);
+            CONNECTION_TOKEN_HANDLER(deliver_claim, callback, userdata);
         json_object *parameters;
         int r;
 
@@ -176,11 +170,7 @@ static int reconcile_parameters(const char *name, const struct timerd_declaratio
 static int decode_reconcile_reply(const struct vl_reply *reply, struct timerd_claim *ret,
                                   bool *ret_created)
 {
-        json_object *claim;
-
-        if (wire_get_object(reply->parameters, "claim", &claim) < 0 ||
-            wire_decode_claim(claim, ret) < 0 ||
-            vl_get_bool(reply->parameters, "created", ret_created) < 0)
+        if (wire_reply_claim(reply, ret) < 0 || wire_reply_bool(reply, "created", ret_created) < 0)
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }
@@ -224,7 +214,7 @@ int timerd_reconcile_async(struct timerd *t, const char *name, const struct time
                            timerd_reconcile_callback callback, void *userdata)
 {
         const struct connection_handler handler =
-            CONNECTION_HANDLER(deliver_reconcile, callback, userdata);
+            CONNECTION_TOKEN_HANDLER(deliver_reconcile, callback, userdata);
         json_object *parameters;
         int r;
 
@@ -300,8 +290,8 @@ int timerd_reschedule(struct timerd *t, const struct timerd_claim *claim,
                 r = vl_add_u64(parameters, "cadence_usec", cadence_usec);
 
         r = call(t, TIMER_METHOD("Reschedule"), parameters, r, &reply);
-        if (r >= 0 && (vl_get_u64(reply.parameters, "remaining_usec", &remaining) < 0 ||
-                       vl_get_u64(reply.parameters, "cadence_usec", &cadence) < 0))
+        if (r >= 0 && (wire_reply_u64(&reply, "remaining_usec", &remaining) < 0 ||
+                       wire_reply_u64(&reply, "cadence_usec", &cadence) < 0))
                 r = -TIMERD_E_PROTOCOL;
         if (r >= 0 && ret_remaining_usec)
                 *ret_remaining_usec = remaining;
@@ -324,7 +314,7 @@ int timerd_cancel_async(struct timerd *t, const struct timerd_claim *claim,
                         void *userdata)
 {
         const struct connection_handler handler =
-            CONNECTION_HANDLER(deliver_done, callback, userdata);
+            CONNECTION_TOKEN_HANDLER(deliver_done, callback, userdata);
 
         if (!t || !callback)
                 return -EINVAL;
@@ -333,8 +323,7 @@ int timerd_cancel_async(struct timerd *t, const struct timerd_claim *claim,
 
 static int decode_kick_reply(const struct vl_reply *reply, uint64_t *ret_next_usec)
 {
-        return vl_get_u64(reply->parameters, "next_usec", ret_next_usec) < 0 ? -TIMERD_E_PROTOCOL
-                                                                             : 0;
+        return wire_reply_u64(reply, "next_usec", ret_next_usec);
 }
 
 int timerd_kick(struct timerd *t, const struct timerd_claim *claim,
@@ -373,7 +362,7 @@ int timerd_kick_async(struct timerd *t, const struct timerd_claim *claim,
                       void *userdata)
 {
         const struct connection_handler handler =
-            CONNECTION_HANDLER(deliver_kick, callback, userdata);
+            CONNECTION_TOKEN_HANDLER(deliver_kick, callback, userdata);
 
         if (!t || !callback)
                 return -EINVAL;
@@ -391,7 +380,7 @@ int timerd_unregister_async(struct timerd *t, const struct timerd_claim *claim,
                             timerd_done_callback callback, void *userdata)
 {
         const struct connection_handler handler =
-            CONNECTION_HANDLER(deliver_done, callback, userdata);
+            CONNECTION_TOKEN_HANDLER(deliver_done, callback, userdata);
 
         if (!t || !claim || !callback)
                 return -EINVAL;
@@ -401,7 +390,7 @@ int timerd_unregister_async(struct timerd *t, const struct timerd_claim *claim,
 int timerd_get(struct timerd *t, const char *name, uint32_t owner, struct timerd_timer *ret)
 {
         json_object *parameters, *timer;
-        struct vl_reply reply;
+        struct vl_reply reply = {0};
         int r;
 
         if (!t || !name || !ret)
@@ -412,7 +401,10 @@ int timerd_get(struct timerd *t, const char *name, uint32_t owner, struct timerd
         if (r >= 0)
                 r = wire_add_owner(parameters, owner);
 
-        r = call(t, TIMER_METHOD("Get"), parameters, r, &reply);
+        if (r < 0)
+                json_object_put(parameters);
+        else
+                r = connection_call(t, TIMER_METHOD("Get"), parameters, &reply);
         if (r >= 0)
                 r = wire_get_object(reply.parameters, "timer", &timer) < 0
                         ? -TIMERD_E_PROTOCOL
@@ -478,7 +470,7 @@ int timerd_complete_async(struct timerd *t, const struct timerd_token *token,
                           uint64_t duration_usec, timerd_done_callback callback, void *userdata)
 {
         const struct connection_handler handler =
-            CONNECTION_HANDLER(deliver_done, callback, userdata);
+            CONNECTION_TOKEN_HANDLER(deliver_done, callback, userdata);
         json_object *parameters;
         int r;
 

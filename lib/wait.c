@@ -52,20 +52,11 @@ static int wait_parameters(const char *const *names, size_t n_names, uint64_t ti
         return 0;
 }
 
-static int decode_firing(const struct vl_reply *reply, struct timerd_firing *ret)
-{
-        json_object *firing;
-
-        if (wire_get_object(reply->parameters, "firing", &firing) < 0)
-                return -TIMERD_E_PROTOCOL;
-        return wire_decode_firing(firing, ret);
-}
-
 /* The firing of a blocking call, returned at its deadline. */
 static int decode_firing_reply(int r, struct vl_reply *reply, struct timerd_firing *ret)
 {
         if (r >= 0)
-                r = decode_firing(reply, ret);
+                r = wire_reply_firing(reply, ret);
         vl_reply_done(reply);
         if (r >= 0)
                 hold_sleep(ret);
@@ -84,7 +75,7 @@ int timerd_wait(struct timerd *t, const char *const *names, size_t n_names, uint
         r = wait_parameters(names, n_names, timeout_usec, &parameters);
         if (r < 0)
                 return r;
-        r = connection_call(t, WAIT_METHOD, parameters, &reply);
+        r = connection_call_tokens(t, WAIT_METHOD, parameters, &reply);
         return decode_firing_reply(r, &reply, ret);
 }
 
@@ -98,7 +89,7 @@ int timerd_wait_stream(struct timerd *t, const char *const *names, size_t n_name
         r = wait_parameters(names, n_names, 0, &parameters);
         if (r < 0)
                 return r;
-        return connection_open_stream(t, WAIT_METHOD, parameters);
+        return connection_open_stream(t, WAIT_METHOD, parameters, true);
 }
 
 int timerd_wait_next(struct timerd *t, struct timerd_firing *ret)
@@ -122,7 +113,7 @@ static int deliver_firing(struct timerd *t, int error, struct vl_reply *reply,
         bool last;
 
         if (error >= 0)
-                error = decode_firing(reply, &firing);
+                error = wire_reply_firing(reply, &firing);
         /* The last answer of a call (a stream ends with an error): what its stream held first. */
         last = error < 0 || !reply->continues;
         if (last && !connection_release_stream(t, h))
@@ -138,7 +129,7 @@ static int wait_async(struct timerd *t, const char *const *names, size_t n_names
                       void *userdata)
 {
         const struct connection_handler handler =
-            CONNECTION_HANDLER(deliver_firing, callback, userdata);
+            CONNECTION_TOKEN_HANDLER(deliver_firing, callback, userdata);
         json_object *parameters;
         int r;
 

@@ -251,32 +251,6 @@ static int get_optional_object(json_object *obj, const char *field, json_object 
         return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
 }
 
-int wire_decode_claim(json_object *obj, struct timerd_claim *ret)
-{
-        if (get_string_into(obj, "name", ret->name, sizeof(ret->name)) < 0 ||
-            get_u64(obj, "generation", &ret->generation) < 0)
-                return -TIMERD_E_PROTOCOL;
-        return 0;
-}
-
-static int decode_token(json_object *obj, struct timerd_token *ret)
-{
-        if (get_string_into(obj, "name", ret->name, sizeof(ret->name)) < 0 ||
-            get_u64(obj, "generation", &ret->generation) < 0 || get_u64(obj, "run", &ret->run) < 0)
-                return -TIMERD_E_PROTOCOL;
-        return 0;
-}
-
-static int decode_clock(json_object *obj, const char *field, enum timerd_clock *ret)
-{
-        const char *s;
-
-        if (get_string(obj, field, &s) < 0)
-                return -TIMERD_E_PROTOCOL;
-        *ret = vl_clock_from_string(s);
-        return *ret == TIMERD_CLOCK_INVALID ? -TIMERD_E_PROTOCOL : 0;
-}
-
 /* An optional boolean: absent (or null) is `fallback`. */
 static int get_default_bool(json_object *obj, const char *field, bool fallback, bool *ret)
 {
@@ -488,19 +462,71 @@ fail:
         return -TIMERD_E_PROTOCOL;
 }
 
-int wire_decode_firing(json_object *obj, struct timerd_firing *ret)
-{
-        json_object *token;
+/* A field of an object among a reply's tokens; any error is the reply's. */
+#define TOKEN_FIELD(get, reply, obj, field, ...)                                                   \
+        (vl_token_get_##get((reply)->text, (reply)->tokens, obj, field, __VA_ARGS__) < 0)
 
-        *ret = (struct timerd_firing){};
-        if (wire_get_object(obj, "token", &token) < 0 || decode_token(token, &ret->token) < 0 ||
-            decode_clock(obj, "clock", &ret->clock) < 0 ||
-            get_u64(obj, "deadline_usec", &ret->deadline_usec) < 0 ||
-            get_u64(obj, "fired_usec", &ret->fired_usec) < 0 ||
-            get_u64(obj, "overruns", &ret->overruns) < 0 ||
-            get_default_bool(obj, "catch_up", false, &ret->catch_up) < 0)
+/* The parameters object of a reply read as tokens; -TIMERD_E_PROTOCOL when absent ({}), which
+ * holds none of the fields a reply must have. */
+static int reply_parameters(const struct vl_reply *reply, size_t *ret)
+{
+        if (reply->parameters_token < 0)
+                return -TIMERD_E_PROTOCOL;
+        *ret = (size_t)reply->parameters_token;
+        return 0;
+}
+
+int wire_reply_u64(const struct vl_reply *reply, const char *field, uint64_t *ret)
+{
+        size_t p;
+
+        if (reply_parameters(reply, &p) < 0 || TOKEN_FIELD(u64, reply, p, field, ret))
                 return -TIMERD_E_PROTOCOL;
         return 0;
+}
+
+int wire_reply_bool(const struct vl_reply *reply, const char *field, bool *ret)
+{
+        size_t p;
+
+        if (reply_parameters(reply, &p) < 0 || TOKEN_FIELD(bool, reply, p, field, ret))
+                return -TIMERD_E_PROTOCOL;
+        return 0;
+}
+
+int wire_reply_claim(const struct vl_reply *reply, struct timerd_claim *ret)
+{
+        size_t p, claim;
+
+        if (reply_parameters(reply, &p) < 0 || TOKEN_FIELD(object, reply, p, "claim", &claim) ||
+            TOKEN_FIELD(string, reply, claim, "name", ret->name, sizeof(ret->name)) ||
+            TOKEN_FIELD(u64, reply, claim, "generation", &ret->generation))
+                return -TIMERD_E_PROTOCOL;
+        return 0;
+}
+
+int wire_reply_firing(const struct vl_reply *reply, struct timerd_firing *ret)
+{
+        char clock[32]; /* longer than every clock's name: a longer one is none */
+        size_t p, obj, token;
+        int r;
+
+        *ret = (struct timerd_firing){};
+        if (reply_parameters(reply, &p) < 0 || TOKEN_FIELD(object, reply, p, "firing", &obj) ||
+            TOKEN_FIELD(object, reply, obj, "token", &token) ||
+            TOKEN_FIELD(string, reply, token, "name", ret->token.name, sizeof(ret->token.name)) ||
+            TOKEN_FIELD(u64, reply, token, "generation", &ret->token.generation) ||
+            TOKEN_FIELD(u64, reply, token, "run", &ret->token.run) ||
+            TOKEN_FIELD(string, reply, obj, "clock", clock, sizeof(clock)) ||
+            TOKEN_FIELD(u64, reply, obj, "deadline_usec", &ret->deadline_usec) ||
+            TOKEN_FIELD(u64, reply, obj, "fired_usec", &ret->fired_usec) ||
+            TOKEN_FIELD(u64, reply, obj, "overruns", &ret->overruns))
+                return -TIMERD_E_PROTOCOL;
+        r = vl_token_get_bool(reply->text, reply->tokens, obj, "catch_up", &ret->catch_up);
+        if (r < 0 && r != -ENOENT)
+                return -TIMERD_E_PROTOCOL;
+        ret->clock = vl_clock_from_string(clock);
+        return ret->clock == TIMERD_CLOCK_INVALID ? -TIMERD_E_PROTOCOL : 0;
 }
 
 /* Append a word to a space-separated list that must fit whole. */

@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "timerd/timerd.h"
+#include "varlink/message.h"
 
 int wire_add_declaration(json_object *parameters, const struct timerd_declaration *d);
 /* Exactly one of claim and token, as "claim" or "token". */
@@ -26,9 +27,7 @@ int wire_add_owner(json_object *parameters, uint32_t owner);
 int wire_add_continuation(json_object *parameters, const struct timerd_continuation *c);
 int wire_add_ticket(json_object *parameters, const struct timerd_ticket *ticket);
 
-int wire_decode_claim(json_object *obj, struct timerd_claim *ret);
 int wire_decode_timer(json_object *obj, struct timerd_timer *ret);
-int wire_decode_firing(json_object *obj, struct timerd_firing *ret);
 int wire_decode_status(json_object *obj, struct timerd_status *ret);
 /* The parameters of a Sleep or Resume reply. */
 int wire_decode_sleep_result(json_object *parameters, struct timerd_sleep_result *ret);
@@ -37,3 +36,13 @@ int wire_decode_finish_result(json_object *parameters, struct timerd_finish_resu
 int wire_decode_event(json_object *obj, struct timerd_event *ret);
 /* An object field of a reply; -TIMERD_E_PROTOCOL when absent or not an object. */
 int wire_get_object(json_object *obj, const char *field, json_object **ret);
+
+/*
+ * Decoders of a success reply read as tokens (varlink/message.h's vl_reply_tokenize, with
+ * connection_call_tokens() or CONNECTION_TOKEN_HANDLER): no tree, no allocation. A field of the
+ * reply's parameters that must be there; "claim" as a struct; "firing" as a struct.
+ */
+int wire_reply_u64(const struct vl_reply *reply, const char *field, uint64_t *ret);
+int wire_reply_bool(const struct vl_reply *reply, const char *field, bool *ret);
+int wire_reply_claim(const struct vl_reply *reply, struct timerd_claim *ret);
+int wire_reply_firing(const struct vl_reply *reply, struct timerd_firing *ret);

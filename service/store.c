@@ -49,8 +49,12 @@
  * due one hour after the machine went down for three is overdue by two and catches up at start.
  * Realtime clocks need nothing.
  *
- * Compaction runs after a successful commit, when nothing is pending and the journal outgrew its
- * snapshot: memory is then exactly what the journal holds.
+ * Compaction starts after a successful commit, when nothing is pending and the journal outgrew its
+ * snapshot: memory is then exactly what the journal holds. A forked child writes the snapshot
+ * from its copy of that memory while the loop goes on committing; when the loop sees the child's
+ * exit (its pidfd), the snapshot goes in with the journal's tail since the fork. A compaction
+ * that failed leaves the journal in charge, shows in Status ("journal, compaction failed: ...")
+ * until one succeeds, and is retried after a wait.
  */
 
 #include "service/store.h"
@@ -66,6 +70,7 @@
 #include <unistd.h>
 
 #include "base/hashmap.h"
+#include "loop/loop.h"
 #include "service/io/journal.h"
 #include "service/io/log.h"
 #include "service/io/peer.h"
@@ -93,6 +98,9 @@ struct store {
         uint64_t call_mark;     /* the registry's change count when it began */
         int error;              /* of the last commit */
         char status[96];
+        /* A compaction's child runs while this watches its pidfd. */
+        struct loop_watch *compaction_watch;
+        struct td_now compaction_now; /* when it started: the time its records are written at */
 };
 
 /* The message of a -errno or -TIMERD_E_* error. */
@@ -456,40 +464,75 @@ static int write_change(const struct td_change *c, void *userdata)
         return journal_put(w->journal, &j);
 }
 
-/* Replace journal and snapshot by a snapshot of every retained timer, all of them durable. */
-static void compact(struct service *s)
+/* In the compaction's child: every retained timer, as the journal keeps it. */
+static int compaction_state(void *userdata, struct journal_timer **ret_timers, size_t *ret_n)
 {
+        struct service *s = userdata;
         struct store *st = s->store;
         struct journal_timer *timers;
         struct td_snapshot *all;
-        struct td_now now;
         size_t n = 0;
         long n_all;
-        int r;
 
-        if (service_now(s, &now) < 0)
-                return;
         n_all = registry_list(s->registry, 0, true, &all);
-        if (n_all < 0) {
-                log_errno((int)n_all, "Cannot compact the journal");
-                return;
-        }
+        if (n_all < 0)
+                return (int)n_all;
         timers = calloc(n_all > 0 ? (size_t)n_all : 1, sizeof(*timers));
-        if (!timers) {
-                free(all);
-                log_errno(-ENOMEM, "Cannot compact the journal");
-                return;
-        }
+        if (!timers)
+                return -ENOMEM;
         for (long i = 0; i < n_all; i++)
                 if (all[i].declaration.lifetime == TIMERD_LIFETIME_RETAINED)
-                        journal_of_snapshot(s->zones, &all[i], &now, st->boot_id, &timers[n++]);
-        free(all);
-        r = journal_compact(st->journal, timers, n);
-        free(timers);
+                        journal_of_snapshot(s->zones, &all[i], &st->compaction_now, st->boot_id,
+                                            &timers[n++]);
+        *ret_timers = timers;
+        *ret_n = n;
+        return 0;
+}
+
+static void compaction_done(struct service *s)
+{
+        struct store *st = s->store;
+        int r;
+
+        loop_unwatch(st->compaction_watch);
+        st->compaction_watch = NULL;
+        r = journal_compact_error(st->journal);
         if (r < 0)
-                log_errno(r, "Cannot compact the journal");
+                log_error("Cannot compact the journal: %s. Retrying later", error_message(r));
         else
-                log_debug("Compacted the journal: %zu timers", n);
+                log_debug("Compacted the journal");
+}
+
+static void on_compaction_exit(struct loop_watch *w, int fd, uint32_t events, void *userdata)
+{
+        struct service *s = userdata;
+
+        (void)w;
+        (void)fd;
+        (void)events;
+        if (journal_compact_finish(s->store->journal) != -EAGAIN)
+                compaction_done(s);
+}
+
+/* Replace journal and snapshot by a snapshot of every retained timer, all of them durable: in a
+ * child, off the loop (journal_compact_start()); the loop sees its exit on its pidfd. */
+static void compact(struct service *s)
+{
+        struct store *st = s->store;
+        int pidfd, r;
+
+        if (service_now(s, &st->compaction_now) < 0)
+                return;
+        pidfd = journal_compact_start(st->journal, compaction_state, s);
+        if (pidfd < 0) {
+                log_errno(pidfd, "Cannot compact the journal");
+                return;
+        }
+        r = loop_watch(s->loop, pidfd, LOOP_IN, on_compaction_exit, s, &st->compaction_watch);
+        if (r < 0) {
+                journal_compact_cancel(st->journal);
+                log_errno(r, "Cannot compact the journal");
+        }
 }
 
 /* One journal commit of every pending change; on failure the calls' changes are undone. */
@@ -661,8 +704,14 @@ const char *store_status(struct service *s)
         if (!st)
                 return "memory";
         e = st->error < 0 ? st->error : journal_error(st->journal);
-        if (e == 0)
-                return "journal";
+        if (e == 0) {
+                e = journal_compact_error(st->journal);
+                if (e == 0)
+                        return "journal";
+                snprintf(st->status, sizeof(st->status), "journal, compaction failed: %s",
+                         error_message(e));
+                return st->status;
+        }
         snprintf(st->status, sizeof(st->status), "degraded: %s", error_message(e));
         return st->status;
 }
@@ -673,6 +722,7 @@ void store_close(struct service *s)
 
         if (!st)
                 return;
+        loop_unwatch(st->compaction_watch);
         if (st->journal) {
                 /* What teardown changed: the runs of the connections it closed ended. */
                 if (pending(s) && commit(s) < 0)

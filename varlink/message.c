@@ -10,7 +10,6 @@
 
 #include "varlink/message.h"
 #include "varlink/json.h"
-#include "varlink/utf8.h"
 
 void vl_parser_init(struct vl_parser *p)
 {
@@ -19,13 +18,14 @@ void vl_parser_init(struct vl_parser *p)
 
 void vl_parser_done(struct vl_parser *p)
 {
+        vl_tokens_done(&p->tokens);
         free(p->scratch);
         *p = (struct vl_parser){0};
 }
 
 /*
  * Parses msg as exactly one JSON value, nested at most max_depth deep. *ret is NULL for null.
- * Text that is not valid UTF-8 is refused first, with its own error.
+ * Text that is not valid UTF-8 is refused first, with its own error (varlink/tokens.h).
  */
 static int json_parse(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                       json_object **ret)
@@ -34,8 +34,6 @@ static int json_parse(struct vl_parser *p, const char *msg, size_t len, int max_
                 return -EINVAL;
         if (len > INT_MAX)
                 return -EMSGSIZE;
-        if (!vl_json_text_valid(msg, len))
-                return -EILSEQ;
         return vl_json_parse(p, msg, len, max_depth, ret);
 }
 
@@ -197,19 +195,87 @@ static int reply_from_json(json_object *root, struct vl_reply *ret)
         return 0;
 }
 
+/* A flag of a tokenized message: absent or null is false, anything but a boolean -EPROTO. */
+static int token_flag(const struct vl_reply *r, const char *field, bool *ret)
+{
+        int e = vl_token_get_bool(r->text, r->tokens, 0, field, ret);
+
+        if (e == -ENOENT)
+                *ret = false;
+        return e == -EINVAL ? -EPROTO : 0;
+}
+
+int vl_reply_tokenize(struct vl_parser *p, const char *msg, size_t len, int max_depth,
+                      struct vl_reply *ret)
+{
+        struct vl_reply reply = {.text = msg, .parameters_token = -1};
+        const struct vl_token *t;
+        int r, i;
+
+        if (max_depth < 1)
+                return -EINVAL;
+        if (len > INT_MAX)
+                return -EMSGSIZE;
+        r = vl_tokens_parse(&p->tokens, msg, len, max_depth);
+        if (r < 0)
+                return r;
+        reply.tokens = t = p->tokens.v;
+        if (t[0].type != VL_TOKEN_OBJECT)
+                return -EPROTO;
+        /* The error name's other checks (no NUL in it) are the tree's, which every error gets. */
+        i = vl_token_member(msg, t, 0, "error");
+        if (i >= 0 && t[i].type != VL_TOKEN_NULL) {
+                if (t[i].type != VL_TOKEN_STRING || t[i].len == 0)
+                        return -EPROTO;
+                reply.failed = true;
+        }
+        i = vl_token_member(msg, t, 0, "parameters");
+        if (i >= 0 && t[i].type != VL_TOKEN_NULL) {
+                if (t[i].type != VL_TOKEN_OBJECT)
+                        return -EPROTO;
+                reply.parameters_token = i;
+        }
+        r = token_flag(&reply, "continues", &reply.continues);
+        if (r < 0)
+                return r;
+        *ret = reply;
+        return 0;
+}
+
+int vl_reply_tree(struct vl_parser *p, struct vl_reply *r)
+{
+        struct vl_reply tree;
+        json_object *root;
+        int e;
+
+        e = vl_json_tree(p, r->text, r->tokens[0].len, r->tokens, 0, &root);
+        if (e < 0)
+                return e;
+        e = reply_from_json(root, &tree);
+        if (e < 0) {
+                json_object_put(root);
+                return e;
+        }
+        r->root = tree.root;
+        r->parameters = tree.parameters;
+        r->error = tree.error;
+        return 0;
+}
+
 int vl_reply_parse_with(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                         struct vl_reply *ret)
 {
-        json_object *root;
+        struct vl_reply reply;
         int r;
 
-        r = json_parse(p, msg, len, max_depth, &root);
+        r = vl_reply_tokenize(p, msg, len, max_depth, &reply);
         if (r < 0)
                 return r;
-        r = reply_from_json(root, ret);
+        r = vl_reply_tree(p, &reply);
         if (r < 0)
-                json_object_put(root);
-        return r;
+                return r;
+        *ret = reply;
+        return 0;
 }
 
 int vl_reply_parse(const char *msg, size_t len, int max_depth, struct vl_reply *ret)

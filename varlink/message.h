@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "varlink/tokens.h"
+
 #define VL_MAX_DEPTH_DEFAULT 16
 
 /*
@@ -19,6 +21,7 @@
  * (varlink/json.h): zeroed by vl_parser_init, made at the first parse.
  */
 struct vl_parser {
+        struct vl_tokens tokens;
         char *scratch;
 };
 
@@ -54,9 +57,17 @@ bool vl_method_name_valid(const char *method);
 
 struct vl_reply {
         json_object *root;
-        json_object *parameters; /* an object, possibly empty */
-        const char *error;       /* the error name, NULL for a success reply */
+        json_object *parameters; /* an object, possibly empty; NULL while only tokenized */
+        const char *error;       /* the error name, NULL for a success reply or while tokenized */
         bool continues;
+        /*
+         * The reply as tokens (vl_reply_tokenize): its text, the parser's tokens, the index of its
+         * parameters object (-1 when absent or null: {}). Valid until the parser's next message.
+         */
+        const char *text;
+        const struct vl_token *tokens;
+        int parameters_token;
+        bool failed; /* an error reply */
 };
 
 /* Parse a reply. -EILSEQ (not valid UTF-8), -EBADMSG (not JSON), -EPROTO (not a reply), -ENOMEM. */
@@ -64,6 +75,15 @@ int vl_reply_parse(const char *msg, size_t len, int max_depth, struct vl_reply *
 int vl_reply_parse_with(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                         struct vl_reply *ret);
 void vl_reply_done(struct vl_reply *r);
+
+/*
+ * The first half of vl_reply_parse_with(), without a tree or an allocation once p's tokens have
+ * grown: the same checks and errors; *ret has continues, failed and the token view.
+ */
+int vl_reply_tokenize(struct vl_parser *p, const char *msg, size_t len, int max_depth,
+                      struct vl_reply *ret);
+/* The second half: the tree of a tokenized reply (root, parameters, error). 0 or -ENOMEM. */
+int vl_reply_tree(struct vl_parser *p, struct vl_reply *r);
 
 /*
  * Encoding: one text writer for every message (calls, replies, errors), from a json-c tree or, for

@@ -6,13 +6,11 @@
 #define SURROGATE_LOW_FIRST  0xdc00
 #define SURROGATE_LOW_LAST   0xdfff
 
-/*
- * The length of the UTF-8 sequence at s (n bytes left), 0 when RFC 3629 does not allow it. The
- * bounds on the second byte are what refuse overlong forms (E0, F0), surrogates (ED) and code
- * points above U+10FFFF (F4); C0, C1 and F5..FF are never lead bytes.
- */
-static size_t sequence_length(const unsigned char *s, size_t n)
+/* The bounds on the second byte are what refuse overlong forms (E0, F0), surrogates (ED) and
+ * code points above U+10FFFF (F4); C0, C1 and F5..FF are never lead bytes. */
+size_t vl_utf8_sequence_length(const char *text, size_t n)
 {
+        const unsigned char *s = (const unsigned char *)text;
         unsigned char lead = s[0], low = 0x80, high = 0xbf;
         size_t len;
 
@@ -56,9 +54,9 @@ static int hex_digit(unsigned char c)
         return -1;
 }
 
-/* The code unit of a \uXXXX escape at s (n bytes left), -1 when s holds none. */
-static long escaped_unit(const unsigned char *s, size_t n)
+long vl_json_escaped_unit(const char *text, size_t n)
 {
+        const unsigned char *s = (const unsigned char *)text;
         long unit = 0;
 
         if (n < 6 || s[0] != '\\' || s[1] != 'u')
@@ -75,12 +73,12 @@ static long escaped_unit(const unsigned char *s, size_t n)
 /* The length of the escape at s (a backslash in a string), 0 when it is a lone surrogate. */
 static size_t escape_length(const unsigned char *s, size_t n)
 {
-        long unit = escaped_unit(s, n);
+        long unit = vl_json_escaped_unit((const char *)s, n);
 
         if (unit >= SURROGATE_LOW_FIRST && unit <= SURROGATE_LOW_LAST)
                 return 0;
         if (unit >= SURROGATE_HIGH_FIRST && unit < SURROGATE_LOW_FIRST) {
-                long low = escaped_unit(s + 6, n - 6);
+                long low = vl_json_escaped_unit((const char *)s + 6, n - 6);
                 return low >= SURROGATE_LOW_FIRST && low <= SURROGATE_LOW_LAST ? 12 : 0;
         }
         /* Past the backslash and an ASCII character after it; anything else is checked as text
@@ -97,7 +95,7 @@ bool vl_json_text_valid(const char *text, size_t len)
                 size_t n = 1;
 
                 if (s[i] >= 0x80)
-                        n = sequence_length(s + i, len - i);
+                        n = vl_utf8_sequence_length(text + i, len - i);
                 else if (s[i] == '"')
                         in_string = !in_string;
                 else if (s[i] == '\\' && in_string)

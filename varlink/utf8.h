@@ -16,3 +16,10 @@
  * of a surrogate in a string is a high one followed by a low one. Says nothing of the JSON grammar.
  */
 bool vl_json_text_valid(const char *text, size_t len);
+
+/* The code unit of a \uXXXX escape at text (n bytes left), -1 when text holds none. */
+long vl_json_escaped_unit(const char *text, size_t n);
+
+/* The length of the UTF-8 sequence at text (n > 0 bytes left), 0 when RFC 3629 does not allow it.
+ */
+size_t vl_utf8_sequence_length(const char *text, size_t n);

@@ -161,7 +161,7 @@ struct journal;
 int journal_open(const char *state_dir, const struct journal_ops *ops,
                  struct journal_open_result *ret_result, struct journal **ret_journal);
 
-/* Drops an uncommitted batch: commit first. */
+/* Drops an uncommitted batch: commit first. A compaction's child is killed and waited for. */
 void journal_close(struct journal *j);
 
 /* Append to the batch. -EINVAL for a name that is not 1..TIMERD_NAME_MAX bytes, a boot id longer
@@ -187,8 +187,32 @@ void journal_abort(struct journal *j);
  */
 int journal_compact(struct journal *j, const struct journal_timer *timers, size_t n_timers);
 
-/* Whether the journal outgrew its snapshot: more than 2 × snapshot + 1 MiB of records. */
+/* Whether the journal outgrew its snapshot: more than 2 × snapshot + 1 MiB of records. False
+ * while a compaction runs in a child, and for a while after one failed (1 s, doubling up to a
+ * minute). */
 bool journal_should_compact(const struct journal *j);
+
+/*
+ * Compaction off the caller's loop (the steps and their crash safety: journal-compact.c). In a
+ * forked child, `state` makes the committed state as journal_compact() takes it (the child frees
+ * nothing: it exits); the child writes and syncs the snapshot. The caller keeps committing and
+ * watches the returned pidfd: readable when the child exited, then journal_compact_finish().
+ * -EBUSY while a batch is uncommitted or a child runs (one at a time); -errno when no child
+ * could be started.
+ */
+typedef int (*journal_state_fn)(void *userdata, struct journal_timer **ret_timers, size_t *ret_n);
+int journal_compact_start(struct journal *j, journal_state_fn state, void *userdata);
+
+/* Reap the child without waiting and, if it wrote the snapshot, put it in place with what was
+ * committed since the start. -EAGAIN while it runs, -ECHILD without one. Its failure (the errno
+ * it exited with, -ECANCELED when killed) leaves the store as it was and is returned. */
+int journal_compact_finish(struct journal *j);
+
+/* Kill a running child and wait for it (SIGKILL: short); the store stays as it was. */
+void journal_compact_cancel(struct journal *j);
+
+/* 0, or the error of the last compaction while none has succeeded since. */
+int journal_compact_error(const struct journal *j);
 
 /* 0 while healthy; else the -errno of the last failed commit, compaction or repair, until a
  * non-empty commit or a compaction succeeds: the store is degraded. */

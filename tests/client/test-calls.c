@@ -707,6 +707,10 @@ static void test_list_page_json(void **state)
         finish(t, s);
 }
 
+/* TIMERD_NAME_MAX + 1 bytes. */
+#define NAME_16   "abcdefghijklmnop"
+#define LONG_NAME NAME_16 NAME_16 NAME_16 NAME_16 NAME_16 NAME_16 NAME_16 NAME_16 "q"
+
 static const struct fake_step wait_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{\"names\":[\"a\",\"b\"],"
               "\"timeout_usec\":1000000}}"),
@@ -719,6 +723,16 @@ static const struct fake_step wait_script[] = {
     FAKE_ANY_CALL,
     FAKE_REPLY("{\"parameters\":{\"firing\":{\"token\":" TOKEN_A ",\"clock\":\"water\","
                "\"deadline_usec\":1,\"fired_usec\":1,\"overruns\":0}}}"),
+    /* Escapes in a name are read as what they spell; duplicate fields as the last of them. */
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"firing\":{\"token\":{\"name\":\"\\u0061\\u00e9\\n\","
+               "\"generation\":4,\"run\":9},\"clock\":\"realtime\",\"deadline_usec\":7,"
+               "\"fired_usec\":8,\"overruns\":0,\"overruns\":2}}}"),
+    /* A name longer than struct timerd_token holds would name another timer. */
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"firing\":{\"token\":{\"name\":\"" LONG_NAME "\","
+               "\"generation\":4,\"run\":9},\"clock\":\"realtime\",\"deadline_usec\":7,"
+               "\"fired_usec\":8,\"overruns\":0}}}"),
 };
 
 static void test_wait(void **state)
@@ -740,6 +754,10 @@ static void test_wait(void **state)
 
         assert_int_equal(timerd_wait(t, NULL, 0, 0, &firing), -TIMERD_E_TIMEOUT);
         assert_int_equal(timerd_wait(t, NULL, 0, 0, &firing), -TIMERD_E_PROTOCOL);
+        assert_int_equal(timerd_wait(t, NULL, 0, 0, &firing), -TIMERD_E_PROTOCOL);
+        assert_int_equal(timerd_wait(t, NULL, 0, 0, &firing), 0);
+        assert_string_equal(firing.token.name, "a\xc3\xa9\n");
+        assert_int_equal(firing.overruns, 2);
         assert_int_equal(timerd_wait(t, NULL, 0, 0, &firing), -TIMERD_E_PROTOCOL);
         finish(t, s);
 }
