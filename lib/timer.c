@@ -387,6 +387,56 @@ int timerd_unregister_async(struct timerd *t, const struct timerd_claim *claim,
         return control_call_async(t, TIMER_METHOD("Unregister"), claim, NULL, &handler);
 }
 
+int timerd_signals_acknowledge(struct timerd *t)
+{
+        json_object *parameters;
+        int r;
+
+        if (!t)
+                return -EINVAL;
+        parameters = new_parameters(&r);
+        return call_without_result(t, TIMER_METHOD("AcknowledgeSignals"), parameters, r);
+}
+
+/* The parameters of a SignalTaken: which signal, naming which timer. */
+static json_object *signal_taken_parameters(const struct timerd_signal *signal, int *ret_error)
+{
+        json_object *parameters = new_parameters(ret_error);
+
+        if (*ret_error >= 0 && (signal->signo <= 0 || signal->generation == 0))
+                *ret_error = -EINVAL;
+        if (*ret_error >= 0)
+                *ret_error = vl_add_u64(parameters, "signal", (uint64_t)signal->signo);
+        if (*ret_error >= 0)
+                *ret_error = vl_add_u64(parameters, "generation", signal->generation);
+        return parameters;
+}
+
+int timerd_signal_taken(struct timerd *t, const struct timerd_signal *signal)
+{
+        json_object *parameters;
+        int r;
+
+        if (!t || !signal)
+                return -EINVAL;
+        parameters = signal_taken_parameters(signal, &r);
+        return call_without_result(t, TIMER_METHOD("SignalTaken"), parameters, r);
+}
+
+int timerd_signal_taken_async(struct timerd *t, const struct timerd_signal *signal,
+                              timerd_done_callback callback, void *userdata)
+{
+        const struct connection_handler handler =
+            CONNECTION_HANDLER(deliver_done, callback, userdata);
+        json_object *parameters;
+        int r;
+
+        if (!t || !signal || !callback)
+                return -EINVAL;
+        parameters = signal_taken_parameters(signal, &r);
+        return call_async(t, TIMER_METHOD("SignalTaken"), parameters, r, &handler);
+}
+
 int timerd_get(struct timerd *t, const char *name, uint32_t owner, struct timerd_timer *ret)
 {
         json_object *parameters, *timer;

@@ -633,6 +633,39 @@ static int do_list(struct service *s, struct peer *p, json_object *params, const
         return 0;
 }
 
+/* The caller's process reports the signals it takes (SignalTaken), so its overruns are counted
+ * without a look into its /proc (signals.h). */
+static int do_acknowledge_signals(struct service *s, struct peer *p, json_object *params,
+                                  const struct td_now *now, json_object **reply,
+                                  struct param_error *err)
+{
+        (void)s;
+        (void)params;
+        (void)now;
+        if (signals_acknowledge(p) < 0)
+                return params_fail(err, -TIMERD_E_BUSY, NULL, NULL, 0);
+        *reply = json_object_new_object();
+        return 0;
+}
+
+static int do_signal_taken(struct service *s, struct peer *p, json_object *params,
+                           const struct td_now *now, json_object **reply, struct param_error *err)
+{
+        uint64_t generation;
+        int signo, r;
+
+        (void)s;
+        (void)now;
+        if ((r = params_signal(params, "signal", &signo, err)) < 0)
+                return r;
+        if (vl_get_u64(params, "generation", &generation) < 0)
+                return params_invalid(err, "generation");
+        if ((r = signals_taken(p, signo, generation)) < 0)
+                return params_fail(err, r, NULL, NULL, generation);
+        *reply = json_object_new_object();
+        return 0;
+}
+
 typedef int (*timer_method_fn)(struct service *s, struct peer *p, json_object *params,
                                const struct td_now *now, json_object **reply,
                                struct param_error *err);
@@ -651,6 +684,8 @@ static const struct {
     {"io.timerd.Timer.Get", do_get},
     {"io.timerd.Timer.List", do_list},
     {"io.timerd.Timer.Complete", do_complete},
+    {"io.timerd.Timer.AcknowledgeSignals", do_acknowledge_signals},
+    {"io.timerd.Timer.SignalTaken", do_signal_taken},
 };
 
 bool api_timer_call(struct service *s, struct peer *p, const char *method, json_object *params)

@@ -191,8 +191,18 @@ static bool timer_signal_valid(uint64_t signo)
                (signo >= TIMER_SIGNAL_RT_FIRST && signo <= TIMER_SIGNAL_RT_LAST);
 }
 
+int params_signal(json_object *params, const char *field, int *ret, struct param_error *err)
+{
+        uint64_t signo;
+
+        if (vl_get_u64(params, field, &signo) < 0 || !timer_signal_valid(signo))
+                return params_invalid(err, field);
+        *ret = (int)signo;
+        return 0;
+}
+
 /* Only signal delivery takes a signal: SIGALRM unless named. */
-static int params_signal(json_object *d, struct td_declaration *ret, struct param_error *err)
+static int declaration_signal(json_object *d, struct td_declaration *ret, struct param_error *err)
 {
         uint64_t signo;
         int r = vl_get_u64(d, "signal", &signo);
@@ -355,7 +365,7 @@ int params_declaration(json_object *params, struct zones *zones, struct td_decla
                           err);
         if (r < 0)
                 return r;
-        r = params_signal(d, ret, err);
+        r = declaration_signal(d, ret, err);
         if (r < 0)
                 return r;
         if (vl_get_bool(d, "catch_up", &ret->catch_up) == -EINVAL)
@@ -471,6 +481,9 @@ json_object *params_error_json(const struct param_error *err)
                 break;
         case TIMERD_E_ALREADY_REGISTERED:
                 vl_add_string(o, "name", err->name);
+                vl_add_u64(o, "generation", err->value);
+                break;
+        case TIMERD_E_SIGNAL_NOT_OUTSTANDING:
                 vl_add_u64(o, "generation", err->value);
                 break;
         case TIMERD_E_WRONG_POLICY:

@@ -61,6 +61,9 @@ int params_token(json_object *params, uint32_t owner, struct td_handle *ret,
 int params_when(json_object *params, const char *absolute_field, uint64_t now, uint64_t *ret,
                 struct param_error *err);
 
+/* A required field naming a signal a timer may send (see Declaration.signal). */
+int params_signal(json_object *params, const char *field, int *ret, struct param_error *err);
+
 /* An optional string field (absent: *ret untouched, returns 0; present: returns 1). */
 int params_string(json_object *obj, const char *field, const char *path, const char **ret,
                   struct param_error *err);

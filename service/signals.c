@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -49,7 +50,7 @@ static int pidfd_send(int pidfd, int signo, uint64_t generation)
 /*
  * Whether signo is still pending for the whole process (sent, not yet taken): 1 or 0, or -errno
  * when it cannot be told (/proc hidden, as under ProtectProc=invisible: then the signal is sent
- * and queues like any).
+ * and queues or merges like any; see signals.h).
  */
 static int signal_pending(const struct peer *p, int signo)
 {
@@ -73,6 +74,30 @@ static int signal_pending(const struct peer *p, int signo)
         return r;
 }
 
+int signals_acknowledge(struct peer *p)
+{
+        if (!p->signals_unacknowledged)
+                p->signals_unacknowledged = calloc(NSIG, sizeof(*p->signals_unacknowledged));
+        return p->signals_unacknowledged ? 0 : -ENOMEM;
+}
+
+int signals_taken(struct peer *p, int signo, uint64_t generation)
+{
+        if (!p->signals_unacknowledged || signo < 1 || signo >= NSIG || generation == 0 ||
+            p->signals_unacknowledged[signo] != generation)
+                return -TIMERD_E_SIGNAL_NOT_OUTSTANDING;
+        p->signals_unacknowledged[signo] = 0;
+        return 0;
+}
+
+/* Whether the last signo sent to p is not taken yet: by its acknowledgements, else by /proc. */
+static bool signal_outstanding(const struct peer *p, int signo)
+{
+        if (p->signals_unacknowledged)
+                return p->signals_unacknowledged[signo] != 0;
+        return signal_pending(p, signo) == 1;
+}
+
 void signals_deliver(struct service *s, const struct td_now *now, const struct td_dispatch *d)
 {
         struct td_snapshot t;
@@ -87,7 +112,7 @@ void signals_deliver(struct service *s, const struct td_now *now, const struct t
          * The firing waits, like an alarm without a Sleep, instead of finding the target gone. */
         if (!p && t.session == 0)
                 return;
-        if (p && p->pidfd >= 0 && signal_pending(p, t.declaration.signo) == 1) {
+        if (p && p->pidfd >= 0 && signal_outstanding(p, t.declaration.signo)) {
                 /* setitimer semantics: a period whose signal would queue behind the last one is
                  * an overrun, never a burst. */
                 s->signals.coalesced++;
@@ -100,6 +125,8 @@ void signals_deliver(struct service *s, const struct td_now *now, const struct t
 
         if (r >= 0) {
                 s->signals.sent++;
+                if (p->signals_unacknowledged)
+                        p->signals_unacknowledged[t.declaration.signo] = d->generation;
                 service_end_run(s, now, d, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE);
                 return;
         }

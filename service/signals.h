@@ -10,6 +10,7 @@
 
 #include "service/core/registry.h"
 
+struct peer;
 struct service;
 
 struct signal_stats {
@@ -18,6 +19,21 @@ struct signal_stats {
         uint64_t target_gone; /* ESRCH, or the registering connection is gone */
         uint64_t refused;     /* EPERM */
 };
+
+/*
+ * Whether a timer's signal is still outstanding is known two ways. A process whose connection
+ * called AcknowledgeSignals reports each signal it took (SignalTaken): from send to that report
+ * its signal is outstanding, and a firing meanwhile is an overrun, whether or not the service can
+ * read the client's /proc. For any other the service reads ShdPnd in /proc/PID/status; where /proc
+ * is hidden (ProtectProc=invisible in the shipped unit) it cannot, and sends: a real-time signal
+ * then queues, a standard one merges with the pending one, and neither counts as an overrun.
+ */
+/* From now on p's signals wait for SignalTaken. 0, or -ENOMEM. */
+int signals_acknowledge(struct peer *p);
+/* p took the signal signo of the timer of generation: 0, or -TIMERD_E_SIGNAL_NOT_OUTSTANDING
+ * when no such signal awaits its acknowledgement (none sent, already taken, another timer's or
+ * another connection's): nothing changes. */
+int signals_taken(struct peer *p, int signo, uint64_t generation);
 
 /* Send the signal of a dispatched run and end the run: a target that is gone or refuses stops
  * the timer with a typed failure. */

@@ -160,6 +160,7 @@ static const char *const error_names[] = {
     ERROR_INDEX(TIMERD_E_PROTOCOL) = NULL,
     ERROR_INDEX(TIMERD_E_UNKNOWN_ERROR) = NULL,
     ERROR_INDEX(TIMERD_E_NOTHING_TO_WAIT_FOR) = TIMER_ERROR "NothingToWaitFor",
+    ERROR_INDEX(TIMERD_E_SIGNAL_NOT_OUTSTANDING) = TIMER_ERROR "SignalNotOutstanding",
 };
 _Static_assert(ELEMENTSOF(error_names) == TIMERD_E_MAX - TIMERD_E_BASE, "one name per error");
 
@@ -199,6 +200,8 @@ static const char *const error_messages[] = {
     ERROR_INDEX(TIMERD_E_UNKNOWN_ERROR) = "the service answered an error unknown to this client",
     ERROR_INDEX(TIMERD_E_NOTHING_TO_WAIT_FOR) =
         "none of the timers waited for can fire any more (cancelled, removed, done or failed)",
+    ERROR_INDEX(TIMERD_E_SIGNAL_NOT_OUTSTANDING) =
+        "no signal of that timer awaits its acknowledgement on this connection",
 };
 _Static_assert(ELEMENTSOF(error_messages) == TIMERD_E_MAX - TIMERD_E_BASE, "one message per error");
 

@@ -158,5 +158,8 @@ enum timerd_error {
         TIMERD_E_UNKNOWN_ERROR, /* a varlink error name this library does not know */
         /* io.timerd.Timer, added later (appended: the values above stay) */
         TIMERD_E_NOTHING_TO_WAIT_FOR, /* none of the timers a Wait names can fire any more */
+        /* a SignalTaken for a signal the service has not sent this connection's process, or one
+         * already acknowledged */
+        TIMERD_E_SIGNAL_NOT_OUTSTANDING,
         TIMERD_E_MAX,
 };

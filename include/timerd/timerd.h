@@ -41,7 +41,8 @@
  *             timerd_status(t, &status);
  *             if (strcmp(status.epoch, known_epoch) != 0)
  *                     … the service restarted: timerd_reconcile() each retained timer
- *                       (which also re-pins a signal timer to this process) …
+ *                       (which also re-pins a signal timer to this process, after
+ *                       timerd_signals_acknowledge() when the program acknowledges them) …
  *     }
  *
  * Thread safety: a connection belongs to one thread at a time; use one connection per thread.
@@ -509,6 +510,23 @@ struct timerd_signal {
 
 int timerd_signal_read(int fd, struct timerd_signal *ret);
 
+/*
+ * Overruns whatever the service can see. A firing whose signal would wait behind the previous one
+ * not yet taken is an overrun (Timer.overruns), never a second signal. Without these calls the
+ * service tells by reading the process's /proc/PID/status, which the shipped unit hides from it
+ * (ProtectProc=invisible): there every firing is sent, a real-time signal queues, a standard one
+ * merges with the pending one, and no overrun is counted.
+ *
+ * timerd_signals_acknowledge() declares that this process reports each signal it takes: call it
+ * on the connection that registers (or reconciles) the signal timers, before that, and again
+ * after a timerd_reconnect(). Then report each signal read with timerd_signal_taken() on that
+ * connection: until then the signal is outstanding and later firings of the same signal number
+ * are overruns. A signal that is not outstanding (reported twice, not the service's, another
+ * connection's) is -TIMERD_E_SIGNAL_NOT_OUTSTANDING and changes nothing.
+ */
+int timerd_signals_acknowledge(struct timerd *t);
+int timerd_signal_taken(struct timerd *t, const struct timerd_signal *signal);
+
 /* Registry events, as timerctl monitor shows them. */
 enum timerd_event_kind {
         TIMERD_EVENT_REGISTERED,
@@ -642,6 +660,8 @@ int timerd_kick_async(struct timerd *t, const struct timerd_claim *claim,
                       void *userdata);
 int timerd_unregister_async(struct timerd *t, const struct timerd_claim *claim,
                             timerd_done_callback callback, void *userdata);
+int timerd_signal_taken_async(struct timerd *t, const struct timerd_signal *signal,
+                              timerd_done_callback callback, void *userdata);
 int timerd_complete_async(struct timerd *t, const struct timerd_token *token,
                           enum timerd_outcome outcome, enum timerd_directive directive,
                           uint64_t duration_usec, timerd_done_callback callback, void *userdata);

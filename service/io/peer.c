@@ -73,6 +73,7 @@ void peer_free(struct peer *p)
                 close(p->fd);
         if (p->pidfd >= 0)
                 close(p->pidfd);
+        free(p->signals_unacknowledged);
         free(p);
 }
 

@@ -31,6 +31,9 @@ struct peer {
         struct loop_watch *watch;
         uint32_t watched_events;
         int pidfd; /* the peer process; -1 when it could not be pinned down */
+        /* NULL until AcknowledgeSignals: then, per signal number below NSIG, the generation of
+         * the timer whose signal was sent and not yet SignalTaken (0: none); service/signals.h. */
+        uint64_t *signals_unacknowledged;
         struct loop_watch *pidfd_watch;
 
         bool call_open;       /* a call is taken and not finally answered */

@@ -49,6 +49,8 @@ static const struct wire_error wire_errors[] = {
     {"io.timerd.Timer.InvalidMessage", TIMERD_E_INVALID_MESSAGE},
     {"io.timerd.Timer.ProtocolFailure", TIMERD_E_PROTOCOL_FAILURE},
     {"io.timerd.Timer.StoreUnavailable", TIMERD_E_STORE_UNAVAILABLE},
+    {"io.timerd.Timer.NothingToWaitFor", TIMERD_E_NOTHING_TO_WAIT_FOR},
+    {"io.timerd.Timer.SignalNotOutstanding", TIMERD_E_SIGNAL_NOT_OUTSTANDING},
     {"com.example.Unheard.Of", TIMERD_E_UNKNOWN_ERROR},
 };
 

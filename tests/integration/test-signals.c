@@ -2,10 +2,12 @@
 
 /* Delivery `signal` against the real timerd: each test body runs in a child that receives. */
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,21 +23,31 @@
 
 #include "harness.h"
 
+/* A raw call's whole reply, NULL when none came in time; the caller puts it. */
+static json_object *reply_to(int fd, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
+static json_object *reply_to(int fd, const char *fmt, va_list ap)
+{
+        char msg[1024], buf[8192];
+
+        int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+        raw_send(fd, msg, (size_t)n + 1);
+        if (raw_recv(fd, buf, sizeof(buf), 5000) < 0)
+                return NULL;
+        return json_tokener_parse(buf);
+}
+
 /* A raw call; returns the reply's parameters or NULL for an error reply. */
 static json_object *call(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static json_object *call(int fd, const char *fmt, ...)
 {
-        char msg[1024], buf[8192];
         va_list ap;
 
         va_start(ap, fmt);
-        int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+        json_object *o = reply_to(fd, fmt, ap), *params = NULL;
         va_end(ap);
-        raw_send(fd, msg, (size_t)n + 1);
-        if (raw_recv(fd, buf, sizeof(buf), 5000) < 0)
-                return NULL;
-        json_object *o = json_tokener_parse(buf), *params = NULL;
         if (o && json_object_object_get_ex(o, "parameters", &params) &&
             !json_object_object_get_ex(o, "error", NULL))
                 json_object_get(params);
@@ -42,6 +55,25 @@ static json_object *call(int fd, const char *fmt, ...)
                 params = NULL;
         json_object_put(o);
         return params;
+}
+
+/* The error a raw call answered, or NULL (the caller frees). */
+static char *error_of(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static char *error_of(int fd, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        json_object *o = reply_to(fd, fmt, ap), *error;
+        va_end(ap);
+        if (!o)
+                _exit(80);
+        char *name = json_object_object_get_ex(o, "error", &error)
+                         ? strdup(json_object_get_string(error))
+                         : NULL;
+        json_object_put(o);
+        return name;
 }
 
 static uint64_t register_signal_timer(int fd, const char *name, const char *policy,
@@ -300,6 +332,256 @@ static void test_bad_signal_numbers_are_refused(void **state)
         close(fd);
 }
 
+static bool error_is(char *name, const char *expected)
+{
+        bool same = name && strcmp(name, expected) == 0;
+        free(name);
+        return same;
+}
+
+#define SIGNAL_TAKEN                                                                               \
+        "{\"method\":\"io.timerd.Timer.SignalTaken\",\"parameters\":{\"signal\":%d,"               \
+        "\"generation\":%llu}}"
+#define ACKNOWLEDGE_SIGNALS "{\"method\":\"io.timerd.Timer.AcknowledgeSignals\"}"
+#define NOT_OUTSTANDING     "io.timerd.Timer.SignalNotOutstanding"
+
+/* The timer's total overruns, as Get reports them. */
+static int64_t overruns_of(int fd, const char *name)
+{
+        json_object *p = call(fd,
+                              "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":"
+                              "\"%s\"}}",
+                              name);
+        json_object *timer, *overruns;
+        if (!p || !json_object_object_get_ex(p, "timer", &timer) ||
+            !json_object_object_get_ex(timer, "overruns", &overruns))
+                _exit(81);
+        int64_t n = json_object_get_int64(overruns);
+        json_object_put(p);
+        return n;
+}
+
+/* On a new connection that acknowledges signals, an interval timer `name` sending signo, whose
+ * first signal is taken (and not reported): its generation. */
+static uint64_t acknowledged_timer(const struct harness *h, int signo, const char *name,
+                                   int *ret_sfd, int *ret_fd)
+{
+        struct signalfd_siginfo si;
+
+        *ret_sfd = signal_fd_for(signo);
+        *ret_fd = harness_raw_connect(h);
+        if (error_of(*ret_fd, ACKNOWLEDGE_SIGNALS))
+                _exit(90);
+        uint64_t generation = register_signal_timer(*ret_fd, name, "interval", 30000, signo, "");
+        if (!next_signal(*ret_sfd, 5000, &si) || si.ssi_ptr != generation)
+                _exit(91);
+        return generation;
+}
+
+static void acknowledged_body(const struct harness *h)
+{
+        int signo = SIGRTMIN + 4, sfd, fd;
+        struct signalfd_siginfo si;
+
+        /* Taken, so /proc shows nothing pending, but not reported: the service counts what it
+         * knows from the acknowledgements, not what /proc says, so about ten periods are
+         * overruns and no second signal comes, as under ProtectProc=invisible. */
+        uint64_t generation = acknowledged_timer(h, signo, "acked", &sfd, &fd);
+        usleep(300000);
+        if (next_signal(sfd, 0, &si))
+                _exit(92);
+        int64_t overruns = overruns_of(fd, "acked");
+        if (overruns < 3)
+                _exit(93);
+        /* Reported: the next firing sends again, and counts no overrun meanwhile. */
+        if (error_of(fd, SIGNAL_TAKEN, signo, (unsigned long long)generation))
+                _exit(94);
+        if (!next_signal(sfd, 5000, &si) || si.ssi_ptr != generation)
+                _exit(95);
+        int64_t after = overruns_of(fd, "acked");
+        if (after < overruns || after > overruns + 2)
+                _exit(96);
+}
+
+/* A process that acknowledges its signals gets overruns counted without the service reading its
+ * /proc: the same count whether the unit hides /proc or not. */
+static void test_acknowledged_signals_count_overruns_without_proc(void **state)
+{
+        run_child(acknowledged_body, *state);
+}
+
+static void acknowledge_errors_body(const struct harness *h)
+{
+        int signo = SIGRTMIN + 5;
+        int sfd = signal_fd_for(signo);
+        int fd = harness_raw_connect(h), other = harness_raw_connect(h);
+        struct signalfd_siginfo si;
+
+        uint64_t generation = register_signal_timer(fd, "once", "interval", 30000, signo, "");
+        if (!next_signal(sfd, 5000, &si))
+                _exit(100);
+        /* Not declared: nothing is outstanding, whatever was sent. */
+        if (!error_is(error_of(fd, SIGNAL_TAKEN, signo, (unsigned long long)generation),
+                      NOT_OUTSTANDING))
+                _exit(101);
+        json_object_put(call(fd,
+                             "{\"method\":\"io.timerd.Timer.Unregister\",\"parameters\":{"
+                             "\"claim\":{\"name\":\"once\",\"generation\":%llu}}}",
+                             (unsigned long long)generation));
+        while (next_signal(sfd, 100, &si))
+                ;
+
+        if (error_of(fd, ACKNOWLEDGE_SIGNALS) || error_of(other, ACKNOWLEDGE_SIGNALS))
+                _exit(102);
+        generation = register_signal_timer(fd, "acked", "interval", 30000, signo, "");
+        if (!next_signal(sfd, 5000, &si))
+                _exit(103);
+        /* Another timer's generation, another signal, another connection of the owner, a
+         * signal no timer may have, a missing generation: refused, and it stays outstanding. */
+        const struct {
+                int fd, signo;
+                unsigned long long generation;
+                const char *error;
+        } bad[] = {
+            {fd, signo, generation + 1, NOT_OUTSTANDING},
+            {fd, SIGUSR1, generation, NOT_OUTSTANDING},
+            {other, signo, generation, NOT_OUTSTANDING},
+            {fd, SIGKILL, generation, "org.varlink.service.InvalidParameter"},
+            {fd, signo, 0, NOT_OUTSTANDING},
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                if (!error_is(error_of(bad[i].fd, SIGNAL_TAKEN, bad[i].signo, bad[i].generation),
+                              bad[i].error))
+                        _exit(104);
+        if (!error_is(error_of(fd,
+                               "{\"method\":\"io.timerd.Timer.SignalTaken\",\"parameters\":"
+                               "{\"signal\":%d}}",
+                               signo),
+                      "org.varlink.service.InvalidParameter"))
+                _exit(105);
+        usleep(100000);
+        if (next_signal(sfd, 0, &si) || overruns_of(fd, "acked") < 1)
+                _exit(106);
+        /* The right one, once: a second report of it is stale. */
+        if (error_of(fd, SIGNAL_TAKEN, signo, (unsigned long long)generation))
+                _exit(107);
+        if (!error_is(error_of(fd, SIGNAL_TAKEN, signo, (unsigned long long)generation),
+                      NOT_OUTSTANDING))
+                _exit(108);
+        if (!next_signal(sfd, 5000, &si) || si.ssi_ptr != generation)
+                _exit(109);
+}
+
+/* A report of a signal that is not outstanding on the connection is a typed error and changes
+ * nothing. */
+static void test_acknowledgement_errors_change_nothing(void **state)
+{
+        run_child(acknowledge_errors_body, *state);
+}
+
+static void other_owner_body(const struct harness *h)
+{
+        int signo = SIGRTMIN + 6, sfd, fd;
+        struct signalfd_siginfo si;
+
+        uint64_t generation = acknowledged_timer(h, signo, "mine", &sfd, &fd);
+        pid_t pid = fork();
+        if (pid == 0) {
+                if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(1);
+                int theirs = harness_raw_connect(h);
+                if (error_of(theirs, ACKNOWLEDGE_SIGNALS))
+                        _exit(2);
+                _exit(
+                    error_is(error_of(theirs, SIGNAL_TAKEN, signo, (unsigned long long)generation),
+                             NOT_OUTSTANDING)
+                        ? 0
+                        : 3);
+        }
+        int status;
+        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+            WEXITSTATUS(status) != 0)
+                _exit(112);
+        usleep(100000);
+        if (next_signal(sfd, 0, &si))
+                _exit(113);
+}
+
+/* Another owner cannot report this process's signal taken. */
+static void test_other_owners_acknowledgement_is_refused(void **state)
+{
+        struct harness *h = *state;
+
+        if (getuid() != 0)
+                skip();
+        assert_int_equal(chmod(h->dir, 0755), 0);
+        run_child(other_owner_body, h);
+}
+
+/* Waits for the next signal on sfd and reads it through libtimerd: 1, or 0 when none came. */
+static int read_signal(int sfd, int timeout_ms, struct timerd_signal *ret)
+{
+        struct pollfd p = {.fd = sfd, .events = POLLIN};
+        return poll(&p, 1, timeout_ms) == 1 && timerd_signal_read(sfd, ret) == 1;
+}
+
+static void taken_async(struct timerd *t, int error, void *userdata)
+{
+        (void)t;
+        *(int *)userdata = error;
+}
+
+static void library_body(const struct harness *h)
+{
+        const int signo = SIGRTMIN + 7;
+        const struct timerd_start start = {.kind = TIMERD_START_AFTER, .usec = 30000};
+        struct timerd_declaration d;
+        struct timerd_claim claim;
+        struct timerd_signal sig;
+        struct timerd_timer info;
+        struct timerd *t;
+
+        int sfd = timerd_signal_fd(&signo, 1);
+        if (sfd < 0 || timerd_connect(h->socket, &t) < 0)
+                _exit(120);
+        timerd_declaration_init(&d, TIMERD_POLICY_INTERVAL, 30000);
+        d.delivery = TIMERD_DELIVERY_SIGNAL;
+        d.signal = signo;
+        if (timerd_signals_acknowledge(t) != 0 ||
+            timerd_register(t, "lib", &d, &start, false, &claim) != 0)
+                _exit(121);
+        if (!read_signal(sfd, 5000, &sig) || sig.generation != claim.generation)
+                _exit(122);
+        /* Not reported: the later periods are overruns, not signals. */
+        usleep(200000);
+        if (read_signal(sfd, 0, &sig) || timerd_get(t, "lib", TIMERD_OWNER_SELF, &info) != 0 ||
+            info.overruns < 2)
+                _exit(123);
+        if (timerd_signal_taken(t, &sig) != 0 ||
+            timerd_signal_taken(t, &sig) != -TIMERD_E_SIGNAL_NOT_OUTSTANDING)
+                _exit(124);
+        /* The next one comes, and is reported from an event loop. */
+        int error = 1;
+        if (!read_signal(sfd, 5000, &sig) ||
+            timerd_signal_taken_async(t, &sig, taken_async, &error) != 0)
+                _exit(125);
+        while (error == 1)
+                if (timerd_process(t) < 0)
+                        _exit(126);
+        if (error != 0 || !read_signal(sfd, 5000, &sig))
+                _exit(127);
+        const struct timerd_signal forged = {.signo = signo, .generation = 0};
+        if (timerd_signal_taken(t, &forged) != -EINVAL || timerd_signal_taken(t, NULL) != -EINVAL)
+                _exit(128);
+        timerd_close(t);
+}
+
+/* libtimerd's side: declare, read, report (blocking and asynchronous). */
+static void test_library_reports_signals_taken(void **state)
+{
+        run_child(library_body, *state);
+}
+
 static uint64_t generation_of(int fd, const char *name)
 {
         char msg[256];
@@ -365,6 +647,10 @@ int main(void)
             cmocka_unit_test(test_blocked_signals_count_overruns),
             cmocka_unit_test(test_target_gone_stops_the_timer),
             cmocka_unit_test(test_bad_signal_numbers_are_refused),
+            cmocka_unit_test(test_acknowledged_signals_count_overruns_without_proc),
+            cmocka_unit_test(test_acknowledgement_errors_change_nothing),
+            cmocka_unit_test(test_other_owners_acknowledgement_is_refused),
+            cmocka_unit_test(test_library_reports_signals_taken),
             cmocka_unit_test_setup_teardown(test_signal_value_identifies_the_timer_after_restart,
                                             harness_setup, harness_teardown),
         };

@@ -146,6 +146,7 @@ static const struct {
     {TIMERD_E_PROTOCOL_FAILURE, "io.timerd.Timer.ProtocolFailure"},
     {TIMERD_E_STORE_UNAVAILABLE, "io.timerd.Timer.StoreUnavailable"},
     {TIMERD_E_NOTHING_TO_WAIT_FOR, "io.timerd.Timer.NothingToWaitFor"},
+    {TIMERD_E_SIGNAL_NOT_OUTSTANDING, "io.timerd.Timer.SignalNotOutstanding"},
 };
 
 static void error_names(void **state)
