@@ -27,72 +27,131 @@ uint64_t hash_string(uint64_t seed, const char *s)
         return hash_mix64(h);
 }
 
+#if UINTPTR_MAX > UINT32_MAX
+/* Every 64-bit Linux port hands out user addresses below 2^48 unless a mapping asks for more. */
+#define TAG_MASK (~(uintptr_t)0 << 48)
+#else
+#define TAG_MASK ((uintptr_t)0)
+#endif
+
 static size_t home_of(size_t n_slots, uint64_t hash)
 {
         return (size_t)hash & (n_slots - 1);
 }
 
-static void slot_insert(void **slots, size_t n_slots, uint64_t hash, void *entry)
+/* The top bits of the hash, where a slot keeps them: independent of the home's low bits. */
+static uintptr_t tag_of(const struct hashmap *m, uint64_t hash)
+{
+        return (uintptr_t)hash & m->tag_mask;
+}
+
+static uintptr_t slot_of(const struct hashmap *m, uint64_t hash, const void *entry)
+{
+        return (uintptr_t)entry | tag_of(m, hash);
+}
+
+static void slot_insert(const struct hashmap *m, uintptr_t *slots, size_t n_slots, uint64_t hash,
+                        const void *entry)
 {
         size_t i = home_of(n_slots, hash);
 
         while (slots[i])
                 i = (i + 1) & (n_slots - 1);
-        slots[i] = entry;
+        slots[i] = slot_of(m, hash, entry);
 }
 
 void hashmap_init(struct hashmap *m, hashmap_hash_fn hash_of)
 {
-        *m = (struct hashmap){.hash_of = hash_of};
+        *m = (struct hashmap){.tag_mask = TAG_MASK, .hash_of = hash_of};
 }
 
 void hashmap_done(struct hashmap *m)
 {
         free(m->slots);
-        *m = (struct hashmap){.hash_of = m->hash_of};
+        *m = (struct hashmap){.tag_mask = TAG_MASK, .hash_of = m->hash_of};
 }
 
-int hashmap_reserve(struct hashmap *m, size_t n)
+/* Move every entry into a table of n_slots (0: none). -ENOMEM, changing nothing. */
+static int rehash(struct hashmap *m, size_t n_slots)
 {
-        size_t n_slots = m->n_slots > 0 ? m->n_slots : N_SLOTS_MIN;
-        void **slots;
+        uintptr_t *slots = NULL;
 
-        /* At most 3/4 full keeps linear probes short. */
-        while (n > n_slots / 4 * 3) {
-                if (n_slots > SIZE_MAX / 2 / sizeof(void *))
+        if (n_slots > 0) {
+                slots = calloc(n_slots, sizeof(uintptr_t));
+                if (!slots)
                         return -ENOMEM;
-                n_slots *= 2;
         }
-        if (n_slots == m->n_slots)
-                return 0;
-
-        slots = calloc(n_slots, sizeof(void *));
-        if (!slots)
-                return -ENOMEM;
         for (size_t i = 0; i < m->n_slots; i++)
-                if (m->slots[i])
-                        slot_insert(slots, n_slots, m->hash_of(m->slots[i]), m->slots[i]);
+                if (m->slots[i]) {
+                        void *entry = hashmap_slot_entry(m, i);
+                        slot_insert(m, slots, n_slots, m->hash_of(entry), entry);
+                }
         free(m->slots);
         m->slots = slots;
         m->n_slots = n_slots;
         return 0;
 }
 
+/* The fewest slots that hold n entries: at most 3/4 full keeps linear probes short. 0 when too
+ * many. */
+static size_t slots_for(size_t n, size_t n_slots)
+{
+        while (n > n_slots / 4 * 3) {
+                if (n_slots > SIZE_MAX / 2 / sizeof(uintptr_t))
+                        return 0;
+                n_slots *= 2;
+        }
+        return n_slots;
+}
+
+int hashmap_reserve(struct hashmap *m, size_t n)
+{
+        size_t n_slots = slots_for(n, m->n_slots > 0 ? m->n_slots : N_SLOTS_MIN);
+
+        if (n_slots == 0)
+                return -ENOMEM;
+        if (n_slots == m->n_slots)
+                return 0;
+        return rehash(m, n_slots);
+}
+
+void hashmap_shrink(struct hashmap *m)
+{
+        /* Twice the fewest, so that the next few insertions do not grow it straight back. */
+        size_t n_slots = m->n_entries > 0 ? slots_for(m->n_entries, N_SLOTS_MIN) * 2 : 0;
+
+        /* Out of memory keeps the table as it is: it still holds every entry. */
+        if (n_slots <= m->n_slots / 2 && (n_slots > 0 || m->n_entries == 0))
+                (void)rehash(m, n_slots);
+}
+
 void *hashmap_find(const struct hashmap *m, uint64_t hash, hashmap_match_fn match, const void *key)
 {
+        uintptr_t tag = tag_of(m, hash);
+
         if (m->n_slots == 0)
                 return NULL;
         for (size_t i = home_of(m->n_slots, hash); m->slots[i]; i = (i + 1) & (m->n_slots - 1))
-                if (match(m->slots[i], key))
-                        return m->slots[i];
+                if ((m->slots[i] & m->tag_mask) == tag && match(hashmap_slot_entry(m, i), key))
+                        return hashmap_slot_entry(m, i);
         return NULL;
+}
+
+/* An entry whose address has bits where the tags go: keep the addresses whole from now on. */
+static void untag(struct hashmap *m)
+{
+        for (size_t i = 0; i < m->n_slots; i++)
+                m->slots[i] &= ~m->tag_mask;
+        m->tag_mask = 0;
 }
 
 void hashmap_insert(struct hashmap *m, uint64_t hash, void *entry)
 {
         assert(entry);
         assert(m->n_entries < m->n_slots / 4 * 3);
-        slot_insert(m->slots, m->n_slots, hash, entry);
+        if ((uintptr_t)entry & m->tag_mask)
+                untag(m);
+        slot_insert(m, m->slots, m->n_slots, hash, entry);
         m->n_entries++;
 }
 
@@ -105,21 +164,23 @@ static bool home_between(size_t hole, size_t i, size_t h)
 void hashmap_remove(struct hashmap *m, uint64_t hash, const void *entry)
 {
         size_t mask = m->n_slots - 1, hole, i;
+        uintptr_t slot = slot_of(m, hash, entry);
 
         if (m->n_slots == 0)
                 return;
-        for (hole = home_of(m->n_slots, hash); m->slots[hole] != entry; hole = (hole + 1) & mask)
+        for (hole = home_of(m->n_slots, hash); m->slots[hole] != slot; hole = (hole + 1) & mask)
                 if (!m->slots[hole])
                         return;
 
         /* Backward shift: pull later entries of the probe run into the hole when they may. */
         for (i = (hole + 1) & mask; m->slots[i]; i = (i + 1) & mask) {
-                if (home_between(hole, i, home_of(m->n_slots, m->hash_of(m->slots[i]))))
+                if (home_between(hole, i,
+                                 home_of(m->n_slots, m->hash_of(hashmap_slot_entry(m, i)))))
                         continue;
                 m->slots[hole] = m->slots[i];
                 hole = i;
         }
-        m->slots[hole] = NULL;
+        m->slots[hole] = 0;
         m->n_entries--;
 }
 
@@ -127,7 +188,7 @@ void *hashmap_next(const struct hashmap *m, size_t *i)
 {
         for (; *i < m->n_slots; (*i)++)
                 if (m->slots[*i])
-                        return m->slots[(*i)++];
+                        return hashmap_slot_entry(m, (*i)++);
         return NULL;
 }
 
@@ -136,11 +197,15 @@ int hashmap_check(const struct hashmap *m)
         size_t n = 0, mask = m->n_slots - 1;
 
         for (size_t i = 0; i < m->n_slots; i++) {
+                uint64_t hash;
+
                 if (!m->slots[i])
                         continue;
                 n++;
-                for (size_t j = home_of(m->n_slots, m->hash_of(m->slots[i])); j != i;
-                     j = (j + 1) & mask)
+                hash = m->hash_of(hashmap_slot_entry(m, i));
+                if ((m->slots[i] & m->tag_mask) != tag_of(m, hash))
+                        return -EUCLEAN;
+                for (size_t j = home_of(m->n_slots, hash); j != i; j = (j + 1) & mask)
                         if (!m->slots[j])
                                 return -EUCLEAN;
         }

@@ -7,9 +7,13 @@
  * computes hashes and says how a key matches an entry; the table never owns entries.
  * hashmap_reserve() allocates ahead, so an insert never fails.
  *
- * A slot is the entry pointer alone (8 bytes, not 16 with a cached hash): at a million entries
- * that is 16 MiB less. The price is that a probe reads the entry to compare it, and that moving
- * entries (growth, backward shift) asks `hash_of` for their hash again.
+ * A slot is one word (8 bytes, not 16 with a cached hash): at a million entries that is 16 MiB
+ * less. On 64-bit, where user addresses fit in 48 bits, the word's top 16 bits carry a tag, the
+ * top bits of the entry's hash, so that a probe reads an entry only when its tag matches the key's
+ * (1 in 65536 of the others): the entries are scattered over the heap and each read is a cache
+ * miss. An entry whose address uses those bits turns tagging off for the whole table (it works
+ * the same, a probe reading every entry it passes). Moving entries (growth, backward shift) asks
+ * `hash_of` for their hash again.
  */
 
 #include <stdbool.h>
@@ -20,9 +24,10 @@ typedef uint64_t (*hashmap_hash_fn)(const void *entry);
 typedef bool (*hashmap_match_fn)(const void *entry, const void *key);
 
 struct hashmap {
-        void **slots;   /* NULL: empty */
-        size_t n_slots; /* 0 or a power of two */
+        uintptr_t *slots; /* the entry's address | its tag; 0: empty */
+        size_t n_slots;   /* 0 or a power of two */
         size_t n_entries;
+        uintptr_t tag_mask; /* the bits of a slot that hold the tag; 0: untagged */
         hashmap_hash_fn hash_of;
 };
 
@@ -31,6 +36,9 @@ void hashmap_done(struct hashmap *m);
 
 /* Room for n entries in total. -ENOMEM. */
 int hashmap_reserve(struct hashmap *m, size_t n);
+/* Give memory back after removals: a table at most 3/16 full shrinks to 3/8 full (an empty one
+ * frees its slots). Drops room reserved beyond the entries; out of memory changes nothing. */
+void hashmap_shrink(struct hashmap *m);
 
 /* `hash` is the key's: the one hash_of() gives for the entry it matches. */
 void *hashmap_find(const struct hashmap *m, uint64_t hash, hashmap_match_fn match, const void *key);
@@ -42,7 +50,14 @@ void hashmap_remove(struct hashmap *m, uint64_t hash, const void *entry);
 /* Iterate: start with *i = 0; NULL at the end. Not across insertions or removals. */
 void *hashmap_next(const struct hashmap *m, size_t *i);
 
-/* Every entry is reachable from its home slot without crossing an empty one. 0 or -EUCLEAN. */
+/* The entry in slot i (< n_slots), or NULL. */
+static inline void *hashmap_slot_entry(const struct hashmap *m, size_t i)
+{
+        return (void *)(m->slots[i] & ~m->tag_mask);
+}
+
+/* Every entry is reachable from its home slot without crossing an empty one, and carries its
+ * tag. 0 or -EUCLEAN. */
 int hashmap_check(const struct hashmap *m);
 
 /* A 64-bit finalizer (splitmix64): spreads a key over all bits, so the low bits index well. */

@@ -112,6 +112,27 @@ int heap_reserve(struct heap *h, size_t n)
         return 0;
 }
 
+void heap_shrink(struct heap *h, size_t keep)
+{
+        struct heap_slot *slots;
+
+        if (keep < h->n_slots)
+                keep = h->n_slots;
+        if (keep == 0) {
+                free(h->slots);
+                h->slots = NULL;
+                h->capacity = 0;
+                return;
+        }
+        if (h->capacity / 4 <= keep)
+                return;
+        slots = realloc(h->slots, keep * 2 * sizeof(struct heap_slot));
+        if (!slots)
+                return;
+        h->slots = slots;
+        h->capacity = keep * 2;
+}
+
 void heap_insert(struct heap *h, void *entry, uint64_t key)
 {
         assert(h->n_slots < h->capacity);

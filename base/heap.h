@@ -49,6 +49,9 @@ void heap_done(struct heap *h);
 
 /* Room for n entries in total: until then heap_insert() cannot fail. -ENOMEM, changing nothing. */
 int heap_reserve(struct heap *h, size_t n);
+/* Give memory back: a heap whose room is over four times `keep` (at least its size: the room the
+ * caller still needs) keeps twice that; nothing when it is 0. Out of memory changes nothing. */
+void heap_shrink(struct heap *h, size_t keep);
 
 /* Insert an entry that is not on the heap, into reserved room. */
 void heap_insert(struct heap *h, void *entry, uint64_t key);

@@ -10,14 +10,18 @@
  * is how long the loop serves nobody else; not at 4M, where it takes a minute. Up to 1M, the same
  * number of timers is then registered again through libtimerd's asynchronous calls (BULK_WINDOW
  * in flight) on a connection of its own, timed the same way. The smaller sizes are repeated and
- * report the median run.
+ * report the median run. At the largest size, in a service of its own: its RSS empty, with that
+ * many transient timers, and 1 s after their connection closed, which should be back within 2x of
+ * empty.
  * Usage: bench-scale TIMERD [--quick | --full]
  */
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench/bulk.h"
 #include "bench/calls.h"
@@ -183,6 +187,55 @@ static void run_size(const char *binary, size_t n, struct result *ret)
              ret->list_outcome);
 }
 
+struct release {
+        double empty_mib, full_mib, closed_mib;
+        /* The service's slowest loop iteration before the close, and since the start: the close's
+         * (its timers freed, then memory given back) when that is longer. */
+        uint64_t slowest_before_usec, slowest_usec;
+};
+
+static uint64_t slowest_iteration_usec(struct raw_conn *c)
+{
+        char *reply = raw_call(c, CALL_STATUS);
+        uint64_t usec;
+
+        if (!reply || !reply_u64(reply, "slowest_iteration_usec", &usec))
+                die("Status: %.200s", reply ? reply : "the connection was closed");
+        free(reply);
+        return usec;
+}
+
+/* RSS with n transient timers on one connection, and 1 s after it closed. */
+static void run_release(const char *binary, size_t n, struct release *ret)
+{
+        struct far_deadlines far = {.base = now_usec() + HOUR_USEC};
+        struct bulk_spec spec = {.prefix = "s", .n = n, .deadline = far_deadline, .userdata = &far};
+        struct timespec second = {.tv_sec = 1};
+        struct raw_conn c, status;
+        struct daemon d;
+
+        daemon_start(&(struct daemon_options){.binary = binary, .backend = "auto"}, &d);
+        raw_conn_open(d.socket, 1u << 20, &c);
+        ret->empty_mib = (double)daemon_rss_bytes(&d) / 1048576;
+        bulk_register(&c, 1, &spec);
+        ret->full_mib = (double)daemon_rss_bytes(&d) / 1048576;
+        raw_conn_open(d.socket, 1u << 20, &status);
+        ret->slowest_before_usec = slowest_iteration_usec(&status);
+        raw_conn_close(&c);
+        while (nanosleep(&second, &second) < 0)
+                if (errno != EINTR)
+                        die("nanosleep: %m");
+        ret->closed_mib = (double)daemon_rss_bytes(&d) / 1048576;
+        ret->slowest_usec = slowest_iteration_usec(&status);
+        raw_conn_close(&status);
+        daemon_stop(&d);
+        note("%8zu transient timers: RSS empty %.1f MiB, with them %.1f MiB, 1 s after their "
+             "connection closed %.1f MiB; slowest loop iteration before the close %.1f ms, since "
+             "the start %.1f ms",
+             n, ret->empty_mib, ret->full_mib, ret->closed_mib,
+             (double)ret->slowest_before_usec / 1000, (double)ret->slowest_usec / 1000);
+}
+
 /* The run with the median registration time among repeats. */
 static void run_size_median(const char *binary, size_t n, size_t repeats, struct result *ret)
 {
@@ -206,6 +259,7 @@ int main(int argc, char **argv)
         size_t sizes[] = {10000, 100000, 1000000, 4000000};
         size_t n_sizes = 3;
         struct result r[4];
+        struct release release;
 
         if (argc < 2)
                 die("usage: bench-scale TIMERD [--quick | --full]");
@@ -218,6 +272,7 @@ int main(int argc, char **argv)
              pinned ? "service on CPU 0, client on CPU 1" : "not pinned (one CPU)");
         for (size_t i = 0; i < n_sizes; i++)
                 run_size_median(argv[1], sizes[i], sizes[i] <= 100000 ? MAX_REPEATS : 1, &r[i]);
+        run_release(argv[1], sizes[n_sizes - 1], &release);
 
         for (size_t i = 0; i < n_sizes; i++) {
                 size_t n = sizes[i];
@@ -265,5 +320,12 @@ int main(int argc, char **argv)
                                                   r[i].list_slowest_page_sec <= 0.005)
                                         : "(info)");
         }
+        table_row("B3 scale | RSS 1 s after the connection holding %zuk transient timers closes | "
+                  "%.1f MiB (with them: %.1f MiB; slowest loop iteration %.1f ms, before the close "
+                  "%.1f ms) | empty service: %.1f MiB | %.2f× | within 2× of empty | %s",
+                  sizes[n_sizes - 1] / 1000, release.closed_mib, release.full_mib,
+                  (double)release.slowest_usec / 1000, (double)release.slowest_before_usec / 1000,
+                  release.empty_mib, release.closed_mib / release.empty_mib,
+                  verdict(release.closed_mib <= 2 * release.empty_mib));
         return EXIT_SUCCESS;
 }

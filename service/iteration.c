@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "service/iteration.h"
 
+#include <inttypes.h>
+#include <malloc.h>
+
 #include "service/accept.h"
 #include "service/api.h"
 #include "service/events.h"
@@ -140,6 +143,39 @@ static void drain_intents(struct service *s)
         }
 }
 
+/*
+ * Freed timer records stay in the allocator's free lists (glibc returns to the system only what
+ * is free at the top of its heap), and the registry's tables stay sized for the most timers there
+ * were. Once the timers fell to half their peak, by at least this many (8 MiB and more: a
+ * connection with its transient timers closed, or a mass Unregister), both are given back, at
+ * the end of an iteration whose replies are out.
+ */
+#define RELEASE_AFTER_TIMERS 65536
+
+static void release_memory(struct service *s)
+{
+        struct registry_stats stats;
+        uint64_t start, end;
+
+        registry_get_stats(s->registry, &stats);
+        if (stats.timers >= s->peak_timers) {
+                s->peak_timers = stats.timers;
+                return;
+        }
+        if (s->peak_timers - stats.timers < RELEASE_AFTER_TIMERS ||
+            stats.timers > s->peak_timers / 2)
+                return;
+        bool timed = clock_read(TIMERD_CLOCK_MONOTONIC, &start) == 0;
+        registry_shrink(s->registry);
+        int trimmed = malloc_trim(0);
+        timed = clock_read(TIMERD_CLOCK_MONOTONIC, &end) == 0 && timed;
+        log_debug("Timers down from %" PRIu64 " to %" PRIu64 ": memory %s in %" PRIu64 " µs",
+                  s->peak_timers, stats.timers,
+                  trimmed ? "given back to the system" : "kept, none was free",
+                  timed ? end - start : 0);
+        s->peak_timers = stats.timers;
+}
+
 static void free_closed(struct service *s)
 {
         /* Queued intents may still name a closed peer: free only once none is queued. */
@@ -183,6 +219,7 @@ int service_iterate(struct service *s, int64_t timeout_usec)
         if (settle(s))
                 service_flush_all(s);
         free_closed(s);
+        release_memory(s);
         s->metrics.iterations++;
         if (clock_read(TIMERD_CLOCK_MONOTONIC, &end) == 0 && end >= s->iteration_start_usec &&
             end - s->iteration_start_usec > s->metrics.slowest_iteration_usec)

@@ -76,6 +76,7 @@ struct service {
         size_t reevaluate_budget;        /* calendar timers a step of the pass computes */
         uint64_t started_usec;           /* monotonic */
         uint64_t iteration_start_usec;   /* monotonic; 0 until work starts */
+        uint64_t peak_timers;            /* the most timers since memory was last given back */
         char epoch[96];
 
         struct lifecycle lifecycle;

@@ -136,8 +136,9 @@ struct timer_runs {
 /*
  * A timer, packed: there may be millions. Its owner and session records are found by uid and
  * session id; its hash is computed from (uid, name) when the table needs it; the declaration's
- * enums and the flags share one bit-field word; the name starts in the tail padding. With a name
- * of up to 8 bytes the allocation is 120 bytes: one 128-byte malloc chunk.
+ * enums and the flags share one bit-field word, the signal a byte after it; the name starts in the
+ * tail padding. With a name of up to 10 bytes the allocation is at most 120 bytes: one 128-byte
+ * malloc chunk.
  */
 struct timer {
         struct timerq_entry entry; /* queued at deadline_usec - handover */
@@ -158,7 +159,6 @@ struct timer {
         uint64_t randomized_delay_usec;
         uint32_t uid;
         uint32_t handover_usec; /* at most TIMERD_HANDOVER_MAX_USEC */
-        int signo;
         unsigned policy : 3;
         unsigned clock : 3;
         unsigned lifetime : 1;
@@ -179,6 +179,8 @@ struct timer {
         bool may_deliver : 1;     /* timer_may_deliver() when the stats last counted it */
         /* A calendar timer: the re-evaluation pass its deadline was computed in (modulo 256). */
         unsigned calendar_epoch : 8;
+        /* After the bit-fields, so that the name starts 3 bytes earlier: at most TD_SIGNO_MAX. */
+        uint8_t signo;
 
         char name[];
 };
@@ -188,6 +190,7 @@ static_assert(TIMERD_POLICY_MAX <= 8 && TIMERD_CLOCK_MAX <= 8 && TIMERD_LIFETIME
               "struct timer: bit-field widths");
 
 static_assert(TIMERD_HANDOVER_MAX_USEC <= UINT32_MAX, "struct timer: handover_usec");
+static_assert(TD_SIGNO_MAX <= UINT8_MAX, "struct timer: signo");
 
 /* Everything a timer is, to put it back: a restored one, or one a failed commit undoes. */
 struct timer_image {

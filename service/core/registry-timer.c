@@ -188,7 +188,8 @@ int declaration_validate(const struct td_declaration *d, enum td_schedule_proble
             d->delivery >= TIMERD_DELIVERY_MAX)
                 return -TIMERD_E_INVALID_PARAMETER;
         /* A signal number only with signal delivery; the runtime checks it is a real one. */
-        if (d->delivery == TIMERD_DELIVERY_SIGNAL ? d->signo <= 0 : d->signo != 0)
+        if (d->delivery == TIMERD_DELIVERY_SIGNAL ? d->signo <= 0 || d->signo > TD_SIGNO_MAX
+                                                  : d->signo != 0)
                 return -TIMERD_E_INVALID_PARAMETER;
         if ((d->policy == TIMERD_POLICY_CALENDAR) != (d->calendar != NULL))
                 return schedule_invalid(ret_problem, TD_SCHEDULE_CALENDAR_MISSING);
@@ -241,7 +242,7 @@ static void timer_set_declaration(struct timer *t, const struct td_declaration *
         t->lifetime = (unsigned)d->lifetime & 0x1u;
         t->delivery = (unsigned)d->delivery & 0x3u;
         t->accuracy_usec = d->accuracy_usec;
-        t->signo = d->signo;
+        t->signo = (uint8_t)d->signo;
         t->catch_up = d->catch_up;
         t->randomized_delay_usec = d->randomized_delay_usec;
         t->handover_usec = (uint32_t)d->handover_usec;
@@ -645,6 +646,15 @@ void registry_indexes_init(struct registry *r)
 }
 
 /* Every live timer, owner and session record, and the indexes and queues that held them. */
+void registry_shrink(struct registry *r)
+{
+        hashmap_shrink(&r->timers);
+        hashmap_shrink(&r->sessions);
+        for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
+                for (enum timerq_kind k = 0; k < TIMERQ_KIND_MAX; k++)
+                        timerq_shrink(&r->queues[c], k, r->n_declared[c][k]);
+}
+
 void registry_indexes_free(struct registry *r)
 {
         size_t i = 0;

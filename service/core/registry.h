@@ -39,10 +39,11 @@
  *     first run): the firings done so far are dispatched and the clock is re-armed at the (past)
  *     arm time, so the rest fire on the next expiry.
  *
- * Memory: a timer that never fired, with a name of up to 8 bytes, is one 128-byte malloc chunk,
+ * Memory: a timer that never fired, with a name of up to 10 bytes, is one 128-byte malloc chunk,
  * plus its slot in the hash table (8 B, the table at most 3/4 full) and in its clock's queue (16 B;
  * 32 with accuracy > 0): about 160 B at a million timers. Its first firing adds the record of its
- * runs (a 144-byte chunk); a retained timer keeps a place among the changes to commit (8 B).
+ * runs (a 176-byte chunk); a retained timer keeps a place among the changes to commit (8 B). After
+ * many timers went, registry_shrink() gives the tables' room back.
  */
 
 #include <stdbool.h>
@@ -69,7 +70,7 @@ struct td_run_end {
  * What a timer is declared as: the fields of base/timer-fields.h's TD_DECLARATION_FIELDS.
  *   cadence_usec          > 0 for all but once and calendar; 0 for those
  *   accuracy_usec         coalescing window: may fire in [deadline, deadline + accuracy]
- *   signo                 delivery signal: the signal sent (> 0); otherwise 0
+ *   signo                 delivery signal: the signal sent (1 to TD_SIGNO_MAX); otherwise 0
  *   catch_up              retained timers: a deadline missed while the service was down fires once
  *                         at start (otherwise the missed firing is skipped), delayed by a random
  *                         part of randomized_delay_usec so that a host full of catch-ups does not
@@ -80,6 +81,9 @@ struct td_run_end {
  *                         deadline on its own clock (libtimerd does). The queue orders and arms by
  *                         deadline - handover; the deadline itself is what the run reports.
  */
+/* The journal keeps a signal number in a byte; the runtime accepts only real ones (≤ SIGRTMAX). */
+#define TD_SIGNO_MAX UINT8_MAX
+
 struct td_declaration {
         TD_DECLARATION_FIELDS(TD_SNAPSHOT_MEMBER)
         /* Calendar timers only (else NULL), on the realtime or realtime_alarm clock: the
@@ -453,6 +457,11 @@ struct registry_stats {
         uint64_t stale_expiries;
 };
 void registry_get_stats(const struct registry *r, struct registry_stats *ret);
+
+/* After many timers went (a session with millions of transient ones closed): the hash table and
+ * the queues give back the room they kept for them, keeping what the declared timers reserve.
+ * Changes no timer; out of memory keeps the tables as they are. */
+void registry_shrink(struct registry *r);
 /* The same counts of one owner's timers (timers, scheduled, running, failed, pending; the rest 0),
  * in O(1): what an unprivileged caller's Status shows. */
 void registry_get_owner_stats(const struct registry *r, uint32_t owner, struct registry_stats *ret);

@@ -51,6 +51,13 @@ int timerq_reserve(struct timerq *q, enum timerq_kind kind, size_t n)
         return r;
 }
 
+void timerq_shrink(struct timerq *q, enum timerq_kind kind, size_t keep)
+{
+        heap_shrink(&q->heap[deadline_heap_of(kind)], keep);
+        if (kind == TIMERQ_COALESCING)
+                heap_shrink(&q->heap[TIMERQ_HEAP_LATEST], keep);
+}
+
 size_t timerq_capacity(const struct timerq *q, enum timerq_kind kind)
 {
         size_t capacity = q->heap[deadline_heap_of(kind)].capacity;

@@ -73,6 +73,8 @@ void timerq_done(struct timerq *q);
 
 /* Room for n entries of a kind: until then timerq_put() of that kind cannot fail. -ENOMEM. */
 int timerq_reserve(struct timerq *q, enum timerq_kind kind, size_t n);
+/* Give memory back after removals, keeping room for `keep` entries of a kind (heap_shrink()). */
+void timerq_shrink(struct timerq *q, enum timerq_kind kind, size_t keep);
 size_t timerq_capacity(const struct timerq *q, enum timerq_kind kind);
 size_t timerq_size(const struct timerq *q);
 

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* The base hash table's backward-shift deletion where probe runs wrap around the end. */
+/* The base hash table: backward-shift deletion where probe runs wrap around the end, the tags
+ * that spare a probe reading entries, the untagged fallback, shrinking. */
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
@@ -65,12 +67,12 @@ static void test_hashmap_wraps_around(void **state)
         put(&m, &at_end[0]);
         put(&m, &at_end[1]);
         put(&m, &at_start);
-        assert_ptr_equal(m.slots[0], &at_end[1]);
-        assert_ptr_equal(m.slots[1], &at_start);
+        assert_ptr_equal(hashmap_slot_entry(&m, 0), &at_end[1]);
+        assert_ptr_equal(hashmap_slot_entry(&m, 1), &at_start);
         take(&m, &at_end[0]);
         assert_int_equal(hashmap_check(&m), 0);
-        assert_ptr_equal(m.slots[mask], &at_end[1]);
-        assert_ptr_equal(m.slots[0], &at_start);
+        assert_ptr_equal(hashmap_slot_entry(&m, mask), &at_end[1]);
+        assert_ptr_equal(hashmap_slot_entry(&m, 0), &at_start);
         assert_ptr_equal(find(&m, at_end[1].key), &at_end[1]);
         assert_ptr_equal(find(&m, at_start.key), &at_start);
         assert_null(find(&m, at_end[0].key));
@@ -78,19 +80,184 @@ static void test_hashmap_wraps_around(void **state)
         /* a member at its home stays put when the hole is across the end */
         take(&m, &at_end[1]);
         put(&m, &at_end[0]);
-        assert_ptr_equal(m.slots[mask], &at_end[0]);
-        assert_ptr_equal(m.slots[0], &at_start);
+        assert_ptr_equal(hashmap_slot_entry(&m, mask), &at_end[0]);
+        assert_ptr_equal(hashmap_slot_entry(&m, 0), &at_start);
         take(&m, &at_end[0]);
         assert_int_equal(hashmap_check(&m), 0);
-        assert_ptr_equal(m.slots[0], &at_start);
+        assert_ptr_equal(hashmap_slot_entry(&m, 0), &at_start);
         assert_ptr_equal(find(&m, at_start.key), &at_start);
         hashmap_done(&m);
+}
+
+/* An entry whose hash is chosen by the test; a lookup counts the entries it reads. */
+struct hashed {
+        uint64_t key, hash;
+};
+
+struct lookup {
+        uint64_t key;
+        size_t *reads;
+};
+
+static uint64_t hashed_hash(const void *entry)
+{
+        return ((const struct hashed *)entry)->hash;
+}
+
+static bool hashed_matches(const void *entry, const void *key)
+{
+        const struct lookup *l = key;
+
+        (*l->reads)++;
+        return ((const struct hashed *)entry)->key == l->key;
+}
+
+static struct hashed *lookup(const struct hashmap *m, const struct hashed *like, size_t *reads)
+{
+        *reads = 0;
+        return hashmap_find(m, like->hash, hashed_matches, &(struct lookup){like->key, reads});
+}
+
+#define TAG(t) ((uint64_t)(t) << 48)
+
+static void test_hashmap_reads_only_tag_matches(void **state)
+{
+        struct hashmap m;
+        /* One probe run from home 5: the first four with different tags, the last four sharing
+         * one (a tag collision: they differ only in their keys). */
+        struct hashed e[8];
+        size_t reads;
+
+        (void)state;
+        for (size_t i = 0; i < 8; i++)
+                e[i] = (struct hashed){.key = 100 + i, .hash = (i < 4 ? TAG(i + 1) : TAG(9)) | 5};
+        hashmap_init(&m, hashed_hash);
+        assert_int_equal(hashmap_reserve(&m, 8), 0);
+        for (size_t i = 0; i < 8; i++)
+                hashmap_insert(&m, e[i].hash, &e[i]);
+        assert_int_equal(hashmap_check(&m), 0);
+
+        if (m.tag_mask == 0)
+                skip(); /* 32-bit: no room for tags */
+        /* A key with a tag of its own reads its entry alone, wherever it sits in the run. */
+        for (size_t i = 0; i < 4; i++) {
+                assert_ptr_equal(lookup(&m, &e[i], &reads), &e[i]);
+                assert_int_equal(reads, 1);
+        }
+        /* An absent key whose tag nobody has reads nothing, across the whole run. */
+        assert_null(lookup(&m, &(struct hashed){.key = 1, .hash = TAG(77) | 5}, &reads));
+        assert_int_equal(reads, 0);
+        /* Colliding tags: each of them is read, and the key tells them apart. */
+        for (size_t i = 4; i < 8; i++) {
+                assert_ptr_equal(lookup(&m, &e[i], &reads), &e[i]);
+                assert_int_equal(reads, i - 3);
+        }
+        assert_null(lookup(&m, &(struct hashed){.key = 1, .hash = TAG(9) | 5}, &reads));
+        assert_int_equal(reads, 4);
+
+        /* Removing one of the colliding ones shifts the rest back, tags and all. */
+        hashmap_remove(&m, e[5].hash, &e[5]);
+        assert_int_equal(hashmap_check(&m), 0);
+        assert_null(lookup(&m, &e[5], &reads));
+        assert_ptr_equal(lookup(&m, &e[7], &reads), &e[7]);
+        assert_int_equal(reads, 3);
+        hashmap_done(&m);
+}
+
+/* Entries at made-up addresses: hashed and matched by address, never read. */
+static uint64_t address_hash(const void *entry)
+{
+        return hash_mix64((uintptr_t)entry);
+}
+
+static bool address_matches(const void *entry, const void *key)
+{
+        return entry == key;
+}
+
+static void *address_find(const struct hashmap *m, const void *p)
+{
+        return hashmap_find(m, address_hash(p), address_matches, p);
+}
+
+static void test_hashmap_untagged_when_addresses_are_high(void **state)
+{
+        uintptr_t low[100], high = (uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1);
+        struct hashmap m;
+
+        (void)state;
+        hashmap_init(&m, address_hash);
+        assert_int_equal(hashmap_reserve(&m, 101), 0);
+        for (size_t i = 0; i < 100; i++) {
+                low[i] = 0x10000 + i * 16;
+                hashmap_insert(&m, address_hash((void *)low[i]), (void *)low[i]);
+        }
+        hashmap_insert(&m, address_hash((void *)high), (void *)high);
+        assert_int_equal(m.tag_mask, 0);
+        assert_int_equal(hashmap_check(&m), 0);
+        assert_ptr_equal(address_find(&m, (void *)high), (void *)high);
+        for (size_t i = 0; i < 100; i++)
+                assert_ptr_equal(address_find(&m, (void *)low[i]), (void *)low[i]);
+        hashmap_remove(&m, address_hash((void *)high), (void *)high);
+        hashmap_remove(&m, address_hash((void *)low[7]), (void *)low[7]);
+        assert_int_equal(hashmap_check(&m), 0);
+        assert_null(address_find(&m, (void *)high));
+        assert_null(address_find(&m, (void *)low[7]));
+        assert_ptr_equal(address_find(&m, (void *)low[8]), (void *)low[8]);
+        hashmap_done(&m);
+}
+
+static void test_hashmap_shrinks_after_removals(void **state)
+{
+        enum { N = 10000 };
+        struct item *items = calloc(N, sizeof(*items));
+        struct hashmap m;
+        size_t full;
+
+        (void)state;
+        assert_non_null(items);
+        hashmap_init(&m, item_hash);
+        assert_int_equal(hashmap_reserve(&m, N), 0);
+        for (size_t i = 0; i < N; i++) {
+                items[i].key = i;
+                put(&m, &items[i]);
+        }
+        full = m.n_slots;
+        /* Still more than 3/16 full: it keeps its size. */
+        for (size_t i = 0; i < N / 2; i++)
+                take(&m, &items[i]);
+        hashmap_shrink(&m);
+        assert_int_equal(m.n_slots, full);
+        /* 100 left: twice the fewest slots that hold them, every one still found. */
+        for (size_t i = N / 2; i < N - 100; i++)
+                take(&m, &items[i]);
+        hashmap_shrink(&m);
+        assert_int_equal(m.n_slots, 512);
+        assert_int_equal(hashmap_check(&m), 0);
+        for (size_t i = 0; i < N; i++)
+                assert_ptr_equal(find(&m, i), i < N - 100 ? NULL : &items[i]);
+        /* Empty: no slots at all, and it grows again from nothing. */
+        for (size_t i = N - 100; i < N; i++)
+                take(&m, &items[i]);
+        hashmap_shrink(&m);
+        assert_int_equal(m.n_slots, 0);
+        assert_null(m.slots);
+        assert_null(find(&m, 1));
+        assert_int_equal(hashmap_reserve(&m, 1), 0);
+        put(&m, &items[1]);
+        assert_ptr_equal(find(&m, 1), &items[1]);
+        assert_int_equal(hashmap_check(&m), 0);
+        hashmap_done(&m);
+        free(items);
 }
 
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_hashmap_wraps_around),
+            cmocka_unit_test(test_hashmap_reads_only_tag_matches),
+            cmocka_unit_test(test_hashmap_untagged_when_addresses_are_high),
+            cmocka_unit_test(test_hashmap_shrinks_after_removals),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

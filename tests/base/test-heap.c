@@ -2,8 +2,8 @@
 
 /*
  * The base heap against a naive array: order with ties, removal and re-keying of arbitrary entries,
- * an entry on two heaps at once, and growth that fails (realloc wrapped at link time) leaving the
- * heap exactly as it was.
+ * an entry on two heaps at once, growth that fails (realloc wrapped at link time) leaving the
+ * heap exactly as it was, and shrinking.
  */
 
 #include <errno.h>
@@ -236,6 +236,44 @@ static void test_heap_growth_failure_leaves_it_intact(void **state)
         assert_null(heap_top(&h));
 }
 
+static void test_heap_shrinks_to_what_it_keeps(void **state)
+{
+        struct item items[100];
+        struct heap h;
+
+        (void)state;
+        heap_init(&h, offsetof(struct item, by_key), rank_before, &realloc_fails);
+        items_init(items, 100, &h);
+        assert_int_equal(heap_reserve(&h, 100), 0);
+        for (size_t i = 0; i < 100; i++)
+                heap_insert(&h, &items[i], 1000 - i);
+        for (size_t i = 0; i < 95; i++)
+                heap_remove(&h, &items[i]);
+
+        /* A quarter or more of its room still needed: it keeps it all. */
+        heap_shrink(&h, 25);
+        assert_int_equal(h.capacity, 100);
+        /* Out of memory: as it was. */
+        realloc_fails = true;
+        heap_shrink(&h, 10);
+        realloc_fails = false;
+        assert_int_equal(h.capacity, 100);
+        /* Never below its entries, whatever the caller keeps. */
+        heap_shrink(&h, 0);
+        assert_int_equal(h.capacity, 10);
+        assert_int_equal(heap_check(&h), 0);
+        assert_ptr_equal(heap_top(&h)->entry, &items[99]);
+        for (size_t i = 95; i < 100; i++)
+                heap_remove(&h, &items[i]);
+        heap_shrink(&h, 0);
+        assert_int_equal(h.capacity, 0);
+        assert_null(h.slots);
+        assert_int_equal(heap_reserve(&h, 1), 0);
+        heap_insert(&h, &items[0], 1);
+        assert_ptr_equal(heap_top(&h)->entry, &items[0]);
+        heap_done(&h);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -243,6 +281,7 @@ int main(void)
             cmocka_unit_test(test_heap_random_remove_and_rekey),
             cmocka_unit_test(test_heap_entry_on_two_heaps),
             cmocka_unit_test(test_heap_growth_failure_leaves_it_intact),
+            cmocka_unit_test(test_heap_shrinks_to_what_it_keeps),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,6 +152,8 @@ static void test_register_rejects_bad_input(void **state)
         d.delivery = TIMERD_DELIVERY_INVALID;
         assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
         d.delivery = TIMERD_DELIVERY_SIGNAL; /* needs a signal number */
+        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        d.signo = TD_SIGNO_MAX + 1; /* one the journal can keep */
         assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
         d.delivery = TIMERD_DELIVERY_NOTIFY; /* takes none */
         d.signo = 10;
@@ -1705,6 +1709,52 @@ static void test_provider_failure_takes_coalesced_batch(void **state)
         fx_done(&f);
 }
 
+/* Bytes the allocator has handed out and not got back. */
+static size_t heap_in_use(void)
+{
+        return mallinfo2().uordblks;
+}
+
+static void test_shrink_after_session_closed(void **state)
+{
+        enum { N = 2000 };
+        struct td_declaration d = fx_decl(TIMERD_POLICY_INTERVAL, 500);
+        size_t empty, full, after;
+        struct td_snapshot s;
+        char name[16];
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register_full(&f, FX_UID, 1, "stays", d, false, 0, false, NULL), 0);
+        empty = heap_in_use();
+        for (size_t i = 0; i < N; i++) {
+                snprintf(name, sizeof(name), "t%zu", i);
+                assert_int_equal(fx_register_full(&f, FX_UID, 2, name, d, false, 0, false, NULL),
+                                 0);
+        }
+        full = heap_in_use();
+        if (full == empty) {
+                /* An allocator mallinfo2() does not see (AddressSanitizer's). */
+                fx_done(&f);
+                skip();
+        }
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
+        registry_shrink(f.r);
+        after = heap_in_use();
+
+        /* The records, and the room the hash table and the queue had made for them (64 KiB): a
+         * few small tables of the calls stay. */
+        assert_true(full - empty > N * 100);
+        assert_true(after <= empty + 8192);
+        assert_int_equal(registry_get(f.r, FX_UID, "t0", &s), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(fx_get(&f, "stays").state, TIMERD_STATE_SCHEDULED);
+        /* And the tables grow again. */
+        assert_int_equal(fx_register_full(&f, FX_UID, 3, "t0", d, false, 0, false, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 1500), 2);
+        fx_done(&f);
+}
+
 static void test_session_closed(void **state)
 {
         struct td_declaration keep = fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 100);
@@ -2316,6 +2366,7 @@ int main(void)
             cmocka_unit_test(test_silenced_owners),
             cmocka_unit_test(test_provider_failure_takes_coalesced_batch),
             cmocka_unit_test(test_session_closed),
+            cmocka_unit_test(test_shrink_after_session_closed),
             cmocka_unit_test(test_pending_firings),
             cmocka_unit_test(test_generation_overflow),
             cmocka_unit_test(test_handle_generation_overflow),
