@@ -19,4 +19,4 @@ size_t call_register_calendar(char *buf, size_t size, const char *name, const ch
 size_t call_unregister(char *buf, size_t size, const char *name, uint64_t generation);
 size_t call_cancel(char *buf, size_t size, const char *name, uint64_t generation);
 
-#define CALL_STATUS      "{\"method\":\"io.timerd.Service.Status\",\"parameters\":{}}"
+#define CALL_STATUS "{\"method\":\"io.timerd.Service.Status\",\"parameters\":{}}"
