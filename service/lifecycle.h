@@ -21,9 +21,11 @@ enum lifecycle_phase {
 
 /* Setup steps, in the order they run. */
 enum lifecycle_step {
+        /* First: once the socket is bound a client may connect and take the service for started,
+         * so SIGTERM must already be blocked (read from the signalfd) rather than kill it. */
+        LIFECYCLE_STEP_SIGNALS,
         LIFECYCLE_STEP_SOCKET,     /* taken from systemd or bound: may need privileges */
         LIFECYCLE_STEP_PRIVILEGES, /* dropped to CAP_KILL + CAP_WAKE_ALARM */
-        LIFECYCLE_STEP_SIGNALS,
         LIFECYCLE_STEP_BACKEND,
         LIFECYCLE_STEP_CORE,
         LIFECYCLE_STEP_STORE, /* the journal replayed into the registry */

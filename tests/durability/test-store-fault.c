@@ -263,6 +263,7 @@ static bool has_open(pid_t pid, const char *path)
 enum stop_at {
         STOP_NEVER,   /* run until it answers, then SIGTERM */
         STOP_SIGNALS, /* SIGTERM as soon as start-up blocked it (its signals step ran) */
+        STOP_SOCKET,  /* SIGTERM as soon as the socket exists: a client may take it for started */
         STOP_REPLAY,  /* SIGTERM once the store step opened the journal */
 };
 
@@ -297,7 +298,9 @@ static int run_start_up(const char *state_dir, const char *log_path, enum stop_a
         }
         snprintf(journal, sizeof(journal), "%s/journal", state_dir);
         if (stop) {
-                while (!(at == STOP_SIGNALS ? sigterm_blocked(pid) : has_open(pid, journal)) &&
+                while (!(at == STOP_SIGNALS  ? sigterm_blocked(pid)
+                         : at == STOP_SOCKET ? access(socket, F_OK) == 0
+                                             : has_open(pid, journal)) &&
                        waitpid(pid, &status, WNOHANG) == 0)
                         usleep(100);
                 start = dur_now();
@@ -478,7 +481,9 @@ static void test_damaged_journal_logged(void **state)
 }
 
 /* SIGTERM during a long replay ends the start-up there: status 0, never ready, in a fraction of
- * the time the whole start-up takes. */
+ * the time the whole start-up takes. Also when it comes as soon as the socket exists: a client
+ * that connected then takes the service for started, and a stop must end it cleanly, never kill it.
+ */
 static void test_stop_during_start_up(void **state)
 {
         enum { N_TIMERS = 200000, PER_BATCH = 1000 };
@@ -508,7 +513,9 @@ static void test_stop_during_start_up(void **state)
         for (enum stop_at at = STOP_SIGNALS; at <= STOP_REPLAY; at++) {
                 assert_int_equal(run_start_up(dur->dir, log_path, at, &stop_usec), 0);
                 print_message("stopped %s in %.3f s\n",
-                              at == STOP_SIGNALS ? "after the signals step" : "during the replay",
+                              at == STOP_SIGNALS  ? "after the signals step"
+                              : at == STOP_SOCKET ? "once its socket existed"
+                                                  : "during the replay",
                               (double)stop_usec / 1e6);
                 assert_true(file_contains(log_path, "Stop requested"));
                 assert_false(file_contains(log_path, " ready (epoch"));
