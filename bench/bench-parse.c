@@ -62,7 +62,7 @@ void *realloc(void *p, size_t size)
 static struct vl_parser parser;
 static volatile uint64_t sink;
 
-static void die(const char *what)
+_Noreturn static void die(const char *what)
 {
         fprintf(stderr, "bench-parse: %s\n", what);
         exit(1);

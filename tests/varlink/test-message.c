@@ -788,8 +788,7 @@ static void method_names(void **state)
 static void not_utf8_refused(void **state)
 {
         static const char *const bad[] = {
-            "{\"method\":\"a.b.C\",\"parameters\":{\"name\":\"a\xc0\xaf"
-            "b\"}}",
+            "{\"method\":\"a.b.C\",\"parameters\":{\"name\":\"a\xc0\xaf\x62\"}}",
             "{\"method\":\"a.b.C\",\"parameters\":{\"name\":\"a\xed\xa0\x80\"}}",
             "{\"method\":\"a.b.C\",\"parameters\":{\"name\":\"a\xf4\x90\x80\x80\"}}",
             "{\"method\":\"a.b.C\",\"parameters\":{\"name\":\"a\xc3\"}}",
