@@ -303,3 +303,16 @@ const struct journal_ops jt_ops = {
     .ftruncate = fault_ftruncate,
     .renameat = fault_renameat,
 };
+
+int jt_teardown(void **state)
+{
+        jt_dir_remove(*state);
+        free(*state);
+        return 0;
+}
+
+void jt_put_commit(struct journal *j, const struct journal_timer *t)
+{
+        assert_int_equal(journal_put(j, t), 0);
+        assert_int_equal(journal_commit(j), 0);
+}

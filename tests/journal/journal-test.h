@@ -21,6 +21,8 @@ struct jt_dir {
 
 void jt_dir_make(struct jt_dir *d);
 void jt_dir_remove(struct jt_dir *d);
+/* cmocka teardown of a test whose state is a calloc()ed struct jt_dir. */
+int jt_teardown(void **state);
 char *jt_path(const struct jt_dir *d, const char *file); /* free() it */
 bool jt_exists(const struct jt_dir *d, const char *file);
 
@@ -31,6 +33,8 @@ size_t jt_size(const struct jt_dir *d, const char *file);
 
 /* A timer whose every field derives from `seed`, so two seeds give timers that differ in all. */
 struct journal_timer jt_timer(uint32_t owner, const char *name, uint64_t seed);
+/* Put t and commit it, both succeeding. */
+void jt_put_commit(struct journal *j, const struct journal_timer *t);
 void jt_assert_timer_equal(const struct journal_timer *a, const struct journal_timer *b);
 
 /* Open with the counting ops (or `ops`, NULL: the system calls); the live set must be `expected`

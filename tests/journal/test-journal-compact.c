@@ -122,19 +122,6 @@ static int setup(void **state)
         return 0;
 }
 
-static int teardown(void **state)
-{
-        jt_dir_remove(*state);
-        free(*state);
-        return 0;
-}
-
-static void put_commit(struct journal *j, const struct journal_timer *t)
-{
-        assert_int_equal(journal_put(j, t), 0);
-        assert_int_equal(journal_commit(j), 0);
-}
-
 /* Two committed batches, one deleting; child_state is what they leave. */
 static struct journal *fixture(const struct jt_dir *d)
 {
@@ -187,7 +174,7 @@ static void test_commits_during_compaction_survive(void **state)
         assert_true(pidfd >= 0);
         assert_int_equal(journal_compact_start(j, state_of_test, NULL), -EBUSY);
         assert_false(journal_should_compact(j));
-        put_commit(j, &later);
+        jt_put_commit(j, &later);
         assert_int_equal(journal_delete(j, 1, "a"), 0);
         assert_int_equal(journal_commit(j), 0);
         wait_exit(pidfd);
@@ -196,7 +183,7 @@ static void test_commits_during_compaction_survive(void **state)
         assert_int_equal(journal_compact_finish(j), -ECHILD);
         assert_true(jt_size(d, "snapshot") > 0);
         assert_true(jt_size(d, "journal") < journal_before);
-        put_commit(j, &after);
+        jt_put_commit(j, &after);
         journal_close(j);
 
         expected[0] = child_state[1]; /* (1, "a") deleted during the compaction */
@@ -224,7 +211,7 @@ static void child_fails(const struct jt_dir *d, enum child_write how, int error)
                 }
                 assert_int_equal(journal_commit(j), 0);
         }
-        put_commit(j, &later);
+        jt_put_commit(j, &later);
         child_state[2] = later;
         n_child_state = 3 + BIG;
         assert_true(journal_should_compact(j));
@@ -307,7 +294,7 @@ static void test_kill_during_swap(void **state)
                         test_pid = getpid();
                         j = fixture(d);
                         pidfd = journal_compact_start(j, state_of_test, NULL);
-                        put_commit(j, &later);
+                        jt_put_commit(j, &later);
                         wait_exit(pidfd);
                         parent_calls = 0;
                         parent_kill_at = k;
@@ -339,11 +326,11 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_commits_during_compaction_survive, setup,
-                                            teardown),
-            cmocka_unit_test_setup_teardown(test_child_fails_enospc, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_child_killed_mid_write, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_close_while_child_runs, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_kill_during_swap, setup, teardown),
+                                            jt_teardown),
+            cmocka_unit_test_setup_teardown(test_child_fails_enospc, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_child_killed_mid_write, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_close_while_child_runs, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_kill_during_swap, setup, jt_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

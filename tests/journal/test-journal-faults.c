@@ -34,19 +34,6 @@ static int setup(void **state)
         return 0;
 }
 
-static int teardown(void **state)
-{
-        jt_dir_remove(*state);
-        free(*state);
-        return 0;
-}
-
-static void put_commit(struct journal *j, const struct journal_timer *t)
-{
-        assert_int_equal(journal_put(j, t), 0);
-        assert_int_equal(journal_commit(j), 0);
-}
-
 static void test_group_commit(void **state)
 {
         struct jt_dir *d = *state;
@@ -97,7 +84,7 @@ static void test_write_fails(void **state)
                         jt_dir_remove(d);
                         jt_dir_make(d);
                         j = jt_open_expect(d, NULL, 0, NULL);
-                        put_commit(j, &t[0]);
+                        jt_put_commit(j, &t[0]);
                         committed = jt_size(d, "journal");
 
                         jt_faults_reset();
@@ -114,7 +101,7 @@ static void test_write_fails(void **state)
                         assert_int_equal(jt_size(d, "journal"), committed);
 
                         /* The failed batch is gone; the next one works. */
-                        put_commit(j, &t[3]);
+                        jt_put_commit(j, &t[3]);
                         assert_int_equal(journal_error(j), 0);
                         journal_close(j);
 
@@ -143,9 +130,9 @@ static void test_proof_write_fails(void **state)
                         jt_dir_remove(d);
                         jt_dir_make(d);
                         j = jt_open_expect(d, NULL, 0, NULL);
-                        put_commit(j, &t[0]);
-                        put_commit(j, &t[1]);
-                        put_commit(j, &t[2]);
+                        jt_put_commit(j, &t[0]);
+                        jt_put_commit(j, &t[1]);
+                        jt_put_commit(j, &t[2]);
                         committed = jt_size(d, "journal");
 
                         jt_faults_reset();
@@ -159,7 +146,7 @@ static void test_proof_write_fails(void **state)
                         assert_int_equal(jt_size(d, "journal"), committed);
                         if (!killed) {
                                 jt_faults_reset();
-                                put_commit(j, &t[3]);
+                                jt_put_commit(j, &t[3]);
                                 assert_int_equal(journal_error(j), 0);
                         }
                         journal_close(j);
@@ -170,7 +157,7 @@ static void test_proof_write_fails(void **state)
                         assert_int_equal(result.tail, JOURNAL_TAIL_NONE);
                         assert_int_equal(result.proven_batch, killed ? 2 : 3);
                         if (killed) {
-                                put_commit(j, &t[3]);
+                                jt_put_commit(j, &t[3]);
                                 journal_close(j);
                                 j = jt_open_expect(d, t, 4, &result);
                                 assert_int_equal(result.proven_batch, 3);
@@ -189,7 +176,7 @@ static void test_sync_fails(void **state)
         size_t committed;
 
         j = jt_open_expect(d, NULL, 0, NULL);
-        put_commit(j, &t[0]);
+        jt_put_commit(j, &t[0]);
         committed = jt_size(d, "journal");
 
         jt_faults_reset();
@@ -200,7 +187,7 @@ static void test_sync_fails(void **state)
         assert_int_equal(jt_faults.calls[JT_FTRUNCATE], 1);
         assert_int_equal(jt_size(d, "journal"), committed);
 
-        put_commit(j, &t[2]);
+        jt_put_commit(j, &t[2]);
         assert_int_equal(journal_error(j), 0);
         journal_close(j);
         j = jt_open_expect(d, kept, 2, &result);
@@ -221,7 +208,7 @@ static void test_repair_fails(void **state)
         unsigned writes;
 
         j = jt_open_expect(d, NULL, 0, NULL);
-        put_commit(j, &t[0]);
+        jt_put_commit(j, &t[0]);
         committed = jt_size(d, "journal");
 
         jt_faults_reset();
@@ -251,7 +238,7 @@ static void test_repair_fails(void **state)
         assert_int_equal(journal_commit(j), 0);
         assert_int_equal(journal_error(j), -EIO);
 
-        put_commit(j, &t[4]);
+        jt_put_commit(j, &t[4]);
         assert_int_equal(journal_error(j), 0);
         journal_close(j);
         j = jt_open_expect(d, kept, 2, &result);
@@ -271,7 +258,7 @@ static void test_crash_while_degraded(void **state)
         size_t size, first_record;
 
         j = jt_open_expect(d, NULL, 0, NULL);
-        put_commit(j, &t[0]);
+        jt_put_commit(j, &t[0]);
 
         jt_faults_reset();
         jt_faults_arm((1u << JT_PWRITE) | (1u << JT_FTRUNCATE), 2, 2, ENOSPC);
@@ -346,7 +333,7 @@ static void test_compact_fails_at_every_call(void **state)
                                 assert_int_equal(journal_put(j, &after), 0);
                                 assert_int_equal(journal_commit(j), -EIO);
                                 jt_faults_reset();
-                                put_commit(j, &after);
+                                jt_put_commit(j, &after);
                                 assert_int_equal(journal_error(j), 0);
                                 live[2] = after;
                         }
@@ -379,8 +366,8 @@ static void test_open_fails(void **state)
         }
         jt_faults_reset();
         j = jt_open_expect(d, NULL, 0, NULL);
-        put_commit(j, &t[0]);
-        put_commit(j, &t[1]);
+        jt_put_commit(j, &t[0]);
+        jt_put_commit(j, &t[1]);
         journal_close(j);
 
         /* A torn tail that cannot be truncated: refuse to start, change nothing. */
@@ -444,7 +431,7 @@ static void test_short_writes(void **state)
         assert_int_equal(journal_open(d->state, &piecemeal, &result, &j), 0);
         free(result.timers);
         jt_faults_reset();
-        put_commit(j, &t[0]);
+        jt_put_commit(j, &t[0]);
         assert_true(jt_faults.calls[JT_PWRITE] > 20);
         journal_close(j);
 
@@ -455,7 +442,7 @@ static void test_short_writes(void **state)
         journal_close(j);
 
         j = jt_open_expect(d, t, 1, NULL);
-        put_commit(j, &t[2]);
+        jt_put_commit(j, &t[2]);
         journal_close(j);
         j = jt_open_expect(d, kept, 2, NULL);
         journal_close(j);
@@ -482,7 +469,7 @@ static void test_tmp_in_the_way(void **state)
         assert_int_equal(journal_put(j, &after), 0);
         assert_int_equal(journal_commit(j), -EISDIR);
         assert_int_equal(rmdir(journal_tmp), 0);
-        put_commit(j, &after);
+        jt_put_commit(j, &after);
         assert_int_equal(journal_error(j), 0);
         journal_close(j);
 
@@ -496,16 +483,16 @@ static void test_tmp_in_the_way(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_write_fails, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_proof_write_fails, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_sync_fails, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_repair_fails, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_crash_while_degraded, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_compact_fails_at_every_call, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_open_fails, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_short_writes, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_tmp_in_the_way, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_group_commit, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_write_fails, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_proof_write_fails, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_sync_fails, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_repair_fails, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_crash_while_degraded, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_compact_fails_at_every_call, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_open_fails, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_short_writes, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_tmp_in_the_way, setup, jt_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

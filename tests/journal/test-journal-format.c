@@ -32,13 +32,6 @@ static int setup(void **state)
         return 0;
 }
 
-static int teardown(void **state)
-{
-        jt_dir_remove(*state);
-        free(*state);
-        return 0;
-}
-
 static void name_of_length(char *buf, size_t n, char fill)
 {
         memset(buf, fill, n);
@@ -736,20 +729,21 @@ static void test_system_calls(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test_setup_teardown(test_system_calls, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_replays_records_without_handover, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_handover_layout, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_run_result_layout, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_live_cadence_layout, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_catch_up_layout, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_format2_journal, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_invalid_input, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_compact_refuses, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_abort, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_should_compact, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_live_set, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_system_calls, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_round_trip, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_layout, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_replays_records_without_handover, setup,
+                                            jt_teardown),
+            cmocka_unit_test_setup_teardown(test_handover_layout, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_run_result_layout, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_live_cadence_layout, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_catch_up_layout, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_format2_journal, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_invalid_input, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_compact_refuses, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_abort, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_should_compact, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_live_set, setup, jt_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -79,13 +79,6 @@ static int setup(void **state)
         return 0;
 }
 
-static int teardown(void **state)
-{
-        jt_dir_remove(*state);
-        free(*state);
-        return 0;
-}
-
 static struct journal_timer timer_number(unsigned i)
 {
         char name[16];
@@ -198,9 +191,9 @@ static void test_compact(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test_setup_teardown(test_open, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_put, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_compact, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_open, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_put, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_compact, setup, jt_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

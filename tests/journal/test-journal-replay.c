@@ -41,13 +41,6 @@ static int setup(void **state)
         return 0;
 }
 
-static int teardown(void **state)
-{
-        jt_dir_remove(*state);
-        free(*state);
-        return 0;
-}
-
 static uint32_t load_u32(const uint8_t *p)
 {
         return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -820,24 +813,25 @@ static void test_no_truncation_without_copy(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test_setup_teardown(test_fresh_state_dir, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_torn_tail_every_offset, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_corrupt_tail, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_corrupt_middle, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_malformed_record, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_headers, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_snapshot_damage, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_snapshot_plus_journal, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_stale_journal, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_inconsistent_files, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_not_files, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_dropped_tail_kept, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_zeroed_block_before_commits, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_zeroed_end_loses_proven_batches, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_tail_against_the_proof, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_proof_slots, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_damaged_files_bounded, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_no_truncation_without_copy, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_fresh_state_dir, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_torn_tail_every_offset, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_corrupt_tail, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_corrupt_middle, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_malformed_record, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_headers, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_snapshot_damage, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_snapshot_plus_journal, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_stale_journal, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_inconsistent_files, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_not_files, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_dropped_tail_kept, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_zeroed_block_before_commits, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_zeroed_end_loses_proven_batches, setup,
+                                            jt_teardown),
+            cmocka_unit_test_setup_teardown(test_tail_against_the_proof, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_proof_slots, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_damaged_files_bounded, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_no_truncation_without_copy, setup, jt_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
