@@ -77,7 +77,7 @@ static struct journal *journal_in(const char *dir)
 
         if (r < 0)
                 die("journal_open: %s", strerror(-r));
-        free(result.timers);
+        journal_live_free(result.live);
         return j;
 }
 

@@ -118,7 +118,7 @@ static int run_row(const char *dir, unsigned batch, unsigned commits, double *re
         r = journal_open(state, NULL, &result, &j);
         if (r < 0)
                 return r;
-        free(result.timers);
+        journal_live_free(result.live);
         start = now_seconds();
         for (unsigned c = 0; c < commits && r >= 0; c++) {
                 for (unsigned i = 0; i < batch && r >= 0; i++) {

@@ -93,7 +93,7 @@ static double journal_rate(const char *dir, size_t records)
         r = journal_open(state, NULL, &result, &j);
         if (r < 0)
                 die("journal_open %s: %s", state, strerror(-r));
-        free(result.timers);
+        journal_live_free(result.live);
         start = now_usec();
         for (size_t i = 0; i < records; i++) {
                 struct journal_timer t = {

@@ -327,13 +327,14 @@ static int restore_all(struct service *s, const struct journal_open_result *resu
         if (r < 0)
                 return log_errno(r, "Cannot make room for %zu timers", result->n_timers);
         for (size_t i = 0; i < result->n_timers; i++) {
-                const struct journal_timer *j = &result->timers[i];
+                struct journal_timer timer, *j = &timer;
                 const struct td_calendar *calendar;
                 struct td_snapshot snapshot;
                 struct td_transition t;
 
                 if (i % 4096 == 4095 && sigfd_stop_pending())
                         return start_interrupted(s);
+                journal_live_timer(result, i, j);
                 if (!registry_name_valid(j->name)) {
                         log_error("The journal holds a timer of uid %u with an invalid name",
                                   (unsigned)j->owner);
@@ -444,7 +445,7 @@ int store_open(struct service *s)
         log_info("Journal replayed: %zu timers", result.n_timers);
         log_dropped_tail(s, &result);
         r = restore_all(s, &result);
-        free(result.timers);
+        journal_live_free(result.live);
         return r;
 }
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -94,6 +95,51 @@ fail:
         free(b.data);
         close(fd);
         return r;
+}
+
+/* Mapped, the pages are the page cache's: no copy, and faults that map a run of pages each. */
+int journal_file_map(const struct journal *j, const char *name, int *ret_fd, struct buffer *ret)
+{
+        struct stat st;
+        void *data = NULL;
+        int fd, r;
+
+        fd = file_open(j->dir_fd, name, ret_fd ? O_RDWR : O_RDONLY);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0) {
+                r = journal_negative_errno();
+                goto fail;
+        }
+        if ((uint64_t)st.st_size > SIZE_MAX) {
+                r = -EFBIG;
+                goto fail;
+        }
+        if (st.st_size > 0) {
+                data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+                if (data == MAP_FAILED) {
+                        r = journal_negative_errno();
+                        goto fail;
+                }
+                /* Read front to back, once: read ahead. */
+                (void)madvise(data, (size_t)st.st_size, MADV_SEQUENTIAL);
+        }
+        if (ret_fd)
+                *ret_fd = fd;
+        else
+                close(fd);
+        *ret = (struct buffer){.data = data, .size = (size_t)st.st_size};
+        return 0;
+fail:
+        close(fd);
+        return r;
+}
+
+void journal_file_unmap(struct buffer *b)
+{
+        if (b->data)
+                (void)munmap(b->data, b->size);
+        *b = (struct buffer){};
 }
 
 int journal_write_all(const struct journal *j, int fd, const void *data, size_t size,

@@ -517,26 +517,72 @@ void journal_record_seal(uint8_t *frame, uint64_t seq, bool ends_batch)
         put_u32(&p, crc32c(0, payload, payload_size));
 }
 
-static bool record_decode(const uint8_t *payload, size_t size, struct record *ret)
+/* The payload's timer into *timer (a DELETE's: owner and name); false when malformed. */
+static bool payload_decode(const uint8_t *payload, size_t size, uint8_t *ret_type,
+                           uint8_t *ret_flags, uint64_t *ret_seq, struct journal_timer *timer)
 {
         struct reader r = {.p = payload, .left = size};
         uint8_t type, flags;
 
-        *ret = (struct record){};
+        *timer = (struct journal_timer){};
         type = get_u8(&r);
         flags = get_u8(&r);
-        ret->seq = get_u64(&r);
-        ret->timer.owner = get_u32(&r);
-        get_string(&r, ret->timer.name, 1, TIMERD_NAME_MAX);
+        *ret_seq = get_u64(&r);
+        timer->owner = get_u32(&r);
+        get_string(&r, timer->name, 1, TIMERD_NAME_MAX);
         if (type == RECORD_PUT)
-                decode_timer(&r, &ret->timer);
+                decode_timer(&r, timer);
         else if (type != RECORD_DELETE)
                 return false;
         if (flags & ~FLAG_BATCH_END)
                 return false;
+        *ret_type = type;
+        *ret_flags = flags;
+        return !r.bad && r.left == 0;
+}
+
+static bool record_decode(const uint8_t *payload, size_t size, struct record *ret)
+{
+        uint8_t type = 0, flags = 0;
+        uint64_t seq;
+        bool valid = payload_decode(payload, size, &type, &flags, &seq, &ret->timer);
+
         ret->type = type;
         ret->ends_batch = flags & FLAG_BATCH_END;
-        return !r.bad && r.left == 0;
+        ret->seq = seq;
+        return valid;
+}
+
+void journal_frame_timer(const uint8_t *frame, struct journal_timer *ret)
+{
+        uint8_t type, flags;
+        uint64_t seq;
+
+        (void)payload_decode(frame + FRAME_SIZE, journal_load_u32(frame), &type, &flags, &seq, ret);
+}
+
+struct journal_key journal_frame_key(const uint8_t *frame)
+{
+        const uint8_t *payload = frame + FRAME_SIZE;
+
+        return (struct journal_key){
+            .owner = journal_load_u32(payload + PAYLOAD_OWNER),
+            .name_len = payload[PAYLOAD_NAME],
+            .name = payload + PAYLOAD_NAME + 1,
+        };
+}
+
+int journal_frame_key_compare(const struct journal_key *a, const struct journal_key *b)
+{
+        int r;
+
+        if (a->owner != b->owner)
+                return a->owner < b->owner ? -1 : 1;
+        /* strcmp()'s order: names hold no NUL. */
+        r = memcmp(a->name, b->name, a->name_len < b->name_len ? a->name_len : b->name_len);
+        if (r != 0)
+                return r;
+        return (a->name_len > b->name_len) - (a->name_len < b->name_len);
 }
 
 void journal_record_renumber(uint8_t *frame, uint64_t minus)

@@ -54,6 +54,8 @@
 #define FRAME_SIZE    8
 #define PAYLOAD_FLAGS 1
 #define PAYLOAD_SEQ   2
+#define PAYLOAD_OWNER 10
+#define PAYLOAD_NAME  14
 #define PAYLOAD_MIN   (1 + 1 + 8 + 4 + 1 + 1)
 /* A PUT with the longest name and boot id, a handover, a live cadence and a result is 341; a
  * calendar adds up to 322. */
@@ -123,6 +125,13 @@ struct record {
         struct journal_timer timer;
 };
 
+/* A record's key as its frame holds it: the name is not NUL-terminated. */
+struct journal_key {
+        uint32_t owner;
+        uint8_t name_len;
+        const uint8_t *name;
+};
+
 enum frame_check {
         FRAME_VALID,
         FRAME_DAMAGED,   /* runs past the end, or its checksum fails: a torn or rotten write */
@@ -148,6 +157,12 @@ void journal_record_seal(uint8_t *frame, uint64_t seq, bool ends_batch);
 void journal_record_renumber(uint8_t *frame, uint64_t minus);
 enum frame_check journal_frame_check(const uint8_t *data, size_t size, size_t offset,
                                      struct record *ret, size_t *ret_size);
+/* A frame journal_frame_check() found valid: its timer decoded again (a DELETE's owner and
+ * name), and its key read in place. */
+void journal_frame_timer(const uint8_t *frame, struct journal_timer *ret);
+struct journal_key journal_frame_key(const uint8_t *frame);
+/* journal_key_compare()'s order. */
+int journal_frame_key_compare(const struct journal_key *a, const struct journal_key *b);
 void journal_header_encode(uint8_t *header, size_t header_size, const char *magic, uint32_t version,
                            uint64_t epoch, uint64_t n_records);
 int journal_header_decode(const uint8_t *data, size_t size, size_t header_size, const char *magic,
@@ -163,6 +178,12 @@ int journal_snapshot_encode(const struct journal_timer *timers, size_t n_timers,
 int journal_negative_errno(void); /* -errno, -EIO if errno is not set */
 bool journal_interrupted(const struct journal *j);
 int journal_file_read(const struct journal *j, const char *name, int *ret_fd, struct buffer *ret);
+/* The whole file mapped read-only, or -ENOENT; `ret_fd` keeps it open for writing. Nothing may
+ * write to the buffer; give it back with journal_file_unmap(). A file of the store is changed
+ * only by the journal that holds its directory: it cannot shrink under the mapping, except by
+ * journal_repair(), which cuts only what follows the complete batches. */
+int journal_file_map(const struct journal *j, const char *name, int *ret_fd, struct buffer *ret);
+void journal_file_unmap(struct buffer *b);
 int journal_write_all(const struct journal *j, int fd, const void *data, size_t size,
                       uint64_t offset);
 int journal_sync_fd(const struct journal *j, int fd);

@@ -4,6 +4,8 @@
  * Replay at open: the snapshot, then the journal's complete batches checked against its proof;
  * what follows the last complete batch is classified (torn, damaged, lost), kept aside and
  * truncated. The result is the live set: the latest change of each timer, minus deletions.
+ * The files are mapped and their records read in place: the live set is where they are, and a
+ * timer is decoded only when the caller takes it.
  */
 
 #include <assert.h>
@@ -13,11 +15,14 @@
 
 #include "service/io/journal-internal.h"
 
-/* One replayed record; `index` orders the changes to one timer. */
+/* A journal record, read in place: where its frame is and its key. */
 struct change {
-        uint64_t index;
+        const uint8_t *frame;
+        struct journal_key key;
+        /* The name's first 8 bytes, big-endian, zero-padded: most comparisons end here, without
+         * reading the name from the file (a cache miss each). */
+        uint64_t prefix;
         bool deleted;
-        struct journal_timer timer;
 };
 
 struct changes {
@@ -26,7 +31,32 @@ struct changes {
         size_t allocated;
 };
 
-static int changes_add(struct changes *c, const struct record *rec)
+/* The live set: the files stay mapped while its records are read. */
+struct journal_live {
+        struct buffer snapshot;
+        struct buffer journal;
+        const uint8_t **frames; /* in (owner, name) order */
+        size_t n;
+};
+
+void journal_live_timer(const struct journal_open_result *result, size_t i,
+                        struct journal_timer *ret)
+{
+        assert(i < result->n_timers);
+        journal_frame_timer(result->live->frames[i], ret);
+}
+
+void journal_live_free(struct journal_live *live)
+{
+        if (!live)
+                return;
+        journal_file_unmap(&live->snapshot);
+        journal_file_unmap(&live->journal);
+        free(live->frames);
+        free(live);
+}
+
+static int changes_add(struct changes *c, const uint8_t *frame, const struct record *rec)
 {
         if (c->n == c->allocated) {
                 size_t allocated = c->allocated > 0 ? c->allocated * 2 : 64;
@@ -37,68 +67,88 @@ static int changes_add(struct changes *c, const struct record *rec)
                 c->items = items;
                 c->allocated = allocated;
         }
-        c->items[c->n] = (struct change){
-            .index = c->n,
+        struct change *ch = &c->items[c->n++];
+
+        *ch = (struct change){
+            .frame = frame,
+            .key = journal_frame_key(frame),
             .deleted = rec->type == RECORD_DELETE,
-            .timer = rec->timer,
         };
-        c->n++;
+        for (size_t i = 0; i < sizeof(ch->prefix); i++)
+                ch->prefix = ch->prefix << 8 | (i < ch->key.name_len ? ch->key.name[i] : 0);
         return 0;
 }
 
+/* journal_frame_key_compare()'s order: a name holds no NUL, so the padding sorts a shorter name
+ * first, as strcmp() does. */
+static int change_key_compare(const struct change *x, const struct change *y)
+{
+        if (x->key.owner != y->key.owner)
+                return x->key.owner < y->key.owner ? -1 : 1;
+        if (x->prefix != y->prefix)
+                return x->prefix < y->prefix ? -1 : 1;
+        return journal_frame_key_compare(&x->key, &y->key);
+}
+
+/* By key, then in the journal's order (all frames are in one file). */
 static int change_compare(const void *a, const void *b)
 {
         const struct change *x = a, *y = b;
-        int r = journal_key_compare(x->timer.owner, x->timer.name, y->timer.owner, y->timer.name);
+        int r = change_key_compare(x, y);
 
         if (r != 0)
                 return r;
-        return x->index < y->index ? -1 : x->index > y->index;
+        return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
 /*
- * The latest change of each timer, minus deletions, in (owner, name) order. The live records move
- * down to the front of the changes' own buffer, which becomes the result (c gives it up): at a
- * million timers a second array would cost as much memory again. A journal_timer is smaller than
- * a change, so no record is overwritten before it is read.
+ * The latest change of each timer, minus deletions, in (owner, name) order: the snapshot's records
+ * are in that order already, so only the journal's changes are sorted, then the two are merged.
  */
-static int changes_live_set(struct changes *c, struct journal_timer **ret, size_t *ret_n)
+static int live_merge(struct journal_live *live, struct changes *c)
 {
-        struct journal_timer *timers;
-        size_t n = 0;
+        const uint8_t **frames;
+        size_t s = 0, k = 0, n = 0;
 
-        static_assert(sizeof(struct journal_timer) <= sizeof(struct change),
-                      "the live set fits in the changes' buffer");
-        if (c->n == 0) {
-                timers = calloc(1, sizeof(*timers));
-                if (!timers)
-                        return -ENOMEM;
-                *ret = timers;
-                *ret_n = 0;
+        if (c->n == 0)
                 return 0;
-        }
         qsort(c->items, c->n, sizeof(*c->items), change_compare);
-        timers = (struct journal_timer *)(void *)c->items;
-        for (size_t i = 0; i < c->n; i++) {
-                const struct change *latest = &c->items[i];
+        frames = reallocarray(NULL, live->n + c->n, sizeof(*frames));
+        if (!frames)
+                return -ENOMEM;
+        while (s < live->n || k < c->n) {
+                int order = k == c->n ? -1 : 1;
 
-                if (i + 1 < c->n && journal_key_compare(latest->timer.owner, latest->timer.name,
-                                                        c->items[i + 1].timer.owner,
-                                                        c->items[i + 1].timer.name) == 0)
+                if (s < live->n && k < c->n) {
+                        struct journal_key key = journal_frame_key(live->frames[s]);
+
+                        order = journal_frame_key_compare(&key, &c->items[k].key);
+                }
+                if (order < 0) {
+                        frames[n++] = live->frames[s++];
                         continue;
-                if (!latest->deleted)
-                        memmove(&timers[n++], &latest->timer, sizeof(*timers));
+                }
+                /* The journal's last change of the timer replaces the snapshot's record. */
+                if (order == 0)
+                        s++;
+                while (k + 1 < c->n && change_key_compare(&c->items[k], &c->items[k + 1]) == 0)
+                        k++;
+                if (!c->items[k].deleted)
+                        frames[n++] = c->items[k].frame;
+                k++;
         }
-        *c = (struct changes){};
-        *ret = timers;
-        *ret_n = n;
+        free(live->frames);
+        live->frames = frames;
+        live->n = n;
         return 0;
 }
 
-/* A snapshot: every record a PUT, unsequenced, in strictly ascending (owner, name) order. */
+/* A snapshot: every record a PUT, unsequenced, in strictly ascending (owner, name) order. Its
+ * records become the live set as they are. */
 static int snapshot_replay(const struct journal *j, const struct buffer *file, uint64_t *ret_epoch,
-                           struct changes *c)
+                           struct journal_live *live)
 {
+        struct journal_key last = {};
         size_t offset = SNAPSHOT_HEADER_SIZE;
         uint64_t n_records;
         uint32_t version;
@@ -108,7 +158,15 @@ static int snapshot_replay(const struct journal *j, const struct buffer *file, u
                                   SNAPSHOT_VERSION, &version, ret_epoch, &n_records);
         if (r < 0)
                 return r;
+        /* Room for them all at once; more than the file can hold is damage. */
+        if (n_records > (file->size - SNAPSHOT_HEADER_SIZE) / (FRAME_SIZE + PAYLOAD_MIN))
+                return -EBADMSG;
+        live->frames = reallocarray(NULL, n_records > 0 ? n_records : 1, sizeof(*live->frames));
+        if (!live->frames)
+                return -ENOMEM;
         for (uint64_t i = 0; i < n_records; i++) {
+                const uint8_t *frame = file->data + offset;
+                struct journal_key key;
                 struct record rec;
                 size_t size;
 
@@ -119,13 +177,11 @@ static int snapshot_replay(const struct journal *j, const struct buffer *file, u
                         FRAME_VALID ||
                     rec.type != RECORD_PUT || rec.seq != 0 || rec.ends_batch)
                         return -EBADMSG;
-                if (i > 0 && journal_key_compare(c->items[c->n - 1].timer.owner,
-                                                 c->items[c->n - 1].timer.name, rec.timer.owner,
-                                                 rec.timer.name) >= 0)
+                key = journal_frame_key(frame);
+                if (i > 0 && journal_frame_key_compare(&last, &key) >= 0)
                         return -EBADMSG;
-                r = changes_add(c, &rec);
-                if (r < 0)
-                        return r;
+                last = key;
+                live->frames[live->n++] = frame;
                 offset += size;
         }
         return offset == file->size ? 0 : -EBADMSG;
@@ -246,7 +302,7 @@ static int journal_replay(const struct journal *j, const struct buffer *file, si
                 }
                 if (rec.seq != seq)
                         return -EBADMSG;
-                r = changes_add(c, &rec);
+                r = changes_add(c, file->data + offset, &rec);
                 if (r < 0)
                         return r;
                 offset += size;
@@ -281,68 +337,66 @@ static int journal_replay(const struct journal *j, const struct buffer *file, si
 }
 
 /* The snapshot, if there is one, and the journal.next a compaction may have left. */
-static int snapshot_load(struct journal *j, struct changes *c, struct journal_open_result *result,
-                         bool *ret_has_snapshot)
+static int snapshot_load(struct journal *j, struct journal_live *live,
+                         struct journal_open_result *result, bool *ret_has_snapshot)
 {
-        struct buffer snapshot = {};
         int r;
 
         result->file = SNAPSHOT_FILE;
-        r = journal_file_read(j, SNAPSHOT_FILE, NULL, &snapshot);
+        r = journal_file_map(j, SNAPSHOT_FILE, NULL, &live->snapshot);
         if (r < 0 && r != -ENOENT)
                 return r;
         *ret_has_snapshot = r >= 0;
         if (*ret_has_snapshot) {
-                r = snapshot_replay(j, &snapshot, &j->epoch, c);
-                j->snapshot_size = snapshot.size;
-                free(snapshot.data);
+                r = snapshot_replay(j, &live->snapshot, &j->epoch, live);
+                j->snapshot_size = live->snapshot.size;
                 if (r < 0)
                         return r;
         }
-        result->n_replayed = c->n;
+        result->n_replayed = live->n;
         result->file = JOURNAL_NEXT;
         return journal_next_settle(j, j->epoch);
 }
 
-static int load_files(struct journal *j, struct changes *c, struct journal_open_result *result)
+static int load_files(struct journal *j, struct journal_live *live, struct changes *c,
+                      struct journal_open_result *result)
 {
-        struct buffer file = {};
+        const struct buffer *file = &live->journal;
         struct journal_replay replay = {};
         struct proof proof = {};
         uint64_t epoch;
         bool has_snapshot;
         int r;
 
-        r = snapshot_load(j, c, result, &has_snapshot);
+        r = snapshot_load(j, live, result, &has_snapshot);
         if (r < 0)
                 return r;
 
         result->file = JOURNAL_FILE;
-        r = journal_file_read(j, JOURNAL_FILE, &j->fd, &file);
+        r = journal_file_map(j, JOURNAL_FILE, &j->fd, &live->journal);
         if (r == -ENOENT && !has_snapshot)
                 result->created = true;
         if (r == -ENOENT)
                 return has_snapshot ? -EBADMSG : journal_start_fresh(j);
         if (r < 0)
                 return r;
-        r = journal_header_decode(file.data, file.size, JOURNAL_HEADER_SIZE, JOURNAL_MAGIC,
+        r = journal_header_decode(file->data, file->size, JOURNAL_HEADER_SIZE, JOURNAL_MAGIC,
                                   JOURNAL_VERSION, &j->version, &epoch, NULL);
         if (r >= 0 && epoch > j->epoch)
                 r = -EBADMSG;
         if (r >= 0 && epoch < j->epoch) {
                 /* Left by a crash during compaction: the snapshot holds all of it. */
-                free(file.data);
+                journal_file_unmap(&live->journal);
                 result->stale_journal = true;
                 return journal_start_fresh(j);
         }
         j->records_start = j->version == JOURNAL_VERSION ? JOURNAL_RECORDS_V3 : JOURNAL_HEADER_SIZE;
         if (r >= 0 && j->version == JOURNAL_VERSION)
-                r = journal_proof_read(&file, &proof, &j->proof_slot);
+                r = journal_proof_read(file, &proof, &j->proof_slot);
         if (r >= 0)
-                r = journal_replay(j, &file, j->records_start, &proof, c, &replay);
-        if (r >= 0 && replay.valid_size < file.size)
-                r = journal_damaged_keep(j, &file, replay.valid_size, result);
-        free(file.data);
+                r = journal_replay(j, file, j->records_start, &proof, c, &replay);
+        if (r >= 0 && replay.valid_size < file->size)
+                r = journal_damaged_keep(j, file, replay.valid_size, result);
         if (r < 0)
                 return r;
 
@@ -352,7 +406,7 @@ static int load_files(struct journal *j, struct changes *c, struct journal_open_
         result->proven_batch = proof.seq;
         result->n_replayed += replay.n_replayed;
         result->n_dropped = replay.n_dropped;
-        result->bytes_truncated = file.size - replay.valid_size;
+        result->bytes_truncated = file->size - replay.valid_size;
         result->tail = replay.tail;
         result->tail_batch = replay.next_seq;
         result->tail_readable = replay.tail_readable;
@@ -374,15 +428,24 @@ static int load_files(struct journal *j, struct changes *c, struct journal_open_
 
 int journal_load(struct journal *j, struct journal_open_result *result)
 {
+        struct journal_live *live;
         struct changes c = {};
         int r;
 
-        r = load_files(j, &c, result);
-        if (r >= 0) {
-                result->file = NULL;
-                result->format_version = j->version;
-                r = changes_live_set(&c, &result->timers, &result->n_timers);
-        }
+        live = calloc(1, sizeof(*live));
+        if (!live)
+                return -ENOMEM;
+        r = load_files(j, live, &c, result);
+        if (r >= 0)
+                r = live_merge(live, &c);
         free(c.items);
-        return r;
+        if (r < 0) {
+                journal_live_free(live);
+                return r;
+        }
+        result->file = NULL;
+        result->format_version = j->version;
+        result->live = live;
+        result->n_timers = live->n;
+        return 0;
 }

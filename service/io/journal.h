@@ -130,8 +130,12 @@ enum journal_tail {
 /* At most this many journal.damaged-* files are kept; the oldest go first. */
 #define JOURNAL_DAMAGED_KEEP 8
 
+struct journal_live;
+
 struct journal_open_result {
-        struct journal_timer *timers; /* the live set in (owner, name) order; free() it */
+        /* The live set in (owner, name) order: journal_live_timer() decodes one, and
+         * journal_live_free() gives it back. Its records are read in place from the files. */
+        struct journal_live *live;
         size_t n_timers;
         uint64_t n_replayed;      /* snapshot and journal records applied */
         uint64_t n_dropped;       /* torn-tail records truncated away (those of the incomplete
@@ -160,6 +164,12 @@ struct journal;
  * see the top of this file for the store faults. */
 int journal_open(const char *state_dir, const struct journal_ops *ops,
                  struct journal_open_result *ret_result, struct journal **ret_journal);
+
+/* Timer i (< n_timers) of an open's live set. */
+void journal_live_timer(const struct journal_open_result *result, size_t i,
+                        struct journal_timer *ret);
+/* Once its timers are taken; NULL is ignored. */
+void journal_live_free(struct journal_live *live);
 
 /* Drops an uncommitted batch: commit first. A compaction's child is killed and waited for. */
 void journal_close(struct journal *j);

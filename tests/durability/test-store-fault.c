@@ -52,7 +52,7 @@ static void write_journal(const char *state_dir, const struct journal_timer *a,
         struct journal *j;
 
         assert_int_equal(journal_open(state_dir, NULL, &result, &j), 0);
-        free(result.timers);
+        journal_live_free(result.live);
         assert_int_equal(journal_put(j, a), 0);
         assert_int_equal(journal_commit(j), 0);
         assert_int_equal(journal_put(j, b), 0);
@@ -350,7 +350,7 @@ static void write_batches(const char *state_dir, unsigned n, off_t *ret_ends)
 
         snprintf(path, sizeof(path), "%s/journal", state_dir);
         assert_int_equal(journal_open(state_dir, NULL, &result, &j), 0);
-        free(result.timers);
+        journal_live_free(result.live);
         for (unsigned i = 0; i < n; i++) {
                 struct journal_timer t;
                 struct stat st;
@@ -494,7 +494,7 @@ static void test_stop_during_start_up(void **state)
         struct journal *j;
 
         assert_int_equal(journal_open(dur->dir, NULL, &result, &j), 0);
-        free(result.timers);
+        journal_live_free(result.live);
         for (unsigned i = 0; i < N_TIMERS; i++) {
                 struct journal_timer t;
                 char name[32];

@@ -125,19 +125,34 @@ static int compare_key(const struct journal_timer *a, const struct journal_timer
         return strcmp(a->name, b->name);
 }
 
+/* The live set decoded, as journal_compact() takes it. */
+static struct journal_timer *live_timers(const struct journal_open_result *r)
+{
+        struct journal_timer *timers = calloc(r->n_timers > 0 ? r->n_timers : 1, sizeof(*timers));
+
+        if (!timers)
+                fail("calloc", ENOMEM);
+        for (size_t i = 0; i < r->n_timers; i++)
+                journal_live_timer(r, i, &timers[i]);
+        return timers;
+}
+
 static void check_live_set(const struct journal_open_result *r)
 {
+        struct journal_timer *timers = live_timers(r);
+
         for (size_t i = 0; i < r->n_timers; i++) {
-                const struct journal_timer *t = &r->timers[i];
+                const struct journal_timer *t = &timers[i];
                 size_t len = strnlen(t->name, sizeof(t->name));
                 if (len == 0 || len > TIMERD_NAME_MAX)
                         fail("a replayed timer has an invalid name", EBADMSG);
                 if (strnlen(t->boot_id, sizeof(t->boot_id)) > JOURNAL_BOOT_ID_MAX)
                         fail("a replayed timer has an invalid boot id", EBADMSG);
-                if (i > 0 && compare_key(&r->timers[i - 1], t) >= 0)
+                if (i > 0 && compare_key(&timers[i - 1], t) >= 0)
                         fail("the live set is not in (owner, name) order, or repeats a timer",
                              EBADMSG);
         }
+        free(timers);
 }
 
 /* The durable state of two timers is the same (field by field: padding is not state). */
@@ -169,9 +184,14 @@ static void check_same_set(const struct journal_open_result *a, const struct jou
 {
         if (a->n_timers != b->n_timers)
                 fail(what, EBADMSG);
-        for (size_t i = 0; i < a->n_timers; i++)
-                if (!same_timer(&a->timers[i], &b->timers[i]))
+        for (size_t i = 0; i < a->n_timers; i++) {
+                struct journal_timer x, y;
+
+                journal_live_timer(a, i, &x);
+                journal_live_timer(b, i, &y);
+                if (!same_timer(&x, &y))
                         fail(what, EBADMSG);
+        }
 }
 
 static void reopen(const char *dir, struct journal_open_result *ret, struct journal **ret_journal,
@@ -194,15 +214,17 @@ static void check_replay(const char *dir, const struct journal_open_result *firs
         reopen(dir, &second, &again, "a repaired journal does not replay cleanly");
         check_same_set(first, &second, "a second replay differs from the first");
 
-        int r = journal_compact(again, second.timers, second.n_timers);
+        struct journal_timer *timers = live_timers(&second);
+        int r = journal_compact(again, timers, second.n_timers);
         if (r < 0 && r != -EINVAL)
                 fail("journal_compact", r);
+        free(timers);
         journal_close(again);
         reopen(dir, &third, &again, "a compacted journal does not replay cleanly");
         check_same_set(&second, &third, "a compaction changed the live set");
         journal_close(again);
-        free(second.timers);
-        free(third.timers);
+        journal_live_free(second.live);
+        journal_live_free(third.live);
 }
 
 /* One scratch state directory for the whole run (made once, removed at exit): each input rewrites
@@ -255,7 +277,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 0:
                 check_live_set(&result);
                 check_replay(dir, &result, j);
-                free(result.timers);
+                journal_live_free(result.live);
                 break;
         case -EBADMSG:
         case -EPROTONOSUPPORT:

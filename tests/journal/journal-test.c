@@ -218,10 +218,14 @@ struct journal *jt_open_expect_ops(const struct jt_dir *d, const struct journal_
 
         assert_int_equal(journal_open(d->state, ops, &result, &j), 0);
         assert_int_equal(result.n_timers, n_expected);
-        for (size_t i = 0; i < n_expected; i++)
-                jt_assert_timer_equal(&result.timers[i], &expected[i]);
-        free(result.timers);
-        result.timers = NULL;
+        for (size_t i = 0; i < n_expected; i++) {
+                struct journal_timer t;
+
+                journal_live_timer(&result, i, &t);
+                jt_assert_timer_equal(&t, &expected[i]);
+        }
+        journal_live_free(result.live);
+        result.live = NULL;
         if (ret_result)
                 *ret_result = result;
         return j;

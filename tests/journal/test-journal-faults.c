@@ -429,14 +429,14 @@ static void test_short_writes(void **state)
         piecemeal.pwrite = pwrite_piecemeal;
         nothing.pwrite = pwrite_nothing;
         assert_int_equal(journal_open(d->state, &piecemeal, &result, &j), 0);
-        free(result.timers);
+        journal_live_free(result.live);
         jt_faults_reset();
         jt_put_commit(j, &t[0]);
         assert_true(jt_faults.calls[JT_PWRITE] > 20);
         journal_close(j);
 
         assert_int_equal(journal_open(d->state, &nothing, &result, &j), 0);
-        free(result.timers);
+        journal_live_free(result.live);
         assert_int_equal(journal_put(j, &t[1]), 0);
         assert_int_equal(journal_commit(j), -EIO);
         journal_close(j);

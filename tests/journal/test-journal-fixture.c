@@ -63,9 +63,11 @@ static void test_restores_every_field(void **state)
         assert_int_equal(result.tail, JOURNAL_TAIL_NONE);
         assert_int_equal(result.n_timers, FIXTURE_SEEDS - 1);
         for (size_t i = 0; i < result.n_timers; i++) {
-                const struct journal_timer *t = &result.timers[i];
+                struct journal_timer timer, *t = &timer;
                 unsigned seed;
                 struct journal_timer expected;
+
+                journal_live_timer(&result, i, t);
 
                 assert_true(sscanf(t->name, "snap-%u", &seed) == 1 ||
                             sscanf(t->name, "journal-%u", &seed) == 1);
@@ -74,7 +76,7 @@ static void test_restores_every_field(void **state)
                 expected = jt_timer(1000 + seed % 2, t->name, seed);
                 jt_assert_timer_equal(t, &expected);
         }
-        free(result.timers);
+        journal_live_free(result.live);
         journal_close(j);
         jt_dir_remove(&d);
 }

@@ -357,6 +357,15 @@ static void test_snapshot_damage(void **state)
         assert_store_fault(d, "snapshot", swapped, size, -EBADMSG);
         free(swapped);
 
+        /* A count beyond what the file can hold, checksummed: refused before room is made. */
+        swapped = malloc(size);
+        assert_non_null(swapped);
+        memcpy(swapped, data, size);
+        memset(swapped + SNAPSHOT_HEADER_SIZE - 12, 0xff, 8);
+        store_u32(swapped + SNAPSHOT_HEADER_SIZE - 4, crc32c(0, swapped, SNAPSHOT_HEADER_SIZE - 4));
+        assert_store_fault(d, "snapshot", swapped, size, -EBADMSG);
+        free(swapped);
+
         jt_write(d, "snapshot", data, size);
         j = jt_open_expect(d, t, 3, NULL);
         journal_close(j);
@@ -382,6 +391,40 @@ static void test_snapshot_plus_journal(void **state)
 
         j = jt_open_expect(d, expected, 3, &result);
         assert_int_equal(result.n_replayed, 3 + 3);
+        journal_close(j);
+}
+
+/* The journal's changes merged into the snapshot's order: new timers before, between and after
+ * its records, names that share their first 8 bytes or end early, the last change of a timer
+ * winning, deletions. */
+static void test_snapshot_plus_journal_order(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer snap[4] = {jt_timer(1, "abcdefgh", 1), jt_timer(1, "abcdefgh1", 2),
+                                        jt_timer(1, "b", 3), jt_timer(2, "a", 4)};
+        struct journal_timer puts[9] = {
+            jt_timer(3, "a", 10),          jt_timer(1, "c", 11),
+            jt_timer(1, "abcdefgh12", 12), jt_timer(1, "abcdefgh0", 13),
+            jt_timer(1, "abcdefg", 14),    jt_timer(1, "a", 15),
+            jt_timer(0, "z", 16),          jt_timer(1, "abcdefgh0", 17),
+            jt_timer(2, "a", 18),
+        };
+        struct journal_timer expected[10] = {puts[6], puts[5], puts[4], snap[0], puts[7],
+                                             snap[1], puts[2], puts[1], puts[8], puts[0]};
+        struct journal *j;
+
+        j = jt_open_expect(d, NULL, 0, NULL);
+        assert_int_equal(journal_compact(j, snap, 4), 0);
+        for (size_t i = 0; i < 9; i++) {
+                assert_int_equal(journal_put(j, &puts[i]), 0);
+                if (i == 4) {
+                        assert_int_equal(journal_delete(j, 2, "a"), 0);
+                        assert_int_equal(journal_delete(j, 1, "b"), 0);
+                }
+                assert_int_equal(journal_commit(j), 0);
+        }
+        journal_close(j);
+        j = jt_open_expect(d, expected, 10, NULL);
         journal_close(j);
 }
 
@@ -821,6 +864,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_headers, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_snapshot_damage, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_snapshot_plus_journal, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_snapshot_plus_journal_order, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_stale_journal, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_inconsistent_files, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_not_files, setup, jt_teardown),
