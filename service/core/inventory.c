@@ -59,6 +59,15 @@ void inventory_insert(struct inventory *inv, struct inventory_node *node)
         inv->n_nodes++;
 }
 
+struct inventory_node *inventory_last(const struct inventory *inv)
+{
+        struct inventory_node *node = inv->root;
+
+        while (node && node->right)
+                node = node->right;
+        return node;
+}
+
 void inventory_remove(struct inventory *inv, struct inventory_node *node)
 {
         struct inventory_key key = inv->key_of(node);

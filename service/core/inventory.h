@@ -48,6 +48,9 @@ void inventory_insert(struct inventory *inv, struct inventory_node *node);
 /* Remove node, which must be in the inventory. */
 void inventory_remove(struct inventory *inv, struct inventory_node *node);
 
+/* The last node in order, or NULL when empty: down the right spine. */
+struct inventory_node *inventory_last(const struct inventory *inv);
+
 /* How many ancestors a cursor keeps; a deeper walk finds its way back from the root. */
 #ifndef INVENTORY_CURSOR_DEPTH
 #define INVENTORY_CURSOR_DEPTH 64

@@ -66,6 +66,25 @@ static int timer_install(struct registry *r, const struct td_now *now, uint32_t 
         return 0;
 }
 
+/*
+ * Whether (owner, name) is absent: found without probing the hash table when it comes after every
+ * timer, as each does when a journal's live set is restored in its (owner, name) order. At a
+ * million timers the probe was a cache miss each, a sixth of the start.
+ */
+static bool timer_absent(const struct registry *r, uint32_t owner, const char *name)
+{
+        const struct inventory_node *last = inventory_last(&r->inventory);
+        const struct inventory_key key = {.owner = owner, .name = name};
+
+        if (last) {
+                const struct inventory_key last_key = r->inventory.key_of(last);
+
+                if (inventory_key_compare(&key, &last_key) <= 0)
+                        return !timer_find(r, owner, name);
+        }
+        return true;
+}
+
 /* A durable state this registry could have written. */
 static bool snapshot_restorable(const struct td_snapshot *s)
 {
@@ -231,7 +250,7 @@ struct td_transition registry_restore(struct registry *r, const struct td_now *n
         }
         if (e >= 0 && !snapshot_restorable(timer))
                 e = -EINVAL;
-        if (e >= 0 && timer_find(r, timer->owner, timer->name))
+        if (e >= 0 && !timer_absent(r, timer->owner, timer->name))
                 e = -TIMERD_E_ALREADY_REGISTERED;
         if (e >= 0)
                 e = handle_generations_check(r, 1);

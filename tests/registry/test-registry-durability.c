@@ -487,6 +487,37 @@ static void test_reserve_then_restore(void **state)
         fx_done(&f);
 }
 
+/* Restored in (owner, name) order, each timer comes after every one there is and no lookup is
+ * needed; out of order, or twice, the lookup still decides. */
+static void test_restore_any_order(void **state)
+{
+        static const char *const names[] = {"m", "x", "b", "a", "y", "c"};
+        struct td_declaration d = retained(TIMERD_POLICY_ONCE, 0);
+        struct td_snapshot s, *all;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+                s = durable(names[i], d, i + 1, 5000);
+                assert_int_equal(restore(&f, &s, 0), 0);
+        }
+        /* The last in order, one in the middle, the first: each is there already. */
+        for (size_t i = 0; i < 3; i++) {
+                s = durable((const char *[]){"y", "c", "a"}[i], d, 10, 5000);
+                assert_int_equal(restore(&f, &s, 0), -TIMERD_E_ALREADY_REGISTERED);
+        }
+        /* Another owner's timer of the same name is another timer. */
+        s = durable("a", d, 11, 5000);
+        s.owner = FX_UID + 1;
+        assert_int_equal(restore(&f, &s, 0), 0);
+        s.owner = FX_UID - 1;
+        assert_int_equal(restore(&f, &s, 0), 0);
+        assert_int_equal(registry_list(f.r, 0, true, &all), 8);
+        free(all);
+        fx_done(&f);
+}
+
 static void test_changes_tracked(void **state)
 {
         struct td_declaration d = retained(TIMERD_POLICY_ONCE, 0);
@@ -773,6 +804,7 @@ int main(void)
             cmocka_unit_test(test_catch_up_false_skips),
             cmocka_unit_test(test_catch_up_randomized_delay),
             cmocka_unit_test(test_reserve_then_restore),
+            cmocka_unit_test(test_restore_any_order),
             cmocka_unit_test(test_changes_tracked),
             cmocka_unit_test(test_reconcile_keep_is_no_change),
             cmocka_unit_test(test_rollback_undoes_calls),
