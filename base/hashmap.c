@@ -34,11 +34,6 @@ uint64_t hash_string(uint64_t seed, const char *s)
 #define TAG_MASK ((uintptr_t)0)
 #endif
 
-static size_t home_of(size_t n_slots, uint64_t hash)
-{
-        return (size_t)hash & (n_slots - 1);
-}
-
 /* The top bits of the hash, where a slot keeps them: independent of the home's low bits. */
 static uintptr_t tag_of(const struct hashmap *m, uint64_t hash)
 {
@@ -53,7 +48,7 @@ static uintptr_t slot_of(const struct hashmap *m, uint64_t hash, const void *ent
 static void slot_insert(const struct hashmap *m, uintptr_t *slots, size_t n_slots, uint64_t hash,
                         const void *entry)
 {
-        size_t i = home_of(n_slots, hash);
+        size_t i = hashmap_home(n_slots, hash);
 
         while (slots[i])
                 i = (i + 1) & (n_slots - 1);
@@ -131,7 +126,7 @@ void *hashmap_find(const struct hashmap *m, uint64_t hash, hashmap_match_fn matc
 
         if (m->n_slots == 0)
                 return NULL;
-        for (size_t i = home_of(m->n_slots, hash); m->slots[i]; i = (i + 1) & (m->n_slots - 1))
+        for (size_t i = hashmap_home(m->n_slots, hash); m->slots[i]; i = (i + 1) & (m->n_slots - 1))
                 if ((m->slots[i] & m->tag_mask) == tag && match(hashmap_slot_entry(m, i), key))
                         return hashmap_slot_entry(m, i);
         return NULL;
@@ -168,14 +163,15 @@ void hashmap_remove(struct hashmap *m, uint64_t hash, const void *entry)
 
         if (m->n_slots == 0)
                 return;
-        for (hole = home_of(m->n_slots, hash); m->slots[hole] != slot; hole = (hole + 1) & mask)
+        for (hole = hashmap_home(m->n_slots, hash); m->slots[hole] != slot;
+             hole = (hole + 1) & mask)
                 if (!m->slots[hole])
                         return;
 
         /* Backward shift: pull later entries of the probe run into the hole when they may. */
         for (i = (hole + 1) & mask; m->slots[i]; i = (i + 1) & mask) {
                 if (home_between(hole, i,
-                                 home_of(m->n_slots, m->hash_of(hashmap_slot_entry(m, i)))))
+                                 hashmap_home(m->n_slots, m->hash_of(hashmap_slot_entry(m, i)))))
                         continue;
                 m->slots[hole] = m->slots[i];
                 hole = i;
@@ -205,7 +201,7 @@ int hashmap_check(const struct hashmap *m)
                 hash = m->hash_of(hashmap_slot_entry(m, i));
                 if ((m->slots[i] & m->tag_mask) != tag_of(m, hash))
                         return -EUCLEAN;
-                for (size_t j = home_of(m->n_slots, hash); j != i; j = (j + 1) & mask)
+                for (size_t j = hashmap_home(m->n_slots, hash); j != i; j = (j + 1) & mask)
                         if (!m->slots[j])
                                 return -EUCLEAN;
         }

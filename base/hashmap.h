@@ -42,6 +42,19 @@ void hashmap_shrink(struct hashmap *m);
 
 /* `hash` is the key's: the one hash_of() gives for the entry it matches. */
 void *hashmap_find(const struct hashmap *m, uint64_t hash, hashmap_match_fn match, const void *key);
+/* Where a probe for `hash` starts (n_slots a power of two). */
+static inline size_t hashmap_home(size_t n_slots, uint64_t hash)
+{
+        return (size_t)hash & (n_slots - 1);
+}
+
+/* Start fetching the slot a find or insert of `hash` reads first, so that the cache miss overlaps
+ * the caller's work until then. Changes nothing. */
+static inline void hashmap_prefetch(const struct hashmap *m, uint64_t hash)
+{
+        if (m->n_slots > 0)
+                __builtin_prefetch(&m->slots[hashmap_home(m->n_slots, hash)]);
+}
 /* The key must be absent and room reserved; hash == hash_of(entry). */
 void hashmap_insert(struct hashmap *m, uint64_t hash, void *entry);
 /* Remove this exact entry; no-op when absent. hash == hash_of(entry). */

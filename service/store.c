@@ -310,6 +310,7 @@ static int store_fault(struct service *s, int error)
 
 static int restore_all(struct service *s, const struct journal_open_result *result)
 {
+        struct journal_timer timers[2];
         struct store *st = s->store;
         struct td_now now;
         uint64_t seed;
@@ -326,15 +327,24 @@ static int restore_all(struct service *s, const struct journal_open_result *resu
         r = registry_reserve(s->registry, result->n_timers);
         if (r < 0)
                 return log_errno(r, "Cannot make room for %zu timers", result->n_timers);
+        if (result->n_timers > 0)
+                journal_live_timer(result, 0, &timers[0]);
         for (size_t i = 0; i < result->n_timers; i++) {
-                struct journal_timer timer, *j = &timer;
+                const struct journal_timer *j = &timers[i % 2];
                 const struct td_calendar *calendar;
                 struct td_snapshot snapshot;
                 struct td_transition t;
 
                 if (i % 4096 == 4095 && sigfd_stop_pending())
                         return start_interrupted(s);
-                journal_live_timer(result, i, j);
+                /* The next one first: its place in the registry is fetched while this one is
+                 * restored. */
+                if (i + 1 < result->n_timers) {
+                        struct journal_timer *next = &timers[(i + 1) % 2];
+
+                        journal_live_timer(result, i + 1, next);
+                        registry_restore_prefetch(s->registry, next->owner, next->name);
+                }
                 if (!registry_name_valid(j->name)) {
                         log_error("The journal holds a timer of uid %u with an invalid name",
                                   (unsigned)j->owner);

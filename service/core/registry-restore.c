@@ -85,6 +85,11 @@ static bool timer_absent(const struct registry *r, uint32_t owner, const char *n
         return true;
 }
 
+void registry_restore_prefetch(const struct registry *r, uint32_t owner, const char *name)
+{
+        hashmap_prefetch(&r->timers, identity_hash(owner, name));
+}
+
 /* A durable state this registry could have written. */
 static bool snapshot_restorable(const struct td_snapshot *s)
 {
