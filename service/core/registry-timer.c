@@ -503,7 +503,7 @@ static size_t timer_size(size_t len)
  * The memory declaring t as d needs (t NULL: a new timer), before anything changes: room in its
  * queue unless it stays in the one it has, room in the changes for a retained one, the session
  * of a transient one (*ret_session, else NULL) and a runs record for rare fields when t has none
- * (*ret_spare, else NULL; the caller frees it if it does not declare).
+ * (*ret_spare, else NULL; on a failure nothing is kept).
  */
 static int declare_reserve(struct registry *r, const struct timer *t,
                            const struct td_caller *caller, const struct td_declaration *d,
