@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "tests/varlink/view-agreement.h"
 #include "varlink/json.h"
 #include "varlink/message.h"
 #include "varlink/view.h"
@@ -54,49 +55,6 @@ static void parse_both(struct vl_parser *p, const char *object, struct vl_call *
         assert_non_null(*tree);
 }
 
-/* The view of an object and its tree agree on every field and, for objects, inside them. */
-static void agree(const struct vl_view *v, json_object *t, int depth)
-{
-        for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-                const char *f = fields[i], *vs = NULL, *ts = NULL;
-                uint64_t vu = 1, tu = 1;
-                bool vb = false, tb = false;
-                struct vl_view vo, va;
-                json_object *to, *ta;
-                int r;
-
-                r = vl_view_get_string(v, f, &vs);
-                assert_int_equal(r, vl_get_string(t, f, &ts));
-                if (r == 0)
-                        assert_string_equal(vs, ts);
-                r = vl_view_get_u64(v, f, &vu);
-                assert_int_equal(r, vl_get_u64(t, f, &tu));
-                assert_int_equal(vu, tu);
-                r = vl_view_get_bool(v, f, &vb);
-                assert_int_equal(r, vl_get_bool(t, f, &tb));
-                assert_int_equal(vb, tb);
-                r = vl_view_get_array(v, f, &va);
-                assert_int_equal(r, vl_get_array(t, f, &ta));
-                if (r == 0) {
-                        struct vl_view e = vl_view_first(&va);
-
-                        assert_int_equal(vl_view_size(&va), json_object_array_length(ta));
-                        for (size_t k = 0; k < vl_view_size(&va); k++, e = vl_view_following(&e)) {
-                                json_object *te = json_object_array_get_idx(ta, k);
-
-                                r = vl_view_string(&e, &vs);
-                                assert_int_equal(r == 0, json_object_is_type(te, json_type_string));
-                                if (r == 0)
-                                        assert_string_equal(vs, json_object_get_string(te));
-                        }
-                }
-                r = vl_view_get_object(v, f, &vo);
-                assert_int_equal(r, vl_get_object(t, f, &to));
-                if (r == 0 && depth < 3)
-                        agree(&vo, to, depth + 1);
-        }
-}
-
 static void view_agrees_with_tree(void **state)
 {
         struct vl_parser p;
@@ -108,7 +66,8 @@ static void view_agrees_with_tree(void **state)
                 json_object *tree;
 
                 parse_both(&p, objects[i], &c, &tree);
-                agree(&c.parameters, tree, 0);
+                assert_null(view_disagreement(&c.parameters, tree, fields,
+                                              sizeof(fields) / sizeof(fields[0])));
                 json_object_put(tree);
         }
         vl_parser_done(&p);
