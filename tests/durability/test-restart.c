@@ -238,6 +238,46 @@ static void test_live_cadence_survives_restart(void **state)
         dur_stop(dur);
 }
 
+/* Issue 21 item 6, the upgrade: a retained timer declared without a handover (an older
+ * libtimerd's default) is in the store; the client comes back after a restart with today's
+ * default and reconciles: no ReconciliationConflict, the same claim, and the timer takes the
+ * default handover, durably. */
+static void test_reconcile_upgrades_to_the_default_handover(void **state)
+{
+        struct timerd_declaration old = retained(TIMERD_POLICY_AFTER_COMPLETION, 3600 * SEC);
+        struct timerd_declaration d = retained(TIMERD_POLICY_AFTER_COMPLETION, 3600 * SEC);
+        struct timerd_claim claim, again;
+        struct timerd_timer timer;
+        struct dur *dur = *state;
+        struct timerd *t;
+        bool created;
+
+        old.handover_usec = 0;
+        dur_start(dur);
+        t = harness_connect(&dur->h);
+        assert_int_equal(
+            timerd_reconcile(t, "job", &old, TIMERD_DESIRED_SCHEDULED, 0, &claim, &created), 0);
+        assert_true(created);
+        timerd_close(t);
+        dur_stop(dur);
+
+        dur_start(dur);
+        t = harness_connect(&dur->h);
+        assert_int_equal(
+            timerd_reconcile(t, "job", &d, TIMERD_DESIRED_SCHEDULED, 0, &again, &created), 0);
+        assert_false(created);
+        assert_int_equal(again.generation, claim.generation);
+        timerd_close(t);
+        dur_crash(dur);
+        dur_start(dur);
+        t = harness_connect(&dur->h);
+        assert_int_equal(timerd_get(t, "job", TIMERD_OWNER_SELF, &timer), 0);
+        assert_int_equal(timer.declaration.handover_usec, TIMERD_HANDOVER_DEFAULT_USEC);
+        assert_true(timer.has_next);
+        timerd_close(t);
+        dur_stop(dur);
+}
+
 /* The next timerd signal on sfd within timeout_ms: its generation, or 0 when none came. */
 static uint64_t next_signal(int sfd, int timeout_ms)
 {
@@ -364,6 +404,8 @@ int main(void)
                                             dur_teardown),
             cmocka_unit_test_setup_teardown(test_live_cadence_survives_restart, dur_setup,
                                             dur_teardown),
+            cmocka_unit_test_setup_teardown(test_reconcile_upgrades_to_the_default_handover,
+                                            dur_setup, dur_teardown),
             cmocka_unit_test_setup_teardown(test_calendar_survives_restart, dur_setup,
                                             dur_teardown),
             cmocka_unit_test_setup_teardown(test_signal_timer_repinned_after_restart, dur_setup,
