@@ -351,6 +351,8 @@ struct timerd_firing {
         struct timerd_token token;
         enum timerd_clock clock;
         uint64_t deadline_usec;
+        /* When the service started the run: with a handover (libtimerd's default) up to
+         * handover_usec before deadline_usec, though the firing is returned at the deadline. */
         uint64_t fired_usec;
         /* Periods missed since the previous firing was handed over, as timer_getoverrun(2);
          * struct timerd_timer's overruns is the total. */
