@@ -7,6 +7,7 @@
 
 #include "base/clockid.h"
 #include "service/api.h"
+#include "service/io/clock.h"
 #include "service/events.h"
 #include "service/io/peer.h"
 #include "service/service.h"
@@ -591,10 +592,22 @@ static int list_page_params(const struct service *s, json_object *params, struct
         return 0;
 }
 
-/* A List page, written as the registry walks it. */
+/*
+ * A List page ends at its limit, or once its reply holds LIST_PAGE_BYTES (what one send to a
+ * socket of the default buffer takes) or took LIST_PAGE_USEC to write (the clock read every
+ * LIST_CLOCK_EVERY timers): until the client has the page, the loop serves nobody else's call of
+ * it, and the client goes on from the page's cursor.
+ */
+#define LIST_PAGE_BYTES  (128 * 1024)
+#define LIST_PAGE_USEC   2000
+#define LIST_CLOCK_EVERY 64
+
 struct list_writer {
         struct vl_text *o;
         const struct td_now *now;
+        size_t start;        /* o->len when the page began */
+        uint64_t began_usec; /* monotonic, real */
+        size_t n;
         uint32_t last_owner;
         char last_name[TIMERD_NAME_MAX + 1];
 };
@@ -602,11 +615,15 @@ struct list_writer {
 static bool list_write(const struct td_snapshot *t, void *userdata)
 {
         struct list_writer *w = userdata;
+        uint64_t usec;
 
         api_timer_write(w->o, NULL, t, w->now);
         w->last_owner = t->owner;
         strcpy(w->last_name, t->name);
-        return w->o->error == 0;
+        if (w->o->error < 0 || w->o->len - w->start >= LIST_PAGE_BYTES)
+                return false;
+        return ++w->n % LIST_CLOCK_EVERY != 0 || clock_read(TIMERD_CLOCK_MONOTONIC, &usec) < 0 ||
+               usec - w->began_usec < LIST_PAGE_USEC;
 }
 
 static int do_list(struct service *s, struct peer *p, json_object *params, const struct td_now *now,
@@ -625,7 +642,9 @@ static int do_list(struct service *s, struct peer *p, json_object *params, const
                 return params_fail(err, -TIMERD_E_PERMISSION_DENIED, NULL, NULL, 0);
         if ((r = list_page_params(s, params, &page, err)) < 0)
                 return r;
+        (void)clock_read(TIMERD_CLOCK_MONOTONIC, &w.began_usec);
         w.o = reply_begin(s, p, reply);
+        w.start = w.o->len;
         vl_text_array_begin(w.o, "timers");
         if (registry_list_each(s->registry, &page, list_write, &w, &more) < 0)
                 return params_fail(err, -TIMERD_E_BUSY, NULL, NULL, 0);
