@@ -513,12 +513,12 @@ static void calendar_normalized_write(struct vl_text *o, const struct td_calenda
 #define WIRE_WRITE_INTERNAL_U64(o, b, m, w)
 #define WIRE_WRITE_INTERNAL_BOOL(o, b, m, w)
 
-void api_timer_write(struct vl_text *o, const char *field, const struct td_snapshot *timer,
-                     const struct td_now *now)
+void api_timer_write(struct vl_text *o, const char *field, const struct registry *r,
+                     const struct td_snapshot *timer, const struct td_now *now)
 {
         /* Overruns and next deadline as of now, also while the schedule is held behind a run. */
         struct td_snapshot settled = *timer;
-        registry_snapshot_at(&settled, now);
+        registry_snapshot_at(r, &settled, now);
         const struct td_snapshot *t = &settled;
         const struct td_declaration *decl = &t->declaration;
         const struct td_calendar *c = decl->calendar;
@@ -561,7 +561,7 @@ static int do_get(struct service *s, struct peer *p, const struct vl_view *param
         r = registry_get(s->registry, owner, name, &t);
         if (r < 0)
                 return params_fail(err, r, name, NULL, 0);
-        api_timer_write(reply_begin(s, p, reply), "timer", &t, now);
+        api_timer_write(reply_begin(s, p, reply), "timer", s->registry, &t, now);
         return 0;
 }
 
@@ -605,6 +605,7 @@ static int list_page_params(const struct service *s, const struct vl_view *param
 
 struct list_writer {
         struct vl_text *o;
+        const struct registry *r;
         const struct td_now *now;
         size_t start;        /* o->len when the page began */
         uint64_t began_usec; /* monotonic, real */
@@ -618,7 +619,7 @@ static bool list_write(const struct td_snapshot *t, void *userdata)
         struct list_writer *w = userdata;
         uint64_t usec;
 
-        api_timer_write(w->o, NULL, t, w->now);
+        api_timer_write(w->o, NULL, w->r, t, w->now);
         w->last_owner = t->owner;
         strcpy(w->last_name, t->name);
         if (w->o->error < 0 || w->o->len - w->start >= LIST_PAGE_BYTES)
@@ -631,7 +632,7 @@ static int do_list(struct service *s, struct peer *p, const struct vl_view *para
                    const struct td_now *now, struct vl_text **reply, struct param_error *err)
 {
         struct td_list_page page = {0};
-        struct list_writer w = {.now = now};
+        struct list_writer w = {.r = s->registry, .now = now};
         bool more;
         int r;
 

@@ -41,12 +41,24 @@ static const char GOLDEN_BARE[] =
     "e\":false,\"pending\":false,\"runs\":0,\"consecutive_expected_failures\":0,\"overrun"
     "s\":0,\"live_cadence_usec\":0,\"last_duration_usec\":0,\"total_duration_usec\":0}}}";
 
+/* The registry a snapshot is brought up to now by (an empty one, on a real clock). */
+static struct registry *registry_make(void)
+{
+        const struct registry_config config = {.first_generation = 1, .first_handle_generation = 1};
+        struct registry *r;
+
+        assert_int_equal(registry_new(&config, &r), 0);
+        return r;
+}
+
 static char *written_text(const struct td_snapshot *t, const struct td_now *now)
 {
+        struct registry *r = registry_make();
         struct vl_text o;
 
         vl_text_reply_begin(&o, false, 0);
-        api_timer_write(&o, "timer", t, now);
+        api_timer_write(&o, "timer", r, t, now);
+        registry_free(r);
         return vl_text_reply_end(&o);
 }
 
@@ -248,15 +260,18 @@ static void test_list_elements(void **state)
         struct td_snapshot t;
         struct td_now now;
 
+        struct registry *r = registry_make();
+
         (void)state;
         calendars_make();
         vl_text_reply_begin(&o, false, 0);
         vl_text_array_begin(&o, "timers");
         for (unsigned i = 0; i < 3; i++) {
                 matrix_timer(i + 4, &t, &now);
-                api_timer_write(&o, NULL, &t, &now);
+                api_timer_write(&o, NULL, r, &t, &now);
         }
         vl_text_array_end(&o);
+        registry_free(r);
         char *list = vl_text_reply_end(&o);
         assert_non_null(list);
         char *expected = NULL;
