@@ -7,6 +7,7 @@
 
 #include "base/clockid.h"
 #include "service/api.h"
+#include "service/io/clock.h"
 #include "service/events.h"
 #include "service/io/peer.h"
 #include "service/service.h"
@@ -111,12 +112,19 @@ static int run_transition(struct service *s, const struct td_now *now, struct td
         return check_binding(s, err, owner, name);
 }
 
-static json_object *claim_json(const char *name, uint64_t generation)
+/* The method's reply, written straight into p's output: begun after everything the call
+ * changed was applied and published, so that nothing else is sent to p meanwhile. */
+static struct vl_text *reply_begin(struct service *s, struct peer *p, struct vl_text **reply)
 {
-        json_object *c = json_object_new_object();
-        vl_add_string(c, "name", name);
-        vl_add_u64(c, "generation", generation);
-        return c;
+        return *reply = service_reply_begin(s, p, false, 0);
+}
+
+static void claim_write(struct vl_text *o, const char *name, uint64_t generation)
+{
+        vl_text_object_begin(o, "claim");
+        vl_text_add_string(o, "name", name);
+        vl_text_add_u64(o, "generation", generation);
+        vl_text_object_end(o);
 }
 
 /* What the declaration needs from the service and the caller: an alarm clock needs
@@ -154,7 +162,7 @@ static int register_call(struct service *s, struct peer *p, const struct vl_view
 }
 
 static int do_register(struct service *s, struct peer *p, const struct vl_view *params,
-                       const struct td_now *now, json_object **reply, struct param_error *err)
+                       const struct td_now *now, struct vl_text **reply, struct param_error *err)
 {
         struct td_register_args a = {.caller = {.session = p->session}};
         uint64_t generation;
@@ -168,9 +176,8 @@ static int do_register(struct service *s, struct peer *p, const struct vl_view *
         td_calendar_unref(a.declaration.calendar);
         if (r < 0)
                 return r;
-        *reply = json_object_new_object();
-        vl_add_object(*reply, "claim", claim_json(a.name, generation));
         events_publish(s, EVENT_REGISTERED, a.caller.uid, a.name, 0);
+        claim_write(reply_begin(s, p, reply), a.name, generation);
         return 0;
 }
 
@@ -201,7 +208,7 @@ static int reconcile_call(struct service *s, struct peer *p, const struct vl_vie
 }
 
 static int do_reconcile(struct service *s, struct peer *p, const struct vl_view *params,
-                        const struct td_now *now, json_object **reply, struct param_error *err)
+                        const struct td_now *now, struct vl_text **reply, struct param_error *err)
 {
         struct td_reconcile_args a = {.caller = {.session = p->session}};
         uint64_t generation;
@@ -216,13 +223,13 @@ static int do_reconcile(struct service *s, struct peer *p, const struct vl_view 
         td_calendar_unref(a.declaration.calendar);
         if (r < 0)
                 return r;
-        *reply = json_object_new_object();
-        vl_add_object(*reply, "claim", claim_json(a.name, generation));
-        vl_add_bool(*reply, "created", created);
         events_publish(s, EVENT_RECONCILED, a.caller.uid, a.name, 0);
         /* Re-pinned to the caller: a firing held while no process was pinned goes now. */
         if (a.caller_is_owner && a.declaration.delivery == TIMERD_DELIVERY_SIGNAL)
                 signals_deliver_held(s, now, a.caller.uid, a.name, p->session);
+        struct vl_text *o = reply_begin(s, p, reply);
+        claim_write(o, a.name, generation);
+        vl_text_add_bool(o, "created", created);
         return 0;
 }
 
@@ -246,7 +253,7 @@ static int control_handle(struct service *s, struct peer *p, const struct vl_vie
 }
 
 static int do_schedule(struct service *s, struct peer *p, const struct vl_view *params,
-                       const struct td_now *now, json_object **reply, struct param_error *err)
+                       const struct td_now *now, struct vl_text **reply, struct param_error *err)
 {
         struct td_handle h;
         enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
@@ -264,13 +271,13 @@ static int do_schedule(struct service *s, struct peer *p, const struct vl_view *
                            h.name, "deadline_usec");
         if (r < 0)
                 return r;
-        *reply = json_object_new_object();
         events_publish(s, EVENT_SCHEDULED, h.owner, h.name, 0);
+        reply_begin(s, p, reply);
         return 0;
 }
 
 static int do_reschedule(struct service *s, struct peer *p, const struct vl_view *params,
-                         const struct td_now *now, json_object **reply, struct param_error *err)
+                         const struct td_now *now, struct vl_text **reply, struct param_error *err)
 {
         struct td_reschedule_result previous;
         struct td_handle h;
@@ -292,10 +299,10 @@ static int do_reschedule(struct service *s, struct peer *p, const struct vl_view
                            err, h.owner, h.name, "cadence_usec");
         if (r < 0)
                 return r;
-        *reply = json_object_new_object();
-        vl_add_u64(*reply, "remaining_usec", previous.previous_remaining_usec);
-        vl_add_u64(*reply, "cadence_usec", previous.previous_cadence_usec);
         events_publish(s, EVENT_RESCHEDULED, h.owner, h.name, 0);
+        struct vl_text *o = reply_begin(s, p, reply);
+        vl_text_add_u64(o, "remaining_usec", previous.previous_remaining_usec);
+        vl_text_add_u64(o, "cadence_usec", previous.previous_cadence_usec);
         return 0;
 }
 
@@ -304,7 +311,7 @@ typedef struct td_transition (*handle_op_fn)(struct registry *r, const struct td
                                              const struct td_handle *h);
 
 static int control_simple(struct service *s, struct peer *p, const struct vl_view *params,
-                          const struct td_now *now, json_object **reply, struct param_error *err,
+                          const struct td_now *now, struct vl_text **reply, struct param_error *err,
                           handle_op_fn op, bool allow_token, enum event_kind event)
 {
         struct td_handle h;
@@ -316,20 +323,20 @@ static int control_simple(struct service *s, struct peer *p, const struct vl_vie
         r = run_transition(s, now, op(s->registry, now, &h), err, h.owner, h.name, "claim");
         if (r < 0)
                 return r;
-        *reply = json_object_new_object();
         events_publish(s, event, h.owner, h.name, 0);
+        reply_begin(s, p, reply);
         return 0;
 }
 
 static int do_cancel(struct service *s, struct peer *p, const struct vl_view *params,
-                     const struct td_now *now, json_object **reply, struct param_error *err)
+                     const struct td_now *now, struct vl_text **reply, struct param_error *err)
 {
         return control_simple(s, p, params, now, reply, err, registry_cancel, true,
                               EVENT_CANCELLED);
 }
 
 static int do_unregister(struct service *s, struct peer *p, const struct vl_view *params,
-                         const struct td_now *now, json_object **reply, struct param_error *err)
+                         const struct td_now *now, struct vl_text **reply, struct param_error *err)
 {
         /* A run token is a delegated claim for the run's duration, not authority to remove. */
         return control_simple(s, p, params, now, reply, err, registry_unregister, false,
@@ -337,7 +344,7 @@ static int do_unregister(struct service *s, struct peer *p, const struct vl_view
 }
 
 static int do_kick(struct service *s, struct peer *p, const struct vl_view *params,
-                   const struct td_now *now, json_object **reply, struct param_error *err)
+                   const struct td_now *now, struct vl_text **reply, struct param_error *err)
 {
         struct td_handle h;
         enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
@@ -351,9 +358,8 @@ static int do_kick(struct service *s, struct peer *p, const struct vl_view *para
                            "cadence_usec");
         if (r < 0)
                 return r;
-        *reply = json_object_new_object();
-        vl_add_u64(*reply, "next_usec", next);
         events_publish(s, EVENT_KICKED, h.owner, h.name, 0);
+        vl_text_add_u64(reply_begin(s, p, reply), "next_usec", next);
         return 0;
 }
 
@@ -381,7 +387,7 @@ static int complete_run_end(const struct vl_view *params, struct td_run_end *ret
 }
 
 static int do_complete(struct service *s, struct peer *p, const struct vl_view *params,
-                       const struct td_now *now, json_object **reply, struct param_error *err)
+                       const struct td_now *now, struct vl_text **reply, struct param_error *err)
 {
         enum timerd_outcome outcome;
         enum timerd_directive directive = TIMERD_DIRECTIVE_CONTINUE;
@@ -413,149 +419,136 @@ static int do_complete(struct service *s, struct peer *p, const struct vl_view *
                            err, h.owner, h.name, "duration_usec");
         if (r < 0)
                 return r;
-        *reply = json_object_new_object();
         events_publish(s, EVENT_COMPLETED, h.owner, h.name, h.run);
+        reply_begin(s, p, reply);
         return 0;
 }
 
-/* {exit, code}; false when out of memory. */
-static bool add_run_end(json_object *o, const char *field, const struct td_run_end *end)
-{
-        json_object *result = json_object_new_object();
-
-        if (!result || vl_add_string(result, "exit", vl_exit_to_string(end->exit)) < 0 ||
-            vl_add_u64(result, "code", end->code) < 0) {
-                json_object_put(result);
-                return false;
-        }
-        return vl_add_object(o, field, result) >= 0;
-}
-
-static void add_optional(json_object *o, const char *field, bool has, uint64_t v)
-{
-        if (has)
-                vl_add_u64(o, field, v);
-}
-
 /*
- * A calendar timer's schedule: the expressions as declared (declaration.calendar / .cron), the
- * zone they are read in, named (also when it is the local zone), and in the timer the normalized
- * form of each, in the same order (the source lists calendar lines before cron ones). -ENOMEM.
+ * A calendar timer's schedule: the expressions as declared (declaration.calendar / .cron: each
+ * line of the source of that kind, without its prefix), the zone they are read in, named (also
+ * when it is the local zone), and in the timer the normalized form of each, in the order of the
+ * source (which lists calendar lines before cron ones).
  */
-static int calendar_json(const struct td_calendar *c, json_object *d, json_object *o)
+static void calendar_lines_write(struct vl_text *o, const char *field, const struct td_calendar *c,
+                                 bool cron)
 {
-        json_object *systemd = json_object_new_array(), *cron = json_object_new_array(),
-                    *normalized = json_object_new_array();
-        char line[TD_CALENDAR_SOURCE_MAX + 1], form[CALENDAR_FORMAT_MAX];
+        char line[TD_CALENDAR_SOURCE_MAX + 1];
         const char *p = c->source;
         size_t prefix = strlen(TD_CALENDAR_CRON_PREFIX);
+        bool any = false;
 
-        if (!systemd || !cron || !normalized)
-                goto fail;
         for (size_t i = 0; i < c->n_specs; i++) {
                 size_t l = strcspn(p, "\n");
-                bool is_cron = strncmp(p, TD_CALENDAR_CRON_PREFIX, prefix) == 0;
 
-                memcpy(line, p, l);
-                line[l] = 0;
-                if (vl_array_add(is_cron ? cron : systemd,
-                                 json_object_new_string(line + (is_cron ? prefix : 0))) < 0 ||
-                    calendar_format(&c->specs[i], form, sizeof(form)) < 0 ||
-                    vl_array_add(normalized, json_object_new_string(form)) < 0)
-                        goto fail;
+                if ((strncmp(p, TD_CALENDAR_CRON_PREFIX, prefix) == 0) == cron) {
+                        if (!any)
+                                vl_text_array_begin(o, field);
+                        any = true;
+                        memcpy(line, p, l);
+                        line[l] = 0;
+                        vl_text_add_string(o, NULL, line + (cron ? prefix : 0));
+                }
                 p += l + (p[l] == '\n');
         }
-        if (json_object_array_length(systemd) > 0)
-                vl_add_object(d, "calendar", systemd);
-        else
-                json_object_put(systemd);
-        if (json_object_array_length(cron) > 0)
-                vl_add_object(d, "cron", cron);
-        else
-                json_object_put(cron);
-        vl_add_string(d, "timezone", c->zone->name);
-        vl_add_bool(d, "fixed_random_delay", c->fixed_random_delay);
-        vl_add_object(o, "calendar_normalized", normalized);
-        return 0;
-fail:
-        json_object_put(systemd);
-        json_object_put(cron);
-        json_object_put(normalized);
-        return -ENOMEM;
+        if (any)
+                vl_text_array_end(o);
 }
 
-/*
- * Each field as base/timer-fields.h describes it: o the object, b the struct it is in, m its
- * member (a pair for two), w its wire name. Those that may fail (out of memory) jump to fail.
- */
-#define WIRE_PUT_U64(o, b, m, w)  vl_add_u64(o, #w, (b)->m);
-#define WIRE_PUT_BOOL(o, b, m, w) vl_add_bool(o, #w, (b)->m);
-#define WIRE_PUT_BOOL_ON          WIRE_PUT_BOOL
-#define WIRE_PUT_SIGNO(o, b, m, w)                                                                 \
-        if ((b)->delivery == TIMERD_DELIVERY_SIGNAL)                                               \
-                vl_add_u64(o, #w, (uint64_t)(b)->m);
-#define WIRE_PUT_POLICY(o, b, m, w)   vl_add_string(o, #w, vl_policy_to_string((b)->m));
-#define WIRE_PUT_CLOCK(o, b, m, w)    vl_add_string(o, #w, vl_clock_to_string((b)->m));
-#define WIRE_PUT_LIFETIME(o, b, m, w) vl_add_string(o, #w, vl_lifetime_to_string((b)->m));
-#define WIRE_PUT_DELIVERY(o, b, m, w) vl_add_string(o, #w, vl_delivery_to_string((b)->m));
-#define WIRE_PUT_STATE(o, b, m, w)    vl_add_string(o, #w, vl_state_to_string((b)->m));
-#define WIRE_PUT_FAILURE(o, b, m, w)                                                               \
-        if ((b)->m != TIMERD_FAILURE_NONE)                                                         \
-                vl_add_string(o, #w, vl_failure_to_string((b)->m));
-#define WIRE_PUT_OUTCOME(o, b, m, w)                                                               \
-        if ((b)->m != TIMERD_OUTCOME_NONE)                                                         \
-                vl_add_string(o, #w, vl_outcome_to_string((b)->m));
-#define WIRE_PUT_OPT_USEC(o, b, m, w) add_optional(o, #w, (b)->TD_FIRST(m), (b)->TD_SECOND(m));
-#define WIRE_PUT_DEADLINE(o, b, m, w)                                                              \
-        WIRE_PUT_OPT_USEC(o, b, m, w)                                                              \
-        add_optional(o, "remaining_usec", (b)->TD_FIRST(m),                                        \
-                     (b)->TD_SECOND(m) > clock_now ? (b)->TD_SECOND(m) - clock_now : 0);
-#define WIRE_PUT_LIVE_CADENCE(o, b, m, w) WIRE_PUT_U64(o, b, m, w)
-#define WIRE_PUT_CATCH_UP_MARK(o, b, m, w)                                                         \
-        if ((b)->has_last_start)                                                                   \
-                vl_add_bool(o, #w, (b)->m);
-#define WIRE_PUT_RESULT(o, b, m, w)                                                                \
-        if ((b)->m.exit != TIMERD_EXIT_NONE && !add_run_end(o, #w, &(b)->m))                       \
-                goto fail;
-#define WIRE_PUT_INTERNAL_U64(o, b, m, w)
-#define WIRE_PUT_INTERNAL_BOOL(o, b, m, w)
+/* The normalized form of each expression, in the order of the source. */
+static void calendar_normalized_write(struct vl_text *o, const struct td_calendar *c)
+{
+        char form[CALENDAR_FORMAT_MAX];
 
-json_object *api_timer_json(const struct registry *r, const struct td_snapshot *timer,
-                            const struct td_now *now)
+        vl_text_array_begin(o, "calendar_normalized");
+        for (size_t i = 0; i < c->n_specs; i++) {
+                if (calendar_format(&c->specs[i], form, sizeof(form)) < 0) {
+                        o->error = o->error < 0 ? o->error : -ENOMEM;
+                        return;
+                }
+                vl_text_add_string(o, NULL, form);
+        }
+        vl_text_array_end(o);
+}
+
+/* Each field as base/timer-fields.h describes it, written as text: o the text, b the struct it is
+ * in, m its member (a pair for two), w its wire name. */
+#define WIRE_WRITE_U64(o, b, m, w)  vl_text_add_u64(o, #w, (b)->m);
+#define WIRE_WRITE_BOOL(o, b, m, w) vl_text_add_bool(o, #w, (b)->m);
+#define WIRE_WRITE_BOOL_ON          WIRE_WRITE_BOOL
+#define WIRE_WRITE_SIGNO(o, b, m, w)                                                               \
+        if ((b)->delivery == TIMERD_DELIVERY_SIGNAL)                                               \
+                vl_text_add_u64(o, #w, (uint64_t)(b)->m);
+#define WIRE_WRITE_POLICY(o, b, m, w)   vl_text_add_string(o, #w, vl_policy_to_string((b)->m));
+#define WIRE_WRITE_CLOCK(o, b, m, w)    vl_text_add_string(o, #w, vl_clock_to_string((b)->m));
+#define WIRE_WRITE_LIFETIME(o, b, m, w) vl_text_add_string(o, #w, vl_lifetime_to_string((b)->m));
+#define WIRE_WRITE_DELIVERY(o, b, m, w) vl_text_add_string(o, #w, vl_delivery_to_string((b)->m));
+#define WIRE_WRITE_STATE(o, b, m, w)    vl_text_add_string(o, #w, vl_state_to_string((b)->m));
+#define WIRE_WRITE_FAILURE(o, b, m, w)                                                             \
+        if ((b)->m != TIMERD_FAILURE_NONE)                                                         \
+                vl_text_add_string(o, #w, vl_failure_to_string((b)->m));
+#define WIRE_WRITE_OUTCOME(o, b, m, w)                                                             \
+        if ((b)->m != TIMERD_OUTCOME_NONE)                                                         \
+                vl_text_add_string(o, #w, vl_outcome_to_string((b)->m));
+#define WIRE_WRITE_OPT_USEC(o, b, m, w)                                                            \
+        if ((b)->TD_FIRST(m))                                                                      \
+                vl_text_add_u64(o, #w, (b)->TD_SECOND(m));
+#define WIRE_WRITE_DEADLINE(o, b, m, w)                                                            \
+        WIRE_WRITE_OPT_USEC(o, b, m, w)                                                            \
+        if ((b)->TD_FIRST(m))                                                                      \
+                vl_text_add_u64(o, "remaining_usec",                                               \
+                                (b)->TD_SECOND(m) > clock_now ? (b)->TD_SECOND(m) - clock_now      \
+                                                              : 0);
+#define WIRE_WRITE_LIVE_CADENCE(o, b, m, w) WIRE_WRITE_U64(o, b, m, w)
+#define WIRE_WRITE_CATCH_UP_MARK(o, b, m, w)                                                       \
+        if ((b)->has_last_start)                                                                   \
+                vl_text_add_bool(o, #w, (b)->m);
+#define WIRE_WRITE_RESULT(o, b, m, w)                                                              \
+        if ((b)->m.exit != TIMERD_EXIT_NONE) {                                                     \
+                vl_text_object_begin(o, #w);                                                       \
+                vl_text_add_string(o, "exit", vl_exit_to_string((b)->m.exit));                     \
+                vl_text_add_u64(o, "code", (b)->m.code);                                           \
+                vl_text_object_end(o);                                                             \
+        }
+#define WIRE_WRITE_INTERNAL_U64(o, b, m, w)
+#define WIRE_WRITE_INTERNAL_BOOL(o, b, m, w)
+
+void api_timer_write(struct vl_text *o, const char *field, const struct registry *r,
+                     const struct td_snapshot *timer, const struct td_now *now)
 {
         /* Overruns and next deadline as of now, also while the schedule is held behind a run. */
         struct td_snapshot settled = *timer;
         registry_snapshot_at(r, &settled, now);
         const struct td_snapshot *t = &settled;
-        json_object *o = json_object_new_object();
-        json_object *d = json_object_new_object();
         const struct td_declaration *decl = &t->declaration;
+        const struct td_calendar *c = decl->calendar;
         uint64_t clock_now = now->usec[decl->clock];
 
-        if (!o || !d)
-                goto fail;
-#define PUT_DECLARATION(kind, m, w, pub, journal, position) WIRE_PUT_##kind(d, decl, m, w)
-        TD_DECLARATION_FIELDS(PUT_DECLARATION)
-#undef PUT_DECLARATION
-        if (decl->calendar && calendar_json(decl->calendar, d, o) < 0)
-                goto fail;
-
-        vl_add_u64(o, "owner", t->owner);
-        vl_add_string(o, "name", t->name);
-        vl_add_object(o, "declaration", d);
-        d = NULL;
-#define PUT_TIMER(kind, m, w, pub, journal, position) WIRE_PUT_##kind(o, t, m, w)
-        TD_TIMER_FIELDS(PUT_TIMER)
-#undef PUT_TIMER
-        return o;
-fail:
-        json_object_put(o);
-        json_object_put(d);
-        return NULL;
+        vl_text_object_begin(o, field);
+        /* First, as the tree this replaced had it. */
+        if (c)
+                calendar_normalized_write(o, c);
+        vl_text_add_u64(o, "owner", t->owner);
+        vl_text_add_string(o, "name", t->name);
+        vl_text_object_begin(o, "declaration");
+#define WRITE_DECLARATION(kind, m, w, pub, journal, position) WIRE_WRITE_##kind(o, decl, m, w)
+        TD_DECLARATION_FIELDS(WRITE_DECLARATION)
+#undef WRITE_DECLARATION
+        if (c) {
+                calendar_lines_write(o, "calendar", c, false);
+                calendar_lines_write(o, "cron", c, true);
+                vl_text_add_string(o, "timezone", c->zone->name);
+                vl_text_add_bool(o, "fixed_random_delay", c->fixed_random_delay);
+        }
+        vl_text_object_end(o);
+#define WRITE_TIMER(kind, m, w, pub, journal, position) WIRE_WRITE_##kind(o, t, m, w)
+        TD_TIMER_FIELDS(WRITE_TIMER)
+#undef WRITE_TIMER
+        vl_text_object_end(o);
 }
 
 static int do_get(struct service *s, struct peer *p, const struct vl_view *params,
-                  const struct td_now *now, json_object **reply, struct param_error *err)
+                  const struct td_now *now, struct vl_text **reply, struct param_error *err)
 {
         struct td_snapshot t;
         const char *name;
@@ -568,8 +561,7 @@ static int do_get(struct service *s, struct peer *p, const struct vl_view *param
         r = registry_get(s->registry, owner, name, &t);
         if (r < 0)
                 return params_fail(err, r, name, NULL, 0);
-        *reply = json_object_new_object();
-        vl_add_object(*reply, "timer", api_timer_json(s->registry, &t, now));
+        api_timer_write(reply_begin(s, p, reply), "timer", s->registry, &t, now);
         return 0;
 }
 
@@ -601,11 +593,46 @@ static int list_page_params(const struct service *s, const struct vl_view *param
         return 0;
 }
 
+/*
+ * A List page ends at its limit, or once its reply holds LIST_PAGE_BYTES (what one send to a
+ * socket of the default buffer takes) or took LIST_PAGE_USEC to write (the clock read every
+ * LIST_CLOCK_EVERY timers): until the client has the page, the loop serves nobody else's call of
+ * it, and the client goes on from the page's cursor.
+ */
+#define LIST_PAGE_BYTES  (128 * 1024)
+#define LIST_PAGE_USEC   2000
+#define LIST_CLOCK_EVERY 64
+
+struct list_writer {
+        struct vl_text *o;
+        const struct registry *r;
+        const struct td_now *now;
+        size_t start;        /* o->len when the page began */
+        uint64_t began_usec; /* monotonic, real */
+        size_t n;
+        uint32_t last_owner;
+        char last_name[TIMERD_NAME_MAX + 1];
+};
+
+static bool list_write(const struct td_snapshot *t, void *userdata)
+{
+        struct list_writer *w = userdata;
+        uint64_t usec;
+
+        api_timer_write(w->o, NULL, w->r, t, w->now);
+        w->last_owner = t->owner;
+        strcpy(w->last_name, t->name);
+        if (w->o->error < 0 || w->o->len - w->start >= LIST_PAGE_BYTES)
+                return false;
+        return ++w->n % LIST_CLOCK_EVERY != 0 || clock_read(TIMERD_CLOCK_MONOTONIC, &usec) < 0 ||
+               usec - w->began_usec < LIST_PAGE_USEC;
+}
+
 static int do_list(struct service *s, struct peer *p, const struct vl_view *params,
-                   const struct td_now *now, json_object **reply, struct param_error *err)
+                   const struct td_now *now, struct vl_text **reply, struct param_error *err)
 {
         struct td_list_page page = {0};
-        struct td_snapshot *timers;
+        struct list_writer w = {.r = s->registry, .now = now};
         bool more;
         int r;
 
@@ -617,41 +644,39 @@ static int do_list(struct service *s, struct peer *p, const struct vl_view *para
                 return params_fail(err, -TIMERD_E_PERMISSION_DENIED, NULL, NULL, 0);
         if ((r = list_page_params(s, params, &page, err)) < 0)
                 return r;
-        long n = registry_list_page(s->registry, &page, &timers, &more);
-        if (n < 0)
+        (void)clock_read(TIMERD_CLOCK_MONOTONIC, &w.began_usec);
+        w.o = reply_begin(s, p, reply);
+        w.start = w.o->len;
+        vl_text_array_begin(w.o, "timers");
+        if (registry_list_each(s->registry, &page, list_write, &w, &more) < 0)
                 return params_fail(err, -TIMERD_E_BUSY, NULL, NULL, 0);
-        json_object *array = json_object_new_array_ext((int)(n < 1 ? 1 : n));
-        for (long i = 0; array && i < n; i++)
-                vl_array_add(array, api_timer_json(s->registry, &timers[i], now));
-        *reply = json_object_new_object();
-        vl_add_object(*reply, "timers", array);
+        vl_text_array_end(w.o);
         if (more) {
-                json_object *next = json_object_new_object();
-                vl_add_u64(next, "owner", timers[n - 1].owner);
-                vl_add_string(next, "name", timers[n - 1].name);
-                vl_add_object(*reply, "next", next);
+                vl_text_object_begin(w.o, "next");
+                vl_text_add_u64(w.o, "owner", w.last_owner);
+                vl_text_add_string(w.o, "name", w.last_name);
+                vl_text_object_end(w.o);
         }
-        free(timers);
         return 0;
 }
 
 /* The caller's process reports the signals it takes (SignalTaken), so its overruns are counted
  * without a look into its /proc (signals.h). */
 static int do_acknowledge_signals(struct service *s, struct peer *p, const struct vl_view *params,
-                                  const struct td_now *now, json_object **reply,
+                                  const struct td_now *now, struct vl_text **reply,
                                   struct param_error *err)
 {
-        (void)s;
         (void)params;
         (void)now;
         if (signals_acknowledge(p) < 0)
                 return params_fail(err, -TIMERD_E_BUSY, NULL, NULL, 0);
-        *reply = json_object_new_object();
+        reply_begin(s, p, reply);
         return 0;
 }
 
 static int do_signal_taken(struct service *s, struct peer *p, const struct vl_view *params,
-                           const struct td_now *now, json_object **reply, struct param_error *err)
+                           const struct td_now *now, struct vl_text **reply,
+                           struct param_error *err)
 {
         uint64_t generation;
         int signo, r;
@@ -664,12 +689,12 @@ static int do_signal_taken(struct service *s, struct peer *p, const struct vl_vi
                 return params_invalid(err, "generation");
         if ((r = signals_taken(p, signo, generation)) < 0)
                 return params_fail(err, r, NULL, NULL, generation);
-        *reply = json_object_new_object();
+        reply_begin(s, p, reply);
         return 0;
 }
 
 typedef int (*timer_method_fn)(struct service *s, struct peer *p, const struct vl_view *params,
-                               const struct td_now *now, json_object **reply,
+                               const struct td_now *now, struct vl_text **reply,
                                struct param_error *err);
 
 static const struct {
@@ -697,7 +722,7 @@ bool api_timer_call(struct service *s, struct peer *p, const char *method,
                 if (strcmp(method, timer_methods[i].method) != 0)
                         continue;
                 struct param_error err = {0};
-                json_object *reply = NULL;
+                struct vl_text *reply = NULL;
                 struct td_now now;
 
                 if (service_now(s, &now) < 0) {
@@ -707,10 +732,12 @@ bool api_timer_call(struct service *s, struct peer *p, const char *method,
                 /* The answer to a change of a retained timer depends on its commit: the
                  * dispatcher sends it, then ends the bracket (store_call_end()). */
                 store_call_begin(s, p);
-                if (timer_methods[i].fn(s, p, params, &now, &reply, &err) < 0)
+                if (timer_methods[i].fn(s, p, params, &now, &reply, &err) < 0) {
+                        if (reply)
+                                service_reply_cancel(s, p);
                         *ret = reply_fail(&err);
-                else
-                        *ret = reply_parameters(reply);
+                } else
+                        *ret = reply_written(false);
                 return true;
         }
         return false;

@@ -63,23 +63,23 @@ static struct reply get_interface_description(struct service *s, const struct vl
         return reply_parameters(o);
 }
 
-/* What the service may do beyond an unprivileged process; [] when none or unknown; NULL when out
- * of memory. */
-static json_object *capabilities_json(void)
+/* What the service may do beyond an unprivileged process; [] when none or unknown; out of memory
+ * fails o. */
+static void capabilities_write(struct vl_text *o)
 {
-        json_object *array = json_object_new_array();
         char **names = NULL;
         int n = caps_held(&names);
 
         if (n == -ENOMEM) {
-                json_object_put(array);
-                return NULL;
+                o->error = o->error < 0 ? o->error : -ENOMEM;
+                return;
         }
+        vl_text_array_begin(o, "capabilities");
         for (int i = 0; i < n; i++)
-                vl_array_add(array, json_object_new_string(names[i]));
+                vl_text_add_string(o, NULL, names[i]);
+        vl_text_array_end(o);
         if (n >= 0)
                 caps_names_free(names);
-        return array;
 }
 
 /* The caller's parked Waits and Sleeps. */
@@ -95,23 +95,19 @@ static uint64_t waiters_of(const struct service *s, uid_t uid)
  * requests, and none of the activity figures (firings, wake-ups, lateness …) that would tell it
  * about other users' timers.
  */
-/* A delay distribution as the IDL's Delays; p99 only from enough samples to mean more than the
- * maximum. */
-static json_object *delays_json(const struct usec_histogram *h)
+/* A delay distribution as the IDL's Delays, its object left open for more fields; p99 only from
+ * enough samples to mean more than the maximum. */
+static void delays_begin(struct vl_text *o, const char *field, const struct usec_histogram *h)
 {
-        json_object *o = json_object_new_object();
-
-        if (!o)
-                return NULL;
-        vl_add_u64(o, "samples", h->samples);
-        vl_add_u64(o, "p50_usec", histogram_percentile(h, 500));
+        vl_text_object_begin(o, field);
+        vl_text_add_u64(o, "samples", h->samples);
+        vl_text_add_u64(o, "p50_usec", histogram_percentile(h, 500));
         if (h->samples >= METRICS_P99_MIN_SAMPLES)
-                vl_add_u64(o, "p99_usec", histogram_percentile(h, 990));
-        vl_add_u64(o, "max_usec", h->max_usec);
-        return o;
+                vl_text_add_u64(o, "p99_usec", histogram_percentile(h, 990));
+        vl_text_add_u64(o, "max_usec", h->max_usec);
 }
 
-static struct reply status(struct service *s, const struct peer *p)
+static struct reply status(struct service *s, struct peer *p)
 {
         struct registry_stats rs;
         struct loop_stats ls;
@@ -129,40 +125,41 @@ static struct reply status(struct service *s, const struct peer *p)
         loop_get_stats(s->loop, &ls);
         (void)clock_read(TIMERD_CLOCK_MONOTONIC, &now);
 
-        json_object *o = json_object_new_object();
-        vl_add_string(o, "epoch", s->epoch);
-        vl_add_string(o, "version", TIMERD_VERSION);
-        vl_add_string(o, "backend", loop_backend_to_string(loop_backend(s->loop)));
-        vl_add_string(o, "backend_reason", s->backend_reason);
-        vl_add_u64(o, "pid", (uint64_t)getpid());
-        vl_add_u64(o, "uptime_usec", now > s->started_usec ? now - s->started_usec : 0);
-        vl_add_string(o, "scope", host ? "host" : "caller");
-        vl_add_u64(o, "timers", rs.timers);
-        vl_add_u64(o, "scheduled", rs.scheduled);
-        vl_add_u64(o, "running", rs.running);
-        vl_add_u64(o, "failed", rs.failed);
-        vl_add_u64(o, "pending", rs.pending);
-        vl_add_u64(o, "connections", connections);
-        vl_add_u64(o, "waiters", waiters);
-        vl_add_u64(o, "clock_changes", s->clock_changes);
-        vl_add_u64(o, "calendar_reevaluations", s->calendar_reevaluations);
+        struct vl_text *o = service_reply_begin(s, p, false, 0);
+        vl_text_add_string(o, "epoch", s->epoch);
+        vl_text_add_string(o, "version", TIMERD_VERSION);
+        vl_text_add_string(o, "backend", loop_backend_to_string(loop_backend(s->loop)));
+        vl_text_add_string(o, "backend_reason", s->backend_reason);
+        vl_text_add_u64(o, "pid", (uint64_t)getpid());
+        vl_text_add_u64(o, "uptime_usec", now > s->started_usec ? now - s->started_usec : 0);
+        vl_text_add_string(o, "scope", host ? "host" : "caller");
+        vl_text_add_u64(o, "timers", rs.timers);
+        vl_text_add_u64(o, "scheduled", rs.scheduled);
+        vl_text_add_u64(o, "running", rs.running);
+        vl_text_add_u64(o, "failed", rs.failed);
+        vl_text_add_u64(o, "pending", rs.pending);
+        vl_text_add_u64(o, "connections", connections);
+        vl_text_add_u64(o, "waiters", waiters);
+        vl_text_add_u64(o, "clock_changes", s->clock_changes);
+        vl_text_add_u64(o, "calendar_reevaluations", s->calendar_reevaluations);
         if (host) {
-                vl_add_u64(o, "iterations", s->metrics.iterations);
-                vl_add_u64(o, "wakeups", ls.wakeups);
-                vl_add_u64(o, "firings", s->metrics.firings);
-                vl_add_u64(o, "overruns", rs.overruns);
-                vl_add_u64(o, "stale_expiries", rs.stale_expiries + s->wake.stale);
-                vl_add_u64(o, "signals_sent", s->signals.sent);
-                vl_add_u64(o, "signals_failed", s->signals.target_gone + s->signals.refused);
-                vl_add_u64(o, "slowest_iteration_usec", s->metrics.slowest_iteration_usec);
-                json_object *lateness = delays_json(&s->metrics.lateness);
-                vl_add_u64(lateness, "past_due", s->metrics.lateness_past_due);
-                vl_add_object(o, "lateness", lateness);
-                vl_add_object(o, "loop_lag", delays_json(&s->metrics.loop_lag));
+                vl_text_add_u64(o, "iterations", s->metrics.iterations);
+                vl_text_add_u64(o, "wakeups", ls.wakeups);
+                vl_text_add_u64(o, "firings", s->metrics.firings);
+                vl_text_add_u64(o, "overruns", rs.overruns);
+                vl_text_add_u64(o, "stale_expiries", rs.stale_expiries + s->wake.stale);
+                vl_text_add_u64(o, "signals_sent", s->signals.sent);
+                vl_text_add_u64(o, "signals_failed", s->signals.target_gone + s->signals.refused);
+                vl_text_add_u64(o, "slowest_iteration_usec", s->metrics.slowest_iteration_usec);
+                delays_begin(o, "lateness", &s->metrics.lateness);
+                vl_text_add_u64(o, "past_due", s->metrics.lateness_past_due);
+                vl_text_object_end(o);
+                delays_begin(o, "loop_lag", &s->metrics.loop_lag);
+                vl_text_object_end(o);
         }
-        vl_add_object(o, "capabilities", capabilities_json());
-        vl_add_string(o, "store", store_status(s));
-        return reply_parameters(o);
+        capabilities_write(o);
+        vl_text_add_string(o, "store", store_status(s));
+        return reply_written(false);
 }
 
 static struct reply unknown_method(struct service *s, const char *method)
@@ -233,7 +230,7 @@ void api_handle_call(struct service *s, struct peer *p, const struct vl_call *ca
         do {
                 r = dispatch(s, p, call);
                 service_send_reply(s, p, r);
-        } while (r.kind == REPLY_TEXT && r.continues && p->fd >= 0 && p->call_open &&
+        } while (r.kind == REPLY_WRITTEN && r.continues && p->fd >= 0 && p->call_open &&
                  p->call_cookie == cookie);
         /* Inside the bracket a timer method opened: its answer depends on the commit. */
         store_call_end(s);

@@ -28,9 +28,10 @@ void api_handle_call(struct service *s, struct peer *p, const struct vl_call *ca
 bool api_timer_call(struct service *s, struct peer *p, const char *method,
                     const struct vl_view *params, struct reply *ret);
 
-/* The JSON of a snapshot, as the IDL's Timer type. */
-json_object *api_timer_json(const struct registry *r, const struct td_snapshot *t,
-                            const struct td_now *now);
+/* A snapshot as the IDL's Timer type, brought up to now (registry_snapshot_at()), written into o:
+ * as `field` of the object being written, or (NULL) an element of the array being written. */
+void api_timer_write(struct vl_text *o, const char *field, const struct registry *r,
+                     const struct td_snapshot *t, const struct td_now *now);
 
 /* waits.c: the methods, which return what they decided (REPLY_NONE: parked) */
 struct reply api_wait(struct service *s, struct peer *p, const struct vl_view *params);

@@ -105,57 +105,76 @@ static void peer_write(struct service *s, struct peer *p)
 {
         flush_unlist(p);
         int r = peer_flush(p);
-        if ((r < 0 && r != -EAGAIN) || (p->doomed && !peer_has_output(p))) {
+        if ((r < 0 && r != -EAGAIN) || (p->doomed && vl_writer_pending(&p->out) == 0)) {
                 service_drop_peer(s, p);
                 return;
         }
         peer_update_watch(s, p);
 }
 
-bool service_queue(struct service *s, struct peer *p, char *msg)
-{
-        int r = peer_queue(p, msg);
-        if (r < 0) {
-                log_warning("Dropping connection %" PRIu64 " (uid %u): %s", p->session,
-                            (unsigned)p->uid,
-                            r == -ENOBUFS ? "it does not read its replies" : strerror(-r));
-                service_drop_peer(s, p);
-                return false;
-        }
-        flush_list(s, p);
-        return true;
-}
-
+/* Queue what the store released: its holds end, and the peers are written. */
 void service_send_released(struct service *s)
 {
         struct peer *p;
-        char *msg;
+        bool broken;
 
-        while (store_take_released(s, &p, &msg))
-                service_queue(s, p, msg);
+        while (store_take_released(s, &p, &broken)) {
+                if (broken) {
+                        service_drop_peer(s, p);
+                        continue;
+                }
+                vl_writer_release(&p->out);
+                flush_list(s, p);
+        }
         service_flush_all(s);
 }
 
-static void peer_send(struct service *s, struct peer *p, char *msg)
+/* p's message just queued (at position, len bytes): out now, or once the store's commit releases
+ * it. Nothing leaves before the changes it may describe are durable (store.c). */
+static void message_queued(struct service *s, struct peer *p, uint64_t position, size_t len)
 {
-        /* Nothing leaves before the changes it may describe are durable (store.c). */
-        switch (store_hold(s, p, &msg)) {
+        switch (store_hold(s, p, position, len)) {
         case STORE_HELD:
                 return;
-        case STORE_RELEASED:
+        case STORE_BROKEN:
+                service_drop_peer(s, p);
                 service_send_released(s);
-                if (p->fd < 0)
-                        free(msg);
-                else if (service_queue(s, p, msg))
-                        service_flush_all(s);
+                return;
+        case STORE_RELEASED:
+                flush_list(s, p);
+                service_send_released(s);
                 return;
         case STORE_SEND:
                 break;
         }
-        if (!service_queue(s, p, msg))
-                return;
-        if (vl_writer_pending(&p->out) >= FLUSH_THRESHOLD)
+        flush_list(s, p);
+        if (vl_writer_sendable(&p->out) >= FLUSH_THRESHOLD)
                 peer_write(s, p);
+}
+
+/* End the message written into p's output (peer_text_begin()) and send it: 0, -ENOMEM (nothing
+ * was queued), -ENOBUFS (p was dropped). */
+static int text_end(struct service *s, struct peer *p)
+{
+        uint64_t position;
+        size_t len;
+        int r = peer_text_end(p, &position, &len);
+
+        if (r == -ENOBUFS) {
+                log_warning("Dropping connection %" PRIu64
+                            " (uid %u): it does not read its replies",
+                            p->session, (unsigned)p->uid);
+                service_drop_peer(s, p);
+        } else if (r == 0)
+                message_queued(s, p, position, len);
+        return r;
+}
+
+/* An error message (parameters taken) written into p's output and sent, as text_end(). */
+static int error_text(struct service *s, struct peer *p, int error, json_object *parameters)
+{
+        vl_text_error_tree(peer_text_begin(p, 0), vl_error_to_name(error), parameters);
+        return text_end(s, p);
 }
 
 static void peer_pump(struct service *s, struct peer *p);
@@ -173,39 +192,59 @@ static void call_finished(struct service *s, struct peer *p)
         peer_pump(s, p);
 }
 
-bool service_reply_continues(const struct peer *p, bool continues)
+/* Whether a reply with `continues` keeps p's call open: the flag its encoding must carry. */
+static bool reply_continues(const struct peer *p, bool continues)
 {
         return continues && p->call_more;
 }
 
-void service_reply_encoded(struct service *s, struct peer *p, char *msg, bool continues)
+struct vl_text *service_reply_begin(struct service *s, struct peer *p, bool continues, size_t room)
 {
-        bool more = service_reply_continues(p, continues);
+        struct vl_text *t = peer_text_begin(p, room);
+
+        (void)s;
+        p->reply_more = reply_continues(p, continues);
+        vl_text_reply_head(t, p->reply_more);
+        return t;
+}
+
+void service_reply_cancel(struct service *s, struct peer *p)
+{
+        (void)s;
+        peer_text_cancel(p);
+}
+
+void service_reply_end(struct service *s, struct peer *p)
+{
+        bool more = p->reply_more;
+
         if (p->call_oneway)
-                free(msg);
-        else
-                peer_send(s, p, msg);
+                peer_text_cancel(p);
+        else if (vl_text_reply_close(&p->text), text_end(s, p) == -ENOMEM) {
+                service_error(s, p, TIMERD_E_BUSY, NULL);
+                return;
+        }
         if (!more && !p->doomed && p->fd >= 0)
                 call_finished(s, p);
 }
 
-/* Answer the open call of p with parameters (owned), ending it. */
+/* Answer the open call of p with parameters (owned; NULL, or a tree missing a part: an
+ * allocation failed on the way, answered Busy), ending it. */
 static void reply_parameters_send(struct service *s, struct peer *p, json_object *parameters)
 {
-        char *msg = NULL;
-
-        if (p->call_oneway) {
-                json_object_put(parameters);
-                service_reply_encoded(s, p, NULL, false);
-                return;
-        }
-        /* NULL, or a tree missing a part: an allocation failed on the way. */
-        if (parameters)
-                msg = vl_reply_encode(parameters, false);
-        if (!msg)
+        if (!p->call_oneway && parameters) {
+                vl_text_reply_tree(peer_text_begin(p, 0), parameters, false);
+                if (text_end(s, p) == -ENOMEM) {
+                        service_error(s, p, TIMERD_E_BUSY, NULL);
+                        return;
+                }
+        } else if (!p->call_oneway) {
                 service_error(s, p, TIMERD_E_BUSY, NULL);
-        else
-                service_reply_encoded(s, p, msg, false);
+                return;
+        } else
+                json_object_put(parameters);
+        if (!p->doomed && p->fd >= 0)
+                call_finished(s, p);
 }
 
 /* The errors whose IDL declares no parameters: any other one without them lost them to a failed
@@ -231,19 +270,12 @@ static bool error_without_parameters(int error)
  */
 void service_error(struct service *s, struct peer *p, int error, json_object *parameters)
 {
-        const char *name = vl_error_to_name(error);
-        char *msg = NULL;
+        bool whole = vl_error_to_name(error) && (parameters || error_without_parameters(error));
 
-        if (p->call_oneway)
+        if (p->call_oneway || !whole)
                 json_object_put(parameters);
-        else if (name && (parameters || error_without_parameters(error)))
-                msg = vl_error_encode(name, parameters);
-        else
-                json_object_put(parameters);
-        if (!p->call_oneway && !msg)
-                msg = vl_error_encode(vl_error_to_name(TIMERD_E_BUSY), NULL);
-        if (!p->call_oneway)
-                peer_send(s, p, msg);
+        if (!p->call_oneway && (!whole || error_text(s, p, error, parameters) == -ENOMEM))
+                (void)error_text(s, p, TIMERD_E_BUSY, NULL);
         if (!p->doomed && p->fd >= 0)
                 call_finished(s, p);
 }
@@ -261,8 +293,8 @@ void service_send_reply(struct service *s, struct peer *p, struct reply r)
         case REPLY_PARAMETERS:
                 reply_parameters_send(s, p, r.parameters);
                 break;
-        case REPLY_TEXT:
-                service_reply_encoded(s, p, r.text, r.continues);
+        case REPLY_WRITTEN:
+                service_reply_end(s, p);
                 break;
         case REPLY_ERROR:
                 service_error(s, p, r.error, r.parameters);
@@ -274,7 +306,8 @@ void service_send_reply(struct service *s, struct peer *p, struct reply r)
 static void peer_protocol_error(struct service *s, struct peer *p, int error, json_object *params)
 {
         p->doomed = true;
-        peer_send(s, p, vl_error_encode(vl_error_to_name(error), params));
+        if (error_text(s, p, error, params) == -ENOMEM)
+                service_drop_peer(s, p);
 }
 
 /* Take the next message of p, if it may: one open call per connection. */
@@ -381,9 +414,15 @@ void service_hang_up(struct service *s, struct peer *p, int error, json_object *
                 json_object_put(parameters);
                 return;
         }
-        /* Queued after whole messages, so the framing holds; what the socket does not take at
-         * once is lost with the connection. */
-        if (peer_queue(p, vl_error_encode(vl_error_to_name(error), parameters)) == 0)
+        uint64_t position;
+        size_t len;
+
+        /* Queued after whole messages, so the framing holds, and before what waits for the
+         * store, which nobody will read; what the socket does not take at once is lost with the
+         * connection. */
+        vl_writer_drop_held(&p->out);
+        vl_text_error_tree(peer_text_begin(p, 0), vl_error_to_name(error), parameters);
+        if (peer_text_end(p, &position, &len) == 0)
                 (void)peer_flush(p);
         service_drop_peer(s, p);
 }

@@ -16,6 +16,7 @@
 
 #include "base/hashmap.h"
 #include "base/list.h"
+#include "varlink/message.h"
 
 struct param_error;
 struct peer;
@@ -43,12 +44,7 @@ int service_reserve_peer(struct service *s);
 /* Watch an admitted connection and make it live. -errno (p is not live; the caller frees it). */
 int service_add_peer(struct service *s, struct peer *p);
 
-/*
- * Queue msg (owned) for p without writing it; it is written by the next service_flush_all(). false
- * when p could not take it and was dropped.
- */
-bool service_queue(struct service *s, struct peer *p, char *msg);
-/* Queue what the store released after its commit (store_take_released()), then write. */
+/* Send what the store released after its commit (store_take_released()), then write. */
 void service_send_released(struct service *s);
 /* Write what peers queued since their last write; peers whose connection broke are dropped. Once
  * per iteration, after the intents are drained and the store committed. */
@@ -61,18 +57,21 @@ void service_flush_all(struct service *s);
 enum reply_kind {
         REPLY_NONE,       /* no answer now: the call is parked, or a stream goes on */
         REPLY_PARAMETERS, /* the reply's parameters (owned; NULL: out of memory, answered Busy) */
-        REPLY_TEXT,       /* a reply the method encoded (owned; NULL: out of memory, p dropped),
-                           * with the flag service_reply_continues(p, continues) gave it */
+        REPLY_WRITTEN,    /* the method wrote its reply (service_reply_begin()): end it */
         REPLY_ERROR,      /* error, with its parameters (owned; may be NULL) */
 };
 
 struct reply {
         enum reply_kind kind;
-        bool continues; /* REPLY_TEXT: a part of a stream; call the method again for the next */
+        bool continues; /* REPLY_WRITTEN: a part of a stream; call the method again for the next */
         int error;
         json_object *parameters;
-        char *text;
 };
+
+static inline struct reply reply_written(bool continues)
+{
+        return (struct reply){.kind = REPLY_WRITTEN, .continues = continues};
+}
 
 static inline struct reply reply_parameters(json_object *parameters)
 {
@@ -90,11 +89,17 @@ struct reply reply_fail(const struct param_error *err);
 /* Send what a method decided for the open call of p. */
 void service_send_reply(struct service *s, struct peer *p, struct reply r);
 
-/* Whether a reply with `continues` keeps p's call open: the flag its encoding must carry. */
-bool service_reply_continues(const struct peer *p, bool continues);
-/* Answer with a reply the caller encoded (owned; NULL when encoding ran out of memory, which
- * drops p) with the flag service_reply_continues() gave. */
-void service_reply_encoded(struct service *s, struct peer *p, char *msg, bool continues);
+/*
+ * A reply written straight into p's output, without a tree: begin it (room: bytes had at once, so
+ * that a reply that fits cannot fail later; continues: a part of a stream, which says so when the
+ * call asked for more), write its fields into
+ * the text returned, and end it, which sends it (after the store's commit when it must wait) and
+ * ends the call unless it goes on; out of memory is answered Busy. Nothing else is sent to p in
+ * between; a reply not to be sent after all is cancelled instead.
+ */
+struct vl_text *service_reply_begin(struct service *s, struct peer *p, bool continues, size_t room);
+void service_reply_end(struct service *s, struct peer *p);
+void service_reply_cancel(struct service *s, struct peer *p);
 /* Answer p's call with error (parameters owned; may be NULL). */
 void service_error(struct service *s, struct peer *p, int error, json_object *parameters);
 

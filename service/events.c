@@ -37,21 +37,22 @@ struct reply events_subscribe(struct service *s, struct peer *p, const struct vl
         return (struct reply){.kind = REPLY_NONE};
 }
 
-static json_object *event_json(enum event_kind kind, uint32_t owner, const char *name, uint64_t run,
-                               const struct td_snapshot *t, uint64_t realtime)
+/* Room for any event: a name of at most 128 bytes (nothing in it to escape), the rest under 300. */
+#define EVENT_TEXT_ROOM 512
+
+static void event_write(struct vl_text *o, enum event_kind kind, uint32_t owner, const char *name,
+                        uint64_t run, const struct td_snapshot *t, uint64_t realtime)
 {
-        json_object *o = json_object_new_object();
-        json_object *e = json_object_new_object();
-        vl_add_string(e, "kind", kind_names[kind]);
-        vl_add_u64(e, "owner", owner);
-        vl_add_string(e, "name", name);
+        vl_text_object_begin(o, "event");
+        vl_text_add_string(o, "kind", kind_names[kind]);
+        vl_text_add_u64(o, "owner", owner);
+        vl_text_add_string(o, "name", name);
         if (run > 0)
-                vl_add_u64(e, "run", run);
+                vl_text_add_u64(o, "run", run);
         if (t)
-                vl_add_string(e, "state", vl_state_to_string(t->state));
-        vl_add_u64(e, "realtime_usec", realtime);
-        vl_add_object(o, "event", e);
-        return o;
+                vl_text_add_string(o, "state", vl_state_to_string(t->state));
+        vl_text_add_u64(o, "realtime_usec", realtime);
+        vl_text_object_end(o);
 }
 
 void events_publish(struct service *s, enum event_kind kind, uint32_t owner, const char *name,
@@ -74,13 +75,13 @@ void events_publish(struct service *s, enum event_kind kind, uint32_t owner, con
                 struct peer *p = list_entry(n, struct peer, node);
                 if (!p->subscriber || (!p->subscribe_all && p->uid != owner))
                         continue;
-                char *msg = vl_reply_encode(
-                    event_json(kind, owner, name, run, exists ? &t : NULL, realtime),
-                    service_reply_continues(p, true));
-                if (msg)
-                        service_reply_encoded(s, p, msg, true);
+                struct vl_text *o = service_reply_begin(s, p, true, EVENT_TEXT_ROOM);
+                event_write(o, kind, owner, name, run, exists ? &t : NULL, realtime);
+                if (o->error == 0)
+                        service_reply_end(s, p);
                 else {
                         /* Out of memory: the stream ends, so that no event goes missing unsaid. */
+                        service_reply_cancel(s, p);
                         service_unsubscribe(s, p);
                         service_error(s, p, TIMERD_E_BUSY, NULL);
                 }

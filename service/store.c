@@ -13,8 +13,9 @@
  * would only let the loop accept calls whose answers must wait for the next sync in any case.
  *
  * Held output. While a change to a retained timer is not durable, nothing is written to any
- * connection: every message (a reply, a firing's run token, an event) is held here, in order, and
- * sent after the commit — so nothing a client reads describes a state that a crash could undo.
+ * connection: every message (a reply, a firing's run token, an event) is held where it was
+ * written, in its connection's output (vl_writer_hold()), noted here in order, and sent after the
+ * commit — so nothing a client reads describes a state that a crash could undo.
  * Only output waits, never the loop or the connection: a client pipelining calls has them all
  * taken in the same iteration and committed together. An answer to a call that changed a
  * retained timer is marked, so that a failed commit can turn it into StoreUnavailable.
@@ -80,11 +81,14 @@
 #include "varlink/message.h"
 #include "varlink/names.h"
 
+/* A message held in its peer's output (vl_writer_hold()). */
 struct held_message {
         struct peer *peer;
         uint64_t session;
-        char *msg;
+        uint64_t position;   /* in the peer's output */
+        size_t len;          /* without its NUL */
         bool answers_change; /* to a call that changed a retained timer */
+        bool broken;         /* StoreUnavailable could not be put in its place */
 };
 
 struct store {
@@ -95,7 +99,6 @@ struct store {
         size_t allocated;
         bool releasing;         /* held messages are being taken: nothing more is held */
         size_t release_next;    /* the next held message store_take_released() gives */
-        int release_error;      /* of the commit they wait for */
         struct peer *call_peer; /* of the call being answered */
         uint64_t call_mark;     /* the registry's change count when it began */
         int error;              /* of the last commit */
@@ -595,29 +598,51 @@ static bool pending(const struct service *s)
         return s->store->n_held > 0 || registry_changes_pending(s->registry);
 }
 
-/* What a call that changed a retained timer is answered when the commit failed. */
-static char *unavailable_message(int commit_error)
+/* What a call that changed a retained timer is answered when the commit failed, put in place of
+ * its answer in p's output: -ENOMEM. */
+static int answer_unavailable(struct peer *p, uint64_t position, size_t len, int commit_error)
 {
         json_object *params = json_object_new_object();
         char *msg = NULL;
+        int r;
 
         /* Out of memory: Busy says as much (the change was not kept, try again). */
         if (params && vl_add_string(params, "reason", error_message(commit_error)) == 0)
                 msg = vl_error_encode(vl_error_to_name(TIMERD_E_STORE_UNAVAILABLE), params);
         else
                 json_object_put(params);
-        return msg ? msg : vl_error_encode(vl_error_to_name(TIMERD_E_BUSY), NULL);
+        if (!msg)
+                msg = vl_error_encode(vl_error_to_name(TIMERD_E_BUSY), NULL);
+        if (!msg)
+                return -ENOMEM;
+        r = vl_writer_replace(&p->out, position, len, msg, strlen(msg));
+        free(msg);
+        return r;
 }
 
-/* What was held goes out now, in order (store_take_released()). */
+static bool held_peer_live(const struct held_message *h)
+{
+        return h->peer->fd >= 0 && h->peer->session == h->session;
+}
+
+/* What was held goes out now, in order (store_take_released()); answers to changes the commit
+ * lost become StoreUnavailable first, the last first, so that each one's position still holds. */
 static void release(struct store *st, int commit_error)
 {
         st->releasing = true;
         st->release_next = 0;
-        st->release_error = commit_error;
+        if (commit_error >= 0)
+                return;
+        for (size_t i = st->n_held; i-- > 0;) {
+                struct held_message *h = &st->held[i];
+
+                if (h->answers_change && held_peer_live(h))
+                        h->broken =
+                            answer_unavailable(h->peer, h->position, h->len, commit_error) < 0;
+        }
 }
 
-bool store_take_released(struct service *s, struct peer **ret_peer, char **ret_msg)
+bool store_take_released(struct service *s, struct peer **ret_peer, bool *ret_broken)
 {
         struct store *st = s->store;
 
@@ -625,16 +650,10 @@ bool store_take_released(struct service *s, struct peer **ret_peer, char **ret_m
                 struct held_message *h = &st->held[st->release_next++];
 
                 /* Gone meanwhile: nobody to tell. */
-                if (h->peer->fd < 0 || h->peer->session != h->session) {
-                        free(h->msg);
+                if (!held_peer_live(h))
                         continue;
-                }
-                if (h->answers_change && st->release_error < 0) {
-                        free(h->msg);
-                        h->msg = unavailable_message(st->release_error);
-                }
                 *ret_peer = h->peer;
-                *ret_msg = h->msg;
+                *ret_broken = h->broken;
                 return true;
         }
         if (st && st->releasing) {
@@ -674,7 +693,7 @@ void store_call_end(struct service *s)
         registry_call_end(s->registry);
 }
 
-enum store_hold store_hold(struct service *s, struct peer *p, char **msg)
+enum store_hold store_hold(struct service *s, struct peer *p, uint64_t position, size_t len)
 {
         struct store *st = s->store;
         struct held_message *held;
@@ -693,10 +712,8 @@ enum store_hold store_hold(struct service *s, struct peer *p, char **msg)
                         /* No room to hold it: make everything durable now instead. */
                         r = commit(s);
                         release(st, r);
-                        if (answers_change && r < 0) {
-                                free(*msg);
-                                *msg = unavailable_message(r);
-                        }
+                        if (answers_change && r < 0 && answer_unavailable(p, position, len, r) < 0)
+                                return STORE_BROKEN;
                         return STORE_RELEASED;
                 }
                 st->held = held;
@@ -705,9 +722,11 @@ enum store_hold store_hold(struct service *s, struct peer *p, char **msg)
         st->held[st->n_held++] = (struct held_message){
             .peer = p,
             .session = p->session,
-            .msg = *msg,
+            .position = position,
+            .len = len,
             .answers_change = answers_change,
         };
+        vl_writer_hold(&p->out, position);
         return STORE_HELD;
 }
 

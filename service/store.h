@@ -8,6 +8,8 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 struct service;
 struct peer;
@@ -26,15 +28,17 @@ void store_call_end(struct service *s);
 
 enum store_hold {
         STORE_SEND,     /* nothing waits for a commit: send it now */
-        STORE_HELD,     /* taken: it goes out after the iteration's commit, in order */
+        STORE_HELD,     /* it waits, in p's output, until the iteration's commit releases it */
         STORE_RELEASED, /* no room to hold it: everything was committed now; send what
-                         * store_take_released() gives, then *msg */
+                         * store_take_released() gives, then it */
+        STORE_BROKEN,   /* the same, but StoreUnavailable could not be put in its place (out of
+                         * memory): drop p */
 };
 
-/* Whether *msg (owned; NULL: its encoding failed) for p waits for changes to retained timers to
- * be durable. STORE_RELEASED may have replaced *msg by StoreUnavailable. Asked by connection.c
- * before it queues anything. */
-enum store_hold store_hold(struct service *s, struct peer *p, char **msg);
+/* Whether the message just queued for p (at `position` of its output, len bytes without its NUL)
+ * waits for changes to retained timers to be durable. STORE_RELEASED may have put StoreUnavailable
+ * in its place. Asked by connection.c for every message it queues. */
+enum store_hold store_hold(struct service *s, struct peer *p, uint64_t position, size_t len);
 
 /*
  * The end of the iteration's work: write every pending change with one commit, and release what
@@ -44,9 +48,10 @@ enum store_hold store_hold(struct service *s, struct peer *p, char **msg);
  */
 void store_commit(struct service *s);
 
-/* The next released message (owned) and its peer, in the order they were held; false when none
- * is left. */
-bool store_take_released(struct service *s, struct peer **ret_peer, char **ret_msg);
+/* The next peer whose held output goes out now, in the order it was held (a peer may come more
+ * than once); *ret_broken when StoreUnavailable could not be put in place of an answer (out of
+ * memory: drop it). false when none is left. */
+bool store_take_released(struct service *s, struct peer **ret_peer, bool *ret_broken);
 
 /* For Status: "journal" while healthy, "degraded: <strerror>" while commits fail; "memory"
  * without a store. */

@@ -20,20 +20,21 @@
 #define FIRING_TEXT_ROOM 1024
 
 /*
- * A firing is the most frequent reply: written as text, without a json-c tree. Begun before the
- * firing is handed over (false when out of memory: it stays pending), ended after; the end cannot
- * fail then.
+ * A firing is the most frequent reply: written straight into its connection's output. Begun before
+ * the firing is handed over (NULL when out of memory: it stays pending), ended after; writing it
+ * cannot fail then.
  */
-static bool firing_begin(struct vl_text *t, struct peer *p, bool continues)
+static struct vl_text *firing_begin(struct service *s, struct peer *p, bool continues)
 {
-        vl_text_reply_begin(t, service_reply_continues(p, continues), FIRING_TEXT_ROOM);
+        struct vl_text *t = service_reply_begin(s, p, continues, FIRING_TEXT_ROOM);
+
         if (t->error == 0)
-                return true;
-        free(vl_text_reply_end(t));
-        return false;
+                return t;
+        service_reply_cancel(s, p);
+        return NULL;
 }
 
-static char *firing_end(struct vl_text *t, const struct td_dispatch *d)
+static void firing_write(struct vl_text *t, const struct td_dispatch *d)
 {
         vl_text_object_begin(t, "firing");
         vl_text_object_begin(t, "token");
@@ -47,7 +48,6 @@ static char *firing_end(struct vl_text *t, const struct td_dispatch *d)
         vl_text_add_u64(t, "overruns", d->overruns);
         vl_text_add_bool(t, "catch_up", d->catch_up);
         vl_text_object_end(t);
-        return vl_text_reply_end(t);
 }
 
 /* The peer whose open call `cookie` of `session` is, or NULL when it is gone. */
@@ -122,14 +122,15 @@ static struct reply parked_answer(const struct parked_effect *e)
 static void hand_firing(struct service *s, struct peer *p, const struct parked_effect *e,
                         const struct td_dispatch *d)
 {
-        struct vl_text text;
+        struct vl_text *t = firing_begin(s, p, e->reply.continues);
 
-        if (!firing_begin(&text, p, e->reply.continues))
+        if (!t)
                 service_error(s, p, TIMERD_E_BUSY, NULL);
-        else if (registry_deliver(s->registry, d, e->session) >= 0)
-                service_reply_encoded(s, p, firing_end(&text, d), e->reply.continues);
-        else
-                free(vl_text_reply_end(&text));
+        else if (registry_deliver(s->registry, d, e->session) >= 0) {
+                firing_write(t, d);
+                service_reply_end(s, p);
+        } else
+                service_reply_cancel(s, p);
 }
 
 /*
@@ -231,16 +232,17 @@ static struct reply take_pending(struct service *s, struct peer *p, const struct
                                  uint32_t owner, const char *const *names, size_t n_names)
 {
         struct td_dispatch d;
-        struct vl_text t;
+        struct vl_text *t = firing_begin(s, p, true);
 
-        if (!firing_begin(&t, p, true))
+        if (!t)
                 return reply_error(TIMERD_E_BUSY, NULL);
         if (registry_take_pending(s->registry, now, owner, TIMERD_DELIVERY_NOTIFY, names, n_names,
                                   p->session, &d) <= 0) {
-                free(vl_text_reply_end(&t));
+                service_reply_cancel(s, p);
                 return (struct reply){.kind = REPLY_NONE};
         }
-        return (struct reply){.kind = REPLY_TEXT, .continues = true, .text = firing_end(&t, &d)};
+        firing_write(t, &d);
+        return reply_written(true);
 }
 
 /* A Wait on `names` of this owner may still be answered with a firing: one is pending, or one

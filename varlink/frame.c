@@ -186,6 +186,30 @@ size_t vl_writer_pending(const struct vl_writer *w)
         return w->len - w->start;
 }
 
+/* The end of what may be written now. */
+static size_t sendable_end(const struct vl_writer *w)
+{
+        if (!w->holding || w->hold - w->base >= w->len)
+                return w->len;
+        return (size_t)(w->hold - w->base);
+}
+
+size_t vl_writer_sendable(const struct vl_writer *w)
+{
+        return sendable_end(w) - w->start;
+}
+
+/* What was written makes room at the front. */
+static void writer_compact(struct vl_writer *w)
+{
+        if (w->start == 0)
+                return;
+        memmove(w->buf, w->buf + w->start, w->len - w->start);
+        w->base += w->start;
+        w->len -= w->start;
+        w->start = 0;
+}
+
 int vl_writer_queue(struct vl_writer *w, const char *msg, size_t len)
 {
         size_t pending = vl_writer_pending(w);
@@ -195,11 +219,8 @@ int vl_writer_queue(struct vl_writer *w, const char *msg, size_t len)
                 return -ENOBUFS;
         need = pending + len + 1;
 
-        if (w->start > 0 && w->cap - w->len < len + 1) {
-                memmove(w->buf, w->buf + w->start, pending);
-                w->start = 0;
-                w->len = pending;
-        }
+        if (w->cap - w->len < len + 1)
+                writer_compact(w);
         if (w->cap < need) {
                 size_t cap = grown_size(w->cap, need, w->max_buffered);
                 char *buf = realloc(w->buf, cap);
@@ -213,6 +234,64 @@ int vl_writer_queue(struct vl_writer *w, const char *msg, size_t len)
         memcpy(w->buf + w->len, msg, len);
         w->buf[w->len + len] = 0;
         w->len += len + 1;
+        return 0;
+}
+
+void vl_writer_append_begin(struct vl_writer *w, char **buf, size_t *len, size_t *cap,
+                            uint64_t *ret_position)
+{
+        writer_compact(w);
+        *buf = w->buf;
+        *len = w->len;
+        *cap = w->cap;
+        *ret_position = w->base + w->len;
+}
+
+int vl_writer_append_end(struct vl_writer *w, char *buf, size_t len, size_t cap)
+{
+        w->buf = buf;
+        w->cap = cap;
+        if (len - w->start > w->max_buffered)
+                return -ENOBUFS;
+        w->len = len;
+        return 0;
+}
+
+void vl_writer_hold(struct vl_writer *w, uint64_t position)
+{
+        if (w->holding)
+                return;
+        w->holding = true;
+        w->hold = position;
+}
+
+void vl_writer_release(struct vl_writer *w)
+{
+        w->holding = false;
+}
+
+void vl_writer_drop_held(struct vl_writer *w)
+{
+        w->len = sendable_end(w);
+        w->holding = false;
+}
+
+int vl_writer_replace(struct vl_writer *w, uint64_t position, size_t len_old, const char *msg,
+                      size_t len)
+{
+        size_t at = (size_t)(position - w->base), total = w->len - len_old + len;
+
+        if (total > w->cap) {
+                char *buf = realloc(w->buf, total);
+
+                if (!buf)
+                        return -ENOMEM;
+                w->buf = buf;
+                w->cap = total;
+        }
+        memmove(w->buf + at + len, w->buf + at + len_old, w->len - at - len_old);
+        memcpy(w->buf + at, msg, len);
+        w->len = total;
         return 0;
 }
 
@@ -251,9 +330,11 @@ static ssize_t write_without_sigpipe(int fd, const void *data, size_t len)
 
 int vl_writer_flush(struct vl_writer *w, int fd)
 {
-        while (w->start < w->len) {
+        size_t end = sendable_end(w);
+
+        while (w->start < end) {
                 const char *p = w->buf + w->start;
-                size_t left = w->len - w->start;
+                size_t left = end - w->start;
                 ssize_t n;
 
                 n = send(fd, p, left, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -269,6 +350,9 @@ int vl_writer_flush(struct vl_writer *w, int fd)
                         return -EIO;
                 w->start += (size_t)n;
         }
-        w->start = w->len = 0;
+        if (w->start == w->len) {
+                w->base += w->len;
+                w->start = w->len = 0;
+        }
         return 0;
 }

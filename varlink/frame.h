@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct vl_reader {
         char *buf;
@@ -51,6 +52,9 @@ struct vl_writer {
         size_t start; /* first byte not yet written */
         size_t cap;
         size_t max_buffered; /* more queued output than this is refused */
+        uint64_t base;       /* the stream position of buf[0]: bytes ever queued before it */
+        uint64_t hold;       /* while holding: output from this position waits */
+        bool holding;
 };
 
 void vl_writer_init(struct vl_writer *w, size_t max_buffered);
@@ -60,9 +64,34 @@ void vl_writer_done(struct vl_writer *w);
 int vl_writer_queue(struct vl_writer *w, const char *msg, size_t len);
 
 /*
- * Write what is queued. Returns 0 when all is written, -EAGAIN when the fd would block with bytes
- * left, or another -errno (e.g. -EPIPE). Never raises SIGPIPE.
+ * A message written straight into the buffer: *buf (cap bytes, of which *len hold what is queued)
+ * is lent to the caller, who writes after *len, reallocating as it grows, and gives it back, with
+ * the message's bytes (its NUL included) up to len, to vl_writer_append_end(): 0, or -ENOBUFS
+ * past max_buffered (the message is dropped). A message that failed is dropped by giving back the
+ * len lent. Nothing else may touch w in between. *ret_position: where the message starts.
+ */
+void vl_writer_append_begin(struct vl_writer *w, char **buf, size_t *len, size_t *cap,
+                            uint64_t *ret_position);
+int vl_writer_append_end(struct vl_writer *w, char *buf, size_t len, size_t cap);
+
+/* Output from `position` on (a message's start; its end while nothing is held: nothing yet) waits
+ * until vl_writer_release(); a later hold while one stands keeps the earlier. */
+void vl_writer_hold(struct vl_writer *w, uint64_t position);
+void vl_writer_release(struct vl_writer *w);
+/* Drop what is held (its connection is going). */
+void vl_writer_drop_held(struct vl_writer *w);
+/* Put msg (len bytes, NUL excluded) in place of the held message of len_old bytes (NUL excluded)
+ * at `position`. -ENOMEM (unchanged). Later positions move by the difference. */
+int vl_writer_replace(struct vl_writer *w, uint64_t position, size_t len_old, const char *msg,
+                      size_t len);
+
+/*
+ * Write what is queued and not held. Returns 0 when all of that is written, -EAGAIN when the fd
+ * would block with bytes left, or another -errno (e.g. -EPIPE). Never raises SIGPIPE.
  */
 int vl_writer_flush(struct vl_writer *w, int fd);
 
+/* Bytes queued and not yet written, held ones too. */
 size_t vl_writer_pending(const struct vl_writer *w);
+/* Of those, the ones a flush may write now. */
+size_t vl_writer_sendable(const struct vl_writer *w);

@@ -507,11 +507,11 @@ char *vl_json_encode(json_object *value)
 }
 
 /*
- * The rest of a message after its head: "parameters" (taken; NULL for {}) and the closing brace.
- * The one way every message is written: calls, replies and errors, from a tree or (a firing)
- * field by field below; keys in the order json-c would keep them.
+ * The rest of a message after its head: "parameters" (taken; NULL for {}), the closing brace and
+ * the NUL. The one way every message is written: calls, replies and errors, from a tree or field
+ * by field below; keys in the order json-c would keep them.
  */
-static char *message_end(struct vl_text *t, json_object *parameters)
+static int message_tail(struct vl_text *t, json_object *parameters)
 {
         int r = t->error;
 
@@ -522,11 +522,33 @@ static char *message_end(struct vl_text *t, json_object *parameters)
         if (r == 0)
                 r = text_add(t, "}", 2);
         json_object_put(parameters);
-        if (r < 0) {
+        t->error = r;
+        return r;
+}
+
+/* A message written alone: its malloc'd text, or NULL. */
+static char *message_end(struct vl_text *t, json_object *parameters)
+{
+        if (message_tail(t, parameters) < 0) {
                 free(t->buf);
                 return NULL;
         }
         return t->buf;
+}
+
+static void text_head(struct vl_text *t, const char *head)
+{
+        if (t->error == 0)
+                t->error = text_add(t, head, strlen(head));
+}
+
+static void text_error_head(struct vl_text *t, const char *error)
+{
+        assert(error);
+        text_head(t, "{\"error\":");
+        if (t->error == 0)
+                t->error = text_add_string(t, error, strlen(error));
+        text_head(t, ",");
 }
 
 char *vl_call_encode(const char *method, json_object *parameters, bool more, bool oneway)
@@ -534,25 +556,23 @@ char *vl_call_encode(const char *method, json_object *parameters, bool more, boo
         struct vl_text t = {0};
 
         assert(method);
-        t.error = text_add(&t, "{\"method\":", strlen("{\"method\":"));
+        text_head(&t, "{\"method\":");
         if (t.error == 0)
                 t.error = text_add_string(&t, method, strlen(method));
-        if (t.error == 0 && more)
-                t.error = text_add(&t, ",\"more\":true", strlen(",\"more\":true"));
-        if (t.error == 0 && oneway)
-                t.error = text_add(&t, ",\"oneway\":true", strlen(",\"oneway\":true"));
-        if (t.error == 0)
-                t.error = text_add(&t, ",", 1);
+        if (more)
+                text_head(&t, ",\"more\":true");
+        if (oneway)
+                text_head(&t, ",\"oneway\":true");
+        text_head(&t, ",");
         return message_end(&t, parameters);
 }
 
 /* Every answer: the envelope around the parameters written as text straight from the tree. */
 char *vl_reply_encode(json_object *parameters, bool continues)
 {
-        const char *head = continues ? "{\"continues\":true," : "{";
         struct vl_text t = {0};
 
-        t.error = text_add(&t, head, strlen(head));
+        text_head(&t, continues ? "{\"continues\":true," : "{");
         return message_end(&t, parameters);
 }
 
@@ -560,19 +580,32 @@ char *vl_error_encode(const char *error, json_object *parameters)
 {
         struct vl_text t = {0};
 
-        assert(error);
-        t.error = text_add(&t, "{\"error\":", strlen("{\"error\":"));
-        if (t.error == 0)
-                t.error = text_add_string(&t, error, strlen(error));
-        if (t.error == 0)
-                t.error = text_add(&t, ",", 1);
+        text_error_head(&t, error);
         return message_end(&t, parameters);
 }
 
-/* Field names follow the varlink grammar: nothing in them to escape. */
+int vl_text_reply_tree(struct vl_text *t, json_object *parameters, bool continues)
+{
+        text_head(t, continues ? "{\"continues\":true," : "{");
+        return message_tail(t, parameters);
+}
+
+int vl_text_error_tree(struct vl_text *t, const char *error, json_object *parameters)
+{
+        text_error_head(t, error);
+        return message_tail(t, parameters);
+}
+
+void vl_text_attach(struct vl_text *t, char *buf, size_t len, size_t cap, size_t room)
+{
+        *t = (struct vl_text){.buf = buf, .len = len, .cap = cap};
+        t->error = text_reserve(t, room);
+}
+
+/* Field names follow the varlink grammar: nothing in them to escape. NULL: an array's element. */
 static void text_field(struct vl_text *t, const char *field)
 {
-        size_t n = strlen(field);
+        size_t n = field ? strlen(field) : 0;
 
         if (t->error == 0)
                 t->error = text_reserve(t, n + 4);
@@ -581,38 +614,62 @@ static void text_field(struct vl_text *t, const char *field)
         char *o = t->buf + t->len;
         if (t->need_comma)
                 *o++ = ',';
-        *o++ = '"';
-        memcpy(o, field, n);
-        o += n;
-        *o++ = '"';
-        *o++ = ':';
+        if (field) {
+                *o++ = '"';
+                memcpy(o, field, n);
+                o += n;
+                *o++ = '"';
+                *o++ = ':';
+        }
         t->len = (size_t)(o - t->buf);
         t->need_comma = true;
 }
 
+void vl_text_reply_head(struct vl_text *t, bool continues)
+{
+        text_head(t, continues ? "{\"continues\":true,\"parameters\":{" : "{\"parameters\":{");
+        t->need_comma = false;
+}
+
 void vl_text_reply_begin(struct vl_text *t, bool continues, size_t room)
 {
-        const char *head = continues ? "{\"continues\":true,\"parameters\":{" : "{\"parameters\":{";
+        vl_text_attach(t, NULL, 0, 0, room);
+        vl_text_reply_head(t, continues);
+}
 
-        *t = (struct vl_text){0};
-        t->error = text_reserve(t, room);
+static void text_open(struct vl_text *t, const char *field, const char *bracket)
+{
+        text_field(t, field);
         if (t->error == 0)
-                t->error = text_add(t, head, strlen(head));
+                t->error = text_add(t, bracket, 1);
+        t->need_comma = false;
+}
+
+static void text_close(struct vl_text *t, const char *bracket)
+{
+        if (t->error == 0)
+                t->error = text_add(t, bracket, 1);
+        t->need_comma = true;
 }
 
 void vl_text_object_begin(struct vl_text *t, const char *field)
 {
-        text_field(t, field);
-        if (t->error == 0)
-                t->error = text_add(t, "{", 1);
-        t->need_comma = false;
+        text_open(t, field, "{");
 }
 
 void vl_text_object_end(struct vl_text *t)
 {
-        if (t->error == 0)
-                t->error = text_add(t, "}", 1);
-        t->need_comma = true;
+        text_close(t, "}");
+}
+
+void vl_text_array_begin(struct vl_text *t, const char *field)
+{
+        text_open(t, field, "[");
+}
+
+void vl_text_array_end(struct vl_text *t)
+{
+        text_close(t, "]");
 }
 
 void vl_text_add_string(struct vl_text *t, const char *field, const char *value)
@@ -636,11 +693,16 @@ void vl_text_add_bool(struct vl_text *t, const char *field, bool value)
                 t->error = value ? text_add(t, "true", 4) : text_add(t, "false", 5);
 }
 
-char *vl_text_reply_end(struct vl_text *t)
+int vl_text_reply_close(struct vl_text *t)
 {
         if (t->error == 0)
                 t->error = text_add(t, "}}", 3);
-        if (t->error < 0) {
+        return t->error;
+}
+
+char *vl_text_reply_end(struct vl_text *t)
+{
+        if (vl_text_reply_close(t) < 0) {
                 free(t->buf);
                 *t = (struct vl_text){.error = -ENOMEM};
                 return NULL;

@@ -88,8 +88,8 @@ int vl_reply_tokenize(struct vl_parser *p, const char *msg, size_t len, int max_
 int vl_reply_tree(struct vl_parser *p, struct vl_reply *r);
 
 /*
- * Encoding: one text writer for every message (calls, replies, errors), from a json-c tree or, for
- * the hottest reply (a firing), field by field. Plain JSON, slashes as they are, keys in the order
+ * Encoding: one text writer for every message (calls, replies, errors), from a json-c tree or
+ * field by field (struct vl_text below). Plain JSON, slashes as they are, keys in the order
  * they were added. Each takes ownership of `parameters` (may be NULL for {}), and returns a
  * malloc'd NUL-terminated string (caller frees) or NULL on allocation failure, also when a part of
  * the tree was lost to one (vl_add_* and vl_array_add mark the tree).
@@ -101,11 +101,12 @@ char *vl_error_encode(const char *error, json_object *parameters);
 char *vl_json_encode(json_object *value);
 
 /*
- * A reply written field by field, without a tree: begin, add fields (objects nest), end: the same
- * bytes vl_reply_encode() makes of the tree with the fields added in that order. Field names
- * follow the varlink grammar `[A-Za-z](_?[A-Za-z0-9])*` and are written as they are; string values
- * are escaped. An allocation failure is kept and reported by the end, which returns the malloc'd
- * NUL-terminated message or NULL.
+ * A reply written field by field, without a tree: begin, add fields (objects and arrays nest),
+ * end: the same bytes vl_reply_encode() makes of the tree with the fields added in that order.
+ * Field names follow the varlink grammar `[A-Za-z](_?[A-Za-z0-9])*` and are written as they are;
+ * a NULL field is an element of the array being written. String values are escaped. An
+ * allocation failure is kept in `error` (every later call then writes nothing) and reported by
+ * the end.
  */
 struct vl_text {
         char *buf;
@@ -113,15 +114,33 @@ struct vl_text {
         bool need_comma; /* a field was written at this level */
         int error;
 };
-/* room: the bytes the whole reply may take, had at once, so that nothing after the begin can fail
- * when it fits. */
+/* A text of its own. room: the bytes the whole reply may take, had at once, so that nothing after
+ * the begin can fail when it fits. */
 void vl_text_reply_begin(struct vl_text *t, bool continues, size_t room);
+/* The end of a text of its own: the malloc'd NUL-terminated message, or NULL. */
+char *vl_text_reply_end(struct vl_text *t);
+
+/*
+ * Writing in place: t goes on after the len bytes buf holds (cap allocated; buf is realloc'd as
+ * the text grows, so the owner takes buf and cap back from t, also after a failure), with room
+ * bytes had at once. A message written so ends with its NUL.
+ */
+void vl_text_attach(struct vl_text *t, char *buf, size_t len, size_t cap, size_t room);
+/* A reply's head, its fields to follow; the close ends it: t->error. */
+void vl_text_reply_head(struct vl_text *t, bool continues);
+int vl_text_reply_close(struct vl_text *t);
+/* A whole reply or error from a tree (taken; NULL for {}), as vl_reply_encode() and
+ * vl_error_encode() write it: t->error. */
+int vl_text_reply_tree(struct vl_text *t, json_object *parameters, bool continues);
+int vl_text_error_tree(struct vl_text *t, const char *error, json_object *parameters);
+
 void vl_text_object_begin(struct vl_text *t, const char *field);
 void vl_text_object_end(struct vl_text *t);
+void vl_text_array_begin(struct vl_text *t, const char *field);
+void vl_text_array_end(struct vl_text *t);
 void vl_text_add_string(struct vl_text *t, const char *field, const char *value);
 void vl_text_add_u64(struct vl_text *t, const char *field, uint64_t value);
 void vl_text_add_bool(struct vl_text *t, const char *field, bool value);
-char *vl_text_reply_end(struct vl_text *t);
 
 /*
  * Typed parameter access. Each returns 0 and sets *ret when the field is present and of the right

@@ -64,8 +64,8 @@ int registry_get(const struct registry *r, uint32_t owner, const char *name,
         return 0;
 }
 
-long registry_list_page(const struct registry *r, const struct td_list_page *page,
-                        struct td_snapshot **ret, bool *ret_more)
+long registry_list_each(const struct registry *r, const struct td_list_page *page,
+                        registry_list_fn fn, void *userdata, bool *ret_more)
 {
         const struct owner *o = page->all_owners ? NULL : owner_find(r, page->owner);
         size_t room = page->all_owners ? r->timers.n_entries : o ? o->n_timers : 0, n = 0;
@@ -74,9 +74,9 @@ long registry_list_page(const struct registry *r, const struct td_list_page *pag
         const struct inventory_key *from = page->has_after ? &after : NULL;
         const struct inventory_node *node;
         struct inventory_cursor c;
-        struct td_snapshot *list;
+        struct td_snapshot snapshot;
+        bool go_on = true;
 
-        *ret = NULL;
         *ret_more = false;
         if (page->limit == 0)
                 return -EINVAL;
@@ -89,26 +89,57 @@ long registry_list_page(const struct registry *r, const struct td_list_page *pag
         /* Names are never empty: after (owner, "") is the owner's first timer. */
         if (!page->all_owners && (!from || inventory_key_compare(from, &first_of_owner) < 0))
                 from = &first_of_owner;
-        list = calloc(room, sizeof(struct td_snapshot));
-        if (!list)
-                return -ENOMEM;
         inventory_seek(&r->inventory, from, &c);
         while ((node = inventory_next(&c))) {
                 const struct timer *t = inventory_entry(node, struct timer, inventory_node);
 
                 if (!page->all_owners && t->uid != page->owner)
                         break;
-                if (n == room) {
+                if (n == room || !go_on) {
                         *ret_more = true;
                         break;
                 }
-                timer_snapshot(t, &list[n++]);
+                timer_snapshot(t, &snapshot);
+                n++;
+                go_on = fn(&snapshot, userdata);
         }
-        if (n == 0)
-                free(list);
-        else
-                *ret = list;
         return (long)n;
+}
+
+struct page_copy {
+        struct td_snapshot *list;
+        size_t n;
+};
+
+static bool page_copy_add(const struct td_snapshot *t, void *userdata)
+{
+        struct page_copy *copy = userdata;
+
+        copy->list[copy->n++] = *t;
+        return true;
+}
+
+long registry_list_page(const struct registry *r, const struct td_list_page *page,
+                        struct td_snapshot **ret, bool *ret_more)
+{
+        const struct owner *o = page->all_owners ? NULL : owner_find(r, page->owner);
+        size_t room = page->all_owners ? r->timers.n_entries : o ? o->n_timers : 0;
+        struct page_copy copy = {0};
+        long n;
+
+        *ret = NULL;
+        *ret_more = false;
+        if (page->limit > 0 && room > 0) {
+                copy.list = calloc(room < page->limit ? room : page->limit, sizeof(*copy.list));
+                if (!copy.list)
+                        return -ENOMEM;
+        }
+        n = registry_list_each(r, page, page_copy_add, &copy, ret_more);
+        if (n <= 0)
+                free(copy.list);
+        else
+                *ret = copy.list;
+        return n;
 }
 
 long registry_list_transient(const struct registry *r, uint64_t session, struct td_snapshot **ret)

@@ -452,6 +452,14 @@ struct td_list_page {
 };
 long registry_list_page(const struct registry *r, const struct td_list_page *page,
                         struct td_snapshot **ret, bool *ret_more);
+/*
+ * The same page without a copy: each timer's snapshot to fn, in order, until fn returns false
+ * (the page ends after that timer) or the limit. The count, or -EINVAL, -TIMERD_E_INVALID_NAME.
+ * fn must not change the registry.
+ */
+typedef bool (*registry_list_fn)(const struct td_snapshot *t, void *userdata);
+long registry_list_each(const struct registry *r, const struct td_list_page *page,
+                        registry_list_fn fn, void *userdata, bool *ret_more);
 
 struct registry_stats {
         uint64_t timers;

@@ -285,8 +285,8 @@ static void usage(void)
                "                         past it a request is answered Busy\n"
                "  --max-parked-per-connection N  parked Waits and Sleeps (default 1024)\n"
                "  --max-parked-per-owner N       … of one uid (default 65536)\n"
-               "  --list-page N          timers in one List reply, when the call names no\n"
-               "                         smaller limit (default 1000)\n"
+               "  --list-page N          timers in one List reply at most, when the call names\n"
+               "                         no smaller limit (default 1000)\n"
                "  -h, --help             this text\n"
                "      --version          the version\n");
 }

@@ -93,13 +93,38 @@ int peer_next_call(struct peer *p, int max_depth, struct vl_call *ret)
         return r < 0 ? r : 1;
 }
 
-int peer_queue(struct peer *p, char *msg)
+struct vl_text *peer_text_begin(struct peer *p, size_t room)
 {
-        if (!msg)
-                return -ENOMEM;
-        int r = vl_writer_queue(&p->out, msg, strlen(msg));
-        free(msg);
-        return r;
+        char *buf;
+        size_t len, cap;
+
+        vl_writer_append_begin(&p->out, &buf, &len, &cap, &p->text_position);
+        vl_text_attach(&p->text, buf, len, cap, room);
+        return &p->text;
+}
+
+/* Where the message being written starts in the buffer. */
+static size_t text_start(const struct peer *p)
+{
+        return (size_t)(p->text_position - p->out.base);
+}
+
+int peer_text_end(struct peer *p, uint64_t *ret_position, size_t *ret_len)
+{
+        struct vl_text *t = &p->text;
+
+        if (t->error < 0) {
+                peer_text_cancel(p);
+                return t->error;
+        }
+        *ret_position = p->text_position;
+        *ret_len = t->len - text_start(p) - 1;
+        return vl_writer_append_end(&p->out, t->buf, t->len, t->cap);
+}
+
+void peer_text_cancel(struct peer *p)
+{
+        (void)vl_writer_append_end(&p->out, p->text.buf, text_start(p), p->text.cap);
 }
 
 int peer_flush(struct peer *p)
@@ -109,7 +134,7 @@ int peer_flush(struct peer *p)
 
 bool peer_has_output(const struct peer *p)
 {
-        return vl_writer_pending(&p->out) > 0;
+        return vl_writer_sendable(&p->out) > 0;
 }
 
 int peer_in_group(const struct peer *p, gid_t gid)

@@ -28,6 +28,9 @@ struct peer {
         struct vl_reader in;
         struct vl_parser parser;
         struct vl_writer out;
+        struct vl_text text;    /* a message being written into out (peer_text_begin()) */
+        uint64_t text_position; /* where it starts */
+        bool reply_more;        /* that message is a reply that keeps the call open */
         struct loop_watch *watch;
         uint32_t watched_events;
         int pidfd; /* the peer process; -1 when it could not be pinned down */
@@ -80,13 +83,21 @@ long peer_read(struct peer *p);
  */
 int peer_next_call(struct peer *p, int max_depth, struct vl_call *ret);
 
-/* Queue a message (takes ownership of msg; NULL means allocation failed: -ENOMEM). -ENOBUFS when
- * the client does not read and the bound is reached. */
-int peer_queue(struct peer *p, char *msg);
+/*
+ * A message written straight into p's output: the text to write it with (room bytes had at once),
+ * then its end, which queues it: 0 with where it starts and its length (NUL excluded); -ENOMEM
+ * when the text failed, or -ENOBUFS when the client does not read and the bound is reached (then
+ * nothing was queued). Nothing else is queued for p in between.
+ */
+struct vl_text *peer_text_begin(struct peer *p, size_t room);
+int peer_text_end(struct peer *p, uint64_t *ret_position, size_t *ret_len);
+/* Drop the message being written: nothing is queued. */
+void peer_text_cancel(struct peer *p);
 
 /* Write queued output: 0 all written, -EAGAIN some left, -errno broken. */
 int peer_flush(struct peer *p);
 
+/* Whether output may be written now (none is, while it waits for the store's commit). */
 bool peer_has_output(const struct peer *p);
 
 /* Whether gid was p's primary or a supplementary group when it connected (SO_PEERCRED,

@@ -64,11 +64,13 @@ static int teardown(void **state)
         return 0;
 }
 
+/* The last reply's text. */
+static char buf[1 << 20];
+
 /* One call on the raw connection; the whole reply, parsed (put it). */
 __attribute__((format(printf, 2, 3))) static json_object *call(struct fixture *f,
                                                                const char *format, ...)
 {
-        static char buf[1 << 20];
         char *message;
         va_list ap;
         int n;
@@ -115,6 +117,7 @@ static void expect_invalid(struct fixture *f, const char *parameters, const char
 struct page {
         char names[512];
         char next[160];
+        size_t n, bytes; /* timers, and the reply's length */
 };
 
 static struct page list(struct fixture *f, const char *parameters)
@@ -127,6 +130,8 @@ static struct page list(struct fixture *f, const char *parameters)
 
         if (!timers)
                 fail_msg("List {%s} answered %s", parameters, json_object_to_json_string(reply));
+        page.n = json_object_array_length(timers);
+        page.bytes = strlen(buf);
         for (size_t i = 0; i < json_object_array_length(timers); i++) {
                 json_object *timer = json_object_array_get_idx(timers, i);
                 size_t len = strlen(page.names);
@@ -312,7 +317,8 @@ static void test_libtimerd_follows_pages(void **state)
         free(timers);
 }
 
-/* Without --list-page: 1000 timers a page, also when more are asked for. */
+/* Without --list-page: at most 1000 timers a page, also when more are asked for; fewer once the
+ * page holds 128 KiB (1000 of these take more). */
 static void test_default_page(void **state)
 {
         struct fixture *f = *state;
@@ -324,9 +330,12 @@ static void test_default_page(void **state)
                 add(f, name);
         }
         struct page page = list(f, "");
-        assert_string_equal(page.next, "0/t0999");
+        assert_true(page.n > 0 && page.n < 1000);
+        assert_true(page.bytes < 128 * 1024 + 1024);
+        assert_true(page.next[0]);
         page = list(f, "\"limit\":5000");
-        assert_string_equal(page.next, "0/t0999");
+        assert_true(page.n > 0 && page.n < 1000);
+        assert_true(page.next[0]);
         assert_list(f, "\"after\":{\"owner\":0,\"name\":\"t0999\"}", "t1000", "");
         assert_int_equal(timerd_list(f->t, TIMERD_OWNER_SELF, false, &timers), 1001);
         assert_string_equal(timers[1000].name, "t1000");

@@ -341,6 +341,101 @@ static void writer_queue_and_flush(void **state)
         assert_int_equal(close(fds[1]), 0);
 }
 
+/* A message written straight into the writer's buffer, as a text writer does: where it starts. */
+static uint64_t append(struct vl_writer *w, const char *msg, int expected)
+{
+        char *buf;
+        size_t len, cap, n = strlen(msg) + 1;
+        uint64_t position;
+
+        vl_writer_append_begin(w, &buf, &len, &cap, &position);
+        if (cap - len < n) {
+                cap = len + n;
+                buf = realloc(buf, cap);
+                assert_non_null(buf);
+        }
+        memcpy(buf + len, msg, n);
+        assert_int_equal(vl_writer_append_end(w, buf, len + n, cap), expected);
+        return position;
+}
+
+static void writer_append_in_place(void **state)
+{
+        struct vl_writer w;
+        char *buf;
+        size_t len, cap;
+        uint64_t position;
+        int fds[2];
+
+        (void)state;
+        make_socketpair(fds);
+        vl_writer_init(&w, 10);
+        assert_int_equal(vl_writer_queue(&w, STR_AND_LEN("a")), 0);
+        assert_int_equal(append(&w, "bc", 0), 2);
+        assert_int_equal(vl_writer_pending(&w), 5);
+        /* Past the bound, and a message that failed: nothing is queued. */
+        append(&w, "defgh", -ENOBUFS);
+        vl_writer_append_begin(&w, &buf, &len, &cap, &position);
+        assert_int_equal(position, 5);
+        assert_int_equal(vl_writer_append_end(&w, buf, len, cap), 0);
+        assert_int_equal(vl_writer_pending(&w), 5);
+        assert_int_equal(vl_writer_flush(&w, fds[0]), 0);
+        read_exactly(fds[1], "a\0bc\0", 5);
+        /* Positions count on across flushes. */
+        assert_int_equal(append(&w, "d", 0), 5);
+
+        vl_writer_done(&w);
+        assert_int_equal(close(fds[0]), 0);
+        assert_int_equal(close(fds[1]), 0);
+}
+
+/* Held output waits for its release; a held message may be replaced, also after what was before
+ * it was written; dropped, the held output is gone. */
+static void writer_hold(void **state)
+{
+        struct vl_writer w;
+        uint64_t bc, e;
+        int fds[2];
+
+        (void)state;
+        make_socketpair(fds);
+        vl_writer_init(&w, 1024);
+        assert_int_equal(vl_writer_queue(&w, STR_AND_LEN("a")), 0);
+        bc = append(&w, "bc", 0);
+        vl_writer_hold(&w, bc);
+        append(&w, "d", 0);
+        e = append(&w, "eee", 0);
+        vl_writer_hold(&w, e); /* the earlier hold stands */
+        assert_int_equal(vl_writer_pending(&w), 11);
+        assert_int_equal(vl_writer_sendable(&w), 2);
+        assert_int_equal(vl_writer_flush(&w, fds[0]), 0);
+        read_exactly(fds[1], "a\0", 2);
+        assert_int_equal(vl_writer_sendable(&w), 0);
+        /* The last first, so that the earlier position holds. */
+        assert_int_equal(vl_writer_replace(&w, e, 3, STR_AND_LEN("X")), 0);
+        append(&w, "f", 0); /* moves what is held to the front */
+        assert_int_equal(vl_writer_replace(&w, bc, 2, STR_AND_LEN("YYYYYY")), 0);
+        assert_int_equal(vl_writer_flush(&w, fds[0]), 0);
+        assert_int_equal(vl_writer_pending(&w), 13);
+        vl_writer_release(&w);
+        assert_int_equal(vl_writer_sendable(&w), 13);
+        assert_int_equal(vl_writer_flush(&w, fds[0]), 0);
+        read_exactly(fds[1], "YYYYYY\0d\0X\0f\0", 13);
+
+        assert_int_equal(vl_writer_queue(&w, STR_AND_LEN("g")), 0);
+        vl_writer_hold(&w, append(&w, "h", 0));
+        append(&w, "i", 0);
+        vl_writer_drop_held(&w);
+        assert_int_equal(vl_writer_pending(&w), 2);
+        append(&w, "j", 0);
+        assert_int_equal(vl_writer_flush(&w, fds[0]), 0);
+        read_exactly(fds[1], "g\0j\0", 4);
+
+        vl_writer_done(&w);
+        assert_int_equal(close(fds[0]), 0);
+        assert_int_equal(close(fds[1]), 0);
+}
+
 static void writer_bound(void **state)
 {
         struct vl_writer w;
@@ -519,6 +614,8 @@ int main(void)
             cmocka_unit_test(reader_reusable_after_done),
             cmocka_unit_test(writer_queue_and_flush),
             cmocka_unit_test(writer_bound),
+            cmocka_unit_test(writer_append_in_place),
+            cmocka_unit_test(writer_hold),
             cmocka_unit_test(writer_partial_writes),
             cmocka_unit_test(writer_closed_peer_socket),
             cmocka_unit_test(writer_pipe),

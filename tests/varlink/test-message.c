@@ -463,6 +463,73 @@ static void encode_reply_as_text(void **state)
         free(empty);
 }
 
+/* Arrays written element by element are the tree's arrays. */
+static void encode_arrays_as_text(void **state)
+{
+        json_object *parameters = json_object_new_object(), *list = json_object_new_array();
+        json_object *element = json_object_new_object();
+        struct vl_text t;
+
+        (void)state;
+        assert_int_equal(vl_array_add(list, json_object_new_string("a\"b")), 0);
+        assert_int_equal(vl_add_u64(element, "n", 7), 0);
+        assert_int_equal(vl_array_add(list, element), 0);
+        assert_int_equal(vl_add_object(parameters, "list", list), 0);
+        assert_int_equal(vl_add_object(parameters, "empty", json_object_new_array()), 0);
+        assert_int_equal(vl_add_bool(parameters, "after", true), 0);
+
+        vl_text_reply_begin(&t, false, 0);
+        vl_text_array_begin(&t, "list");
+        vl_text_add_string(&t, NULL, "a\"b");
+        vl_text_object_begin(&t, NULL);
+        vl_text_add_u64(&t, "n", 7);
+        vl_text_object_end(&t);
+        vl_text_array_end(&t);
+        vl_text_array_begin(&t, "empty");
+        vl_text_array_end(&t);
+        vl_text_add_bool(&t, "after", true);
+        char *ours = vl_text_reply_end(&t);
+        char *tree = vl_reply_encode(parameters, false);
+        assert_non_null(ours);
+        assert_non_null(tree);
+        assert_string_equal(ours, tree);
+        free(ours);
+        free(tree);
+}
+
+/* Written in place, after what a buffer holds: the same messages, each ending with its NUL. */
+static void encode_in_place(void **state)
+{
+        struct vl_text t;
+        char *buf = malloc(4);
+        json_object *parameters = json_object_new_object();
+
+        (void)state;
+        assert_non_null(buf);
+        memcpy(buf, "ab", 3);
+        assert_int_equal(vl_add_string(parameters, "reason", "full"), 0);
+        vl_text_attach(&t, buf, 3, 4, 0);
+        assert_int_equal(
+            vl_text_error_tree(&t, "io.timerd.Timer.StoreUnavailable", json_object_get(parameters)),
+            0);
+        size_t first = t.len;
+        assert_int_equal(vl_text_reply_tree(&t, NULL, true), 0);
+        size_t second = t.len;
+        vl_text_reply_head(&t, false);
+        vl_text_add_u64(&t, "n", 1);
+        assert_int_equal(vl_text_reply_close(&t), 0);
+
+        char *error = vl_error_encode("io.timerd.Timer.StoreUnavailable", parameters);
+        assert_string_equal(t.buf, "ab");
+        assert_string_equal(t.buf + 3, error);
+        assert_int_equal(first, 3 + strlen(error) + 1);
+        assert_string_equal(t.buf + first, "{\"continues\":true,\"parameters\":{}}");
+        assert_string_equal(t.buf + second, "{\"parameters\":{\"n\":1}}");
+        assert_int_equal(t.len, second + strlen(t.buf + second) + 1);
+        free(error);
+        free(t.buf);
+}
+
 /* A tree that lost a part to a failed allocation is never written as if whole. */
 static void encode_refuses_a_tree_missing_a_part(void **state)
 {
@@ -841,6 +908,8 @@ int main(void)
             cmocka_unit_test(encode_reply),
             cmocka_unit_test(encode_like_json_c),
             cmocka_unit_test(encode_reply_as_text),
+            cmocka_unit_test(encode_arrays_as_text),
+            cmocka_unit_test(encode_in_place),
             cmocka_unit_test(encode_refuses_a_tree_missing_a_part),
             cmocka_unit_test(encode_error),
             cmocka_unit_test(parse_like_json_c),
