@@ -189,30 +189,6 @@ int timerd_set_owner(struct timerd *t, uint32_t owner)
         return 0;
 }
 
-/*
- * An io.timerd.Timer call that names no owner names the connection's, when it has one. Takes
- * *parameters (NULL for {}) and returns 0 with the parameters to send, or -ENOMEM having released
- * them.
- */
-static int add_connection_owner(const struct timerd *t, const char *method,
-                                json_object **parameters)
-{
-        static const char timer_prefix[] = VL_INTERFACE_TIMER ".";
-
-        if (t->owner == TIMERD_OWNER_SELF ||
-            strncmp(method, timer_prefix, sizeof(timer_prefix) - 1) != 0 ||
-            (*parameters && json_object_object_get_ex(*parameters, "owner", NULL)))
-                return 0;
-        if (!*parameters)
-                *parameters = json_object_new_object();
-        if (!*parameters || vl_add_u64(*parameters, "owner", t->owner) < 0) {
-                json_object_put(*parameters);
-                *parameters = NULL;
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 const char *timerd_last_error_name(const struct timerd *t)
 {
         return t ? t->error_name : NULL;
@@ -376,48 +352,57 @@ static void connection_break(struct timerd *t, int cause)
         }
 }
 
-static int queue_call(struct timerd *t, const char *method, json_object *parameters, bool more,
-                      bool blocking, const struct connection_handler *handler)
+void connection_begin(struct timerd *t, struct connection_request *q, const char *method, bool more)
+{
+        static const char timer_prefix[] = VL_INTERFACE_TIMER ".";
+
+        q->more = more;
+        q->has_owner = false;
+        q->timer_method = strncmp(method, timer_prefix, sizeof(timer_prefix) - 1) == 0;
+        vl_text_call_begin(&q->text, &t->writer, method, more, false);
+}
+
+void connection_add_owner(struct connection_request *q, uint32_t owner)
+{
+        if (owner == TIMERD_OWNER_SELF)
+                return;
+        vl_text_add_u64(&q->text, "owner", owner);
+        q->has_owner = true;
+}
+
+/* Drop the call begun, returning error. */
+static int drop(struct timerd *t, struct connection_request *q, int error)
+{
+        vl_text_call_drop(&q->text, &t->writer);
+        return error;
+}
+
+static int queue_call(struct timerd *t, struct connection_request *q, bool blocking,
+                      const struct connection_handler *handler)
 {
         struct call *c;
-        char *msg;
-        size_t len;
         int r;
 
-        if (!method) {
-                json_object_put(parameters);
-                return -EINVAL;
-        }
-        if (t->closing || t->broken) {
-                json_object_put(parameters);
-                return -TIMERD_E_DISCONNECTED;
-        }
+        if (t->closing || t->broken)
+                return drop(t, q, -TIMERD_E_DISCONNECTED);
         /* A stream occupies the connection: the service would never take a later call. */
-        if (!list_empty(&t->calls) && list_entry(t->calls.prev, struct call, node)->more) {
-                json_object_put(parameters);
-                return -EBUSY;
-        }
-        r = add_connection_owner(t, method, &parameters);
-        if (r < 0)
-                return r;
+        if (!list_empty(&t->calls) && list_entry(t->calls.prev, struct call, node)->more)
+                return drop(t, q, -EBUSY);
+        /* An io.timerd.Timer call that names no owner names the connection's, when it has one. */
+        if (q->timer_method && !q->has_owner)
+                connection_add_owner(q, t->owner);
 
         c = calloc(1, sizeof(*c));
-        msg = vl_call_encode(method, parameters, more, false);
-        if (!c || !msg) {
-                free(c);
-                free(msg);
-                return -ENOMEM;
-        }
-        len = strlen(msg);
-        r = len >= CONNECTION_REQUEST_MAX ? -EMSGSIZE : vl_writer_queue(&t->writer, msg, len);
-        free(msg);
+        if (!c)
+                return drop(t, q, -ENOMEM);
+        r = vl_text_call_end(&q->text, &t->writer, CONNECTION_REQUEST_MAX);
         if (r < 0) {
                 /* Nothing was queued: the connection is still in step. */
                 free(c);
                 return r;
         }
 
-        c->more = more;
+        c->more = q->more;
         c->blocking = blocking;
         c->handler = *handler;
         list_append(&t->calls, &c->node);
@@ -440,10 +425,10 @@ static int flush_output(struct timerd *t)
         return 0;
 }
 
-int connection_call_async(struct timerd *t, const char *method, json_object *parameters, bool more,
+int connection_send_async(struct timerd *t, struct connection_request *q, int error,
                           const struct connection_handler *handler)
 {
-        int r = queue_call(t, method, parameters, more, false, handler);
+        int r = error < 0 ? drop(t, q, error) : queue_call(t, q, false, handler);
 
         if (r < 0)
                 return r;
@@ -642,52 +627,37 @@ static int deliver_blocking(struct timerd *t, int error, struct vl_reply *reply,
         return 0;
 }
 
-static int start_blocking(struct timerd *t, const char *method, json_object *parameters, bool more,
-                          bool tokens)
+static int start_blocking(struct timerd *t, struct connection_request *q, int error, bool tokens)
 {
         struct connection_handler handler = CONNECTION_HANDLER(deliver_blocking, NULL, NULL);
 
         handler.tokens = tokens;
-
+        if (error < 0)
+                return drop(t, q, error);
         set_error_name(t, NULL);
-        if (first_call(t)) {
-                json_object_put(parameters);
-                return -EBUSY;
-        }
+        if (first_call(t))
+                return drop(t, q, -EBUSY);
         /* A reply left by a break nobody was driving for (timerd_reconnect()) is stale. */
         vl_reply_done(&t->blocking.reply);
         t->blocking = (struct blocking_slot){};
-        return queue_call(t, method, parameters, more, true, &handler);
+        return queue_call(t, q, true, &handler);
 }
 
-static int call_blocking(struct timerd *t, const char *method, json_object *parameters, bool tokens,
-                         struct vl_reply *ret)
+int connection_send(struct timerd *t, struct connection_request *q, int error, bool tokens,
+                    struct vl_reply *ret)
 {
         int r;
 
         *ret = (struct vl_reply){};
-        r = start_blocking(t, method, parameters, false, tokens);
+        r = start_blocking(t, q, error, tokens);
         if (r < 0)
                 return r;
         return drive_blocking(t, ret);
 }
 
-int connection_call(struct timerd *t, const char *method, json_object *parameters,
-                    struct vl_reply *ret)
+int connection_send_stream(struct timerd *t, struct connection_request *q, int error, bool tokens)
 {
-        return call_blocking(t, method, parameters, false, ret);
-}
-
-int connection_call_tokens(struct timerd *t, const char *method, json_object *parameters,
-                           struct vl_reply *ret)
-{
-        return call_blocking(t, method, parameters, true, ret);
-}
-
-int connection_open_stream(struct timerd *t, const char *method, json_object *parameters,
-                           bool tokens)
-{
-        int r = start_blocking(t, method, parameters, true, tokens);
+        int r = start_blocking(t, q, error, tokens);
 
         if (r < 0)
                 return r;

@@ -43,31 +43,20 @@ static int buffer_reserve(struct timer_buffer *b, size_t more)
         return 0;
 }
 
-static json_object *list_parameters(uint32_t owner, bool all, size_t limit,
-                                    const struct timerd_list_cursor *cursor)
+static void list_parameters(struct connection_request *q, uint32_t owner, bool all, size_t limit,
+                            const struct timerd_list_cursor *cursor)
 {
-        json_object *parameters = json_object_new_object(), *after = NULL;
-        int r = parameters ? wire_add_owner(parameters, owner) : -ENOMEM;
-
-        if (r >= 0 && all)
-                r = vl_add_bool(parameters, "all", true);
-        if (r >= 0 && limit > 0)
-                r = vl_add_u64(parameters, "limit", limit);
-        if (r >= 0 && cursor->has_after) {
-                after = json_object_new_object();
-                r = after ? vl_add_u64(after, "owner", cursor->after_owner) : -ENOMEM;
-                if (r >= 0)
-                        r = vl_add_string(after, "name", cursor->after_name);
-                if (r >= 0)
-                        r = vl_add_object(parameters, "after", after);
-                else
-                        json_object_put(after);
+        connection_add_owner(q, owner);
+        if (all)
+                vl_text_add_bool(&q->text, "all", true);
+        if (limit > 0)
+                vl_text_add_u64(&q->text, "limit", limit);
+        if (cursor->has_after) {
+                vl_text_object_begin(&q->text, "after");
+                vl_text_add_u64(&q->text, "owner", cursor->after_owner);
+                vl_text_add_string(&q->text, "name", cursor->after_name);
+                vl_text_object_end(&q->text);
         }
-        if (r < 0) {
-                json_object_put(parameters);
-                return NULL;
-        }
-        return parameters;
 }
 
 /* Whether cursor b stands after cursor a: a listing must move on, or it would never end. */
@@ -108,15 +97,16 @@ typedef int (*page_taker)(json_object *timers, size_t n, void *userdata);
 static int list_call(struct timerd *t, uint32_t owner, bool all, size_t limit,
                      struct timerd_list_cursor *cursor, page_taker take, void *userdata)
 {
-        json_object *parameters = list_parameters(owner, all, limit, cursor), *array;
         struct timerd_list_cursor next = *cursor;
+        struct connection_request q;
         struct vl_reply reply;
+        json_object *array;
         size_t n;
         int r;
 
-        if (!parameters)
-                return -ENOMEM;
-        r = connection_call(t, LIST_METHOD, parameters, &reply);
+        connection_begin(t, &q, LIST_METHOD, false);
+        list_parameters(&q, owner, all, limit, cursor);
+        r = connection_send(t, &q, 0, false, &reply);
         if (r < 0)
                 goto done;
         if (vl_get_array(reply.parameters, "timers", &array) < 0 ||

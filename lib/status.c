@@ -11,12 +11,14 @@
 
 int timerd_status(struct timerd *t, struct timerd_status *ret)
 {
+        struct connection_request q;
         struct vl_reply reply;
         int r;
 
         if (!t || !ret)
                 return -EINVAL;
-        r = connection_call(t, STATUS_METHOD, NULL, &reply);
+        connection_begin(t, &q, STATUS_METHOD, false);
+        r = connection_send(t, &q, 0, false, &reply);
         if (r >= 0)
                 r = wire_decode_status(reply.parameters, ret);
         vl_reply_done(&reply);
@@ -38,8 +40,10 @@ int timerd_status_async(struct timerd *t, timerd_status_callback callback, void 
 {
         const struct connection_handler handler =
             CONNECTION_HANDLER(deliver_status, callback, userdata);
+        struct connection_request q;
 
         if (!t || !callback)
                 return -EINVAL;
-        return connection_call_async(t, STATUS_METHOD, NULL, false, &handler);
+        connection_begin(t, &q, STATUS_METHOD, false);
+        return connection_send_async(t, &q, 0, &handler);
 }

@@ -188,22 +188,15 @@ static int decode_clocks(json_object *parameters, struct timerd_test_clocks *ret
         return 0;
 }
 
-/* A call that moves the clocks; parameters are taken. */
-static int move(struct timerd *t, const char *method, json_object *parameters,
-                uint64_t *ret_firings)
+/* A call that moves the clocks, begun in q. */
+static int move(struct timerd *t, struct connection_request *q, uint64_t *ret_firings)
 {
         struct timerd_test_clocks clocks;
         struct vl_reply reply;
         uint64_t firings;
         int r;
 
-        if (!t) {
-                json_object_put(parameters);
-                return -EINVAL;
-        }
-        if (!parameters)
-                return -ENOMEM;
-        r = connection_call(t, method, parameters, &reply);
+        r = connection_send(t, q, 0, false, &reply);
         if (r >= 0 && (decode_clocks(reply.parameters, &clocks) < 0 ||
                        vl_get_u64(reply.parameters, "firings", &firings) < 0))
                 r = -TIMERD_E_PROTOCOL;
@@ -213,56 +206,57 @@ static int move(struct timerd *t, const char *method, json_object *parameters,
         return r;
 }
 
-static json_object *usec_parameters(uint64_t usec)
+/* A move by usec. */
+static int move_by(struct timerd *t, const char *method, uint64_t usec, uint64_t *ret_firings)
 {
-        json_object *o = json_object_new_object();
+        struct connection_request q;
 
-        if (o && vl_add_u64(o, "usec", usec) < 0) {
-                json_object_put(o);
-                return NULL;
-        }
-        return o;
+        if (!t)
+                return -EINVAL;
+        connection_begin(t, &q, method, false);
+        vl_text_add_u64(&q.text, "usec", usec);
+        return move(t, &q, ret_firings);
 }
 
 int timerd_test_advance(struct timerd *t, uint64_t usec, uint64_t *ret_firings)
 {
-        return move(t, TEST_METHOD("Advance"), usec_parameters(usec), ret_firings);
+        return move_by(t, TEST_METHOD("Advance"), usec, ret_firings);
 }
 
 int timerd_test_advance_to(struct timerd *t, enum timerd_clock clock, uint64_t usec,
                            uint64_t *ret_firings)
 {
         const char *name = timerd_clock_to_string(clock);
-        json_object *o;
+        struct connection_request q;
 
-        if (!name)
+        if (!name || !t)
                 return -EINVAL;
-        o = usec_parameters(usec);
-        if (o && vl_add_string(o, "clock", name) < 0) {
-                json_object_put(o);
-                o = NULL;
-        }
-        return move(t, TEST_METHOD("AdvanceTo"), o, ret_firings);
+        connection_begin(t, &q, TEST_METHOD("AdvanceTo"), false);
+        vl_text_add_u64(&q.text, "usec", usec);
+        vl_text_add_string(&q.text, "clock", name);
+        return move(t, &q, ret_firings);
 }
 
 int timerd_test_suspend(struct timerd *t, uint64_t usec, uint64_t *ret_firings)
 {
-        return move(t, TEST_METHOD("Suspend"), usec_parameters(usec), ret_firings);
+        return move_by(t, TEST_METHOD("Suspend"), usec, ret_firings);
 }
 
 int timerd_test_set_realtime(struct timerd *t, uint64_t usec, uint64_t *ret_firings)
 {
-        return move(t, TEST_METHOD("SetRealtime"), usec_parameters(usec), ret_firings);
+        return move_by(t, TEST_METHOD("SetRealtime"), usec, ret_firings);
 }
 
 int timerd_test_now(struct timerd *t, struct timerd_test_clocks *ret)
 {
+        struct connection_request q;
         struct vl_reply reply;
         int r;
 
         if (!t || !ret)
                 return -EINVAL;
-        r = connection_call(t, TEST_METHOD("Now"), NULL, &reply);
+        connection_begin(t, &q, TEST_METHOD("Now"), false);
+        r = connection_send(t, &q, 0, false, &reply);
         if (r >= 0)
                 r = decode_clocks(reply.parameters, ret);
         vl_reply_done(&reply);

@@ -11,171 +11,152 @@
 #include "wire.h"
 
 /* Optional integers are sent only when they differ from the IDL's default, 0. */
-static int add_nonzero_u64(json_object *obj, const char *field, uint64_t value)
+static void add_nonzero_u64(struct vl_text *t, const char *field, uint64_t value)
 {
-        return value == 0 ? 0 : vl_add_u64(obj, field, value);
+        if (value != 0)
+                vl_text_add_u64(t, field, value);
 }
 
-static int add_new_object(json_object *parameters, const char *field, json_object **ret)
+/* The calendar lines of one kind (cron: those after TIMERD_CALENDAR_CRON_PREFIX, without it) as
+ * array `field`, when there are any. -EINVAL for an empty line. */
+static int add_lines(struct vl_text *t, const char *field, const char *calendar, bool cron)
 {
-        json_object *obj = json_object_new_object();
+        size_t prefix = strlen(TIMERD_CALENDAR_CRON_PREFIX);
+        bool opened = false;
 
-        if (!obj)
-                return -ENOMEM;
-        if (vl_add_object(parameters, field, obj) < 0)
-                return -ENOMEM;
-        *ret = obj;
+        for (const char *p = calendar; *p;) {
+                size_t l = strcspn(p, "\n");
+                bool is_cron = strncmp(p, TIMERD_CALENDAR_CRON_PREFIX, prefix) == 0;
+                size_t skip = is_cron ? prefix : 0;
+
+                if (l == skip)
+                        return -EINVAL;
+                if (is_cron == cron) {
+                        if (!opened)
+                                vl_text_array_begin(t, field);
+                        opened = true;
+                        vl_text_array_add_string(t, p + skip, l - skip);
+                }
+                p += l + (p[l] == '\n');
+        }
+        if (opened)
+                vl_text_array_end(t);
         return 0;
 }
 
 /* A calendar declaration's lines, as the arrays "calendar" and "cron" (each sent when not
  * empty), its zone and fixed delay. -EINVAL for an empty line. */
-static int add_calendar(json_object *obj, const struct timerd_declaration *d)
+static int add_calendar(struct vl_text *t, const struct timerd_declaration *d)
 {
-        size_t prefix = strlen(TIMERD_CALENDAR_CRON_PREFIX);
-        json_object *arrays[2] = {json_object_new_array(), json_object_new_array()};
-        const char *p = d->calendar;
-        int r = 0;
-
-        if (!arrays[0] || !arrays[1])
-                r = -ENOMEM;
-        while (r == 0 && *p) {
-                size_t l = strcspn(p, "\n");
-                bool cron = strncmp(p, TIMERD_CALENDAR_CRON_PREFIX, prefix) == 0;
-                json_object *line = l > (cron ? prefix : 0)
-                                        ? json_object_new_string_len(p + (cron ? prefix : 0),
-                                                                     (int)(l - (cron ? prefix : 0)))
-                                        : NULL;
-
-                if (l == (cron ? prefix : 0))
-                        r = -EINVAL;
-                else if (!line || json_object_array_add(arrays[cron], line) < 0) {
-                        json_object_put(line);
-                        r = -ENOMEM;
-                }
-                p += l + (p[l] == '\n');
-        }
-        for (int i = 0; i < 2; i++) {
-                if (r == 0 && json_object_array_length(arrays[i]) > 0) {
-                        if (vl_add_object(obj, i ? "cron" : "calendar", arrays[i]) < 0)
-                                r = -ENOMEM;
-                } else
-                        json_object_put(arrays[i]);
-        }
-        if (r == 0 && ((d->timezone[0] && vl_add_string(obj, "timezone", d->timezone) < 0) ||
-                       (d->fixed_random_delay && vl_add_bool(obj, "fixed_random_delay", true) < 0)))
-                r = -ENOMEM;
-        return r;
+        if (add_lines(t, "calendar", d->calendar, false) < 0 ||
+            add_lines(t, "cron", d->calendar, true) < 0)
+                return -EINVAL;
+        if (d->timezone[0])
+                vl_text_add_string(t, "timezone", d->timezone);
+        if (d->fixed_random_delay)
+                vl_text_add_bool(t, "fixed_random_delay", true);
+        return 0;
 }
 
-int wire_add_declaration(json_object *parameters, const struct timerd_declaration *d)
+int wire_add_declaration(struct vl_text *t, const struct timerd_declaration *d)
 {
         const char *policy = vl_policy_to_string(d->policy);
         const char *clock = vl_clock_to_string(d->clock);
         const char *lifetime = vl_lifetime_to_string(d->lifetime);
         const char *delivery = vl_delivery_to_string(d->delivery);
-        json_object *obj;
+        int r;
 
         if (!policy || !clock || !lifetime || !delivery || d->signal < 0)
                 return -EINVAL;
-        if (add_new_object(parameters, "declaration", &obj) < 0 ||
-            vl_add_string(obj, "policy", policy) < 0 ||
-            add_nonzero_u64(obj, "cadence_usec", d->cadence_usec) < 0 ||
-            vl_add_string(obj, "clock", clock) < 0 ||
-            vl_add_string(obj, "lifetime", lifetime) < 0 ||
-            vl_add_string(obj, "delivery", delivery) < 0 ||
-            add_nonzero_u64(obj, "accuracy_usec", d->accuracy_usec) < 0 ||
-            add_nonzero_u64(obj, "signal", (uint64_t)d->signal) < 0 ||
-            (!d->catch_up && vl_add_bool(obj, "catch_up", false) < 0) ||
-            add_nonzero_u64(obj, "randomized_delay_usec", d->randomized_delay_usec) < 0 ||
-            add_nonzero_u64(obj, "handover_usec", d->handover_usec) < 0)
-                return -ENOMEM;
-        return add_calendar(obj, d);
+        vl_text_object_begin(t, "declaration");
+        vl_text_add_string(t, "policy", policy);
+        add_nonzero_u64(t, "cadence_usec", d->cadence_usec);
+        vl_text_add_string(t, "clock", clock);
+        vl_text_add_string(t, "lifetime", lifetime);
+        vl_text_add_string(t, "delivery", delivery);
+        add_nonzero_u64(t, "accuracy_usec", d->accuracy_usec);
+        add_nonzero_u64(t, "signal", (uint64_t)d->signal);
+        if (!d->catch_up)
+                vl_text_add_bool(t, "catch_up", false);
+        add_nonzero_u64(t, "randomized_delay_usec", d->randomized_delay_usec);
+        add_nonzero_u64(t, "handover_usec", d->handover_usec);
+        r = add_calendar(t, d);
+        vl_text_object_end(t);
+        return r;
 }
 
-static int add_claim(json_object *parameters, const struct timerd_claim *claim)
+static void add_claim(struct vl_text *t, const struct timerd_claim *claim)
 {
-        json_object *obj;
-
-        if (add_new_object(parameters, "claim", &obj) < 0 ||
-            vl_add_string(obj, "name", claim->name) < 0 ||
-            vl_add_u64(obj, "generation", claim->generation) < 0)
-                return -ENOMEM;
-        return 0;
+        vl_text_object_begin(t, "claim");
+        vl_text_add_string(t, "name", claim->name);
+        vl_text_add_u64(t, "generation", claim->generation);
+        vl_text_object_end(t);
 }
 
-int wire_add_token(json_object *parameters, const struct timerd_token *token)
+void wire_add_token(struct vl_text *t, const struct timerd_token *token)
 {
-        json_object *obj;
-
-        if (add_new_object(parameters, "token", &obj) < 0 ||
-            vl_add_string(obj, "name", token->name) < 0 ||
-            vl_add_u64(obj, "generation", token->generation) < 0 ||
-            vl_add_u64(obj, "run", token->run) < 0)
-                return -ENOMEM;
-        return 0;
+        vl_text_object_begin(t, "token");
+        vl_text_add_string(t, "name", token->name);
+        vl_text_add_u64(t, "generation", token->generation);
+        vl_text_add_u64(t, "run", token->run);
+        vl_text_object_end(t);
 }
 
-int wire_add_run_result(json_object *parameters, const struct timerd_run_result *result)
+int wire_add_run_result(struct vl_text *t, const struct timerd_run_result *result)
 {
         const char *exit_name = vl_exit_to_string(result->exit);
-        json_object *obj;
 
         if (result->exit == TIMERD_EXIT_NONE || !exit_name || result->code > UINT8_MAX)
                 return -EINVAL;
-        if (add_new_object(parameters, "result", &obj) < 0 ||
-            vl_add_string(obj, "exit", exit_name) < 0 || vl_add_u64(obj, "code", result->code) < 0)
-                return -ENOMEM;
+        vl_text_object_begin(t, "result");
+        vl_text_add_string(t, "exit", exit_name);
+        vl_text_add_u64(t, "code", result->code);
+        vl_text_object_end(t);
         return 0;
 }
 
-int wire_add_claim_or_token(json_object *parameters, const struct timerd_claim *claim,
+int wire_add_claim_or_token(struct vl_text *t, const struct timerd_claim *claim,
                             const struct timerd_token *token)
 {
         if (!claim == !token)
                 return -EINVAL;
-        return claim ? add_claim(parameters, claim) : wire_add_token(parameters, token);
+        if (claim)
+                add_claim(t, claim);
+        else
+                wire_add_token(t, token);
+        return 0;
 }
 
-int wire_add_start(json_object *parameters, const struct timerd_start *start,
-                   const char *absolute_field)
+int wire_add_start(struct vl_text *t, const struct timerd_start *start, const char *absolute_field)
 {
         switch (start->kind) {
         case TIMERD_START_DEFAULT:
                 return 0;
         case TIMERD_START_AT:
-                return vl_add_u64(parameters, absolute_field, start->usec);
+                vl_text_add_u64(t, absolute_field, start->usec);
+                return 0;
         case TIMERD_START_AFTER:
-                return vl_add_u64(parameters, "delay_usec", start->usec);
+                vl_text_add_u64(t, "delay_usec", start->usec);
+                return 0;
         }
         return -EINVAL;
 }
 
-int wire_add_owner(json_object *parameters, uint32_t owner)
+void wire_add_continuation(struct vl_text *t, const struct timerd_continuation *c)
 {
-        return owner == TIMERD_OWNER_SELF ? 0 : vl_add_u64(parameters, "owner", owner);
+        vl_text_object_begin(t, "continuation");
+        vl_text_add_u64(t, "epoch", c->epoch);
+        vl_text_add_u64(t, "nonce", c->nonce);
+        vl_text_add_u64(t, "cycle", c->cycle);
+        vl_text_object_end(t);
 }
 
-int wire_add_continuation(json_object *parameters, const struct timerd_continuation *c)
+void wire_add_ticket(struct vl_text *t, const struct timerd_ticket *ticket)
 {
-        json_object *obj;
-
-        if (add_new_object(parameters, "continuation", &obj) < 0 ||
-            vl_add_u64(obj, "epoch", c->epoch) < 0 || vl_add_u64(obj, "nonce", c->nonce) < 0 ||
-            vl_add_u64(obj, "cycle", c->cycle) < 0)
-                return -ENOMEM;
-        return 0;
-}
-
-int wire_add_ticket(json_object *parameters, const struct timerd_ticket *ticket)
-{
-        json_object *obj;
-
-        if (add_new_object(parameters, "ticket", &obj) < 0 ||
-            wire_add_continuation(obj, &ticket->continuation) < 0 ||
-            vl_add_u64(obj, "nonce", ticket->nonce) < 0)
-                return -ENOMEM;
-        return 0;
+        vl_text_object_begin(t, "ticket");
+        wire_add_continuation(t, &ticket->continuation);
+        vl_text_add_u64(t, "nonce", ticket->nonce);
+        vl_text_object_end(t);
 }
 
 static int get_u64(json_object *obj, const char *field, uint64_t *ret)

@@ -3,8 +3,9 @@
 
 /*
  * The wire form of libtimerd's structs, as io.timerd.Timer and io.timerd.Service spell them.
- * Encoders add fields to a parameters object and return 0, -EINVAL for a value the protocol cannot
- * carry, or -ENOMEM. Decoders return 0 or -TIMERD_E_PROTOCOL for a reply that breaks the IDL.
+ * Encoders write fields of a call's parameters (varlink/message.h's vl_text, whose error keeps an
+ * allocation failure) and return 0, or -EINVAL for a value the protocol cannot carry. Decoders
+ * return 0 or -TIMERD_E_PROTOCOL for a reply that breaks the IDL.
  */
 
 #include <json-c/json.h>
@@ -12,20 +13,17 @@
 #include "timerd/timerd.h"
 #include "varlink/message.h"
 
-int wire_add_declaration(json_object *parameters, const struct timerd_declaration *d);
+int wire_add_declaration(struct vl_text *t, const struct timerd_declaration *d);
 /* Exactly one of claim and token, as "claim" or "token". */
-int wire_add_claim_or_token(json_object *parameters, const struct timerd_claim *claim,
+int wire_add_claim_or_token(struct vl_text *t, const struct timerd_claim *claim,
                             const struct timerd_token *token);
-int wire_add_token(json_object *parameters, const struct timerd_token *token);
+void wire_add_token(struct vl_text *t, const struct timerd_token *token);
 /* "result": how a run's program ended; -EINVAL for TIMERD_EXIT_NONE or a code above 255. */
-int wire_add_run_result(json_object *parameters, const struct timerd_run_result *result);
+int wire_add_run_result(struct vl_text *t, const struct timerd_run_result *result);
 /* An AT start as `absolute_field`, an AFTER start as "delay_usec"; a DEFAULT start adds nothing. */
-int wire_add_start(json_object *parameters, const struct timerd_start *start,
-                   const char *absolute_field);
-/* Only when it is not TIMERD_OWNER_SELF. */
-int wire_add_owner(json_object *parameters, uint32_t owner);
-int wire_add_continuation(json_object *parameters, const struct timerd_continuation *c);
-int wire_add_ticket(json_object *parameters, const struct timerd_ticket *ticket);
+int wire_add_start(struct vl_text *t, const struct timerd_start *start, const char *absolute_field);
+void wire_add_continuation(struct vl_text *t, const struct timerd_continuation *c);
+void wire_add_ticket(struct vl_text *t, const struct timerd_ticket *ticket);
 
 int wire_decode_timer(json_object *obj, struct timerd_timer *ret);
 int wire_decode_status(json_object *obj, struct timerd_status *ret);

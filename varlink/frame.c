@@ -216,6 +216,35 @@ int vl_writer_queue(struct vl_writer *w, const char *msg, size_t len)
         return 0;
 }
 
+void vl_writer_lend(struct vl_writer *w, char **ret_buf, size_t *ret_len, size_t *ret_cap)
+{
+        size_t pending = vl_writer_pending(w);
+
+        /* Moved when more is written than pending: each byte moves at most once on average. */
+        if (w->start > 0 && w->start >= pending) {
+                memmove(w->buf, w->buf + w->start, pending);
+                w->start = 0;
+                w->len = pending;
+        }
+        *ret_buf = w->buf;
+        *ret_len = w->len;
+        *ret_cap = w->cap;
+}
+
+int vl_writer_take(struct vl_writer *w, char *buf, size_t len, size_t cap)
+{
+        size_t pending = vl_writer_pending(w), added = len - w->len;
+
+        w->buf = buf;
+        w->cap = cap;
+        if (added == 0)
+                return 0;
+        if (added > w->max_buffered || pending > w->max_buffered - added)
+                return -ENOBUFS;
+        w->len = len;
+        return 0;
+}
+
 /*
  * write() for what is not a socket (pipes in tests): SIGPIPE is blocked around the write and a
  * SIGPIPE the write raised is taken back, so the caller sees -EPIPE like send(MSG_NOSIGNAL).

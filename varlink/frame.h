@@ -60,6 +60,15 @@ void vl_writer_done(struct vl_writer *w);
 int vl_writer_queue(struct vl_writer *w, const char *msg, size_t len);
 
 /*
+ * A message written in place, without a copy (varlink/message.h's vl_text_call_begin): lend hands
+ * out the buffer (*ret_buf may be realloc'd, *ret_len bytes are in use, *ret_cap allocated), take
+ * gets it back with bytes [old len, len) appended and queued as one message that ends in its NUL,
+ * or with len the old one to queue nothing. -ENOBUFS past max_buffered: nothing queued.
+ */
+void vl_writer_lend(struct vl_writer *w, char **ret_buf, size_t *ret_len, size_t *ret_cap);
+int vl_writer_take(struct vl_writer *w, char *buf, size_t len, size_t cap);
+
+/*
  * Write what is queued. Returns 0 when all is written, -EAGAIN when the fd would block with bytes
  * left, or another -errno (e.g. -EPIPE). Never raises SIGPIPE.
  */

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "varlink/frame.h"
 #include "varlink/tokens.h"
 
 #define VL_MAX_DEPTH_DEFAULT 16
@@ -120,6 +121,26 @@ void vl_text_add_string(struct vl_text *t, const char *field, const char *value)
 void vl_text_add_u64(struct vl_text *t, const char *field, uint64_t value);
 void vl_text_add_bool(struct vl_text *t, const char *field, bool value);
 char *vl_text_reply_end(struct vl_text *t);
+
+/*
+ * A call written the same way, in place at the end of a writer's queue (no string of its own):
+ * the same bytes vl_call_encode() makes of a tree with the fields added in that order. Begin
+ * writes the head ("parameters" last, its object open); fields follow as above; end closes the
+ * call and queues it with its NUL: 0, t's error (-ENOMEM), -EMSGSIZE for a call of max_len
+ * bytes or more, or vl_writer_take()'s -ENOBUFS, with nothing queued. Drop, instead of end,
+ * queues nothing. Nothing else may use w in between.
+ */
+void vl_text_call_begin(struct vl_text *t, struct vl_writer *w, const char *method, bool more,
+                        bool oneway);
+int vl_text_call_end(struct vl_text *t, struct vl_writer *w, size_t max_len);
+void vl_text_call_drop(struct vl_text *t, struct vl_writer *w);
+/* An array of strings (n bytes each: they need not end in a NUL) written element by element. */
+void vl_text_array_begin(struct vl_text *t, const char *field);
+void vl_text_array_add_string(struct vl_text *t, const char *value, size_t n);
+void vl_text_array_end(struct vl_text *t);
+/* Each member of object obj as a field, its value as vl_json_encode() writes it: what a raw call
+ * was given. Does not take obj. */
+void vl_text_add_members(struct vl_text *t, json_object *obj);
 
 /*
  * Typed parameter access. Each returns 0 and sets *ret when the field is present and of the right
