@@ -23,6 +23,9 @@ struct call {
         struct connection_handler handler;
 };
 
+/* Calls ended are kept for the next ones, up to this many: no allocation per call once warm. */
+#define CALLS_KEPT 256
+
 /* Where the reply of the blocking call goes. */
 struct blocking_slot {
         bool ready;
@@ -39,6 +42,8 @@ struct timerd {
         struct vl_writer writer;
         struct list_node calls; /* in the order of the replies to come */
         size_t n_calls;
+        struct list_node spare_calls; /* ended, kept for the next (CALLS_KEPT) */
+        size_t n_spare_calls;
         struct blocking_slot blocking;
         unsigned dispatching; /* > 0 while a callback runs */
         bool closing;         /* timerd_close() came from a callback */
@@ -108,6 +113,7 @@ int timerd_connect(const char *path, struct timerd **ret)
         if (!t)
                 return -ENOMEM;
         list_init(&t->calls);
+        list_init(&t->spare_calls);
         t->path = strdup(path ? path : timerd_default_socket());
         if (!t->path) {
                 free(t);
@@ -142,21 +148,44 @@ static bool blocking_first(const struct timerd *t, bool stream)
         return c && c->blocking && (!stream || c->more);
 }
 
-static void free_calls(struct timerd *t)
+static struct call *call_new(struct timerd *t)
 {
         struct call *c;
 
-        while ((c = first_call(t))) {
-                list_remove(&c->node);
+        if (list_empty(&t->spare_calls))
+                return malloc(sizeof(*c));
+        c = list_entry(t->spare_calls.next, struct call, node);
+        list_remove(&c->node);
+        t->n_spare_calls--;
+        return c;
+}
+
+/* c is on no list. */
+static void call_free(struct timerd *t, struct call *c)
+{
+        if (t->n_spare_calls >= CALLS_KEPT) {
                 free(c);
+                return;
         }
-        t->n_calls = 0;
+        list_append(&t->spare_calls, &c->node);
+        t->n_spare_calls++;
+}
+
+static void free_list(struct list_node *head)
+{
+        while (!list_empty(head)) {
+                struct list_node *n = head->next;
+
+                list_remove(n);
+                free(list_entry(n, struct call, node));
+        }
 }
 
 static void connection_free(struct timerd *t)
 {
         close(t->fd);
-        free_calls(t);
+        free_list(&t->calls);
+        free_list(&t->spare_calls);
         vl_reply_done(&t->blocking.reply);
         vl_reader_done(&t->reader);
         vl_parser_done(&t->parser);
@@ -347,7 +376,7 @@ static void connection_break(struct timerd *t, int cause)
 
                 set_error_name(t, NULL);
                 (void)deliver(t, c, error, NULL);
-                free(c);
+                call_free(t, c);
                 error = -TIMERD_E_DISCONNECTED;
         }
 }
@@ -392,19 +421,17 @@ static int queue_call(struct timerd *t, struct connection_request *q, bool block
         if (q->timer_method && !q->has_owner)
                 connection_add_owner(q, t->owner);
 
-        c = calloc(1, sizeof(*c));
+        c = call_new(t);
         if (!c)
                 return drop(t, q, -ENOMEM);
         r = vl_text_call_end(&q->text, &t->writer, CONNECTION_REQUEST_MAX);
         if (r < 0) {
                 /* Nothing was queued: the connection is still in step. */
-                free(c);
+                call_free(t, c);
                 return r;
         }
 
-        c->more = q->more;
-        c->blocking = blocking;
-        c->handler = *handler;
+        *c = (struct call){.more = q->more, .blocking = blocking, .handler = *handler};
         list_append(&t->calls, &c->node);
         t->n_calls++;
         return 0;
@@ -478,7 +505,7 @@ static int dispatch_next(struct timerd *t)
                 set_error_name(t, NULL);
                 c = pop_call(t);
                 (void)deliver(t, c, r, NULL);
-                free(c);
+                call_free(t, c);
                 return 1;
         }
         if (reply.continues && !c->more) {
@@ -495,11 +522,11 @@ static int dispatch_next(struct timerd *t)
         r = deliver(t, c, reply.error ? -vl_error_from_name(reply.error) : 0, &reply);
         vl_reply_done(&reply);
         if (last)
-                free(c);
+                call_free(t, c);
         else if (r < 0 && !t->broken && !t->closing) {
                 /* A stream's reply that cannot be decoded ended it (its callback was told), and
                  * the stream holds the connection. */
-                free(pop_call(t));
+                call_free(t, pop_call(t));
                 connection_break(t, -TIMERD_E_DISCONNECTED);
                 return -TIMERD_E_PROTOCOL;
         }
@@ -682,7 +709,7 @@ int connection_next_in_stream(struct timerd *t, struct vl_reply *ret)
 void connection_stream_broken(struct timerd *t)
 {
         if (blocking_first(t, true)) {
-                free(pop_call(t));
+                call_free(t, pop_call(t));
                 connection_break(t, -TIMERD_E_DISCONNECTED);
         }
 }
