@@ -519,8 +519,8 @@ char *vl_json_encode(json_object *value)
 
 /*
  * The rest of a message after its head: "parameters" (taken; NULL for {}) and the closing brace.
- * The one way every message is written: calls, replies and errors, from a tree or (a firing)
- * field by field below; keys in the order json-c would keep them.
+ * The one way every message is written: replies and errors, from a tree or (a firing) field by
+ * field below, calls field by field; keys in the order json-c would keep them.
  */
 static char *message_end(struct vl_text *t, json_object *parameters)
 {
@@ -538,23 +538,6 @@ static char *message_end(struct vl_text *t, json_object *parameters)
                 return NULL;
         }
         return t->buf;
-}
-
-char *vl_call_encode(const char *method, json_object *parameters, bool more, bool oneway)
-{
-        struct vl_text t = {0};
-
-        assert(method);
-        t.error = text_add(&t, "{\"method\":", strlen("{\"method\":"));
-        if (t.error == 0)
-                t.error = text_add_string(&t, method, strlen(method));
-        if (t.error == 0 && more)
-                t.error = text_add(&t, ",\"more\":true", strlen(",\"more\":true"));
-        if (t.error == 0 && oneway)
-                t.error = text_add(&t, ",\"oneway\":true", strlen(",\"oneway\":true"));
-        if (t.error == 0)
-                t.error = text_add(&t, ",", 1);
-        return message_end(&t, parameters);
 }
 
 /* Every answer: the envelope around the parameters written as text straight from the tree. */

@@ -87,13 +87,12 @@ int vl_reply_tokenize(struct vl_parser *p, const char *msg, size_t len, int max_
 int vl_reply_tree(struct vl_parser *p, struct vl_reply *r);
 
 /*
- * Encoding: one text writer for every message (calls, replies, errors), from a json-c tree or, for
- * the hottest reply (a firing), field by field. Plain JSON, slashes as they are, keys in the order
- * they were added. Each takes ownership of `parameters` (may be NULL for {}), and returns a
- * malloc'd NUL-terminated string (caller frees) or NULL on allocation failure, also when a part of
- * the tree was lost to one (vl_add_* and vl_array_add mark the tree).
+ * Encoding: one text writer for every message (calls, replies, errors), from a json-c tree or
+ * field by field (calls, below, and the hottest reply, a firing). Plain JSON, slashes as they are,
+ * keys in the order they were added. Each takes ownership of `parameters` (may be NULL for {}), and
+ * returns a malloc'd NUL-terminated string (caller frees) or NULL on allocation failure, also when
+ * a part of the tree was lost to one (vl_add_* and vl_array_add mark the tree).
  */
-char *vl_call_encode(const char *method, json_object *parameters, bool more, bool oneway);
 char *vl_reply_encode(json_object *parameters, bool continues);
 char *vl_error_encode(const char *error, json_object *parameters);
 /* One JSON value as the messages write it; does not take it. */
@@ -124,7 +123,7 @@ char *vl_text_reply_end(struct vl_text *t);
 
 /*
  * A call written the same way, in place at the end of a writer's queue (no string of its own):
- * the same bytes vl_call_encode() makes of a tree with the fields added in that order. Begin
+ * the bytes a tree of the same fields would make. Begin
  * writes the head ("parameters" last, its object open); fields follow as above; end closes the
  * call and queues it with its NUL: 0, t's error (-ENOMEM), -EMSGSIZE for a call of max_len
  * bytes or more, or vl_writer_take()'s -ENOBUFS, with nothing queued. Drop, instead of end,
