@@ -24,9 +24,9 @@ static int sleep_call(struct timerd *t, struct connection_request *q, int r,
 {
         struct vl_reply reply;
 
-        r = connection_send(t, q, r, false, &reply);
+        r = connection_send(t, q, r, true, &reply);
         if (r >= 0)
-                r = wire_decode_sleep_result(reply.parameters, ret);
+                r = wire_decode_sleep_result(&reply, ret);
         vl_reply_done(&reply);
         return r;
 }
@@ -76,9 +76,9 @@ int timerd_finish(struct timerd *t, const struct timerd_observation *observation
         wire_add_continuation(&q.text, &observation->continuation);
         vl_text_add_u64(&q.text, "lease", observation->lease);
         vl_text_add_string(&q.text, "action", finish_action_names[action]);
-        r = connection_send(t, &q, 0, false, &reply);
+        r = connection_send(t, &q, 0, true, &reply);
         if (r >= 0)
-                r = wire_decode_finish_result(reply.parameters, ret);
+                r = wire_decode_finish_result(&reply, ret);
         vl_reply_done(&reply);
         return r;
 }

@@ -18,11 +18,11 @@ static void subscribe_begin(struct timerd *t, struct connection_request *q, bool
 
 static int decode_event(const struct vl_reply *reply, struct timerd_event *ret)
 {
-        json_object *event;
+        struct wire_object p, event;
 
-        if (wire_get_object(reply->parameters, "event", &event) < 0)
+        if (wire_reply_parameters(reply, &p) < 0 || wire_get_object(&p, "event", &event) < 0)
                 return -TIMERD_E_PROTOCOL;
-        return wire_decode_event(event, ret);
+        return wire_decode_event(&event, ret);
 }
 
 int timerd_subscribe(struct timerd *t, bool all)
@@ -32,7 +32,7 @@ int timerd_subscribe(struct timerd *t, bool all)
         if (!t)
                 return -EINVAL;
         subscribe_begin(t, &q, all);
-        return connection_send_stream(t, &q, 0, false);
+        return connection_send_stream(t, &q, 0, true);
 }
 
 int timerd_subscribe_next(struct timerd *t, struct timerd_event *ret)
@@ -66,7 +66,7 @@ int timerd_subscribe_async(struct timerd *t, bool all, timerd_event_callback cal
                            void *userdata)
 {
         const struct connection_handler handler =
-            CONNECTION_HANDLER(deliver_event, callback, userdata);
+            CONNECTION_TOKEN_HANDLER(deliver_event, callback, userdata);
         struct connection_request q;
 
         if (!t || !callback)

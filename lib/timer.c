@@ -415,7 +415,7 @@ int timerd_get(struct timerd *t, const char *name, uint32_t owner, struct timerd
 {
         struct connection_request q;
         struct vl_reply reply = {0};
-        json_object *timer;
+        struct wire_object p, timer;
         int r;
 
         if (!t || !name || !ret)
@@ -423,11 +423,12 @@ int timerd_get(struct timerd *t, const char *name, uint32_t owner, struct timerd
         connection_begin(t, &q, TIMER_METHOD("Get"), false);
         vl_text_add_string(&q.text, "name", name);
         connection_add_owner(&q, owner);
-        r = connection_send(t, &q, 0, false, &reply);
+        r = connection_send(t, &q, 0, true, &reply);
         if (r >= 0)
-                r = wire_get_object(reply.parameters, "timer", &timer) < 0
+                r = wire_reply_parameters(&reply, &p) < 0 ||
+                            wire_get_object(&p, "timer", &timer) < 0
                         ? -TIMERD_E_PROTOCOL
-                        : wire_decode_timer(timer, ret);
+                        : wire_decode_timer(&timer, ret);
         vl_reply_done(&reply);
         return r;
 }

@@ -14,6 +14,7 @@
 
 #include "connection.h"
 #include "timerd/timerd-test.h"
+#include "wire.h"
 
 /* A private timerd on a virtual clock, and io.timerd.Test's calls: the test helpers. */
 
@@ -176,14 +177,14 @@ int timerd_test_stop(struct timerd_test *vt)
 }
 
 /* "now" of a reply as the clocks; -TIMERD_E_PROTOCOL when it is not one. */
-static int decode_clocks(json_object *parameters, struct timerd_test_clocks *ret)
+static int decode_clocks(const struct vl_reply *reply, struct timerd_test_clocks *ret)
 {
-        json_object *now;
+        struct wire_object p, now;
 
-        if (!json_object_object_get_ex(parameters, "now", &now) ||
-            vl_get_u64(now, "monotonic", &ret->monotonic) < 0 ||
-            vl_get_u64(now, "boottime", &ret->boottime) < 0 ||
-            vl_get_u64(now, "realtime", &ret->realtime) < 0)
+        if (wire_reply_parameters(reply, &p) < 0 || wire_get_object(&p, "now", &now) < 0 ||
+            wire_get_u64(&now, "monotonic", &ret->monotonic) < 0 ||
+            wire_get_u64(&now, "boottime", &ret->boottime) < 0 ||
+            wire_get_u64(&now, "realtime", &ret->realtime) < 0)
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }
@@ -196,9 +197,9 @@ static int move(struct timerd *t, struct connection_request *q, uint64_t *ret_fi
         uint64_t firings;
         int r;
 
-        r = connection_send(t, q, 0, false, &reply);
-        if (r >= 0 && (decode_clocks(reply.parameters, &clocks) < 0 ||
-                       vl_get_u64(reply.parameters, "firings", &firings) < 0))
+        r = connection_send(t, q, 0, true, &reply);
+        if (r >= 0 &&
+            (decode_clocks(&reply, &clocks) < 0 || wire_reply_u64(&reply, "firings", &firings) < 0))
                 r = -TIMERD_E_PROTOCOL;
         if (r >= 0 && ret_firings)
                 *ret_firings = firings;
@@ -256,9 +257,9 @@ int timerd_test_now(struct timerd *t, struct timerd_test_clocks *ret)
         if (!t || !ret)
                 return -EINVAL;
         connection_begin(t, &q, TEST_METHOD("Now"), false);
-        r = connection_send(t, &q, 0, false, &reply);
+        r = connection_send(t, &q, 0, true, &reply);
         if (r >= 0)
-                r = decode_clocks(reply.parameters, ret);
+                r = decode_clocks(&reply, ret);
         vl_reply_done(&reply);
         return r;
 }

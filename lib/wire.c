@@ -159,15 +159,20 @@ void wire_add_ticket(struct vl_text *t, const struct timerd_ticket *ticket)
         vl_text_object_end(t);
 }
 
-static int get_u64(json_object *obj, const char *field, uint64_t *ret)
+/* The field of o, an object among a reply's tokens. */
+#define FIELD(get, o, field, ...)                                                                  \
+        vl_token_get_##get((o)->text, (o)->tokens, (o)->index, field, __VA_ARGS__)
+
+int wire_get_u64(const struct wire_object *o, const char *field, uint64_t *ret)
 {
-        return vl_get_u64(obj, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
+        return FIELD(u64, o, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
 }
 
 /* An optional integer: absent (or null) leaves *ret_has false and *ret 0. */
-static int get_optional_u64(json_object *obj, const char *field, bool *ret_has, uint64_t *ret)
+static int get_optional_u64(const struct wire_object *o, const char *field, bool *ret_has,
+                            uint64_t *ret)
 {
-        int r = vl_get_u64(obj, field, ret);
+        int r = FIELD(u64, o, field, ret);
 
         *ret_has = r >= 0;
         if (r == -ENOENT)
@@ -175,132 +180,128 @@ static int get_optional_u64(json_object *obj, const char *field, bool *ret_has, 
         return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
 }
 
-static int get_default_u64(json_object *obj, const char *field, uint64_t *ret)
+static int get_default_u64(const struct wire_object *o, const char *field, uint64_t *ret)
 {
         bool has;
 
-        return get_optional_u64(obj, field, &has, ret);
+        return get_optional_u64(o, field, &has, ret);
 }
 
-static int get_bool(json_object *obj, const char *field, bool *ret)
+static int get_bool(const struct wire_object *o, const char *field, bool *ret)
 {
-        return vl_get_bool(obj, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
-}
-
-static int get_string(json_object *obj, const char *field, const char **ret)
-{
-        return vl_get_string(obj, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
-}
-
-/* NULL when absent; -TIMERD_E_PROTOCOL when not a string. */
-static int get_optional_string(json_object *obj, const char *field, const char **ret)
-{
-        int r = vl_get_string(obj, field, ret);
-
-        if (r == -ENOENT)
-                *ret = NULL;
-        return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
-}
-
-/* A string that must fit the struct's buffer whole: a truncated name would name another timer. */
-static int get_string_into(json_object *obj, const char *field, char *buf, size_t size)
-{
-        const char *s;
-        size_t len;
-
-        if (get_string(obj, field, &s) < 0)
-                return -TIMERD_E_PROTOCOL;
-        len = strlen(s);
-        if (len >= size)
-                return -TIMERD_E_PROTOCOL;
-        memcpy(buf, s, len + 1);
-        return 0;
-}
-
-int wire_get_object(json_object *obj, const char *field, json_object **ret)
-{
-        return vl_get_object(obj, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
-}
-
-/* NULL when absent; -TIMERD_E_PROTOCOL when not an object. */
-static int get_optional_object(json_object *obj, const char *field, json_object **ret)
-{
-        int r = vl_get_object(obj, field, ret);
-
-        if (r == -ENOENT)
-                *ret = NULL;
-        return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
+        return FIELD(bool, o, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
 }
 
 /* An optional boolean: absent (or null) is `fallback`. */
-static int get_default_bool(json_object *obj, const char *field, bool fallback, bool *ret)
+static int get_default_bool(const struct wire_object *o, const char *field, bool fallback,
+                            bool *ret)
 {
-        int r = vl_get_bool(obj, field, ret);
+        int r = FIELD(bool, o, field, ret);
 
         if (r == -ENOENT)
                 *ret = fallback;
         return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
 }
 
+/* A string that must fit buf whole: a truncated name would name another timer. */
+int wire_get_string_into(const struct wire_object *o, const char *field, char *buf, size_t size)
+{
+        return FIELD(string, o, field, buf, size) < 0 ? -TIMERD_E_PROTOCOL : 0;
+}
+
+/* The same, optional: absent (or null) leaves *ret_has false and buf "". */
+static int get_optional_string_into(const struct wire_object *o, const char *field, char *buf,
+                                    size_t size, bool *ret_has)
+{
+        int r = FIELD(string, o, field, buf, size);
+
+        *ret_has = r >= 0;
+        if (r == -ENOENT)
+                buf[0] = 0;
+        return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
+}
+
+/* An object field; absent (or null) leaves *ret_has false. */
+int wire_get_optional_object(const struct wire_object *o, const char *field,
+                             struct wire_object *ret, bool *ret_has)
+{
+        size_t i;
+        int r = FIELD(object, o, field, &i);
+
+        *ret_has = r >= 0;
+        if (r >= 0)
+                *ret = (struct wire_object){o->text, o->tokens, i};
+        return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
+}
+
+int wire_get_object(const struct wire_object *o, const char *field, struct wire_object *ret)
+{
+        bool has;
+
+        return wire_get_optional_object(o, field, ret, &has) < 0 || !has ? -TIMERD_E_PROTOCOL : 0;
+}
+
 /* The strings of array `field` (absent: none) appended to buf as lines after `prefix`; they must
  * fit whole. */
-static int get_lines(json_object *obj, const char *field, const char *prefix, char *buf,
+static int get_lines(const struct wire_object *o, const char *field, const char *prefix, char *buf,
                      size_t size)
 {
-        json_object *a;
-        int r = vl_get_array(obj, field, &a);
+        size_t array, e;
+        int r = FIELD(array, o, field, &array);
 
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return -TIMERD_E_PROTOCOL;
-        for (size_t i = 0; i < json_object_array_length(a); i++) {
-                json_object *v = json_object_array_get_idx(a, i);
+        e = array + 1;
+        for (uint32_t i = 0; i < o->tokens[array].size; i++, e = o->tokens[e].next) {
                 size_t len = strlen(buf);
-                int n;
+                int n = snprintf(buf + len, size - len, "%s%s", len > 0 ? "\n" : "", prefix);
 
-                if (!json_object_is_type(v, json_type_string))
-                        return -TIMERD_E_PROTOCOL;
-                n = snprintf(buf + len, size - len, "%s%s%s", len > 0 ? "\n" : "", prefix,
-                             json_object_get_string(v));
-                if (n < 0 || (size_t)n >= size - len)
+                if (n < 0 || (size_t)n >= size - len ||
+                    vl_token_string(o->text, &o->tokens[e], buf + len + n, size - len - n) < 0)
                         return -TIMERD_E_PROTOCOL;
         }
         return 0;
 }
 
-static int decode_calendar(json_object *obj, struct timerd_declaration *ret)
+static int decode_calendar(const struct wire_object *o, struct timerd_declaration *ret)
 {
-        const char *timezone;
+        bool has;
 
-        if (get_lines(obj, "calendar", "", ret->calendar, sizeof(ret->calendar)) < 0 ||
-            get_lines(obj, "cron", TIMERD_CALENDAR_CRON_PREFIX, ret->calendar,
+        if (get_lines(o, "calendar", "", ret->calendar, sizeof(ret->calendar)) < 0 ||
+            get_lines(o, "cron", TIMERD_CALENDAR_CRON_PREFIX, ret->calendar,
                       sizeof(ret->calendar)) < 0 ||
-            get_optional_string(obj, "timezone", &timezone) < 0 ||
-            (timezone && strlen(timezone) >= sizeof(ret->timezone)) ||
-            get_default_bool(obj, "fixed_random_delay", false, &ret->fixed_random_delay) < 0)
+            get_optional_string_into(o, "timezone", ret->timezone, sizeof(ret->timezone), &has) <
+                0 ||
+            get_default_bool(o, "fixed_random_delay", false, &ret->fixed_random_delay) < 0)
                 return -TIMERD_E_PROTOCOL;
-        if (timezone)
-                strcpy(ret->timezone, timezone);
         return 0;
 }
 
+/* Longer than every enum's name: a longer one is none. */
+#define ENUM_NAME_MAX 64
+
 /*
- * Each field as base/timer-fields.h describes it, from JSON object o into the public struct at b:
+ * Each field as base/timer-fields.h describes it, from object o into the public struct at b:
  * m its member (a pair for two), w its wire name; a wrong or missing member jumps to fail. The
- * enums left out of a reply take the value a declaration defaults to.
+ * enums left out of a reply take the value a declaration defaults to; a required one must be
+ * there, and a null one is none.
  */
-#define GET_ENUM(o, b, m, w, type, fallback)                                                       \
+#define GET_ENUM(o, b, m, w, type, fallback, required)                                             \
         {                                                                                          \
-                const char *name_;                                                                 \
-                if (get_optional_string(o, #w, &name_) < 0)                                        \
+                char name_[ENUM_NAME_MAX];                                                         \
+                bool has_;                                                                         \
+                if ((required) && vl_token_member((o)->text, (o)->tokens, (o)->index, #w) < 0)     \
                         goto fail;                                                                 \
-                (b)->m = name_ ? vl_##type##_from_string(name_) : (fallback);                      \
+                if (get_optional_string_into(o, #w, name_, sizeof(name_), &has_) < 0)              \
+                        goto fail;                                                                 \
+                (b)->m = has_ ? vl_##type##_from_string(name_) : (fallback);                       \
                 if ((int)(b)->m < 0)                                                               \
                         goto fail;                                                                 \
         }
 #define WIRE_GET_U64(o, b, m, w)                                                                   \
-        if (get_u64(o, #w, &(b)->m) < 0)                                                           \
+        if (wire_get_u64(o, #w, &(b)->m) < 0)                                                      \
                 goto fail;
 #define WIRE_GET_BOOL(o, b, m, w)                                                                  \
         if (get_bool(o, #w, &(b)->m) < 0)                                                          \
@@ -319,19 +320,14 @@ static int decode_calendar(json_object *obj, struct timerd_declaration *ret)
                         goto fail;                                                                 \
                 (b)->m = (int)signo_;                                                              \
         }
-#define WIRE_GET_POLICY(o, b, m, w)                                                                \
-        if (!json_object_object_get_ex(o, #w, NULL))                                               \
-                goto fail;                                                                         \
-        GET_ENUM(o, b, m, w, policy, TIMERD_POLICY_INVALID)
-#define WIRE_GET_STATE(o, b, m, w)                                                                 \
-        if (!json_object_object_get_ex(o, #w, NULL))                                               \
-                goto fail;                                                                         \
-        GET_ENUM(o, b, m, w, state, TIMERD_STATE_INVALID)
-#define WIRE_GET_CLOCK(o, b, m, w)    GET_ENUM(o, b, m, w, clock, TIMERD_CLOCK_MONOTONIC)
-#define WIRE_GET_LIFETIME(o, b, m, w) GET_ENUM(o, b, m, w, lifetime, TIMERD_LIFETIME_TRANSIENT)
-#define WIRE_GET_DELIVERY(o, b, m, w) GET_ENUM(o, b, m, w, delivery, TIMERD_DELIVERY_NOTIFY)
-#define WIRE_GET_FAILURE(o, b, m, w)  GET_ENUM(o, b, m, w, failure, TIMERD_FAILURE_NONE)
-#define WIRE_GET_OUTCOME(o, b, m, w)  GET_ENUM(o, b, m, w, outcome, TIMERD_OUTCOME_NONE)
+#define WIRE_GET_POLICY(o, b, m, w) GET_ENUM(o, b, m, w, policy, TIMERD_POLICY_INVALID, true)
+#define WIRE_GET_STATE(o, b, m, w)  GET_ENUM(o, b, m, w, state, TIMERD_STATE_INVALID, true)
+#define WIRE_GET_CLOCK(o, b, m, w)  GET_ENUM(o, b, m, w, clock, TIMERD_CLOCK_MONOTONIC, false)
+#define WIRE_GET_LIFETIME(o, b, m, w)                                                              \
+        GET_ENUM(o, b, m, w, lifetime, TIMERD_LIFETIME_TRANSIENT, false)
+#define WIRE_GET_DELIVERY(o, b, m, w) GET_ENUM(o, b, m, w, delivery, TIMERD_DELIVERY_NOTIFY, false)
+#define WIRE_GET_FAILURE(o, b, m, w)  GET_ENUM(o, b, m, w, failure, TIMERD_FAILURE_NONE, false)
+#define WIRE_GET_OUTCOME(o, b, m, w)  GET_ENUM(o, b, m, w, outcome, TIMERD_OUTCOME_NONE, false)
 #define WIRE_GET_OPT_USEC(o, b, m, w)                                                              \
         if (get_optional_u64(o, #w, &(b)->TD_FIRST(m), &(b)->TD_SECOND(m)) < 0)                    \
                 goto fail;
@@ -384,7 +380,7 @@ static int decode_calendar(json_object *obj, struct timerd_declaration *ret)
 TD_DECLARATION_FIELDS(CHECK_DECLARATION)
 TD_TIMER_FIELDS(CHECK_TIMER)
 
-static int decode_declaration(json_object *obj, struct timerd_declaration *ret)
+static int decode_declaration(const struct wire_object *obj, struct timerd_declaration *ret)
 {
 #define WIRE_GET_DECLARED_BOOL_ON  WIRE_GET_BOOL_ON
 #define WIRE_GET_DECLARED_SIGNO    WIRE_GET_SIGNO
@@ -402,34 +398,36 @@ fail:
 }
 
 /* An absent result leaves exit TIMERD_EXIT_NONE. */
-static int decode_run_result(json_object *obj, const char *field, struct timerd_run_result *ret)
+static int decode_run_result(const struct wire_object *obj, const char *field,
+                             struct timerd_run_result *ret)
 {
-        json_object *result;
-        const char *exit_name;
+        char exit_name[ENUM_NAME_MAX];
+        struct wire_object result;
         uint64_t code;
+        bool has;
 
-        if (get_optional_object(obj, field, &result) < 0)
+        if (wire_get_optional_object(obj, field, &result, &has) < 0)
                 return -TIMERD_E_PROTOCOL;
-        if (!result)
+        if (!has)
                 return 0;
-        if (get_string(result, "exit", &exit_name) < 0 || get_u64(result, "code", &code) < 0 ||
-            code > UINT8_MAX)
+        if (wire_get_string_into(&result, "exit", exit_name, sizeof(exit_name)) < 0 ||
+            wire_get_u64(&result, "code", &code) < 0 || code > UINT8_MAX)
                 return -TIMERD_E_PROTOCOL;
         ret->exit = vl_exit_from_string(exit_name);
         ret->code = (uint32_t)code;
         return ret->exit <= TIMERD_EXIT_NONE ? -TIMERD_E_PROTOCOL : 0;
 }
 
-int wire_decode_timer(json_object *obj, struct timerd_timer *ret)
+int wire_decode_timer(const struct wire_object *obj, struct timerd_timer *ret)
 {
-        json_object *declaration;
+        struct wire_object declaration;
         uint64_t owner;
 
         *ret = (struct timerd_timer){};
-        if (get_u64(obj, "owner", &owner) < 0 || owner > UINT32_MAX ||
-            get_string_into(obj, "name", ret->name, sizeof(ret->name)) < 0 ||
+        if (wire_get_u64(obj, "owner", &owner) < 0 || owner > UINT32_MAX ||
+            wire_get_string_into(obj, "name", ret->name, sizeof(ret->name)) < 0 ||
             wire_get_object(obj, "declaration", &declaration) < 0 ||
-            decode_declaration(declaration, &ret->declaration) < 0)
+            decode_declaration(&declaration, &ret->declaration) < 0)
                 goto fail;
 #define GET_TIMER(kind, snapshot, wire, pub, journal, position) WIRE_GET_##kind(obj, ret, pub, wire)
         TD_TIMER_FIELDS(GET_TIMER)
@@ -443,68 +441,57 @@ fail:
         return -TIMERD_E_PROTOCOL;
 }
 
-/* A field of an object among a reply's tokens; any error is the reply's. */
-#define TOKEN_FIELD(get, reply, obj, field, ...)                                                   \
-        (vl_token_get_##get((reply)->text, (reply)->tokens, obj, field, __VA_ARGS__) < 0)
-
-/* The parameters object of a reply read as tokens; -TIMERD_E_PROTOCOL when absent ({}), which
- * holds none of the fields a reply must have. */
-static int reply_parameters(const struct vl_reply *reply, size_t *ret)
+int wire_reply_parameters(const struct vl_reply *reply, struct wire_object *ret)
 {
+        /* Absent ({}) holds none of the fields a reply must have. */
         if (reply->parameters_token < 0)
                 return -TIMERD_E_PROTOCOL;
-        *ret = (size_t)reply->parameters_token;
+        *ret = (struct wire_object){reply->text, reply->tokens, (size_t)reply->parameters_token};
         return 0;
 }
 
 int wire_reply_u64(const struct vl_reply *reply, const char *field, uint64_t *ret)
 {
-        size_t p;
+        struct wire_object p;
 
-        if (reply_parameters(reply, &p) < 0 || TOKEN_FIELD(u64, reply, p, field, ret))
-                return -TIMERD_E_PROTOCOL;
-        return 0;
+        return wire_reply_parameters(reply, &p) < 0 ? -TIMERD_E_PROTOCOL
+                                                    : wire_get_u64(&p, field, ret);
 }
 
 int wire_reply_bool(const struct vl_reply *reply, const char *field, bool *ret)
 {
-        size_t p;
+        struct wire_object p;
 
-        if (reply_parameters(reply, &p) < 0 || TOKEN_FIELD(bool, reply, p, field, ret))
-                return -TIMERD_E_PROTOCOL;
-        return 0;
+        return wire_reply_parameters(reply, &p) < 0 ? -TIMERD_E_PROTOCOL : get_bool(&p, field, ret);
 }
 
 int wire_reply_claim(const struct vl_reply *reply, struct timerd_claim *ret)
 {
-        size_t p, claim;
+        struct wire_object p, claim;
 
-        if (reply_parameters(reply, &p) < 0 || TOKEN_FIELD(object, reply, p, "claim", &claim) ||
-            TOKEN_FIELD(string, reply, claim, "name", ret->name, sizeof(ret->name)) ||
-            TOKEN_FIELD(u64, reply, claim, "generation", &ret->generation))
+        if (wire_reply_parameters(reply, &p) < 0 || wire_get_object(&p, "claim", &claim) < 0 ||
+            wire_get_string_into(&claim, "name", ret->name, sizeof(ret->name)) < 0 ||
+            wire_get_u64(&claim, "generation", &ret->generation) < 0)
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }
 
 int wire_reply_firing(const struct vl_reply *reply, struct timerd_firing *ret)
 {
-        char clock[32]; /* longer than every clock's name: a longer one is none */
-        size_t p, obj, token;
-        int r;
+        char clock[ENUM_NAME_MAX];
+        struct wire_object p, obj, token;
 
         *ret = (struct timerd_firing){};
-        if (reply_parameters(reply, &p) < 0 || TOKEN_FIELD(object, reply, p, "firing", &obj) ||
-            TOKEN_FIELD(object, reply, obj, "token", &token) ||
-            TOKEN_FIELD(string, reply, token, "name", ret->token.name, sizeof(ret->token.name)) ||
-            TOKEN_FIELD(u64, reply, token, "generation", &ret->token.generation) ||
-            TOKEN_FIELD(u64, reply, token, "run", &ret->token.run) ||
-            TOKEN_FIELD(string, reply, obj, "clock", clock, sizeof(clock)) ||
-            TOKEN_FIELD(u64, reply, obj, "deadline_usec", &ret->deadline_usec) ||
-            TOKEN_FIELD(u64, reply, obj, "fired_usec", &ret->fired_usec) ||
-            TOKEN_FIELD(u64, reply, obj, "overruns", &ret->overruns))
-                return -TIMERD_E_PROTOCOL;
-        r = vl_token_get_bool(reply->text, reply->tokens, obj, "catch_up", &ret->catch_up);
-        if (r < 0 && r != -ENOENT)
+        if (wire_reply_parameters(reply, &p) < 0 || wire_get_object(&p, "firing", &obj) < 0 ||
+            wire_get_object(&obj, "token", &token) < 0 ||
+            wire_get_string_into(&token, "name", ret->token.name, sizeof(ret->token.name)) < 0 ||
+            wire_get_u64(&token, "generation", &ret->token.generation) < 0 ||
+            wire_get_u64(&token, "run", &ret->token.run) < 0 ||
+            wire_get_string_into(&obj, "clock", clock, sizeof(clock)) < 0 ||
+            wire_get_u64(&obj, "deadline_usec", &ret->deadline_usec) < 0 ||
+            wire_get_u64(&obj, "fired_usec", &ret->fired_usec) < 0 ||
+            wire_get_u64(&obj, "overruns", &ret->overruns) < 0 ||
+            get_default_bool(&obj, "catch_up", false, &ret->catch_up) < 0)
                 return -TIMERD_E_PROTOCOL;
         ret->clock = vl_clock_from_string(clock);
         return ret->clock == TIMERD_CLOCK_INVALID ? -TIMERD_E_PROTOCOL : 0;
@@ -521,170 +508,180 @@ static int append_word(char *buf, size_t size, const char *word)
         return 0;
 }
 
+/* String token t appended as a word. */
+static int append_token(const struct wire_object *o, size_t t, char *buf, size_t size)
+{
+        char word[sizeof(((struct timerd_status *)0)->capabilities)];
+
+        if (vl_token_string(o->text, &o->tokens[t], word, sizeof(word)) < 0)
+                return -TIMERD_E_PROTOCOL;
+        return append_word(buf, size, word);
+}
+
 /*
  * The optional "capabilities" of Status, as a space-separated list: an array of names, or an
  * object whose members set to true are the names.
  */
-static int decode_capabilities(json_object *obj, char *buf, size_t size)
+static int decode_capabilities(const struct wire_object *o, char *buf, size_t size)
 {
-        json_object *value;
+        const struct vl_token *tokens = o->tokens;
+        int i = vl_token_member(o->text, tokens, o->index, "capabilities");
+        bool object;
+        size_t e;
 
         buf[0] = 0;
-        if (!json_object_object_get_ex(obj, "capabilities", &value) || !value)
+        if (i < 0 || tokens[i].type == VL_TOKEN_NULL)
                 return 0;
-        if (json_object_is_type(value, json_type_array)) {
-                for (size_t i = 0; i < json_object_array_length(value); i++) {
-                        json_object *item = json_object_array_get_idx(value, i);
-
-                        if (!json_object_is_type(item, json_type_string) ||
-                            append_word(buf, size, json_object_get_string(item)) < 0)
-                                return -TIMERD_E_PROTOCOL;
-                }
-                return 0;
-        }
-        if (!json_object_is_type(value, json_type_object))
+        object = tokens[i].type == VL_TOKEN_OBJECT;
+        if (!object && tokens[i].type != VL_TOKEN_ARRAY)
                 return -TIMERD_E_PROTOCOL;
-        json_object_object_foreach(value, key, member)
-        {
-                if (!json_object_is_type(member, json_type_boolean))
+        e = (size_t)i + 1;
+        for (uint32_t n = 0; n < tokens[i].size; n++, e = tokens[e].next) {
+                if (!object) {
+                        if (append_token(o, e, buf, size) < 0)
+                                return -TIMERD_E_PROTOCOL;
+                        continue;
+                }
+                /* A member: its key, then its value. */
+                size_t value = tokens[e].next;
+
+                if (tokens[value].type != VL_TOKEN_TRUE && tokens[value].type != VL_TOKEN_FALSE)
                         return -TIMERD_E_PROTOCOL;
-                if (json_object_get_boolean(member) && append_word(buf, size, key) < 0)
+                if (tokens[value].type == VL_TOKEN_TRUE && append_token(o, e, buf, size) < 0)
                         return -TIMERD_E_PROTOCOL;
+                e = value;
         }
         return 0;
 }
 
 /* A Delays object; p99 is absent with few samples. */
-static int decode_delays(json_object *obj, uint64_t *ret_samples, uint64_t *ret_p50,
+static int decode_delays(const struct wire_object *o, uint64_t *ret_samples, uint64_t *ret_p50,
                          bool *ret_has_p99, uint64_t *ret_p99, uint64_t *ret_max)
 {
-        int r;
-
-        if (get_u64(obj, "samples", ret_samples) < 0 || get_u64(obj, "p50_usec", ret_p50) < 0 ||
-            get_u64(obj, "max_usec", ret_max) < 0)
+        if (wire_get_u64(o, "samples", ret_samples) < 0 ||
+            wire_get_u64(o, "p50_usec", ret_p50) < 0 || wire_get_u64(o, "max_usec", ret_max) < 0 ||
+            get_optional_u64(o, "p99_usec", ret_has_p99, ret_p99) < 0)
                 return -TIMERD_E_PROTOCOL;
-        r = vl_get_u64(obj, "p99_usec", ret_p99);
-        if (r < 0 && r != -ENOENT)
-                return -TIMERD_E_PROTOCOL;
-        *ret_has_p99 = r == 0;
         return 0;
 }
 
 /* The activity figures uid 0 is told (Status's scope host); another caller gets none. */
-static int decode_activity(json_object *obj, struct timerd_status *ret)
+static int decode_activity(const struct wire_object *o, struct timerd_status *ret)
 {
-        json_object *lateness, *loop_lag;
-        int r;
+        struct wire_object lateness, loop_lag;
+        bool has_loop_lag;
 
-        if (get_u64(obj, "iterations", &ret->iterations) < 0 ||
-            get_u64(obj, "wakeups", &ret->wakeups) < 0 ||
-            get_u64(obj, "firings", &ret->firings) < 0 ||
-            get_u64(obj, "overruns", &ret->overruns) < 0 ||
-            get_u64(obj, "stale_expiries", &ret->stale_expiries) < 0 ||
-            get_default_u64(obj, "signals_sent", &ret->signals_sent) < 0 ||
-            get_default_u64(obj, "signals_failed", &ret->signals_failed) < 0 ||
-            get_u64(obj, "slowest_iteration_usec", &ret->slowest_iteration_usec) < 0 ||
-            wire_get_object(obj, "lateness", &lateness) < 0 ||
-            decode_delays(lateness, &ret->lateness_samples, &ret->lateness_p50_usec,
+        if (wire_get_u64(o, "iterations", &ret->iterations) < 0 ||
+            wire_get_u64(o, "wakeups", &ret->wakeups) < 0 ||
+            wire_get_u64(o, "firings", &ret->firings) < 0 ||
+            wire_get_u64(o, "overruns", &ret->overruns) < 0 ||
+            wire_get_u64(o, "stale_expiries", &ret->stale_expiries) < 0 ||
+            get_default_u64(o, "signals_sent", &ret->signals_sent) < 0 ||
+            get_default_u64(o, "signals_failed", &ret->signals_failed) < 0 ||
+            wire_get_u64(o, "slowest_iteration_usec", &ret->slowest_iteration_usec) < 0 ||
+            wire_get_object(o, "lateness", &lateness) < 0 ||
+            decode_delays(&lateness, &ret->lateness_samples, &ret->lateness_p50_usec,
                           &ret->has_lateness_p99, &ret->lateness_p99_usec,
                           &ret->lateness_max_usec) < 0 ||
-            get_default_u64(lateness, "past_due", &ret->lateness_past_due) < 0)
+            get_default_u64(&lateness, "past_due", &ret->lateness_past_due) < 0 ||
+            wire_get_optional_object(o, "loop_lag", &loop_lag, &has_loop_lag) < 0)
                 return -TIMERD_E_PROTOCOL;
         /* A service from before loop lag was measured: none. */
-        r = vl_get_object(obj, "loop_lag", &loop_lag);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0 || decode_delays(loop_lag, &ret->loop_lag_samples, &ret->loop_lag_p50_usec,
-                                   &ret->has_loop_lag_p99, &ret->loop_lag_p99_usec,
-                                   &ret->loop_lag_max_usec) < 0)
+        if (has_loop_lag && decode_delays(&loop_lag, &ret->loop_lag_samples,
+                                          &ret->loop_lag_p50_usec, &ret->has_loop_lag_p99,
+                                          &ret->loop_lag_p99_usec, &ret->loop_lag_max_usec) < 0)
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }
 
-int wire_decode_status(json_object *obj, struct timerd_status *ret)
+int wire_decode_status(const struct wire_object *o, struct timerd_status *ret)
 {
-        const char *scope = NULL;
+        char scope[sizeof("caller")];
+        bool has_scope;
 
         *ret = (struct timerd_status){};
-        if (get_string_into(obj, "epoch", ret->epoch, sizeof(ret->epoch)) < 0 ||
-            get_string_into(obj, "version", ret->version, sizeof(ret->version)) < 0 ||
-            get_string_into(obj, "backend", ret->backend, sizeof(ret->backend)) < 0 ||
-            get_string_into(obj, "backend_reason", ret->backend_reason,
-                            sizeof(ret->backend_reason)) < 0 ||
-            get_string_into(obj, "store", ret->store, sizeof(ret->store)) < 0 ||
-            get_optional_string(obj, "scope", &scope) < 0 || get_u64(obj, "pid", &ret->pid) < 0 ||
-            get_u64(obj, "uptime_usec", &ret->uptime_usec) < 0 ||
-            get_u64(obj, "timers", &ret->timers) < 0 ||
-            get_u64(obj, "scheduled", &ret->scheduled) < 0 ||
-            get_u64(obj, "running", &ret->running) < 0 ||
-            get_u64(obj, "failed", &ret->failed) < 0 ||
-            get_u64(obj, "pending", &ret->pending) < 0 ||
-            get_u64(obj, "connections", &ret->connections) < 0 ||
-            get_u64(obj, "waiters", &ret->waiters) < 0 ||
-            get_u64(obj, "clock_changes", &ret->clock_changes) < 0 ||
-            decode_capabilities(obj, ret->capabilities, sizeof(ret->capabilities)) < 0)
+        if (wire_get_string_into(o, "epoch", ret->epoch, sizeof(ret->epoch)) < 0 ||
+            wire_get_string_into(o, "version", ret->version, sizeof(ret->version)) < 0 ||
+            wire_get_string_into(o, "backend", ret->backend, sizeof(ret->backend)) < 0 ||
+            wire_get_string_into(o, "backend_reason", ret->backend_reason,
+                                 sizeof(ret->backend_reason)) < 0 ||
+            wire_get_string_into(o, "store", ret->store, sizeof(ret->store)) < 0 ||
+            get_optional_string_into(o, "scope", scope, sizeof(scope), &has_scope) < 0 ||
+            wire_get_u64(o, "pid", &ret->pid) < 0 ||
+            wire_get_u64(o, "uptime_usec", &ret->uptime_usec) < 0 ||
+            wire_get_u64(o, "timers", &ret->timers) < 0 ||
+            wire_get_u64(o, "scheduled", &ret->scheduled) < 0 ||
+            wire_get_u64(o, "running", &ret->running) < 0 ||
+            wire_get_u64(o, "failed", &ret->failed) < 0 ||
+            wire_get_u64(o, "pending", &ret->pending) < 0 ||
+            wire_get_u64(o, "connections", &ret->connections) < 0 ||
+            wire_get_u64(o, "waiters", &ret->waiters) < 0 ||
+            wire_get_u64(o, "clock_changes", &ret->clock_changes) < 0 ||
+            decode_capabilities(o, ret->capabilities, sizeof(ret->capabilities)) < 0)
                 return -TIMERD_E_PROTOCOL;
         /* A service from before scopes told everyone everything. */
-        if (scope && strcmp(scope, "caller") == 0)
+        if (has_scope && strcmp(scope, "caller") == 0)
                 return 0;
-        if (scope && strcmp(scope, "host") != 0)
+        if (has_scope && strcmp(scope, "host") != 0)
                 return -TIMERD_E_PROTOCOL;
         ret->host_wide = true;
-        return decode_activity(obj, ret);
+        return decode_activity(o, ret);
 }
 
-static int decode_continuation(json_object *obj, struct timerd_continuation *ret)
+static int decode_continuation(const struct wire_object *o, struct timerd_continuation *ret)
 {
-        if (get_u64(obj, "epoch", &ret->epoch) < 0 || get_u64(obj, "nonce", &ret->nonce) < 0 ||
-            get_u64(obj, "cycle", &ret->cycle) < 0)
+        if (wire_get_u64(o, "epoch", &ret->epoch) < 0 ||
+            wire_get_u64(o, "nonce", &ret->nonce) < 0 || wire_get_u64(o, "cycle", &ret->cycle) < 0)
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }
 
-static int decode_observation(json_object *obj, struct timerd_observation *ret)
+static int decode_observation(const struct wire_object *o, struct timerd_observation *ret)
 {
-        json_object *continuation;
+        struct wire_object continuation;
 
-        if (wire_get_object(obj, "continuation", &continuation) < 0 ||
-            decode_continuation(continuation, &ret->continuation) < 0 ||
-            get_u64(obj, "lease", &ret->lease) < 0 ||
-            get_optional_u64(obj, "remaining_usec", &ret->has_remaining, &ret->remaining_usec) <
-                0 ||
-            get_string_into(obj, "timer", ret->timer, sizeof(ret->timer)) < 0 ||
-            get_u64(obj, "alarms", &ret->alarms) < 0)
+        if (wire_get_object(o, "continuation", &continuation) < 0 ||
+            decode_continuation(&continuation, &ret->continuation) < 0 ||
+            wire_get_u64(o, "lease", &ret->lease) < 0 ||
+            get_optional_u64(o, "remaining_usec", &ret->has_remaining, &ret->remaining_usec) < 0 ||
+            wire_get_string_into(o, "timer", ret->timer, sizeof(ret->timer)) < 0 ||
+            wire_get_u64(o, "alarms", &ret->alarms) < 0)
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }
 
-int wire_decode_sleep_result(json_object *parameters, struct timerd_sleep_result *ret)
+int wire_decode_sleep_result(const struct vl_reply *reply, struct timerd_sleep_result *ret)
 {
-        json_object *observation;
+        struct wire_object p, observation;
+        bool has_observation;
 
         *ret = (struct timerd_sleep_result){};
-        if (get_bool(parameters, "elapsed", &ret->elapsed) < 0 ||
-            get_optional_object(parameters, "observation", &observation) < 0)
+        if (wire_reply_parameters(reply, &p) < 0 || get_bool(&p, "elapsed", &ret->elapsed) < 0 ||
+            wire_get_optional_object(&p, "observation", &observation, &has_observation) < 0)
                 return -TIMERD_E_PROTOCOL;
         /* Exactly one of the two outcomes. */
-        if (ret->elapsed == (observation != NULL))
+        if (ret->elapsed == has_observation)
                 return -TIMERD_E_PROTOCOL;
-        return observation ? decode_observation(observation, &ret->observation) : 0;
+        return has_observation ? decode_observation(&observation, &ret->observation) : 0;
 }
 
-int wire_decode_finish_result(json_object *parameters, struct timerd_finish_result *ret)
+int wire_decode_finish_result(const struct vl_reply *reply, struct timerd_finish_result *ret)
 {
-        json_object *ticket, *continuation;
+        struct wire_object p, ticket, continuation;
 
         *ret = (struct timerd_finish_result){};
-        if (get_optional_object(parameters, "ticket", &ticket) < 0 ||
-            get_optional_u64(parameters, "remaining_usec", &ret->has_remaining,
-                             &ret->remaining_usec) < 0)
-                return -TIMERD_E_PROTOCOL;
-        if (!ticket)
+        /* Every field is optional: {} is a finish without ticket or remaining time. */
+        if (reply->parameters_token < 0)
                 return 0;
-        ret->has_ticket = true;
-        if (wire_get_object(ticket, "continuation", &continuation) < 0 ||
-            decode_continuation(continuation, &ret->ticket.continuation) < 0 ||
-            get_u64(ticket, "nonce", &ret->ticket.nonce) < 0)
+        if (wire_reply_parameters(reply, &p) < 0 ||
+            wire_get_optional_object(&p, "ticket", &ticket, &ret->has_ticket) < 0 ||
+            get_optional_u64(&p, "remaining_usec", &ret->has_remaining, &ret->remaining_usec) < 0)
+                return -TIMERD_E_PROTOCOL;
+        if (!ret->has_ticket)
+                return 0;
+        if (wire_get_object(&ticket, "continuation", &continuation) < 0 ||
+            decode_continuation(&continuation, &ret->ticket.continuation) < 0 ||
+            wire_get_u64(&ticket, "nonce", &ret->ticket.nonce) < 0)
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }
@@ -712,23 +709,24 @@ static enum timerd_event_kind event_kind_from_string(const char *s)
         return TIMERD_EVENT_INVALID;
 }
 
-int wire_decode_event(json_object *obj, struct timerd_event *ret)
+int wire_decode_event(const struct wire_object *o, struct timerd_event *ret)
 {
-        const char *kind, *state;
+        char kind[ENUM_NAME_MAX], state[ENUM_NAME_MAX];
         uint64_t owner;
 
         *ret = (struct timerd_event){};
-        if (get_string(obj, "kind", &kind) < 0 || get_u64(obj, "owner", &owner) < 0 ||
-            owner > UINT32_MAX || get_string_into(obj, "name", ret->name, sizeof(ret->name)) < 0 ||
-            get_optional_u64(obj, "run", &ret->has_run, &ret->run) < 0 ||
-            get_optional_string(obj, "state", &state) < 0 ||
-            get_u64(obj, "realtime_usec", &ret->realtime_usec) < 0)
+        if (wire_get_string_into(o, "kind", kind, sizeof(kind)) < 0 ||
+            wire_get_u64(o, "owner", &owner) < 0 || owner > UINT32_MAX ||
+            wire_get_string_into(o, "name", ret->name, sizeof(ret->name)) < 0 ||
+            get_optional_u64(o, "run", &ret->has_run, &ret->run) < 0 ||
+            get_optional_string_into(o, "state", state, sizeof(state), &ret->has_state) < 0 ||
+            wire_get_u64(o, "realtime_usec", &ret->realtime_usec) < 0)
                 return -TIMERD_E_PROTOCOL;
         ret->kind = event_kind_from_string(kind);
         ret->owner = (uint32_t)owner;
-        ret->has_state = state != NULL;
-        ret->state = state ? vl_state_from_string(state) : TIMERD_STATE_INVALID;
-        if (ret->kind == TIMERD_EVENT_INVALID || (state && ret->state == TIMERD_STATE_INVALID))
+        ret->state = ret->has_state ? vl_state_from_string(state) : TIMERD_STATE_INVALID;
+        if (ret->kind == TIMERD_EVENT_INVALID ||
+            (ret->has_state && ret->state == TIMERD_STATE_INVALID))
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }
