@@ -102,7 +102,7 @@ bool connection_release_stream(struct timerd *t, const struct connection_handler
 int connection_send_stream(struct timerd *t, struct connection_request *q, int error, bool tokens);
 
 /*
- * The next reply of the open blocking stream, as connection_call() returns it. -EINVAL when none
+ * The next reply of the open blocking stream, as connection_send() returns it. -EINVAL when none
  * is open. A reply the caller cannot decode must be reported with connection_stream_broken().
  */
 int connection_next_in_stream(struct timerd *t, struct vl_reply *ret);

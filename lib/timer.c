@@ -400,7 +400,7 @@ int timerd_signal_taken_async(struct timerd *t, const struct timerd_signal *sign
                               timerd_done_callback callback, void *userdata)
 {
         const struct connection_handler handler =
-            CONNECTION_HANDLER(deliver_done, callback, userdata);
+            CONNECTION_TOKEN_HANDLER(deliver_done, callback, userdata);
         struct connection_request q;
         int r;
 

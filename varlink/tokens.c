@@ -564,10 +564,11 @@ int vl_token_get_string(const char *text, const struct vl_token *tokens, size_t 
         return i < 0 ? i : vl_token_string(text, &tokens[i], buf, size);
 }
 
-int vl_token_get_object(const char *text, const struct vl_token *tokens, size_t object,
-                        const char *field, size_t *ret)
+/* An object or array field as its token's index. */
+static int get_container(const char *text, const struct vl_token *tokens, size_t object,
+                         const char *field, enum vl_token_type type, size_t *ret)
 {
-        int i = get_field(text, tokens, object, field, VL_TOKEN_OBJECT);
+        int i = get_field(text, tokens, object, field, type);
 
         if (i < 0)
                 return i;
@@ -575,13 +576,14 @@ int vl_token_get_object(const char *text, const struct vl_token *tokens, size_t 
         return 0;
 }
 
+int vl_token_get_object(const char *text, const struct vl_token *tokens, size_t object,
+                        const char *field, size_t *ret)
+{
+        return get_container(text, tokens, object, field, VL_TOKEN_OBJECT, ret);
+}
+
 int vl_token_get_array(const char *text, const struct vl_token *tokens, size_t object,
                        const char *field, size_t *ret)
 {
-        int i = get_field(text, tokens, object, field, VL_TOKEN_ARRAY);
-
-        if (i < 0)
-                return i;
-        *ret = (size_t)i;
-        return 0;
+        return get_container(text, tokens, object, field, VL_TOKEN_ARRAY, ret);
 }
