@@ -58,6 +58,17 @@ static int add_calendar(struct vl_text *t, const struct timerd_declaration *d)
         return 0;
 }
 
+/* TIMERD_HANDOVER_DEFAULT as it is sent: only where a handover is valid (timerd-types.h). */
+static uint64_t declaration_handover(const struct timerd_declaration *d)
+{
+        if (d->handover_usec != TIMERD_HANDOVER_DEFAULT)
+                return d->handover_usec;
+        if (d->delivery != TIMERD_DELIVERY_NOTIFY ||
+            (d->cadence_usec > 0 && d->cadence_usec <= TIMERD_HANDOVER_DEFAULT_USEC))
+                return 0;
+        return TIMERD_HANDOVER_DEFAULT_USEC;
+}
+
 int wire_add_declaration(struct vl_text *t, const struct timerd_declaration *d)
 {
         const char *policy = vl_policy_to_string(d->policy);
@@ -79,7 +90,7 @@ int wire_add_declaration(struct vl_text *t, const struct timerd_declaration *d)
         if (!d->catch_up)
                 vl_text_add_bool(t, "catch_up", false);
         add_nonzero_u64(t, "randomized_delay_usec", d->randomized_delay_usec);
-        add_nonzero_u64(t, "handover_usec", d->handover_usec);
+        add_nonzero_u64(t, "handover_usec", declaration_handover(d));
         r = add_calendar(t, d);
         vl_text_object_end(t);
         return r;

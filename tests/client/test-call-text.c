@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The exact text of every call libtimerd makes, byte for byte: the golden texts are what the
- * json-c tree encoder wrote before calls were written field by field, so a service (or a varlink
+ * json-c tree encoder wrote before calls were written field by field (with the default handover
+ * of 9a56305 in the four declarations it applies to), so a service (or a varlink
  * peer) that compares or logs requests sees no change. Each call gets an error reply: only what
  * went out is checked here (tests/client/test-calls.c checks what comes back).
  */
@@ -412,9 +413,10 @@ struct call_case {
         }
 
 static const struct call_case cases[] = {
-    CASE(register_once, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"job\","
-                        "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\",\"lifetime\":"
-                        "\"transient\",\"delivery\":\"notify\"},\"delay_usec\":1000}}"),
+    CASE(register_once,
+         "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"job\","
+         "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\",\"lifetime\":"
+         "\"transient\",\"delivery\":\"notify\",\"handover_usec\":1000},\"delay_usec\":1000}}"),
     CASE(register_full,
          "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"job\","
          "\"declaration\":{\"policy\":\"calendar\",\"clock\":\"realtime_alarm\",\"lifetime\":"
@@ -430,15 +432,17 @@ static const struct call_case cases[] = {
     CASE(register_as_owner,
          "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"job\","
          "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\",\"lifetime\":\"transient\","
-         "\"delivery\":\"notify\"},\"delay_usec\":1000,\"owner\":1000}}"),
+         "\"delivery\":\"notify\",\"handover_usec\":1000},\"delay_usec\":1000,\"owner\":1000}}"),
     CASE(reconcile, "{\"method\":\"io.timerd.Timer.Reconcile\",\"parameters\":{\"name\":\"dog\","
                     "\"declaration\":{\"policy\":\"watchdog\",\"cadence_usec\":2000,\"clock\":"
-                    "\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\"},\"desired\":"
+                    "\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\",\"handover_"
+                    "usec\":1000},\"desired\":"
                     "\"exact\",\"deadline_usec\":0}}"),
     CASE(reconcile_async,
          "{\"method\":\"io.timerd.Timer.Reconcile\",\"parameters\":{\"name\":\"dog\","
          "\"declaration\":{\"policy\":\"after_completion\",\"cadence_usec\":3000,\"clock\":"
-         "\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\"},\"desired\":"
+         "\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\",\"handover_usec\":1000},"
+         "\"desired\":"
          "\"inactive\",\"deadline_usec\":42}}"),
     CASE(schedule_claim, "{\"method\":\"io.timerd.Timer.Schedule\",\"parameters\":{\"claim\":{"
                          "\"name\":\"job\",\"generation\":3},\"deadline_usec\":5}}"),
