@@ -23,6 +23,9 @@ struct call {
         struct connection_handler handler;
 };
 
+/* Calls ended are kept for the next ones, up to this many: no allocation per call once warm. */
+#define CALLS_KEPT 256
+
 /* Where the reply of the blocking call goes. */
 struct blocking_slot {
         bool ready;
@@ -39,6 +42,8 @@ struct timerd {
         struct vl_writer writer;
         struct list_node calls; /* in the order of the replies to come */
         size_t n_calls;
+        struct list_node spare_calls; /* ended, kept for the next (CALLS_KEPT) */
+        size_t n_spare_calls;
         struct blocking_slot blocking;
         unsigned dispatching; /* > 0 while a callback runs */
         bool closing;         /* timerd_close() came from a callback */
@@ -108,6 +113,7 @@ int timerd_connect(const char *path, struct timerd **ret)
         if (!t)
                 return -ENOMEM;
         list_init(&t->calls);
+        list_init(&t->spare_calls);
         t->path = strdup(path ? path : timerd_default_socket());
         if (!t->path) {
                 free(t);
@@ -142,21 +148,44 @@ static bool blocking_first(const struct timerd *t, bool stream)
         return c && c->blocking && (!stream || c->more);
 }
 
-static void free_calls(struct timerd *t)
+static struct call *call_new(struct timerd *t)
 {
         struct call *c;
 
-        while ((c = first_call(t))) {
-                list_remove(&c->node);
+        if (list_empty(&t->spare_calls))
+                return malloc(sizeof(*c));
+        c = list_entry(t->spare_calls.next, struct call, node);
+        list_remove(&c->node);
+        t->n_spare_calls--;
+        return c;
+}
+
+/* c is on no list. */
+static void call_free(struct timerd *t, struct call *c)
+{
+        if (t->n_spare_calls >= CALLS_KEPT) {
                 free(c);
+                return;
         }
-        t->n_calls = 0;
+        list_append(&t->spare_calls, &c->node);
+        t->n_spare_calls++;
+}
+
+static void free_list(struct list_node *head)
+{
+        while (!list_empty(head)) {
+                struct list_node *n = head->next;
+
+                list_remove(n);
+                free(list_entry(n, struct call, node));
+        }
 }
 
 static void connection_free(struct timerd *t)
 {
         close(t->fd);
-        free_calls(t);
+        free_list(&t->calls);
+        free_list(&t->spare_calls);
         vl_reply_done(&t->blocking.reply);
         vl_reader_done(&t->reader);
         vl_parser_done(&t->parser);
@@ -186,30 +215,6 @@ int timerd_set_owner(struct timerd *t, uint32_t owner)
         if (!t)
                 return -EINVAL;
         t->owner = owner;
-        return 0;
-}
-
-/*
- * An io.timerd.Timer call that names no owner names the connection's, when it has one. Takes
- * *parameters (NULL for {}) and returns 0 with the parameters to send, or -ENOMEM having released
- * them.
- */
-static int add_connection_owner(const struct timerd *t, const char *method,
-                                json_object **parameters)
-{
-        static const char timer_prefix[] = VL_INTERFACE_TIMER ".";
-
-        if (t->owner == TIMERD_OWNER_SELF ||
-            strncmp(method, timer_prefix, sizeof(timer_prefix) - 1) != 0 ||
-            (*parameters && json_object_object_get_ex(*parameters, "owner", NULL)))
-                return 0;
-        if (!*parameters)
-                *parameters = json_object_new_object();
-        if (!*parameters || vl_add_u64(*parameters, "owner", t->owner) < 0) {
-                json_object_put(*parameters);
-                *parameters = NULL;
-                return -ENOMEM;
-        }
         return 0;
 }
 
@@ -371,55 +376,62 @@ static void connection_break(struct timerd *t, int cause)
 
                 set_error_name(t, NULL);
                 (void)deliver(t, c, error, NULL);
-                free(c);
+                call_free(t, c);
                 error = -TIMERD_E_DISCONNECTED;
         }
 }
 
-static int queue_call(struct timerd *t, const char *method, json_object *parameters, bool more,
-                      bool blocking, const struct connection_handler *handler)
+void connection_begin(struct timerd *t, struct connection_request *q, const char *method, bool more)
+{
+        static const char timer_prefix[] = VL_INTERFACE_TIMER ".";
+
+        q->more = more;
+        q->has_owner = false;
+        q->timer_method = strncmp(method, timer_prefix, sizeof(timer_prefix) - 1) == 0;
+        vl_text_call_begin(&q->text, &t->writer, method, more, false);
+}
+
+void connection_add_owner(struct connection_request *q, uint32_t owner)
+{
+        if (owner == TIMERD_OWNER_SELF)
+                return;
+        vl_text_add_u64(&q->text, "owner", owner);
+        q->has_owner = true;
+}
+
+/* Drop the call begun, returning error. */
+static int drop(struct timerd *t, struct connection_request *q, int error)
+{
+        vl_text_call_drop(&q->text, &t->writer);
+        return error;
+}
+
+static int queue_call(struct timerd *t, struct connection_request *q, bool blocking,
+                      const struct connection_handler *handler)
 {
         struct call *c;
-        char *msg;
-        size_t len;
         int r;
 
-        if (!method) {
-                json_object_put(parameters);
-                return -EINVAL;
-        }
-        if (t->closing || t->broken) {
-                json_object_put(parameters);
-                return -TIMERD_E_DISCONNECTED;
-        }
+        if (t->closing || t->broken)
+                return drop(t, q, -TIMERD_E_DISCONNECTED);
         /* A stream occupies the connection: the service would never take a later call. */
-        if (!list_empty(&t->calls) && list_entry(t->calls.prev, struct call, node)->more) {
-                json_object_put(parameters);
-                return -EBUSY;
-        }
-        r = add_connection_owner(t, method, &parameters);
-        if (r < 0)
-                return r;
+        if (!list_empty(&t->calls) && list_entry(t->calls.prev, struct call, node)->more)
+                return drop(t, q, -EBUSY);
+        /* An io.timerd.Timer call that names no owner names the connection's, when it has one. */
+        if (q->timer_method && !q->has_owner)
+                connection_add_owner(q, t->owner);
 
-        c = calloc(1, sizeof(*c));
-        msg = vl_call_encode(method, parameters, more, false);
-        if (!c || !msg) {
-                free(c);
-                free(msg);
-                return -ENOMEM;
-        }
-        len = strlen(msg);
-        r = len >= CONNECTION_REQUEST_MAX ? -EMSGSIZE : vl_writer_queue(&t->writer, msg, len);
-        free(msg);
+        c = call_new(t);
+        if (!c)
+                return drop(t, q, -ENOMEM);
+        r = vl_text_call_end(&q->text, &t->writer, CONNECTION_REQUEST_MAX);
         if (r < 0) {
                 /* Nothing was queued: the connection is still in step. */
-                free(c);
+                call_free(t, c);
                 return r;
         }
 
-        c->more = more;
-        c->blocking = blocking;
-        c->handler = *handler;
+        *c = (struct call){.more = q->more, .blocking = blocking, .handler = *handler};
         list_append(&t->calls, &c->node);
         t->n_calls++;
         return 0;
@@ -440,10 +452,10 @@ static int flush_output(struct timerd *t)
         return 0;
 }
 
-int connection_call_async(struct timerd *t, const char *method, json_object *parameters, bool more,
+int connection_send_async(struct timerd *t, struct connection_request *q, int error,
                           const struct connection_handler *handler)
 {
-        int r = queue_call(t, method, parameters, more, false, handler);
+        int r = error < 0 ? drop(t, q, error) : queue_call(t, q, false, handler);
 
         if (r < 0)
                 return r;
@@ -493,7 +505,7 @@ static int dispatch_next(struct timerd *t)
                 set_error_name(t, NULL);
                 c = pop_call(t);
                 (void)deliver(t, c, r, NULL);
-                free(c);
+                call_free(t, c);
                 return 1;
         }
         if (reply.continues && !c->more) {
@@ -510,11 +522,11 @@ static int dispatch_next(struct timerd *t)
         r = deliver(t, c, reply.error ? -vl_error_from_name(reply.error) : 0, &reply);
         vl_reply_done(&reply);
         if (last)
-                free(c);
+                call_free(t, c);
         else if (r < 0 && !t->broken && !t->closing) {
                 /* A stream's reply that cannot be decoded ended it (its callback was told), and
                  * the stream holds the connection. */
-                free(pop_call(t));
+                call_free(t, pop_call(t));
                 connection_break(t, -TIMERD_E_DISCONNECTED);
                 return -TIMERD_E_PROTOCOL;
         }
@@ -642,52 +654,37 @@ static int deliver_blocking(struct timerd *t, int error, struct vl_reply *reply,
         return 0;
 }
 
-static int start_blocking(struct timerd *t, const char *method, json_object *parameters, bool more,
-                          bool tokens)
+static int start_blocking(struct timerd *t, struct connection_request *q, int error, bool tokens)
 {
         struct connection_handler handler = CONNECTION_HANDLER(deliver_blocking, NULL, NULL);
 
         handler.tokens = tokens;
-
+        if (error < 0)
+                return drop(t, q, error);
         set_error_name(t, NULL);
-        if (first_call(t)) {
-                json_object_put(parameters);
-                return -EBUSY;
-        }
+        if (first_call(t))
+                return drop(t, q, -EBUSY);
         /* A reply left by a break nobody was driving for (timerd_reconnect()) is stale. */
         vl_reply_done(&t->blocking.reply);
         t->blocking = (struct blocking_slot){};
-        return queue_call(t, method, parameters, more, true, &handler);
+        return queue_call(t, q, true, &handler);
 }
 
-static int call_blocking(struct timerd *t, const char *method, json_object *parameters, bool tokens,
-                         struct vl_reply *ret)
+int connection_send(struct timerd *t, struct connection_request *q, int error, bool tokens,
+                    struct vl_reply *ret)
 {
         int r;
 
         *ret = (struct vl_reply){};
-        r = start_blocking(t, method, parameters, false, tokens);
+        r = start_blocking(t, q, error, tokens);
         if (r < 0)
                 return r;
         return drive_blocking(t, ret);
 }
 
-int connection_call(struct timerd *t, const char *method, json_object *parameters,
-                    struct vl_reply *ret)
+int connection_send_stream(struct timerd *t, struct connection_request *q, int error, bool tokens)
 {
-        return call_blocking(t, method, parameters, false, ret);
-}
-
-int connection_call_tokens(struct timerd *t, const char *method, json_object *parameters,
-                           struct vl_reply *ret)
-{
-        return call_blocking(t, method, parameters, true, ret);
-}
-
-int connection_open_stream(struct timerd *t, const char *method, json_object *parameters,
-                           bool tokens)
-{
-        int r = start_blocking(t, method, parameters, true, tokens);
+        int r = start_blocking(t, q, error, tokens);
 
         if (r < 0)
                 return r;
@@ -712,7 +709,7 @@ int connection_next_in_stream(struct timerd *t, struct vl_reply *ret)
 void connection_stream_broken(struct timerd *t)
 {
         if (blocking_first(t, true)) {
-                free(pop_call(t));
+                call_free(t, pop_call(t));
                 connection_break(t, -TIMERD_E_DISCONNECTED);
         }
 }

@@ -8,7 +8,6 @@
  * in the other files of lib/; they see struct timerd only through these functions.
  */
 
-#include <json-c/json.h>
 #include <stdbool.h>
 
 #include "timerd/timerd.h"
@@ -49,25 +48,41 @@ struct connection_handler {
                                      .tokens = true})
 
 /*
- * Queue a call (more: a stream of replies). Takes `parameters` (NULL for {}), also on failure.
- * -EBUSY after a stream, -ENOBUFS when the output buffer is full, -EMSGSIZE for a call larger
- * than CONNECTION_REQUEST_MAX, -TIMERD_E_DISCONNECTED when broken.
+ * A call written field by field straight into the output buffer: connection_begin() writes its
+ * head, the caller adds the parameters' fields to q->text (varlink/message.h's vl_text_*), and one
+ * of the connection_send*() queues it. An io.timerd.Timer call that names no owner
+ * (connection_add_owner()) names the connection's. Nothing else may use t in between.
  */
-int connection_call_async(struct timerd *t, const char *method, json_object *parameters, bool more,
+struct connection_request {
+        struct vl_text text;
+        bool more;         /* a stream of replies */
+        bool timer_method; /* an io.timerd.Timer call */
+        bool has_owner;    /* it names an owner */
+};
+
+void connection_begin(struct timerd *t, struct connection_request *q, const char *method,
+                      bool more);
+/* The field "owner", unless it is TIMERD_OWNER_SELF. */
+void connection_add_owner(struct connection_request *q, uint32_t owner);
+
+/*
+ * Each send takes q: error < 0 (its parameters could not be written: -EINVAL, -ENOMEM) drops it
+ * and is returned. Queue it: -EBUSY after a stream, -ENOBUFS when the output buffer is full,
+ * -EMSGSIZE for a call larger than CONNECTION_REQUEST_MAX, -ENOMEM, -TIMERD_E_DISCONNECTED when
+ * broken.
+ */
+int connection_send_async(struct timerd *t, struct connection_request *q, int error,
                           const struct connection_handler *handler);
 
 /*
- * One call with one reply, blocking. Takes `parameters`. Returns 0 with the success reply in
- * *ret (release it with vl_reply_done), or -TIMERD_E_* for a varlink error (then *ret holds the
- * error reply, its parameters readable), or another negative error with *ret empty. -EBUSY while
- * calls are in flight.
+ * One call with one reply, blocking. Returns 0 with the success reply in *ret (release it with
+ * vl_reply_done), or -TIMERD_E_* for a varlink error (then *ret holds the error reply, its
+ * parameters readable), or another negative error with *ret empty. -EBUSY while calls are in
+ * flight. With `tokens`, a success reply as tokens only (reply->parameters NULL), read before the
+ * next call on t.
  */
-int connection_call(struct timerd *t, const char *method, json_object *parameters,
+int connection_send(struct timerd *t, struct connection_request *q, int error, bool tokens,
                     struct vl_reply *ret);
-/* The same with a success reply as tokens only (reply->parameters NULL), read before the next
- * call on t. */
-int connection_call_tokens(struct timerd *t, const char *method, json_object *parameters,
-                           struct vl_reply *ret);
 
 /*
  * An asynchronous firing that came before its deadline (lib/hold.h): keep it for
@@ -84,11 +99,10 @@ bool connection_release_stream(struct timerd *t, const struct connection_handler
 
 /* Start a blocking `more` call; its replies are read with connection_next_in_stream(), as tokens
  * only when `tokens` (then each before the next). */
-int connection_open_stream(struct timerd *t, const char *method, json_object *parameters,
-                           bool tokens);
+int connection_send_stream(struct timerd *t, struct connection_request *q, int error, bool tokens);
 
 /*
- * The next reply of the open blocking stream, as connection_call() returns it. -EINVAL when none
+ * The next reply of the open blocking stream, as connection_send() returns it. -EINVAL when none
  * is open. A reply the caller cannot decode must be reported with connection_stream_broken().
  */
 int connection_next_in_stream(struct timerd *t, struct vl_reply *ret);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "connection.h"
+#include "varlink/json.h"
 #include "varlink/names.h"
 #include "wire.h"
 
@@ -43,31 +44,20 @@ static int buffer_reserve(struct timer_buffer *b, size_t more)
         return 0;
 }
 
-static json_object *list_parameters(uint32_t owner, bool all, size_t limit,
-                                    const struct timerd_list_cursor *cursor)
+static void list_parameters(struct connection_request *q, uint32_t owner, bool all, size_t limit,
+                            const struct timerd_list_cursor *cursor)
 {
-        json_object *parameters = json_object_new_object(), *after = NULL;
-        int r = parameters ? wire_add_owner(parameters, owner) : -ENOMEM;
-
-        if (r >= 0 && all)
-                r = vl_add_bool(parameters, "all", true);
-        if (r >= 0 && limit > 0)
-                r = vl_add_u64(parameters, "limit", limit);
-        if (r >= 0 && cursor->has_after) {
-                after = json_object_new_object();
-                r = after ? vl_add_u64(after, "owner", cursor->after_owner) : -ENOMEM;
-                if (r >= 0)
-                        r = vl_add_string(after, "name", cursor->after_name);
-                if (r >= 0)
-                        r = vl_add_object(parameters, "after", after);
-                else
-                        json_object_put(after);
+        connection_add_owner(q, owner);
+        if (all)
+                vl_text_add_bool(&q->text, "all", true);
+        if (limit > 0)
+                vl_text_add_u64(&q->text, "limit", limit);
+        if (cursor->has_after) {
+                vl_text_object_begin(&q->text, "after");
+                vl_text_add_u64(&q->text, "owner", cursor->after_owner);
+                vl_text_add_string(&q->text, "name", cursor->after_name);
+                vl_text_object_end(&q->text);
         }
-        if (r < 0) {
-                json_object_put(parameters);
-                return NULL;
-        }
-        return parameters;
 }
 
 /* Whether cursor b stands after cursor a: a listing must move on, or it would never end. */
@@ -81,55 +71,57 @@ static bool cursor_after(const struct timerd_list_cursor *a, const struct timerd
 }
 
 /* The reply's "next", or done when it has none. */
-static int decode_next(json_object *parameters, struct timerd_list_cursor *ret)
+static int decode_next(const struct wire_object *parameters, struct timerd_list_cursor *ret)
 {
-        json_object *next;
-        const char *name;
+        struct wire_object next;
         uint64_t owner;
-        int r = vl_get_object(parameters, "next", &next);
+        bool has;
 
-        if (r == -ENOENT) {
+        if (wire_get_optional_object(parameters, "next", &next, &has) < 0)
+                return -TIMERD_E_PROTOCOL;
+        if (!has) {
                 ret->done = true;
                 return 0;
         }
-        if (r < 0 || vl_get_u64(next, "owner", &owner) < 0 || owner >= UINT32_MAX ||
-            vl_get_string(next, "name", &name) < 0 || strlen(name) > TIMERD_NAME_MAX)
+        if (wire_get_u64(&next, "owner", &owner) < 0 || owner >= UINT32_MAX ||
+            wire_get_string_into(&next, "name", ret->after_name, sizeof(ret->after_name)) < 0)
                 return -TIMERD_E_PROTOCOL;
         ret->has_after = true;
         ret->after_owner = (uint32_t)owner;
-        memcpy(ret->after_name, name, strlen(name) + 1);
         return 0;
 }
 
-/* What becomes of a page's timers: it fails without leaving a trace, or takes them all. */
-typedef int (*page_taker)(json_object *timers, size_t n, void *userdata);
+/* What becomes of a page's timers (array tokens[timers] of the reply): it fails without leaving
+ * a trace, or takes them all. */
+typedef int (*page_taker)(const struct vl_reply *reply, size_t timers, void *userdata);
 
 /* One List call, its timers handed to take; the cursor moves only when they are taken. */
 static int list_call(struct timerd *t, uint32_t owner, bool all, size_t limit,
                      struct timerd_list_cursor *cursor, page_taker take, void *userdata)
 {
-        json_object *parameters = list_parameters(owner, all, limit, cursor), *array;
         struct timerd_list_cursor next = *cursor;
+        struct connection_request q;
+        struct wire_object p;
         struct vl_reply reply;
-        size_t n;
+        size_t array;
         int r;
 
-        if (!parameters)
-                return -ENOMEM;
-        r = connection_call(t, LIST_METHOD, parameters, &reply);
+        connection_begin(t, &q, LIST_METHOD, false);
+        list_parameters(&q, owner, all, limit, cursor);
+        r = connection_send(t, &q, 0, true, &reply);
         if (r < 0)
                 goto done;
-        if (vl_get_array(reply.parameters, "timers", &array) < 0 ||
-            decode_next(reply.parameters, &next) < 0) {
+        if (wire_reply_parameters(&reply, &p) < 0 ||
+            vl_token_get_array(p.text, p.tokens, p.index, "timers", &array) < 0 ||
+            decode_next(&p, &next) < 0) {
                 r = -TIMERD_E_PROTOCOL;
                 goto done;
         }
-        n = json_object_array_length(array);
-        if (!next.done && (n == 0 || !cursor_after(cursor, &next))) {
+        if (!next.done && (reply.tokens[array].size == 0 || !cursor_after(cursor, &next))) {
                 r = -TIMERD_E_PROTOCOL;
                 goto done;
         }
-        r = take(array, n, userdata);
+        r = take(&reply, array, userdata);
         if (r >= 0)
                 *cursor = next;
 done:
@@ -138,14 +130,15 @@ done:
 }
 
 /* Decoded, appended to a struct timer_buffer. */
-static int take_decoded(json_object *timers, size_t n, void *userdata)
+static int take_decoded(const struct vl_reply *reply, size_t timers, void *userdata)
 {
         struct timer_buffer *b = userdata;
-        size_t start = b->n;
+        size_t start = b->n, n = reply->tokens[timers].size;
+        struct wire_object timer = {reply->text, reply->tokens, timers + 1};
         int r = buffer_reserve(b, n);
 
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = wire_decode_timer(json_object_array_get_idx(timers, i), &b->timers[b->n++]);
+        for (size_t i = 0; r >= 0 && i < n; i++, timer.index = reply->tokens[timer.index].next)
+                r = wire_decode_timer(&timer, &b->timers[b->n++]);
         if (r < 0)
                 b->n = start;
         return r;
@@ -157,12 +150,22 @@ struct json_page {
         size_t n;
 };
 
-static int take_json(json_object *timers, size_t n, void *userdata)
+static int take_json(const struct vl_reply *reply, size_t timers, void *userdata)
 {
         struct json_page *page = userdata;
+        struct vl_parser parser;
+        json_object *array;
+        int r;
 
-        page->text = vl_json_encode(timers);
-        page->n = n;
+        /* Written again from a tree, as the messages are: the same text whatever the spacing. */
+        vl_parser_init(&parser);
+        r = vl_json_tree(&parser, reply->text, reply->tokens[0].len, reply->tokens, timers, &array);
+        vl_parser_done(&parser);
+        if (r < 0)
+                return r;
+        page->text = vl_json_encode(array);
+        page->n = reply->tokens[timers].size;
+        json_object_put(array);
         return page->text ? 0 : -ENOMEM;
 }
 

@@ -39,6 +39,25 @@ static int parse_parameters(const char *text, json_object **ret)
         return 0;
 }
 
+/* Begin a call of method with parameters_json (NULL for {}): 0, -EINVAL, -EMSGSIZE or -ENOMEM,
+ * with nothing begun on an error. */
+static int raw_begin(struct timerd *t, struct connection_request *q, const char *method,
+                     const char *parameters_json, bool more)
+{
+        json_object *parameters;
+        int r = parse_parameters(parameters_json, &parameters);
+
+        if (r < 0)
+                return r;
+        connection_begin(t, q, method, more);
+        if (parameters) {
+                vl_text_add_members(&q->text, parameters);
+                q->has_owner = json_object_object_get_ex(parameters, "owner", NULL);
+        }
+        json_object_put(parameters);
+        return 0;
+}
+
 /* The reply's parameters as malloc'd text, written as the messages are. */
 static char *parameters_text(const struct vl_reply *reply)
 {
@@ -48,7 +67,7 @@ static char *parameters_text(const struct vl_reply *reply)
 int timerd_call_raw(struct timerd *t, const char *method, const char *parameters_json,
                     char **ret_reply_json)
 {
-        json_object *parameters;
+        struct connection_request q;
         struct vl_reply reply;
         int r;
 
@@ -56,11 +75,11 @@ int timerd_call_raw(struct timerd *t, const char *method, const char *parameters
                 *ret_reply_json = NULL;
         if (!t || !method)
                 return -EINVAL;
-        r = parse_parameters(parameters_json, &parameters);
+        r = raw_begin(t, &q, method, parameters_json, false);
         if (r < 0)
                 return r;
 
-        r = connection_call(t, method, parameters, &reply);
+        r = connection_send(t, &q, 0, false, &reply);
         /* A varlink error leaves its parameters too: they say what went wrong. */
         if (reply.root && ret_reply_json) {
                 *ret_reply_json = parameters_text(&reply);
@@ -89,13 +108,13 @@ int timerd_call_async(struct timerd *t, const char *method, const char *paramete
 {
         const struct connection_handler handler =
             CONNECTION_HANDLER(deliver_raw, callback, userdata);
-        json_object *parameters;
+        struct connection_request q;
         int r;
 
         if (!t || !method || !callback || (flags & ~TIMERD_CALL_MORE) != 0)
                 return -EINVAL;
-        r = parse_parameters(parameters_json, &parameters);
+        r = raw_begin(t, &q, method, parameters_json, flags & TIMERD_CALL_MORE);
         if (r < 0)
                 return r;
-        return connection_call_async(t, method, parameters, flags & TIMERD_CALL_MORE, &handler);
+        return connection_send_async(t, &q, 0, &handler);
 }

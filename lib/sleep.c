@@ -19,20 +19,19 @@ static const char *const finish_action_names[TIMERD_FINISH_MAX] = {
 };
 
 /* Sleep and Resume answer alike. */
-static int sleep_call(struct timerd *t, const char *method, json_object *parameters,
+static int sleep_call(struct timerd *t, struct connection_request *q, int r,
                       struct timerd_sleep_result *ret)
 {
         struct vl_reply reply;
-        int r;
 
-        r = connection_call(t, method, parameters, &reply);
+        r = connection_send(t, q, r, true, &reply);
         if (r >= 0)
-                r = wire_decode_sleep_result(reply.parameters, ret);
+                r = wire_decode_sleep_result(&reply, ret);
         vl_reply_done(&reply);
         return r;
 }
 
-static int add_until(json_object *parameters, const struct timerd_start *until)
+static int add_until(struct vl_text *text, const struct timerd_start *until)
 {
         if (!until)
                 return 0;
@@ -40,9 +39,11 @@ static int add_until(json_object *parameters, const struct timerd_start *until)
         case TIMERD_START_DEFAULT:
                 return 0;
         case TIMERD_START_AT:
-                return vl_add_u64(parameters, "until_usec", until->usec);
+                vl_text_add_u64(text, "until_usec", until->usec);
+                return 0;
         case TIMERD_START_AFTER:
-                return vl_add_u64(parameters, "for_usec", until->usec);
+                vl_text_add_u64(text, "for_usec", until->usec);
+                return 0;
         }
         return -EINVAL;
 }
@@ -51,45 +52,33 @@ int timerd_sleep(struct timerd *t, enum timerd_clock clock, const struct timerd_
                  struct timerd_sleep_result *ret)
 {
         const char *clock_name = vl_clock_to_string(clock);
-        json_object *parameters;
+        struct connection_request q;
         int r;
 
         if (!t || !clock_name || !ret)
                 return -EINVAL;
-        parameters = json_object_new_object();
-        if (!parameters)
-                return -ENOMEM;
-        r = vl_add_string(parameters, "clock", clock_name);
-        if (r >= 0)
-                r = add_until(parameters, until);
-        if (r < 0) {
-                json_object_put(parameters);
-                return r;
-        }
-        return sleep_call(t, TIMER_METHOD("Sleep"), parameters, ret);
+        connection_begin(t, &q, TIMER_METHOD("Sleep"), false);
+        vl_text_add_string(&q.text, "clock", clock_name);
+        r = add_until(&q.text, until);
+        return sleep_call(t, &q, r, ret);
 }
 
 int timerd_finish(struct timerd *t, const struct timerd_observation *observation,
                   enum timerd_finish_action action, struct timerd_finish_result *ret)
 {
-        json_object *parameters;
+        struct connection_request q;
         struct vl_reply reply;
         int r;
 
         if (!t || !observation || action < 0 || action >= TIMERD_FINISH_MAX || !ret)
                 return -EINVAL;
-        parameters = json_object_new_object();
-        if (!parameters)
-                return -ENOMEM;
-        if (wire_add_continuation(parameters, &observation->continuation) < 0 ||
-            vl_add_u64(parameters, "lease", observation->lease) < 0 ||
-            vl_add_string(parameters, "action", finish_action_names[action]) < 0) {
-                json_object_put(parameters);
-                return -ENOMEM;
-        }
-        r = connection_call(t, TIMER_METHOD("Finish"), parameters, &reply);
+        connection_begin(t, &q, TIMER_METHOD("Finish"), false);
+        wire_add_continuation(&q.text, &observation->continuation);
+        vl_text_add_u64(&q.text, "lease", observation->lease);
+        vl_text_add_string(&q.text, "action", finish_action_names[action]);
+        r = connection_send(t, &q, 0, true, &reply);
         if (r >= 0)
-                r = wire_decode_finish_result(reply.parameters, ret);
+                r = wire_decode_finish_result(&reply, ret);
         vl_reply_done(&reply);
         return r;
 }
@@ -97,16 +86,11 @@ int timerd_finish(struct timerd *t, const struct timerd_observation *observation
 int timerd_resume(struct timerd *t, const struct timerd_ticket *ticket,
                   struct timerd_sleep_result *ret)
 {
-        json_object *parameters;
+        struct connection_request q;
 
         if (!t || !ticket || !ret)
                 return -EINVAL;
-        parameters = json_object_new_object();
-        if (!parameters)
-                return -ENOMEM;
-        if (wire_add_ticket(parameters, ticket) < 0) {
-                json_object_put(parameters);
-                return -ENOMEM;
-        }
-        return sleep_call(t, TIMER_METHOD("Resume"), parameters, ret);
+        connection_begin(t, &q, TIMER_METHOD("Resume"), false);
+        wire_add_ticket(&q.text, ticket);
+        return sleep_call(t, &q, 0, ret);
 }

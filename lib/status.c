@@ -9,16 +9,26 @@
 
 #define STATUS_METHOD VL_INTERFACE_STATUS ".Status"
 
+static int decode_status(const struct vl_reply *reply, struct timerd_status *ret)
+{
+        struct wire_object p;
+
+        return wire_reply_parameters(reply, &p) < 0 ? -TIMERD_E_PROTOCOL
+                                                    : wire_decode_status(&p, ret);
+}
+
 int timerd_status(struct timerd *t, struct timerd_status *ret)
 {
+        struct connection_request q;
         struct vl_reply reply;
         int r;
 
         if (!t || !ret)
                 return -EINVAL;
-        r = connection_call(t, STATUS_METHOD, NULL, &reply);
+        connection_begin(t, &q, STATUS_METHOD, false);
+        r = connection_send(t, &q, 0, true, &reply);
         if (r >= 0)
-                r = wire_decode_status(reply.parameters, ret);
+                r = decode_status(&reply, ret);
         vl_reply_done(&reply);
         return r;
 }
@@ -29,7 +39,7 @@ static int deliver_status(struct timerd *t, int error, struct vl_reply *reply,
         struct timerd_status status;
 
         if (error >= 0)
-                error = wire_decode_status(reply->parameters, &status);
+                error = decode_status(reply, &status);
         ((timerd_status_callback)h->callback)(t, error, error >= 0 ? &status : NULL, h->userdata);
         return error == -TIMERD_E_PROTOCOL ? error : 0;
 }
@@ -37,9 +47,11 @@ static int deliver_status(struct timerd *t, int error, struct vl_reply *reply,
 int timerd_status_async(struct timerd *t, timerd_status_callback callback, void *userdata)
 {
         const struct connection_handler handler =
-            CONNECTION_HANDLER(deliver_status, callback, userdata);
+            CONNECTION_TOKEN_HANDLER(deliver_status, callback, userdata);
+        struct connection_request q;
 
         if (!t || !callback)
                 return -EINVAL;
-        return connection_call_async(t, STATUS_METHOD, NULL, false, &handler);
+        connection_begin(t, &q, STATUS_METHOD, false);
+        return connection_send_async(t, &q, 0, &handler);
 }

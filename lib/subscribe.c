@@ -9,40 +9,30 @@
 
 #define SUBSCRIBE_METHOD VL_INTERFACE_STATUS ".Subscribe"
 
-static int subscribe_parameters(bool all, json_object **ret)
+static void subscribe_begin(struct timerd *t, struct connection_request *q, bool all)
 {
-        json_object *parameters = json_object_new_object();
-
-        if (!parameters)
-                return -ENOMEM;
-        if (all && vl_add_bool(parameters, "all", true) < 0) {
-                json_object_put(parameters);
-                return -ENOMEM;
-        }
-        *ret = parameters;
-        return 0;
+        connection_begin(t, q, SUBSCRIBE_METHOD, true);
+        if (all)
+                vl_text_add_bool(&q->text, "all", true);
 }
 
 static int decode_event(const struct vl_reply *reply, struct timerd_event *ret)
 {
-        json_object *event;
+        struct wire_object p, event;
 
-        if (wire_get_object(reply->parameters, "event", &event) < 0)
+        if (wire_reply_parameters(reply, &p) < 0 || wire_get_object(&p, "event", &event) < 0)
                 return -TIMERD_E_PROTOCOL;
-        return wire_decode_event(event, ret);
+        return wire_decode_event(&event, ret);
 }
 
 int timerd_subscribe(struct timerd *t, bool all)
 {
-        json_object *parameters;
-        int r;
+        struct connection_request q;
 
         if (!t)
                 return -EINVAL;
-        r = subscribe_parameters(all, &parameters);
-        if (r < 0)
-                return r;
-        return connection_open_stream(t, SUBSCRIBE_METHOD, parameters, false);
+        subscribe_begin(t, &q, all);
+        return connection_send_stream(t, &q, 0, true);
 }
 
 int timerd_subscribe_next(struct timerd *t, struct timerd_event *ret)
@@ -76,14 +66,11 @@ int timerd_subscribe_async(struct timerd *t, bool all, timerd_event_callback cal
                            void *userdata)
 {
         const struct connection_handler handler =
-            CONNECTION_HANDLER(deliver_event, callback, userdata);
-        json_object *parameters;
-        int r;
+            CONNECTION_TOKEN_HANDLER(deliver_event, callback, userdata);
+        struct connection_request q;
 
         if (!t || !callback)
                 return -EINVAL;
-        r = subscribe_parameters(all, &parameters);
-        if (r < 0)
-                return r;
-        return connection_call_async(t, SUBSCRIBE_METHOD, parameters, true, &handler);
+        subscribe_begin(t, &q, all);
+        return connection_send_async(t, &q, 0, &handler);
 }

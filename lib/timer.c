@@ -31,45 +31,20 @@ void timerd_declaration_init(struct timerd_declaration *d, enum timerd_policy po
 }
 
 /*
- * Sends the call unless building its parameters failed (r < 0); either way takes parameters. A
- * success reply comes as tokens (lib/wire.h's wire_reply_*), read before the next call.
+ * Sends the call begun in q unless writing its parameters failed (r < 0). A success reply comes as
+ * tokens (lib/wire.h's wire_reply_*), read before the next call.
  */
-static int call(struct timerd *t, const char *method, json_object *parameters, int r,
-                struct vl_reply *ret)
+static int call(struct timerd *t, struct connection_request *q, int r, struct vl_reply *ret)
 {
-        if (r < 0) {
-                *ret = (struct vl_reply){};
-                json_object_put(parameters);
-                return r;
-        }
-        return connection_call_tokens(t, method, parameters, ret);
-}
-
-/* The asynchronous form of call(). */
-static int call_async(struct timerd *t, const char *method, json_object *parameters, int r,
-                      const struct connection_handler *handler)
-{
-        if (r < 0) {
-                json_object_put(parameters);
-                return r;
-        }
-        return connection_call_async(t, method, parameters, false, handler);
-}
-
-static json_object *new_parameters(int *ret_error)
-{
-        json_object *parameters = json_object_new_object();
-
-        *ret_error = parameters ? 0 : -ENOMEM;
-        return parameters;
+        return connection_send(t, q, r, true, ret);
 }
 
 /* For calls whose reply carries nothing: release it and pass the result on. */
-static int call_without_result(struct timerd *t, const char *method, json_object *parameters, int r)
+static int call_without_result(struct timerd *t, struct connection_request *q, int r)
 {
         struct vl_reply reply;
 
-        r = call(t, method, parameters, r, &reply);
+        r = call(t, q, r, &reply);
         vl_reply_done(&reply);
         return r;
 }
@@ -83,43 +58,38 @@ static int deliver_done(struct timerd *t, int error, struct vl_reply *reply,
 }
 
 /* What Register and Reconcile start with: the name and the declaration. */
-static json_object *declared_parameters(const char *name, const struct timerd_declaration *d,
-                                        int *ret_error)
+static int declared_parameters(struct vl_text *text, const char *name,
+                               const struct timerd_declaration *d)
 {
-        json_object *parameters = new_parameters(ret_error);
-
-        if (*ret_error >= 0)
-                *ret_error = vl_add_string(parameters, "name", name);
-        if (*ret_error >= 0)
-                *ret_error = wire_add_declaration(parameters, d);
-        return parameters;
+        vl_text_add_string(text, "name", name);
+        return wire_add_declaration(text, d);
 }
 
-static int register_parameters(const char *name, const struct timerd_declaration *d,
-                               const struct timerd_start *start, bool replace, json_object **ret)
+static int register_parameters(struct vl_text *text, const char *name,
+                               const struct timerd_declaration *d, const struct timerd_start *start,
+                               bool replace)
 {
-        int r;
-        json_object *parameters = declared_parameters(name, d, &r);
+        int r = declared_parameters(text, name, d);
 
         if (r >= 0 && start)
-                r = wire_add_start(parameters, start, "start_usec");
+                r = wire_add_start(text, start, "start_usec");
         if (r >= 0 && replace)
-                r = vl_add_bool(parameters, "replace", true);
-        *ret = parameters;
+                vl_text_add_bool(text, "replace", true);
         return r;
 }
 
 int timerd_register(struct timerd *t, const char *name, const struct timerd_declaration *d,
                     const struct timerd_start *start, bool replace, struct timerd_claim *ret)
 {
-        json_object *parameters;
+        struct connection_request q;
         struct vl_reply reply;
         int r;
 
         if (!t || !name || !d || !ret)
                 return -EINVAL;
-        r = register_parameters(name, d, start, replace, &parameters);
-        r = call(t, TIMER_METHOD("Register"), parameters, r, &reply);
+        connection_begin(t, &q, TIMER_METHOD("Register"), false);
+        r = register_parameters(&q.text, name, d, start, replace);
+        r = call(t, &q, r, &reply);
         if (r >= 0)
                 r = wire_reply_claim(&reply, ret);
         vl_reply_done(&reply);
@@ -143,28 +113,29 @@ int timerd_register_async(struct timerd *t, const char *name, const struct timer
 {
         const struct connection_handler handler =
             CONNECTION_TOKEN_HANDLER(deliver_claim, callback, userdata);
-        json_object *parameters;
+        struct connection_request q;
         int r;
 
         if (!t || !name || !d || !callback)
                 return -EINVAL;
-        r = register_parameters(name, d, start, replace, &parameters);
-        return call_async(t, TIMER_METHOD("Register"), parameters, r, &handler);
+        connection_begin(t, &q, TIMER_METHOD("Register"), false);
+        r = register_parameters(&q.text, name, d, start, replace);
+        return connection_send_async(t, &q, r, &handler);
 }
 
-static int reconcile_parameters(const char *name, const struct timerd_declaration *d,
-                                enum timerd_desired desired, uint64_t deadline_usec,
-                                json_object **ret)
+static int reconcile_parameters(struct vl_text *text, const char *name,
+                                const struct timerd_declaration *d, enum timerd_desired desired,
+                                uint64_t deadline_usec)
 {
         const char *desired_name = vl_desired_to_string(desired);
-        int r;
-        json_object *parameters = declared_parameters(name, d, &r);
+        int r = declared_parameters(text, name, d);
 
+        if (r >= 0 && !desired_name)
+                r = -EINVAL;
         if (r >= 0)
-                r = desired_name ? vl_add_string(parameters, "desired", desired_name) : -EINVAL;
+                vl_text_add_string(text, "desired", desired_name);
         if (r >= 0 && (desired == TIMERD_DESIRED_EXACT || deadline_usec > 0))
-                r = vl_add_u64(parameters, "deadline_usec", deadline_usec);
-        *ret = parameters;
+                vl_text_add_u64(text, "deadline_usec", deadline_usec);
         return r;
 }
 
@@ -180,15 +151,16 @@ int timerd_reconcile(struct timerd *t, const char *name, const struct timerd_dec
                      enum timerd_desired desired, uint64_t deadline_usec, struct timerd_claim *ret,
                      bool *ret_created)
 {
-        json_object *parameters;
+        struct connection_request q;
         struct vl_reply reply;
         bool created;
         int r;
 
         if (!t || !name || !d || !ret)
                 return -EINVAL;
-        r = reconcile_parameters(name, d, desired, deadline_usec, &parameters);
-        r = call(t, TIMER_METHOD("Reconcile"), parameters, r, &reply);
+        connection_begin(t, &q, TIMER_METHOD("Reconcile"), false);
+        r = reconcile_parameters(&q.text, name, d, desired, deadline_usec);
+        r = call(t, &q, r, &reply);
         if (r >= 0)
                 r = decode_reconcile_reply(&reply, ret, &created);
         if (r >= 0 && ret_created)
@@ -216,39 +188,39 @@ int timerd_reconcile_async(struct timerd *t, const char *name, const struct time
 {
         const struct connection_handler handler =
             CONNECTION_TOKEN_HANDLER(deliver_reconcile, callback, userdata);
-        json_object *parameters;
+        struct connection_request q;
         int r;
 
         if (!t || !name || !d || !callback)
                 return -EINVAL;
-        r = reconcile_parameters(name, d, desired, deadline_usec, &parameters);
-        return call_async(t, TIMER_METHOD("Reconcile"), parameters, r, &handler);
+        connection_begin(t, &q, TIMER_METHOD("Reconcile"), false);
+        r = reconcile_parameters(&q.text, name, d, desired, deadline_usec);
+        return connection_send_async(t, &q, r, &handler);
 }
 
 /* The parameters every control call starts with: who acts (claim or token), and when. */
-static json_object *control_parameters(const struct timerd_claim *claim,
-                                       const struct timerd_token *token,
-                                       const struct timerd_start *start, int *ret_error)
+static int control_parameters(struct vl_text *text, const struct timerd_claim *claim,
+                              const struct timerd_token *token, const struct timerd_start *start)
 {
-        json_object *parameters = new_parameters(ret_error);
+        int r = wire_add_claim_or_token(text, claim, token);
 
-        if (*ret_error >= 0)
-                *ret_error = wire_add_claim_or_token(parameters, claim, token);
-        if (*ret_error >= 0 && start)
-                *ret_error = start->kind == TIMERD_START_DEFAULT
-                                 ? -EINVAL
-                                 : wire_add_start(parameters, start, "deadline_usec");
-        return parameters;
+        if (r >= 0 && start)
+                r = start->kind == TIMERD_START_DEFAULT
+                        ? -EINVAL
+                        : wire_add_start(text, start, "deadline_usec");
+        return r;
 }
 
 /* A control call without a start, whose reply carries nothing. */
 static int control_call(struct timerd *t, const char *method, const struct timerd_claim *claim,
                         const struct timerd_token *token)
 {
+        struct connection_request q;
         int r;
-        json_object *parameters = control_parameters(claim, token, NULL, &r);
 
-        return call_without_result(t, method, parameters, r);
+        connection_begin(t, &q, method, false);
+        r = control_parameters(&q.text, claim, token, NULL);
+        return call_without_result(t, &q, r);
 }
 
 /* The asynchronous form of control_call(): the reply goes to handler. */
@@ -256,22 +228,25 @@ static int control_call_async(struct timerd *t, const char *method,
                               const struct timerd_claim *claim, const struct timerd_token *token,
                               const struct connection_handler *handler)
 {
+        struct connection_request q;
         int r;
-        json_object *parameters = control_parameters(claim, token, NULL, &r);
 
-        return call_async(t, method, parameters, r, handler);
+        connection_begin(t, &q, method, false);
+        r = control_parameters(&q.text, claim, token, NULL);
+        return connection_send_async(t, &q, r, handler);
 }
 
 int timerd_schedule(struct timerd *t, const struct timerd_claim *claim,
                     const struct timerd_token *token, const struct timerd_start *start)
 {
-        json_object *parameters;
+        struct connection_request q;
         int r;
 
         if (!t || !start)
                 return -EINVAL;
-        parameters = control_parameters(claim, token, start, &r);
-        return call_without_result(t, TIMER_METHOD("Schedule"), parameters, r);
+        connection_begin(t, &q, TIMER_METHOD("Schedule"), false);
+        r = control_parameters(&q.text, claim, token, start);
+        return call_without_result(t, &q, r);
 }
 
 int timerd_reschedule(struct timerd *t, const struct timerd_claim *claim,
@@ -279,18 +254,19 @@ int timerd_reschedule(struct timerd *t, const struct timerd_claim *claim,
                       uint64_t cadence_usec, uint64_t *ret_remaining_usec,
                       uint64_t *ret_cadence_usec)
 {
+        struct connection_request q;
         uint64_t remaining, cadence;
-        json_object *parameters;
         struct vl_reply reply;
         int r;
 
         if (!t)
                 return -EINVAL;
-        parameters = control_parameters(claim, token, start, &r);
+        connection_begin(t, &q, TIMER_METHOD("Reschedule"), false);
+        r = control_parameters(&q.text, claim, token, start);
         if (r >= 0 && cadence_usec > 0)
-                r = vl_add_u64(parameters, "cadence_usec", cadence_usec);
+                vl_text_add_u64(&q.text, "cadence_usec", cadence_usec);
 
-        r = call(t, TIMER_METHOD("Reschedule"), parameters, r, &reply);
+        r = call(t, &q, r, &reply);
         if (r >= 0 && (wire_reply_u64(&reply, "remaining_usec", &remaining) < 0 ||
                        wire_reply_u64(&reply, "cadence_usec", &cadence) < 0))
                 r = -TIMERD_E_PROTOCOL;
@@ -330,15 +306,16 @@ static int decode_kick_reply(const struct vl_reply *reply, uint64_t *ret_next_us
 int timerd_kick(struct timerd *t, const struct timerd_claim *claim,
                 const struct timerd_token *token, uint64_t *ret_next_usec)
 {
-        json_object *parameters;
+        struct connection_request q;
         struct vl_reply reply;
         uint64_t next;
         int r;
 
         if (!t)
                 return -EINVAL;
-        parameters = control_parameters(claim, token, NULL, &r);
-        r = call(t, TIMER_METHOD("Kick"), parameters, r, &reply);
+        connection_begin(t, &q, TIMER_METHOD("Kick"), false);
+        r = control_parameters(&q.text, claim, token, NULL);
+        r = call(t, &q, r, &reply);
         if (r >= 0)
                 r = decode_kick_reply(&reply, &next);
         if (r >= 0 && ret_next_usec)
@@ -390,124 +367,103 @@ int timerd_unregister_async(struct timerd *t, const struct timerd_claim *claim,
 
 int timerd_signals_acknowledge(struct timerd *t)
 {
-        json_object *parameters;
-        int r;
+        struct connection_request q;
 
         if (!t)
                 return -EINVAL;
-        parameters = new_parameters(&r);
-        return call_without_result(t, TIMER_METHOD("AcknowledgeSignals"), parameters, r);
+        connection_begin(t, &q, TIMER_METHOD("AcknowledgeSignals"), false);
+        return call_without_result(t, &q, 0);
 }
 
 /* The parameters of a SignalTaken: which signal, naming which timer. */
-static json_object *signal_taken_parameters(const struct timerd_signal *signal, int *ret_error)
+static int signal_taken_parameters(struct vl_text *text, const struct timerd_signal *signal)
 {
-        json_object *parameters = new_parameters(ret_error);
-
-        if (*ret_error >= 0 && (signal->signo <= 0 || signal->generation == 0))
-                *ret_error = -EINVAL;
-        if (*ret_error >= 0)
-                *ret_error = vl_add_u64(parameters, "signal", (uint64_t)signal->signo);
-        if (*ret_error >= 0)
-                *ret_error = vl_add_u64(parameters, "generation", signal->generation);
-        return parameters;
+        if (signal->signo <= 0 || signal->generation == 0)
+                return -EINVAL;
+        vl_text_add_u64(text, "signal", (uint64_t)signal->signo);
+        vl_text_add_u64(text, "generation", signal->generation);
+        return 0;
 }
 
 int timerd_signal_taken(struct timerd *t, const struct timerd_signal *signal)
 {
-        json_object *parameters;
+        struct connection_request q;
         int r;
 
         if (!t || !signal)
                 return -EINVAL;
-        parameters = signal_taken_parameters(signal, &r);
-        return call_without_result(t, TIMER_METHOD("SignalTaken"), parameters, r);
+        connection_begin(t, &q, TIMER_METHOD("SignalTaken"), false);
+        r = signal_taken_parameters(&q.text, signal);
+        return call_without_result(t, &q, r);
 }
 
 int timerd_signal_taken_async(struct timerd *t, const struct timerd_signal *signal,
                               timerd_done_callback callback, void *userdata)
 {
         const struct connection_handler handler =
-            CONNECTION_HANDLER(deliver_done, callback, userdata);
-        json_object *parameters;
+            CONNECTION_TOKEN_HANDLER(deliver_done, callback, userdata);
+        struct connection_request q;
         int r;
 
         if (!t || !signal || !callback)
                 return -EINVAL;
-        parameters = signal_taken_parameters(signal, &r);
-        return call_async(t, TIMER_METHOD("SignalTaken"), parameters, r, &handler);
+        connection_begin(t, &q, TIMER_METHOD("SignalTaken"), false);
+        r = signal_taken_parameters(&q.text, signal);
+        return connection_send_async(t, &q, r, &handler);
 }
 
 int timerd_get(struct timerd *t, const char *name, uint32_t owner, struct timerd_timer *ret)
 {
-        json_object *parameters, *timer;
+        struct connection_request q;
         struct vl_reply reply = {0};
+        struct wire_object p, timer;
         int r;
 
         if (!t || !name || !ret)
                 return -EINVAL;
-        parameters = new_parameters(&r);
+        connection_begin(t, &q, TIMER_METHOD("Get"), false);
+        vl_text_add_string(&q.text, "name", name);
+        connection_add_owner(&q, owner);
+        r = connection_send(t, &q, 0, true, &reply);
         if (r >= 0)
-                r = vl_add_string(parameters, "name", name);
-        if (r >= 0)
-                r = wire_add_owner(parameters, owner);
-
-        if (r < 0)
-                json_object_put(parameters);
-        else
-                r = connection_call(t, TIMER_METHOD("Get"), parameters, &reply);
-        if (r >= 0)
-                r = wire_get_object(reply.parameters, "timer", &timer) < 0
+                r = wire_reply_parameters(&reply, &p) < 0 ||
+                            wire_get_object(&p, "timer", &timer) < 0
                         ? -TIMERD_E_PROTOCOL
-                        : wire_decode_timer(timer, ret);
+                        : wire_decode_timer(&timer, ret);
         vl_reply_done(&reply);
         return r;
 }
 
-static int complete_parameters(const struct timerd_token *token, enum timerd_outcome outcome,
-                               enum timerd_directive directive, uint64_t duration_usec,
-                               const struct timerd_run_result *result, json_object **ret)
+static int complete_parameters(struct vl_text *text, const struct timerd_token *token,
+                               enum timerd_outcome outcome, enum timerd_directive directive,
+                               uint64_t duration_usec, const struct timerd_run_result *result)
 {
         const char *outcome_name = vl_outcome_to_string(outcome);
         const char *directive_name = vl_directive_to_string(directive);
-        json_object *parameters;
-        int r;
 
         /* NONE describes a timer that has not run yet; a run cannot end with it. */
         if (outcome == TIMERD_OUTCOME_NONE || !outcome_name || !directive_name)
                 return -EINVAL;
-        parameters = new_parameters(&r);
-        if (r >= 0)
-                r = wire_add_token(parameters, token);
-        if (r >= 0)
-                r = vl_add_string(parameters, "outcome", outcome_name);
-        if (r >= 0)
-                r = vl_add_string(parameters, "directive", directive_name);
-        if (r >= 0 && duration_usec > 0)
-                r = vl_add_u64(parameters, "duration_usec", duration_usec);
-        if (r >= 0 && result)
-                r = wire_add_run_result(parameters, result);
-        if (r < 0) {
-                json_object_put(parameters);
-                return r;
-        }
-        *ret = parameters;
-        return 0;
+        wire_add_token(text, token);
+        vl_text_add_string(text, "outcome", outcome_name);
+        vl_text_add_string(text, "directive", directive_name);
+        if (duration_usec > 0)
+                vl_text_add_u64(text, "duration_usec", duration_usec);
+        return result ? wire_add_run_result(text, result) : 0;
 }
 
 int timerd_complete_result(struct timerd *t, const struct timerd_token *token,
                            enum timerd_outcome outcome, enum timerd_directive directive,
                            uint64_t duration_usec, const struct timerd_run_result *result)
 {
-        json_object *parameters;
+        struct connection_request q;
         int r;
 
         if (!t || !token)
                 return -EINVAL;
-        r = complete_parameters(token, outcome, directive, duration_usec, result, &parameters);
-        if (r < 0)
-                return r;
-        return call_without_result(t, TIMER_METHOD("Complete"), parameters, 0);
+        connection_begin(t, &q, TIMER_METHOD("Complete"), false);
+        r = complete_parameters(&q.text, token, outcome, directive, duration_usec, result);
+        return call_without_result(t, &q, r);
 }
 
 int timerd_complete(struct timerd *t, const struct timerd_token *token, enum timerd_outcome outcome,
@@ -522,13 +478,12 @@ int timerd_complete_async(struct timerd *t, const struct timerd_token *token,
 {
         const struct connection_handler handler =
             CONNECTION_TOKEN_HANDLER(deliver_done, callback, userdata);
-        json_object *parameters;
+        struct connection_request q;
         int r;
 
         if (!t || !token || !callback)
                 return -EINVAL;
-        r = complete_parameters(token, outcome, directive, duration_usec, NULL, &parameters);
-        if (r < 0)
-                return r;
-        return call_async(t, TIMER_METHOD("Complete"), parameters, 0, &handler);
+        connection_begin(t, &q, TIMER_METHOD("Complete"), false);
+        r = complete_parameters(&q.text, token, outcome, directive, duration_usec, NULL);
+        return connection_send_async(t, &q, r, &handler);
 }

@@ -14,6 +14,7 @@
 
 #include "connection.h"
 #include "timerd/timerd-test.h"
+#include "wire.h"
 
 /* A private timerd on a virtual clock, and io.timerd.Test's calls: the test helpers. */
 
@@ -176,36 +177,29 @@ int timerd_test_stop(struct timerd_test *vt)
 }
 
 /* "now" of a reply as the clocks; -TIMERD_E_PROTOCOL when it is not one. */
-static int decode_clocks(json_object *parameters, struct timerd_test_clocks *ret)
+static int decode_clocks(const struct vl_reply *reply, struct timerd_test_clocks *ret)
 {
-        json_object *now;
+        struct wire_object p, now;
 
-        if (!json_object_object_get_ex(parameters, "now", &now) ||
-            vl_get_u64(now, "monotonic", &ret->monotonic) < 0 ||
-            vl_get_u64(now, "boottime", &ret->boottime) < 0 ||
-            vl_get_u64(now, "realtime", &ret->realtime) < 0)
+        if (wire_reply_parameters(reply, &p) < 0 || wire_get_object(&p, "now", &now) < 0 ||
+            wire_get_u64(&now, "monotonic", &ret->monotonic) < 0 ||
+            wire_get_u64(&now, "boottime", &ret->boottime) < 0 ||
+            wire_get_u64(&now, "realtime", &ret->realtime) < 0)
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }
 
-/* A call that moves the clocks; parameters are taken. */
-static int move(struct timerd *t, const char *method, json_object *parameters,
-                uint64_t *ret_firings)
+/* A call that moves the clocks, begun in q. */
+static int move(struct timerd *t, struct connection_request *q, uint64_t *ret_firings)
 {
         struct timerd_test_clocks clocks;
         struct vl_reply reply;
         uint64_t firings;
         int r;
 
-        if (!t) {
-                json_object_put(parameters);
-                return -EINVAL;
-        }
-        if (!parameters)
-                return -ENOMEM;
-        r = connection_call(t, method, parameters, &reply);
-        if (r >= 0 && (decode_clocks(reply.parameters, &clocks) < 0 ||
-                       vl_get_u64(reply.parameters, "firings", &firings) < 0))
+        r = connection_send(t, q, 0, true, &reply);
+        if (r >= 0 &&
+            (decode_clocks(&reply, &clocks) < 0 || wire_reply_u64(&reply, "firings", &firings) < 0))
                 r = -TIMERD_E_PROTOCOL;
         if (r >= 0 && ret_firings)
                 *ret_firings = firings;
@@ -213,58 +207,59 @@ static int move(struct timerd *t, const char *method, json_object *parameters,
         return r;
 }
 
-static json_object *usec_parameters(uint64_t usec)
+/* A move by usec. */
+static int move_by(struct timerd *t, const char *method, uint64_t usec, uint64_t *ret_firings)
 {
-        json_object *o = json_object_new_object();
+        struct connection_request q;
 
-        if (o && vl_add_u64(o, "usec", usec) < 0) {
-                json_object_put(o);
-                return NULL;
-        }
-        return o;
+        if (!t)
+                return -EINVAL;
+        connection_begin(t, &q, method, false);
+        vl_text_add_u64(&q.text, "usec", usec);
+        return move(t, &q, ret_firings);
 }
 
 int timerd_test_advance(struct timerd *t, uint64_t usec, uint64_t *ret_firings)
 {
-        return move(t, TEST_METHOD("Advance"), usec_parameters(usec), ret_firings);
+        return move_by(t, TEST_METHOD("Advance"), usec, ret_firings);
 }
 
 int timerd_test_advance_to(struct timerd *t, enum timerd_clock clock, uint64_t usec,
                            uint64_t *ret_firings)
 {
         const char *name = timerd_clock_to_string(clock);
-        json_object *o;
+        struct connection_request q;
 
-        if (!name)
+        if (!name || !t)
                 return -EINVAL;
-        o = usec_parameters(usec);
-        if (o && vl_add_string(o, "clock", name) < 0) {
-                json_object_put(o);
-                o = NULL;
-        }
-        return move(t, TEST_METHOD("AdvanceTo"), o, ret_firings);
+        connection_begin(t, &q, TEST_METHOD("AdvanceTo"), false);
+        vl_text_add_u64(&q.text, "usec", usec);
+        vl_text_add_string(&q.text, "clock", name);
+        return move(t, &q, ret_firings);
 }
 
 int timerd_test_suspend(struct timerd *t, uint64_t usec, uint64_t *ret_firings)
 {
-        return move(t, TEST_METHOD("Suspend"), usec_parameters(usec), ret_firings);
+        return move_by(t, TEST_METHOD("Suspend"), usec, ret_firings);
 }
 
 int timerd_test_set_realtime(struct timerd *t, uint64_t usec, uint64_t *ret_firings)
 {
-        return move(t, TEST_METHOD("SetRealtime"), usec_parameters(usec), ret_firings);
+        return move_by(t, TEST_METHOD("SetRealtime"), usec, ret_firings);
 }
 
 int timerd_test_now(struct timerd *t, struct timerd_test_clocks *ret)
 {
+        struct connection_request q;
         struct vl_reply reply;
         int r;
 
         if (!t || !ret)
                 return -EINVAL;
-        r = connection_call(t, TEST_METHOD("Now"), NULL, &reply);
+        connection_begin(t, &q, TEST_METHOD("Now"), false);
+        r = connection_send(t, &q, 0, true, &reply);
         if (r >= 0)
-                r = decode_clocks(reply.parameters, ret);
+                r = decode_clocks(&reply, ret);
         vl_reply_done(&reply);
         return r;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <string.h>
 
 #include "connection.h"
 #include "hold.h"
@@ -13,42 +14,23 @@
 
 #define WAIT_METHOD VL_INTERFACE_TIMER ".Wait"
 
-static int wait_parameters(const char *const *names, size_t n_names, uint64_t timeout_usec,
-                           json_object **ret)
+static int wait_parameters(struct vl_text *text, const char *const *names, size_t n_names,
+                           uint64_t timeout_usec)
 {
-        json_object *parameters, *array;
-
         if (n_names > 0 && !names)
                 return -EINVAL;
         for (size_t i = 0; i < n_names; i++)
                 if (!names[i])
                         return -EINVAL;
 
-        parameters = json_object_new_object();
-        if (!parameters)
-                return -ENOMEM;
         if (n_names > 0) {
-                array = json_object_new_array();
-                if (!array || json_object_object_add(parameters, "names", array) < 0) {
-                        json_object_put(array);
-                        json_object_put(parameters);
-                        return -ENOMEM;
-                }
-                for (size_t i = 0; i < n_names; i++) {
-                        json_object *name = json_object_new_string(names[i]);
-
-                        if (!name || json_object_array_add(array, name) < 0) {
-                                json_object_put(name);
-                                json_object_put(parameters);
-                                return -ENOMEM;
-                        }
-                }
+                vl_text_array_begin(text, "names");
+                for (size_t i = 0; i < n_names; i++)
+                        vl_text_array_add_string(text, names[i], strlen(names[i]));
+                vl_text_array_end(text);
         }
-        if (timeout_usec > 0 && vl_add_u64(parameters, "timeout_usec", timeout_usec) < 0) {
-                json_object_put(parameters);
-                return -ENOMEM;
-        }
-        *ret = parameters;
+        if (timeout_usec > 0)
+                vl_text_add_u64(text, "timeout_usec", timeout_usec);
         return 0;
 }
 
@@ -66,30 +48,28 @@ static int decode_firing_reply(int r, struct vl_reply *reply, struct timerd_firi
 int timerd_wait(struct timerd *t, const char *const *names, size_t n_names, uint64_t timeout_usec,
                 struct timerd_firing *ret)
 {
-        json_object *parameters;
+        struct connection_request q;
         struct vl_reply reply;
         int r;
 
         if (!t || !ret)
                 return -EINVAL;
-        r = wait_parameters(names, n_names, timeout_usec, &parameters);
-        if (r < 0)
-                return r;
-        r = connection_call_tokens(t, WAIT_METHOD, parameters, &reply);
+        connection_begin(t, &q, WAIT_METHOD, false);
+        r = wait_parameters(&q.text, names, n_names, timeout_usec);
+        r = connection_send(t, &q, r, true, &reply);
         return decode_firing_reply(r, &reply, ret);
 }
 
 int timerd_wait_stream(struct timerd *t, const char *const *names, size_t n_names)
 {
-        json_object *parameters;
+        struct connection_request q;
         int r;
 
         if (!t)
                 return -EINVAL;
-        r = wait_parameters(names, n_names, 0, &parameters);
-        if (r < 0)
-                return r;
-        return connection_open_stream(t, WAIT_METHOD, parameters, true);
+        connection_begin(t, &q, WAIT_METHOD, true);
+        r = wait_parameters(&q.text, names, n_names, 0);
+        return connection_send_stream(t, &q, r, true);
 }
 
 int timerd_wait_next(struct timerd *t, struct timerd_firing *ret)
@@ -130,15 +110,14 @@ static int wait_async(struct timerd *t, const char *const *names, size_t n_names
 {
         const struct connection_handler handler =
             CONNECTION_TOKEN_HANDLER(deliver_firing, callback, userdata);
-        json_object *parameters;
+        struct connection_request q;
         int r;
 
         if (!t || !callback)
                 return -EINVAL;
-        r = wait_parameters(names, n_names, timeout_usec, &parameters);
-        if (r < 0)
-                return r;
-        return connection_call_async(t, WAIT_METHOD, parameters, more, &handler);
+        connection_begin(t, &q, WAIT_METHOD, more);
+        r = wait_parameters(&q.text, names, n_names, timeout_usec);
+        return connection_send_async(t, &q, r, &handler);
 }
 
 int timerd_wait_async(struct timerd *t, const char *const *names, size_t n_names,

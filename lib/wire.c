@@ -11,61 +11,51 @@
 #include "wire.h"
 
 /* Optional integers are sent only when they differ from the IDL's default, 0. */
-static int add_nonzero_u64(json_object *obj, const char *field, uint64_t value)
+static void add_nonzero_u64(struct vl_text *t, const char *field, uint64_t value)
 {
-        return value == 0 ? 0 : vl_add_u64(obj, field, value);
+        if (value != 0)
+                vl_text_add_u64(t, field, value);
 }
 
-static int add_new_object(json_object *parameters, const char *field, json_object **ret)
+/* The calendar lines of one kind (cron: those after TIMERD_CALENDAR_CRON_PREFIX, without it) as
+ * array `field`, when there are any. -EINVAL for an empty line. */
+static int add_lines(struct vl_text *t, const char *field, const char *calendar, bool cron)
 {
-        json_object *obj = json_object_new_object();
+        size_t prefix = strlen(TIMERD_CALENDAR_CRON_PREFIX);
+        bool opened = false;
 
-        if (!obj)
-                return -ENOMEM;
-        if (vl_add_object(parameters, field, obj) < 0)
-                return -ENOMEM;
-        *ret = obj;
+        for (const char *p = calendar; *p;) {
+                size_t l = strcspn(p, "\n");
+                bool is_cron = strncmp(p, TIMERD_CALENDAR_CRON_PREFIX, prefix) == 0;
+                size_t skip = is_cron ? prefix : 0;
+
+                if (l == skip)
+                        return -EINVAL;
+                if (is_cron == cron) {
+                        if (!opened)
+                                vl_text_array_begin(t, field);
+                        opened = true;
+                        vl_text_array_add_string(t, p + skip, l - skip);
+                }
+                p += l + (p[l] == '\n');
+        }
+        if (opened)
+                vl_text_array_end(t);
         return 0;
 }
 
 /* A calendar declaration's lines, as the arrays "calendar" and "cron" (each sent when not
  * empty), its zone and fixed delay. -EINVAL for an empty line. */
-static int add_calendar(json_object *obj, const struct timerd_declaration *d)
+static int add_calendar(struct vl_text *t, const struct timerd_declaration *d)
 {
-        size_t prefix = strlen(TIMERD_CALENDAR_CRON_PREFIX);
-        json_object *arrays[2] = {json_object_new_array(), json_object_new_array()};
-        const char *p = d->calendar;
-        int r = 0;
-
-        if (!arrays[0] || !arrays[1])
-                r = -ENOMEM;
-        while (r == 0 && *p) {
-                size_t l = strcspn(p, "\n");
-                bool cron = strncmp(p, TIMERD_CALENDAR_CRON_PREFIX, prefix) == 0;
-                json_object *line = l > (cron ? prefix : 0)
-                                        ? json_object_new_string_len(p + (cron ? prefix : 0),
-                                                                     (int)(l - (cron ? prefix : 0)))
-                                        : NULL;
-
-                if (l == (cron ? prefix : 0))
-                        r = -EINVAL;
-                else if (!line || json_object_array_add(arrays[cron], line) < 0) {
-                        json_object_put(line);
-                        r = -ENOMEM;
-                }
-                p += l + (p[l] == '\n');
-        }
-        for (int i = 0; i < 2; i++) {
-                if (r == 0 && json_object_array_length(arrays[i]) > 0) {
-                        if (vl_add_object(obj, i ? "cron" : "calendar", arrays[i]) < 0)
-                                r = -ENOMEM;
-                } else
-                        json_object_put(arrays[i]);
-        }
-        if (r == 0 && ((d->timezone[0] && vl_add_string(obj, "timezone", d->timezone) < 0) ||
-                       (d->fixed_random_delay && vl_add_bool(obj, "fixed_random_delay", true) < 0)))
-                r = -ENOMEM;
-        return r;
+        if (add_lines(t, "calendar", d->calendar, false) < 0 ||
+            add_lines(t, "cron", d->calendar, true) < 0)
+                return -EINVAL;
+        if (d->timezone[0])
+                vl_text_add_string(t, "timezone", d->timezone);
+        if (d->fixed_random_delay)
+                vl_text_add_bool(t, "fixed_random_delay", true);
+        return 0;
 }
 
 /* TIMERD_HANDOVER_DEFAULT as it is sent: only where a handover is valid (timerd-types.h). */
@@ -79,125 +69,121 @@ static uint64_t declaration_handover(const struct timerd_declaration *d)
         return TIMERD_HANDOVER_DEFAULT_USEC;
 }
 
-int wire_add_declaration(json_object *parameters, const struct timerd_declaration *d)
+int wire_add_declaration(struct vl_text *t, const struct timerd_declaration *d)
 {
         const char *policy = vl_policy_to_string(d->policy);
         const char *clock = vl_clock_to_string(d->clock);
         const char *lifetime = vl_lifetime_to_string(d->lifetime);
         const char *delivery = vl_delivery_to_string(d->delivery);
-        json_object *obj;
+        int r;
 
         if (!policy || !clock || !lifetime || !delivery || d->signal < 0)
                 return -EINVAL;
-        if (add_new_object(parameters, "declaration", &obj) < 0 ||
-            vl_add_string(obj, "policy", policy) < 0 ||
-            add_nonzero_u64(obj, "cadence_usec", d->cadence_usec) < 0 ||
-            vl_add_string(obj, "clock", clock) < 0 ||
-            vl_add_string(obj, "lifetime", lifetime) < 0 ||
-            vl_add_string(obj, "delivery", delivery) < 0 ||
-            add_nonzero_u64(obj, "accuracy_usec", d->accuracy_usec) < 0 ||
-            add_nonzero_u64(obj, "signal", (uint64_t)d->signal) < 0 ||
-            (!d->catch_up && vl_add_bool(obj, "catch_up", false) < 0) ||
-            add_nonzero_u64(obj, "randomized_delay_usec", d->randomized_delay_usec) < 0 ||
-            add_nonzero_u64(obj, "handover_usec", declaration_handover(d)) < 0)
-                return -ENOMEM;
-        return add_calendar(obj, d);
+        vl_text_object_begin(t, "declaration");
+        vl_text_add_string(t, "policy", policy);
+        add_nonzero_u64(t, "cadence_usec", d->cadence_usec);
+        vl_text_add_string(t, "clock", clock);
+        vl_text_add_string(t, "lifetime", lifetime);
+        vl_text_add_string(t, "delivery", delivery);
+        add_nonzero_u64(t, "accuracy_usec", d->accuracy_usec);
+        add_nonzero_u64(t, "signal", (uint64_t)d->signal);
+        if (!d->catch_up)
+                vl_text_add_bool(t, "catch_up", false);
+        add_nonzero_u64(t, "randomized_delay_usec", d->randomized_delay_usec);
+        add_nonzero_u64(t, "handover_usec", declaration_handover(d));
+        r = add_calendar(t, d);
+        vl_text_object_end(t);
+        return r;
 }
 
-static int add_claim(json_object *parameters, const struct timerd_claim *claim)
+static void add_claim(struct vl_text *t, const struct timerd_claim *claim)
 {
-        json_object *obj;
-
-        if (add_new_object(parameters, "claim", &obj) < 0 ||
-            vl_add_string(obj, "name", claim->name) < 0 ||
-            vl_add_u64(obj, "generation", claim->generation) < 0)
-                return -ENOMEM;
-        return 0;
+        vl_text_object_begin(t, "claim");
+        vl_text_add_string(t, "name", claim->name);
+        vl_text_add_u64(t, "generation", claim->generation);
+        vl_text_object_end(t);
 }
 
-int wire_add_token(json_object *parameters, const struct timerd_token *token)
+void wire_add_token(struct vl_text *t, const struct timerd_token *token)
 {
-        json_object *obj;
-
-        if (add_new_object(parameters, "token", &obj) < 0 ||
-            vl_add_string(obj, "name", token->name) < 0 ||
-            vl_add_u64(obj, "generation", token->generation) < 0 ||
-            vl_add_u64(obj, "run", token->run) < 0)
-                return -ENOMEM;
-        return 0;
+        vl_text_object_begin(t, "token");
+        vl_text_add_string(t, "name", token->name);
+        vl_text_add_u64(t, "generation", token->generation);
+        vl_text_add_u64(t, "run", token->run);
+        vl_text_object_end(t);
 }
 
-int wire_add_run_result(json_object *parameters, const struct timerd_run_result *result)
+int wire_add_run_result(struct vl_text *t, const struct timerd_run_result *result)
 {
         const char *exit_name = vl_exit_to_string(result->exit);
-        json_object *obj;
 
         if (result->exit == TIMERD_EXIT_NONE || !exit_name || result->code > UINT8_MAX)
                 return -EINVAL;
-        if (add_new_object(parameters, "result", &obj) < 0 ||
-            vl_add_string(obj, "exit", exit_name) < 0 || vl_add_u64(obj, "code", result->code) < 0)
-                return -ENOMEM;
+        vl_text_object_begin(t, "result");
+        vl_text_add_string(t, "exit", exit_name);
+        vl_text_add_u64(t, "code", result->code);
+        vl_text_object_end(t);
         return 0;
 }
 
-int wire_add_claim_or_token(json_object *parameters, const struct timerd_claim *claim,
+int wire_add_claim_or_token(struct vl_text *t, const struct timerd_claim *claim,
                             const struct timerd_token *token)
 {
         if (!claim == !token)
                 return -EINVAL;
-        return claim ? add_claim(parameters, claim) : wire_add_token(parameters, token);
+        if (claim)
+                add_claim(t, claim);
+        else
+                wire_add_token(t, token);
+        return 0;
 }
 
-int wire_add_start(json_object *parameters, const struct timerd_start *start,
-                   const char *absolute_field)
+int wire_add_start(struct vl_text *t, const struct timerd_start *start, const char *absolute_field)
 {
         switch (start->kind) {
         case TIMERD_START_DEFAULT:
                 return 0;
         case TIMERD_START_AT:
-                return vl_add_u64(parameters, absolute_field, start->usec);
+                vl_text_add_u64(t, absolute_field, start->usec);
+                return 0;
         case TIMERD_START_AFTER:
-                return vl_add_u64(parameters, "delay_usec", start->usec);
+                vl_text_add_u64(t, "delay_usec", start->usec);
+                return 0;
         }
         return -EINVAL;
 }
 
-int wire_add_owner(json_object *parameters, uint32_t owner)
+void wire_add_continuation(struct vl_text *t, const struct timerd_continuation *c)
 {
-        return owner == TIMERD_OWNER_SELF ? 0 : vl_add_u64(parameters, "owner", owner);
+        vl_text_object_begin(t, "continuation");
+        vl_text_add_u64(t, "epoch", c->epoch);
+        vl_text_add_u64(t, "nonce", c->nonce);
+        vl_text_add_u64(t, "cycle", c->cycle);
+        vl_text_object_end(t);
 }
 
-int wire_add_continuation(json_object *parameters, const struct timerd_continuation *c)
+void wire_add_ticket(struct vl_text *t, const struct timerd_ticket *ticket)
 {
-        json_object *obj;
-
-        if (add_new_object(parameters, "continuation", &obj) < 0 ||
-            vl_add_u64(obj, "epoch", c->epoch) < 0 || vl_add_u64(obj, "nonce", c->nonce) < 0 ||
-            vl_add_u64(obj, "cycle", c->cycle) < 0)
-                return -ENOMEM;
-        return 0;
+        vl_text_object_begin(t, "ticket");
+        wire_add_continuation(t, &ticket->continuation);
+        vl_text_add_u64(t, "nonce", ticket->nonce);
+        vl_text_object_end(t);
 }
 
-int wire_add_ticket(json_object *parameters, const struct timerd_ticket *ticket)
-{
-        json_object *obj;
+/* The field of o, an object among a reply's tokens. */
+#define FIELD(get, o, field, ...)                                                                  \
+        vl_token_get_##get((o)->text, (o)->tokens, (o)->index, field, __VA_ARGS__)
 
-        if (add_new_object(parameters, "ticket", &obj) < 0 ||
-            wire_add_continuation(obj, &ticket->continuation) < 0 ||
-            vl_add_u64(obj, "nonce", ticket->nonce) < 0)
-                return -ENOMEM;
-        return 0;
-}
-
-static int get_u64(json_object *obj, const char *field, uint64_t *ret)
+int wire_get_u64(const struct wire_object *o, const char *field, uint64_t *ret)
 {
-        return vl_get_u64(obj, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
+        return FIELD(u64, o, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
 }
 
 /* An optional integer: absent (or null) leaves *ret_has false and *ret 0. */
-static int get_optional_u64(json_object *obj, const char *field, bool *ret_has, uint64_t *ret)
+static int get_optional_u64(const struct wire_object *o, const char *field, bool *ret_has,
+                            uint64_t *ret)
 {
-        int r = vl_get_u64(obj, field, ret);
+        int r = FIELD(u64, o, field, ret);
 
         *ret_has = r >= 0;
         if (r == -ENOENT)
@@ -205,132 +191,128 @@ static int get_optional_u64(json_object *obj, const char *field, bool *ret_has, 
         return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
 }
 
-static int get_default_u64(json_object *obj, const char *field, uint64_t *ret)
+static int get_default_u64(const struct wire_object *o, const char *field, uint64_t *ret)
 {
         bool has;
 
-        return get_optional_u64(obj, field, &has, ret);
+        return get_optional_u64(o, field, &has, ret);
 }
 
-static int get_bool(json_object *obj, const char *field, bool *ret)
+static int get_bool(const struct wire_object *o, const char *field, bool *ret)
 {
-        return vl_get_bool(obj, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
-}
-
-static int get_string(json_object *obj, const char *field, const char **ret)
-{
-        return vl_get_string(obj, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
-}
-
-/* NULL when absent; -TIMERD_E_PROTOCOL when not a string. */
-static int get_optional_string(json_object *obj, const char *field, const char **ret)
-{
-        int r = vl_get_string(obj, field, ret);
-
-        if (r == -ENOENT)
-                *ret = NULL;
-        return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
-}
-
-/* A string that must fit the struct's buffer whole: a truncated name would name another timer. */
-static int get_string_into(json_object *obj, const char *field, char *buf, size_t size)
-{
-        const char *s;
-        size_t len;
-
-        if (get_string(obj, field, &s) < 0)
-                return -TIMERD_E_PROTOCOL;
-        len = strlen(s);
-        if (len >= size)
-                return -TIMERD_E_PROTOCOL;
-        memcpy(buf, s, len + 1);
-        return 0;
-}
-
-int wire_get_object(json_object *obj, const char *field, json_object **ret)
-{
-        return vl_get_object(obj, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
-}
-
-/* NULL when absent; -TIMERD_E_PROTOCOL when not an object. */
-static int get_optional_object(json_object *obj, const char *field, json_object **ret)
-{
-        int r = vl_get_object(obj, field, ret);
-
-        if (r == -ENOENT)
-                *ret = NULL;
-        return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
+        return FIELD(bool, o, field, ret) < 0 ? -TIMERD_E_PROTOCOL : 0;
 }
 
 /* An optional boolean: absent (or null) is `fallback`. */
-static int get_default_bool(json_object *obj, const char *field, bool fallback, bool *ret)
+static int get_default_bool(const struct wire_object *o, const char *field, bool fallback,
+                            bool *ret)
 {
-        int r = vl_get_bool(obj, field, ret);
+        int r = FIELD(bool, o, field, ret);
 
         if (r == -ENOENT)
                 *ret = fallback;
         return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
 }
 
+/* A string that must fit buf whole: a truncated name would name another timer. */
+int wire_get_string_into(const struct wire_object *o, const char *field, char *buf, size_t size)
+{
+        return FIELD(string, o, field, buf, size) < 0 ? -TIMERD_E_PROTOCOL : 0;
+}
+
+/* The same, optional: absent (or null) leaves *ret_has false and buf "". */
+static int get_optional_string_into(const struct wire_object *o, const char *field, char *buf,
+                                    size_t size, bool *ret_has)
+{
+        int r = FIELD(string, o, field, buf, size);
+
+        *ret_has = r >= 0;
+        if (r == -ENOENT)
+                buf[0] = 0;
+        return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
+}
+
+/* An object field; absent (or null) leaves *ret_has false. */
+int wire_get_optional_object(const struct wire_object *o, const char *field,
+                             struct wire_object *ret, bool *ret_has)
+{
+        size_t i;
+        int r = FIELD(object, o, field, &i);
+
+        *ret_has = r >= 0;
+        if (r >= 0)
+                *ret = (struct wire_object){o->text, o->tokens, i};
+        return r < 0 && r != -ENOENT ? -TIMERD_E_PROTOCOL : 0;
+}
+
+int wire_get_object(const struct wire_object *o, const char *field, struct wire_object *ret)
+{
+        bool has;
+
+        return wire_get_optional_object(o, field, ret, &has) < 0 || !has ? -TIMERD_E_PROTOCOL : 0;
+}
+
 /* The strings of array `field` (absent: none) appended to buf as lines after `prefix`; they must
  * fit whole. */
-static int get_lines(json_object *obj, const char *field, const char *prefix, char *buf,
+static int get_lines(const struct wire_object *o, const char *field, const char *prefix, char *buf,
                      size_t size)
 {
-        json_object *a;
-        int r = vl_get_array(obj, field, &a);
+        size_t array, e;
+        int r = FIELD(array, o, field, &array);
 
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return -TIMERD_E_PROTOCOL;
-        for (size_t i = 0; i < json_object_array_length(a); i++) {
-                json_object *v = json_object_array_get_idx(a, i);
+        e = array + 1;
+        for (uint32_t i = 0; i < o->tokens[array].size; i++, e = o->tokens[e].next) {
                 size_t len = strlen(buf);
-                int n;
+                int n = snprintf(buf + len, size - len, "%s%s", len > 0 ? "\n" : "", prefix);
 
-                if (!json_object_is_type(v, json_type_string))
-                        return -TIMERD_E_PROTOCOL;
-                n = snprintf(buf + len, size - len, "%s%s%s", len > 0 ? "\n" : "", prefix,
-                             json_object_get_string(v));
-                if (n < 0 || (size_t)n >= size - len)
+                if (n < 0 || (size_t)n >= size - len ||
+                    vl_token_string(o->text, &o->tokens[e], buf + len + n, size - len - n) < 0)
                         return -TIMERD_E_PROTOCOL;
         }
         return 0;
 }
 
-static int decode_calendar(json_object *obj, struct timerd_declaration *ret)
+static int decode_calendar(const struct wire_object *o, struct timerd_declaration *ret)
 {
-        const char *timezone;
+        bool has;
 
-        if (get_lines(obj, "calendar", "", ret->calendar, sizeof(ret->calendar)) < 0 ||
-            get_lines(obj, "cron", TIMERD_CALENDAR_CRON_PREFIX, ret->calendar,
+        if (get_lines(o, "calendar", "", ret->calendar, sizeof(ret->calendar)) < 0 ||
+            get_lines(o, "cron", TIMERD_CALENDAR_CRON_PREFIX, ret->calendar,
                       sizeof(ret->calendar)) < 0 ||
-            get_optional_string(obj, "timezone", &timezone) < 0 ||
-            (timezone && strlen(timezone) >= sizeof(ret->timezone)) ||
-            get_default_bool(obj, "fixed_random_delay", false, &ret->fixed_random_delay) < 0)
+            get_optional_string_into(o, "timezone", ret->timezone, sizeof(ret->timezone), &has) <
+                0 ||
+            get_default_bool(o, "fixed_random_delay", false, &ret->fixed_random_delay) < 0)
                 return -TIMERD_E_PROTOCOL;
-        if (timezone)
-                strcpy(ret->timezone, timezone);
         return 0;
 }
 
+/* Longer than every enum's name: a longer one is none. */
+#define ENUM_NAME_MAX 64
+
 /*
- * Each field as base/timer-fields.h describes it, from JSON object o into the public struct at b:
+ * Each field as base/timer-fields.h describes it, from object o into the public struct at b:
  * m its member (a pair for two), w its wire name; a wrong or missing member jumps to fail. The
- * enums left out of a reply take the value a declaration defaults to.
+ * enums left out of a reply take the value a declaration defaults to; a required one must be
+ * there, and a null one is none.
  */
-#define GET_ENUM(o, b, m, w, type, fallback)                                                       \
+#define GET_ENUM(o, b, m, w, type, fallback, required)                                             \
         {                                                                                          \
-                const char *name_;                                                                 \
-                if (get_optional_string(o, #w, &name_) < 0)                                        \
+                char name_[ENUM_NAME_MAX];                                                         \
+                bool has_;                                                                         \
+                if ((required) && vl_token_member((o)->text, (o)->tokens, (o)->index, #w) < 0)     \
                         goto fail;                                                                 \
-                (b)->m = name_ ? vl_##type##_from_string(name_) : (fallback);                      \
+                if (get_optional_string_into(o, #w, name_, sizeof(name_), &has_) < 0)              \
+                        goto fail;                                                                 \
+                (b)->m = has_ ? vl_##type##_from_string(name_) : (fallback);                       \
                 if ((int)(b)->m < 0)                                                               \
                         goto fail;                                                                 \
         }
 #define WIRE_GET_U64(o, b, m, w)                                                                   \
-        if (get_u64(o, #w, &(b)->m) < 0)                                                           \
+        if (wire_get_u64(o, #w, &(b)->m) < 0)                                                      \
                 goto fail;
 #define WIRE_GET_BOOL(o, b, m, w)                                                                  \
         if (get_bool(o, #w, &(b)->m) < 0)                                                          \
@@ -349,19 +331,14 @@ static int decode_calendar(json_object *obj, struct timerd_declaration *ret)
                         goto fail;                                                                 \
                 (b)->m = (int)signo_;                                                              \
         }
-#define WIRE_GET_POLICY(o, b, m, w)                                                                \
-        if (!json_object_object_get_ex(o, #w, NULL))                                               \
-                goto fail;                                                                         \
-        GET_ENUM(o, b, m, w, policy, TIMERD_POLICY_INVALID)
-#define WIRE_GET_STATE(o, b, m, w)                                                                 \
-        if (!json_object_object_get_ex(o, #w, NULL))                                               \
-                goto fail;                                                                         \
-        GET_ENUM(o, b, m, w, state, TIMERD_STATE_INVALID)
-#define WIRE_GET_CLOCK(o, b, m, w)    GET_ENUM(o, b, m, w, clock, TIMERD_CLOCK_MONOTONIC)
-#define WIRE_GET_LIFETIME(o, b, m, w) GET_ENUM(o, b, m, w, lifetime, TIMERD_LIFETIME_TRANSIENT)
-#define WIRE_GET_DELIVERY(o, b, m, w) GET_ENUM(o, b, m, w, delivery, TIMERD_DELIVERY_NOTIFY)
-#define WIRE_GET_FAILURE(o, b, m, w)  GET_ENUM(o, b, m, w, failure, TIMERD_FAILURE_NONE)
-#define WIRE_GET_OUTCOME(o, b, m, w)  GET_ENUM(o, b, m, w, outcome, TIMERD_OUTCOME_NONE)
+#define WIRE_GET_POLICY(o, b, m, w) GET_ENUM(o, b, m, w, policy, TIMERD_POLICY_INVALID, true)
+#define WIRE_GET_STATE(o, b, m, w)  GET_ENUM(o, b, m, w, state, TIMERD_STATE_INVALID, true)
+#define WIRE_GET_CLOCK(o, b, m, w)  GET_ENUM(o, b, m, w, clock, TIMERD_CLOCK_MONOTONIC, false)
+#define WIRE_GET_LIFETIME(o, b, m, w)                                                              \
+        GET_ENUM(o, b, m, w, lifetime, TIMERD_LIFETIME_TRANSIENT, false)
+#define WIRE_GET_DELIVERY(o, b, m, w) GET_ENUM(o, b, m, w, delivery, TIMERD_DELIVERY_NOTIFY, false)
+#define WIRE_GET_FAILURE(o, b, m, w)  GET_ENUM(o, b, m, w, failure, TIMERD_FAILURE_NONE, false)
+#define WIRE_GET_OUTCOME(o, b, m, w)  GET_ENUM(o, b, m, w, outcome, TIMERD_OUTCOME_NONE, false)
 #define WIRE_GET_OPT_USEC(o, b, m, w)                                                              \
         if (get_optional_u64(o, #w, &(b)->TD_FIRST(m), &(b)->TD_SECOND(m)) < 0)                    \
                 goto fail;
@@ -414,7 +391,7 @@ static int decode_calendar(json_object *obj, struct timerd_declaration *ret)
 TD_DECLARATION_FIELDS(CHECK_DECLARATION)
 TD_TIMER_FIELDS(CHECK_TIMER)
 
-static int decode_declaration(json_object *obj, struct timerd_declaration *ret)
+static int decode_declaration(const struct wire_object *obj, struct timerd_declaration *ret)
 {
 #define WIRE_GET_DECLARED_BOOL_ON  WIRE_GET_BOOL_ON
 #define WIRE_GET_DECLARED_SIGNO    WIRE_GET_SIGNO
@@ -432,34 +409,36 @@ fail:
 }
 
 /* An absent result leaves exit TIMERD_EXIT_NONE. */
-static int decode_run_result(json_object *obj, const char *field, struct timerd_run_result *ret)
+static int decode_run_result(const struct wire_object *obj, const char *field,
+                             struct timerd_run_result *ret)
 {
-        json_object *result;
-        const char *exit_name;
+        char exit_name[ENUM_NAME_MAX];
+        struct wire_object result;
         uint64_t code;
+        bool has;
 
-        if (get_optional_object(obj, field, &result) < 0)
+        if (wire_get_optional_object(obj, field, &result, &has) < 0)
                 return -TIMERD_E_PROTOCOL;
-        if (!result)
+        if (!has)
                 return 0;
-        if (get_string(result, "exit", &exit_name) < 0 || get_u64(result, "code", &code) < 0 ||
-            code > UINT8_MAX)
+        if (wire_get_string_into(&result, "exit", exit_name, sizeof(exit_name)) < 0 ||
+            wire_get_u64(&result, "code", &code) < 0 || code > UINT8_MAX)
                 return -TIMERD_E_PROTOCOL;
         ret->exit = vl_exit_from_string(exit_name);
         ret->code = (uint32_t)code;
         return ret->exit <= TIMERD_EXIT_NONE ? -TIMERD_E_PROTOCOL : 0;
 }
 
-int wire_decode_timer(json_object *obj, struct timerd_timer *ret)
+int wire_decode_timer(const struct wire_object *obj, struct timerd_timer *ret)
 {
-        json_object *declaration;
+        struct wire_object declaration;
         uint64_t owner;
 
         *ret = (struct timerd_timer){};
-        if (get_u64(obj, "owner", &owner) < 0 || owner > UINT32_MAX ||
-            get_string_into(obj, "name", ret->name, sizeof(ret->name)) < 0 ||
+        if (wire_get_u64(obj, "owner", &owner) < 0 || owner > UINT32_MAX ||
+            wire_get_string_into(obj, "name", ret->name, sizeof(ret->name)) < 0 ||
             wire_get_object(obj, "declaration", &declaration) < 0 ||
-            decode_declaration(declaration, &ret->declaration) < 0)
+            decode_declaration(&declaration, &ret->declaration) < 0)
                 goto fail;
 #define GET_TIMER(kind, snapshot, wire, pub, journal, position) WIRE_GET_##kind(obj, ret, pub, wire)
         TD_TIMER_FIELDS(GET_TIMER)
@@ -473,68 +452,57 @@ fail:
         return -TIMERD_E_PROTOCOL;
 }
 
-/* A field of an object among a reply's tokens; any error is the reply's. */
-#define TOKEN_FIELD(get, reply, obj, field, ...)                                                   \
-        (vl_token_get_##get((reply)->text, (reply)->tokens, obj, field, __VA_ARGS__) < 0)
-
-/* The parameters object of a reply read as tokens; -TIMERD_E_PROTOCOL when absent ({}), which
- * holds none of the fields a reply must have. */
-static int reply_parameters(const struct vl_reply *reply, size_t *ret)
+int wire_reply_parameters(const struct vl_reply *reply, struct wire_object *ret)
 {
+        /* Absent ({}) holds none of the fields a reply must have. */
         if (reply->parameters_token < 0)
                 return -TIMERD_E_PROTOCOL;
-        *ret = (size_t)reply->parameters_token;
+        *ret = (struct wire_object){reply->text, reply->tokens, (size_t)reply->parameters_token};
         return 0;
 }
 
 int wire_reply_u64(const struct vl_reply *reply, const char *field, uint64_t *ret)
 {
-        size_t p;
+        struct wire_object p;
 
-        if (reply_parameters(reply, &p) < 0 || TOKEN_FIELD(u64, reply, p, field, ret))
-                return -TIMERD_E_PROTOCOL;
-        return 0;
+        return wire_reply_parameters(reply, &p) < 0 ? -TIMERD_E_PROTOCOL
+                                                    : wire_get_u64(&p, field, ret);
 }
 
 int wire_reply_bool(const struct vl_reply *reply, const char *field, bool *ret)
 {
-        size_t p;
+        struct wire_object p;
 
-        if (reply_parameters(reply, &p) < 0 || TOKEN_FIELD(bool, reply, p, field, ret))
-                return -TIMERD_E_PROTOCOL;
-        return 0;
+        return wire_reply_parameters(reply, &p) < 0 ? -TIMERD_E_PROTOCOL : get_bool(&p, field, ret);
 }
 
 int wire_reply_claim(const struct vl_reply *reply, struct timerd_claim *ret)
 {
-        size_t p, claim;
+        struct wire_object p, claim;
 
-        if (reply_parameters(reply, &p) < 0 || TOKEN_FIELD(object, reply, p, "claim", &claim) ||
-            TOKEN_FIELD(string, reply, claim, "name", ret->name, sizeof(ret->name)) ||
-            TOKEN_FIELD(u64, reply, claim, "generation", &ret->generation))
+        if (wire_reply_parameters(reply, &p) < 0 || wire_get_object(&p, "claim", &claim) < 0 ||
+            wire_get_string_into(&claim, "name", ret->name, sizeof(ret->name)) < 0 ||
+            wire_get_u64(&claim, "generation", &ret->generation) < 0)
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }
 
 int wire_reply_firing(const struct vl_reply *reply, struct timerd_firing *ret)
 {
-        char clock[32]; /* longer than every clock's name: a longer one is none */
-        size_t p, obj, token;
-        int r;
+        char clock[ENUM_NAME_MAX];
+        struct wire_object p, obj, token;
 
         *ret = (struct timerd_firing){};
-        if (reply_parameters(reply, &p) < 0 || TOKEN_FIELD(object, reply, p, "firing", &obj) ||
-            TOKEN_FIELD(object, reply, obj, "token", &token) ||
-            TOKEN_FIELD(string, reply, token, "name", ret->token.name, sizeof(ret->token.name)) ||
-            TOKEN_FIELD(u64, reply, token, "generation", &ret->token.generation) ||
-            TOKEN_FIELD(u64, reply, token, "run", &ret->token.run) ||
-            TOKEN_FIELD(string, reply, obj, "clock", clock, sizeof(clock)) ||
-            TOKEN_FIELD(u64, reply, obj, "deadline_usec", &ret->deadline_usec) ||
-            TOKEN_FIELD(u64, reply, obj, "fired_usec", &ret->fired_usec) ||
-            TOKEN_FIELD(u64, reply, obj, "overruns", &ret->overruns))
-                return -TIMERD_E_PROTOCOL;
-        r = vl_token_get_bool(reply->text, reply->tokens, obj, "catch_up", &ret->catch_up);
-        if (r < 0 && r != -ENOENT)
+        if (wire_reply_parameters(reply, &p) < 0 || wire_get_object(&p, "firing", &obj) < 0 ||
+            wire_get_object(&obj, "token", &token) < 0 ||
+            wire_get_string_into(&token, "name", ret->token.name, sizeof(ret->token.name)) < 0 ||
+            wire_get_u64(&token, "generation", &ret->token.generation) < 0 ||
+            wire_get_u64(&token, "run", &ret->token.run) < 0 ||
+            wire_get_string_into(&obj, "clock", clock, sizeof(clock)) < 0 ||
+            wire_get_u64(&obj, "deadline_usec", &ret->deadline_usec) < 0 ||
+            wire_get_u64(&obj, "fired_usec", &ret->fired_usec) < 0 ||
+            wire_get_u64(&obj, "overruns", &ret->overruns) < 0 ||
+            get_default_bool(&obj, "catch_up", false, &ret->catch_up) < 0)
                 return -TIMERD_E_PROTOCOL;
         ret->clock = vl_clock_from_string(clock);
         return ret->clock == TIMERD_CLOCK_INVALID ? -TIMERD_E_PROTOCOL : 0;
@@ -551,170 +519,180 @@ static int append_word(char *buf, size_t size, const char *word)
         return 0;
 }
 
+/* String token t appended as a word. */
+static int append_token(const struct wire_object *o, size_t t, char *buf, size_t size)
+{
+        char word[sizeof(((struct timerd_status *)0)->capabilities)];
+
+        if (vl_token_string(o->text, &o->tokens[t], word, sizeof(word)) < 0)
+                return -TIMERD_E_PROTOCOL;
+        return append_word(buf, size, word);
+}
+
 /*
  * The optional "capabilities" of Status, as a space-separated list: an array of names, or an
  * object whose members set to true are the names.
  */
-static int decode_capabilities(json_object *obj, char *buf, size_t size)
+static int decode_capabilities(const struct wire_object *o, char *buf, size_t size)
 {
-        json_object *value;
+        const struct vl_token *tokens = o->tokens;
+        int i = vl_token_member(o->text, tokens, o->index, "capabilities");
+        bool object;
+        size_t e;
 
         buf[0] = 0;
-        if (!json_object_object_get_ex(obj, "capabilities", &value) || !value)
+        if (i < 0 || tokens[i].type == VL_TOKEN_NULL)
                 return 0;
-        if (json_object_is_type(value, json_type_array)) {
-                for (size_t i = 0; i < json_object_array_length(value); i++) {
-                        json_object *item = json_object_array_get_idx(value, i);
-
-                        if (!json_object_is_type(item, json_type_string) ||
-                            append_word(buf, size, json_object_get_string(item)) < 0)
-                                return -TIMERD_E_PROTOCOL;
-                }
-                return 0;
-        }
-        if (!json_object_is_type(value, json_type_object))
+        object = tokens[i].type == VL_TOKEN_OBJECT;
+        if (!object && tokens[i].type != VL_TOKEN_ARRAY)
                 return -TIMERD_E_PROTOCOL;
-        json_object_object_foreach(value, key, member)
-        {
-                if (!json_object_is_type(member, json_type_boolean))
+        e = (size_t)i + 1;
+        for (uint32_t n = 0; n < tokens[i].size; n++, e = tokens[e].next) {
+                if (!object) {
+                        if (append_token(o, e, buf, size) < 0)
+                                return -TIMERD_E_PROTOCOL;
+                        continue;
+                }
+                /* A member: its key, then its value. */
+                size_t value = tokens[e].next;
+
+                if (tokens[value].type != VL_TOKEN_TRUE && tokens[value].type != VL_TOKEN_FALSE)
                         return -TIMERD_E_PROTOCOL;
-                if (json_object_get_boolean(member) && append_word(buf, size, key) < 0)
+                if (tokens[value].type == VL_TOKEN_TRUE && append_token(o, e, buf, size) < 0)
                         return -TIMERD_E_PROTOCOL;
+                e = value;
         }
         return 0;
 }
 
 /* A Delays object; p99 is absent with few samples. */
-static int decode_delays(json_object *obj, uint64_t *ret_samples, uint64_t *ret_p50,
+static int decode_delays(const struct wire_object *o, uint64_t *ret_samples, uint64_t *ret_p50,
                          bool *ret_has_p99, uint64_t *ret_p99, uint64_t *ret_max)
 {
-        int r;
-
-        if (get_u64(obj, "samples", ret_samples) < 0 || get_u64(obj, "p50_usec", ret_p50) < 0 ||
-            get_u64(obj, "max_usec", ret_max) < 0)
+        if (wire_get_u64(o, "samples", ret_samples) < 0 ||
+            wire_get_u64(o, "p50_usec", ret_p50) < 0 || wire_get_u64(o, "max_usec", ret_max) < 0 ||
+            get_optional_u64(o, "p99_usec", ret_has_p99, ret_p99) < 0)
                 return -TIMERD_E_PROTOCOL;
-        r = vl_get_u64(obj, "p99_usec", ret_p99);
-        if (r < 0 && r != -ENOENT)
-                return -TIMERD_E_PROTOCOL;
-        *ret_has_p99 = r == 0;
         return 0;
 }
 
 /* The activity figures uid 0 is told (Status's scope host); another caller gets none. */
-static int decode_activity(json_object *obj, struct timerd_status *ret)
+static int decode_activity(const struct wire_object *o, struct timerd_status *ret)
 {
-        json_object *lateness, *loop_lag;
-        int r;
+        struct wire_object lateness, loop_lag;
+        bool has_loop_lag;
 
-        if (get_u64(obj, "iterations", &ret->iterations) < 0 ||
-            get_u64(obj, "wakeups", &ret->wakeups) < 0 ||
-            get_u64(obj, "firings", &ret->firings) < 0 ||
-            get_u64(obj, "overruns", &ret->overruns) < 0 ||
-            get_u64(obj, "stale_expiries", &ret->stale_expiries) < 0 ||
-            get_default_u64(obj, "signals_sent", &ret->signals_sent) < 0 ||
-            get_default_u64(obj, "signals_failed", &ret->signals_failed) < 0 ||
-            get_u64(obj, "slowest_iteration_usec", &ret->slowest_iteration_usec) < 0 ||
-            wire_get_object(obj, "lateness", &lateness) < 0 ||
-            decode_delays(lateness, &ret->lateness_samples, &ret->lateness_p50_usec,
+        if (wire_get_u64(o, "iterations", &ret->iterations) < 0 ||
+            wire_get_u64(o, "wakeups", &ret->wakeups) < 0 ||
+            wire_get_u64(o, "firings", &ret->firings) < 0 ||
+            wire_get_u64(o, "overruns", &ret->overruns) < 0 ||
+            wire_get_u64(o, "stale_expiries", &ret->stale_expiries) < 0 ||
+            get_default_u64(o, "signals_sent", &ret->signals_sent) < 0 ||
+            get_default_u64(o, "signals_failed", &ret->signals_failed) < 0 ||
+            wire_get_u64(o, "slowest_iteration_usec", &ret->slowest_iteration_usec) < 0 ||
+            wire_get_object(o, "lateness", &lateness) < 0 ||
+            decode_delays(&lateness, &ret->lateness_samples, &ret->lateness_p50_usec,
                           &ret->has_lateness_p99, &ret->lateness_p99_usec,
                           &ret->lateness_max_usec) < 0 ||
-            get_default_u64(lateness, "past_due", &ret->lateness_past_due) < 0)
+            get_default_u64(&lateness, "past_due", &ret->lateness_past_due) < 0 ||
+            wire_get_optional_object(o, "loop_lag", &loop_lag, &has_loop_lag) < 0)
                 return -TIMERD_E_PROTOCOL;
         /* A service from before loop lag was measured: none. */
-        r = vl_get_object(obj, "loop_lag", &loop_lag);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0 || decode_delays(loop_lag, &ret->loop_lag_samples, &ret->loop_lag_p50_usec,
-                                   &ret->has_loop_lag_p99, &ret->loop_lag_p99_usec,
-                                   &ret->loop_lag_max_usec) < 0)
+        if (has_loop_lag && decode_delays(&loop_lag, &ret->loop_lag_samples,
+                                          &ret->loop_lag_p50_usec, &ret->has_loop_lag_p99,
+                                          &ret->loop_lag_p99_usec, &ret->loop_lag_max_usec) < 0)
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }
 
-int wire_decode_status(json_object *obj, struct timerd_status *ret)
+int wire_decode_status(const struct wire_object *o, struct timerd_status *ret)
 {
-        const char *scope = NULL;
+        char scope[sizeof("caller")];
+        bool has_scope;
 
         *ret = (struct timerd_status){};
-        if (get_string_into(obj, "epoch", ret->epoch, sizeof(ret->epoch)) < 0 ||
-            get_string_into(obj, "version", ret->version, sizeof(ret->version)) < 0 ||
-            get_string_into(obj, "backend", ret->backend, sizeof(ret->backend)) < 0 ||
-            get_string_into(obj, "backend_reason", ret->backend_reason,
-                            sizeof(ret->backend_reason)) < 0 ||
-            get_string_into(obj, "store", ret->store, sizeof(ret->store)) < 0 ||
-            get_optional_string(obj, "scope", &scope) < 0 || get_u64(obj, "pid", &ret->pid) < 0 ||
-            get_u64(obj, "uptime_usec", &ret->uptime_usec) < 0 ||
-            get_u64(obj, "timers", &ret->timers) < 0 ||
-            get_u64(obj, "scheduled", &ret->scheduled) < 0 ||
-            get_u64(obj, "running", &ret->running) < 0 ||
-            get_u64(obj, "failed", &ret->failed) < 0 ||
-            get_u64(obj, "pending", &ret->pending) < 0 ||
-            get_u64(obj, "connections", &ret->connections) < 0 ||
-            get_u64(obj, "waiters", &ret->waiters) < 0 ||
-            get_u64(obj, "clock_changes", &ret->clock_changes) < 0 ||
-            decode_capabilities(obj, ret->capabilities, sizeof(ret->capabilities)) < 0)
+        if (wire_get_string_into(o, "epoch", ret->epoch, sizeof(ret->epoch)) < 0 ||
+            wire_get_string_into(o, "version", ret->version, sizeof(ret->version)) < 0 ||
+            wire_get_string_into(o, "backend", ret->backend, sizeof(ret->backend)) < 0 ||
+            wire_get_string_into(o, "backend_reason", ret->backend_reason,
+                                 sizeof(ret->backend_reason)) < 0 ||
+            wire_get_string_into(o, "store", ret->store, sizeof(ret->store)) < 0 ||
+            get_optional_string_into(o, "scope", scope, sizeof(scope), &has_scope) < 0 ||
+            wire_get_u64(o, "pid", &ret->pid) < 0 ||
+            wire_get_u64(o, "uptime_usec", &ret->uptime_usec) < 0 ||
+            wire_get_u64(o, "timers", &ret->timers) < 0 ||
+            wire_get_u64(o, "scheduled", &ret->scheduled) < 0 ||
+            wire_get_u64(o, "running", &ret->running) < 0 ||
+            wire_get_u64(o, "failed", &ret->failed) < 0 ||
+            wire_get_u64(o, "pending", &ret->pending) < 0 ||
+            wire_get_u64(o, "connections", &ret->connections) < 0 ||
+            wire_get_u64(o, "waiters", &ret->waiters) < 0 ||
+            wire_get_u64(o, "clock_changes", &ret->clock_changes) < 0 ||
+            decode_capabilities(o, ret->capabilities, sizeof(ret->capabilities)) < 0)
                 return -TIMERD_E_PROTOCOL;
         /* A service from before scopes told everyone everything. */
-        if (scope && strcmp(scope, "caller") == 0)
+        if (has_scope && strcmp(scope, "caller") == 0)
                 return 0;
-        if (scope && strcmp(scope, "host") != 0)
+        if (has_scope && strcmp(scope, "host") != 0)
                 return -TIMERD_E_PROTOCOL;
         ret->host_wide = true;
-        return decode_activity(obj, ret);
+        return decode_activity(o, ret);
 }
 
-static int decode_continuation(json_object *obj, struct timerd_continuation *ret)
+static int decode_continuation(const struct wire_object *o, struct timerd_continuation *ret)
 {
-        if (get_u64(obj, "epoch", &ret->epoch) < 0 || get_u64(obj, "nonce", &ret->nonce) < 0 ||
-            get_u64(obj, "cycle", &ret->cycle) < 0)
+        if (wire_get_u64(o, "epoch", &ret->epoch) < 0 ||
+            wire_get_u64(o, "nonce", &ret->nonce) < 0 || wire_get_u64(o, "cycle", &ret->cycle) < 0)
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }
 
-static int decode_observation(json_object *obj, struct timerd_observation *ret)
+static int decode_observation(const struct wire_object *o, struct timerd_observation *ret)
 {
-        json_object *continuation;
+        struct wire_object continuation;
 
-        if (wire_get_object(obj, "continuation", &continuation) < 0 ||
-            decode_continuation(continuation, &ret->continuation) < 0 ||
-            get_u64(obj, "lease", &ret->lease) < 0 ||
-            get_optional_u64(obj, "remaining_usec", &ret->has_remaining, &ret->remaining_usec) <
-                0 ||
-            get_string_into(obj, "timer", ret->timer, sizeof(ret->timer)) < 0 ||
-            get_u64(obj, "alarms", &ret->alarms) < 0)
+        if (wire_get_object(o, "continuation", &continuation) < 0 ||
+            decode_continuation(&continuation, &ret->continuation) < 0 ||
+            wire_get_u64(o, "lease", &ret->lease) < 0 ||
+            get_optional_u64(o, "remaining_usec", &ret->has_remaining, &ret->remaining_usec) < 0 ||
+            wire_get_string_into(o, "timer", ret->timer, sizeof(ret->timer)) < 0 ||
+            wire_get_u64(o, "alarms", &ret->alarms) < 0)
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }
 
-int wire_decode_sleep_result(json_object *parameters, struct timerd_sleep_result *ret)
+int wire_decode_sleep_result(const struct vl_reply *reply, struct timerd_sleep_result *ret)
 {
-        json_object *observation;
+        struct wire_object p, observation;
+        bool has_observation;
 
         *ret = (struct timerd_sleep_result){};
-        if (get_bool(parameters, "elapsed", &ret->elapsed) < 0 ||
-            get_optional_object(parameters, "observation", &observation) < 0)
+        if (wire_reply_parameters(reply, &p) < 0 || get_bool(&p, "elapsed", &ret->elapsed) < 0 ||
+            wire_get_optional_object(&p, "observation", &observation, &has_observation) < 0)
                 return -TIMERD_E_PROTOCOL;
         /* Exactly one of the two outcomes. */
-        if (ret->elapsed == (observation != NULL))
+        if (ret->elapsed == has_observation)
                 return -TIMERD_E_PROTOCOL;
-        return observation ? decode_observation(observation, &ret->observation) : 0;
+        return has_observation ? decode_observation(&observation, &ret->observation) : 0;
 }
 
-int wire_decode_finish_result(json_object *parameters, struct timerd_finish_result *ret)
+int wire_decode_finish_result(const struct vl_reply *reply, struct timerd_finish_result *ret)
 {
-        json_object *ticket, *continuation;
+        struct wire_object p, ticket, continuation;
 
         *ret = (struct timerd_finish_result){};
-        if (get_optional_object(parameters, "ticket", &ticket) < 0 ||
-            get_optional_u64(parameters, "remaining_usec", &ret->has_remaining,
-                             &ret->remaining_usec) < 0)
-                return -TIMERD_E_PROTOCOL;
-        if (!ticket)
+        /* Every field is optional: {} is a finish without ticket or remaining time. */
+        if (reply->parameters_token < 0)
                 return 0;
-        ret->has_ticket = true;
-        if (wire_get_object(ticket, "continuation", &continuation) < 0 ||
-            decode_continuation(continuation, &ret->ticket.continuation) < 0 ||
-            get_u64(ticket, "nonce", &ret->ticket.nonce) < 0)
+        if (wire_reply_parameters(reply, &p) < 0 ||
+            wire_get_optional_object(&p, "ticket", &ticket, &ret->has_ticket) < 0 ||
+            get_optional_u64(&p, "remaining_usec", &ret->has_remaining, &ret->remaining_usec) < 0)
+                return -TIMERD_E_PROTOCOL;
+        if (!ret->has_ticket)
+                return 0;
+        if (wire_get_object(&ticket, "continuation", &continuation) < 0 ||
+            decode_continuation(&continuation, &ret->ticket.continuation) < 0 ||
+            wire_get_u64(&ticket, "nonce", &ret->ticket.nonce) < 0)
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }
@@ -742,23 +720,24 @@ static enum timerd_event_kind event_kind_from_string(const char *s)
         return TIMERD_EVENT_INVALID;
 }
 
-int wire_decode_event(json_object *obj, struct timerd_event *ret)
+int wire_decode_event(const struct wire_object *o, struct timerd_event *ret)
 {
-        const char *kind, *state;
+        char kind[ENUM_NAME_MAX], state[ENUM_NAME_MAX];
         uint64_t owner;
 
         *ret = (struct timerd_event){};
-        if (get_string(obj, "kind", &kind) < 0 || get_u64(obj, "owner", &owner) < 0 ||
-            owner > UINT32_MAX || get_string_into(obj, "name", ret->name, sizeof(ret->name)) < 0 ||
-            get_optional_u64(obj, "run", &ret->has_run, &ret->run) < 0 ||
-            get_optional_string(obj, "state", &state) < 0 ||
-            get_u64(obj, "realtime_usec", &ret->realtime_usec) < 0)
+        if (wire_get_string_into(o, "kind", kind, sizeof(kind)) < 0 ||
+            wire_get_u64(o, "owner", &owner) < 0 || owner > UINT32_MAX ||
+            wire_get_string_into(o, "name", ret->name, sizeof(ret->name)) < 0 ||
+            get_optional_u64(o, "run", &ret->has_run, &ret->run) < 0 ||
+            get_optional_string_into(o, "state", state, sizeof(state), &ret->has_state) < 0 ||
+            wire_get_u64(o, "realtime_usec", &ret->realtime_usec) < 0)
                 return -TIMERD_E_PROTOCOL;
         ret->kind = event_kind_from_string(kind);
         ret->owner = (uint32_t)owner;
-        ret->has_state = state != NULL;
-        ret->state = state ? vl_state_from_string(state) : TIMERD_STATE_INVALID;
-        if (ret->kind == TIMERD_EVENT_INVALID || (state && ret->state == TIMERD_STATE_INVALID))
+        ret->state = ret->has_state ? vl_state_from_string(state) : TIMERD_STATE_INVALID;
+        if (ret->kind == TIMERD_EVENT_INVALID ||
+            (ret->has_state && ret->state == TIMERD_STATE_INVALID))
                 return -TIMERD_E_PROTOCOL;
         return 0;
 }

@@ -551,22 +551,6 @@ static void text_error_head(struct vl_text *t, const char *error)
         text_head(t, ",");
 }
 
-char *vl_call_encode(const char *method, json_object *parameters, bool more, bool oneway)
-{
-        struct vl_text t = {0};
-
-        assert(method);
-        text_head(&t, "{\"method\":");
-        if (t.error == 0)
-                t.error = text_add_string(&t, method, strlen(method));
-        if (more)
-                text_head(&t, ",\"more\":true");
-        if (oneway)
-                text_head(&t, ",\"oneway\":true");
-        text_head(&t, ",");
-        return message_end(&t, parameters);
-}
-
 /* Every answer: the envelope around the parameters written as text straight from the tree. */
 char *vl_reply_encode(json_object *parameters, bool continues)
 {
@@ -708,6 +692,76 @@ char *vl_text_reply_end(struct vl_text *t)
                 return NULL;
         }
         return t->buf;
+}
+
+void vl_text_call_begin(struct vl_text *t, struct vl_writer *w, const char *method, bool more,
+                        bool oneway)
+{
+        static const char more_flag[] = ",\"more\":true", oneway_flag[] = ",\"oneway\":true",
+                          parameters[] = ",\"parameters\":{";
+
+        assert(method);
+        uint64_t position;
+
+        *t = (struct vl_text){0};
+        vl_writer_append_begin(w, &t->buf, &t->len, &t->cap, &position);
+        t->error = text_add(t, "{\"method\":", strlen("{\"method\":"));
+        if (t->error == 0)
+                t->error = text_add_string(t, method, strlen(method));
+        if (t->error == 0 && more)
+                t->error = text_add(t, more_flag, sizeof(more_flag) - 1);
+        if (t->error == 0 && oneway)
+                t->error = text_add(t, oneway_flag, sizeof(oneway_flag) - 1);
+        if (t->error == 0)
+                t->error = text_add(t, parameters, sizeof(parameters) - 1);
+}
+
+void vl_text_call_drop(struct vl_text *t, struct vl_writer *w)
+{
+        (void)vl_writer_append_end(w, t->buf, w->len, t->cap);
+        *t = (struct vl_text){.error = -ENOMEM};
+}
+
+int vl_text_call_end(struct vl_text *t, struct vl_writer *w, size_t max_len)
+{
+        int r = t->error;
+
+        if (r == 0)
+                r = text_add(t, "}}", 3);
+        /* Its length without the NUL. */
+        if (r == 0 && t->len - w->len - 1 >= max_len)
+                r = -EMSGSIZE;
+        if (r == 0)
+                r = vl_writer_append_end(w, t->buf, t->len, t->cap);
+        if (r < 0)
+                vl_text_call_drop(t, w);
+        return r;
+}
+
+void vl_text_array_add_string(struct vl_text *t, const char *value, size_t n)
+{
+        text_field(t, NULL);
+        if (t->error == 0)
+                t->error = text_add_string(t, value, n);
+}
+
+void vl_text_add_members(struct vl_text *t, json_object *obj)
+{
+        if (t->error == 0 && marked_failed(obj))
+                t->error = -ENOMEM;
+        json_object_object_foreach(obj, key, value)
+        {
+                /* A name the client chose: escaped, unlike text_field()'s. */
+                if (t->error == 0 && t->need_comma)
+                        t->error = text_add(t, ",", 1);
+                if (t->error == 0)
+                        t->error = text_add_string(t, key, strlen(key));
+                if (t->error == 0)
+                        t->error = text_add(t, ":", 1);
+                if (t->error == 0)
+                        t->error = text_add_value(t, value);
+                t->need_comma = true;
+        }
 }
 
 int vl_get_string(json_object *obj, const char *field, const char **ret)

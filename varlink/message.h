@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "varlink/frame.h"
 #include "varlink/tokens.h"
 #include "varlink/view.h"
 
@@ -94,7 +95,6 @@ int vl_reply_tree(struct vl_parser *p, struct vl_reply *r);
  * malloc'd NUL-terminated string (caller frees) or NULL on allocation failure, also when a part of
  * the tree was lost to one (vl_add_* and vl_array_add mark the tree).
  */
-char *vl_call_encode(const char *method, json_object *parameters, bool more, bool oneway);
 char *vl_reply_encode(json_object *parameters, bool continues);
 char *vl_error_encode(const char *error, json_object *parameters);
 /* One JSON value as the messages write it; does not take it. */
@@ -141,6 +141,24 @@ void vl_text_array_end(struct vl_text *t);
 void vl_text_add_string(struct vl_text *t, const char *field, const char *value);
 void vl_text_add_u64(struct vl_text *t, const char *field, uint64_t value);
 void vl_text_add_bool(struct vl_text *t, const char *field, bool value);
+
+/*
+ * A call written the same way, in place at the end of a writer's queue (no string of its own):
+ * the bytes a tree of the same fields would make. Begin
+ * writes the head ("parameters" last, its object open); fields follow as above; end closes the
+ * call and queues it with its NUL: 0, t's error (-ENOMEM), -EMSGSIZE for a call of max_len
+ * bytes or more, or vl_writer_append_end()'s -ENOBUFS, with nothing queued. Drop, instead of end,
+ * queues nothing. Nothing else may use w in between.
+ */
+void vl_text_call_begin(struct vl_text *t, struct vl_writer *w, const char *method, bool more,
+                        bool oneway);
+int vl_text_call_end(struct vl_text *t, struct vl_writer *w, size_t max_len);
+void vl_text_call_drop(struct vl_text *t, struct vl_writer *w);
+/* A string element (n bytes: it need not end in a NUL) of the array being written. */
+void vl_text_array_add_string(struct vl_text *t, const char *value, size_t n);
+/* Each member of object obj as a field, its value as vl_json_encode() writes it: what a raw call
+ * was given. Does not take obj. */
+void vl_text_add_members(struct vl_text *t, json_object *obj);
 
 /*
  * Typed parameter access. Each returns 0 and sets *ret when the field is present and of the right

@@ -530,22 +530,18 @@ int vl_token_get_bool(const char *text, const struct vl_token *tokens, size_t ob
         return 0;
 }
 
-int vl_token_get_string(const char *text, const struct vl_token *tokens, size_t object,
-                        const char *field, char *buf, size_t size)
+int vl_token_string(const char *text, const struct vl_token *t, char *buf, size_t size)
 {
-        int i = get_field(text, tokens, object, field, VL_TOKEN_STRING);
-        size_t pos, end, n = 0;
+        size_t pos = t->start, end = t->start + t->len, n = 0;
 
-        if (i < 0)
-                return i;
-        pos = tokens[i].start;
-        end = pos + tokens[i].len;
-        if (!tokens[i].escaped) {
+        if (t->type != VL_TOKEN_STRING)
+                return -EINVAL;
+        if (!t->escaped) {
                 /* No NUL in it: a raw one is a control character the tokenizer refused. */
-                if (tokens[i].len >= size)
+                if (t->len >= size)
                         return -EINVAL;
-                memcpy(buf, text + pos, tokens[i].len);
-                buf[tokens[i].len] = 0;
+                memcpy(buf, text + pos, t->len);
+                buf[t->len] = 0;
                 return 0;
         }
         while (pos < end) {
@@ -564,13 +560,34 @@ int vl_token_get_string(const char *text, const struct vl_token *tokens, size_t 
         return 0;
 }
 
-int vl_token_get_object(const char *text, const struct vl_token *tokens, size_t object,
-                        const char *field, size_t *ret)
+int vl_token_get_string(const char *text, const struct vl_token *tokens, size_t object,
+                        const char *field, char *buf, size_t size)
 {
-        int i = get_field(text, tokens, object, field, VL_TOKEN_OBJECT);
+        int i = get_field(text, tokens, object, field, VL_TOKEN_STRING);
+
+        return i < 0 ? i : vl_token_string(text, &tokens[i], buf, size);
+}
+
+/* An object or array field as its token's index. */
+static int get_container(const char *text, const struct vl_token *tokens, size_t object,
+                         const char *field, enum vl_token_type type, size_t *ret)
+{
+        int i = get_field(text, tokens, object, field, type);
 
         if (i < 0)
                 return i;
         *ret = (size_t)i;
         return 0;
+}
+
+int vl_token_get_object(const char *text, const struct vl_token *tokens, size_t object,
+                        const char *field, size_t *ret)
+{
+        return get_container(text, tokens, object, field, VL_TOKEN_OBJECT, ret);
+}
+
+int vl_token_get_array(const char *text, const struct vl_token *tokens, size_t object,
+                       const char *field, size_t *ret)
+{
+        return get_container(text, tokens, object, field, VL_TOKEN_ARRAY, ret);
 }

@@ -100,7 +100,7 @@ void vl_tokens_done(struct vl_tokens *k);
  * Typed fields of object tokens[object], read as vl_get_*() read a tree (varlink/message.h): 0
  * and *ret set when present and of the right type; -ENOENT when absent or null (*ret untouched);
  * -EINVAL when of the wrong type or out of range. A string also when it holds a NUL or does not
- * fit size bytes with its terminating NUL. An object as its token's index.
+ * fit size bytes with its terminating NUL. An object or array as its token's index.
  */
 int vl_token_get_u64(const char *text, const struct vl_token *tokens, size_t object,
                      const char *field, uint64_t *ret);
@@ -110,3 +110,8 @@ int vl_token_get_string(const char *text, const struct vl_token *tokens, size_t 
                         const char *field, char *buf, size_t size);
 int vl_token_get_object(const char *text, const struct vl_token *tokens, size_t object,
                         const char *field, size_t *ret);
+int vl_token_get_array(const char *text, const struct vl_token *tokens, size_t object,
+                       const char *field, size_t *ret);
+/* String token t as vl_token_get_string() reads a field: 0, or -EINVAL for another type, a NUL in
+ * it, or more than size - 1 bytes. */
+int vl_token_string(const char *text, const struct vl_token *t, char *buf, size_t size);

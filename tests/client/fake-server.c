@@ -148,6 +148,7 @@ static void *serve(void *userdata)
 
                 switch (step->kind) {
                 case FAKE_EXPECT_CALL:
+                case FAKE_EXPECT_TEXT:
                         s->calls[s->steps_done] = read_call(s, fd);
                         if (!s->calls[s->steps_done]) {
                                 server_failed(s, "step %zu: no call came", s->steps_done);
@@ -235,6 +236,12 @@ static void check_call(const struct fake_server *s, size_t i)
 
         if (!s->steps[i].text)
                 return;
+        if (s->steps[i].kind == FAKE_EXPECT_TEXT) {
+                if (strcmp(s->calls[i], s->steps[i].text) != 0)
+                        fail_msg("step %zu: call\n  %s\nexpected exactly\n  %s", i, s->calls[i],
+                                 s->steps[i].text);
+                return;
+        }
         expected = json_tokener_parse(s->steps[i].text);
         actual = json_tokener_parse(s->calls[i]);
         if (!expected)
@@ -252,7 +259,7 @@ void fake_server_finish(struct fake_server *s)
         if (s->failure[0] != 0)
                 fail_msg("fake server: %s", s->failure);
         for (size_t i = 0; i < s->n_steps; i++)
-                if (s->steps[i].kind == FAKE_EXPECT_CALL)
+                if (s->steps[i].kind == FAKE_EXPECT_CALL || s->steps[i].kind == FAKE_EXPECT_TEXT)
                         check_call(s, i);
 
         for (size_t i = 0; i < s->n_steps; i++)

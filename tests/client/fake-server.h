@@ -16,6 +16,7 @@ enum fake_step_kind {
         FAKE_FLOOD,         /* send `size` bytes without a NUL: a reply too long to take */
         FAKE_HANG_UP,       /* close the connection */
         FAKE_AWAIT_HANG_UP, /* wait for the client to close its end (what it sends is dropped) */
+        FAKE_EXPECT_TEXT,   /* read one call; text: the bytes it must be, exactly */
 };
 
 struct fake_step {
@@ -27,6 +28,10 @@ struct fake_step {
 #define FAKE_CALL(json)                                                                            \
         {                                                                                          \
                 FAKE_EXPECT_CALL, (json), 0                                                        \
+        }
+#define FAKE_CALL_TEXT(text)                                                                       \
+        {                                                                                          \
+                FAKE_EXPECT_TEXT, (text), 0                                                        \
         }
 #define FAKE_ANY_CALL                                                                              \
         {                                                                                          \

@@ -1368,6 +1368,49 @@ static void test_status_capabilities(void **state)
         finish(t, s);
 }
 
+/* A timer whose strings are escaped: read as the service meant them (the decoder reads tokens). */
+#define ESCAPED_TIMER(calendar)                                                                    \
+        "{\"owner\":0,\"name\":\"n\\u0061me\",\"declaration\":{\"policy\":\"calendar\","           \
+        "\"calendar\":[\"Mon *-*-* 10:00\"," calendar "],\"cron\":[\"0 5 * * *\"],"                \
+        "\"timezone\":\"Europe\\/Berlin\"},\"generation\":1,\"state\":\"inactive\",\"run\":0,"     \
+        "\"run_active\":false,\"pending\":false,\"runs\":0,\"consecutive_expected_failures\":0,"   \
+        "\"overruns\":0,\"last_duration_usec\":0,\"total_duration_usec\":0,"                       \
+        "\"calendar_normalized\":[\"a\\tb\"]}"
+
+static const struct fake_step escaped_script[] = {
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"timer\":" ESCAPED_TIMER("\"\\u002a-*-* \\\"x\\\"\"") "}}"),
+    FAKE_ANY_CALL,
+    /* A C string cannot hold a NUL. */
+    FAKE_REPLY("{\"parameters\":{\"timer\":" ESCAPED_TIMER("\"a\\u0000b\"") "}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"timer\":" ESCAPED_TIMER("7") "}}"),
+    FAKE_ANY_CALL,
+    FAKE_REPLY(STATUS_WITH(",\"capabilities\":{\"w\\u0061ke_alarm\":true,\"sign\\u0061l\":false}")),
+};
+
+static void test_escaped_strings(void **state)
+{
+        struct timerd_status status;
+        struct timerd_timer timer;
+        struct fake_server *s;
+        struct timerd *t = START(escaped_script, &s);
+
+        (void)state;
+        assert_int_equal(timerd_get(t, "name", TIMERD_OWNER_SELF, &timer), 0);
+        assert_string_equal(timer.name, "name");
+        assert_string_equal(timer.declaration.calendar,
+                            "Mon *-*-* 10:00\n*-*-* \"x\"\n" TIMERD_CALENDAR_CRON_PREFIX
+                            "0 5 * * *");
+        assert_string_equal(timer.declaration.timezone, "Europe/Berlin");
+        assert_string_equal(timer.calendar_normalized, "a\tb");
+        assert_int_equal(timerd_get(t, "name", TIMERD_OWNER_SELF, &timer), -TIMERD_E_PROTOCOL);
+        assert_int_equal(timerd_get(t, "name", TIMERD_OWNER_SELF, &timer), -TIMERD_E_PROTOCOL);
+        assert_int_equal(timerd_status(t, &status), 0);
+        assert_string_equal(status.capabilities, "wake_alarm");
+        finish(t, s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1394,6 +1437,7 @@ int main(void)
             cmocka_unit_test(test_subscribe),
             cmocka_unit_test(test_event_kind_names),
             cmocka_unit_test(test_status_capabilities),
+            cmocka_unit_test(test_escaped_strings),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

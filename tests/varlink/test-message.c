@@ -302,29 +302,44 @@ static void default_depth(void **state)
         free(deep);
 }
 
+/* What a writer holds queued, from its first unwritten byte. */
+static const char *queued(const struct vl_writer *w)
+{
+        return w->buf + w->start;
+}
+
 static void encode_call(void **state)
 {
-        json_object *parameters;
+        static const char get[] = "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{}}";
         struct vl_parser p;
+        struct vl_writer w;
+        struct vl_text t;
         struct vl_call c;
         const char *name;
-        char *text;
 
         (void)state;
         vl_parser_init(&p);
-        text = vl_call_encode("io.timerd.Timer.Get", NULL, false, false);
-        assert_non_null(text);
-        assert_string_equal(text, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{}}");
-        free(text);
+        vl_writer_init(&w, 1024);
+        vl_text_call_begin(&t, &w, "io.timerd.Timer.Get", false, false);
+        assert_int_equal(vl_text_call_end(&t, &w, 1024), 0);
+        assert_int_equal(vl_writer_pending(&w), sizeof(get));
+        assert_memory_equal(queued(&w), get, sizeof(get));
 
-        parameters = json_object_new_object();
-        assert_non_null(parameters);
-        assert_int_equal(vl_add_string(parameters, "name", "a/b"), 0);
-        text = vl_call_encode("io.timerd.Timer.Wait", parameters, true, true);
-        assert_non_null(text);
-        /* The bytes on the wire: flags before the parameters, no "a\/b". */
+        vl_text_call_begin(&t, &w, "io.timerd.Timer.Wait", true, true);
+        vl_text_add_string(&t, "name", "a/b");
+        vl_text_array_begin(&t, "names");
+        vl_text_array_add_string(&t, "x\"yz", 2);
+        vl_text_array_add_string(&t, "", 0);
+        vl_text_array_end(&t);
+        vl_text_array_begin(&t, "none");
+        vl_text_array_end(&t);
+        vl_text_add_u64(&t, "n", 7);
+        assert_int_equal(vl_text_call_end(&t, &w, 1024), 0);
+        /* The bytes on the wire, after the first call: flags before the parameters, no "a\/b". */
+        const char *text = queued(&w) + sizeof(get);
         assert_string_equal(text, "{\"method\":\"io.timerd.Timer.Wait\",\"more\":true,"
-                                  "\"oneway\":true,\"parameters\":{\"name\":\"a/b\"}}");
+                                  "\"oneway\":true,\"parameters\":{\"name\":\"a/b\","
+                                  "\"names\":[\"x\\\"\",\"\"],\"none\":[],\"n\":7}}");
 
         assert_int_equal(call_parse(&p, text, &c), 0);
         assert_string_equal(c.method, "io.timerd.Timer.Wait");
@@ -334,7 +349,81 @@ static void encode_call(void **state)
         assert_int_equal(vl_view_get_string(&c.parameters, "name", &name), 0);
         assert_string_equal(name, "a/b");
         vl_parser_done(&p);
-        free(text);
+        vl_writer_done(&w);
+}
+
+/* The members of a tree (a raw call's parameters) are written as the tree encoder writes them. */
+static void encode_call_members(void **state)
+{
+        json_object *parameters = json_object_new_object(), *array = json_object_new_array();
+        struct vl_writer w;
+        struct vl_text t;
+
+        (void)state;
+        assert_non_null(parameters);
+        assert_non_null(array);
+        assert_int_equal(vl_add_string(parameters, "k\"ey", "a/b"), 0);
+        assert_int_equal(vl_add_i64(parameters, "neg", -5), 0);
+        assert_int_equal(vl_array_add(array, json_object_new_boolean(false)), 0);
+        assert_int_equal(vl_add_object(parameters, "a", array), 0);
+        vl_writer_init(&w, 1024);
+        vl_text_call_begin(&t, &w, "io.timerd.Timer.Get", false, false);
+        vl_text_add_members(&t, parameters);
+        vl_text_add_u64(&t, "owner", 3);
+        assert_int_equal(vl_text_call_end(&t, &w, 1024), 0);
+        assert_string_equal(queued(&w), "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{"
+                                        "\"k\\\"ey\":\"a/b\",\"neg\":-5,\"a\":[false],"
+                                        "\"owner\":3}}");
+
+        /* A tree that lost a part: nothing is queued. */
+        assert_int_equal(vl_add_object(parameters, "lost", NULL), -ENOMEM);
+        size_t before = vl_writer_pending(&w);
+        vl_text_call_begin(&t, &w, "io.timerd.Timer.Get", false, false);
+        vl_text_add_members(&t, parameters);
+        assert_int_equal(vl_text_call_end(&t, &w, 1024), -ENOMEM);
+        assert_int_equal(vl_writer_pending(&w), before);
+        json_object_put(parameters);
+        vl_writer_done(&w);
+}
+
+/* A call that is too long, does not fit the queue or is dropped leaves the queue as it was. */
+static void encode_call_refused(void **state)
+{
+        static const char first[] = "{\"method\":\"a.b.C\",\"parameters\":{}}";
+        struct vl_writer w;
+        struct vl_text t;
+
+        (void)state;
+        vl_writer_init(&w, 64);
+        vl_text_call_begin(&t, &w, "a.b.C", false, false);
+        assert_int_equal(vl_text_call_end(&t, &w, 64), 0);
+        assert_int_equal(vl_writer_pending(&w), sizeof(first));
+
+        /* 40 bytes: not under a limit of 36. */
+        vl_text_call_begin(&t, &w, "a.b.C", false, false);
+        vl_text_add_u64(&t, "x", 1);
+        assert_int_equal(vl_text_call_end(&t, &w, 36), -EMSGSIZE);
+        assert_int_equal(vl_writer_pending(&w), sizeof(first));
+
+        /* Fits the limit of one message, not what is queued already. */
+        vl_text_call_begin(&t, &w, "a.b.C", false, false);
+        vl_text_add_u64(&t, "x", 1);
+        assert_int_equal(vl_text_call_end(&t, &w, 64), -ENOBUFS);
+        assert_int_equal(vl_writer_pending(&w), sizeof(first));
+
+        vl_text_call_begin(&t, &w, "a.b.C", false, false);
+        vl_text_add_string(&t, "x", "dropped");
+        vl_text_call_drop(&t, &w);
+        assert_int_equal(vl_writer_pending(&w), sizeof(first));
+        assert_memory_equal(queued(&w), first, sizeof(first));
+
+        /* Once the first is written (as a flush would), the next goes where it was. */
+        w.start = w.len;
+        vl_text_call_begin(&t, &w, "a.b.C", false, false);
+        assert_int_equal(vl_text_call_end(&t, &w, 64), 0);
+        assert_int_equal(w.start, 0);
+        assert_memory_equal(queued(&w), first, sizeof(first));
+        vl_writer_done(&w);
 }
 
 static void encode_reply(void **state)
@@ -546,8 +635,6 @@ static void encode_refuses_a_tree_missing_a_part(void **state)
         assert_int_equal(vl_add_object(parameters, "inner", inner), 0);
         assert_null(vl_reply_encode(json_object_get(parameters), false));
         assert_null(vl_error_encode("io.timerd.Timer.NotFound", json_object_get(parameters)));
-        assert_null(
-            vl_call_encode("io.timerd.Timer.Get", json_object_get(parameters), false, false));
         assert_null(vl_json_encode(parameters));
         json_object_put(parameters);
 
@@ -905,6 +992,8 @@ int main(void)
             cmocka_unit_test(reply_error),
             cmocka_unit_test(reply_bad),
             cmocka_unit_test(encode_call),
+            cmocka_unit_test(encode_call_members),
+            cmocka_unit_test(encode_call_refused),
             cmocka_unit_test(encode_reply),
             cmocka_unit_test(encode_like_json_c),
             cmocka_unit_test(encode_reply_as_text),
