@@ -100,15 +100,23 @@ static double on_loop_compaction_ms(const struct journal_timer *timers, size_t n
         return ms;
 }
 
-static const struct journal_timer *state_timers;
+static const struct journal_timer **state_timers; /* in (owner, name) order */
 static size_t n_state_timers;
 
-static int state_of_bench(void *userdata, struct journal_timer **ret_timers, size_t *ret_n)
+static int name_compare(const void *a, const void *b)
 {
+        return strcmp((*(const struct journal_timer *const *)a)->name,
+                      (*(const struct journal_timer *const *)b)->name);
+}
+
+static int state_of_bench(void *userdata, journal_emit_fn emit, void *emit_userdata)
+{
+        int r = 0;
+
         (void)userdata;
-        *ret_timers = (struct journal_timer *)state_timers;
-        *ret_n = n_state_timers;
-        return 0;
+        for (size_t i = 0; i < n_state_timers && r >= 0; i++)
+                r = emit(emit_userdata, state_timers[i]);
+        return r;
 }
 
 /* The same compaction in a child, with a commit every millisecond meanwhile: the longest of the
@@ -123,7 +131,11 @@ static double off_loop_compaction_ms(const struct journal_timer *timers, size_t 
 
         scratch_dir(dir, sizeof(dir));
         struct journal *j = journal_in(dir);
-        state_timers = timers;
+        /* One owner: (owner, name) order is the names'. */
+        state_timers = xcalloc(n, sizeof(*state_timers));
+        for (size_t i = 0; i < n; i++)
+                state_timers[i] = &timers[i];
+        qsort(state_timers, n, sizeof(*state_timers), name_compare);
         n_state_timers = n;
         uint64_t start = now_usec();
         pidfd = journal_compact_start(j, state_of_bench, NULL);
@@ -146,6 +158,7 @@ static double off_loop_compaction_ms(const struct journal_timer *timers, size_t 
                 die("journal_compact_finish: %s", strerror(-r));
         journal_close(j);
         daemon_dir_remove(dir);
+        free(state_timers);
         longest = *ret_fork_ms > longest ? *ret_fork_ms : longest;
         return *ret_swap_ms > longest ? *ret_swap_ms : longest;
 }
