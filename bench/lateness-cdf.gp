@@ -5,7 +5,7 @@
 
 systems = "timerd-io_uring-exact timerd-timerfd-exact timerd-io_uring-handover timerd-timerfd-handover in-process-timerfd in-process-sd-event"
 array names[6] = ["timerd io_uring, exact", "timerd timerfd, exact", \
-                  "timerd io_uring, 1 ms handover", "timerd timerfd, 1 ms handover", \
+                  "timerd io_uring, default (1 ms handover)", "timerd timerfd, default (1 ms handover)", \
                   "in-process timerfd", "in-process sd-event"]
 array colors[6] = ["#1f77b4", "#17becf", "#d62728", "#ff7f0e", "#2ca02c", "#7f7f7f"]
 array dashes[6] = [1, 1, 2, 2, 1, 3]

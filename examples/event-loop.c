@@ -7,9 +7,10 @@
  * completed, and the timers declared, on a second one, where many calls may be in flight at
  * once. Each connection's fd is watched for what timerd_get_events() asks, which changes as
  * requests are buffered and written; timerd_process() does the rest. The fast timer is handed
- * over 2 ms early: libtimerd holds its firings until their deadline, and the loop wakes up for
- * them when timerd_get_timeout() says. SIGINT and SIGTERM arrive through a signalfd and end the
- * loop cleanly.
+ * over 2 ms early, the medium one libtimerd's default 1 ms, the slow one not at all (exact):
+ * libtimerd holds early firings until their deadline, and the loop wakes up for them when
+ * timerd_get_timeout() says. SIGINT and SIGTERM arrive through a signalfd and end the loop
+ * cleanly.
  *
  *   example-event-loop       three timers, forever
  *   example-event-loop N     until N runs are done (a demo, and the test)
@@ -45,8 +46,8 @@ static const struct {
         uint64_t handover_usec;
 } timers[] = {
     {"example-fast", 150 * USEC_PER_MSEC, 2 * USEC_PER_MSEC},
-    {"example-medium", 400 * USEC_PER_MSEC, 0},
-    {"example-slow", 1000 * USEC_PER_MSEC, 0},
+    {"example-medium", 400 * USEC_PER_MSEC, TIMERD_HANDOVER_DEFAULT}, /* 1 ms */
+    {"example-slow", 1000 * USEC_PER_MSEC, 0},                        /* exact */
 };
 
 static void fail(struct app *app, const char *what, int error)

@@ -26,6 +26,7 @@ void timerd_declaration_init(struct timerd_declaration *d, enum timerd_policy po
             .lifetime = TIMERD_LIFETIME_TRANSIENT,
             .delivery = TIMERD_DELIVERY_NOTIFY,
             .catch_up = true,
+            .handover_usec = TIMERD_HANDOVER_DEFAULT,
         };
 }
 

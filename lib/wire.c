@@ -68,6 +68,17 @@ static int add_calendar(json_object *obj, const struct timerd_declaration *d)
         return r;
 }
 
+/* TIMERD_HANDOVER_DEFAULT as it is sent: only where a handover is valid (timerd-types.h). */
+static uint64_t declaration_handover(const struct timerd_declaration *d)
+{
+        if (d->handover_usec != TIMERD_HANDOVER_DEFAULT)
+                return d->handover_usec;
+        if (d->delivery != TIMERD_DELIVERY_NOTIFY ||
+            (d->cadence_usec > 0 && d->cadence_usec <= TIMERD_HANDOVER_DEFAULT_USEC))
+                return 0;
+        return TIMERD_HANDOVER_DEFAULT_USEC;
+}
+
 int wire_add_declaration(json_object *parameters, const struct timerd_declaration *d)
 {
         const char *policy = vl_policy_to_string(d->policy);
@@ -88,7 +99,7 @@ int wire_add_declaration(json_object *parameters, const struct timerd_declaratio
             add_nonzero_u64(obj, "signal", (uint64_t)d->signal) < 0 ||
             (!d->catch_up && vl_add_bool(obj, "catch_up", false) < 0) ||
             add_nonzero_u64(obj, "randomized_delay_usec", d->randomized_delay_usec) < 0 ||
-            add_nonzero_u64(obj, "handover_usec", d->handover_usec) < 0)
+            add_nonzero_u64(obj, "handover_usec", declaration_handover(d)) < 0)
                 return -ENOMEM;
         return add_calendar(obj, d);
 }

@@ -520,11 +520,12 @@ fail:
 #define WIRE_PUT_INTERNAL_U64(o, b, m, w)
 #define WIRE_PUT_INTERNAL_BOOL(o, b, m, w)
 
-json_object *api_timer_json(const struct td_snapshot *timer, const struct td_now *now)
+json_object *api_timer_json(const struct registry *r, const struct td_snapshot *timer,
+                            const struct td_now *now)
 {
         /* Overruns and next deadline as of now, also while the schedule is held behind a run. */
         struct td_snapshot settled = *timer;
-        registry_snapshot_at(&settled, now);
+        registry_snapshot_at(r, &settled, now);
         const struct td_snapshot *t = &settled;
         json_object *o = json_object_new_object();
         json_object *d = json_object_new_object();
@@ -568,7 +569,7 @@ static int do_get(struct service *s, struct peer *p, const struct vl_view *param
         if (r < 0)
                 return params_fail(err, r, name, NULL, 0);
         *reply = json_object_new_object();
-        vl_add_object(*reply, "timer", api_timer_json(&t, now));
+        vl_add_object(*reply, "timer", api_timer_json(s->registry, &t, now));
         return 0;
 }
 
@@ -621,7 +622,7 @@ static int do_list(struct service *s, struct peer *p, const struct vl_view *para
                 return params_fail(err, -TIMERD_E_BUSY, NULL, NULL, 0);
         json_object *array = json_object_new_array_ext((int)(n < 1 ? 1 : n));
         for (long i = 0; array && i < n; i++)
-                vl_array_add(array, api_timer_json(&timers[i], now));
+                vl_array_add(array, api_timer_json(s->registry, &timers[i], now));
         *reply = json_object_new_object();
         vl_add_object(*reply, "timers", array);
         if (more) {

@@ -29,7 +29,8 @@ bool api_timer_call(struct service *s, struct peer *p, const char *method,
                     const struct vl_view *params, struct reply *ret);
 
 /* The JSON of a snapshot, as the IDL's Timer type. */
-json_object *api_timer_json(const struct td_snapshot *t, const struct td_now *now);
+json_object *api_timer_json(const struct registry *r, const struct td_snapshot *t,
+                            const struct td_now *now);
 
 /* waits.c: the methods, which return what they decided (REPLY_NONE: parked) */
 struct reply api_wait(struct service *s, struct peer *p, const struct vl_view *params);

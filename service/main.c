@@ -199,6 +199,7 @@ static int setup_core(struct service *s)
             .min_cadence_usec = s->config.min_cadence_usec,
             .first_generation = 1,
             .first_handle_generation = 1,
+            .ignore_handover = s->clock.virtual,
         };
         struct parked_config pc = {
             .max_per_session = s->config.max_parked_per_connection,

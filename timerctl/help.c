@@ -50,6 +50,7 @@
         "                       the timer's identity, rather than fresh each time\n"               \
         "  --handover SPAN      Hand each firing over up to SPAN (at most 1s) early;\n"            \
         "                       the waiting client holds it until the deadline\n"                  \
+        "                       (default 1ms for notify timers; 0: exact)\n"                       \
         "  --in SPAN            First firing SPAN from now\n"                                      \
         "  --at TIME            First firing at TIME\n" USER_HELP
 

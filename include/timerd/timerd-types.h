@@ -10,6 +10,11 @@
 #define TIMERD_NAME_MAX 128
 /* The longest early handover a notify timer may declare (handover_usec): one second. */
 #define TIMERD_HANDOVER_MAX_USEC 1000000
+/* The handover_usec timerd_declaration_init() sets: libtimerd's default, which it sends as
+ * TIMERD_HANDOVER_DEFAULT_USEC (1 ms) for a notify timer whose cadence, if it has one, is longer,
+ * and as 0 (exact) for any other. */
+#define TIMERD_HANDOVER_DEFAULT      UINT64_MAX
+#define TIMERD_HANDOVER_DEFAULT_USEC 1000
 /* A calendar timer's expressions, one per line, a cron one marked TIMERD_CALENDAR_CRON_PREFIX
  * ("Mon..Fri *-*-* 03:00\ncron:0 3 * * 1-5"): at most this many bytes together. */
 #define TIMERD_CALENDAR_MAX         255

@@ -157,7 +157,13 @@ struct timerd_declaration {
          * sends the firing at once; libtimerd holds it and hands it to the program at its
          * deadline_usec, on the program's own clock. A firing then costs the program one wake-up
          * of lateness, as an in-process timer does, instead of the service's and then its own.
-         * A Cancel or Reschedule made inside this window finds the run already started. 0: none.
+         * A Cancel or Reschedule made inside this window finds the run already started. 0: none,
+         * the service fires at the deadline itself (exact, two wake-ups of lateness).
+         * TIMERD_HANDOVER_DEFAULT (what timerd_declaration_init() sets): libtimerd sends 1 ms for
+         * a notify timer whose cadence, if it has one, is longer than that, else 0; so the default
+         * never makes a declaration invalid, whatever delivery or cadence is set after init. A
+         * timer read back shows what was sent. A Reschedule to a cadence not longer than the
+         * handover is refused (handover_not_shorter): declare 0 for a timer that goes that fast.
          */
         uint64_t handover_usec;
         /*
@@ -173,8 +179,9 @@ struct timerd_declaration {
         bool fixed_random_delay;
 };
 
-/* A once, transient, notify, monotonic declaration with no cadence, that catches up; a calendar
- * one is on the realtime clock. */
+/* A once, transient, notify, monotonic declaration with no cadence, that catches up, with
+ * libtimerd's default handover (TIMERD_HANDOVER_DEFAULT); a calendar one is on the realtime
+ * clock. */
 void timerd_declaration_init(struct timerd_declaration *d, enum timerd_policy policy,
                              uint64_t cadence_usec);
 
@@ -344,6 +351,8 @@ struct timerd_firing {
         struct timerd_token token;
         enum timerd_clock clock;
         uint64_t deadline_usec;
+        /* When the service started the run: with a handover (libtimerd's default) up to
+         * handover_usec before deadline_usec, though the firing is returned at the deadline. */
         uint64_t fired_usec;
         /* Periods missed since the previous firing was handed over, as timer_getoverrun(2);
          * struct timerd_timer's overruns is the total. */

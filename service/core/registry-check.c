@@ -55,7 +55,7 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
                 const struct timerq *q = &r->queues[d->clock];
 
                 if (!timerq_contains(q, &t->entry) ||
-                    timerq_entry_deadline(q, &t->entry) != handover_instant(t, t->deadline_usec))
+                    timerq_entry_deadline(q, &t->entry) != handover_instant(r, t, t->deadline_usec))
                         return false;
         }
         if (t->after_run != AFTER_RUN_POLICY && !t->run_active)

@@ -389,10 +389,24 @@ static inline bool timer_retained(const struct timer *t)
         return t->lifetime == TIMERD_LIFETIME_RETAINED;
 }
 
-/* When a deadline is due in the queue: early by the declared handover, never before 0. */
-static inline uint64_t handover_instant(const struct timer *t, uint64_t deadline_usec)
+/* How early a run with this declared handover starts: 0 when the registry ignores handovers. */
+static inline uint64_t registry_handover(const struct registry *r, uint64_t declared_usec)
 {
-        return deadline_usec > t->handover_usec ? deadline_usec - t->handover_usec : 0;
+        return r->config.ignore_handover ? 0 : declared_usec;
+}
+
+static inline uint64_t timer_handover(const struct registry *r, const struct timer *t)
+{
+        return registry_handover(r, t->handover_usec);
+}
+
+/* When a deadline is due in the queue: early by the handover, never before 0. */
+static inline uint64_t handover_instant(const struct registry *r, const struct timer *t,
+                                        uint64_t deadline_usec)
+{
+        uint64_t handover = timer_handover(r, t);
+
+        return deadline_usec > handover ? deadline_usec - handover : 0;
 }
 
 /* An interval or watchdog held behind its run: its schedule is in deferred_deadline_usec. */
@@ -416,6 +430,8 @@ int schedule_invalid(enum td_schedule_problem *ret_problem, enum td_schedule_pro
 int declaration_validate(const struct td_declaration *d, enum td_schedule_problem *ret_problem);
 struct td_declaration timer_declaration(const struct timer *t);
 bool declaration_equal(const struct timer *t, const struct td_declaration *b);
+/* A new handover (valid for t's declaration), its queue place moved with it. */
+void timer_set_handover(struct registry *r, struct timer *t, uint64_t handover_usec);
 void changes_add(struct registry *r, struct timer *t);
 void timer_changed(struct registry *r, struct timer *t);
 int changes_reserve(struct registry *r, size_t more);

@@ -32,7 +32,8 @@ void timer_snapshot(const struct timer *t, struct td_snapshot *ret)
         strcpy(ret->name, t->name);
 }
 
-void registry_snapshot_at(struct td_snapshot *timer, const struct td_now *now)
+void registry_snapshot_at(const struct registry *r, struct td_snapshot *timer,
+                          const struct td_now *now)
 {
         const struct td_declaration *d = &timer->declaration;
         uint64_t due, next;
@@ -41,8 +42,9 @@ void registry_snapshot_at(struct td_snapshot *timer, const struct td_now *now)
             timer->failure != TIMERD_FAILURE_NONE || !clock_valid(d->clock) ||
             timer->live_cadence_usec == 0)
                 return;
-        if (schedule_skip(timer->next_deadline_usec, timer->live_cadence_usec, d->handover_usec,
-                          now->usec[d->clock], &due, &next) < 0)
+        if (schedule_skip(timer->next_deadline_usec, timer->live_cadence_usec,
+                          registry_handover(r, d->handover_usec), now->usec[d->clock], &due,
+                          &next) < 0)
                 return;
         timer->overruns = value_saturating_add(timer->overruns, due);
         timer->next_deadline_usec = next;

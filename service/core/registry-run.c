@@ -97,8 +97,8 @@ static void hold_settle(struct registry *r, struct timer *t, uint64_t now)
         if (!timer_held(t))
                 return;
         rs = &t->runs->state;
-        if (schedule_skip(rs->deferred_deadline_usec, timer_cadence(t), t->handover_usec, now, &due,
-                          &next) < 0 ||
+        if (schedule_skip(rs->deferred_deadline_usec, timer_cadence(t), timer_handover(r, t), now,
+                          &due, &next) < 0 ||
             value_add_overflow(rs->overruns, due, &overruns)) {
                 timer_drop_hold(t);
                 t->failure = TIMERD_FAILURE_OVERFLOW;
@@ -205,7 +205,7 @@ void run_abandon(struct registry *r, struct timer *t, const struct td_now *now)
                 run_finish(r, t, &res, TIMERD_DIRECTIVE_CONTINUE);
 }
 
-static void timer_dispatch(const struct timer *t, struct td_dispatch *ret)
+static void timer_dispatch(const struct registry *r, const struct timer *t, struct td_dispatch *ret)
 {
         const struct run_state *rs = timer_run_state(t);
 
@@ -218,8 +218,8 @@ static void timer_dispatch(const struct timer *t, struct td_dispatch *ret)
             .delivery = (enum timerd_delivery)t->delivery,
             .deadline_usec = rs->run_deadline_usec,
             .fired_usec = rs->run_fired_usec,
-            .due_usec =
-                value_saturating_add(handover_instant(t, rs->run_deadline_usec), timer_accuracy(t)),
+            .due_usec = value_saturating_add(handover_instant(r, t, rs->run_deadline_usec),
+                                             timer_accuracy(t)),
             .overruns = rs->overruns - rs->overruns_reported,
             .catch_up = rs->last_catch_up,
         };
@@ -229,7 +229,7 @@ static void effect_push_dispatch(struct registry *r, const struct timer *t, bool
 {
         struct td_effect effect = {.kind = TD_EFFECT_DISPATCH};
 
-        timer_dispatch(t, &effect.dispatch);
+        timer_dispatch(r, t, &effect.dispatch);
         effect.dispatch.past_due = past_due;
         effect_push(r, &effect);
 }
@@ -276,7 +276,7 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
         struct run_state *rs = &t->runs->state;
         uint64_t deadline = t->has_missed_deadline ? rs->missed_deadline_usec : t->deadline_usec;
         /* A handover fires early: deadlines up to `reach` are due (handover < cadence). */
-        uint64_t reach = value_saturating_add(now, t->handover_usec);
+        uint64_t reach = value_saturating_add(now, timer_handover(r, t));
         uint64_t next = 0, missed = 0, periods, overruns, run = rs->run;
         bool requeue = policy == TIMERD_POLICY_WATCHDOG || policy == TIMERD_POLICY_INTERVAL;
         /* Taken before the successor is queued. */
@@ -290,7 +290,7 @@ static void timer_fire(struct registry *r, struct timer *t, uint64_t now)
                     value_add_overflow(deadline > now ? deadline : now, timer_cadence(t), &next);
         else if (policy == TIMERD_POLICY_INTERVAL) {
                 /* The first deadline + k*cadence after reach; the k-1 skipped are overruns. */
-                overflow = schedule_skip(deadline, timer_cadence(t), t->handover_usec, now,
+                overflow = schedule_skip(deadline, timer_cadence(t), timer_handover(r, t), now,
                                          &periods, &next) < 0;
                 missed = overflow ? 0 : periods - 1;
         }
@@ -575,7 +575,7 @@ int registry_take_pending(struct registry *r, const struct td_now *now, uint32_t
                 stats_leave(r, t);
                 hold_settle(r, t, now->usec[t->clock]);
                 stats_enter(r, t);
-                timer_dispatch(t, ret);
+                timer_dispatch(r, t, ret);
                 timer_hand_over(r, t, s);
                 return 1;
         }

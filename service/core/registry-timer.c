@@ -282,6 +282,7 @@ static void timer_set_declaration(struct timer *t, const struct td_declaration *
         list_init(&t->runs->waiter_node);
 }
 
+/* The handover aside: see registry_reconcile(). */
 bool declaration_equal(const struct timer *t, const struct td_declaration *b)
 {
         const struct td_declaration declaration = timer_declaration(t), *a = &declaration;
@@ -290,7 +291,7 @@ bool declaration_equal(const struct timer *t, const struct td_declaration *b)
                a->clock == b->clock && a->lifetime == b->lifetime && a->delivery == b->delivery &&
                a->accuracy_usec == b->accuracy_usec && a->signo == b->signo &&
                a->catch_up == b->catch_up && a->randomized_delay_usec == b->randomized_delay_usec &&
-               a->handover_usec == b->handover_usec && td_calendar_equal(a->calendar, b->calendar);
+               td_calendar_equal(a->calendar, b->calendar);
 }
 
 static const struct timer *timer_of_const_entry(const struct timerq_entry *e)
@@ -407,12 +408,21 @@ static void timer_forget_missed_deadline(struct timer *t)
 /* A new schedule supersedes a catch-up. */
 void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec, uint64_t now)
 {
-        timerq_put(&r->queues[t->clock], &t->entry, handover_instant(t, deadline_usec),
+        timerq_put(&r->queues[t->clock], &t->entry, handover_instant(r, t, deadline_usec),
                    timer_accuracy(t));
         t->deadline_usec = deadline_usec;
         t->calendar_epoch = r->calendar_pass.epoch;
-        t->queued_past_due = handover_instant(t, deadline_usec) <= now;
+        t->queued_past_due = handover_instant(r, t, deadline_usec) <= now;
         timer_forget_missed_deadline(t);
+}
+
+void timer_set_handover(struct registry *r, struct timer *t, uint64_t handover_usec)
+{
+        t->handover_usec = (uint32_t)handover_usec;
+        if (timer_queued(t))
+                timerq_put(&r->queues[t->clock], &t->entry,
+                           handover_instant(r, t, t->deadline_usec), timer_accuracy(t));
+        timer_changed(r, t);
 }
 
 void timer_dequeue(struct registry *r, struct timer *t)

@@ -313,7 +313,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
         struct before *b = NULL;
         uint64_t deadline = 0;
         struct timer *t;
-        bool created, rescheduled;
+        bool created, rescheduled, handover_changed;
         int e;
 
         effects_begin(r);
@@ -334,7 +334,8 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
         /* Keeping an existing timer as it is changes nothing to undo or write; a cadence set by
          * Reschedule goes back to the declared one. */
         rescheduled = t && timer_run_state(t)->live_cadence_usec > 0;
-        if (e >= 0 && (created || step != RECONCILE_KEEP || rescheduled))
+        handover_changed = t && t->handover_usec != a->declaration.handover_usec;
+        if (e >= 0 && (created || step != RECONCILE_KEEP || rescheduled || handover_changed))
                 e = before_prepare(r, t, a->declaration.lifetime == TIMERD_LIFETIME_RETAINED, &b);
         if (e >= 0 && created)
                 e = timer_new(r, &a->caller, a->name, &a->declaration, r->last_generation + 1, &t);
@@ -351,6 +352,8 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
                 t->runs->state.live_cadence_usec = 0;
                 timer_changed(r, t);
         }
+        if (handover_changed)
+                timer_set_handover(r, t, a->declaration.handover_usec);
         switch (step) {
         case RECONCILE_CLEAR:
                 timer_clear_wakeup(r, t);

@@ -196,6 +196,9 @@ struct registry_config {
         uint64_t first_generation; /* >= 1; journal replay or tests start elsewhere */
         uint64_t first_handle_generation; /* >= 1 */
         uint64_t random_seed; /* the fresh random delays of calendar timers derive from it */
+        /* Runs start at their deadlines whatever handover is declared (a virtual clock: test
+         * suites see exact times); Get and List still show the declared one. */
+        bool ignore_handover;
 };
 
 struct registry;
@@ -238,6 +241,9 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
  * reconciled from its owner's own connection (caller_is_owner) is re-pinned to it: its signals go
  * to the caller's process from then on (the old target's pidfd died with its connection, or with
  * the service when it was restored).
+ * The handover is not part of the match: it is how the caller's library takes firings, so a
+ * reused timer takes the caller's (a client upgraded to libtimerd's default handover meets the
+ * retained timer it declared without one).
  */
 struct td_reconcile_args {
         struct td_caller caller;
@@ -409,7 +415,8 @@ struct td_transition registry_session_closed(struct registry *r, const struct td
  * or watchdog held behind its run counts the deadlines it passed only when the run is taken or
  * ends. registry_snapshot_at() brings one up to `now` (overruns, next deadline), as a reader should
  * see it. */
-void registry_snapshot_at(struct td_snapshot *timer, const struct td_now *now);
+void registry_snapshot_at(const struct registry *r, struct td_snapshot *timer,
+                          const struct td_now *now);
 int registry_get(const struct registry *r, uint32_t owner, const char *name,
                  struct td_snapshot *ret);
 

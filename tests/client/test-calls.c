@@ -83,11 +83,12 @@ static const struct fake_step register_script[] = {
     /* The defaults: optional integers at 0 are left out. */
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"b\","
               "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
-              "\"lifetime\":\"transient\",\"delivery\":\"notify\"}}}"),
+              "\"lifetime\":\"transient\",\"delivery\":\"notify\",\"handover_usec\":1000}}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"b\",\"generation\":1}}}"),
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"c\","
               "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
-              "\"lifetime\":\"transient\",\"delivery\":\"notify\"},\"delay_usec\":7}}"),
+              "\"lifetime\":\"transient\",\"delivery\":\"notify\",\"handover_usec\":1000},\"delay_"
+              "usec\":7}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"c\",\"generation\":2}}}"),
     /* Catching up is the default; only its absence is said. */
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"d\","
@@ -99,6 +100,25 @@ static const struct fake_step register_script[] = {
               "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
               "\"lifetime\":\"transient\",\"delivery\":\"notify\",\"handover_usec\":1500}}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"e\",\"generation\":1}}}"),
+    /* The default handover only where it is valid: not for a cadence of 1 ms or less, nor for
+     * another delivery; 0 opts out. */
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"f\","
+              "\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":1000,"
+              "\"clock\":\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\"}}}"),
+    FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"f\",\"generation\":1}}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"g\","
+              "\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":1001,"
+              "\"clock\":\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\","
+              "\"handover_usec\":1000}}}"),
+    FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"g\",\"generation\":1}}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"h\","
+              "\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":1001,"
+              "\"clock\":\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"alarm\"}}}"),
+    FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"h\",\"generation\":1}}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"i\","
+              "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
+              "\"lifetime\":\"transient\",\"delivery\":\"notify\"}}}"),
+    FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"i\",\"generation\":1}}}"),
 };
 
 static void test_register(void **state)
@@ -140,9 +160,19 @@ static void test_register(void **state)
         assert_int_equal(timerd_register(t, "d", &d, NULL, false, &claim), -EINVAL);
 
         timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 0);
-        assert_int_equal(d.handover_usec, 0);
+        assert_true(d.handover_usec == TIMERD_HANDOVER_DEFAULT);
         d.handover_usec = 1500;
         assert_int_equal(timerd_register(t, "e", &d, NULL, false, &claim), 0);
+
+        timerd_declaration_init(&d, TIMERD_POLICY_INTERVAL, TIMERD_HANDOVER_DEFAULT_USEC);
+        assert_int_equal(timerd_register(t, "f", &d, NULL, false, &claim), 0);
+        timerd_declaration_init(&d, TIMERD_POLICY_INTERVAL, TIMERD_HANDOVER_DEFAULT_USEC + 1);
+        assert_int_equal(timerd_register(t, "g", &d, NULL, false, &claim), 0);
+        d.delivery = TIMERD_DELIVERY_ALARM;
+        assert_int_equal(timerd_register(t, "h", &d, NULL, false, &claim), 0);
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 0);
+        d.handover_usec = 0;
+        assert_int_equal(timerd_register(t, "i", &d, NULL, false, &claim), 0);
         finish(t, s);
 }
 
@@ -246,12 +276,14 @@ static void test_bad_arguments(void **state)
 static const struct fake_step reconcile_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Reconcile\",\"parameters\":{\"name\":\"a\","
               "\"declaration\":{\"policy\":\"watchdog\",\"cadence_usec\":1000000,"
-              "\"clock\":\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\"},"
+              "\"clock\":\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\","
+              "\"handover_usec\":1000},"
               "\"desired\":\"exact\",\"deadline_usec\":500}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":" CLAIM_A ",\"created\":true}}"),
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Reconcile\",\"parameters\":{\"name\":\"a\","
               "\"declaration\":{\"policy\":\"watchdog\",\"cadence_usec\":1000000,"
-              "\"clock\":\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\"},"
+              "\"clock\":\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\","
+              "\"handover_usec\":1000},"
               "\"desired\":\"inactive\"}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":" CLAIM_A ",\"created\":false}}"),
     FAKE_ANY_CALL,
@@ -937,7 +969,8 @@ static void test_status(void **state)
 static const struct fake_step owner_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"a\","
               "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
-              "\"lifetime\":\"retained\",\"delivery\":\"notify\"},\"owner\":64001}}"),
+              "\"lifetime\":\"retained\",\"delivery\":\"notify\",\"handover_usec\":1000},\"owner\":"
+              "64001}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":" CLAIM_A "}}"),
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Cancel\",\"parameters\":{\"claim\":" CLAIM_A
               ",\"owner\":64001}}"),

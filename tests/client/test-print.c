@@ -43,6 +43,8 @@ static struct timerd_timer make_timer(const char *name, enum timerd_policy polic
         timerd_declaration_init(&t.declaration, policy,
                                 policy == TIMERD_POLICY_ONCE ? 0 : 5 * 60 * SEC);
         t.declaration.clock = clock;
+        /* As read back: the service shows the handover libtimerd resolved the default to. */
+        t.declaration.handover_usec = 0;
         return t;
 }
 

@@ -529,21 +529,23 @@ static const struct fake_step add_every_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"backup\","
               "\"declaration\":{\"policy\":\"after_completion\",\"cadence_usec\":3600000000,"
               "\"clock\":\"monotonic\",\"lifetime\":\"retained\",\"delivery\":\"notify\","
-              "\"accuracy_usec\":1000000},\"delay_usec\":300000000}}"),
+              "\"accuracy_usec\":1000000,\"handover_usec\":1000},\"delay_usec\":300000000}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":" CLAIM_BACKUP "}}"),
 };
 
 static const struct fake_step add_once_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"tea\","
               "\"declaration\":{\"policy\":\"once\",\"clock\":\"boottime_alarm\","
-              "\"lifetime\":\"transient\",\"delivery\":\"notify\"},\"delay_usec\":90000000}}"),
+              "\"lifetime\":\"transient\",\"delivery\":\"notify\",\"handover_usec\":1000},\"delay_"
+              "usec\":90000000}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"tea\",\"generation\":1}}}"),
 };
 
 static const struct fake_step add_interval_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"tick\","
               "\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":1500000,"
-              "\"clock\":\"realtime\",\"lifetime\":\"retained\",\"delivery\":\"notify\"},"
+              "\"clock\":\"realtime\",\"lifetime\":\"retained\",\"delivery\":\"notify\",\"handover_"
+              "usec\":1000},"
               "\"start_usec\":5000}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"tick\",\"generation\":1}}}"),
 };
@@ -552,7 +554,7 @@ static const struct fake_step add_no_catch_up_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"nightly\","
               "\"declaration\":{\"policy\":\"after_completion\",\"cadence_usec\":86400000000,"
               "\"clock\":\"realtime\",\"lifetime\":\"retained\",\"delivery\":\"notify\","
-              "\"catch_up\":false,\"randomized_delay_usec\":600000000}}}"),
+              "\"catch_up\":false,\"randomized_delay_usec\":600000000,\"handover_usec\":1000}}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"nightly\",\"generation\":1}}}"),
 };
 
@@ -567,7 +569,8 @@ static const struct fake_step add_handover_script[] = {
 static const struct fake_step add_watchdog_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"dog\","
               "\"declaration\":{\"policy\":\"watchdog\",\"cadence_usec\":30000000,"
-              "\"clock\":\"monotonic\",\"lifetime\":\"retained\",\"delivery\":\"notify\"}}}"),
+              "\"clock\":\"monotonic\",\"lifetime\":\"retained\",\"delivery\":\"notify\","
+              "\"handover_usec\":1000}}}"),
     FAKE_REPLY("{\"error\":\"io.timerd.Timer.AlreadyRegistered\",\"parameters\":"
                "{\"name\":\"dog\",\"generation\":2}}"),
 };
@@ -915,7 +918,7 @@ static void test_monitor(void **state)
 
 #define DECLARATION_JOB                                                                            \
         "{\"policy\":\"after_completion\",\"cadence_usec\":3600000000,\"clock\":\"monotonic\","    \
-        "\"lifetime\":\"retained\",\"delivery\":\"notify\"}"
+        "\"lifetime\":\"retained\",\"delivery\":\"notify\",\"handover_usec\":1000}"
 
 static const struct fake_step reconcile_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Reconcile\",\"parameters\":{\"name\":\"job\","
@@ -1095,7 +1098,8 @@ static const struct fake_step remove_denied_script[] = {
 static const struct fake_step add_as_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"tea\","
               "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
-              "\"lifetime\":\"retained\",\"delivery\":\"notify\"},\"owner\":64001}}"),
+              "\"lifetime\":\"retained\",\"delivery\":\"notify\",\"handover_usec\":1000},\"owner\":"
+              "64001}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"tea\",\"generation\":1}}}"),
 };
 

@@ -57,6 +57,20 @@ static struct timerd_declaration retained(enum timerd_policy policy, uint64_t ca
         return d;
 }
 
+/* The owner's Reconcile after a restart finds its timer: no conflict, the same claim. */
+static void assert_reconcile_reuses(struct timerd *t, const char *name,
+                                    const struct timerd_declaration *d,
+                                    const struct timerd_claim *claim)
+{
+        struct timerd_claim again;
+        bool created;
+
+        assert_int_equal(
+            timerd_reconcile(t, name, d, TIMERD_DESIRED_SCHEDULED, 0, &again, &created), 0);
+        assert_false(created);
+        assert_int_equal(again.generation, claim->generation);
+}
+
 static void test_restart(void **state)
 {
         static const char *const names[] = {"tick", "job", "idle"};
@@ -191,12 +205,11 @@ static void test_live_cadence_survives_restart(void **state)
 {
         struct timerd_start later = {.kind = TIMERD_START_AFTER, .usec = 3600 * SEC};
         struct timerd_declaration d = retained(TIMERD_POLICY_INTERVAL, 7200 * SEC);
-        struct timerd_claim claim, again;
+        struct timerd_claim claim;
         uint64_t remaining, cadence;
         struct timerd_timer timer;
         struct dur *dur = *state;
         struct timerd *t;
-        bool created;
 
         dur_start(dur);
         t = harness_connect(&dur->h);
@@ -221,10 +234,7 @@ static void test_live_cadence_survives_restart(void **state)
 
         /* The client comes back with its own declaration: no ReconciliationConflict. */
         t = harness_connect(&dur->h);
-        assert_int_equal(
-            timerd_reconcile(t, "tick", &d, TIMERD_DESIRED_SCHEDULED, 0, &again, &created), 0);
-        assert_false(created);
-        assert_int_equal(again.generation, claim.generation);
+        assert_reconcile_reuses(t, "tick", &d, &claim);
         assert_int_equal(timerd_get(t, "tick", TIMERD_OWNER_SELF, &timer), 0);
         assert_int_equal(timer.live_cadence_usec, 7200 * SEC);
         assert_true(timer.has_next);
@@ -234,6 +244,43 @@ static void test_live_cadence_survives_restart(void **state)
         t = harness_connect(&dur->h);
         assert_int_equal(timerd_get(t, "tick", TIMERD_OWNER_SELF, &timer), 0);
         assert_int_equal(timer.live_cadence_usec, 7200 * SEC);
+        timerd_close(t);
+        dur_stop(dur);
+}
+
+/* Issue 21 item 6, the upgrade: a retained timer declared without a handover (an older
+ * libtimerd's default) is in the store; the client comes back after a restart with today's
+ * default and reconciles: no ReconciliationConflict, the same claim, and the timer takes the
+ * default handover, durably. */
+static void test_reconcile_upgrades_to_the_default_handover(void **state)
+{
+        struct timerd_declaration old = retained(TIMERD_POLICY_AFTER_COMPLETION, 3600 * SEC);
+        struct timerd_declaration d = retained(TIMERD_POLICY_AFTER_COMPLETION, 3600 * SEC);
+        struct timerd_claim claim;
+        struct timerd_timer timer;
+        struct dur *dur = *state;
+        struct timerd *t;
+        bool created;
+
+        old.handover_usec = 0;
+        dur_start(dur);
+        t = harness_connect(&dur->h);
+        assert_int_equal(
+            timerd_reconcile(t, "job", &old, TIMERD_DESIRED_SCHEDULED, 0, &claim, &created), 0);
+        assert_true(created);
+        timerd_close(t);
+        dur_stop(dur);
+
+        dur_start(dur);
+        t = harness_connect(&dur->h);
+        assert_reconcile_reuses(t, "job", &d, &claim);
+        timerd_close(t);
+        dur_crash(dur);
+        dur_start(dur);
+        t = harness_connect(&dur->h);
+        assert_int_equal(timerd_get(t, "job", TIMERD_OWNER_SELF, &timer), 0);
+        assert_int_equal(timer.declaration.handover_usec, TIMERD_HANDOVER_DEFAULT_USEC);
+        assert_true(timer.has_next);
         timerd_close(t);
         dur_stop(dur);
 }
@@ -257,12 +304,11 @@ static void test_signal_timer_repinned_after_restart(void **state)
 {
         struct timerd_start soon = {.kind = TIMERD_START_AFTER, .usec = 100000};
         struct timerd_declaration d = retained(TIMERD_POLICY_INTERVAL, 200000);
-        struct timerd_claim claim, again;
+        struct timerd_claim claim;
         struct timerd_timer timer;
         struct dur *dur = *state;
         struct timerd *t;
         int signo = SIGRTMIN + 3, sfd;
-        bool created;
 
         sfd = timerd_signal_fd(&signo, 1);
         assert_true(sfd >= 0);
@@ -287,10 +333,7 @@ static void test_signal_timer_repinned_after_restart(void **state)
         assert_true(timer.pending);
         assert_int_equal(next_signal(sfd, 0), 0);
 
-        assert_int_equal(
-            timerd_reconcile(t, "beat", &d, TIMERD_DESIRED_SCHEDULED, 0, &again, &created), 0);
-        assert_false(created);
-        assert_int_equal(again.generation, claim.generation);
+        assert_reconcile_reuses(t, "beat", &d, &claim);
         /* The held firing, then the timer goes on signalling this process. */
         assert_int_equal(next_signal(sfd, 2000), claim.generation);
         assert_int_equal(next_signal(sfd, 2000), claim.generation);
@@ -364,6 +407,8 @@ int main(void)
                                             dur_teardown),
             cmocka_unit_test_setup_teardown(test_live_cadence_survives_restart, dur_setup,
                                             dur_teardown),
+            cmocka_unit_test_setup_teardown(test_reconcile_upgrades_to_the_default_handover,
+                                            dur_setup, dur_teardown),
             cmocka_unit_test_setup_teardown(test_calendar_survives_restart, dur_setup,
                                             dur_teardown),
             cmocka_unit_test_setup_teardown(test_signal_timer_repinned_after_restart, dur_setup,

@@ -31,7 +31,8 @@
 #define N_PIPELINED 500
 
 /* Run the connections' loops until *counter reaches target; returns the last process() result
- * of each connection in results (may be NULL). */
+ * of each connection in results (may be NULL). Like any event loop of libtimerd's, it also wakes
+ * when a held firing is due (timerd_get_timeout()). */
 static void pump(struct timerd *const *ts, size_t n, const size_t *counter, size_t target,
                  int *results)
 {
@@ -39,7 +40,8 @@ static void pump(struct timerd *const *ts, size_t n, const size_t *counter, size
 
         while (*counter < target) {
                 struct pollfd p[4];
-                unsigned long long now = harness_now_usec();
+                unsigned long long now = harness_now_usec(), wake = deadline;
+                uint64_t held[4];
 
                 assert_true(n <= ELEMENTSOF(p));
                 if (now >= deadline)
@@ -49,12 +51,17 @@ static void pump(struct timerd *const *ts, size_t n, const size_t *counter, size
 
                         assert_true(events >= 0);
                         p[i] = (struct pollfd){.fd = timerd_get_fd(ts[i]), .events = (short)events};
+                        assert_true(timerd_get_timeout(ts[i], &held[i]) >= 0);
+                        if (held[i] < wake)
+                                wake = held[i];
                 }
-                assert_true(poll(p, n, (int)((deadline - now) / MSEC) + 1) >= 0);
+                assert_true(poll(p, n, wake > now ? (int)((wake - now + MSEC - 1) / MSEC) : 0) >=
+                            0);
+                now = harness_now_usec();
                 for (size_t i = 0; i < n; i++) {
                         int r;
 
-                        if (p[i].revents == 0)
+                        if (p[i].revents == 0 && held[i] > now)
                                 continue;
                         r = timerd_process(ts[i]);
                         if (results)
@@ -199,7 +206,9 @@ static void on_firing(struct timerd *t, int error, const struct timerd_firing *f
         }
         assert_true(f->n < ELEMENTSOF(f->names));
         memcpy(f->names[f->n], firing->token.name, sizeof(f->names[f->n]));
-        assert_true(firing->fired_usec >= firing->deadline_usec);
+        /* Fired up to the default handover early, handed on at its deadline. */
+        assert_true(firing->fired_usec + TIMERD_HANDOVER_DEFAULT_USEC >= firing->deadline_usec);
+        assert_true(harness_now_usec() >= firing->deadline_usec);
         /* The stream holds its connection: the run is completed on the other one. */
         f->tags[f->n] = (struct call_tag){&f->completed, f->n};
         assert_int_equal(timerd_complete_async(f->control, &firing->token, TIMERD_OUTCOME_SUCCESS,

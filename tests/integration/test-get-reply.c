@@ -39,11 +39,15 @@ static const char GOLDEN_BARE[] =
 
 static void assert_reply(const struct td_snapshot *t, const struct td_now *now, const char *golden)
 {
+        const struct registry_config config = {.first_generation = 1, .first_handle_generation = 1};
         json_object *reply = json_object_new_object();
+        struct registry *r;
         char *text;
 
         assert_non_null(reply);
-        assert_int_equal(vl_add_object(reply, "timer", api_timer_json(t, now)), 0);
+        assert_int_equal(registry_new(&config, &r), 0);
+        assert_int_equal(vl_add_object(reply, "timer", api_timer_json(r, t, now)), 0);
+        registry_free(r);
         text = vl_reply_encode(reply, false); /* takes reply */
         assert_non_null(text);
         assert_string_equal(text, golden);

@@ -347,6 +347,46 @@ static void test_async_delivers_at_the_deadline(void **state)
         timerd_close(control);
 }
 
+/* A client upgraded to libtimerd's default handover reconciles the retained timer it declared
+ * without one: no conflict, the same claim, and the timer takes the caller's handover; a client
+ * that opts out (0) gets the exact timer back. */
+static void test_reconcile_adopts_the_default(void **state)
+{
+        struct timerd *t = harness_connect(*state);
+        struct timerd_declaration old, d;
+        struct timerd_claim first, again;
+        struct timerd_timer timer;
+        bool created;
+
+        timerd_declaration_init(&old, TIMERD_POLICY_AFTER_COMPLETION, SEC);
+        old.lifetime = TIMERD_LIFETIME_RETAINED;
+        old.handover_usec = 0;
+        assert_int_equal(
+            timerd_reconcile(t, "upgraded", &old, TIMERD_DESIRED_SCHEDULED, 0, &first, &created),
+            0);
+        assert_true(created);
+        d = old;
+        d.handover_usec = TIMERD_HANDOVER_DEFAULT;
+        assert_int_equal(
+            timerd_reconcile(t, "upgraded", &d, TIMERD_DESIRED_SCHEDULED, 0, &again, &created), 0);
+        assert_false(created);
+        assert_int_equal(again.generation, first.generation);
+        assert_int_equal(timerd_get(t, "upgraded", TIMERD_OWNER_SELF, &timer), 0);
+        assert_int_equal(timer.declaration.handover_usec, TIMERD_HANDOVER_DEFAULT_USEC);
+        assert_int_equal(
+            timerd_reconcile(t, "upgraded", &old, TIMERD_DESIRED_SCHEDULED, 0, &again, &created),
+            0);
+        assert_int_equal(timerd_get(t, "upgraded", TIMERD_OWNER_SELF, &timer), 0);
+        assert_int_equal(timer.declaration.handover_usec, 0);
+        /* Anything else that differs is still a conflict. */
+        d.accuracy_usec = 1;
+        assert_int_equal(
+            timerd_reconcile(t, "upgraded", &d, TIMERD_DESIRED_SCHEDULED, 0, &again, &created),
+            -TIMERD_E_RECONCILIATION_CONFLICT);
+        assert_int_equal(timerd_unregister(t, &first), 0);
+        timerd_close(t);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -358,6 +398,8 @@ int main(void)
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_libtimerd_wait_returns_at_the_deadline,
                                             harness_setup, harness_teardown),
+            cmocka_unit_test_setup_teardown(test_reconcile_adopts_the_default, harness_setup,
+                                            harness_teardown),
             cmocka_unit_test_setup_teardown(test_async_delivers_at_the_deadline, harness_setup,
                                             harness_teardown),
         };

@@ -105,6 +105,32 @@ static void test_hourly_job_for_30_days(void **state)
         timerd_close(t);
 }
 
+/* A virtual clock ignores handovers: a run starts at its deadline, not before (Get still shows the
+ * declared handover), so that test suites see exact times with libtimerd's default too. */
+static void test_handover_ignored(void **state)
+{
+        struct timerd *t = harness_connect(*state);
+        const struct timerd_start start = {.kind = TIMERD_START_AFTER, .usec = MIN};
+        struct timerd_test_clocks now;
+        struct timerd_declaration d;
+        struct timerd_claim claim;
+        struct timerd_timer info;
+        uint64_t firings;
+
+        assert_int_equal(timerd_test_now(t, &now), 0);
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 0);
+        d.handover_usec = TIMERD_HANDOVER_MAX_USEC;
+        assert_int_equal(timerd_register(t, "early", &d, &start, false, &claim), 0);
+        assert_int_equal(timerd_test_advance(t, MIN - 1, &firings), 0);
+        assert_int_equal(firings, 0);
+        assert_int_equal(timerd_test_advance(t, 1, &firings), 0);
+        assert_int_equal(firings, 1);
+        take(t, "early", now.monotonic + MIN, 1);
+        assert_int_equal(timerd_get(t, "early", TIMERD_OWNER_SELF, &info), 0);
+        assert_int_equal(info.declaration.handover_usec, TIMERD_HANDOVER_MAX_USEC);
+        timerd_close(t);
+}
+
 /* One advance over many deadlines stops at each: an interval timer fires at every period, the
  * first left pending and the rest counted as overruns, as the real service does. */
 static void test_advance_steps_through_deadlines(void **state)
@@ -555,6 +581,7 @@ int main(void)
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_long_advance_serves_others, virtual_setup,
                                             harness_teardown),
+            cmocka_unit_test_setup_teardown(test_handover_ignored, virtual_setup, harness_teardown),
             cmocka_unit_test_setup_teardown(test_advance_steps_through_deadlines, virtual_setup,
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_suspend, virtual_setup, harness_teardown),

@@ -171,7 +171,8 @@ expect_exit 3 ctl reschedule tick
 ## wait: a firing is printed and completed.
 ctl add once --once 100ms
 ctl wait once >"$dir/out"
-grep -q "^once: run 1 fired .*, .* late$" "$dir/out" || fail "wait: $(cat "$dir/out")"
+# Fired up to the default handover early, or late past it on a busy machine.
+grep -Eq "^once: run 1 fired .*, .* (late|early \(handover\))$" "$dir/out" || fail "wait: $(cat "$dir/out")"
 [ "$(ctl show once -p runs,last_outcome)" = "$(printf 'runs=1\nlast_outcome=success')" ] ||
         fail "wait completes with success"
 ctl add first --once 50ms

@@ -571,7 +571,7 @@ static void test_firing_during_run_never_queues(void **state)
         /* A reader sees the periods that passed, counted arithmetically. */
         assert_int_equal(fx_get(&f, "iv").overruns, 1);
         struct td_snapshot seen = fx_get(&f, "iv");
-        registry_snapshot_at(&seen, &f.now);
+        registry_snapshot_at(f.r, &seen, &f.now);
         assert_int_equal(seen.overruns, 5);
         assert_int_equal(seen.next_deadline_usec, 1070);
         d = take(&f, FX_UID, NULL, 0, 3, 1);
@@ -1506,18 +1506,112 @@ static void test_handover_interval_and_watchdog(void **state)
         fx_done(&f);
 }
 
-static void test_handover_reconcile_conflict(void **state)
+/* The handover is how the client takes firings: a Reconcile adopts the caller's (an upgraded
+ * client's default meets the retained timer it declared without one), and nothing else. */
+static void test_handover_reconcile_adopts_the_callers(void **state)
 {
+        struct td_declaration old = fx_decl(TIMERD_POLICY_ONCE, 0), d;
+        uint64_t g1, g2;
+        bool created;
         struct fx f;
 
         (void)state;
         fx_init(&f, NULL);
-        assert_int_equal(reconcile(&f, "r", decl_handover(TIMERD_POLICY_ONCE, 0, 10),
-                                   TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
-                         0);
-        assert_int_equal(reconcile(&f, "r", decl_handover(TIMERD_POLICY_ONCE, 0, 20),
-                                   TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+        fx_set_now(&f, MONO, 0);
+        old.lifetime = TIMERD_LIFETIME_RETAINED;
+        assert_int_equal(reconcile(&f, "r", old, TIMERD_DESIRED_SCHEDULED, 100, &g1, &created), 0);
+        assert_true(created);
+        assert_arm(&f, 0, MONO, 100);
+        registry_changes_commit(f.r);
+
+        d = old;
+        d.handover_usec = 30;
+        assert_int_equal(reconcile(&f, "r", d, TIMERD_DESIRED_SCHEDULED, 0, &g2, &created), 0);
+        assert_false(created);
+        assert_int_equal(g2, g1);
+        assert_int_equal(fx_get(&f, "r").declaration.handover_usec, 30);
+        assert_int_equal(fx_get(&f, "r").next_deadline_usec, 100);
+        assert_arm(&f, 0, MONO, 70);
+        /* A retained timer's new handover is written. */
+        assert_true(registry_changes_pending(f.r));
+        registry_changes_commit(f.r);
+
+        /* The same again changes nothing; opting out moves it back to the deadline. */
+        assert_int_equal(reconcile(&f, "r", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_false(registry_changes_pending(f.r));
+        assert_int_equal(reconcile(&f, "r", old, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_arm(&f, 0, MONO, 100);
+        assert_int_equal(fx_advance(&f, MONO, 100), 1);
+        assert_int_equal(fx_dispatch(&f, 0)->deadline_usec, 100);
+
+        /* Any other difference is still a conflict, with or without a handover. */
+        d.accuracy_usec = 5;
+        assert_int_equal(reconcile(&f, "r", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
                          -TIMERD_E_RECONCILIATION_CONFLICT);
+        assert_int_equal(fx_get(&f, "r").declaration.handover_usec, 0);
+        fx_done(&f);
+}
+
+/* A handover the declaration cannot have is refused as at registration; nothing changes. */
+static void test_handover_reconcile_invalid(void **state)
+{
+        struct td_declaration d = fx_decl(TIMERD_POLICY_INTERVAL, 100);
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 0);
+        assert_int_equal(reconcile(&f, "iv", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_arm(&f, 0, MONO, 100);
+        d.handover_usec = 100;
+        assert_int_equal(reconcile(&f, "iv", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
+                         -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_HANDOVER_NOT_SHORTER);
+        assert_int_equal(fx_get(&f, "iv").declaration.handover_usec, 0);
+        assert_int_equal(f.kernel[MONO].deadline_usec, 100);
+        fx_done(&f);
+}
+
+/* A registry that ignores handovers (a virtual clock) starts runs at their deadlines, and still
+ * shows the declared handover. */
+static void test_handover_ignored(void **state)
+{
+        const struct registry_config config = {
+            .first_generation = 1, .first_handle_generation = 1, .ignore_handover = true};
+        struct td_snapshot seen;
+        struct td_dispatch d;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, &config);
+        fx_set_now(&f, MONO, 0);
+        assert_int_equal(
+            fx_register_at(&f, "h", decl_handover(TIMERD_POLICY_ONCE, 0, 30), 100, NULL), 0);
+        assert_arm(&f, 0, MONO, 100);
+        assert_int_equal(fx_get(&f, "h").declaration.handover_usec, 30);
+        assert_int_equal(fx_advance(&f, MONO, 99), 0);
+        assert_int_equal(fx_advance(&f, MONO, 100), 1);
+        d = *fx_dispatch(&f, 0);
+        assert_int_equal(d.deadline_usec, 100);
+        assert_int_equal(d.fired_usec, 100);
+        assert_int_equal(d.due_usec, 100);
+
+        /* An interval's periods count from the deadlines themselves, also for a reader while a
+         * firing waits for its taker: at 360, 380 is not due yet (it is with the handover). */
+        assert_int_equal(
+            fx_register_at(&f, "iv", decl_handover(TIMERD_POLICY_INTERVAL, 100, 30), 180, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 180), 1);
+        assert_int_equal(fx_dispatch(&f, 0)->deadline_usec, 180);
+        assert_int_equal(f.kernel[MONO].deadline_usec, 280);
+        assert_int_equal(fx_advance(&f, MONO, 279), 0);
+        assert_int_equal(fx_get(&f, "iv").overruns, 0);
+        assert_int_equal(fx_advance(&f, MONO, 280), 0);
+        seen = fx_get(&f, "iv");
+        f.now.usec[MONO] = 360;
+        registry_snapshot_at(f.r, &seen, &f.now);
+        assert_int_equal(seen.next_deadline_usec, 380);
+        assert_int_equal(seen.overruns, 1);
         fx_done(&f);
 }
 
@@ -2414,7 +2508,9 @@ int main(void)
             cmocka_unit_test(test_handover_order_and_coalescing),
             cmocka_unit_test(test_rare_fields_beside_runs),
             cmocka_unit_test(test_handover_interval_and_watchdog),
-            cmocka_unit_test(test_handover_reconcile_conflict),
+            cmocka_unit_test(test_handover_reconcile_adopts_the_callers),
+            cmocka_unit_test(test_handover_reconcile_invalid),
+            cmocka_unit_test(test_handover_ignored),
             cmocka_unit_test(test_handover_reschedule_cadence),
             cmocka_unit_test(test_earliest_deadline_moves),
             cmocka_unit_test(test_stale_expiry_dropped),
