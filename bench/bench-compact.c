@@ -13,6 +13,8 @@
  * A second row takes the service out: the same compaction through journal_compact_start() in this
  * process, a commit every millisecond until journal_compact_finish() has swapped it in, and the
  * longest of those calls — what the compaction itself costs the thread that owns the journal.
+ * Then what the child cost: how long it ran and its peak RSS. timerd runs with malloc on huge
+ * pages, as units/timerd.service runs it, unless GLIBC_TUNABLES is set (GLIBC_TUNABLES= : without).
  * Scratch directories go under $TMPDIR (default /tmp); say which file system it is.
  * Usage: bench-compact TIMERD [--quick]
  */
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,12 +38,19 @@
 #define FILL_CONNS 64
 #define HOUR_USEC  (3600 * UINT64_C(1000000))
 
-/* n retained, inactive once timers of this user, as the journal keeps them. */
+/* n retained, inactive once timers of this user, as the journal keeps them; on huge pages, as
+ * timerd's memory is (units/timerd.service), so that this process forks as fast as timerd does.
+ * munmap() them. */
 static struct journal_timer *retained_timers(size_t n)
 {
-        struct journal_timer *timers = xcalloc(n, sizeof(*timers));
+        struct journal_timer *timers = mmap(NULL, n * sizeof(*timers), PROT_READ | PROT_WRITE,
+                                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         uint64_t now = now_usec();
 
+        if (timers == MAP_FAILED)
+                die("mmap: %m");
+        /* Best effort, as for timerd: THP may be off. */
+        (void)madvise(timers, n * sizeof(*timers), MADV_HUGEPAGE);
         for (size_t i = 0; i < n; i++) {
                 timers[i] = (struct journal_timer){
                     .owner = (uint32_t)getuid(),
@@ -100,15 +110,23 @@ static double on_loop_compaction_ms(const struct journal_timer *timers, size_t n
         return ms;
 }
 
-static const struct journal_timer *state_timers;
+static const struct journal_timer **state_timers; /* in (owner, name) order */
 static size_t n_state_timers;
 
-static int state_of_bench(void *userdata, struct journal_timer **ret_timers, size_t *ret_n)
+static int name_compare(const void *a, const void *b)
 {
+        return strcmp((*(const struct journal_timer *const *)a)->name,
+                      (*(const struct journal_timer *const *)b)->name);
+}
+
+static int state_of_bench(void *userdata, journal_emit_fn emit, void *emit_userdata)
+{
+        int r = 0;
+
         (void)userdata;
-        *ret_timers = (struct journal_timer *)state_timers;
-        *ret_n = n_state_timers;
-        return 0;
+        for (size_t i = 0; i < n_state_timers && r >= 0; i++)
+                r = emit(emit_userdata, state_timers[i]);
+        return r;
 }
 
 /* The same compaction in a child, with a commit every millisecond meanwhile: the longest of the
@@ -123,7 +141,11 @@ static double off_loop_compaction_ms(const struct journal_timer *timers, size_t 
 
         scratch_dir(dir, sizeof(dir));
         struct journal *j = journal_in(dir);
-        state_timers = timers;
+        /* One owner: (owner, name) order is the names'. */
+        state_timers = xcalloc(n, sizeof(*state_timers));
+        for (size_t i = 0; i < n; i++)
+                state_timers[i] = &timers[i];
+        qsort(state_timers, n, sizeof(*state_timers), name_compare);
         n_state_timers = n;
         uint64_t start = now_usec();
         pidfd = journal_compact_start(j, state_of_bench, NULL);
@@ -146,6 +168,7 @@ static double off_loop_compaction_ms(const struct journal_timer *timers, size_t 
                 die("journal_compact_finish: %s", strerror(-r));
         journal_close(j);
         daemon_dir_remove(dir);
+        free(state_timers);
         longest = *ret_fork_ms > longest ? *ret_fork_ms : longest;
         return *ret_swap_ms > longest ? *ret_swap_ms : longest;
 }
@@ -165,7 +188,8 @@ static void journal_fill(const char *dir, const struct journal_timer *timers, si
         journal_close(j);
 }
 
-static bool has_child(pid_t pid)
+/* The service's child (the compaction's), or 0. */
+static pid_t child_of(pid_t pid)
 {
         char path[64], buf[64] = "";
         FILE *f;
@@ -177,7 +201,25 @@ static bool has_child(pid_t pid)
         if (!fgets(buf, sizeof(buf), f))
                 buf[0] = '\0';
         fclose(f);
-        return buf[0] >= '0' && buf[0] <= '9';
+        return (pid_t)atoi(buf);
+}
+
+/* A process's peak RSS (VmHWM: the pages it shares with its parent count too), or 0 once gone. */
+static uint64_t peak_rss_bytes(pid_t pid)
+{
+        char path[64], line[256];
+        unsigned long long kib = 0;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        f = fopen(path, "re");
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "VmHWM: %llu kB", &kib) == 1)
+                        break;
+        fclose(f);
+        return kib * 1024;
 }
 
 static uint64_t status_u64(const struct daemon *d, const char *field)
@@ -194,20 +236,27 @@ static uint64_t status_u64(const struct daemon *d, const char *field)
         return v;
 }
 
+/* What light_load() saw of the compaction's child. */
+struct child_seen {
+        uint64_t first_usec, last_usec; /* first and last seen running */
+        uint64_t peak_rss;
+};
+
 /* Retained Registers on one connection, one every millisecond, until the compaction the first
  * one started has ended; their answer times while the child ran and before it. */
-static size_t light_load(const struct daemon *d, struct samples *during, struct samples *other)
+static size_t light_load(const struct daemon *d, struct samples *during, struct samples *other,
+                         struct child_seen *seen)
 {
         size_t registered = 0;
 
         uint64_t deadline = now_usec() + HOUR_USEC, start = now_usec();
-        bool seen = false;
         struct raw_conn c;
         char call[512];
 
+        *seen = (struct child_seen){};
         raw_conn_open(d->socket, 1u << 20, &c);
         for (size_t i = 0; now_usec() - start < 600 * UINT64_C(1000000); i++) {
-                bool before = has_child(d->pid);
+                pid_t before = child_of(d->pid);
                 char name[32];
 
                 snprintf(name, sizeof(name), "probe%zu", i);
@@ -215,15 +264,21 @@ static size_t light_load(const struct daemon *d, struct samples *during, struct 
                 uint64_t sent = now_usec();
                 char *reply = raw_call(&c, call);
                 uint64_t rtt = now_usec() - sent;
-                bool after = has_child(d->pid);
+                pid_t after = child_of(d->pid);
 
                 if (!reply || reply_is_error(reply))
                         die("Register failed: %s", reply ? reply : "connection closed");
                 free(reply);
                 registered++;
                 samples_add(before || after ? during : other, rtt);
-                seen = seen || before || after;
-                if (seen && !before && !after)
+                if (before || after) {
+                        uint64_t rss = peak_rss_bytes(after ? after : before);
+
+                        seen->first_usec = seen->first_usec ? seen->first_usec : sent;
+                        seen->last_usec = now_usec();
+                        seen->peak_rss = rss > seen->peak_rss ? rss : seen->peak_rss;
+                }
+                if (seen->first_usec && !before && !after)
                         break;
                 nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
         }
@@ -234,6 +289,7 @@ static size_t light_load(const struct daemon *d, struct samples *during, struct 
 int main(int argc, char **argv)
 {
         struct samples during, other;
+        struct child_seen child;
         size_t n = 1000000;
         struct daemon d;
         char dir[256];
@@ -247,6 +303,10 @@ int main(int argc, char **argv)
              n / 1000, pinned ? "service on CPU 0, bench on CPU 1" : "not pinned (one CPU)",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 
+        /* timerd as units/timerd.service runs it (unless set: GLIBC_TUNABLES= runs it without). */
+        if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 0) < 0)
+                die("setenv: %m");
+        note("timerd runs with GLIBC_TUNABLES=%s", getenv("GLIBC_TUNABLES"));
         struct journal_timer *timers = retained_timers(n);
         double before_ms = on_loop_compaction_ms(timers, n);
         note("journal_compact() of %zuk timers on the loop's thread: %.1f ms", n / 1000, before_ms);
@@ -265,14 +325,15 @@ int main(int argc, char **argv)
         char state[300];
         snprintf(state, sizeof(state), "%s/state", dir); /* where bench/daemon.c points timerd */
         journal_fill(state, timers, n);
-        free(timers);
+        munmap(timers, n * sizeof(*timers));
         daemon_start(&(struct daemon_options){.binary = argv[1], .backend = "auto", .dir = dir},
                      &d);
         note("timerd started on %zuk retained timers in %.1f s; RSS %.0f MB", n / 1000,
              (double)d.start_usec / 1e6, (double)daemon_rss_bytes(&d) / 1e6);
         samples_init(&during, 1u << 16);
         samples_init(&other, 1u << 16);
-        size_t registered = light_load(&d, &during, &other);
+        uint64_t service_rss = daemon_rss_bytes(&d);
+        size_t registered = light_load(&d, &during, &other, &child);
         uint64_t slowest = status_u64(&d, "slowest_iteration_usec");
         daemon_stop(&d);
         /* The compacted store holds every timer: restart on it. */
@@ -288,6 +349,10 @@ int main(int argc, char **argv)
         if (during.n == 0)
                 die("no compaction seen");
         double slowest_ms = (double)slowest / 1000;
+        note("the compaction's child: seen for %.2f s; peak RSS %.0f MB (the pages it shares with "
+             "the service, %.0f MB, count too)",
+             (double)(child.last_usec - child.first_usec) / 1e6, (double)child.peak_rss / 1e6,
+             (double)service_rss / 1e6);
         note("Register answers while compacting: %zu, p50 %.2f ms, max %.2f ms; after: %zu, p50 "
              "%.2f ms, max %.2f ms; the service's slowest iteration since its start: %.2f ms",
              during.n, (double)samples_percentile(&during, 50) / 1000,

@@ -480,29 +480,40 @@ static int write_change(const struct td_change *c, void *userdata)
         return journal_put(w->journal, &j);
 }
 
-/* In the compaction's child: every retained timer, as the journal keeps it. */
-static int compaction_state(void *userdata, struct journal_timer **ret_timers, size_t *ret_n)
+/* In the compaction's child: every retained timer, as the journal keeps it, in (owner, name)
+ * order, a page at a time. */
+static int compaction_state(void *userdata, journal_emit_fn emit, void *emit_userdata)
 {
         struct service *s = userdata;
         struct store *st = s->store;
-        struct journal_timer *timers;
-        struct td_snapshot *all;
-        size_t n = 0;
-        long n_all;
+        struct td_list_page page = {.all_owners = true, .limit = 4096};
+        char cursor[TIMERD_NAME_MAX + 1];
+        struct td_snapshot *list;
+        bool more = true;
+        int r = 0;
 
-        n_all = registry_list(s->registry, 0, true, &all);
-        if (n_all < 0)
-                return (int)n_all;
-        timers = calloc(n_all > 0 ? (size_t)n_all : 1, sizeof(*timers));
-        if (!timers)
-                return -ENOMEM;
-        for (long i = 0; i < n_all; i++)
-                if (all[i].declaration.lifetime == TIMERD_LIFETIME_RETAINED)
-                        journal_of_snapshot(s->zones, &all[i], &st->compaction_now, st->boot_id,
-                                            &timers[n++]);
-        *ret_timers = timers;
-        *ret_n = n;
-        return 0;
+        while (more && r >= 0) {
+                long n = registry_list_page(s->registry, &page, &list, &more);
+
+                if (n < 0)
+                        return (int)n;
+                for (long i = 0; i < n && r >= 0; i++)
+                        if (list[i].declaration.lifetime == TIMERD_LIFETIME_RETAINED) {
+                                struct journal_timer j;
+
+                                journal_of_snapshot(s->zones, &list[i], &st->compaction_now,
+                                                    st->boot_id, &j);
+                                r = emit(emit_userdata, &j);
+                        }
+                if (n > 0) {
+                        page.has_after = true;
+                        page.after_owner = list[n - 1].owner;
+                        strcpy(cursor, list[n - 1].name);
+                        page.after_name = cursor;
+                }
+                free(list);
+        }
+        return r;
 }
 
 static void compaction_done(struct service *s)

@@ -4,19 +4,21 @@
  * Compaction: the snapshot of every retained timer replaces snapshot and journal.
  *
  * journal_compact() does it in the caller. journal_compact_start() does it off the loop, as
- * redis's BGSAVE does: a forked child builds the state from its copy-on-write view of the
- * caller's memory, writes and syncs snapshot.tmp and exits; it holds no descriptor but the state
- * directory's (no socket, signalfd, io_uring or timer of the loop), renames nothing, and runs
- * under SCHED_IDLE so that it never delays the loop on a CPU they share. The loop
- * keeps committing to the journal meanwhile. When the child's exit shows on its pidfd,
- * journal_compact_finish() swaps in the snapshot with the journal's tail since the fork, in an
- * order that a crash at any point leaves readable with everything committed:
+ * redis's BGSAVE does: a forked child walks its copy-on-write view of the caller's memory and
+ * writes snapshot.tmp as it goes, a step at a time, each on the disk before the next (so that the
+ * loop's commits never wait behind a flood of its data), then syncs it and exits; it holds no
+ * descriptor but the state directory's and the old files' (no socket, signalfd, io_uring or timer
+ * of the loop), renames nothing, and runs under SCHED_IDLE so that it never delays the loop on a
+ * CPU they share. The loop keeps committing to the journal meanwhile. When the child's exit shows
+ * on its pidfd, journal_compact_finish() swaps in the snapshot with the journal's tail since the
+ * fork, in an order that a crash at any point leaves readable with everything committed:
  *   1. journal.next: a format 3 journal of the new epoch holding the tail (batches renumbered
- *      from 1, all proven), written, synced and renamed in place; the directory synced.
+ *      from 1, all proven), written in place, synced; the directory synced.
  *   2. snapshot.tmp renamed over the snapshot; the directory synced. A crash before this:
  *      the old snapshot and journal hold everything and open removes journal.next.
- *   3. journal.next renamed over the journal; the directory synced. A crash before this: open
- *      sees the journal.next that continues the new snapshot and renames it first.
+ *   3. journal.next renamed over the journal, not synced: until that reaches the disk, open sees
+ *      the journal.next that continues the new snapshot and renames it first.
+ * The old snapshot and journal, renamed over, are freed by a grandchild (hold_old_files()).
  * A child that fails (a full disk, killed) leaves everything as it was; the failure is kept for
  * Status (journal_compact_error()) and the next attempt waits 1 s, doubling up to a minute.
  */
@@ -109,57 +111,195 @@ static int compact_failed(struct journal *j, int error)
         return error;
 }
 
+/* Written in steps, each on the disk before the next is written: the loop's commits, which on
+ * ext4 wait for every file's data the commit's metadata names, wait for one step at most. */
+#define WRITE_STEP (UINT64_C(1) << 20)
+
+/* `size` bytes at `offset`, on the disk before this returns (best effort: a write-back error
+ * shows in the fdatasync at the end). */
+static int write_step(struct journal *j, int fd, const uint8_t *data, size_t size, uint64_t offset)
+{
+        int r = journal_write_all(j, fd, data, size, offset);
+
+        if (r >= 0 && size > 0)
+                (void)sync_file_range(fd, (off_t)offset, (off_t)size,
+                                      SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                                          SYNC_FILE_RANGE_WAIT_AFTER);
+        return r;
+}
+
+/* The snapshot as the child writes it: encoded as the state is walked, a step at a time. */
+struct snapshot_writer {
+        struct journal *j;
+        int fd;
+        struct buffer pending; /* encoded, not yet written; starts at `offset` in the file */
+        uint64_t offset;
+        uint64_t n_timers;
+        uint32_t last_owner;
+        char last_name[TIMERD_NAME_MAX + 1];
+};
+
+static int writer_flush(struct snapshot_writer *w)
+{
+        int r = write_step(w->j, w->fd, w->pending.data, w->pending.size, w->offset);
+
+        w->offset += w->pending.size;
+        w->pending.size = 0;
+        return r;
+}
+
+/* A journal_emit_fn: the timers come in (owner, name) order, each once. */
+static int writer_emit(void *userdata, const struct journal_timer *t)
+{
+        struct snapshot_writer *w = userdata;
+        size_t offset = w->pending.size;
+        int r;
+
+        if (!t || !journal_timer_valid(t) ||
+            (w->n_timers > 0 &&
+             journal_key_compare(w->last_owner, w->last_name, t->owner, t->name) >= 0))
+                return -EINVAL;
+        r = journal_record_append(&w->pending, t->owner, t->name, t);
+        if (r < 0)
+                return r;
+        journal_record_seal(w->pending.data + offset, 0, false);
+        w->n_timers++;
+        w->last_owner = t->owner;
+        strcpy(w->last_name, t->name);
+        return w->pending.size >= WRITE_STEP ? writer_flush(w) : 0;
+}
+
 /* The child's work: the snapshot of the state in snapshot.tmp, synced. No rename: the parent
- * decides whether it goes in. */
+ * decides whether it goes in. Memory: one step of records, whatever the number of timers. */
 static int child_write(struct journal *j, journal_state_fn state, void *userdata)
 {
-        struct journal_timer *timers = NULL;
-        struct buffer snapshot = {};
-        size_t n = 0;
-        int fd, r;
+        struct snapshot_writer w = {.j = j, .offset = SNAPSHOT_HEADER_SIZE};
+        uint8_t header[SNAPSHOT_HEADER_SIZE];
+        int r;
 
-        r = state(userdata, &timers, &n);
-        if (r < 0)
-                return r;
-        r = journal_snapshot_encode(timers, n, j->epoch + 1, &snapshot);
-        if (r < 0)
-                return r;
         if (unlinkat(j->dir_fd, SNAPSHOT_TMP, 0) < 0 && errno != ENOENT)
                 return journal_negative_errno();
-        fd = openat(j->dir_fd, SNAPSHOT_TMP, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-                    0600);
-        if (fd < 0)
+        w.fd = openat(j->dir_fd, SNAPSHOT_TMP, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                      0600);
+        if (w.fd < 0)
                 return journal_negative_errno();
-        r = journal_write_all(j, fd, snapshot.data, snapshot.size, 0);
-        return r < 0 ? r : journal_sync_fd(j, fd);
+        r = state(userdata, writer_emit, &w);
+        if (r >= 0)
+                r = writer_flush(&w);
+        if (r < 0)
+                return r;
+        /* The header counts the records: written last, synced with them. */
+        journal_header_encode(header, sizeof(header), SNAPSHOT_MAGIC, SNAPSHOT_VERSION,
+                              j->epoch + 1, w.n_timers);
+        r = journal_write_all(j, w.fd, header, sizeof(header), 0);
+        return r < 0 ? r : journal_sync_fd(j, w.fd);
+}
+
+/* Close every descriptor from 3 on but the `n` in `keep` (ascending). */
+static int close_all_but(const int *keep, size_t n)
+{
+        unsigned from = 3;
+
+        for (size_t i = 0; i <= n; i++) {
+                unsigned to = i < n ? (unsigned)keep[i] : ~0u;
+
+                if (i < n && keep[i] < 3)
+                        continue;
+                if (to > from && close_range(from, i < n ? to - 1 : to, 0) < 0)
+                        return journal_negative_errno();
+                from = to + 1;
+        }
+        return 0;
+}
+
+/* A file no name leads to any more, emptied in steps each synced before the next: with online
+ * discard, ext4 discards what a commit freed before the next commit, the loop's. */
+static void free_paced(int fd)
+{
+        struct stat st;
+
+        if (fstat(fd, &st) < 0 || st.st_nlink > 0)
+                return;
+        for (off_t size = st.st_size; size > 0;) {
+                size = size > (off_t)WRITE_STEP * 4 ? size - (off_t)WRITE_STEP * 4 : 0;
+                if (ftruncate(fd, size) < 0 || fdatasync(fd) < 0)
+                        return;
+        }
+}
+
+/*
+ * Renamed over, the old snapshot and journal are freed by whoever closes them last, which takes
+ * as long as truncating them (31 ms at 1M timers), and the commit after pays for discarding them:
+ * not the loop. A grandchild holds them until the loop closes its end of `holder` after the swap
+ * (or exits), then frees them in steps and exits; files that still have a name (the swap failed)
+ * it only closes. Best effort: without it the loop frees them.
+ */
+static void hold_old_files(struct journal *j, int holder)
+{
+        int snapshot = openat(j->dir_fd, SNAPSHOT_FILE, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        pid_t pid = fork();
+
+        if (pid == 0) {
+                char c;
+
+                close(j->dir_fd);
+                while (read(holder, &c, 1) < 0 && errno == EINTR)
+                        ;
+                if (snapshot >= 0)
+                        free_paced(snapshot);
+                free_paced(j->fd);
+                _exit(0);
+        }
+        if (snapshot >= 0)
+                close(snapshot);
 }
 
 /* Exits with 0, or the errno it failed with. Memory is left to _exit(). */
 static _Noreturn void child_run(struct journal *j, pid_t parent, journal_state_fn state,
-                                void *userdata)
+                                void *userdata, int holder)
 {
-        int r = 0;
+        int keep[] = {j->dir_fd, j->fd, holder};
+        int r;
 
-        /* Nothing of the loop's: only the state directory stays open (and stdio, unused). */
-        if (j->dir_fd > 3 && close_range(3, (unsigned)j->dir_fd - 1, 0) < 0)
-                r = journal_negative_errno();
-        if (r >= 0 && close_range((unsigned)j->dir_fd + 1, ~0u, 0) < 0)
-                r = journal_negative_errno();
+        /* Nothing of the loop's: only the state directory, the old journal and the holder's pipe
+         * stay open (and stdio, unused). */
+        for (size_t a = 0; a < 3; a++)
+                for (size_t b = a + 1; b < 3; b++)
+                        if (keep[b] < keep[a]) {
+                                int t = keep[a];
+
+                                keep[a] = keep[b];
+                                keep[b] = t;
+                        }
+        r = close_all_but(keep, 3);
+        /* The directory anew, without the loop's lock on it: neither this child nor its
+         * grandchild may keep a restarted service from opening the store. */
+        if (r >= 0) {
+                int dir_fd = openat(j->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                if (dir_fd < 0)
+                        r = journal_negative_errno();
+                close(j->dir_fd);
+                j->dir_fd = dir_fd;
+        }
         /* The loop comes first: its wake-ups preempt the child at once (best effort: a system
          * call filter may refuse it). */
         (void)sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){});
         /* With the service gone (kill -9), no one would install the snapshot. */
         if (r >= 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent))
                 r = -ESRCH;
-        if (r >= 0)
+        if (r >= 0) {
+                hold_old_files(j, holder);
+                close(holder);
                 r = child_write(j, state, userdata);
+        }
         _exit(r >= 0 ? 0 : -r <= 255 ? -r : EIO);
 }
 
 int journal_compact_start(struct journal *j, journal_state_fn state, void *userdata)
 {
         pid_t parent = getpid(), pid;
-        int pidfd, r;
+        int holder[2], pidfd, r;
 
         if (!j || !state)
                 return -EINVAL;
@@ -169,19 +309,26 @@ int journal_compact_start(struct journal *j, journal_state_fn state, void *userd
         r = journal_repair(j);
         if (r < 0)
                 return compact_failed(j, r);
-        pid = fork();
-        if (pid < 0)
+        if (pipe2(holder, O_CLOEXEC) < 0)
                 return compact_failed(j, journal_negative_errno());
+        pid = fork();
         if (pid == 0)
-                child_run(j, parent, state, userdata);
+                child_run(j, parent, state, userdata, holder[0]);
+        close(holder[0]);
+        if (pid < 0) {
+                close(holder[1]);
+                return compact_failed(j, journal_negative_errno());
+        }
         pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
         if (pidfd < 0) {
                 r = journal_negative_errno();
+                close(holder[1]);
                 (void)kill(pid, SIGKILL);
                 (void)waitpid(pid, NULL, 0);
                 return compact_failed(j, r);
         }
         j->bg.pidfd = pidfd;
+        j->bg.holder = holder[1];
         j->bg.pid = pid;
         j->bg.fd = j->fd;
         j->bg.epoch = j->epoch;
@@ -249,12 +396,37 @@ static void switch_to_next(struct journal *j, int fd, uint64_t snapshot_size)
         j->snapshot_size = snapshot_size;
 }
 
+/* journal.next with the tail, durable under that name. Written in place, not through a tmp file:
+ * until the snapshot is renamed, open removes a journal.next whatever it holds. */
+static int next_write(struct journal *j, const struct buffer *next, int *ret_fd)
+{
+        int fd, r;
+
+        if (unlinkat(j->dir_fd, JOURNAL_NEXT, 0) < 0 && errno != ENOENT)
+                return journal_negative_errno();
+        fd = openat(j->dir_fd, JOURNAL_NEXT, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                    0600);
+        if (fd < 0)
+                return journal_negative_errno();
+        r = journal_write_all(j, fd, next->data, next->size, 0);
+        if (r >= 0)
+                r = journal_sync_fd(j, fd);
+        if (r >= 0)
+                r = journal_sync_fd(j, j->dir_fd);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
 /* The child's snapshot.tmp in place with the tail (the steps at the top of this file). */
 static int swap_in(struct journal *j)
 {
         struct buffer next = {};
         struct stat st;
-        int fd, r;
+        int fd = -1, r;
 
         /* A journal started afresh since the fork: the tail is not where the child left it. */
         if (j->fd < 0 || j->fd != j->bg.fd || j->epoch != j->bg.epoch)
@@ -264,26 +436,37 @@ static int swap_in(struct journal *j)
         r = tail_encode(j, &next);
         if (r < 0)
                 return r;
-        r = journal_file_install(j, JOURNAL_TMP, JOURNAL_NEXT, next.data, next.size, &fd);
+        r = next_write(j, &next, &fd);
         free(next.data);
-        if (r < 0)
-                return r;
-        r = journal_sync_fd(j, j->dir_fd);
-        if (r >= 0 && j->ops->renameat(j->dir_fd, SNAPSHOT_TMP, j->dir_fd, SNAPSHOT_FILE) < 0)
+        if (r >= 0 && j->ops->renameat(j->dir_fd, SNAPSHOT_TMP, j->dir_fd, SNAPSHOT_FILE) < 0) {
                 r = journal_negative_errno();
-        if (r < 0) {
                 close(fd);
+        }
+        if (r < 0) {
                 (void)unlinkat(j->dir_fd, JOURNAL_NEXT, 0);
                 return r;
         }
         /* The snapshot is in: from here the new journal is the one to append to. */
         switch_to_next(j, fd, (uint64_t)st.st_size);
         j->bg.next_not_renamed = true;
+        /* The snapshot's rename reaches the disk before the journal's can. That one need not be
+         * synced: until it is, open finds the journal.next that continues the snapshot. */
         r = journal_sync_fd(j, j->dir_fd);
+        if (r >= 0 && j->ops->renameat(j->dir_fd, JOURNAL_NEXT, j->dir_fd, JOURNAL_FILE) < 0)
+                r = journal_negative_errno();
         if (r >= 0)
-                r = journal_next_install(j);
+                j->bg.next_not_renamed = false;
         /* Else the next commit renames it first; an open would too. */
         return r < 0 ? journal_fail(j, r) : 0;
+}
+
+/* The grandchild frees the files it holds and exits. */
+static void release_holder(struct journal *j)
+{
+        if (j->bg.holder < 0)
+                return;
+        close(j->bg.holder);
+        j->bg.holder = -1;
 }
 
 /* 0, or the errno the child exited with; -ECANCELED when a signal ended it. */
@@ -312,6 +495,7 @@ int journal_compact_finish(struct journal *j)
                 r = swap_in(j);
         /* Best effort: a leftover is removed by the next open. */
         (void)unlinkat(j->dir_fd, SNAPSHOT_TMP, 0);
+        release_holder(j);
         if (r < 0)
                 return compact_failed(j, r);
         j->bg.error = 0;
@@ -331,4 +515,5 @@ void journal_compact_cancel(struct journal *j)
         close(j->bg.pidfd);
         j->bg.pidfd = -1;
         (void)unlinkat(j->dir_fd, SNAPSHOT_TMP, 0);
+        release_holder(j);
 }

@@ -84,7 +84,8 @@ struct proof {
 
 /* A compaction in a forked child (journal-compact.c). */
 struct journal_background {
-        int pidfd; /* of the child; -1: none runs */
+        int pidfd;  /* of the child; -1: none runs */
+        int holder; /* closed, the grandchild frees the old files it holds (journal-compact.c) */
         pid_t pid;
         /* Where the journal stood at the fork: what is committed after it is the tail the new
          * journal starts with. */

@@ -27,8 +27,10 @@ int journal_open(const char *state_dir, const struct journal_ops *ops,
         j = calloc(1, sizeof(*j));
         if (!j)
                 return -ENOMEM;
-        *j = (struct journal){
-            .ops = ops ? ops : &system_ops, .dir_fd = -1, .fd = -1, .bg = {.pidfd = -1}};
+        *j = (struct journal){.ops = ops ? ops : &system_ops,
+                              .dir_fd = -1,
+                              .fd = -1,
+                              .bg = {.pidfd = -1, .holder = -1}};
 
         r = journal_open_dir(j, state_dir, &result.file);
         if (r >= 0)

@@ -204,13 +204,15 @@ bool journal_should_compact(const struct journal *j);
 
 /*
  * Compaction off the caller's loop (the steps and their crash safety: journal-compact.c). In a
- * forked child, `state` makes the committed state as journal_compact() takes it (the child frees
- * nothing: it exits); the child writes and syncs the snapshot. The caller keeps committing and
- * watches the returned pidfd: readable when the child exited, then journal_compact_finish().
- * -EBUSY while a batch is uncommitted or a child runs (one at a time); -errno when no child
- * could be started.
+ * forked child, `state` hands every timer of the committed state, as journal_compact() takes it,
+ * to `emit` in (owner, name) order (the child frees nothing: it exits); the child writes and
+ * syncs the snapshot as they come. `emit` fails with -EINVAL for an invalid timer or one out of
+ * order, and `state` returns what it failed with. The caller keeps committing and watches the
+ * returned pidfd: readable when the child exited, then journal_compact_finish(). -EBUSY while a
+ * batch is uncommitted or a child runs (one at a time); -errno when no child could be started.
  */
-typedef int (*journal_state_fn)(void *userdata, struct journal_timer **ret_timers, size_t *ret_n);
+typedef int (*journal_emit_fn)(void *emit_userdata, const struct journal_timer *timer);
+typedef int (*journal_state_fn)(void *userdata, journal_emit_fn emit, void *emit_userdata);
 int journal_compact_start(struct journal *j, journal_state_fn state, void *userdata);
 
 /* Reap the child without waiting and, if it wrote the snapshot, put it in place with what was

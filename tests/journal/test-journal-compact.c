@@ -3,8 +3,9 @@
 /*
  * Compaction in a forked child (journal_compact_start()): what is committed while the child
  * writes survives the swap; a child that fails or is killed leaves the old journal in charge,
- * reported and retried later; closing kills a running child; and a kill -9 of the service at
- * any call of the swap loses nothing committed.
+ * reported and retried later; closing kills a running child; a kill -9 of the service at any
+ * call of the swap loses nothing committed; a state out of order is refused; and the old files
+ * are freed by a grandchild only once nothing names them.
  */
 
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,12 +32,30 @@
 static struct journal_timer child_state[3 + BIG];
 static size_t n_child_state;
 
-static int state_of_test(void *userdata, struct journal_timer **ret_timers, size_t *ret_n)
+static int key_compare(const void *a, const void *b)
 {
+        const struct journal_timer *x = *(const struct journal_timer *const *)a;
+        const struct journal_timer *y = *(const struct journal_timer *const *)b;
+
+        return x->owner != y->owner ? (x->owner < y->owner ? -1 : 1) : strcmp(x->name, y->name);
+}
+
+/* child_state in (owner, name) order, or as it stands when out_of_order. */
+static bool out_of_order;
+
+static int state_of_test(void *userdata, journal_emit_fn emit, void *emit_userdata)
+{
+        const struct journal_timer *sorted[3 + BIG];
+        int r = 0;
+
         (void)userdata;
-        *ret_timers = child_state;
-        *ret_n = n_child_state;
-        return 0;
+        for (size_t i = 0; i < n_child_state; i++)
+                sorted[i] = &child_state[i];
+        if (!out_of_order)
+                qsort(sorted, n_child_state, sizeof(*sorted), key_compare);
+        for (size_t i = 0; i < n_child_state && r >= 0; i++)
+                r = emit(emit_userdata, sorted[i]);
+        return r;
 }
 
 /* What the child's writes do, and from which process the ops are called. */
@@ -49,6 +69,7 @@ enum child_write {
 static enum child_write child_write;
 static pid_t test_pid;
 static unsigned parent_calls, parent_kill_at; /* kill -9 of the parent at that call; 0: never */
+static bool snapshot_rename_fails;
 
 static bool in_child(void)
 {
@@ -99,6 +120,10 @@ static int op_ftruncate(int fd, off_t length)
 static int op_renameat(int old_dir_fd, const char *old_path, int new_dir_fd, const char *new_path)
 {
         parent_call();
+        if (!in_child() && snapshot_rename_fails && strcmp(old_path, "snapshot.tmp") == 0) {
+                errno = EIO;
+                return -1;
+        }
         return renameat(old_dir_fd, old_path, new_dir_fd, new_path);
 }
 
@@ -118,6 +143,7 @@ static int setup(void **state)
         test_pid = getpid();
         child_write = CHILD_WRITES;
         parent_calls = parent_kill_at = 0;
+        out_of_order = snapshot_rename_fails = false;
         *state = d;
         return 0;
 }
@@ -322,6 +348,71 @@ static void test_kill_during_swap(void **state)
         }
 }
 
+/* A state not in (owner, name) order is refused: the child fails, the store stays as it was. */
+static void test_state_out_of_order(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal *j = fixture(d);
+        int pidfd;
+
+        /* (2, "a") before (1, "a"). */
+        struct journal_timer first = child_state[0];
+        child_state[0] = child_state[1];
+        child_state[1] = first;
+        out_of_order = true;
+        pidfd = journal_compact_start(j, state_of_test, NULL);
+        assert_true(pidfd >= 0);
+        wait_exit(pidfd);
+        assert_int_equal(journal_compact_finish(j), -EINVAL);
+        assert_false(jt_exists(d, "snapshot"));
+        journal_close(j);
+        child_state[1] = child_state[0];
+        child_state[0] = first;
+        reopen_expect(d, child_state, n_child_state);
+}
+
+/* Reap the grandchild that held the old files (this process is its subreaper): it has freed
+ * them, or only closed them when they still had a name. */
+static void reap_holder(void)
+{
+        int status;
+
+        assert_true(waitpid(-1, &status, 0) > 0);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* The grandchild frees the files the swap renamed over, and never the journal when the swap
+ * failed and it is still the one in charge. */
+static void test_old_files_holder(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer later = jt_timer(3, "later", 4), expected[3];
+        struct journal *j;
+        int pidfd;
+
+        assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+        for (int failing = 1; failing >= 0; failing--) {
+                j = fixture(d);
+                snapshot_rename_fails = failing;
+                pidfd = journal_compact_start(j, state_of_test, NULL);
+                assert_true(pidfd >= 0);
+                wait_exit(pidfd);
+                assert_int_equal(journal_compact_finish(j), failing ? -EIO : 0);
+                reap_holder();
+                assert_int_equal(jt_exists(d, "snapshot"), !failing);
+                jt_put_commit(j, &later);
+                journal_close(j);
+                expected[0] = child_state[0];
+                expected[1] = child_state[1];
+                expected[2] = later;
+                reopen_expect(d, expected, 3);
+                jt_dir_remove(d);
+                jt_dir_make(d);
+        }
+        assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -331,6 +422,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_child_killed_mid_write, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_close_while_child_runs, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_kill_during_swap, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_state_out_of_order, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_old_files_holder, setup, jt_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
