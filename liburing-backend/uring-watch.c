@@ -2,7 +2,8 @@
 /*
  * Fd watches of the io_uring backend: each watch owns a slot (its user_data names the slot and
  * the slot's sequence) and a multishot poll, re-armed or updated after each dispatch so that
- * readiness is level-triggered, as with epoll.
+ * readiness is level-triggered, as with epoll. A stream watch's poll asks only for what its recv
+ * does not bring (uring_recv_poll_mask(), uring-recv.c), and its events wait for the batch's end.
  */
 
 #include <errno.h>
