@@ -135,7 +135,7 @@ static int timers_check(const struct registry *r, struct timer_counts *ret)
                         return -EUCLEAN;
                 ret->n_state[timer_state(t)]++;
                 ret->n_pending += timer_pending(t);
-                ret->n_declared[t->clock][timerq_kind_of(t->accuracy_usec)]++;
+                ret->n_declared[t->clock][timerq_kind_of(timer_accuracy(t))]++;
                 ret->n_queued[t->clock] += timer_queued(t);
                 ret->n_before += t->has_before;
                 ret->n_changed += t->changed;

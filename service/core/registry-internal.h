@@ -121,24 +121,34 @@ struct run_state {
         TD_TIMER_FIELDS_HELD(TD_NO_FIELD, RUN_NARROW_MEMBER)
 };
 
+/* The declaration fields few timers set (nothing in libtimerd or timerctl sets them unasked):
+ * kept beside the runs, so that a timer without them is a smaller record. */
+struct timer_rare {
+        uint64_t accuracy_usec;
+        uint64_t randomized_delay_usec;
+};
+
 /*
- * Allocated when a timer first fires (or is put back with runs, or with a delayed catch-up), so
- * that a timer that never ran carries none of it. While a run is active, waiter_node is in the
- * owner's pending list, or, once the run was handed over, in the delivering session's list.
+ * Allocated when a timer first fires (or is put back with runs, or with a delayed catch-up), or
+ * is declared with a rare field, so that a timer that never ran and sets none carries none of it.
+ * While a run is active, waiter_node is in the owner's pending list, or, once the run was handed
+ * over, in the delivering session's list.
  */
 struct timer_runs {
         struct timer *timer;
         struct list_node waiter_node;
         struct session *delivered_to; /* NULL while pending */
+        struct timer_rare rare;
         struct run_state state;
 };
 
 /*
  * A timer, packed: there may be millions. Its owner and session records are found by uid and
  * session id; its hash is computed from (uid, name) when the table needs it; the declaration's
- * enums and the flags share one bit-field word, the signal a byte after it; the name starts in the
- * tail padding. With a name of up to 10 bytes the allocation is at most 120 bytes: one 128-byte
- * malloc chunk.
+ * enums and the flags share one bit-field word, the signal a byte after it; the rare declaration
+ * fields are in the runs record; the name starts in the tail padding. With a name of up to 10
+ * bytes the allocation is at most 104 bytes: one 112-byte malloc chunk (glibc: request + 8,
+ * rounded up to 16).
  */
 struct timer {
         struct timerq_entry entry; /* queued at deadline_usec - handover */
@@ -155,8 +165,6 @@ struct timer {
                 uint64_t cadence_usec;
                 const struct td_calendar *calendar; /* a reference */
         };
-        uint64_t accuracy_usec;
-        uint64_t randomized_delay_usec;
         uint32_t uid;
         uint32_t handover_usec; /* at most TIMERD_HANDOVER_MAX_USEC */
         unsigned policy : 3;
@@ -191,6 +199,8 @@ static_assert(TIMERD_POLICY_MAX <= 8 && TIMERD_CLOCK_MAX <= 8 && TIMERD_LIFETIME
 
 static_assert(TIMERD_HANDOVER_MAX_USEC <= UINT32_MAX, "struct timer: handover_usec");
 static_assert(TD_SIGNO_MAX <= UINT8_MAX, "struct timer: signo");
+static_assert(sizeof(void *) != 8 || offsetof(struct timer, name) + 10 + 1 <= 104,
+              "struct timer: a 10-byte name fits a 112-byte chunk");
 
 /* Everything a timer is, to put it back: a restored one, or one a failed commit undoes. */
 struct timer_image {
@@ -299,6 +309,16 @@ static const struct run_state no_runs = {.last_outcome = TIMERD_OUTCOME_NONE};
 static inline const struct run_state *timer_run_state(const struct timer *t)
 {
         return t->runs ? &t->runs->state : &no_runs;
+}
+
+static inline uint64_t timer_accuracy(const struct timer *t)
+{
+        return t->runs ? t->runs->rare.accuracy_usec : 0;
+}
+
+static inline uint64_t timer_randomized_delay(const struct timer *t)
+{
+        return t->runs ? t->runs->rare.randomized_delay_usec : 0;
 }
 
 /* The cadence the schedule follows: Reschedule's, else the declared one. */

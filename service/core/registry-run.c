@@ -219,7 +219,7 @@ static void timer_dispatch(const struct timer *t, struct td_dispatch *ret)
             .deadline_usec = rs->run_deadline_usec,
             .fired_usec = rs->run_fired_usec,
             .due_usec =
-                value_saturating_add(handover_instant(t, rs->run_deadline_usec), t->accuracy_usec),
+                value_saturating_add(handover_instant(t, rs->run_deadline_usec), timer_accuracy(t)),
             .overruns = rs->overruns - rs->overruns_reported,
             .catch_up = rs->last_catch_up,
         };

@@ -128,9 +128,17 @@ bool run_state_empty(const struct run_state *rs)
 #undef RUN_EMPTY
 }
 
+/* runs becomes t's runs record, with state; the rare fields of the one t had (unlinked) stay. */
 void timer_runs_adopt(struct timer *t, struct timer_runs *runs, const struct run_state *state)
 {
-        *runs = (struct timer_runs){.timer = t, .state = *state};
+        struct timer_rare rare = {0};
+
+        if (t->runs) {
+                assert(!list_linked(&t->runs->waiter_node));
+                rare = t->runs->rare;
+                free(t->runs);
+        }
+        *runs = (struct timer_runs){.timer = t, .rare = rare, .state = *state};
         list_init(&runs->waiter_node);
         t->runs = runs;
 }
@@ -217,17 +225,28 @@ struct td_declaration timer_declaration(const struct timer *t)
             .clock = (enum timerd_clock)t->clock,
             .lifetime = (enum timerd_lifetime)t->lifetime,
             .delivery = (enum timerd_delivery)t->delivery,
-            .accuracy_usec = t->accuracy_usec,
+            .accuracy_usec = timer_accuracy(t),
             .signo = t->signo,
             .catch_up = t->catch_up,
-            .randomized_delay_usec = t->randomized_delay_usec,
+            .randomized_delay_usec = timer_randomized_delay(t),
             .handover_usec = t->handover_usec,
             .calendar = timer_calendar(t),
         };
 }
 
-/* d is valid (declaration_validate()): every value fits its field. */
-static void timer_set_declaration(struct timer *t, const struct td_declaration *d)
+/* Whether declaring d needs a runs record for its rare fields. */
+static bool declaration_rare(const struct td_declaration *d)
+{
+        return d->accuracy_usec > 0 || d->randomized_delay_usec > 0;
+}
+
+/*
+ * d is valid (declaration_validate()): every value fits its field. The runs start over: t keeps
+ * a runs record (all zero, unlinked) only for d's rare fields, its own or else `spare`, which
+ * declare_reserve() allocated for it.
+ */
+static void timer_set_declaration(struct timer *t, const struct td_declaration *d,
+                                  struct timer_runs *spare)
 {
         const struct td_calendar *old = timer_calendar(t);
 
@@ -241,11 +260,26 @@ static void timer_set_declaration(struct timer *t, const struct td_declaration *
         t->clock = (unsigned)d->clock & 0x7u;
         t->lifetime = (unsigned)d->lifetime & 0x1u;
         t->delivery = (unsigned)d->delivery & 0x3u;
-        t->accuracy_usec = d->accuracy_usec;
         t->signo = (uint8_t)d->signo;
         t->catch_up = d->catch_up;
-        t->randomized_delay_usec = d->randomized_delay_usec;
         t->handover_usec = (uint32_t)d->handover_usec;
+
+        if (!declaration_rare(d)) {
+                free(t->runs);
+                t->runs = NULL;
+                return;
+        }
+        if (!t->runs) {
+                assert(spare);
+                t->runs = spare;
+        }
+        *t->runs = (struct timer_runs){
+            .timer = t,
+            .rare = {.accuracy_usec = d->accuracy_usec,
+                     .randomized_delay_usec = d->randomized_delay_usec},
+            .state = no_runs,
+        };
+        list_init(&t->runs->waiter_node);
 }
 
 bool declaration_equal(const struct timer *t, const struct td_declaration *b)
@@ -374,7 +408,7 @@ static void timer_forget_missed_deadline(struct timer *t)
 void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec, uint64_t now)
 {
         timerq_put(&r->queues[t->clock], &t->entry, handover_instant(t, deadline_usec),
-                   t->accuracy_usec);
+                   timer_accuracy(t));
         t->deadline_usec = deadline_usec;
         t->calendar_epoch = r->calendar_pass.epoch;
         t->queued_past_due = handover_instant(t, deadline_usec) <= now;
@@ -410,12 +444,13 @@ static int queue_reserve(struct registry *r, const struct td_declaration *d)
                               *declared_count(r, d->clock, d->accuracy_usec) + 1);
 }
 
-/* Give t a declaration and a generation. Its session record must exist when transient. */
+/* Give t a declaration and a generation. Its session record must exist when transient; spare is
+ * declare_reserve()'s. */
 static void timer_declare(struct registry *r, struct timer *t, const struct td_caller *caller,
                           const struct td_declaration *d, uint64_t generation,
-                          struct session *transient_of)
+                          struct session *transient_of, struct timer_runs *spare)
 {
-        timer_set_declaration(t, d);
+        timer_set_declaration(t, d, spare);
         t->session = caller->session;
         t->generation = generation;
         if (generation > r->last_generation)
@@ -432,8 +467,6 @@ static void timer_declare(struct registry *r, struct timer *t, const struct td_c
         t->run_active = false;
         t->has_missed_deadline = false;
         t->catching_up = false;
-        free(t->runs);
-        t->runs = NULL;
 }
 
 /* The other way: what declaring t counted and linked. */
@@ -441,7 +474,7 @@ static void timer_undeclare(struct registry *r, struct timer *t)
 {
         if (list_linked(&t->transient_node))
                 list_remove(&t->transient_node);
-        (*declared_count(r, t->clock, t->accuracy_usec))--;
+        (*declared_count(r, t->clock, timer_accuracy(t)))--;
         r->n_retained -= timer_retained(t);
 }
 
@@ -468,23 +501,35 @@ static size_t timer_size(size_t len)
 
 /*
  * The memory declaring t as d needs (t NULL: a new timer), before anything changes: room in its
- * queue unless it stays in the one it has, room in the changes for a retained one, and the session
- * of a transient one (*ret_session, else NULL).
+ * queue unless it stays in the one it has, room in the changes for a retained one, the session
+ * of a transient one (*ret_session, else NULL) and a runs record for rare fields when t has none
+ * (*ret_spare, else NULL; on a failure nothing is kept).
  */
 static int declare_reserve(struct registry *r, const struct timer *t,
                            const struct td_caller *caller, const struct td_declaration *d,
-                           struct session **ret_session)
+                           struct session **ret_session, struct timer_runs **ret_spare)
 {
         int e = 0;
 
         *ret_session = NULL;
+        *ret_spare = NULL;
+        if (declaration_rare(d) && !(t && t->runs)) {
+                *ret_spare = malloc(sizeof(**ret_spare));
+                if (!*ret_spare)
+                        return -ENOMEM;
+        }
         if (!t || d->clock != (enum timerd_clock)t->clock ||
-            timerq_kind_of(d->accuracy_usec) != timerq_kind_of(t->accuracy_usec))
+            timerq_kind_of(d->accuracy_usec) != timerq_kind_of(timer_accuracy(t)))
                 e = queue_reserve(r, d);
         if (e >= 0 && d->lifetime == TIMERD_LIFETIME_RETAINED)
                 e = changes_reserve(r, 1);
+        /* Last: nothing after it fails, so a session it makes is used. */
         if (e >= 0 && d->lifetime == TIMERD_LIFETIME_TRANSIENT)
                 e = session_get(r, caller->session, ret_session);
+        if (e < 0) {
+                free(*ret_spare);
+                *ret_spare = NULL;
+        }
         return e;
 }
 
@@ -503,6 +548,7 @@ int timer_new(struct registry *r, const struct td_caller *caller, const char *na
 {
         struct owner *owner = owner_find(r, caller->uid), *new_owner = NULL;
         struct session *session = NULL;
+        struct timer_runs *spare = NULL;
         size_t len = strlen(name);
         struct timer *t;
         int e = -ENOMEM;
@@ -522,7 +568,7 @@ int timer_new(struct registry *r, const struct td_caller *caller, const char *na
         }
         e = hashmap_reserve(&r->timers, r->timers.n_entries + 1);
         if (e >= 0)
-                e = declare_reserve(r, NULL, caller, d, &session);
+                e = declare_reserve(r, NULL, caller, d, &session, &spare);
         if (e < 0)
                 goto fail;
 
@@ -540,7 +586,7 @@ int timer_new(struct registry *r, const struct td_caller *caller, const char *na
         owner->n_timers++;
         hashmap_insert(&r->timers, timer_hash(t), t);
         inventory_insert(&r->inventory, &t->inventory_node);
-        timer_declare(r, t, caller, d, generation, session);
+        timer_declare(r, t, caller, d, generation, session, spare);
         stats_enter(r, t);
         *ret = t;
         return 0;
@@ -555,8 +601,9 @@ fail:
 int timer_redeclare(struct registry *r, struct timer *t, const struct td_caller *caller,
                     const struct td_declaration *d, uint64_t generation)
 {
+        struct timer_runs *spare;
         struct session *session;
-        int e = declare_reserve(r, t, caller, d, &session);
+        int e = declare_reserve(r, t, caller, d, &session, &spare);
 
         if (e < 0)
                 return e;
@@ -565,7 +612,7 @@ int timer_redeclare(struct registry *r, struct timer *t, const struct td_caller 
          * written as removed. */
         timer_changed(r, t);
         timer_retire(r, t);
-        timer_declare(r, t, caller, d, generation, session);
+        timer_declare(r, t, caller, d, generation, session, spare);
         stats_enter(r, t);
         return 0;
 }

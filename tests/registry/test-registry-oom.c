@@ -238,10 +238,14 @@ static void test_register_out_of_memory(void **state)
         (void)state;
         /* The timer, its owner, its session, the clock's exact heap and three hash tables. */
         assert_int_equal(each_allocation_fails_fresh(op_register, &a, 0), 7);
-        /* A coalescing timer needs the deadline and the latest heap of its clock. */
+        /* A coalescing timer needs the deadline and the latest heap of its clock, and the record
+         * that holds its accuracy. */
         a.declaration.accuracy_usec = 10;
-        assert_int_equal(each_allocation_fails_fresh(op_register, &a, 0), 8);
+        assert_int_equal(each_allocation_fails_fresh(op_register, &a, 0), 9);
         a.declaration.accuracy_usec = 0;
+        a.declaration.randomized_delay_usec = 10;
+        assert_int_equal(each_allocation_fails_fresh(op_register, &a, 0), 8);
+        a.declaration.randomized_delay_usec = 0;
 
         fx_init(&f, NULL);
         assert_true(each_allocation_fails(&f, op_register, &a, 0) > 0);
@@ -284,6 +288,21 @@ static void test_register_out_of_memory(void **state)
         assert_int_equal(each_allocation_fails(&f, op_register, &a, 0), 1);
         assert_int_equal(fx_get(&f, "a").declaration.lifetime, TIMERD_LIFETIME_RETAINED);
         assert_true(registry_changes_pending(f.r));
+        fx_done(&f);
+
+        /* A plain timer replaced by one with a rare field needs the record that holds it; back
+         * to plain needs nothing. */
+        fx_init(&f, NULL);
+        a.declaration = fx_decl(TIMERD_POLICY_ONCE, 0);
+        a.replace = false;
+        assert_int_equal(op_register(&f, &a), 0);
+        a.declaration.randomized_delay_usec = 7;
+        a.replace = true;
+        assert_int_equal(each_allocation_fails(&f, op_register, &a, 0), 1);
+        assert_int_equal(fx_get(&f, "a").declaration.randomized_delay_usec, 7);
+        a.declaration.randomized_delay_usec = 0;
+        assert_int_equal(each_allocation_fails(&f, op_register, &a, 0), 0);
+        assert_int_equal(fx_get(&f, "a").declaration.randomized_delay_usec, 0);
         fx_done(&f);
 }
 

@@ -1409,6 +1409,61 @@ static void test_handover_order_and_coalescing(void **state)
         fx_done(&f);
 }
 
+/*
+ * The rare declaration fields (accuracy, randomized delay) live beside the run state, not in the
+ * timer: they stay through firings and runs, and a replace declares them anew while the runs
+ * start over, also from a timer without them to one with them and back.
+ */
+static void test_rare_fields_beside_runs(void **state)
+{
+        struct td_declaration d = fx_decl(TIMERD_POLICY_INTERVAL, 100);
+        struct td_snapshot s;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        fx_set_now(&f, MONO, 0);
+        d.accuracy_usec = 30;
+        assert_int_equal(fx_register_at(&f, "a", d, 100, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 130), 1);
+        assert_int_equal(fx_dispatch(&f, 0)->due_usec, 130);
+        assert_int_equal(fx_complete(&f, fx_token(fx_dispatch(&f, 0)), TIMERD_OUTCOME_SUCCESS,
+                                     TIMERD_DIRECTIVE_CONTINUE, 0),
+                         0);
+        s = fx_get(&f, "a");
+        assert_int_equal(s.runs, 1);
+        assert_int_equal(s.declaration.accuracy_usec, 30);
+
+        /* Replaced: the runs start over, the new rare field is kept, the old one is gone. */
+        d.accuracy_usec = 0;
+        d.randomized_delay_usec = 5;
+        assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION, "a", d, true, 300, true, NULL),
+                         0);
+        s = fx_get(&f, "a");
+        assert_int_equal(s.runs, 0);
+        assert_int_equal(s.declaration.accuracy_usec, 0);
+        assert_int_equal(s.declaration.randomized_delay_usec, 5);
+        assert_int_equal(fx_advance(&f, MONO, 300), 1);
+        assert_int_equal(fx_get(&f, "a").run, 1);
+        assert_int_equal(fx_get(&f, "a").declaration.randomized_delay_usec, 5);
+
+        /* Plain again, then rare again on a timer that has no record. */
+        assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION, "a",
+                                          fx_decl(TIMERD_POLICY_ONCE, 0), true, 500, true, NULL),
+                         0);
+        s = fx_get(&f, "a");
+        assert_int_equal(s.runs, 0);
+        assert_int_equal(s.declaration.randomized_delay_usec, 0);
+        d = fx_decl(TIMERD_POLICY_ONCE, 0);
+        d.accuracy_usec = 20;
+        assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION, "a", d, true, 500, true, NULL),
+                         0);
+        assert_int_equal(fx_advance(&f, MONO, 520), 1);
+        assert_int_equal(fx_dispatch(&f, 0)->due_usec, 520);
+        assert_int_equal(registry_check(f.r), 0);
+        fx_done(&f);
+}
+
 static void test_handover_interval_and_watchdog(void **state)
 {
         struct td_dispatch d;
@@ -2357,6 +2412,7 @@ int main(void)
             cmocka_unit_test(test_handover_rejects_bad_input),
             cmocka_unit_test(test_handover_once),
             cmocka_unit_test(test_handover_order_and_coalescing),
+            cmocka_unit_test(test_rare_fields_beside_runs),
             cmocka_unit_test(test_handover_interval_and_watchdog),
             cmocka_unit_test(test_handover_reconcile_conflict),
             cmocka_unit_test(test_handover_reschedule_cadence),
