@@ -77,6 +77,7 @@ struct uring_watch {
         bool recv_live; /* a recv is in the kernel or the SQ (until its last completion) */
         bool recv_cancelling;
         bool starved;       /* the buffers ran out: poll and read(2) until enough are back */
+        bool streaming;     /* bytes came faster than read: poll and read(2) until a pause */
         bool ended;         /* the recv reported the end of the stream or an error ... */
         int end_error;      /* ... which (0: the end), for loop_read() once the bytes are taken */
         uint32_t pending;   /* poll events waiting for the batch's end */

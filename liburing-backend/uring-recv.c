@@ -7,6 +7,10 @@
  * batch is in, and again while bytes wait. The watch's poll asks only for what the recv does not
  * bring: LOOP_OUT, and hang-ups while LOOP_IN is not asked for.
  *
+ * A peer whose second write comes before its first is read streams calls: a completion per write
+ * costs more than one read(2) per wake-up, which takes all that is queued, so the watch goes back
+ * to its poll and read(2) until a wait brings it nothing. A synchronous peer stays on the recv.
+ *
  * Without LOOP_IN the recv is cancelled, so the socket fills and the peer waits, as when a poll
  * stops reading. When the buffers run out (-ENOBUFS ends the recv) the watch falls back to its
  * poll asking for LOOP_IN and loop_read() reading the socket itself, after the bytes that wait;
@@ -45,7 +49,8 @@ uint32_t uring_recv_poll_mask(const struct uring_watch *w, uint32_t events)
 {
         if (!w->recv)
                 return events;
-        return (events & LOOP_OUT) | (w->starved && !w->ended ? events & LOOP_IN : 0u);
+        return (events & LOOP_OUT) |
+               ((w->starved || w->streaming) && !w->ended ? events & LOOP_IN : 0u);
 }
 
 static int recv_add(struct uring_loop *u, struct uring_watch *w)
@@ -85,7 +90,7 @@ void uring_handle_recv_cancel(struct uring_loop *u, const struct uring_completio
 /* Start or stop the recv as the watch's events and state ask, and the poll along with it. */
 static void recv_sync(struct uring_loop *u, struct uring_watch *w, uint32_t events)
 {
-        bool want = (events & LOOP_IN) && !w->ended && !w->starved;
+        bool want = (events & LOOP_IN) && !w->ended && !w->starved && !w->streaming;
         uint32_t mask;
 
         if (w->base.dead)
@@ -174,9 +179,12 @@ void uring_handle_recv(struct uring_loop *u, const struct uring_completion *c)
                 w->recv_cancelling = false;
         }
 
-        if (c->res > 0 && buffer)
+        if (c->res > 0 && buffer) {
+                /* A second write before the first was read: the peer streams. */
+                if (holds_bytes(w))
+                        w->streaming = true;
                 hold(u, w, bid, (uint32_t)c->res);
-        else {
+        } else {
                 if (buffer)
                         uring_bufs_give_back(u, bid);
                 if (c->res == -ENOBUFS) {
@@ -251,6 +259,10 @@ void uring_recv_dispatch_ready(struct uring_loop *u)
                         events |= LOOP_IN;
                 if (w->base.dead || events == 0)
                         continue;
+                /* A wait that brought it nothing: the stream paused. */
+                if (u->batch > w->last_batch + 1)
+                        w->streaming = false;
+                w->last_batch = u->batch;
                 loop_dispatch_io(&w->base, events);
                 if (w->base.dead)
                         continue;
