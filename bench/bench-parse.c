@@ -3,11 +3,11 @@
 /*
  * Parsing in process, no service: the cost of reading a Complete call (what the service reads
  * most) and of decoding a Wait firing (what libtimerd reads most) with the tokenizer
- * (varlink/tokens.h), beside json-c's own strict tokener and beside the tree json.c builds from
- * the tokens (the service's path today). CPU ns/op (the thread's CPU time) and allocations/op
- * (malloc, calloc, realloc and so newlocale, counted by interposing them); the variants run
- * interleaved, ROUNDS times, and each reports its median round, since the machine is shared. Prints
- * rows of bench/RESULTS.md's table.
+ * (varlink/tokens.h: the service reads a call's view of them, libtimerd decodes a reply from them),
+ * beside json-c's own strict tokener and beside the tree json.c builds from the tokens. CPU ns/op
+ * (the thread's CPU time) and allocations/op (malloc, calloc, realloc and so newlocale, counted by
+ * interposing them); the variants run interleaved, ROUNDS times, and each reports its median round,
+ * since the machine is shared. Prints rows of bench/RESULTS.md's table.
  */
 
 #include <errno.h>
@@ -99,38 +99,38 @@ static void call_json_c(void)
         json_object_put(root);
 }
 
+/* The tree json.c builds from the tokens, as the service read a call before the view. */
 static void call_tree(void)
 {
+        json_object *root, *parameters, *token;
+        const char *method, *name;
+        uint64_t run;
+
+        if (vl_json_parse(&parser, complete_call, sizeof(complete_call) - 1, 16, &root) < 0)
+                die("call");
+        if (vl_get_string(root, "method", &method) < 0 ||
+            vl_get_object(root, "parameters", &parameters) < 0 ||
+            vl_get_object(parameters, "token", &token) < 0 ||
+            vl_get_string(token, "name", &name) < 0 || vl_get_u64(token, "run", &run) < 0)
+                die("call");
+        sink += run + (uint64_t)method[0] + (uint64_t)name[0];
+        json_object_put(root);
+}
+
+/* The service's path: the call read in place (varlink/view.h). */
+static void call_tokens(void)
+{
+        struct vl_view token;
         struct vl_call c;
-        json_object *token;
         const char *name;
         uint64_t run;
 
         if (vl_call_parse_with(&parser, complete_call, sizeof(complete_call) - 1, 16, &c) < 0 ||
-            vl_get_object(c.parameters, "token", &token) < 0 ||
-            vl_get_string(token, "name", &name) < 0 || vl_get_u64(token, "run", &run) < 0)
+            vl_view_get_object(&c.parameters, "token", &token) < 0 ||
+            vl_view_get_string(&token, "name", &name) < 0 ||
+            vl_view_get_u64(&token, "run", &run) < 0)
                 die("call");
         sink += run + (uint64_t)c.method[0] + (uint64_t)name[0];
-        vl_call_done(&c);
-}
-
-static void call_tokens(void)
-{
-        const struct vl_token *t;
-        char method[64], name[256];
-        size_t parameters, token;
-        uint64_t run;
-
-        if (vl_tokens_parse(&parser.tokens, complete_call, sizeof(complete_call) - 1, 16) < 0)
-                die("call");
-        t = parser.tokens.v;
-        if (vl_token_get_string(complete_call, t, 0, "method", method, sizeof(method)) < 0 ||
-            vl_token_get_object(complete_call, t, 0, "parameters", &parameters) < 0 ||
-            vl_token_get_object(complete_call, t, parameters, "token", &token) < 0 ||
-            vl_token_get_string(complete_call, t, token, "name", name, sizeof(name)) < 0 ||
-            vl_token_get_u64(complete_call, t, token, "run", &run) < 0)
-                die("call");
-        sink += run + (uint64_t)method[0] + (uint64_t)name[0];
 }
 
 /* A firing decoded from a tree, as libtimerd did before the tokens (wire.c's tree decoder). */

@@ -134,7 +134,7 @@ static int check_means(struct service *s, const struct peer *p, const struct td_
 }
 
 /* Register with a declaration read (and, for a calendar, holding its schedule). */
-static int register_call(struct service *s, struct peer *p, json_object *params,
+static int register_call(struct service *s, struct peer *p, const struct vl_view *params,
                          const struct td_now *now, struct td_register_args *a,
                          uint64_t *ret_generation, struct param_error *err)
 {
@@ -142,7 +142,7 @@ static int register_call(struct service *s, struct peer *p, json_object *params,
 
         if (r < 0)
                 return r;
-        if (vl_get_bool(params, "replace", &a->replace) == -EINVAL)
+        if (vl_view_get_bool(params, "replace", &a->replace) == -EINVAL)
                 return params_invalid(err, "replace");
         r = params_when(params, "start_usec", now->usec[a->declaration.clock], &a->start_usec, err);
         if (r < 0)
@@ -153,7 +153,7 @@ static int register_call(struct service *s, struct peer *p, json_object *params,
                               a->caller.uid, a->name, "declaration.cadence_usec");
 }
 
-static int do_register(struct service *s, struct peer *p, json_object *params,
+static int do_register(struct service *s, struct peer *p, const struct vl_view *params,
                        const struct td_now *now, json_object **reply, struct param_error *err)
 {
         struct td_register_args a = {.caller = {.session = p->session}};
@@ -175,7 +175,7 @@ static int do_register(struct service *s, struct peer *p, json_object *params,
 }
 
 /* Reconcile with a declaration read (and, for a calendar, holding its schedule). */
-static int reconcile_call(struct service *s, struct peer *p, json_object *params,
+static int reconcile_call(struct service *s, struct peer *p, const struct vl_view *params,
                           const struct td_now *now, struct td_reconcile_args *a,
                           uint64_t *ret_generation, bool *ret_created, struct param_error *err)
 {
@@ -200,7 +200,7 @@ static int reconcile_call(struct service *s, struct peer *p, json_object *params
                               err, a->caller.uid, a->name, "declaration.cadence_usec");
 }
 
-static int do_reconcile(struct service *s, struct peer *p, json_object *params,
+static int do_reconcile(struct service *s, struct peer *p, const struct vl_view *params,
                         const struct td_now *now, json_object **reply, struct param_error *err)
 {
         struct td_reconcile_args a = {.caller = {.session = p->session}};
@@ -227,8 +227,8 @@ static int do_reconcile(struct service *s, struct peer *p, json_object *params,
 }
 
 /* The handle of a control call, and the clock of its timer (for relative times). */
-static int control_handle(struct service *s, struct peer *p, json_object *params, bool allow_token,
-                          struct td_handle *h, enum timerd_clock *ret_clock,
+static int control_handle(struct service *s, struct peer *p, const struct vl_view *params,
+                          bool allow_token, struct td_handle *h, enum timerd_clock *ret_clock,
                           struct param_error *err)
 {
         struct td_snapshot t;
@@ -245,7 +245,7 @@ static int control_handle(struct service *s, struct peer *p, json_object *params
         return 0;
 }
 
-static int do_schedule(struct service *s, struct peer *p, json_object *params,
+static int do_schedule(struct service *s, struct peer *p, const struct vl_view *params,
                        const struct td_now *now, json_object **reply, struct param_error *err)
 {
         struct td_handle h;
@@ -269,7 +269,7 @@ static int do_schedule(struct service *s, struct peer *p, json_object *params,
         return 0;
 }
 
-static int do_reschedule(struct service *s, struct peer *p, json_object *params,
+static int do_reschedule(struct service *s, struct peer *p, const struct vl_view *params,
                          const struct td_now *now, json_object **reply, struct param_error *err)
 {
         struct td_reschedule_result previous;
@@ -283,7 +283,7 @@ static int do_reschedule(struct service *s, struct peer *p, json_object *params,
         int has_deadline = params_when(params, "deadline_usec", now->usec[clock], &deadline, err);
         if (has_deadline < 0)
                 return has_deadline;
-        r = vl_get_u64(params, "cadence_usec", &cadence);
+        r = vl_view_get_u64(params, "cadence_usec", &cadence);
         if (r < 0 && r != -ENOENT)
                 return params_invalid(err, "cadence_usec");
         r = run_transition(s, now,
@@ -303,7 +303,7 @@ static int do_reschedule(struct service *s, struct peer *p, json_object *params,
 typedef struct td_transition (*handle_op_fn)(struct registry *r, const struct td_now *now,
                                              const struct td_handle *h);
 
-static int control_simple(struct service *s, struct peer *p, json_object *params,
+static int control_simple(struct service *s, struct peer *p, const struct vl_view *params,
                           const struct td_now *now, json_object **reply, struct param_error *err,
                           handle_op_fn op, bool allow_token, enum event_kind event)
 {
@@ -321,14 +321,14 @@ static int control_simple(struct service *s, struct peer *p, json_object *params
         return 0;
 }
 
-static int do_cancel(struct service *s, struct peer *p, json_object *params,
+static int do_cancel(struct service *s, struct peer *p, const struct vl_view *params,
                      const struct td_now *now, json_object **reply, struct param_error *err)
 {
         return control_simple(s, p, params, now, reply, err, registry_cancel, true,
                               EVENT_CANCELLED);
 }
 
-static int do_unregister(struct service *s, struct peer *p, json_object *params,
+static int do_unregister(struct service *s, struct peer *p, const struct vl_view *params,
                          const struct td_now *now, json_object **reply, struct param_error *err)
 {
         /* A run token is a delegated claim for the run's duration, not authority to remove. */
@@ -336,8 +336,8 @@ static int do_unregister(struct service *s, struct peer *p, json_object *params,
                               EVENT_UNREGISTERED);
 }
 
-static int do_kick(struct service *s, struct peer *p, json_object *params, const struct td_now *now,
-                   json_object **reply, struct param_error *err)
+static int do_kick(struct service *s, struct peer *p, const struct vl_view *params,
+                   const struct td_now *now, json_object **reply, struct param_error *err)
 {
         struct td_handle h;
         enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
@@ -358,28 +358,29 @@ static int do_kick(struct service *s, struct peer *p, json_object *params, const
 }
 
 /* The optional "result" of a Complete: how the run's program ended. Returns 1 when given. */
-static int complete_run_end(json_object *params, struct td_run_end *ret, struct param_error *err)
+static int complete_run_end(const struct vl_view *params, struct td_run_end *ret,
+                            struct param_error *err)
 {
-        json_object *result;
+        struct vl_view result;
         const char *exit_name;
         uint64_t code;
         int r;
 
-        r = vl_get_object(params, "result", &result);
+        r = vl_view_get_object(params, "result", &result);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return params_invalid(err, "result");
-        if (params_string(result, "exit", "result.exit", &exit_name, err) <= 0 ||
+        if (params_string(&result, "exit", "result.exit", &exit_name, err) <= 0 ||
             (int)(ret->exit = vl_exit_from_string(exit_name)) <= (int)TIMERD_EXIT_NONE)
                 return params_invalid(err, "result.exit");
-        if (vl_get_u64(result, "code", &code) < 0 || code > UINT8_MAX)
+        if (vl_view_get_u64(&result, "code", &code) < 0 || code > UINT8_MAX)
                 return params_invalid(err, "result.code");
         ret->code = (uint32_t)code;
         return 1;
 }
 
-static int do_complete(struct service *s, struct peer *p, json_object *params,
+static int do_complete(struct service *s, struct peer *p, const struct vl_view *params,
                        const struct td_now *now, json_object **reply, struct param_error *err)
 {
         enum timerd_outcome outcome;
@@ -400,7 +401,7 @@ static int do_complete(struct service *s, struct peer *p, json_object *params,
         r = params_string(params, "directive", "directive", &v, err);
         if (r < 0 || (r > 0 && (int)(directive = vl_directive_from_string(v)) < 0))
                 return params_invalid(err, "directive");
-        r = vl_get_u64(params, "duration_usec", &duration);
+        r = vl_view_get_u64(params, "duration_usec", &duration);
         if (r < 0 && r != -ENOENT)
                 return params_invalid(err, "duration_usec");
         has_end = complete_run_end(params, &end, err);
@@ -552,8 +553,8 @@ fail:
         return NULL;
 }
 
-static int do_get(struct service *s, struct peer *p, json_object *params, const struct td_now *now,
-                  json_object **reply, struct param_error *err)
+static int do_get(struct service *s, struct peer *p, const struct vl_view *params,
+                  const struct td_now *now, json_object **reply, struct param_error *err)
 {
         struct td_snapshot t;
         const char *name;
@@ -573,25 +574,25 @@ static int do_get(struct service *s, struct peer *p, json_object *params, const 
 
 /* Which page a List asks for: after the cursor a previous reply gave as "next", and at most
  * "limit" timers, never more than the configured page. */
-static int list_page_params(const struct service *s, json_object *params, struct td_list_page *page,
-                            struct param_error *err)
+static int list_page_params(const struct service *s, const struct vl_view *params,
+                            struct td_list_page *page, struct param_error *err)
 {
-        json_object *after;
+        struct vl_view after;
         uint64_t v;
-        int r = vl_get_u64(params, "limit", &v);
+        int r = vl_view_get_u64(params, "limit", &v);
 
         if ((r < 0 && r != -ENOENT) || (r == 0 && v == 0))
                 return params_invalid(err, "limit");
         page->limit = r == 0 && v < s->config.list_page ? (size_t)v : s->config.list_page;
 
-        r = vl_get_object(params, "after", &after);
+        r = vl_view_get_object(params, "after", &after);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return params_invalid(err, "after");
-        if (vl_get_u64(after, "owner", &v) < 0 || v >= UINT32_MAX)
+        if (vl_view_get_u64(&after, "owner", &v) < 0 || v >= UINT32_MAX)
                 return params_invalid(err, "after.owner");
-        if (vl_get_string(after, "name", &page->after_name) < 0 ||
+        if (vl_view_get_string(&after, "name", &page->after_name) < 0 ||
             !registry_name_valid(page->after_name))
                 return params_invalid(err, "after.name");
         page->has_after = true;
@@ -599,8 +600,8 @@ static int list_page_params(const struct service *s, json_object *params, struct
         return 0;
 }
 
-static int do_list(struct service *s, struct peer *p, json_object *params, const struct td_now *now,
-                   json_object **reply, struct param_error *err)
+static int do_list(struct service *s, struct peer *p, const struct vl_view *params,
+                   const struct td_now *now, json_object **reply, struct param_error *err)
 {
         struct td_list_page page = {0};
         struct td_snapshot *timers;
@@ -609,7 +610,7 @@ static int do_list(struct service *s, struct peer *p, json_object *params, const
 
         if ((r = params_owner(params, p->uid, p->privileged, &page.owner, err)) < 0)
                 return r;
-        if (vl_get_bool(params, "all", &page.all_owners) == -EINVAL)
+        if (vl_view_get_bool(params, "all", &page.all_owners) == -EINVAL)
                 return params_invalid(err, "all");
         if (page.all_owners && !p->privileged)
                 return params_fail(err, -TIMERD_E_PERMISSION_DENIED, NULL, NULL, 0);
@@ -635,7 +636,7 @@ static int do_list(struct service *s, struct peer *p, json_object *params, const
 
 /* The caller's process reports the signals it takes (SignalTaken), so its overruns are counted
  * without a look into its /proc (signals.h). */
-static int do_acknowledge_signals(struct service *s, struct peer *p, json_object *params,
+static int do_acknowledge_signals(struct service *s, struct peer *p, const struct vl_view *params,
                                   const struct td_now *now, json_object **reply,
                                   struct param_error *err)
 {
@@ -648,7 +649,7 @@ static int do_acknowledge_signals(struct service *s, struct peer *p, json_object
         return 0;
 }
 
-static int do_signal_taken(struct service *s, struct peer *p, json_object *params,
+static int do_signal_taken(struct service *s, struct peer *p, const struct vl_view *params,
                            const struct td_now *now, json_object **reply, struct param_error *err)
 {
         uint64_t generation;
@@ -658,7 +659,7 @@ static int do_signal_taken(struct service *s, struct peer *p, json_object *param
         (void)now;
         if ((r = params_signal(params, "signal", &signo, err)) < 0)
                 return r;
-        if (vl_get_u64(params, "generation", &generation) < 0)
+        if (vl_view_get_u64(params, "generation", &generation) < 0)
                 return params_invalid(err, "generation");
         if ((r = signals_taken(p, signo, generation)) < 0)
                 return params_fail(err, r, NULL, NULL, generation);
@@ -666,7 +667,7 @@ static int do_signal_taken(struct service *s, struct peer *p, json_object *param
         return 0;
 }
 
-typedef int (*timer_method_fn)(struct service *s, struct peer *p, json_object *params,
+typedef int (*timer_method_fn)(struct service *s, struct peer *p, const struct vl_view *params,
                                const struct td_now *now, json_object **reply,
                                struct param_error *err);
 
@@ -688,8 +689,8 @@ static const struct {
     {"io.timerd.Timer.SignalTaken", do_signal_taken},
 };
 
-bool api_timer_call(struct service *s, struct peer *p, const char *method, json_object *params,
-                    struct reply *ret)
+bool api_timer_call(struct service *s, struct peer *p, const char *method,
+                    const struct vl_view *params, struct reply *ret)
 {
         for (size_t i = 0; i < sizeof(timer_methods) / sizeof(timer_methods[0]); i++) {
                 if (strcmp(method, timer_methods[i].method) != 0)

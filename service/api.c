@@ -43,11 +43,11 @@ static struct reply get_info(struct service *s)
         return reply_parameters(o);
 }
 
-static struct reply get_interface_description(struct service *s, json_object *params)
+static struct reply get_interface_description(struct service *s, const struct vl_view *params)
 {
         const char *name;
         /* Only a well-formed name is echoed in InterfaceNotFound. */
-        if (vl_get_string(params, "interface", &name) < 0 || !vl_interface_name_valid(name)) {
+        if (vl_view_get_string(params, "interface", &name) < 0 || !vl_interface_name_valid(name)) {
                 struct param_error err;
                 params_invalid(&err, "interface");
                 return reply_fail(&err);
@@ -199,26 +199,26 @@ static struct reply dispatch(struct service *s, struct peer *p, const struct vl_
         if (!s->clock.virtual &&
             strncmp(m, VL_INTERFACE_TEST ".", strlen(VL_INTERFACE_TEST) + 1) == 0)
                 return unknown_method(s, m);
-        if (params_check(m, call->parameters, &err) < 0)
+        if (params_check(m, &call->parameters, &err) < 0)
                 return reply_fail(&err);
         if (strcmp(m, "org.varlink.service.GetInfo") == 0)
                 return get_info(s);
         if (strcmp(m, "org.varlink.service.GetInterfaceDescription") == 0)
-                return get_interface_description(s, call->parameters);
+                return get_interface_description(s, &call->parameters);
         if (strcmp(m, "io.timerd.Service.Status") == 0)
                 return status(s, p);
         if (strcmp(m, "io.timerd.Service.Subscribe") == 0)
-                return events_subscribe(s, p, call->parameters);
+                return events_subscribe(s, p, &call->parameters);
         if (strcmp(m, "io.timerd.Timer.Wait") == 0)
-                return api_wait(s, p, call->parameters);
+                return api_wait(s, p, &call->parameters);
         if (strcmp(m, "io.timerd.Timer.Sleep") == 0)
-                return api_sleep(s, p, call->parameters);
+                return api_sleep(s, p, &call->parameters);
         if (strcmp(m, "io.timerd.Timer.Finish") == 0)
-                return api_finish(s, p, call->parameters);
+                return api_finish(s, p, &call->parameters);
         if (strcmp(m, "io.timerd.Timer.Resume") == 0)
-                return api_resume(s, p, call->parameters);
-        if (api_timer_call(s, p, m, call->parameters, &r) ||
-            virtual_clock_call(s, p, m, call->parameters, &r))
+                return api_resume(s, p, &call->parameters);
+        if (api_timer_call(s, p, m, &call->parameters, &r) ||
+            virtual_clock_call(s, p, m, &call->parameters, &r))
                 return r;
         return unknown_method(s, m);
 }

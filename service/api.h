@@ -25,17 +25,17 @@ void api_handle_call(struct service *s, struct peer *p, const struct vl_call *ca
 
 /* io.timerd.Timer methods other than Wait, Sleep, Finish and Resume: what it decided in *ret;
  * false when `method` is not one of them. */
-bool api_timer_call(struct service *s, struct peer *p, const char *method, json_object *params,
-                    struct reply *ret);
+bool api_timer_call(struct service *s, struct peer *p, const char *method,
+                    const struct vl_view *params, struct reply *ret);
 
 /* The JSON of a snapshot, as the IDL's Timer type. */
 json_object *api_timer_json(const struct td_snapshot *t, const struct td_now *now);
 
 /* waits.c: the methods, which return what they decided (REPLY_NONE: parked) */
-struct reply api_wait(struct service *s, struct peer *p, json_object *params);
-struct reply api_sleep(struct service *s, struct peer *p, json_object *params);
-struct reply api_finish(struct service *s, struct peer *p, json_object *params);
-struct reply api_resume(struct service *s, struct peer *p, json_object *params);
+struct reply api_wait(struct service *s, struct peer *p, const struct vl_view *params);
+struct reply api_sleep(struct service *s, struct peer *p, const struct vl_view *params);
+struct reply api_finish(struct service *s, struct peer *p, const struct vl_view *params);
+struct reply api_resume(struct service *s, struct peer *p, const struct vl_view *params);
 /* Carry out what applying left (apply.h): each dispatched run is counted, published and handed
  * to its waiter; each silenced owner's Waits are rechecked; until nothing is left. After any
  * service_apply() whose caller is not itself inside a hand-over. */

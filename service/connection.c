@@ -314,7 +314,6 @@ static void peer_pump(struct service *s, struct peer *p)
                 conns_note_call(s, p);
                 r = intent_post(&s->intents, p, p->session, &call);
                 if (r < 0) {
-                        vl_call_done(&call);
                         service_error(s, p, TIMERD_E_BUSY, NULL);
                         continue;
                 }

@@ -17,13 +17,13 @@ static const char *const kind_names[EVENT_KIND_MAX] = {
     [EVENT_COMPLETED] = "completed",       [EVENT_REMOVED] = "removed",
 };
 
-struct reply events_subscribe(struct service *s, struct peer *p, json_object *params)
+struct reply events_subscribe(struct service *s, struct peer *p, const struct vl_view *params)
 {
         bool all = false;
 
         if (!p->call_more)
                 return reply_error(TIMERD_E_EXPECTED_MORE, NULL);
-        if (vl_get_bool(params, "all", &all) == -EINVAL) {
+        if (vl_view_get_bool(params, "all", &all) == -EINVAL) {
                 json_object *e = json_object_new_object();
                 vl_add_string(e, "parameter", "all");
                 return reply_error(TIMERD_E_INVALID_PARAMETER, e);

@@ -14,6 +14,7 @@
 
 struct service;
 struct peer;
+struct vl_view;
 
 enum event_kind {
         EVENT_REGISTERED,
@@ -30,7 +31,7 @@ enum event_kind {
 };
 
 /* Answer p's Subscribe call: it becomes a stream (ExpectedMore without `more`). */
-struct reply events_subscribe(struct service *s, struct peer *p, json_object *params);
+struct reply events_subscribe(struct service *s, struct peer *p, const struct vl_view *params);
 
 /* Tell the subscribers who may see owner's timers. run 0: not about a run. */
 void events_publish(struct service *s, enum event_kind kind, uint32_t owner, const char *name,

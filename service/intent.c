@@ -13,21 +13,17 @@ int intent_queue_init(struct intent_queue *q, size_t capacity)
 
 void intent_queue_done(struct intent_queue *q)
 {
-        struct intent it;
-
-        while (intent_take(q, &it) > 0)
-                vl_call_done(&it.call);
         free(q->items);
         *q = (struct intent_queue){0};
 }
 
-int intent_post(struct intent_queue *q, struct peer *peer, uint64_t session, struct vl_call *call)
+int intent_post(struct intent_queue *q, struct peer *peer, uint64_t session,
+                const struct vl_call *call)
 {
         if (q->count == q->capacity)
                 return -EBUSY;
         struct intent *it = &q->items[(q->head + q->count) % q->capacity];
         *it = (struct intent){.peer = peer, .session = session, .call = *call};
-        *call = (struct vl_call){0};
         q->count++;
         return 0;
 }

@@ -18,6 +18,7 @@ struct peer;
 struct intent {
         struct peer *peer;
         uint64_t session; /* to notice a peer that went away before the drain */
+        /* Read in place in the peer's parser, which takes no next message while it is queued. */
         struct vl_call call;
 };
 
@@ -29,10 +30,10 @@ struct intent_queue {
 };
 
 int intent_queue_init(struct intent_queue *q, size_t capacity);
-/* Frees what is still queued. */
 void intent_queue_done(struct intent_queue *q);
 
-/* Takes ownership of *call on success. -EBUSY when full. */
-int intent_post(struct intent_queue *q, struct peer *peer, uint64_t session, struct vl_call *call);
-/* 1 and *ret filled (the caller now owns ret->call), 0 when empty. */
+/* -EBUSY when full. */
+int intent_post(struct intent_queue *q, struct peer *peer, uint64_t session,
+                const struct vl_call *call);
+/* 1 and *ret filled, 0 when empty. */
 int intent_take(struct intent_queue *q, struct intent *ret);

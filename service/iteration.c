@@ -124,17 +124,14 @@ static void drain_intents(struct service *s)
         for (size_t n = 0; n < budget && intent_take(&s->intents, &it) > 0; n++) {
                 struct peer *p = it.peer;
                 /* A peer that went away before its turn is on the closed list, fd -1. */
-                if (p->fd < 0 || p->session != it.session) {
-                        vl_call_done(&it.call);
+                if (p->fd < 0 || p->session != it.session)
                         continue;
-                }
                 if (p->burst_drain != drain) {
                         p->burst_drain = drain;
                         p->burst = 0;
                 }
                 p->queued = false;
                 api_handle_call(s, p, &it.call);
-                vl_call_done(&it.call);
                 (void)settle(s);
                 if (p->fd >= 0 && p->queued && ++p->burst < PIPELINE_BURST &&
                     clock_read(TIMERD_CLOCK_MONOTONIC, &now) == 0 &&

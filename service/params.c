@@ -28,12 +28,15 @@ int params_fail(struct param_error *err, int failure, const char *name, const ch
         return failure;
 }
 
-/* An int of the IDL is a signed 64-bit integer; json-c saturates what lies beyond. */
-static bool int_in_range(json_object *v)
+/* An int of the IDL is a signed 64-bit integer, of which INT64_MIN is refused too (a json-c
+ * tree could not tell it from a number beyond, saturated). */
+static bool int_in_range(const char *text, const struct vl_token *t)
 {
-        int64_t i = json_object_get_int64(v);
-        return i != INT64_MIN &&
-               (i != INT64_MAX || json_object_get_uint64(v) == (uint64_t)INT64_MAX);
+        uint64_t magnitude;
+        bool negative;
+
+        return vl_token_integer(text, t, &negative, &magnitude) == 0 &&
+               magnitude <= (uint64_t)INT64_MAX;
 }
 
 /* Where a value lies in the call, as a chain up to the parameters: written out only for an
@@ -62,60 +65,75 @@ static int field_invalid(struct param_error *err, const struct field_path *path)
         return params_invalid(err, text);
 }
 
-static int check_struct(const struct vl_idl_struct *type, json_object *obj,
+static int check_struct(const struct vl_idl_struct *type, const char *text,
+                        const struct vl_token *tokens, size_t object,
                         const struct field_path *parent, struct param_error *err);
 
 /* One value of a field: an int within range, a struct without unknown fields. The rest (types,
  * enums, required fields) is the handler's to check. */
-static int check_value(const struct vl_idl_field *f, json_object *v, const struct field_path *path,
+static int check_value(const struct vl_idl_field *f, const char *text,
+                       const struct vl_token *tokens, size_t v, const struct field_path *path,
                        struct param_error *err)
 {
-        if (f->kind == VL_IDL_INT && json_object_is_type(v, json_type_int) && !int_in_range(v))
+        const struct vl_token *t = &tokens[v];
+
+        if (f->kind == VL_IDL_INT && t->type == VL_TOKEN_NUMBER && t->integer &&
+            !int_in_range(text, t))
                 return field_invalid(err, path);
-        if (f->kind == VL_IDL_STRUCT && json_object_is_type(v, json_type_object))
-                return check_struct(f->fields, v, path, err);
+        if (f->kind == VL_IDL_STRUCT && t->type == VL_TOKEN_OBJECT)
+                return check_struct(f->fields, text, tokens, v, path, err);
         return 0;
 }
 
-static int check_struct(const struct vl_idl_struct *type, json_object *obj,
+/*
+ * Each field in the order of its first key, with the value of its last, as a tree holds a
+ * duplicate: the first key no field declares is the one named.
+ */
+static int check_struct(const struct vl_idl_struct *type, const char *text,
+                        const struct vl_token *tokens, size_t object,
                         const struct field_path *parent, struct param_error *err)
 {
-        json_object_object_foreach(obj, key, v)
-        {
+        uint64_t seen = 0; /* a bit for each field (VL_IDL_FIELDS_MAX) */
+
+        for (size_t m = 0, k = object + 1; m < tokens[object].size; m++, k = tokens[k + 1].next) {
+                const char *key = text + tokens[k].start;
                 const struct field_path path = {.parent = parent, .key = key};
-                const struct vl_idl_field *f = NULL;
+                size_t f = 0, v;
                 int r;
 
-                for (size_t i = 0; i < type->n_fields && !f; i++)
-                        if (strcmp(type->fields[i].name, key) == 0)
-                                f = &type->fields[i];
-                if (!f)
+                while (f < type->n_fields && strcmp(type->fields[f].name, key) != 0)
+                        f++;
+                if (f == type->n_fields)
                         return field_invalid(err, &path);
-                if (json_object_is_type(v, json_type_null))
+                if (seen & UINT64_C(1) << f)
                         continue;
-                if (!f->array || !json_object_is_type(v, json_type_array)) {
-                        if ((r = check_value(f, v, &path, err)) < 0)
-                                return r;
-                        continue;
-                }
-                for (size_t i = 0; i < json_object_array_length(v); i++)
-                        if ((r = check_value(f, json_object_array_get_idx(v, i), &path, err)) < 0)
-                                return r;
+                seen |= UINT64_C(1) << f;
+                v = (size_t)vl_token_member(text, tokens, object, key);
+                if (tokens[v].type == VL_TOKEN_ARRAY && type->fields[f].array) {
+                        for (size_t e = 0, i = v + 1; e < tokens[v].size; e++, i = tokens[i].next)
+                                if ((r = check_value(&type->fields[f], text, tokens, i, &path,
+                                                     err)) < 0)
+                                        return r;
+                } else if ((r = check_value(&type->fields[f], text, tokens, v, &path, err)) < 0)
+                        return r;
         }
         return 0;
 }
 
-int params_check(const char *method, json_object *params, struct param_error *err)
+int params_check(const char *method, const struct vl_view *params, struct param_error *err)
 {
         const struct vl_idl_struct *type = vl_idl_method_parameters(method);
-        return type ? check_struct(type, params, NULL, err) : 0;
+
+        if (!type || !params->tokens)
+                return 0;
+        return check_struct(type, params->text, params->tokens, params->index, NULL, err);
 }
 
-int params_owner(json_object *params, uid_t caller, bool privileged, uint32_t *ret,
+int params_owner(const struct vl_view *params, uid_t caller, bool privileged, uint32_t *ret,
                  struct param_error *err)
 {
         uint64_t owner;
-        int r = vl_get_u64(params, "owner", &owner);
+        int r = vl_view_get_u64(params, "owner", &owner);
         if (r == -ENOENT) {
                 *ret = (uint32_t)caller;
                 return 0;
@@ -128,10 +146,10 @@ int params_owner(json_object *params, uid_t caller, bool privileged, uint32_t *r
         return 0;
 }
 
-int params_string(json_object *obj, const char *field, const char *path, const char **ret,
+int params_string(const struct vl_view *obj, const char *field, const char *path, const char **ret,
                   struct param_error *err)
 {
-        int r = vl_get_string(obj, field, ret);
+        int r = vl_view_get_string(obj, field, ret);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
@@ -140,21 +158,20 @@ int params_string(json_object *obj, const char *field, const char *path, const c
 }
 
 /* A valid timer name in obj's `field` (reported as `path`); 0 when absent. */
-static int name_field(json_object *obj, const char *field, const char *path, const char **ret,
-                      struct param_error *err)
+static int name_field(const struct vl_view *obj, const char *field, const char *path,
+                      const char **ret, struct param_error *err)
 {
-        json_object *v;
+        struct vl_view v;
         int r = params_string(obj, field, path, ret, err);
         /* A string the codec refuses (an embedded NUL) is a bad name, not a bad type. The reply
          * names the parameter, never the refused bytes. */
-        if ((r < 0 && json_object_object_get_ex(obj, field, &v) &&
-             json_object_is_type(v, json_type_string)) ||
+        if ((r < 0 && vl_view_get(obj, field, &v) == 0 && vl_view_type(&v) == VL_TOKEN_STRING) ||
             (r > 0 && !registry_name_valid(*ret)))
                 return params_fail(err, -TIMERD_E_INVALID_NAME, NULL, path, 0);
         return r;
 }
 
-int params_name(json_object *obj, const char *field, bool optional, const char **ret,
+int params_name(const struct vl_view *obj, const char *field, bool optional, const char **ret,
                 struct param_error *err)
 {
         int r = name_field(obj, field, field, ret, err);
@@ -165,10 +182,10 @@ int params_name(json_object *obj, const char *field, bool optional, const char *
         return r < 0 ? r : 0;
 }
 
-static int get_u64_field(json_object *obj, const char *field, const char *path, uint64_t def,
-                         uint64_t *ret, struct param_error *err)
+static int get_u64_field(const struct vl_view *obj, const char *field, const char *path,
+                         uint64_t def, uint64_t *ret, struct param_error *err)
 {
-        int r = vl_get_u64(obj, field, ret);
+        int r = vl_view_get_u64(obj, field, ret);
         if (r == -ENOENT) {
                 *ret = def;
                 return 0;
@@ -191,21 +208,23 @@ static bool timer_signal_valid(uint64_t signo)
                (signo >= TIMER_SIGNAL_RT_FIRST && signo <= TIMER_SIGNAL_RT_LAST);
 }
 
-int params_signal(json_object *params, const char *field, int *ret, struct param_error *err)
+int params_signal(const struct vl_view *params, const char *field, int *ret,
+                  struct param_error *err)
 {
         uint64_t signo;
 
-        if (vl_get_u64(params, field, &signo) < 0 || !timer_signal_valid(signo))
+        if (vl_view_get_u64(params, field, &signo) < 0 || !timer_signal_valid(signo))
                 return params_invalid(err, field);
         *ret = (int)signo;
         return 0;
 }
 
 /* Only signal delivery takes a signal: SIGALRM unless named. */
-static int declaration_signal(json_object *d, struct td_declaration *ret, struct param_error *err)
+static int declaration_signal(const struct vl_view *d, struct td_declaration *ret,
+                              struct param_error *err)
 {
         uint64_t signo;
-        int r = vl_get_u64(d, "signal", &signo);
+        int r = vl_view_get_u64(d, "signal", &signo);
 
         if (r == -ENOENT) {
                 ret->signo = ret->delivery == TIMERD_DELIVERY_SIGNAL ? SIGALRM : 0;
@@ -234,26 +253,25 @@ static int calendar_refused(struct param_error *err, const char *path, const cha
 
 /* The expressions of `field` (an array of strings) appended to source as lines, a cron one
  * marked. The IDL path of each is field[i]. */
-static int calendar_lines(json_object *d, const char *field, bool cron, char *source, size_t *len,
-                          size_t *n, struct param_error *err)
+static int calendar_lines(const struct vl_view *d, const char *field, bool cron, char *source,
+                          size_t *len, size_t *n, struct param_error *err)
 {
         char path[64];
-        json_object *a;
-        int r = vl_get_array(d, field, &a);
+        struct vl_view a, v;
+        int r = vl_view_get_array(d, field, &a);
 
         snprintf(path, sizeof(path), "declaration.%s", field);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return params_invalid(err, path);
-        for (size_t i = 0; i < json_object_array_length(a); i++) {
-                json_object *v = json_object_array_get_idx(a, i);
-                const char *text = json_object_get_string(v);
+        v = vl_view_first(&a);
+        for (size_t i = 0; i < vl_view_size(&a); i++, v = vl_view_following(&v)) {
+                const char *text;
                 int k;
 
                 snprintf(path, sizeof(path), "declaration.%s[%zu]", field, i);
-                if (!json_object_is_type(v, json_type_string) || strchr(text, '\n') ||
-                    strlen(text) != (size_t)json_object_get_string_len(v))
+                if (vl_view_string(&v, &text) < 0 || strchr(text, '\n'))
                         return params_invalid(err, path);
                 k = snprintf(source + *len, TD_CALENDAR_SOURCE_MAX + 1 - *len, "%s%s%s",
                              *n > 0 ? "\n" : "", cron ? TD_CALENDAR_CRON_PREFIX : "", text);
@@ -266,7 +284,7 @@ static int calendar_lines(json_object *d, const char *field, bool cron, char *so
 }
 
 /* A calendar timer's schedule: expressions, zone, fixed delay. Absent for other policies. */
-static int params_calendar(json_object *d, struct zones *zones, struct td_declaration *ret,
+static int params_calendar(const struct vl_view *d, struct zones *zones, struct td_declaration *ret,
                            struct param_error *err)
 {
         char source[TD_CALENDAR_SOURCE_MAX + 1] = "";
@@ -283,7 +301,7 @@ static int params_calendar(json_object *d, struct zones *zones, struct td_declar
                 return r;
         if (params_string(d, "timezone", "declaration.timezone", &zone_name, err) < 0)
                 return -TIMERD_E_INVALID_PARAMETER;
-        if (vl_get_bool(d, "fixed_random_delay", &fixed) == -EINVAL)
+        if (vl_view_get_bool(d, "fixed_random_delay", &fixed) == -EINVAL)
                 return params_invalid(err, "declaration.fixed_random_delay");
         /* The core tells a schedule on the wrong policy (or none on calendar) as InvalidSchedule.
          */
@@ -314,9 +332,8 @@ static int params_calendar(json_object *d, struct zones *zones, struct td_declar
                 char text[TD_CALENDAR_SOURCE_MAX + 1];
 
                 if (cron) {
-                        json_object *a;
-                        index -=
-                            vl_get_array(d, "calendar", &a) < 0 ? 0 : json_object_array_length(a);
+                        struct vl_view a;
+                        index -= vl_view_get_array(d, "calendar", &a) < 0 ? 0 : vl_view_size(&a);
                         p += strlen(TD_CALENDAR_CRON_PREFIX);
                         l -= strlen(TD_CALENDAR_CRON_PREFIX);
                 }
@@ -330,14 +347,14 @@ static int params_calendar(json_object *d, struct zones *zones, struct td_declar
         return 0;
 }
 
-int params_declaration(json_object *params, struct zones *zones, struct td_declaration *ret,
-                       struct param_error *err)
+int params_declaration(const struct vl_view *params, struct zones *zones,
+                       struct td_declaration *ret, struct param_error *err)
 {
-        json_object *d;
+        struct vl_view d;
         const char *s;
         int r;
 
-        if (vl_get_object(params, "declaration", &d) < 0)
+        if (vl_view_get_object(params, "declaration", &d) < 0)
                 return params_invalid(err, "declaration");
         *ret = (struct td_declaration){
             .clock = TIMERD_CLOCK_MONOTONIC,
@@ -346,49 +363,49 @@ int params_declaration(json_object *params, struct zones *zones, struct td_decla
             .catch_up = true,
         };
 
-        if (params_string(d, "policy", "declaration.policy", &s, err) <= 0 ||
+        if (params_string(&d, "policy", "declaration.policy", &s, err) <= 0 ||
             (int)(ret->policy = vl_policy_from_string(s)) < 0)
                 return params_invalid(err, "declaration.policy");
         /* Calendar timers run on the wall clock. */
         if (ret->policy == TIMERD_POLICY_CALENDAR)
                 ret->clock = TIMERD_CLOCK_REALTIME;
-        r = params_string(d, "clock", "declaration.clock", &s, err);
+        r = params_string(&d, "clock", "declaration.clock", &s, err);
         if (r < 0 || (r > 0 && (int)(ret->clock = vl_clock_from_string(s)) < 0))
                 return params_invalid(err, "declaration.clock");
-        r = params_string(d, "lifetime", "declaration.lifetime", &s, err);
+        r = params_string(&d, "lifetime", "declaration.lifetime", &s, err);
         if (r < 0 || (r > 0 && (int)(ret->lifetime = vl_lifetime_from_string(s)) < 0))
                 return params_invalid(err, "declaration.lifetime");
-        r = params_string(d, "delivery", "declaration.delivery", &s, err);
+        r = params_string(&d, "delivery", "declaration.delivery", &s, err);
         if (r < 0 || (r > 0 && (int)(ret->delivery = vl_delivery_from_string(s)) < 0))
                 return params_invalid(err, "declaration.delivery");
-        r = get_u64_field(d, "cadence_usec", "declaration.cadence_usec", 0, &ret->cadence_usec,
+        r = get_u64_field(&d, "cadence_usec", "declaration.cadence_usec", 0, &ret->cadence_usec,
                           err);
         if (r < 0)
                 return r;
-        r = declaration_signal(d, ret, err);
+        r = declaration_signal(&d, ret, err);
         if (r < 0)
                 return r;
-        if (vl_get_bool(d, "catch_up", &ret->catch_up) == -EINVAL)
+        if (vl_view_get_bool(&d, "catch_up", &ret->catch_up) == -EINVAL)
                 return params_invalid(err, "declaration.catch_up");
-        r = get_u64_field(d, "randomized_delay_usec", "declaration.randomized_delay_usec", 0,
+        r = get_u64_field(&d, "randomized_delay_usec", "declaration.randomized_delay_usec", 0,
                           &ret->randomized_delay_usec, err);
         if (r < 0)
                 return r;
         /* Its bounds are the core's to check (InvalidParameter, InvalidSchedule). */
-        r = get_u64_field(d, "handover_usec", "declaration.handover_usec", 0, &ret->handover_usec,
+        r = get_u64_field(&d, "handover_usec", "declaration.handover_usec", 0, &ret->handover_usec,
                           err);
         if (r < 0)
                 return r;
-        r = get_u64_field(d, "accuracy_usec", "declaration.accuracy_usec", 0, &ret->accuracy_usec,
+        r = get_u64_field(&d, "accuracy_usec", "declaration.accuracy_usec", 0, &ret->accuracy_usec,
                           err);
         if (r < 0)
                 return r;
         /* Last: what it allocates the caller releases (td_calendar_unref()). */
-        return params_calendar(d, zones, ret, err);
+        return params_calendar(&d, zones, ret, err);
 }
 
-static int parse_handle_object(json_object *obj, const char *path, uint32_t owner, bool is_token,
-                               struct td_handle *ret, struct param_error *err)
+static int parse_handle_object(const struct vl_view *obj, const char *path, uint32_t owner,
+                               bool is_token, struct td_handle *ret, struct param_error *err)
 {
         char field[64];
         const char *name;
@@ -402,57 +419,57 @@ static int parse_handle_object(json_object *obj, const char *path, uint32_t owne
                 return r;
         ret->name = name;
         snprintf(field, sizeof(field), "%s.generation", path);
-        if (vl_get_u64(obj, "generation", &ret->generation) < 0)
+        if (vl_view_get_u64(obj, "generation", &ret->generation) < 0)
                 return params_invalid(err, field);
         if (is_token) {
                 snprintf(field, sizeof(field), "%s.run", path);
-                if (vl_get_u64(obj, "run", &ret->run) < 0 || ret->run == 0)
+                if (vl_view_get_u64(obj, "run", &ret->run) < 0 || ret->run == 0)
                         return params_invalid(err, field);
         }
         return 0;
 }
 
-int params_handle(json_object *params, uint32_t owner, bool allow_token, struct td_handle *ret,
-                  struct param_error *err)
+int params_handle(const struct vl_view *params, uint32_t owner, bool allow_token,
+                  struct td_handle *ret, struct param_error *err)
 {
-        json_object *claim = NULL, *token = NULL;
-        int rc = vl_get_object(params, "claim", &claim);
-        int rt = allow_token ? vl_get_object(params, "token", &token) : -ENOENT;
+        struct vl_view claim, token;
+        int rc = vl_view_get_object(params, "claim", &claim);
+        int rt = allow_token ? vl_view_get_object(params, "token", &token) : -ENOENT;
 
         if (rc < 0 && rc != -ENOENT)
                 return params_invalid(err, "claim");
         if (rt < 0 && rt != -ENOENT)
                 return params_invalid(err, "token");
-        if ((claim != NULL) == (token != NULL))
+        if ((rc == 0) == (rt == 0))
                 return params_invalid(err, "claim");
-        if (claim)
-                return parse_handle_object(claim, "claim", owner, false, ret, err);
-        return parse_handle_object(token, "token", owner, true, ret, err);
+        if (rc == 0)
+                return parse_handle_object(&claim, "claim", owner, false, ret, err);
+        return parse_handle_object(&token, "token", owner, true, ret, err);
 }
 
-int params_token(json_object *params, uint32_t owner, struct td_handle *ret,
+int params_token(const struct vl_view *params, uint32_t owner, struct td_handle *ret,
                  struct param_error *err)
 {
-        json_object *token;
-        if (vl_get_object(params, "token", &token) < 0)
+        struct vl_view token;
+        if (vl_view_get_object(params, "token", &token) < 0)
                 return params_invalid(err, "token");
-        return parse_handle_object(token, "token", owner, true, ret, err);
+        return parse_handle_object(&token, "token", owner, true, ret, err);
 }
 
-int params_when(json_object *params, const char *absolute_field, uint64_t now, uint64_t *ret,
-                struct param_error *err)
+int params_when(const struct vl_view *params, const char *absolute_field, uint64_t now,
+                uint64_t *ret, struct param_error *err)
 {
         uint64_t v;
-        int ra = vl_get_u64(params, absolute_field, &v);
+        int ra = vl_view_get_u64(params, absolute_field, &v);
         if (ra < 0 && ra != -ENOENT)
                 return params_invalid(err, absolute_field);
         if (ra == 0) {
-                if (vl_get_u64(params, "delay_usec", &(uint64_t){0}) != -ENOENT)
+                if (vl_view_get_u64(params, "delay_usec", &(uint64_t){0}) != -ENOENT)
                         return params_invalid(err, "delay_usec");
                 *ret = v;
                 return 1;
         }
-        int rd = vl_get_u64(params, "delay_usec", &v);
+        int rd = vl_view_get_u64(params, "delay_usec", &v);
         if (rd == -ENOENT)
                 return 0;
         if (rd < 0)

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "service/core/registry.h"
+#include "varlink/view.h"
 
 /* A typed failure with what its reply names: the timer, a detail (the parameter of
  * InvalidParameter, the reason of InvalidSchedule, …) and a number (a generation, a limit). */
@@ -28,29 +29,29 @@ struct param_error {
  * an int beyond the IDL's signed 64 bits is InvalidParameter naming the field by its dotted path
  * ("declaration.frobnicate"). 0 for a method the IDL does not know (the dispatch answers it).
  */
-int params_check(const char *method, json_object *params, struct param_error *err);
+int params_check(const char *method, const struct vl_view *params, struct param_error *err);
 
 /* The owner meant: "owner" when given (only a privileged caller, uid 0 or the admin group, may
  * name another uid), else the caller. */
-int params_owner(json_object *params, uid_t caller, bool privileged, uint32_t *ret,
+int params_owner(const struct vl_view *params, uid_t caller, bool privileged, uint32_t *ret,
                  struct param_error *err);
 
 /* A required (or, with optional, absent → *ret = NULL) valid timer name in field. */
-int params_name(json_object *obj, const char *field, bool optional, const char **ret,
+int params_name(const struct vl_view *obj, const char *field, bool optional, const char **ret,
                 struct param_error *err);
 
 struct zones;
 /* The declaration; a calendar one holds a reference to its schedule, which the caller releases
  * with td_calendar_unref(ret->calendar). Zones the schedule names are looked up in `zones`. */
-int params_declaration(json_object *params, struct zones *zones, struct td_declaration *ret,
-                       struct param_error *err);
+int params_declaration(const struct vl_view *params, struct zones *zones,
+                       struct td_declaration *ret, struct param_error *err);
 
 /* "claim" or "token" (exactly one), into a handle for owner. */
-int params_handle(json_object *params, uint32_t owner, bool allow_token, struct td_handle *ret,
-                  struct param_error *err);
+int params_handle(const struct vl_view *params, uint32_t owner, bool allow_token,
+                  struct td_handle *ret, struct param_error *err);
 
 /* A required token in field "token". */
-int params_token(json_object *params, uint32_t owner, struct td_handle *ret,
+int params_token(const struct vl_view *params, uint32_t owner, struct td_handle *ret,
                  struct param_error *err);
 
 /*
@@ -58,14 +59,15 @@ int params_token(json_object *params, uint32_t owner, struct td_handle *ret,
  * when given (*ret absolute), 0 when neither is, or an error. -TIMERD_E_OVERFLOW (naming
  * delay_usec) when now + delay is beyond the wire's int64.
  */
-int params_when(json_object *params, const char *absolute_field, uint64_t now, uint64_t *ret,
-                struct param_error *err);
+int params_when(const struct vl_view *params, const char *absolute_field, uint64_t now,
+                uint64_t *ret, struct param_error *err);
 
 /* A required field naming a signal a timer may send (see Declaration.signal). */
-int params_signal(json_object *params, const char *field, int *ret, struct param_error *err);
+int params_signal(const struct vl_view *params, const char *field, int *ret,
+                  struct param_error *err);
 
 /* An optional string field (absent: *ret untouched, returns 0; present: returns 1). */
-int params_string(json_object *obj, const char *field, const char *path, const char **ret,
+int params_string(const struct vl_view *obj, const char *field, const char *path, const char **ret,
                   struct param_error *err);
 
 /* Fill err for InvalidParameter on path and return -TIMERD_E_INVALID_PARAMETER. */

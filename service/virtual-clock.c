@@ -106,19 +106,19 @@ static struct reply clocks_reply(struct service *s, struct peer *p, const uint64
 }
 
 /* How far a move goes: "usec" for Advance and Suspend; AdvanceTo's distance to its target. */
-static int distance(const struct service *s, const char *method, json_object *params, uint64_t *ret,
-                    struct param_error *err)
+static int distance(const struct service *s, const char *method, const struct vl_view *params,
+                    uint64_t *ret, struct param_error *err)
 {
         uint64_t usec;
 
-        if (vl_get_u64(params, "usec", &usec) < 0)
+        if (vl_view_get_u64(params, "usec", &usec) < 0)
                 return params_invalid(err, "usec");
         if (strcmp(method, "AdvanceTo") != 0) {
                 *ret = usec;
                 return 0;
         }
         const char *name;
-        enum timerd_clock clock = vl_get_string(params, "clock", &name) < 0
+        enum timerd_clock clock = vl_view_get_string(params, "clock", &name) < 0
                                       ? TIMERD_CLOCK_INVALID
                                       : vl_clock_from_string(name);
         if (clock == TIMERD_CLOCK_INVALID)
@@ -276,7 +276,7 @@ static int advance_start(struct service *s, struct peer *p, uint64_t usec, bool 
 
 /* An Advance is answered when it ends (advance_end()): REPLY_NONE until then. */
 static struct reply move_call(struct service *s, struct peer *p, const char *method,
-                              json_object *params)
+                              const struct vl_view *params)
 {
         uint64_t firings = s->metrics.firings, usec = 0;
         struct param_error err;
@@ -301,8 +301,8 @@ static struct reply move_call(struct service *s, struct peer *p, const char *met
         return (struct reply){.kind = REPLY_NONE};
 }
 
-bool virtual_clock_call(struct service *s, struct peer *p, const char *method, json_object *params,
-                        struct reply *ret)
+bool virtual_clock_call(struct service *s, struct peer *p, const char *method,
+                        const struct vl_view *params, struct reply *ret)
 {
         static const char prefix[] = VL_INTERFACE_TEST ".";
         static const char *const moves[] = {"Advance", "AdvanceTo", "Suspend", "SetRealtime"};

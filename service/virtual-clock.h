@@ -14,6 +14,7 @@
 
 struct service;
 struct peer;
+struct vl_view;
 
 /* An Advance (AdvanceTo, Suspend) under way: its caller's call stays open until it is done. */
 struct virtual_advance {
@@ -30,8 +31,8 @@ struct reply;
 
 /* io.timerd.Test's methods: what it decided in *ret; false when `method` is not one of them (or
  * the clock is real). */
-bool virtual_clock_call(struct service *s, struct peer *p, const char *method, json_object *params,
-                        struct reply *ret);
+bool virtual_clock_call(struct service *s, struct peer *p, const char *method,
+                        const struct vl_view *params, struct reply *ret);
 
 /* Fire what is due at the time the virtual clocks read (a deadline set in the past fires at
  * once, as an armed kernel timer would), and step an Advance under way on. Once per loop

@@ -280,29 +280,28 @@ static struct reply apply_parked_for(struct service *s, struct parked_transition
 }
 
 /* The names a Wait filters on (none: any notify timer of the owner), each valid. */
-static int wait_names(json_object *params, const char *names[static WAIT_MAX_NAMES], size_t *ret_n,
-                      struct param_error *err)
+static int wait_names(const struct vl_view *params, const char *names[static WAIT_MAX_NAMES],
+                      size_t *ret_n, struct param_error *err)
 {
-        json_object *array = NULL;
+        struct vl_view array, v;
+        int r = vl_view_get_array(params, "names", &array);
 
         *ret_n = 0;
-        if (vl_get_array(params, "names", &array) == -EINVAL)
+        if (r == -EINVAL)
                 return params_invalid(err, "names");
-        if (!array)
+        if (r < 0)
                 return 0;
-        size_t n = json_object_array_length(array);
+        size_t n = vl_view_size(&array);
         /* Left out, the Wait takes any notify timer; empty, it would wait for nothing. */
         if (n == 0)
                 return params_invalid(err, "names");
         if (n > WAIT_MAX_NAMES)
                 return params_fail(err, -TIMERD_E_LIMIT_EXCEEDED, NULL, "names", WAIT_MAX_NAMES);
-        for (size_t i = 0; i < n; i++) {
-                json_object *v = json_object_array_get_idx(array, i);
-                if (!json_object_is_type(v, json_type_string))
+        v = vl_view_first(&array);
+        for (size_t i = 0; i < n; i++, v = vl_view_following(&v)) {
+                if (vl_view_type(&v) != VL_TOKEN_STRING)
                         return params_invalid(err, "names");
-                names[i] = json_object_get_string(v);
-                if (!registry_name_valid(names[i]) ||
-                    strlen(names[i]) != (size_t)json_object_get_string_len(v)) {
+                if (vl_view_string(&v, &names[i]) < 0 || !registry_name_valid(names[i])) {
                         char path[32];
                         snprintf(path, sizeof(path), "names[%zu]", i);
                         return params_fail(err, -TIMERD_E_INVALID_NAME, NULL, path, 0);
@@ -312,7 +311,7 @@ static int wait_names(json_object *params, const char *names[static WAIT_MAX_NAM
         return 0;
 }
 
-struct reply api_wait(struct service *s, struct peer *p, json_object *params)
+struct reply api_wait(struct service *s, struct peer *p, const struct vl_view *params)
 {
         const char *names[WAIT_MAX_NAMES];
         struct parked_wait_args a = {
@@ -330,7 +329,7 @@ struct reply api_wait(struct service *s, struct peer *p, json_object *params)
         if (params_owner(params, p->uid, p->privileged, &a.caller.uid, &err) < 0 ||
             wait_names(params, names, &a.n_names, &err) < 0)
                 goto fail;
-        r = vl_get_u64(params, "timeout_usec", &timeout);
+        r = vl_view_get_u64(params, "timeout_usec", &timeout);
         if (r < 0 && r != -ENOENT) {
                 params_invalid(&err, "timeout_usec");
                 goto fail;
@@ -484,27 +483,27 @@ void api_offer_firing(struct service *s, const struct td_now *now, const struct 
         }
 }
 
-static int continuation_param(json_object *params, const char *field,
+static int continuation_param(const struct vl_view *params, const char *field,
                               struct parked_continuation *ret, struct param_error *err)
 {
-        json_object *c;
+        struct vl_view c;
         char path[64];
 
-        if (vl_get_object(params, field, &c) < 0)
+        if (vl_view_get_object(params, field, &c) < 0)
                 return params_invalid(err, field);
         snprintf(path, sizeof(path), "%s.epoch", field);
-        if (vl_get_u64(c, "epoch", &ret->epoch) < 0)
+        if (vl_view_get_u64(&c, "epoch", &ret->epoch) < 0)
                 return params_invalid(err, path);
         snprintf(path, sizeof(path), "%s.nonce", field);
-        if (vl_get_u64(c, "nonce", &ret->nonce) < 0)
+        if (vl_view_get_u64(&c, "nonce", &ret->nonce) < 0)
                 return params_invalid(err, path);
         snprintf(path, sizeof(path), "%s.cycle", field);
-        if (vl_get_u64(c, "cycle", &ret->cycle) < 0)
+        if (vl_view_get_u64(&c, "cycle", &ret->cycle) < 0)
                 return params_invalid(err, path);
         return 0;
 }
 
-struct reply api_sleep(struct service *s, struct peer *p, json_object *params)
+struct reply api_sleep(struct service *s, struct peer *p, const struct vl_view *params)
 {
         struct parked_sleep_args a = {
             .caller = {.session = p->session},
@@ -527,9 +526,9 @@ struct reply api_sleep(struct service *s, struct peer *p, json_object *params)
         if (service_now(s, &now) < 0)
                 return reply_error(TIMERD_E_SHUTTING_DOWN, NULL);
         uint64_t relative;
-        r = vl_get_u64(params, "for_usec", &relative);
+        r = vl_view_get_u64(params, "for_usec", &relative);
         if (r == 0) {
-                if (vl_get_u64(params, "until_usec", &(uint64_t){0}) != -ENOENT) {
+                if (vl_view_get_u64(params, "until_usec", &(uint64_t){0}) != -ENOENT) {
                         params_invalid(&err, "until_usec");
                         goto fail;
                 }
@@ -557,7 +556,7 @@ fail:
         return reply_fail(&err);
 }
 
-struct reply api_finish(struct service *s, struct peer *p, json_object *params)
+struct reply api_finish(struct service *s, struct peer *p, const struct vl_view *params)
 {
         struct parked_continuation c;
         struct parked_ticket ticket;
@@ -571,7 +570,7 @@ struct reply api_finish(struct service *s, struct peer *p, json_object *params)
         if (params_owner(params, p->uid, p->privileged, &owner, &err) < 0 ||
             continuation_param(params, "continuation", &c, &err) < 0)
                 goto fail;
-        if (vl_get_u64(params, "lease", &lease) < 0) {
+        if (vl_view_get_u64(params, "lease", &lease) < 0) {
                 params_invalid(&err, "lease");
                 goto fail;
         }
@@ -611,23 +610,23 @@ fail:
         return reply_fail(&err);
 }
 
-struct reply api_resume(struct service *s, struct peer *p, json_object *params)
+struct reply api_resume(struct service *s, struct peer *p, const struct vl_view *params)
 {
         struct td_caller caller = {.session = p->session};
         struct parked_ticket ticket;
         struct param_error err;
-        json_object *tk;
+        struct vl_view tk;
         struct td_now now;
 
         if (params_owner(params, p->uid, p->privileged, &caller.uid, &err) < 0)
                 goto fail;
-        if (vl_get_object(params, "ticket", &tk) < 0) {
+        if (vl_view_get_object(params, "ticket", &tk) < 0) {
                 params_invalid(&err, "ticket");
                 goto fail;
         }
-        if (continuation_param(tk, "continuation", &ticket.continuation, &err) < 0)
+        if (continuation_param(&tk, "continuation", &ticket.continuation, &err) < 0)
                 goto fail;
-        if (vl_get_u64(tk, "nonce", &ticket.nonce) < 0) {
+        if (vl_view_get_u64(&tk, "nonce", &ticket.nonce) < 0) {
                 params_invalid(&err, "ticket.nonce");
                 goto fail;
         }

@@ -142,6 +142,8 @@ class FieldTables:
         c_name = f"{self.prefix}_{type_name or len(self.tables)}"
         self.tables[key] = c_name
         entries = [self.field(name, type_) for name, type_ in fields]
+        if len(entries) > FIELDS_MAX:
+            sys.exit(f"{c_name}: more than {FIELDS_MAX} fields (VL_IDL_FIELDS_MAX)")
         if entries:
             self.lines += [f"static const struct vl_idl_field {c_name}_fields[] = {{"]
             self.lines += [f"        {entry}," for entry in entries] + ["};"]
@@ -149,6 +151,10 @@ class FieldTables:
         self.lines += [f"static const struct vl_idl_struct {c_name} = {{{len(entries)}, "
                        f"{fields_c}}};", ""]
         return c_name
+
+
+# VL_IDL_FIELDS_MAX of varlink/idl.h: a call's check marks each field seen in one 64-bit word.
+FIELDS_MAX = 64
 
 
 def method_tables(interfaces):

@@ -35,6 +35,9 @@ struct vl_idl_field {
         const struct vl_idl_struct *fields; /* of a struct; NULL otherwise */
 };
 
+/* What a struct may have at most (embed-idl.py refuses more): a bit each in a uint64_t. */
+#define VL_IDL_FIELDS_MAX 64
+
 struct vl_idl_struct {
         size_t n_fields;
         const struct vl_idl_field *fields;

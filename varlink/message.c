@@ -20,21 +20,8 @@ void vl_parser_done(struct vl_parser *p)
 {
         vl_tokens_done(&p->tokens);
         free(p->scratch);
+        free(p->text);
         *p = (struct vl_parser){0};
-}
-
-/*
- * Parses msg as exactly one JSON value, nested at most max_depth deep. *ret is NULL for null.
- * Text that is not valid UTF-8 is refused first, with its own error (varlink/tokens.h).
- */
-static int json_parse(struct vl_parser *p, const char *msg, size_t len, int max_depth,
-                      json_object **ret)
-{
-        if (max_depth < 1)
-                return -EINVAL;
-        if (len > INT_MAX)
-                return -EMSGSIZE;
-        return vl_json_parse(p, msg, len, max_depth, ret);
 }
 
 static int get_field(json_object *obj, const char *field, json_type type, json_object **ret)
@@ -115,63 +102,75 @@ static int get_parameters(json_object *root, json_object **ret)
         return 0;
 }
 
-static int call_from_json(json_object *root, struct vl_call *ret)
+/* A flag of a tokenized message: absent or null is false, anything but a boolean -EPROTO. */
+static int token_flag(const char *text, const struct vl_token *tokens, const char *field, bool *ret)
 {
-        struct vl_call c = {.root = root};
-        int r;
+        int e = vl_token_get_bool(text, tokens, 0, field, ret);
 
-        if (!json_object_is_type(root, json_type_object))
-                return -EPROTO;
-        r = vl_get_string(root, "method", &c.method);
-        /* Replies may echo the method: it is one of the grammar's names or no call. */
-        if (r < 0 || !vl_method_name_valid(c.method))
-                return -EPROTO;
-        r = get_parameters(root, &c.parameters);
-        if (r < 0)
-                return r;
-        r = get_flag(root, "more", &c.more);
-        if (r < 0)
-                return r;
-        r = get_flag(root, "oneway", &c.oneway);
-        if (r < 0)
-                return r;
-        r = get_flag(root, "upgrade", &c.upgrade);
-        if (r < 0)
-                return r;
+        if (e == -ENOENT)
+                *ret = false;
+        return e == -EINVAL ? -EPROTO : 0;
+}
 
-        *ret = c;
-        return 0;
+/* A copy of a call's text kept from one call to the next up to this size; a larger one is given
+ * back when a small one follows. */
+#define TEXT_KEPT 4096
+
+static char *parser_text(struct vl_parser *p, const char *msg, size_t len)
+{
+        size_t need = len + 1;
+
+        if (p->text_cap < need || (p->text_cap > TEXT_KEPT && need <= TEXT_KEPT)) {
+                size_t cap = need > TEXT_KEPT ? need : TEXT_KEPT;
+                char *text = realloc(p->text, cap);
+
+                if (!text)
+                        return NULL;
+                p->text = text;
+                p->text_cap = cap;
+        }
+        memcpy(p->text, msg, len);
+        p->text[len] = 0;
+        return p->text;
 }
 
 int vl_call_parse_with(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                        struct vl_call *ret)
 {
-        json_object *root;
+        struct vl_call c = {0};
+        struct vl_view root;
+        char *text;
         int r;
 
-        r = json_parse(p, msg, len, max_depth, &root);
+        if (max_depth < 1)
+                return -EINVAL;
+        if (len > INT_MAX)
+                return -EMSGSIZE;
+        text = parser_text(p, msg, len);
+        if (!text)
+                return -ENOMEM;
+        r = vl_tokens_parse(&p->tokens, text, len, max_depth);
         if (r < 0)
                 return r;
-        r = call_from_json(root, ret);
-        if (r < 0)
-                json_object_put(root);
-        return r;
-}
-
-int vl_call_parse(const char *msg, size_t len, int max_depth, struct vl_call *ret)
-{
-        struct vl_parser p;
-
-        vl_parser_init(&p);
-        int r = vl_call_parse_with(&p, msg, len, max_depth, ret);
-        vl_parser_done(&p);
-        return r;
-}
-
-void vl_call_done(struct vl_call *c)
-{
-        json_object_put(c->root);
-        *c = (struct vl_call){0};
+        if (p->tokens.v[0].type != VL_TOKEN_OBJECT)
+                return -EPROTO;
+        vl_view_prepare(text, p->tokens.v, p->tokens.n);
+        root = (struct vl_view){text, p->tokens.v, 0};
+        r = vl_view_get_string(&root, "method", &c.method);
+        /* Replies may echo the method: it is one of the grammar's names or no call. */
+        if (r < 0 || !vl_method_name_valid(c.method))
+                return -EPROTO;
+        r = vl_view_get(&root, "parameters", &c.parameters);
+        if (r == -ENOENT)
+                c.parameters = (struct vl_view){0};
+        else if (vl_view_type(&c.parameters) != VL_TOKEN_OBJECT)
+                return -EPROTO;
+        if ((r = token_flag(text, p->tokens.v, "more", &c.more)) < 0 ||
+            (r = token_flag(text, p->tokens.v, "oneway", &c.oneway)) < 0 ||
+            (r = token_flag(text, p->tokens.v, "upgrade", &c.upgrade)) < 0)
+                return r;
+        *ret = c;
+        return 0;
 }
 
 static int reply_from_json(json_object *root, struct vl_reply *ret)
@@ -193,16 +192,6 @@ static int reply_from_json(json_object *root, struct vl_reply *ret)
 
         *ret = reply;
         return 0;
-}
-
-/* A flag of a tokenized message: absent or null is false, anything but a boolean -EPROTO. */
-static int token_flag(const struct vl_reply *r, const char *field, bool *ret)
-{
-        int e = vl_token_get_bool(r->text, r->tokens, 0, field, ret);
-
-        if (e == -ENOENT)
-                *ret = false;
-        return e == -EINVAL ? -EPROTO : 0;
 }
 
 int vl_reply_tokenize(struct vl_parser *p, const char *msg, size_t len, int max_depth,
@@ -235,7 +224,7 @@ int vl_reply_tokenize(struct vl_parser *p, const char *msg, size_t len, int max_
                         return -EPROTO;
                 reply.parameters_token = i;
         }
-        r = token_flag(&reply, "continues", &reply.continues);
+        r = token_flag(msg, t, "continues", &reply.continues);
         if (r < 0)
                 return r;
         *ret = reply;

@@ -2,9 +2,9 @@
 #pragma once
 
 /*
- * Varlink messages as JSON: decoding calls and replies (varlink/json.h reads the text into a
- * json-c tree), encoding them (one text writer), and reading typed parameters with errors that
- * name the parameter.
+ * Varlink messages as JSON: decoding calls (read in place: varlink/view.h) and replies
+ * (varlink/json.h reads the text into a json-c tree), encoding them (one text writer), and reading
+ * typed parameters with errors that name the parameter.
  */
 
 #include <json-c/json.h>
@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "varlink/tokens.h"
+#include "varlink/view.h"
 
 #define VL_MAX_DEPTH_DEFAULT 16
 
@@ -23,32 +24,33 @@
 struct vl_parser {
         struct vl_tokens tokens;
         char *scratch;
+        /* A call's own copy of its text (the reader's buffer moves on), its strings made in place.
+         */
+        char *text;
+        size_t text_cap;
 };
 
 void vl_parser_init(struct vl_parser *p);
 void vl_parser_done(struct vl_parser *p);
 
+/* A call read in place: valid until its parser's next message. */
 struct vl_call {
-        json_object *root;       /* owns everything below */
-        const char *method;      /* "iface.Method" */
-        json_object *parameters; /* an object; never NULL after a successful parse */
+        const char *method;        /* "iface.Method" */
+        struct vl_view parameters; /* an object, empty when absent or null */
         bool more;
         bool oneway;
         bool upgrade;
 };
 
 /*
- * Parse a call. Returns 0, -EILSEQ for text that is not valid UTF-8 (utf8.h: overlong forms,
- * surrogates, lone surrogate escapes, code points above U+10FFFF, cut-short sequences), -EBADMSG
- * for text that is not JSON (or nests deeper than max_depth), -EPROTO for JSON that is not a
- * varlink call (no "method" that is a method name of the varlink grammar, "parameters" not an
- * object, "more"/"oneway" not booleans), -ENOMEM.
+ * Parse a call with p's buffers, allocating nothing once they have grown. Returns 0, -EILSEQ for
+ * text that is not valid UTF-8 (utf8.h: overlong forms, surrogates, lone surrogate escapes, code
+ * points above U+10FFFF, cut-short sequences), -EBADMSG for text that is not JSON (or nests deeper
+ * than max_depth), -EPROTO for JSON that is not a varlink call (no "method" that is a method name
+ * of the varlink grammar, "parameters" not an object, "more"/"oneway" not booleans), -ENOMEM.
  */
-int vl_call_parse(const char *msg, size_t len, int max_depth, struct vl_call *ret);
-/* The same with p's buffer. */
 int vl_call_parse_with(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                        struct vl_call *ret);
-void vl_call_done(struct vl_call *c);
 
 /* Whether a name follows the varlink grammar: an interface ("io.timerd.Timer"), a method
  * ("io.timerd.Timer.List": an interface, a dot, [A-Z][A-Za-z0-9]*). */

@@ -433,12 +433,16 @@ int vl_token_integer(const char *text, const struct vl_token *t, bool *ret_negat
 int vl_token_member(const char *text, const struct vl_token *tokens, size_t object, const char *key)
 {
         int found = -ENOENT;
-        size_t i = object + 1;
+        size_t i = object + 1, n = strlen(key);
 
         if (tokens[object].type != VL_TOKEN_OBJECT)
                 return -ENOENT;
         for (uint32_t m = 0; m < tokens[object].size; m++) {
-                if (vl_token_equals(text, &tokens[i], key))
+                const struct vl_token *k = &tokens[i];
+
+                /* Most keys are plain: told apart by their length before their bytes. */
+                if (k->escaped ? vl_token_equals(text, k, key)
+                               : k->len == n && memcmp(text + k->start, key, n) == 0)
                         found = (int)(i + 1);
                 i = tokens[i + 1].next;
         }

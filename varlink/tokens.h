@@ -3,8 +3,9 @@
 
 /*
  * JSON text (RFC 8259, strictly) checked and cut into a flat array of tokens in one pass, in place:
- * no allocation, no copy, no locale. The one reader of JSON: json.c builds json-c trees from the
- * tokens, libtimerd decodes replies straight from them. Strings are unescaped on demand into the
+ * no allocation, no copy, no locale. The one reader of JSON: the service reads calls from the
+ * tokens in place (view.h), json.c builds json-c trees from them, libtimerd decodes replies
+ * straight from them. Strings are unescaped on demand into the
  * caller's buffer, integers read as int64/uint64 without strtod.
  *
  * Refused beyond what RFC 8259 refuses: text that is not strict UTF-8 (utf8.h: also lone

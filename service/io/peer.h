@@ -75,8 +75,9 @@ void peer_free(struct peer *p);
 long peer_read(struct peer *p);
 
 /*
- * Take the next whole message as a call: 1 with *ret filled, 0 when none is held, -EMSGSIZE
- * (oversize), -EBADMSG (not JSON), -EPROTO (not a call). Errors consume the message.
+ * Take the next whole message as a call: 1 with *ret filled (read in place in p->parser, valid
+ * until the next message is taken), 0 when none is held, -EMSGSIZE (oversize), -EBADMSG (not
+ * JSON), -EPROTO (not a call). Errors consume the message.
  */
 int peer_next_call(struct peer *p, int max_depth, struct vl_call *ret);
 

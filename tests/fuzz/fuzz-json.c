@@ -6,7 +6,8 @@
  * differences listed with their RFC reasons (tests/varlink/json-c-agreement.c); the tree json.c
  * builds exists exactly when the tokens do; the tokens nest as they say (each container's
  * children end where it says, inside its text; keys are strings); strings unescape within their
- * text's length and integers read; too small an array is -ENOBUFS, never an overrun.
+ * text's length and integers read; too small an array is -ENOBUFS, never an overrun; an object's
+ * view (varlink/view.h, the service's calls) reads every field as its tree does.
  */
 
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "tests/varlink/json-c-agreement.h"
+#include "tests/varlink/view-agreement.h"
 #include "varlink/json.h"
 #include "varlink/tokens.h"
 
@@ -94,11 +96,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         vl_parser_init(&p);
         again = vl_json_parse(&p, text, size, DEPTH, &tree);
         vl_parser_done(&p);
-        json_object_put(tree);
         if (again != r)
                 fail("the tree and the tokens disagree");
         if (r < 0)
                 return 0;
+        if (json_object_is_type(tree, json_type_object)) {
+                /* The view's strings are made in place: on a copy, in tokens of its own. */
+                static struct vl_token view_tokens[INPUT_MAX + 1];
+                static char copy[INPUT_MAX + 1];
+                const char *d;
+                size_t m;
+
+                memcpy(copy, text, size);
+                if (vl_tokenize(copy, size, DEPTH, view_tokens, vl_tokens_bound(size), &m) != 0)
+                        fail("a copy tokenized otherwise");
+                vl_view_prepare(copy, view_tokens, m);
+                d = view_disagreement(&(struct vl_view){copy, view_tokens, 0}, tree, NULL, 0);
+                if (d)
+                        fail(d);
+        }
+        json_object_put(tree);
 
         if (n == 0 || check_token(text, size, tokens, n, 0, buf) != n)
                 fail("tokens left after the root");

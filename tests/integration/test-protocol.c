@@ -387,6 +387,46 @@ static void test_unknown_fields_are_refused_by_name(void **state)
         close(fd);
 }
 
+/* Parameters read as a tree of the call reads them: of duplicate keys the last counts (also for
+ * the IDL's check, which sees only that one), escapes in keys and values are unescaped, a null is
+ * absent, and an unknown field is refused even when null or shadowed. */
+static void test_parameters_read_as_a_tree_reads_them(void **state)
+{
+        int fd = harness_raw_connect(*state);
+        json_object *p, *timer, *declaration, *policy;
+
+        /* The first name is no name and the first declaration has an unknown field: both lose. */
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":"
+                     "\"no name!\",\"declaration\":{\"policy\":\"once\",\"x\":1},\"n\\u0061me\":"
+                     "\"d\\u0075p\",\"owner\":null,\"declaration\":{\"policy\":\"interval\","
+                     "\"cadence_usec\":99999999999999999999,\"cadence_usec\":3600000000}}}");
+        json_object_put(expect_reply(fd));
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"dup\"}}");
+        p = expect_reply(fd);
+        assert_true(json_object_object_get_ex(p, "timer", &timer));
+        assert_true(json_object_object_get_ex(timer, "declaration", &declaration));
+        assert_true(json_object_object_get_ex(declaration, "policy", &policy));
+        assert_string_equal(json_object_get_string(policy), "interval");
+        json_object_put(p);
+        /* The last of two ints is checked against int64, and only it. */
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"limit\":1,"
+                     "\"limit\":99999999999999999999}}");
+        expect_invalid_parameter(fd, "limit");
+        /* Unknown fields, by their unescaped name, whatever they hold, at any depth. */
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"dup\","
+                     "\"fr\\u006fb\":null}}");
+        expect_invalid_parameter(fd, "frob");
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"n\","
+                     "\"declaration\":{\"policy\":\"once\"},\"declaration\":{\"policy\":"
+                     "\"once\",\"x\":{\"y\":1}}}}");
+        expect_invalid_parameter(fd, "declaration.x");
+        /* A null declaration is none. */
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"n\","
+                     "\"declaration\":null}}");
+        expect_invalid_parameter(fd, "declaration");
+        close(fd);
+}
+
 /* An unknown field is refused whatever it holds: 30,000 elements are not skipped over. */
 static void test_large_unknown_array_is_refused(void **state)
 {
@@ -525,6 +565,7 @@ int main(void)
             cmocka_unit_test(test_bad_messages_get_typed_errors),
             cmocka_unit_test(test_invalid_text_refused_and_never_echoed),
             cmocka_unit_test(test_unknown_fields_are_refused_by_name),
+            cmocka_unit_test(test_parameters_read_as_a_tree_reads_them),
             cmocka_unit_test_setup_teardown(test_large_unknown_array_is_refused, harness_setup,
                                             harness_teardown),
             cmocka_unit_test(test_oversize_message_is_refused_and_disconnected),

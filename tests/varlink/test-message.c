@@ -18,19 +18,27 @@
 
 #define STR_AND_LEN(s) (s), (sizeof(s) - 1)
 
-static int call_parse(const char *text, struct vl_call *ret)
+/* A call read in place in p: valid until p's next message. */
+static int call_parse(struct vl_parser *p, const char *text, struct vl_call *ret)
 {
-        return vl_call_parse(text, strlen(text), VL_MAX_DEPTH_DEFAULT, ret);
+        return vl_call_parse_with(p, text, strlen(text), VL_MAX_DEPTH_DEFAULT, ret);
+}
+
+static int call_parse_len(const char *text, size_t len, int max_depth)
+{
+        struct vl_parser p;
+        struct vl_call c;
+        int r;
+
+        vl_parser_init(&p);
+        r = vl_call_parse_with(&p, text, len, max_depth, &c);
+        vl_parser_done(&p);
+        return r;
 }
 
 static int call_parse_status(const char *text)
 {
-        struct vl_call c;
-        int r = call_parse(text, &c);
-
-        if (r == 0)
-                vl_call_done(&c);
-        return r;
+        return call_parse_len(text, strlen(text), VL_MAX_DEPTH_DEFAULT);
 }
 
 static int reply_parse(const char *text, struct vl_reply *ret)
@@ -58,11 +66,14 @@ static json_object *parse_object(const char *text)
 
 static void call_full(void **state)
 {
+        struct vl_parser p;
         struct vl_call c;
         bool all = false;
 
         (void)state;
-        assert_int_equal(call_parse("{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"all\":"
+        vl_parser_init(&p);
+        assert_int_equal(call_parse(&p,
+                                    "{\"method\":\"io.timerd.Timer.List\",\"parameters\":{\"all\":"
                                     "true},\"more\":true,\"oneway\":false,\"upgrade\":true,"
                                     "\"unknown\":[1]}",
                                     &c),
@@ -71,33 +82,32 @@ static void call_full(void **state)
         assert_true(c.more);
         assert_false(c.oneway);
         assert_true(c.upgrade);
-        assert_int_equal(vl_get_bool(c.parameters, "all", &all), 0);
+        assert_int_equal(vl_view_get_bool(&c.parameters, "all", &all), 0);
         assert_true(all);
-        vl_call_done(&c);
-        assert_null(c.root);
-        vl_call_done(&c);
+        vl_parser_done(&p);
 }
 
 static void call_defaults(void **state)
 {
+        struct vl_parser p;
         struct vl_call c;
 
         (void)state;
-        assert_int_equal(call_parse(" {\"method\":\"a.b.C\"} ", &c), 0);
+        vl_parser_init(&p);
+        assert_int_equal(call_parse(&p, " {\"method\":\"a.b.C\"} ", &c), 0);
         assert_string_equal(c.method, "a.b.C");
-        assert_non_null(c.parameters);
-        assert_true(json_object_is_type(c.parameters, json_type_object));
-        assert_int_equal(json_object_object_length(c.parameters), 0);
+        assert_int_equal(vl_view_type(&c.parameters), VL_TOKEN_OBJECT);
+        assert_int_equal(vl_view_size(&c.parameters), 0);
         assert_false(c.more);
         assert_false(c.oneway);
         assert_false(c.upgrade);
-        vl_call_done(&c);
 
-        assert_int_equal(call_parse("{\"method\":\"a.b.C\",\"parameters\":null,\"more\":null}", &c),
-                         0);
-        assert_true(json_object_is_type(c.parameters, json_type_object));
+        assert_int_equal(
+            call_parse(&p, "{\"method\":\"a.b.C\",\"parameters\":null,\"more\":null}", &c), 0);
+        assert_int_equal(vl_view_type(&c.parameters), VL_TOKEN_OBJECT);
+        assert_int_equal(vl_view_size(&c.parameters), 0);
         assert_false(c.more);
-        vl_call_done(&c);
+        vl_parser_done(&p);
 }
 
 static void call_bad_json(void **state)
@@ -112,26 +122,21 @@ static void call_bad_json(void **state)
             "{'method':1",
             "{\"method\":\"a.b.C\"",
         };
-        struct vl_call c;
-
         (void)state;
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
                 assert_int_equal(call_parse_status(bad[i]), -EBADMSG);
-        assert_int_equal(vl_call_parse("{\"method\":\"a.b.C\"}", SIZE_MAX, 16, &c), -EMSGSIZE);
-        assert_int_equal(vl_call_parse("{\"method\":\"a.b.C\"}", 16, 0, &c), -EINVAL);
+        assert_int_equal(call_parse_len("{\"method\":\"a.b.C\"}", SIZE_MAX, 16), -EMSGSIZE);
+        assert_int_equal(call_parse_len("{\"method\":\"a.b.C\"}", 16, 0), -EINVAL);
 }
 
 static void call_trailing_garbage(void **state)
 {
-        struct vl_call c;
-
         (void)state;
         assert_int_equal(call_parse_status("{\"method\":\"a.b.C\"} x"), -EBADMSG);
         assert_int_equal(call_parse_status("{\"method\":\"a.b.C\"}{}"), -EBADMSG);
         assert_int_equal(call_parse_status("{\"method\":\"a.b.C\"}1"), -EBADMSG);
         /* A NUL inside the given length is not the end of the message. */
-        assert_int_equal(vl_call_parse(STR_AND_LEN("{\"method\":\"a.b.C\"}\0{}"), 16, &c),
-                         -EBADMSG);
+        assert_int_equal(call_parse_len(STR_AND_LEN("{\"method\":\"a.b.C\"}\0{}"), 16), -EBADMSG);
 }
 
 /* json-c counts every value: {"method":"a.b.C"} is 2 deep, an empty object inside it 3. */
@@ -140,17 +145,12 @@ static void call_depth(void **state)
         static const char flat[] = "{\"method\":\"a.b.C\"}";
         static const char nested[] = "{\"method\":\"a.b.C\",\"parameters\":{}}";
         static const char deeper[] = "{\"method\":\"a.b.C\",\"parameters\":{\"x\":{}}}";
-        struct vl_call c;
-
         (void)state;
-        assert_int_equal(vl_call_parse(STR_AND_LEN(flat), 1, &c), -EBADMSG);
-        assert_int_equal(vl_call_parse(STR_AND_LEN(flat), 2, &c), 0);
-        vl_call_done(&c);
-        assert_int_equal(vl_call_parse(STR_AND_LEN(nested), 2, &c), 0);
-        vl_call_done(&c);
-        assert_int_equal(vl_call_parse(STR_AND_LEN(deeper), 2, &c), -EBADMSG);
-        assert_int_equal(vl_call_parse(STR_AND_LEN(deeper), 3, &c), 0);
-        vl_call_done(&c);
+        assert_int_equal(call_parse_len(STR_AND_LEN(flat), 1), -EBADMSG);
+        assert_int_equal(call_parse_len(STR_AND_LEN(flat), 2), 0);
+        assert_int_equal(call_parse_len(STR_AND_LEN(nested), 2), 0);
+        assert_int_equal(call_parse_len(STR_AND_LEN(deeper), 2), -EBADMSG);
+        assert_int_equal(call_parse_len(STR_AND_LEN(deeper), 3), 0);
 }
 
 /* One parser for a stream of messages: an error in one (half a value, trailing text, too deep,
@@ -172,13 +172,11 @@ static void parser_reused(void **state)
                 assert_true(r == -EBADMSG || r == -EPROTO);
                 assert_int_equal(vl_call_parse_with(&p, STR_AND_LEN(good), 4, &c), 0);
                 assert_string_equal(c.method, "a.b.C");
-                assert_int_equal(vl_get_u64(c.parameters, "n", &n), 0);
+                assert_int_equal(vl_view_get_u64(&c.parameters, "n", &n), 0);
                 assert_int_equal(n, 7);
-                vl_call_done(&c);
         }
         assert_int_equal(vl_call_parse_with(&p, STR_AND_LEN(good), 2, &c), -EBADMSG);
         assert_int_equal(vl_call_parse_with(&p, STR_AND_LEN(good), 3, &c), 0);
-        vl_call_done(&c);
         assert_int_equal(vl_reply_parse_with(&p, STR_AND_LEN("{\"parameters\":{}}"), 3, &reply), 0);
         vl_reply_done(&reply);
         vl_parser_done(&p);
@@ -307,11 +305,13 @@ static void default_depth(void **state)
 static void encode_call(void **state)
 {
         json_object *parameters;
+        struct vl_parser p;
         struct vl_call c;
         const char *name;
         char *text;
 
         (void)state;
+        vl_parser_init(&p);
         text = vl_call_encode("io.timerd.Timer.Get", NULL, false, false);
         assert_non_null(text);
         assert_string_equal(text, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{}}");
@@ -326,14 +326,14 @@ static void encode_call(void **state)
         assert_string_equal(text, "{\"method\":\"io.timerd.Timer.Wait\",\"more\":true,"
                                   "\"oneway\":true,\"parameters\":{\"name\":\"a/b\"}}");
 
-        assert_int_equal(call_parse(text, &c), 0);
+        assert_int_equal(call_parse(&p, text, &c), 0);
         assert_string_equal(c.method, "io.timerd.Timer.Wait");
         assert_true(c.more);
         assert_true(c.oneway);
         assert_false(c.upgrade);
-        assert_int_equal(vl_get_string(c.parameters, "name", &name), 0);
+        assert_int_equal(vl_view_get_string(&c.parameters, "name", &name), 0);
         assert_string_equal(name, "a/b");
-        vl_call_done(&c);
+        vl_parser_done(&p);
         free(text);
 }
 
@@ -799,9 +799,11 @@ static void not_utf8_refused(void **state)
             "{\"method\":\"a.b.C\",\"parameters\":{\"name\":\"\\ud800\\u0041\"}}",
             "\"\xff\"",
         };
+        struct vl_parser p;
         struct vl_call c;
 
         (void)state;
+        vl_parser_init(&p);
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 assert_int_equal(call_parse_status(bad[i]), -EILSEQ);
                 assert_int_equal(reply_parse_status(bad[i]), -EILSEQ);
@@ -809,15 +811,16 @@ static void not_utf8_refused(void **state)
 
         /* What is valid stays so: a pair of escapes, four-byte text, an escaped NUL (refused by
          * vl_get_string, not by the parser). */
-        assert_int_equal(call_parse("{\"method\":\"a.b.C\",\"parameters\":{\"p\":\"\\ud83d"
+        assert_int_equal(call_parse(&p,
+                                    "{\"method\":\"a.b.C\",\"parameters\":{\"p\":\"\\ud83d"
                                     "\\ude00\xf0\x9f\x98\x80\xc3\xa4\",\"z\":\"a\\u0000b\"}}",
                                     &c),
                          0);
         const char *v;
-        assert_int_equal(vl_get_string(c.parameters, "p", &v), 0);
+        assert_int_equal(vl_view_get_string(&c.parameters, "p", &v), 0);
         assert_string_equal(v, "\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xc3\xa4");
-        assert_int_equal(vl_get_string(c.parameters, "z", &v), -EINVAL);
-        vl_call_done(&c);
+        assert_int_equal(vl_view_get_string(&c.parameters, "z", &v), -EINVAL);
+        vl_parser_done(&p);
 }
 
 int main(void)

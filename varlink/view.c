@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "varlink/view.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* Unescaping writes behind what it reads, so a string is unescaped over its own text. */
+static void string_in_place(char *text, struct vl_token *t)
+{
+        if (t->escaped)
+                t->len = (uint32_t)vl_token_unescape(text, t, text + t->start);
+        else
+                text[t->start + t->len] = 0;
+        t->escaped = false;
+}
+
+void vl_view_prepare(char *text, struct vl_token *tokens, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                if (tokens[i].type != VL_TOKEN_OBJECT)
+                        continue;
+                for (size_t m = 0, k = i + 1; m < tokens[i].size; m++, k = tokens[k + 1].next) {
+                        bool escaped = tokens[k].escaped;
+
+                        string_in_place(text, &tokens[k]);
+                        if (escaped)
+                                tokens[k].len = (uint32_t)strlen(text + tokens[k].start);
+                }
+        }
+        for (size_t i = 0; i < n; i++)
+                if (tokens[i].type == VL_TOKEN_STRING)
+                        string_in_place(text, &tokens[i]);
+}
+
+enum vl_token_type vl_view_type(const struct vl_view *v)
+{
+        return v->tokens ? (enum vl_token_type)v->tokens[v->index].type : VL_TOKEN_OBJECT;
+}
+
+int vl_view_string(const struct vl_view *v, const char **ret)
+{
+        const char *s;
+
+        if (vl_view_type(v) != VL_TOKEN_STRING)
+                return -EINVAL;
+        s = v->text + v->tokens[v->index].start;
+        /* "a\u0000b": a C string cannot hold it. */
+        if (strlen(s) != v->tokens[v->index].len)
+                return -EINVAL;
+        *ret = s;
+        return 0;
+}
+
+struct vl_view vl_view_first(const struct vl_view *array)
+{
+        return (struct vl_view){array->text, array->tokens, array->index + 1};
+}
+
+struct vl_view vl_view_following(const struct vl_view *element)
+{
+        return (struct vl_view){element->text, element->tokens,
+                                element->tokens[element->index].next};
+}
+
+size_t vl_view_size(const struct vl_view *v)
+{
+        return v->tokens ? v->tokens[v->index].size : 0;
+}
+
+int vl_view_get(const struct vl_view *object, const char *field, struct vl_view *ret)
+{
+        int i;
+
+        if (!object->tokens)
+                return -ENOENT;
+        i = vl_token_member(object->text, object->tokens, object->index, field);
+        if (i < 0 || object->tokens[i].type == VL_TOKEN_NULL)
+                return -ENOENT;
+        *ret = (struct vl_view){object->text, object->tokens, (size_t)i};
+        return 0;
+}
+
+int vl_view_get_string(const struct vl_view *object, const char *field, const char **ret)
+{
+        struct vl_view v;
+        int r = vl_view_get(object, field, &v);
+
+        return r < 0 ? r : vl_view_string(&v, ret);
+}
+
+int vl_view_get_bool(const struct vl_view *object, const char *field, bool *ret)
+{
+        if (!object->tokens)
+                return -ENOENT;
+        return vl_token_get_bool(object->text, object->tokens, object->index, field, ret);
+}
+
+int vl_view_get_u64(const struct vl_view *object, const char *field, uint64_t *ret)
+{
+        if (!object->tokens)
+                return -ENOENT;
+        return vl_token_get_u64(object->text, object->tokens, object->index, field, ret);
+}
+
+static int get_typed(const struct vl_view *object, const char *field, enum vl_token_type type,
+                     struct vl_view *ret)
+{
+        struct vl_view v;
+        int r = vl_view_get(object, field, &v);
+
+        if (r < 0)
+                return r;
+        if (vl_view_type(&v) != type)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int vl_view_get_object(const struct vl_view *object, const char *field, struct vl_view *ret)
+{
+        return get_typed(object, field, VL_TOKEN_OBJECT, ret);
+}
+
+int vl_view_get_array(const struct vl_view *object, const char *field, struct vl_view *ret)
+{
+        return get_typed(object, field, VL_TOKEN_ARRAY, ret);
+}
