@@ -14,7 +14,7 @@
  * process, a commit every millisecond until journal_compact_finish() has swapped it in, and the
  * longest of those calls — what the compaction itself costs the thread that owns the journal.
  * Then what the child cost: how long it ran and its peak RSS. timerd runs with malloc on huge
- * pages, as units/timerd.service runs it, unless GLIBC_TUNABLES is set (GLIBC_TUNABLES= : without).
+ * pages, as units/timerd.service runs it (bench/daemon.c).
  * Scratch directories go under $TMPDIR (default /tmp); say which file system it is.
  * Usage: bench-compact TIMERD [--quick]
  */
@@ -303,10 +303,6 @@ int main(int argc, char **argv)
              n / 1000, pinned ? "service on CPU 0, bench on CPU 1" : "not pinned (one CPU)",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 
-        /* timerd as units/timerd.service runs it (unless set: GLIBC_TUNABLES= runs it without). */
-        if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 0) < 0)
-                die("setenv: %m");
-        note("timerd runs with GLIBC_TUNABLES=%s", getenv("GLIBC_TUNABLES"));
         struct journal_timer *timers = retained_timers(n);
         double before_ms = on_loop_compaction_ms(timers, n);
         note("journal_compact() of %zuk timers on the loop's thread: %.1f ms", n / 1000, before_ms);
