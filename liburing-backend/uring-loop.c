@@ -411,14 +411,10 @@ static const struct loop_backend_ops uring_loop_ops = {
  * TASKRUN_FLAG (5.19): a completion (a poll's wake-up) waits for the loop's next entry into the
  * kernel instead of interrupting it with an inter-processor interrupt, and the flag tells
  * liburing to enter the kernel for such work when it reaps. The loop is single-threaded and enters
- * the kernel every iteration, so nothing waits longer than it would have. SINGLE_ISSUER and
- * DEFER_TASKRUN (6.1): that work runs only when the loop waits, all at once, so a recv takes
- * what came meanwhile in one go rather than at each write of the peer; only the loop's thread
- * submits.
+ * the kernel every iteration, so nothing waits longer than it would have. Not DEFER_TASKRUN: it
+ * measured no better for the recv (sessions 26, 27) and made pipelined calls slower (session 25).
  */
 static const unsigned ring_setups[] = {
-    IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
-        IORING_SETUP_TASKRUN_FLAG,
     IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
     IORING_SETUP_SUBMIT_ALL,
     0,
