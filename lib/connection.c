@@ -23,8 +23,8 @@ struct call {
         struct connection_handler handler;
 };
 
-/* Queued asynchronous calls are written at once from this many bytes on: a send of this much
- * takes the kernel's time for copying, not per call, and stays well within a socket buffer. */
+/* Asynchronous calls piling up are written each time this many more bytes are pending: a send of
+ * this much costs the kernel its copying, not a wake-up per call, and fits a socket buffer. */
 #define CONNECTION_BATCH_BYTES (64U * 1024U)
 
 /* Calls ended are kept for the next ones, up to this many: no allocation per call once warm. */
@@ -444,6 +444,8 @@ static int queue_call(struct timerd *t, struct connection_request *q, bool block
 int connection_send_async(struct timerd *t, struct connection_request *q, int error,
                           const struct connection_handler *handler)
 {
+        /* The call is written after what is pending (nothing is queued while q is begun). */
+        size_t before = vl_writer_pending(&t->writer);
         int r = error < 0 ? drop(t, q, error) : queue_call(t, q, false, handler);
 
         if (r < 0)
@@ -451,11 +453,13 @@ int connection_send_async(struct timerd *t, struct connection_request *q, int er
         /*
          * A call alone in flight goes out at once (its latency); calls made behind others wait
          * for timerd_process() or a blocking call (the loop is told by POLLOUT), so that one send
-         * carries them all, unless they pile up. A failure stays with the buffered output and
-         * reaches the callbacks from timerd_process(), not from in here.
+         * carries them all, unless they pile up: a send each time CONNECTION_BATCH_BYTES more are
+         * pending, not one per call while the socket is full. A failure stays with the buffered
+         * output and reaches the callbacks from timerd_process(), not from in here.
          */
         if ((t->n_calls == 1 && t->dispatching == 0) ||
-            vl_writer_pending(&t->writer) >= CONNECTION_BATCH_BYTES)
+            before / CONNECTION_BATCH_BYTES !=
+                vl_writer_pending(&t->writer) / CONNECTION_BATCH_BYTES)
                 (void)vl_writer_flush(&t->writer, t->fd);
         return 0;
 }
@@ -656,7 +660,8 @@ static int wait_fd(struct timerd *t, short events)
 }
 
 /* Drive the connection until the blocking call's next reply is in t->blocking. `wait_first`: the
- * call was just written, so its answer cannot be there yet: wait before the first read. */
+ * call was just written and its answer is hardly there yet: wait before reading, not after a read
+ * that says EAGAIN. */
 static int drive_blocking(struct timerd *t, bool wait_first, struct vl_reply *ret)
 {
         struct blocking_slot *slot = &t->blocking;

@@ -480,6 +480,48 @@ static void test_answer_before_hang_up(void **state)
         assert_int_equal(log.errors[2], -TIMERD_E_DISCONNECTED);
 }
 
+/* {"pad":"aaa…"}, size bytes long. */
+static char *padded_parameters(size_t size)
+{
+        char *text = malloc(size + 1);
+
+        assert_non_null(text);
+        memset(text, 'a', size);
+        memcpy(text, "{\"pad\":\"", 8);
+        memcpy(text + size - 2, "\"}", 2);
+        text[size] = 0;
+        return text;
+}
+
+static const struct fake_step piled_up_script[] = {
+    FAKE_ANY_CALL,
+    FAKE_ANY_CALL,
+    FAKE_ANY_CALL,
+    FAKE_RAW(EMPTY_REPLY "\0" EMPTY_REPLY "\0" EMPTY_REPLY "\0"),
+};
+
+/* Calls that pile up past 64 KiB go out without waiting for timerd_process(): the first alone,
+ * then the two behind it (40 KiB each) once the second brings the pending bytes past 64 KiB. */
+static void test_piled_up_calls_written(void **state)
+{
+        struct fake_server *s = fake_server_start(piled_up_script, ELEMENTSOF(piled_up_script));
+        struct timerd *t = connect_to(s);
+        char *parameters = padded_parameters(40 * 1024);
+        struct log log = {};
+
+        (void)state;
+        for (int i = 0; i < 3; i++)
+                assert_int_equal(timerd_call_async(t, "x.Y", parameters, 0, on_raw, &log), 0);
+        /* The service took all three before any timerd_process(). */
+        fake_server_join(s);
+        assert_true(pump(t, &log, 3) != 0);
+        for (size_t i = 0; i < 3; i++)
+                assert_int_equal(log.errors[i], 0);
+        timerd_close(t);
+        fake_server_finish(s);
+        free(parameters);
+}
+
 #define HUGE_BATCH_CALLS 40
 #define HUGE_BATCH_PAD   (16 * 1024)
 
@@ -533,7 +575,6 @@ static void test_huge_batch(void **state)
                 assert_int_equal(timerd_call_async(t, "x.Y", parameters, 0, on_numbered, &answered),
                                  0);
         }
-        assert_int_equal(timerd_get_events(t), POLLIN | POLLOUT);
         while (answered < HUGE_BATCH_CALLS) {
                 struct pollfd p = {.fd = timerd_get_fd(t), .events = (short)timerd_get_events(t)};
 
@@ -561,19 +602,6 @@ static int deaf_service(char path[static 108])
         assert_int_equal(bind(fd, (struct sockaddr *)&address, sizeof(address)), 0);
         assert_int_equal(listen(fd, 1), 0);
         return fd;
-}
-
-/* {"pad":"aaa…"}, size bytes long. */
-static char *padded_parameters(size_t size)
-{
-        char *text = malloc(size + 1);
-
-        assert_non_null(text);
-        memset(text, 'a', size);
-        memcpy(text, "{\"pad\":\"", 8);
-        memcpy(text + size - 2, "\"}", 2);
-        text[size] = 0;
-        return text;
 }
 
 /* Output the socket does not take waits in a buffer (POLLOUT wanted), up to 16 MiB. */
@@ -693,6 +721,7 @@ int main(void)
             cmocka_unit_test(test_calls_batched),
             cmocka_unit_test(test_send_failure),
             cmocka_unit_test(test_answer_before_hang_up),
+            cmocka_unit_test(test_piled_up_calls_written),
             cmocka_unit_test(test_huge_batch),
             cmocka_unit_test(test_output_buffered),
             cmocka_unit_test(test_bad_arguments),
