@@ -452,7 +452,7 @@ int connection_send_async(struct timerd *t, struct connection_request *q, int er
                 return r;
         /*
          * A call alone in flight goes out at once (its latency); calls made behind others wait
-         * for timerd_process() or a blocking call (the loop is told by POLLOUT), so that one send
+         * for timerd_process() (the loop is told by POLLOUT), so that one send
          * carries them all, unless they pile up: a send each time CONNECTION_BATCH_BYTES more are
          * pending, not one per call while the socket is full. A failure stays with the buffered
          * output and reaches the callbacks from timerd_process(), not from in here.

@@ -594,9 +594,9 @@ int timerd_call_raw(struct timerd *t, const char *method, const char *parameters
  * answers, in the order of the calls.
  *
  * A call made while no other is in flight is written at once. Calls made behind others wait in
- * the buffer (POLLOUT) until the next timerd_process() or blocking call, or until 64 KiB of them
- * are buffered, so that one write carries them all; those made from callbacks go out when
- * timerd_process() has run them. The order is kept.
+ * the buffer (POLLOUT) until the next timerd_process(), or until 64 KiB of them are buffered, so
+ * that one write carries them all; those made from callbacks go out when timerd_process() has
+ * run them. The order is kept.
  *
  * Every *_async() call queues its request (nothing is written that would block) and returns 0,
  * or fails at once without calling the callback: -EBUSY after a stream, -ENOBUFS when 16 MiB of
