@@ -22,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench/bulk.h"
 #include "bench/calls.h"
@@ -241,6 +243,46 @@ static bool poll_release(struct raw_conn *status, uint64_t until, uint64_t *long
         return reaping > 0;
 }
 
+/* The daemon's RSS `usec` from now, read by a child so that a Status the service holds up does not
+ * move the reading; rss_later_take() waits for it. */
+struct rss_later {
+        pid_t pid;
+        int fd;
+};
+
+static void rss_later_start(const struct daemon *d, uint64_t usec, struct rss_later *ret)
+{
+        int fds[2];
+
+        if (pipe(fds) < 0)
+                die("pipe: %m");
+        ret->pid = fork();
+        if (ret->pid < 0)
+                die("fork: %m");
+        if (ret->pid == 0) {
+                struct timespec t = {.tv_sec = (time_t)(usec / 1000000),
+                                     .tv_nsec = (long)(usec % 1000000) * 1000};
+                while (nanosleep(&t, &t) < 0 && errno == EINTR)
+                        ;
+                uint64_t rss = daemon_rss_bytes(d);
+                _exit(write(fds[1], &rss, sizeof(rss)) == sizeof(rss) ? 0 : 1);
+        }
+        close(fds[1]);
+        ret->fd = fds[0];
+}
+
+static uint64_t rss_later_take(struct rss_later *l)
+{
+        uint64_t rss;
+        int status;
+
+        if (read(l->fd, &rss, sizeof(rss)) != sizeof(rss))
+                die("the RSS reading child failed");
+        close(l->fd);
+        waitpid(l->pid, &status, 0);
+        return rss;
+}
+
 /* RSS with n transient timers on one connection, 1 s after it closed, and once all are freed. */
 static void run_release(const char *binary, size_t n, struct release *ret)
 {
@@ -260,8 +302,10 @@ static void run_release(const char *binary, size_t n, struct release *ret)
         ret->longest_answer_usec = 0;
         raw_conn_close(&c);
         closed = now_usec();
+        struct rss_later at_1s;
+        rss_later_start(&d, 1000000, &at_1s);
         bool reaping = poll_release(&status, closed + 1000000, &ret->longest_answer_usec);
-        ret->closed_mib = (double)daemon_rss_bytes(&d) / 1048576;
+        ret->closed_mib = (double)rss_later_take(&at_1s) / 1048576;
         if (reaping)
                 (void)poll_release(&status, 0, &ret->longest_answer_usec);
         ret->done_usec = now_usec() - closed;
