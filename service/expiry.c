@@ -42,6 +42,14 @@ void service_clock_was_set(struct service *s)
 #define STEP_SLICE_USEC   2000
 #define STEP_BUDGET_FIRST 256
 
+/* Before a step: its batch (the first one's at first), the clocks and when it starts. */
+static bool step_begin(struct service *s, size_t *budget, struct td_now *now, uint64_t *start)
+{
+        if (*budget == 0)
+                *budget = STEP_BUDGET_FIRST;
+        return service_now(s, now) == 0 && clock_read(TIMERD_CLOCK_MONOTONIC, start) == 0;
+}
+
 /* The next step's batch, from how long a full one took: doubled while it takes under half the
  * slice, halved while it takes more. */
 static void step_budget_adapt(size_t *budget, uint64_t count, uint64_t start)
@@ -65,9 +73,7 @@ void service_reevaluate_step(struct service *s)
         uint64_t start, count;
         struct td_now now;
 
-        if (s->reevaluate_budget == 0)
-                s->reevaluate_budget = STEP_BUDGET_FIRST;
-        if (service_now(s, &now) < 0 || clock_read(TIMERD_CLOCK_MONOTONIC, &start) < 0)
+        if (!step_begin(s, &s->reevaluate_budget, &now, &start))
                 return;
         api_apply(s, &now,
                   registry_reevaluate_step(s->registry, &now, s->reevaluate_budget, &count));
@@ -96,9 +102,7 @@ void service_reap_step(struct service *s)
         uint64_t start, count;
         struct td_now now;
 
-        if (s->reap_budget == 0)
-                s->reap_budget = STEP_BUDGET_FIRST;
-        if (service_now(s, &now) < 0 || clock_read(TIMERD_CLOCK_MONOTONIC, &start) < 0)
+        if (!step_begin(s, &s->reap_budget, &now, &start))
                 return;
         api_apply(s, &now, registry_reap_step(s->registry, &now, s->reap_budget, &count));
         (void)malloc_trim(0);
