@@ -3,6 +3,7 @@
 /* The record format: every field survives a commit and a compaction, the bytes on disk are the
  * documented little-endian layout, and invalid input is refused before anything is written. */
 
+#include <assert.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -438,6 +439,44 @@ static void test_run_result_layout(void **state)
                          -EBADMSG);
 }
 
+/* A string's length byte beyond its field's room, in a record whose checksum is right and with
+ * the bytes there, is refused as malformed before anything is copied: the boot id is the last
+ * member of struct journal_timer, and 255 bytes copied there would run past it (ASan). */
+static void test_string_longer_than_its_field(void **state)
+{
+        static const char boot_id[] = "0123456789abcdef0123456789abcdef0123";
+        struct jt_dir *d = *state;
+        struct journal_timer t = jt_timer(1000, "long-boot-id", 5);
+        uint8_t *data, *found = NULL;
+        size_t size;
+        struct journal *j;
+
+        static_assert(sizeof(boot_id) - 1 == JOURNAL_BOOT_ID_MAX, "a full boot id");
+        t.policy = TIMERD_POLICY_CALENDAR;
+        memset(t.calendar, 'x', TD_CALENDAR_SOURCE_MAX);
+        t.calendar[TD_CALENDAR_SOURCE_MAX] = '\0';
+        snprintf(t.boot_id, sizeof(t.boot_id), "%s", boot_id);
+        j = jt_open_expect(d, NULL, 0, NULL);
+        assert_int_equal(journal_put(j, &t), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+        data = jt_read(d, "journal", &size);
+        for (size_t i = RECORDS_START + 1; i + sizeof(boot_id) - 1 <= size && !found; i++)
+                if (memcmp(data + i, boot_id, sizeof(boot_id) - 1) == 0)
+                        found = data + i - 1;
+        assert_non_null(found);
+        assert_int_equal(*found, JOURNAL_BOOT_ID_MAX);
+        assert_true(data + size - found > UINT8_MAX);
+
+        *found = UINT8_MAX;
+        store_u32(data + RECORDS_START + 4,
+                  crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
+        jt_write(d, "journal", data, size);
+        free(data);
+        assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
+                         -EBADMSG);
+}
+
 /* A live cadence (Reschedule's) follows the handover, written even when zero; with no result
  * after it, a zero one was never written by timerd and is refused as malformed. */
 static void test_live_cadence_layout(void **state)
@@ -736,6 +775,7 @@ int main(void)
                                             jt_teardown),
             cmocka_unit_test_setup_teardown(test_handover_layout, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_run_result_layout, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_string_longer_than_its_field, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_live_cadence_layout, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_catch_up_layout, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_format2_journal, setup, jt_teardown),
