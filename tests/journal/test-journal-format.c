@@ -187,6 +187,20 @@ static void test_layout(void **state)
         free(data);
 }
 
+/* The journal's one record, changed in place, sealed again with a right checksum: refused as
+ * malformed. Takes data. */
+static void assert_resealed_malformed(struct jt_dir *d, uint8_t *data, size_t size)
+{
+        struct journal *j;
+
+        store_u32(data + RECORDS_START + 4,
+                  crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
+        jt_write(d, "journal", data, size);
+        free(data);
+        assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
+                         -EBADMSG);
+}
+
 /* A journal as timerd wrote it before handovers: one PUT of jt_timer(1000, "old-format", 5). */
 static const uint8_t format2_journal[] = {
     0x54, 0x49, 0x4d, 0x45, 0x52, 0x44, 0x4a, 0x31, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
@@ -394,12 +408,7 @@ static void test_handover_layout(void **state)
 
         /* The same record with a zero handover, sealed with a right checksum. */
         memset(data + size - 8, 0, 8);
-        store_u32(data + RECORDS_START + 4,
-                  crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
-        jt_write(d, "journal", data, size);
-        free(data);
-        assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
-                         -EBADMSG);
+        assert_resealed_malformed(d, data, size);
 }
 
 /* How the last run's program ended comes last, after the handover and the live cadence, which
@@ -431,12 +440,7 @@ static void test_run_result_layout(void **state)
         /* A result of NONE is never written: refused as malformed. */
         data[size - 2] = TIMERD_EXIT_NONE;
         data[size - 1] = 0;
-        store_u32(data + RECORDS_START + 4,
-                  crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
-        jt_write(d, "journal", data, size);
-        free(data);
-        assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
-                         -EBADMSG);
+        assert_resealed_malformed(d, data, size);
 }
 
 /* A string's length byte beyond its field's room, in a record whose checksum is right and with
@@ -469,12 +473,7 @@ static void test_string_longer_than_its_field(void **state)
         assert_true(data + size - found > UINT8_MAX);
 
         *found = UINT8_MAX;
-        store_u32(data + RECORDS_START + 4,
-                  crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
-        jt_write(d, "journal", data, size);
-        free(data);
-        assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
-                         -EBADMSG);
+        assert_resealed_malformed(d, data, size);
 }
 
 /* A live cadence (Reschedule's) follows the handover, written even when zero; with no result
@@ -505,12 +504,7 @@ static void test_live_cadence_layout(void **state)
         journal_close(j);
 
         memset(data + size - 8, 0, 8);
-        store_u32(data + RECORDS_START + 4,
-                  crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
-        jt_write(d, "journal", data, size);
-        free(data);
-        assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
-                         -EBADMSG);
+        assert_resealed_malformed(d, data, size);
 }
 
 /* Whether the last run was a catch-up comes last, after the handover, the live cadence and a
@@ -541,12 +535,7 @@ static void test_catch_up_layout(void **state)
         journal_close(j);
 
         data[size - 1] = 0;
-        store_u32(data + RECORDS_START + 4,
-                  crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
-        jt_write(d, "journal", data, size);
-        free(data);
-        assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
-                         -EBADMSG);
+        assert_resealed_malformed(d, data, size);
 }
 
 static void test_invalid_input(void **state)
