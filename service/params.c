@@ -404,28 +404,23 @@ int params_declaration(const struct vl_view *params, struct zones *zones,
         return params_calendar(&d, zones, ret, err);
 }
 
-static int parse_handle_object(const struct vl_view *obj, const char *path, uint32_t owner,
-                               bool is_token, struct td_handle *ret, struct param_error *err)
+/* A claim's or a token's fields, named in the replies that refuse them. */
+static int parse_handle_object(const struct vl_view *obj, uint32_t owner, bool is_token,
+                               struct td_handle *ret, struct param_error *err)
 {
-        char field[64];
         const char *name;
 
         *ret = (struct td_handle){.owner = owner};
-        snprintf(field, sizeof(field), "%s.name", path);
-        int r = name_field(obj, "name", field, &name, err);
+        int r = name_field(obj, "name", is_token ? "token.name" : "claim.name", &name, err);
         if (r == 0)
-                return params_invalid(err, field);
+                return params_invalid(err, is_token ? "token.name" : "claim.name");
         if (r < 0)
                 return r;
         ret->name = name;
-        snprintf(field, sizeof(field), "%s.generation", path);
         if (vl_view_get_u64(obj, "generation", &ret->generation) < 0)
-                return params_invalid(err, field);
-        if (is_token) {
-                snprintf(field, sizeof(field), "%s.run", path);
-                if (vl_view_get_u64(obj, "run", &ret->run) < 0 || ret->run == 0)
-                        return params_invalid(err, field);
-        }
+                return params_invalid(err, is_token ? "token.generation" : "claim.generation");
+        if (is_token && (vl_view_get_u64(obj, "run", &ret->run) < 0 || ret->run == 0))
+                return params_invalid(err, "token.run");
         return 0;
 }
 
@@ -443,8 +438,8 @@ int params_handle(const struct vl_view *params, uint32_t owner, bool allow_token
         if ((rc == 0) == (rt == 0))
                 return params_invalid(err, "claim");
         if (rc == 0)
-                return parse_handle_object(&claim, "claim", owner, false, ret, err);
-        return parse_handle_object(&token, "token", owner, true, ret, err);
+                return parse_handle_object(&claim, owner, false, ret, err);
+        return parse_handle_object(&token, owner, true, ret, err);
 }
 
 int params_token(const struct vl_view *params, uint32_t owner, struct td_handle *ret,
@@ -453,7 +448,7 @@ int params_token(const struct vl_view *params, uint32_t owner, struct td_handle 
         struct vl_view token;
         if (vl_view_get_object(params, "token", &token) < 0)
                 return params_invalid(err, "token");
-        return parse_handle_object(&token, "token", owner, true, ret, err);
+        return parse_handle_object(&token, owner, true, ret, err);
 }
 
 int params_when(const struct vl_view *params, const char *absolute_field, uint64_t now,
