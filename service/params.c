@@ -260,19 +260,22 @@ static int calendar_lines(const struct vl_view *d, const char *field, bool cron,
         struct vl_view a, v;
         int r = vl_view_get_array(d, field, &a);
 
-        snprintf(path, sizeof(path), "declaration.%s", field);
+        /* The paths are written only for an error: most Registers have no calendar. */
         if (r == -ENOENT)
                 return 0;
-        if (r < 0)
+        if (r < 0) {
+                snprintf(path, sizeof(path), "declaration.%s", field);
                 return params_invalid(err, path);
+        }
         v = vl_view_first(&a);
         for (size_t i = 0; i < vl_view_size(&a); i++, v = vl_view_following(&v)) {
                 const char *text;
                 int k;
 
-                snprintf(path, sizeof(path), "declaration.%s[%zu]", field, i);
-                if (vl_view_string(&v, &text) < 0 || strchr(text, '\n'))
+                if (vl_view_string(&v, &text) < 0 || strchr(text, '\n')) {
+                        snprintf(path, sizeof(path), "declaration.%s[%zu]", field, i);
                         return params_invalid(err, path);
+                }
                 k = snprintf(source + *len, TD_CALENDAR_SOURCE_MAX + 1 - *len, "%s%s%s",
                              *n > 0 ? "\n" : "", cron ? TD_CALENDAR_CRON_PREFIX : "", text);
                 if (k < 0 || (size_t)k > TD_CALENDAR_SOURCE_MAX - *len)
@@ -287,7 +290,7 @@ static int calendar_lines(const struct vl_view *d, const char *field, bool cron,
 static int params_calendar(const struct vl_view *d, struct zones *zones, struct td_declaration *ret,
                            struct param_error *err)
 {
-        char source[TD_CALENDAR_SOURCE_MAX + 1] = "";
+        char source[TD_CALENDAR_SOURCE_MAX + 1];
         struct td_calendar_error cal_error;
         const struct td_zone *zone;
         const char *zone_name = NULL;
@@ -296,6 +299,8 @@ static int params_calendar(const struct vl_view *d, struct zones *zones, struct 
         const struct td_calendar *c;
         int r;
 
+        /* Not the whole array: it is written only when a calendar is given. */
+        source[0] = 0;
         if ((r = calendar_lines(d, "calendar", false, source, &len, &n, err)) < 0 ||
             (r = calendar_lines(d, "cron", true, source, &len, &n, err)) < 0)
                 return r;
