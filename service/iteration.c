@@ -109,7 +109,7 @@ void service_loop_callbacks(struct service *s, struct loop_callbacks *ret)
 /* A connection's next pipelined call is taken in the same drain while it has had fewer calls
  * than this and the drain is younger than the slice: cheap calls amortize a wake-up, expensive
  * ones (a List of thousands) cannot hold the loop. */
-#define PIPELINE_BURST      64
+#define PIPELINE_BURST      128
 #define PIPELINE_SLICE_USEC 1000
 /* The calls of one connection's burst share a reading of the clocks this young: they were read
  * from its socket before it was taken (reading them costs more than a cheap call). */
