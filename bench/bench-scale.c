@@ -22,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench/bulk.h"
 #include "bench/calls.h"
@@ -191,10 +193,18 @@ static void run_size(const char *binary, size_t n, bool lists, struct result *re
 }
 
 struct release {
-        double empty_mib, full_mib, closed_mib;
+        double empty_mib, full_mib, closed_mib, done_mib;
         /* The service's slowest loop iteration before the close, and since the start: the close's
          * (its timers freed, then memory given back) when that is longer. */
         uint64_t slowest_before_usec, slowest_usec;
+        /* From the close on, Status after Status: the longest an answer took (the loop held by the
+         * close shows here), and when the service had freed every timer (Status reaping 0, or
+         * absent: a service that frees them in the close's iteration). */
+        uint64_t longest_answer_usec, done_usec;
+        /* The service's slowest iteration that closed the connection or freed its timers (Status
+         * slowest_reaping_iteration_usec; has_: the service tells it). */
+        bool has_slowest_reaping;
+        uint64_t slowest_reaping_usec;
 };
 
 static uint64_t slowest_iteration_usec(struct raw_conn *c)
@@ -208,14 +218,79 @@ static uint64_t slowest_iteration_usec(struct raw_conn *c)
         return usec;
 }
 
-/* RSS with n transient timers on one connection, and 1 s after it closed. */
+/* Status calls 1 ms apart until `until` (monotonic µs), or until no timer is left to free when
+ * until is 0; the longest answer goes to *longest. Whether timers are still being freed. */
+static bool poll_release(struct raw_conn *status, uint64_t until, uint64_t *longest)
+{
+        struct timespec ms = {.tv_nsec = 1000000};
+        uint64_t reaping = 0;
+
+        do {
+                uint64_t start = now_usec();
+                char *reply = raw_call(status, CALL_STATUS);
+
+                if (!reply)
+                        die("Status: the connection was closed");
+                if (now_usec() - start > *longest)
+                        *longest = now_usec() - start;
+                if (!reply_u64(reply, "reaping", &reaping))
+                        reaping = 0;
+                free(reply);
+                if (until == 0 && reaping == 0)
+                        return false;
+                nanosleep(&ms, NULL);
+        } while (until == 0 || now_usec() < until);
+        return reaping > 0;
+}
+
+/* The daemon's RSS `usec` from now, read by a child so that a Status the service holds up does not
+ * move the reading; rss_later_take() waits for it. */
+struct rss_later {
+        pid_t pid;
+        int fd;
+};
+
+static void rss_later_start(const struct daemon *d, uint64_t usec, struct rss_later *ret)
+{
+        int fds[2];
+
+        if (pipe(fds) < 0)
+                die("pipe: %m");
+        ret->pid = fork();
+        if (ret->pid < 0)
+                die("fork: %m");
+        if (ret->pid == 0) {
+                struct timespec t = {.tv_sec = (time_t)(usec / 1000000),
+                                     .tv_nsec = (long)(usec % 1000000) * 1000};
+                while (nanosleep(&t, &t) < 0 && errno == EINTR)
+                        ;
+                uint64_t rss = daemon_rss_bytes(d);
+                _exit(write(fds[1], &rss, sizeof(rss)) == sizeof(rss) ? 0 : 1);
+        }
+        close(fds[1]);
+        ret->fd = fds[0];
+}
+
+static uint64_t rss_later_take(struct rss_later *l)
+{
+        uint64_t rss;
+        int status;
+
+        if (read(l->fd, &rss, sizeof(rss)) != sizeof(rss))
+                die("the RSS reading child failed");
+        close(l->fd);
+        waitpid(l->pid, &status, 0);
+        return rss;
+}
+
+/* RSS with n transient timers on one connection, 1 s after it closed, and once all are freed. */
 static void run_release(const char *binary, size_t n, struct release *ret)
 {
         struct far_deadlines far = {.base = now_usec() + HOUR_USEC};
         struct bulk_spec spec = {.prefix = "s", .n = n, .deadline = far_deadline, .userdata = &far};
-        struct timespec second = {.tv_sec = 1};
         struct raw_conn c, status;
         struct daemon d;
+        uint64_t closed;
 
         daemon_start(&(struct daemon_options){.binary = binary, .backend = "auto"}, &d);
         raw_conn_open(d.socket, 1u << 20, &c);
@@ -224,19 +299,33 @@ static void run_release(const char *binary, size_t n, struct release *ret)
         ret->full_mib = (double)daemon_rss_bytes(&d) / 1048576;
         raw_conn_open(d.socket, 1u << 20, &status);
         ret->slowest_before_usec = slowest_iteration_usec(&status);
+        ret->longest_answer_usec = 0;
         raw_conn_close(&c);
-        while (nanosleep(&second, &second) < 0)
-                if (errno != EINTR)
-                        die("nanosleep: %m");
-        ret->closed_mib = (double)daemon_rss_bytes(&d) / 1048576;
+        closed = now_usec();
+        struct rss_later at_1s;
+        rss_later_start(&d, 1000000, &at_1s);
+        bool reaping = poll_release(&status, closed + 1000000, &ret->longest_answer_usec);
+        ret->closed_mib = (double)rss_later_take(&at_1s) / 1048576;
+        if (reaping)
+                (void)poll_release(&status, 0, &ret->longest_answer_usec);
+        ret->done_usec = now_usec() - closed;
+        ret->done_mib = (double)daemon_rss_bytes(&d) / 1048576;
         ret->slowest_usec = slowest_iteration_usec(&status);
+        char *reply = raw_call(&status, CALL_STATUS);
+        ret->has_slowest_reaping =
+            reply && reply_u64(reply, "slowest_reaping_iteration_usec", &ret->slowest_reaping_usec);
+        free(reply);
         raw_conn_close(&status);
         daemon_stop(&d);
         note("%8zu transient timers: RSS empty %.1f MiB, with them %.1f MiB, 1 s after their "
-             "connection closed %.1f MiB; slowest loop iteration before the close %.1f ms, since "
-             "the start %.1f ms",
-             n, ret->empty_mib, ret->full_mib, ret->closed_mib,
-             (double)ret->slowest_before_usec / 1000, (double)ret->slowest_usec / 1000);
+             "connection closed %.1f MiB, all freed after %.2f s: %.1f MiB; slowest loop iteration "
+             "before the close %.1f ms, since the start %.1f ms, of the close and the freeing "
+             "%.1f ms; longest Status answer from the close on %.1f ms",
+             n, ret->empty_mib, ret->full_mib, ret->closed_mib, (double)ret->done_usec / 1e6,
+             ret->done_mib, (double)ret->slowest_before_usec / 1000,
+             (double)ret->slowest_usec / 1000,
+             ret->has_slowest_reaping ? (double)ret->slowest_reaping_usec / 1000 : -1.0,
+             (double)ret->longest_answer_usec / 1000);
 }
 
 /* The run with the median registration time among repeats. */
@@ -336,14 +425,22 @@ int main(int argc, char **argv)
                                                   r[i].list_slowest_page_sec <= 0.005)
                                         : "(info)");
         }
-        table_row("B3 scale | RSS 1 s after the connection holding %zuk transient timers closes | "
-                  "%.1f MiB (with them: %.1f MiB; slowest loop iteration %.1f ms, before the close "
-                  "%.1f ms) | empty service: %.1f MiB | %.2f× | within 2× of empty | %s",
-                  sizes[n_sizes - 1] / 1000, release.closed_mib, release.full_mib,
-                  (double)release.slowest_usec / 1000, (double)release.slowest_before_usec / 1000,
-                  release.empty_mib, release.closed_mib / release.empty_mib,
-                  sizes[n_sizes - 1] == 4000000
-                      ? verdict(release.closed_mib <= 2 * release.empty_mib)
-                      : "(info)");
+        char reaping_ms[32] = "—";
+        if (release.has_slowest_reaping)
+                snprintf(reaping_ms, sizeof(reaping_ms), "%.1f",
+                         (double)release.slowest_reaping_usec / 1000);
+        table_row(
+            "B3 scale | RSS 1 s after the connection holding %zuk transient timers closes | "
+            "%.1f MiB (with them: %.1f MiB; all freed after %.2f s: %.1f MiB; slowest loop "
+            "iteration %.1f ms, before the close %.1f ms, of the close and the freeing %s ms; "
+            "longest Status answer from the close on %.1f ms) | empty service: %.1f MiB | %.2f× "
+            "| within 2× of empty | %s",
+            sizes[n_sizes - 1] / 1000, release.closed_mib, release.full_mib,
+            (double)release.done_usec / 1e6, release.done_mib, (double)release.slowest_usec / 1000,
+            (double)release.slowest_before_usec / 1000, reaping_ms,
+            (double)release.longest_answer_usec / 1000, release.empty_mib,
+            release.closed_mib / release.empty_mib,
+            sizes[n_sizes - 1] == 4000000 ? verdict(release.closed_mib <= 2 * release.empty_mib)
+                                          : "(info)");
         return EXIT_SUCCESS;
 }

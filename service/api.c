@@ -151,6 +151,10 @@ static struct reply status(struct service *s, struct peer *p)
                 vl_text_add_u64(o, "signals_sent", s->signals.sent);
                 vl_text_add_u64(o, "signals_failed", s->signals.target_gone + s->signals.refused);
                 vl_text_add_u64(o, "slowest_iteration_usec", s->metrics.slowest_iteration_usec);
+                vl_text_add_u64(o, "reaping", rs.reaping);
+                vl_text_add_u64(o, "reap_steps", s->reap_steps);
+                vl_text_add_u64(o, "slowest_reaping_iteration_usec",
+                                s->metrics.slowest_reaping_iteration_usec);
                 delays_begin(o, "lateness", &s->metrics.lateness);
                 vl_text_add_u64(o, "past_due", s->metrics.lateness_past_due);
                 vl_text_object_end(o);

@@ -23,3 +23,5 @@ void service_reevaluate_step(struct service *s);
 /* Finish a calendar re-evaluation under way at once, rather than a step per iteration: a virtual
  * clock answers only once the world is settled. */
 void service_finish_reevaluation(struct service *s);
+/* One step of freeing the timers of closed connections, with their memory given back. */
+void service_reap_step(struct service *s);

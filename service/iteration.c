@@ -167,6 +167,9 @@ static void release_memory(struct service *s)
         struct registry_stats stats;
         uint64_t start, end;
 
+        /* The tables still hold timers being reaped: after the last of them. */
+        if (registry_reap_pending(s->registry))
+                return;
         registry_get_stats(s->registry, &stats);
         if (stats.timers >= s->peak_timers) {
                 s->peak_timers = stats.timers;
@@ -197,12 +200,12 @@ static void free_closed(struct service *s)
 int service_iterate(struct service *s, int64_t timeout_usec)
 {
         uint64_t end;
-        bool busy =
-            s->intents.count > 0 || registry_reevaluation_pending(s->registry) || s->virtual_due;
+        bool busy = s->intents.count > 0 || registry_reevaluation_pending(s->registry) ||
+                    registry_reap_pending(s->registry) || s->virtual_due;
 
         s->iteration_start_usec = 0;
-        /* Intents left over from a bounded drain, a re-evaluation under way, or virtual
-         * deadlines still due, must not wait for another event. */
+        /* Intents left over from a bounded drain, a re-evaluation or a reap under way, or
+         * virtual deadlines still due, must not wait for another event. */
         int r = loop_run_once(s->loop, busy ? 0 : virtual_clock_timeout(s, timeout_usec));
         if (r < 0) {
                 log_errno(r, "The event loop failed");
@@ -214,6 +217,9 @@ int service_iterate(struct service *s, int64_t timeout_usec)
         drain_intents(s);
         if (registry_reevaluation_pending(s->registry))
                 service_reevaluate_step(s);
+        bool reaping = registry_reap_pending(s->registry);
+        if (reaping)
+                service_reap_step(s);
         s->virtual_due = virtual_clock_settle(s);
         (void)settle(s);
         store_commit(s);
@@ -231,8 +237,14 @@ int service_iterate(struct service *s, int64_t timeout_usec)
         free_closed(s);
         release_memory(s);
         s->metrics.iterations++;
-        if (clock_read(TIMERD_CLOCK_MONOTONIC, &end) == 0 && end >= s->iteration_start_usec &&
-            end - s->iteration_start_usec > s->metrics.slowest_iteration_usec)
-                s->metrics.slowest_iteration_usec = end - s->iteration_start_usec;
+        if (clock_read(TIMERD_CLOCK_MONOTONIC, &end) == 0 && end >= s->iteration_start_usec) {
+                uint64_t took = end - s->iteration_start_usec;
+
+                if (took > s->metrics.slowest_iteration_usec)
+                        s->metrics.slowest_iteration_usec = took;
+                if ((reaping || registry_reap_pending(s->registry)) &&
+                    took > s->metrics.slowest_reaping_iteration_usec)
+                        s->metrics.slowest_reaping_iteration_usec = took;
+        }
         return r;
 }

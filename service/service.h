@@ -77,6 +77,8 @@ struct service {
         uint64_t calendar_reevaluations; /* passes over the calendar timers completed */
         uint64_t reevaluated;            /* calendar timers re-evaluated in the pass under way */
         size_t reevaluate_budget;        /* calendar timers a step of the pass computes */
+        uint64_t reap_steps;             /* steps that freed timers of closed connections */
+        size_t reap_budget;              /* timers such a step frees */
         uint64_t started_usec;           /* monotonic */
         uint64_t iteration_start_usec;   /* monotonic; 0 until work starts */
         uint64_t peak_timers;            /* the most timers since memory was last given back */

@@ -28,6 +28,8 @@ uint64_t histogram_percentile(const struct usec_histogram *h, unsigned permille)
 struct metrics {
         uint64_t iterations;
         uint64_t slowest_iteration_usec;
+        /* Of the iterations that closed a connection with transient timers or freed some. */
+        uint64_t slowest_reaping_iteration_usec;
         uint64_t firings;
         /* From when a run was owed (its deadline, early by a handover, late by its accuracy
          * window) to when it started; firings already due when queued are counted apart. */

@@ -27,7 +27,7 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
         enum td_schedule_problem problem;
 
         if (!registry_name_valid(t->name) || declaration_validate(d, &problem) < 0 ||
-            timer_find(r, t->uid, t->name) != t || !owner_find(r, t->uid))
+            timer_lookup(r, t->uid, t->name) != t || !owner_find(r, t->uid))
                 return false;
         /* Restored timers keep their generations and belong to no session. */
         if (t->generation == 0 || t->generation > r->last_generation ||
@@ -96,8 +96,11 @@ static int inventory_check_owners(const struct registry *r)
         while ((node = inventory_next(&c))) {
                 const struct timer *t = inventory_entry(node, struct timer, inventory_node);
 
-                if (t->removed || timer_find(r, t->uid, t->name) != t)
+                if (t->removed || timer_lookup(r, t->uid, t->name) != t)
                         return -EUCLEAN;
+                /* A gone one is no longer its owner's. */
+                if (timer_gone(r, t))
+                        continue;
                 if (!o || t->uid != o->uid) {
                         if (o && run != o->n_timers)
                                 return -EUCLEAN;
@@ -121,6 +124,7 @@ struct timer_counts {
         size_t n_changed;
         size_t n_retained;
         size_t n_retained_unchanged;
+        size_t n_gone;
 };
 
 /* Every live timer is consistent; count them by state, queue and change. */
@@ -133,8 +137,12 @@ static int timers_check(const struct registry *r, struct timer_counts *ret)
         while ((t = hashmap_next(&r->timers, &i))) {
                 if (!timer_consistent(r, t))
                         return -EUCLEAN;
-                ret->n_state[timer_state(t)]++;
-                ret->n_pending += timer_pending(t);
+                if (timer_gone(r, t))
+                        ret->n_gone++;
+                else {
+                        ret->n_state[timer_state(t)]++;
+                        ret->n_pending += timer_pending(t);
+                }
                 ret->n_declared[t->clock][timerq_kind_of(timer_accuracy(t))]++;
                 ret->n_queued[t->clock] += timer_queued(t);
                 ret->n_before += t->has_before;
@@ -145,7 +153,7 @@ static int timers_check(const struct registry *r, struct timer_counts *ret)
         for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++)
                 if (ret->n_state[st] != r->n_state[st])
                         return -EUCLEAN;
-        return ret->n_pending == r->n_pending ? 0 : -EUCLEAN;
+        return ret->n_pending == r->n_pending && ret->n_gone == r->n_gone ? 0 : -EUCLEAN;
 }
 
 /* Each changed timer once, every `before` of one, and room for every retained timer's change. */
@@ -163,7 +171,7 @@ static int changes_check(const struct registry *r, const struct timer_counts *co
                         n_changed--;
                         continue;
                 }
-                if (timer_find(r, c->uid, c->name) == c)
+                if (timer_lookup(r, c->uid, c->name) == c)
                         return -EUCLEAN;
                 n_before += c->has_before;
         }
@@ -244,7 +252,7 @@ static int owners_check(const struct registry *r, const struct timer_counts *cou
                         return -EUCLEAN;
                 n_owner_timers += o->n_timers;
         }
-        if (n_owner_timers != r->timers.n_entries || n_pending != 0)
+        if (n_owner_timers != timers_live(r) || n_pending != 0)
                 return -EUCLEAN;
         for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++)
                 if (n_state[st] != 0)
@@ -252,29 +260,61 @@ static int owners_check(const struct registry *r, const struct timer_counts *cou
         return 0;
 }
 
-/* Each session lists exactly its transient timers and the runs handed to it. */
+/*
+ * A session's transient timers: its own, of its one owner unless mixed, and counted by state in
+ * it; a closing one's are all gone (and it is neither mixed nor in its counts any more).
+ */
+static int session_transient_check(const struct session *s, size_t *ret_n)
+{
+        uint64_t n_state[TIMERD_STATE_MAX] = {0}, n_pending = 0;
+
+        *ret_n = 0;
+        for (const struct list_node *p = s->transient.next; p != &s->transient; p = p->next) {
+                const struct timer *tt = list_entry(p, struct timer, transient_node);
+
+                if (tt->session != s->id || tt->lifetime != TIMERD_LIFETIME_TRANSIENT ||
+                    (!s->mixed && tt->uid != s->uid))
+                        return -EUCLEAN;
+                n_state[timer_state(tt)]++;
+                n_pending += timer_pending(tt);
+                (*ret_n)++;
+        }
+        if (s->closing)
+                return s->mixed || !list_linked(&s->closing_node) ? -EUCLEAN : 0;
+        if (list_linked(&s->closing_node) || n_pending != s->n_pending)
+                return -EUCLEAN;
+        return memcmp(n_state, s->n_state, sizeof(n_state)) == 0 ? 0 : -EUCLEAN;
+}
+
+/* Each session lists exactly its transient timers and the runs handed to it; the closing ones
+ * are those in the closing list, holding the gone timers; a closing one holds no other run. */
 static int sessions_check(const struct registry *r)
 {
-        size_t i = 0, n_transient = 0, n_delivered = 0;
+        size_t i = 0, n_transient = 0, n_delivered = 0, n_gone = 0, n_closing = 0;
         const struct session *s;
         const struct timer *t;
 
         while ((s = hashmap_next(&r->sessions, &i))) {
-                for (const struct list_node *p = s->transient.next; p != &s->transient;
-                     p = p->next) {
-                        const struct timer *tt = list_entry(p, struct timer, transient_node);
+                size_t n;
 
-                        if (tt->session != s->id || tt->lifetime != TIMERD_LIFETIME_TRANSIENT)
-                                return -EUCLEAN;
-                        n_transient++;
-                }
+                if (session_transient_check(s, &n) < 0)
+                        return -EUCLEAN;
+                n_transient += n;
+                n_gone += s->closing ? n : 0;
+                n_closing += s->closing;
                 for (const struct list_node *p = s->delivered.next; p != &s->delivered;
                      p = p->next) {
-                        if (list_entry(p, struct timer_runs, waiter_node)->delivered_to != s)
+                        const struct timer_runs *runs =
+                            list_entry(p, struct timer_runs, waiter_node);
+
+                        if (runs->delivered_to != s ||
+                            (s->closing && runs->timer->session != s->id))
                                 return -EUCLEAN;
                         n_delivered++;
                 }
         }
+        if (n_gone != r->n_gone || n_closing != list_length(&r->closing))
+                return -EUCLEAN;
         i = 0;
         while ((t = hashmap_next(&r->timers, &i))) {
                 n_transient -= list_linked(&t->transient_node);

@@ -46,11 +46,21 @@ struct owner {
         struct list_node silenced_node; /* in the registry's silenced list, or unlinked */
 };
 
-/* Kept from a session's first transient timer or delivered run until registry_session_closed(). */
+/*
+ * Kept from a session's first transient timer or delivered run until registry_session_closed(),
+ * or, when it closed with transient timers, until the reap has freed the last of them. The counts
+ * of its transient timers are kept so that closing takes them out of every count at once.
+ */
 struct session {
         uint64_t id;
         struct list_node transient;
-        struct list_node delivered; /* struct timer_runs of runs handed to this session */
+        struct list_node delivered;    /* struct timer_runs of runs handed to this session */
+        uint32_t uid;                  /* the owner of its transient timers, unless mixed */
+        bool mixed;                    /* transient timers of more than one owner: closed at once */
+        bool closing;                  /* closed: its transient timers are gone, being reaped */
+        struct list_node closing_node; /* in the registry's closing list while closing */
+        uint64_t n_state[TIMERD_STATE_MAX]; /* its transient timers by state */
+        uint64_t n_pending;
 };
 
 /*
@@ -298,6 +308,10 @@ struct registry {
         struct td_effect *effects;
         size_t n_effects;
         size_t effects_capacity;
+        /* Closed sessions whose transient timers are still to free (registry_reap_step()), oldest
+         * first, and how many such timers there are: found by no lookup and in no count. */
+        struct list_node closing;
+        size_t n_gone;
         /* struct owner: a notify timer of theirs had something to deliver and has nothing now
          * (see registry_take_silenced_owner()), in the order of the first such change. */
         struct list_node silenced;
@@ -418,9 +432,27 @@ static inline bool timer_held(const struct timer *t)
 
 /* registry-timer.c: a timer's record, its indexes, counts, change marks and queue place. */
 uint64_t identity_hash(uint32_t owner, const char *name);
+/* Any timer of that identity, also one that is gone (its session closed, not reaped yet). */
+struct timer *timer_lookup(const struct registry *r, uint32_t owner, const char *name);
+/* The live timer of that identity, else NULL. */
 struct timer *timer_find(const struct registry *r, uint32_t owner, const char *name);
 struct owner *owner_find(const struct registry *r, uint32_t uid);
 struct session *session_find(const struct registry *r, uint64_t id);
+/* The session's record unless it closed (or has none). */
+struct session *session_open(const struct registry *r, uint64_t id);
+/* Whether t's session closed: t is in no count and no lookup finds it; it waits to be freed. */
+bool timer_gone_slow(const struct registry *r, const struct timer *t);
+static inline bool timer_gone(const struct registry *r, const struct timer *t)
+{
+        return r->n_gone > 0 && timer_gone_slow(r, t);
+}
+/* The timers that are not gone. */
+static inline size_t timers_live(const struct registry *r)
+{
+        return r->timers.n_entries - r->n_gone;
+}
+/* Free a gone timer now (the reap, or something that met it on its way). */
+void timer_reap(struct registry *r, struct timer *t);
 int session_get(struct registry *r, uint64_t id, struct session **ret);
 bool run_state_empty(const struct run_state *rs);
 void timer_runs_adopt(struct timer *t, struct timer_runs *runs, const struct run_state *state);

@@ -92,7 +92,7 @@ long registry_list_each(const struct registry *r, const struct td_list_page *pag
                         registry_list_fn fn, void *userdata, bool *ret_more)
 {
         const struct owner *o = page->all_owners ? NULL : owner_find(r, page->owner);
-        size_t room = page->all_owners ? r->timers.n_entries : o ? o->n_timers : 0, n = 0;
+        size_t room = page->all_owners ? timers_live(r) : o ? o->n_timers : 0, n = 0;
         const struct inventory_key first_of_owner = {.owner = page->owner, .name = ""},
                                    after = {.owner = page->after_owner, .name = page->after_name};
         const struct inventory_key *from = page->has_after ? &after : NULL;
@@ -119,6 +119,8 @@ long registry_list_each(const struct registry *r, const struct td_list_page *pag
 
                 if (!page->all_owners && t->uid != page->owner)
                         break;
+                if (timer_gone(r, t))
+                        continue;
                 if (n == room || !go_on) {
                         *ret_more = true;
                         break;
@@ -147,7 +149,7 @@ long registry_list_page(const struct registry *r, const struct td_list_page *pag
                         struct td_snapshot **ret, bool *ret_more)
 {
         const struct owner *o = page->all_owners ? NULL : owner_find(r, page->owner);
-        size_t room = page->all_owners ? r->timers.n_entries : o ? o->n_timers : 0;
+        size_t room = page->all_owners ? timers_live(r) : o ? o->n_timers : 0;
         struct page_copy copy = {0};
         long n;
 
@@ -168,7 +170,7 @@ long registry_list_page(const struct registry *r, const struct td_list_page *pag
 
 long registry_list_transient(const struct registry *r, uint64_t session, struct td_snapshot **ret)
 {
-        const struct session *s = session_find(r, session);
+        const struct session *s = session_open(r, session);
         struct td_snapshot *list;
         size_t n = 0;
 
@@ -199,7 +201,7 @@ long registry_list(const struct registry *r, uint32_t owner, bool all_owners,
 void registry_get_stats(const struct registry *r, struct registry_stats *ret)
 {
         *ret = (struct registry_stats){
-            .timers = r->timers.n_entries,
+            .timers = timers_live(r),
             .scheduled = r->n_state[TIMERD_STATE_SCHEDULED],
             .running = r->n_state[TIMERD_STATE_RUNNING],
             .failed = r->n_state[TIMERD_STATE_FAILED],
@@ -207,6 +209,7 @@ void registry_get_stats(const struct registry *r, struct registry_stats *ret)
             .firings = r->firings,
             .overruns = r->overruns,
             .stale_expiries = r->stale_expiries,
+            .reaping = r->n_gone,
         };
 }
 
@@ -226,14 +229,14 @@ void registry_get_owner_stats(const struct registry *r, uint32_t owner, struct r
 
 bool registry_session_holds(const struct registry *r, uint64_t session)
 {
-        const struct session *s = session_find(r, session);
+        const struct session *s = session_open(r, session);
 
         return s && (!list_empty(&s->transient) || !list_empty(&s->delivered));
 }
 
 bool registry_session_has_runs(const struct registry *r, uint64_t session)
 {
-        const struct session *s = session_find(r, session);
+        const struct session *s = session_open(r, session);
 
         return s && !list_empty(&s->delivered);
 }

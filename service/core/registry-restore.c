@@ -24,11 +24,12 @@ static int timer_install(struct registry *r, const struct td_now *now, uint32_t 
         int e;
 
         *ret = NULL;
+        /* A closed session (one still being reaped too) takes nothing back. */
         if (img->declaration.lifetime == TIMERD_LIFETIME_TRANSIENT &&
-            !session_find(r, img->session))
+            !session_open(r, img->session))
                 return 0;
         if (img->delivered_to > 0)
-                delivered = session_find(r, img->delivered_to);
+                delivered = session_open(r, img->delivered_to);
         if (img->has_missed_deadline || !run_state_empty(&img->runs)) {
                 runs = malloc(sizeof(*runs));
                 if (!runs)

@@ -357,6 +357,10 @@ struct td_transition registry_expire(struct registry *r, const struct td_now *no
                timerq_entry_deadline(&r->queues[clock], e) <= n) {
                 struct timer *t = timer_of_entry(e);
 
+                if (timer_gone(r, t)) {
+                        timer_reap(r, t);
+                        continue;
+                }
                 /* Due on a deadline the running pass has not computed again yet: compute it
                  * first, and fire only if the new one is due too. */
                 if (calendar_stale(r, t)) {
@@ -400,7 +404,7 @@ static uint64_t calendar_pass_walk(struct registry *r, const struct td_now *now,
         while ((node = inventory_next(&cursor))) {
                 struct timer *t = inventory_entry(node, struct timer, inventory_node);
 
-                if (calendar_stale(r, t)) {
+                if (calendar_stale(r, t) && !timer_gone(r, t)) {
                         calendar_reevaluate(r, t, now->usec[t->clock]);
                         count++;
                 }
@@ -493,8 +497,14 @@ struct td_transition registry_confirm_arm(struct registry *r, const struct td_no
                 return transition_failed(r, e);
 
         while ((entry = timerq_peek(&r->queues[clock])) &&
-               timerq_entry_deadline(&r->queues[clock], entry) <= a->deadline_usec)
-                timer_fail(r, timer_of_entry(entry), TIMERD_FAILURE_PROVIDER_BINDING);
+               timerq_entry_deadline(&r->queues[clock], entry) <= a->deadline_usec) {
+                struct timer *t = timer_of_entry(entry);
+
+                if (timer_gone(r, t))
+                        timer_reap(r, t);
+                else
+                        timer_fail(r, t, TIMERD_FAILURE_PROVIDER_BINDING);
+        }
         clock_sync(r, clock, true);
         return transition_done(r);
 }
@@ -562,9 +572,14 @@ int registry_take_pending(struct registry *r, const struct td_now *now, uint32_t
         o = owner_find(r, owner);
         if (!o)
                 return 0;
-        for (struct list_node *n = o->pending.next; n != &o->pending; n = n->next) {
+        for (struct list_node *n = o->pending.next, *next; n != &o->pending; n = next) {
                 struct timer *t = list_entry(n, struct timer_runs, waiter_node)->timer;
 
+                next = n->next;
+                if (timer_gone(r, t)) {
+                        timer_reap(r, t);
+                        continue;
+                }
                 if ((enum timerd_delivery)t->delivery != delivery ||
                     (n_names > 0 && !name_listed(t->name, names, n_names)))
                         continue;
@@ -594,6 +609,37 @@ bool registry_take_silenced_owner(struct registry *r, uint32_t *ret_owner)
         return true;
 }
 
+static void session_free(struct registry *r, struct session *s)
+{
+        if (list_linked(&s->closing_node))
+                list_remove(&s->closing_node);
+        hashmap_remove(&r->sessions, hash_mix64(s->id), s);
+        free(s);
+}
+
+/* Its transient timers (of one owner) leave every count and lookup at once, whatever their
+ * number; registry_reap_step() frees them a batch at a time. */
+static void session_close(struct registry *r, struct session *s)
+{
+        struct owner *o = owner_find(r, s->uid);
+        uint64_t n = 0;
+
+        for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++) {
+                r->n_state[st] -= s->n_state[st];
+                o->n_state[st] -= s->n_state[st];
+                n += s->n_state[st];
+        }
+        r->n_pending -= s->n_pending;
+        o->n_pending -= s->n_pending;
+        o->n_timers -= n;
+        r->n_gone += n;
+        s->closing = true;
+        list_append(&r->closing, &s->closing_node);
+        /* Its Waits look again: what they waited for may be gone. */
+        if (!list_linked(&o->silenced_node))
+                list_append(&r->silenced, &o->silenced_node);
+}
+
 struct td_transition registry_session_closed(struct registry *r, const struct td_now *now,
                                              uint64_t session)
 {
@@ -611,12 +657,68 @@ struct td_transition registry_session_closed(struct registry *r, const struct td
         if (e < 0)
                 return transition_failed(r, e);
 
-        while (!list_empty(&s->transient))
-                timer_destroy(r, list_entry(s->transient.next, struct timer, transient_node));
-        while (!list_empty(&s->delivered))
-                run_abandon(r, list_entry(s->delivered.next, struct timer_runs, waiter_node)->timer,
-                            now);
-        hashmap_remove(&r->sessions, hash_mix64(session), s);
-        free(s);
+        if (s->closing)
+                return transition_done(r);
+
+        /* Rare (the runtime gives each connection one uid): the counts cannot go at once. */
+        if (s->mixed)
+                while (!list_empty(&s->transient))
+                        timer_destroy(r,
+                                      list_entry(s->transient.next, struct timer, transient_node));
+        /* One a call since the commit made transient may be rolled back to retained: it goes now,
+         * kept as a removal. O(calls since the commit). */
+        for (struct list_node *n = r->befores.next; n != &r->befores; n = n->next) {
+                struct timer *t = list_entry(n, struct before, node)->timer;
+
+                if (!t->removed && list_linked(&t->transient_node) && t->session == session)
+                        timer_destroy(r, t);
+        }
+        /* Runs handed to it end; those of its own transient timers go with them. */
+        for (struct list_node *n = s->delivered.next, *next; n != &s->delivered; n = next) {
+                struct timer *t = list_entry(n, struct timer_runs, waiter_node)->timer;
+
+                next = n->next;
+                if (timer_gone(r, t))
+                        timer_reap(r, t);
+                else if (!(t->lifetime == TIMERD_LIFETIME_TRANSIENT && t->session == session))
+                        run_abandon(r, t, now);
+        }
+        if (list_empty(&s->transient)) {
+                session_free(r, s);
+                return transition_sync(r);
+        }
+        session_close(r, s);
+        return transition_sync(r);
+}
+
+bool registry_reap_pending(const struct registry *r)
+{
+        return !list_empty(&r->closing);
+}
+
+struct td_transition registry_reap_step(struct registry *r, const struct td_now *now, size_t budget,
+                                        uint64_t *ret_count)
+{
+        int e;
+
+        (void)now;
+        effects_begin(r);
+        *ret_count = 0;
+        if (list_empty(&r->closing) || budget == 0)
+                return transition_done(r);
+        e = handle_generations_check(r, TIMERD_CLOCK_MAX);
+        if (e < 0)
+                return transition_failed(r, e);
+        while (*ret_count < budget && !list_empty(&r->closing)) {
+                struct session *s = list_entry(r->closing.next, struct session, closing_node);
+
+                if (list_empty(&s->transient)) {
+                        session_free(r, s);
+                        continue;
+                }
+                /* Newest first: the top of the allocator's heap is freed first. */
+                timer_reap(r, list_entry(s->transient.prev, struct timer, transient_node));
+                (*ret_count)++;
+        }
         return transition_sync(r);
 }

@@ -70,11 +70,18 @@ static struct inventory_key timer_inventory_key(const struct inventory_node *nod
         return (struct inventory_key){.owner = t->uid, .name = t->name};
 }
 
-struct timer *timer_find(const struct registry *r, uint32_t owner, const char *name)
+struct timer *timer_lookup(const struct registry *r, uint32_t owner, const char *name)
 {
         struct identity id = {.owner = owner, .name = name};
 
         return hashmap_find(&r->timers, identity_hash(owner, name), timer_matches, &id);
+}
+
+struct timer *timer_find(const struct registry *r, uint32_t owner, const char *name)
+{
+        struct timer *t = timer_lookup(r, owner, name);
+
+        return t && !timer_gone(r, t) ? t : NULL;
 }
 
 struct owner *owner_find(const struct registry *r, uint32_t uid)
@@ -87,12 +94,22 @@ struct session *session_find(const struct registry *r, uint64_t id)
         return hashmap_find(&r->sessions, hash_mix64(id), session_matches, &id);
 }
 
-/* The session's record, created on first use. -ENOMEM. */
+struct session *session_open(const struct registry *r, uint64_t id)
+{
+        struct session *s = session_find(r, id);
+
+        return s && !s->closing ? s : NULL;
+}
+
+/* The session's record, created on first use. -ENOMEM; -EINVAL for one that closed and is still
+ * being reaped (a session closes once). */
 int session_get(struct registry *r, uint64_t id, struct session **ret)
 {
         struct session *s = session_find(r, id);
         int e;
 
+        if (s && s->closing)
+                return -EINVAL;
         if (!s) {
                 e = hashmap_reserve(&r->sessions, r->sessions.n_entries + 1);
                 if (e < 0)
@@ -100,13 +117,27 @@ int session_get(struct registry *r, uint64_t id, struct session **ret)
                 s = malloc(sizeof(*s));
                 if (!s)
                         return -ENOMEM;
-                s->id = id;
+                *s = (struct session){.id = id};
                 list_init(&s->transient);
                 list_init(&s->delivered);
+                list_init(&s->closing_node);
                 hashmap_insert(&r->sessions, hash_mix64(id), s);
         }
         *ret = s;
         return 0;
+}
+
+/* The session whose count a transient timer is in, else NULL. */
+static struct session *counting_session(const struct registry *r, const struct timer *t)
+{
+        return t->lifetime == TIMERD_LIFETIME_TRANSIENT ? session_find(r, t->session) : NULL;
+}
+
+bool timer_gone_slow(const struct registry *r, const struct timer *t)
+{
+        const struct session *s = counting_session(r, t);
+
+        return s && s->closing;
 }
 
 /* A run-state field as a timer that never fired has it. */
@@ -353,15 +384,23 @@ int changes_reserve(struct registry *r, size_t more)
 
 /* Every change of a timer's state, pending flag or counters is bracketed by these two, to keep
  * counts and to track what must be written. */
+/* A gone timer is in no count: closing its session took them all out at once. */
 void stats_leave(struct registry *r, const struct timer *t)
 {
         struct owner *o = owner_find(r, t->uid);
+        struct session *s = counting_session(r, t);
 
+        if (s && s->closing)
+                return;
         r->n_state[timer_state(t)]--;
         o->n_state[timer_state(t)]--;
+        if (s)
+                s->n_state[timer_state(t)]--;
         if (timer_pending(t)) {
                 r->n_pending--;
                 o->n_pending--;
+                if (s)
+                        s->n_pending--;
         }
 }
 
@@ -383,16 +422,23 @@ static void owner_silenced(struct registry *r, struct owner *o, const struct tim
 void stats_enter(struct registry *r, struct timer *t)
 {
         struct owner *o = owner_find(r, t->uid);
+        struct session *s = counting_session(r, t);
 
+        if (s && s->closing)
+                return;
         if (!timer_may_deliver(t))
                 owner_silenced(r, o, t);
         t->may_deliver = timer_may_deliver(t);
 
         r->n_state[timer_state(t)]++;
         o->n_state[timer_state(t)]++;
+        if (s)
+                s->n_state[timer_state(t)]++;
         if (timer_pending(t)) {
                 r->n_pending++;
                 o->n_pending++;
+                if (s)
+                        s->n_pending++;
         }
         timer_changed(r, t);
 }
@@ -468,8 +514,12 @@ static void timer_declare(struct registry *r, struct timer *t, const struct td_c
         struct owner *owner = owner_find(r, t->uid);
         if (generation > owner->last_generation)
                 owner->last_generation = generation;
-        if (d->lifetime == TIMERD_LIFETIME_TRANSIENT)
+        if (d->lifetime == TIMERD_LIFETIME_TRANSIENT) {
+                if (list_empty(&transient_of->transient))
+                        transient_of->uid = t->uid;
+                transient_of->mixed |= transient_of->uid != t->uid;
                 list_append(&transient_of->transient, &t->transient_node);
+        }
         (*declared_count(r, d->clock, d->accuracy_usec))++;
         r->n_retained += d->lifetime == TIMERD_LIFETIME_RETAINED;
         t->failure = TIMERD_FAILURE_NONE;
@@ -493,7 +543,7 @@ int timer_limits_check(const struct registry *r, uint32_t uid)
 {
         const struct owner *owner = owner_find(r, uid);
 
-        if (r->config.max_timers > 0 && r->timers.n_entries >= r->config.max_timers)
+        if (r->config.max_timers > 0 && timers_live(r) >= r->config.max_timers)
                 return -TIMERD_E_LIMIT_EXCEEDED;
         if (r->config.max_timers_per_owner > 0 && owner &&
             owner->n_timers >= r->config.max_timers_per_owner)
@@ -589,6 +639,10 @@ int timer_new(struct registry *r, const struct td_caller *caller, const char *na
                 hashmap_insert(&r->owners, hash_mix64(caller->uid), new_owner);
                 owner = new_owner;
         }
+        /* The name of a gone timer is free at once: its record goes before the new one comes. */
+        struct timer *gone = r->n_gone > 0 ? timer_lookup(r, caller->uid, name) : NULL;
+        if (gone)
+                timer_reap(r, gone);
         memcpy(t->name, name, len + 1);
         timerq_entry_init(&t->entry);
         t->uid = caller->uid;
@@ -631,11 +685,14 @@ int timer_redeclare(struct registry *r, struct timer *t, const struct td_caller 
 void timer_unlink(struct registry *r, struct timer *t)
 {
         struct owner *owner = owner_find(r, t->uid);
+        bool gone = timer_gone(r, t);
 
         timer_retire(r, t);
         hashmap_remove(&r->timers, timer_hash(t), t);
         inventory_remove(&r->inventory, &t->inventory_node);
 
+        if (gone)
+                return;
         owner->n_timers--;
         owner_silenced(r, owner, t);
 }
@@ -654,6 +711,13 @@ void timer_destroy(struct registry *r, struct timer *t)
                 return;
         }
         t->removed = true;
+}
+
+void timer_reap(struct registry *r, struct timer *t)
+{
+        assert(timer_gone(r, t));
+        timer_destroy(r, t);
+        r->n_gone--;
 }
 
 /*

@@ -157,6 +157,7 @@ int registry_new(const struct registry_config *config, struct registry **ret)
         r->random_state = config->random_seed;
         list_init(&r->befores);
         list_init(&r->silenced);
+        list_init(&r->closing);
         registry_indexes_init(r);
         /* Transitions other than expiries emit at most one ARM or DISARM per clock. */
         if (effects_reserve(r, TIMERD_CLOCK_MAX) < 0) {

@@ -407,9 +407,17 @@ bool registry_take_silenced_owner(struct registry *r, uint32_t *ret_owner);
 /*
  * A session (connection) closed: its transient timers are removed, the runs delivered to it are
  * ended as expected failures (the policy goes on). Exactly once per session; a repeat is a no-op.
+ * However many transient timers it had, they go at once from every lookup, listing, count and
+ * limit, and never fire, but their memory is freed by registry_reap_step() (a timer of theirs met
+ * on the way, such as a name registered again, is freed there and then). O(runs delivered to it).
  */
 struct td_transition registry_session_closed(struct registry *r, const struct td_now *now,
                                              uint64_t session);
+/* Whether closed sessions still have timers to free. */
+bool registry_reap_pending(const struct registry *r);
+/* Free at most `budget` of them (*ret_count), oldest session first, each newest timer first. */
+struct td_transition registry_reap_step(struct registry *r, const struct td_now *now, size_t budget,
+                                        uint64_t *ret_count);
 
 /* Snapshots. get: -TIMERD_E_NOT_FOUND. A snapshot is as the registry holds the timer: an interval
  * or watchdog held behind its run counts the deadlines it passed only when the run is taken or
@@ -480,6 +488,7 @@ struct registry_stats {
         uint64_t firings;
         uint64_t overruns;
         uint64_t stale_expiries;
+        uint64_t reaping; /* timers of closed sessions not freed yet (counted in none above) */
 };
 void registry_get_stats(const struct registry *r, struct registry_stats *ret);
 

@@ -620,6 +620,11 @@ static void compare(const struct world *w)
                                         when = t->deadline + t->decl.accuracy_usec;
                         }
                 }
+                /* Timers of closed sessions not freed yet may still arm it earlier. */
+                if (registry_reap_pending(w->f.r) && w->f.kernel[c].armed) {
+                        assert_true(!any || w->f.kernel[c].deadline_usec <= when);
+                        continue;
+                }
                 assert_int_equal(w->f.kernel[c].armed, any);
                 if (any)
                         assert_int_equal(w->f.kernel[c].deadline_usec, when);
@@ -749,6 +754,14 @@ static void test_random_operations(void **state)
                 }
                 if (!expiry)
                         assert_no_redundant_arm(before, &w->f.last);
+                /* The timers of closed sessions are freed a few at a time, between the calls. */
+                if (registry_reap_pending(w->f.r) && rnd(w, 4) == 0) {
+                        uint64_t count;
+                        assert_int_equal(fx_apply(&w->f, registry_reap_step(w->f.r, &w->f.now,
+                                                                            1 + rnd(w, 3), &count)),
+                                         0);
+                        histogram[13]++;
+                }
                 compare(w);
                 if (step % 25 == 24)
                         commit_and_compare(w, image);
@@ -756,7 +769,7 @@ static void test_random_operations(void **state)
 
         /* The walk reached the interesting states, not just the error paths. */
         assert_true(w->m.pending_seq > 300);
-        for (size_t i = 0; i < 13; i++)
+        for (size_t i = 0; i < 14; i++)
                 assert_true(histogram[i] > 20);
         fx_done(&w->f);
         free(image);

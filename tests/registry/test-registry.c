@@ -1889,6 +1889,18 @@ static void test_shrink_after_session_closed(void **state)
                 skip();
         }
         assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
+        /* Gone at once, freed in steps. */
+        assert_int_equal(stats(&f).timers, 1);
+        assert_int_equal(stats(&f).reaping, N);
+        size_t steps = 0;
+        while (registry_reap_pending(f.r)) {
+                uint64_t count;
+                assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 300, &count)), 0);
+                assert_true(count <= 300);
+                steps++;
+        }
+        assert_int_equal(steps, (N + 299) / 300);
+        assert_int_equal(stats(&f).reaping, 0);
         registry_shrink(f.r);
         after = heap_in_use();
 
@@ -1901,6 +1913,91 @@ static void test_shrink_after_session_closed(void **state)
         /* And the tables grow again. */
         assert_int_equal(fx_register_full(&f, FX_UID, 3, "t0", d, false, 0, false, NULL), 0);
         assert_int_equal(fx_advance(&f, MONO, 1500), 2);
+        fx_done(&f);
+}
+
+/* A closed session's transient timers are gone at once, whatever is left to free. */
+static void test_session_closed_gone_at_once(void **state)
+{
+        enum { N = 40 };
+        const struct registry_config config = {
+            .first_generation = 1, .first_handle_generation = 1, .max_timers_per_owner = N + 1};
+        struct td_declaration once = fx_decl(TIMERD_POLICY_ONCE, 0),
+                              every = fx_decl(TIMERD_POLICY_INTERVAL, 500),
+                              rarely = fx_decl(TIMERD_POLICY_INTERVAL, 50000);
+        struct registry_stats owner;
+        struct td_snapshot s, *list;
+        uint64_t g, count;
+        size_t steps = 0;
+        char name[16];
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, &config);
+        assert_int_equal(fx_register_full(&f, FX_UID, 1, "stays", every, false, 0, false, NULL), 0);
+        for (size_t i = 0; i < N; i++) {
+                snprintf(name, sizeof(name), "g%zu", i);
+                assert_int_equal(fx_register_full(&f, FX_UID, 2, name,
+                                                  i < 10   ? once
+                                                  : i < 20 ? every
+                                                           : rarely,
+                                                  i < 10, 1050, false, NULL),
+                                 0);
+        }
+        assert_int_equal(fx_register_full(&f, FX_UID, 2, "over", every, false, 0, false, NULL),
+                         -TIMERD_E_LIMIT_EXCEEDED);
+        assert_int_equal(fx_advance(&f, MONO, 1100), 10);
+        assert_int_equal(stats(&f).pending, 10);
+
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
+        assert_int_equal(stats(&f).timers, 1);
+        assert_int_equal(stats(&f).scheduled, 1);
+        assert_int_equal(stats(&f).pending, 0);
+        assert_int_equal(stats(&f).reaping, N);
+        registry_get_owner_stats(f.r, FX_UID, &owner);
+        assert_int_equal(owner.timers, 1);
+        assert_int_equal(registry_get(f.r, FX_UID, "g0", &s), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(registry_get(f.r, FX_UID, "g20", &s), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(registry_list(f.r, FX_UID, false, &list), 1);
+        assert_string_equal(list[0].name, "stays");
+        free(list);
+        assert_false(registry_session_holds(f.r, 2));
+        /* Its pending firings are no Wait's; meeting them frees them. */
+        take(&f, FX_UID, NULL, 0, 1, 0);
+        assert_int_equal(stats(&f).reaping, N - 10);
+
+        /* The name is free at once, and the new timer is the one seen. */
+        assert_int_equal(fx_register_full(&f, FX_UID, 3, "g15", once, true, 5000, false, &g), 0);
+        assert_int_equal(stats(&f).reaping, N - 11);
+        s = fx_get(&f, "g15");
+        assert_int_equal(s.generation, g);
+        assert_int_equal(s.session, 3);
+        assert_int_equal(s.next_deadline_usec, 5000);
+        /* A closed session takes no new timer. */
+        assert_int_equal(fx_register_full(&f, FX_UID, 2, "late", every, false, 0, false, NULL),
+                         -EINVAL);
+        /* The owner's room is back: N - 1 more fit beside "stays" and "g15". */
+        for (size_t i = 0; i < N - 1; i++) {
+                snprintf(name, sizeof(name), "n%zu", i);
+                assert_int_equal(fx_register_full(&f, FX_UID, 3, name, once, false, 0, false, NULL),
+                                 0);
+        }
+        /* The gone intervals due at 1500 never fire (they are freed there); "stays" does. */
+        assert_int_equal(fx_advance(&f, MONO, 1600), 1);
+        assert_string_equal(fx_dispatch(&f, 0)->name, "stays");
+        assert_int_equal(stats(&f).reaping, N - 20);
+
+        while (registry_reap_pending(f.r)) {
+                assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 4, &count)), 0);
+                steps++;
+        }
+        assert_true(steps > 1);
+        assert_int_equal(stats(&f).reaping, 0);
+        assert_int_equal(stats(&f).timers, N + 1);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
+        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 4, &count)), 0);
+        assert_int_equal(count, 0);
         fx_done(&f);
 }
 
@@ -2518,6 +2615,7 @@ int main(void)
             cmocka_unit_test(test_silenced_owners),
             cmocka_unit_test(test_provider_failure_takes_coalesced_batch),
             cmocka_unit_test(test_session_closed),
+            cmocka_unit_test(test_session_closed_gone_at_once),
             cmocka_unit_test(test_shrink_after_session_closed),
             cmocka_unit_test(test_pending_firings),
             cmocka_unit_test(test_generation_overflow),

@@ -5,7 +5,8 @@
  * (EPIPE, ECONNRESET) because the client left mid-reply, a send that would block (EAGAIN) because
  * the client's buffer is full, an accept that fails for lack of descriptors (EMFILE), and a
  * connection whose process is gone before it is accepted. Each has its outcome, and the registry
- * and the descriptor table stay as they were.
+ * and the descriptor table stay as they were. And a client that leaves holding many transient
+ * timers: they are gone at once and freed in steps, others served between them.
  */
 
 #include <errno.h>
@@ -67,6 +68,44 @@ static void expect_fds_soon(const struct harness *h, long expected)
         for (int i = 0; i < 200 && (fds = proc_fd_count(h->pid)) != expected; i++)
                 usleep(10000);
         assert_int_equal(fds, expected);
+}
+
+/*
+ * A connection holding 20000 transient timers closes: at once they are in no count and no Get, and
+ * the name registers again; they are freed over several loop iterations (the first step frees 256,
+ * a step at most twice the last), and the other connection's calls are answered throughout.
+ */
+static void test_closed_timers_gone_at_once_freed_in_steps(void **state)
+{
+        enum { N_TIMERS = 20000 };
+        struct harness *h = *state;
+        int control = harness_raw_connect(h), holder = harness_raw_connect(h);
+
+        wire_bulk_register(holder, "gone", N_TIMERS,
+                           "{\"policy\":\"interval\",\"cadence_usec\":3600000000}", WIRE_OWNER_SELF,
+                           0);
+        assert_int_equal(status_field(control, "timers"), N_TIMERS);
+        int64_t steps = status_field(control, "reap_steps");
+        close(holder);
+
+        expect_status_soon(control, "connections", 1);
+        assert_int_equal(status_field(control, "timers"), 0);
+        json_object *r = wire_call(
+            control,
+            "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"gone00007\"}}");
+        assert_string_equal(wire_error(r), "io.timerd.Timer.NotFound");
+        json_object_put(r);
+        wire_bulk_register(control, "gone", 1, "{\"policy\":\"once\"}", WIRE_OWNER_SELF, 0);
+        r = wire_call(
+            control,
+            "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"gone00000\"}}");
+        assert_string_equal(wire_string(r, "timer.declaration.policy"), "once");
+        json_object_put(r);
+
+        expect_status_soon(control, "reaping", 0);
+        assert_true(status_field(control, "reap_steps") - steps > 1);
+        assert_int_equal(status_field(control, "timers"), 1);
+        close(control);
 }
 
 static void expect_idle_cpu(pid_t pid)
@@ -267,6 +306,8 @@ static void test_client_gone_before_accept(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(test_closed_timers_gone_at_once_freed_in_steps,
+                                            harness_setup, harness_teardown),
             cmocka_unit_test_setup_teardown(test_client_leaves_mid_reply, harness_setup,
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_full_socket_buffer_then_reads, harness_setup,
