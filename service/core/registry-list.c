@@ -51,8 +51,8 @@ void registry_snapshot_at(const struct registry *r, struct td_snapshot *timer,
 }
 
 /* A timer by its identity, as a call names it: -TIMERD_E_INVALID_NAME, -TIMERD_E_NOT_FOUND. */
-static int timer_lookup(const struct registry *r, uint32_t owner, const char *name,
-                        const struct timer **ret)
+static int timer_named(const struct registry *r, uint32_t owner, const char *name,
+                       const struct timer **ret)
 {
         if (!registry_name_valid(name))
                 return -TIMERD_E_INVALID_NAME;
@@ -64,7 +64,7 @@ int registry_get(const struct registry *r, uint32_t owner, const char *name,
                  struct td_snapshot *ret)
 {
         const struct timer *t;
-        int e = timer_lookup(r, owner, name, &t);
+        int e = timer_named(r, owner, name, &t);
 
         if (e < 0)
                 return e;
@@ -76,7 +76,7 @@ int registry_get_brief(const struct registry *r, uint32_t owner, const char *nam
                        struct td_brief *ret)
 {
         const struct timer *t;
-        int e = timer_lookup(r, owner, name, &t);
+        int e = timer_named(r, owner, name, &t);
 
         if (e < 0)
                 return e;
