@@ -23,6 +23,10 @@ struct call {
         struct connection_handler handler;
 };
 
+/* Asynchronous calls piling up are written each time this many more bytes are pending: a send of
+ * this much costs the kernel its copying, not a wake-up per call, and fits a socket buffer. */
+#define CONNECTION_BATCH_BYTES (64U * 1024U)
+
 /* Calls ended are kept for the next ones, up to this many: no allocation per call once warm. */
 #define CALLS_KEPT 256
 
@@ -437,31 +441,26 @@ static int queue_call(struct timerd *t, struct connection_request *q, bool block
         return 0;
 }
 
-/* Write what the socket takes now; a failure breaks the connection. */
-static int flush_output(struct timerd *t)
-{
-        int r;
-
-        if (t->broken || vl_writer_pending(&t->writer) == 0)
-                return 0;
-        r = vl_writer_flush(&t->writer, t->fd);
-        if (r < 0 && r != -EAGAIN) {
-                connection_break(t, r);
-                return r;
-        }
-        return 0;
-}
-
 int connection_send_async(struct timerd *t, struct connection_request *q, int error,
                           const struct connection_handler *handler)
 {
+        /* The call is written after what is pending (nothing is queued while q is begun). */
+        size_t before = vl_writer_pending(&t->writer);
         int r = error < 0 ? drop(t, q, error) : queue_call(t, q, false, handler);
 
         if (r < 0)
                 return r;
-        /* Opportunistic: most requests fit in the socket at once. A failure stays with the
-         * buffered output and reaches the callbacks from timerd_process(), not from in here. */
-        (void)vl_writer_flush(&t->writer, t->fd);
+        /*
+         * A call alone in flight goes out at once (its latency); calls made behind others wait
+         * for timerd_process() (the loop is told by POLLOUT), so that one send
+         * carries them all, unless they pile up: a send each time CONNECTION_BATCH_BYTES more are
+         * pending, not one per call while the socket is full. A failure stays with the buffered
+         * output and reaches the callbacks from timerd_process(), not from in here.
+         */
+        if ((t->n_calls == 1 && t->dispatching == 0) ||
+            before / CONNECTION_BATCH_BYTES !=
+                vl_writer_pending(&t->writer) / CONNECTION_BATCH_BYTES)
+                (void)vl_writer_flush(&t->writer, t->fd);
         return 0;
 }
 
@@ -533,12 +532,17 @@ static int dispatch_next(struct timerd *t)
         return 1;
 }
 
-/* Read what has arrived. Returns 1 when bytes came, 0 when none are ready, or a negative error
- * when the connection broke. */
-static int read_input(struct timerd *t)
+/*
+ * Read what has arrived. Returns 1 when bytes came, 0 when none are ready, or a negative error
+ * when the connection broke. *ret_drained: the read took less than it had room for, so the socket
+ * held no more then (a stream socket's read takes all it has up to the room; what comes later
+ * makes the fd ready again): reading again now would only say so.
+ */
+static int read_input(struct timerd *t, bool *ret_drained)
 {
         long n = vl_reader_fill(&t->reader, t->fd);
 
+        *ret_drained = n <= 0 || t->reader.len < t->reader.cap;
         if (n > 0)
                 return 1;
         if (n == -EAGAIN || n == -ENOBUFS) /* ENOBUFS: whole messages wait to be dispatched */
@@ -549,9 +553,45 @@ static int read_input(struct timerd *t)
         return (int)n;
 }
 
+/*
+ * Asynchronous calls waited to be written and the service went away (or the write failed): what
+ * it answered before is still in the socket. Hand that out first, so that only the calls it never
+ * took fail.
+ */
+static void drain_input(struct timerd *t)
+{
+        bool drained = false;
+
+        while (!t->broken && !t->closing && !blocking_first(t, false)) {
+                int r = dispatch_next(t);
+
+                if (r > 0)
+                        continue;
+                if (r < 0 || drained || read_input(t, &drained) <= 0)
+                        break;
+        }
+}
+
+/* Write what the socket takes now; a failure breaks the connection. */
+static int flush_output(struct timerd *t)
+{
+        int r;
+
+        if (t->broken || vl_writer_pending(&t->writer) == 0)
+                return 0;
+        r = vl_writer_flush(&t->writer, t->fd);
+        if (r < 0 && r != -EAGAIN) {
+                drain_input(t);
+                connection_break(t, r);
+                return r;
+        }
+        return 0;
+}
+
 int timerd_process(struct timerd *t)
 {
         uint64_t n_held, n_released;
+        bool drained = false;
         int n = 0, r = 0;
 
         if (!t)
@@ -573,9 +613,12 @@ int timerd_process(struct timerd *t)
                         n++;
                         continue;
                 }
-                if (r < 0)
+                if (r < 0 || drained)
                         break;
-                r = read_input(t);
+                /* The calls the callbacks made go out before the next read: one send for all. */
+                if (flush_output(t) < 0)
+                        break;
+                r = read_input(t, &drained);
                 if (r <= 0)
                         break;
         }
@@ -616,10 +659,13 @@ static int wait_fd(struct timerd *t, short events)
         return 0;
 }
 
-/* Drive the connection until the blocking call's next reply is in t->blocking. */
-static int drive_blocking(struct timerd *t, struct vl_reply *ret)
+/* Drive the connection until the blocking call's next reply is in t->blocking. `wait_first`: the
+ * call was just written and its answer is hardly there yet: wait before reading, not after a read
+ * that says EAGAIN. */
+static int drive_blocking(struct timerd *t, bool wait_first, struct vl_reply *ret)
 {
         struct blocking_slot *slot = &t->blocking;
+        bool drained = wait_first;
         int r;
 
         while (!slot->ready) {
@@ -628,10 +674,11 @@ static int drive_blocking(struct timerd *t, struct vl_reply *ret)
                 r = dispatch_next(t);
                 if (r != 0)
                         continue;
-                r = read_input(t);
-                if (r == 0)
-                        (void)wait_fd(
-                            t, (short)(POLLIN | (vl_writer_pending(&t->writer) > 0 ? POLLOUT : 0)));
+                if (!drained && read_input(t, &drained) != 0)
+                        continue; /* bytes to dispatch, or broken: the slot has the error */
+                (void)wait_fd(t,
+                              (short)(POLLIN | (vl_writer_pending(&t->writer) > 0 ? POLLOUT : 0)));
+                drained = false;
         }
         slot->ready = false;
         *ret = slot->reply;
@@ -679,7 +726,7 @@ int connection_send(struct timerd *t, struct connection_request *q, int error, b
         r = start_blocking(t, q, error, tokens);
         if (r < 0)
                 return r;
-        return drive_blocking(t, ret);
+        return drive_blocking(t, true, ret);
 }
 
 int connection_send_stream(struct timerd *t, struct connection_request *q, int error, bool tokens)
@@ -703,7 +750,7 @@ int connection_next_in_stream(struct timerd *t, struct vl_reply *ret)
                 return -TIMERD_E_DISCONNECTED;
         if (!blocking_first(t, true))
                 return -EINVAL;
-        return drive_blocking(t, ret);
+        return drive_blocking(t, false, ret);
 }
 
 void connection_stream_broken(struct timerd *t)

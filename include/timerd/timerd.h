@@ -587,10 +587,16 @@ int timerd_call_raw(struct timerd *t, const char *method, const char *parameters
  * Asynchronous mode.
  *
  * Put timerd_get_fd() into the event loop, watching timerd_get_events() (POLLIN, plus POLLOUT
- * while requests wait to be written); ask for the events again after each timerd_process() and
- * after each *_async() call, since both change what is buffered. When the fd is ready (or at any
- * time: nothing blocks), call timerd_process(): it writes what it can, reads what has arrived
- * and runs the callbacks of the answers, in the order of the calls.
+ * while requests wait to be written) level-triggered (poll(2), epoll without EPOLLET, sd-event's
+ * default); ask for the events again after each timerd_process() and after each *_async() call,
+ * since both change what is buffered. When the fd is ready (or at any time: nothing blocks), call
+ * timerd_process(): it writes what it can, reads what has arrived and runs the callbacks of the
+ * answers, in the order of the calls.
+ *
+ * A call made while no other is in flight is written at once. Calls made behind others wait in
+ * the buffer (POLLOUT) until the next timerd_process(), or until 64 KiB of them are buffered, so
+ * that one write carries them all; those made from callbacks go out when timerd_process() has
+ * run them. The order is kept.
  *
  * Every *_async() call queues its request (nothing is written that would block) and returns 0,
  * or fails at once without calling the callback: -EBUSY after a stream, -ENOBUFS when 16 MiB of

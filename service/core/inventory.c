@@ -37,6 +37,18 @@ void inventory_insert(struct inventory *inv, struct inventory_node *node)
         uint64_t p = priority(node);
         struct inventory_node **link = &inv->root, *rest, **left, **right;
 
+        /* After every node (as a restore in order inserts each): down the right spine to where
+         * node's priority puts it, and what hangs there is its left. No key compared. */
+        if (inv->last && compare_node(inv, &key, inv->last) > 0) {
+                while (*link && priority(*link) >= p)
+                        link = &(*link)->right;
+                node->left = *link;
+                node->right = NULL;
+                *link = node;
+                inv->last = node;
+                inv->n_nodes++;
+                return;
+        }
         /* Down to where node's priority puts it, then split what hangs there around its key. */
         while (*link && priority(*link) >= p)
                 link = compare_node(inv, &key, *link) < 0 ? &(*link)->left : &(*link)->right;
@@ -56,16 +68,24 @@ void inventory_insert(struct inventory *inv, struct inventory_node *node)
         }
         *left = *right = NULL;
         *link = node;
+        if (!inv->last)
+                inv->last = node;
         inv->n_nodes++;
 }
 
-struct inventory_node *inventory_last(const struct inventory *inv)
+/* Down the right spine. */
+static struct inventory_node *spine_end(const struct inventory *inv)
 {
         struct inventory_node *node = inv->root;
 
         while (node && node->right)
                 node = node->right;
         return node;
+}
+
+struct inventory_node *inventory_last(const struct inventory *inv)
+{
+        return inv->last;
 }
 
 void inventory_remove(struct inventory *inv, struct inventory_node *node)
@@ -91,6 +111,8 @@ void inventory_remove(struct inventory *inv, struct inventory_node *node)
         }
         *link = a ? a : b;
         node->left = node->right = NULL;
+        if (inv->last == node)
+                inv->last = spine_end(inv);
         inv->n_nodes--;
 }
 
@@ -170,5 +192,5 @@ int inventory_check(const struct inventory *inv)
                 if (++n > inv->n_nodes)
                         return -EUCLEAN;
         }
-        return n == inv->n_nodes ? 0 : -EUCLEAN;
+        return n == inv->n_nodes && inv->last == spine_end(inv) ? 0 : -EUCLEAN;
 }

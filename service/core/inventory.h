@@ -34,6 +34,7 @@ typedef struct inventory_key (*inventory_key_fn)(const struct inventory_node *no
 
 struct inventory {
         struct inventory_node *root;
+        struct inventory_node *last; /* NULL when empty */
         size_t n_nodes;
         inventory_key_fn key_of;
 };
@@ -48,7 +49,7 @@ void inventory_insert(struct inventory *inv, struct inventory_node *node);
 /* Remove node, which must be in the inventory. */
 void inventory_remove(struct inventory *inv, struct inventory_node *node);
 
-/* The last node in order, or NULL when empty: down the right spine. */
+/* The last node in order, or NULL when empty. */
 struct inventory_node *inventory_last(const struct inventory *inv);
 
 /* How many ancestors a cursor keeps; a deeper walk finds its way back from the root. */

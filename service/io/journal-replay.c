@@ -15,15 +15,19 @@
 
 #include "service/io/journal-internal.h"
 
-/* A journal record, read in place: where its frame is and its key. */
+/* A journal record, read in place: where its frame is and its key. 24 bytes: glibc's qsort()
+ * sorts items of up to 32 in place, larger ones through an array of pointers (a cache miss a
+ * comparison). */
 struct change {
         const uint8_t *frame;
-        struct journal_key key;
         /* The name's first 8 bytes, big-endian, zero-padded: most comparisons end here, without
          * reading the name from the file (a cache miss each). */
         uint64_t prefix;
+        uint32_t owner;
         bool deleted;
 };
+
+static_assert(sizeof(struct change) <= 32, "journal replay: sorted in place");
 
 struct changes {
         struct change *items;
@@ -67,6 +71,17 @@ void journal_live_free(struct journal_live *live)
         free(live);
 }
 
+/* A frame's key as a change holds it. */
+static struct change change_of(const uint8_t *frame, bool deleted)
+{
+        struct journal_key key = journal_frame_key(frame);
+        struct change ch = {.frame = frame, .owner = key.owner, .deleted = deleted};
+
+        for (size_t i = 0; i < sizeof(ch.prefix); i++)
+                ch.prefix = ch.prefix << 8 | (i < key.name_len ? key.name[i] : 0);
+        return ch;
+}
+
 static int changes_add(struct changes *c, const uint8_t *frame, const struct record *rec)
 {
         if (c->n == c->allocated) {
@@ -78,15 +93,7 @@ static int changes_add(struct changes *c, const uint8_t *frame, const struct rec
                 c->items = items;
                 c->allocated = allocated;
         }
-        struct change *ch = &c->items[c->n++];
-
-        *ch = (struct change){
-            .frame = frame,
-            .key = journal_frame_key(frame),
-            .deleted = rec->type == RECORD_DELETE,
-        };
-        for (size_t i = 0; i < sizeof(ch->prefix); i++)
-                ch->prefix = ch->prefix << 8 | (i < ch->key.name_len ? ch->key.name[i] : 0);
+        c->items[c->n++] = change_of(frame, rec->type == RECORD_DELETE);
         return 0;
 }
 
@@ -94,11 +101,15 @@ static int changes_add(struct changes *c, const uint8_t *frame, const struct rec
  * first, as strcmp() does. */
 static int change_key_compare(const struct change *x, const struct change *y)
 {
-        if (x->key.owner != y->key.owner)
-                return x->key.owner < y->key.owner ? -1 : 1;
+        struct journal_key a, b;
+
+        if (x->owner != y->owner)
+                return x->owner < y->owner ? -1 : 1;
         if (x->prefix != y->prefix)
                 return x->prefix < y->prefix ? -1 : 1;
-        return journal_frame_key_compare(&x->key, &y->key);
+        a = journal_frame_key(x->frame);
+        b = journal_frame_key(y->frame);
+        return journal_frame_key_compare(&a, &b);
 }
 
 /* By key, then in the journal's order (all frames are in one file). */
@@ -131,9 +142,9 @@ static int live_merge(struct journal_live *live, struct changes *c)
                 int order = k == c->n ? -1 : 1;
 
                 if (s < live->n && k < c->n) {
-                        struct journal_key key = journal_frame_key(live->frames[s]);
+                        struct change snapshot = change_of(live->frames[s], false);
 
-                        order = journal_frame_key_compare(&key, &c->items[k].key);
+                        order = change_key_compare(&snapshot, &c->items[k]);
                 }
                 if (order < 0) {
                         frames[n++] = live->frames[s++];

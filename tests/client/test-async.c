@@ -376,13 +376,217 @@ static void test_close_in_callback(void **state)
         assert_int_equal(timerd_cancel_async(t, &claim, NULL, close_in_callback, &log), 0);
         assert_int_equal(timerd_cancel_async(t, &claim, NULL, on_done, &log), 0);
         while (log.n < 2) {
-                struct pollfd p = {.fd = timerd_get_fd(t), .events = POLLIN};
+                struct pollfd p = {.fd = timerd_get_fd(t), .events = (short)timerd_get_events(t)};
 
                 assert_int_equal(poll(&p, 1, PUMP_TIMEOUT_MSEC), 1);
                 assert_true(timerd_process(t) >= 0);
         }
         assert_int_equal(log.n, 2);
         fake_server_finish(s);
+}
+
+static const struct fake_step batch_script[] = {
+    FAKE_CALL("{\"method\":\"x.A\",\"parameters\":{}}"),
+    FAKE_CALL("{\"method\":\"x.B\",\"parameters\":{}}"),
+    FAKE_CALL("{\"method\":\"x.C\",\"parameters\":{}}"),
+    FAKE_RAW(
+        "{\"parameters\":{\"n\":1}}\0{\"parameters\":{\"n\":2}}\0{\"parameters\":{\"n\":3}}\0"),
+};
+
+/* A call alone in flight goes out at once; the calls behind it wait for timerd_process() to go
+ * out together, and arrive in order. */
+static void test_calls_batched(void **state)
+{
+        struct fake_server *s = fake_server_start(batch_script, ELEMENTSOF(batch_script));
+        struct timerd *t = connect_to(s);
+        struct log log = {};
+
+        (void)state;
+        assert_int_equal(timerd_call_async(t, "x.A", NULL, 0, on_raw, &log), 0);
+        assert_int_equal(timerd_get_events(t), POLLIN);
+        assert_int_equal(timerd_call_async(t, "x.B", NULL, 0, on_raw, &log), 0);
+        assert_int_equal(timerd_call_async(t, "x.C", NULL, 0, on_raw, &log), 0);
+        assert_int_equal(timerd_get_events(t), POLLIN | POLLOUT);
+        assert_true(pump(t, &log, 3) > 0);
+        assert_int_equal(log.n, 3);
+        for (size_t i = 0; i < 3; i++) {
+                char expected[16];
+
+                snprintf(expected, sizeof(expected), "{\"n\":%zu}", i + 1);
+                assert_int_equal(log.errors[i], 0);
+                assert_string_equal(log.text[i], expected);
+        }
+        assert_int_equal(timerd_get_events(t), POLLIN);
+        timerd_close(t);
+        fake_server_finish(s);
+}
+
+/* Three calls, the last two still waiting to be written when the service (playing script) has
+ * gone away; then one timerd_process(). What the callbacks saw is in *log. */
+static void three_calls_to_a_leaver(const struct fake_step *script, size_t n_steps, struct log *log)
+{
+        struct fake_server *s = fake_server_start(script, n_steps);
+        struct timerd *t = connect_to(s);
+
+        for (int i = 0; i < 3; i++)
+                assert_int_equal(timerd_call_async(t, "x.Y", NULL, 0, on_raw, log), 0);
+        assert_int_equal(timerd_get_events(t), POLLIN | POLLOUT);
+        fake_server_join(s);
+        assert_int_equal(timerd_process(t), -TIMERD_E_DISCONNECTED);
+        /* Each callback ran once: nothing is left to fail. */
+        assert_int_equal(log->n, 3);
+        assert_int_equal(timerd_process(t), -TIMERD_E_DISCONNECTED);
+        assert_int_equal(log->n, 3);
+        timerd_close(t);
+        fake_server_finish(s);
+}
+
+static const struct fake_step hang_up_after_one_script[] = {
+    FAKE_ANY_CALL,
+    FAKE_CLOSE,
+};
+
+/* The service goes away while calls wait to be written: the failed write reaches every call's
+ * callback, once. */
+static void test_send_failure(void **state)
+{
+        struct log log = {};
+
+        (void)state;
+        three_calls_to_a_leaver(hang_up_after_one_script, ELEMENTSOF(hang_up_after_one_script),
+                                &log);
+        for (size_t i = 0; i < 3; i++)
+                assert_int_equal(log.errors[i], -TIMERD_E_DISCONNECTED);
+}
+
+static const struct fake_step answer_then_hang_up_script[] = {
+    FAKE_ANY_CALL,
+    FAKE_REPLY("{\"parameters\":{\"n\":1}}"),
+    FAKE_CLOSE,
+};
+
+/* The service answers the call it took and goes away with calls still waiting to be written: the
+ * answer still reaches its callback, the calls it never took fail. */
+static void test_answer_before_hang_up(void **state)
+{
+        struct log log = {};
+
+        (void)state;
+        three_calls_to_a_leaver(answer_then_hang_up_script, ELEMENTSOF(answer_then_hang_up_script),
+                                &log);
+        assert_int_equal(log.errors[0], 0);
+        assert_string_equal(log.text[0], "{\"n\":1}");
+        assert_int_equal(log.errors[1], -TIMERD_E_DISCONNECTED);
+        assert_int_equal(log.errors[2], -TIMERD_E_DISCONNECTED);
+}
+
+/* {"pad":"aaa…"}, size bytes long. */
+static char *padded_parameters(size_t size)
+{
+        char *text = malloc(size + 1);
+
+        assert_non_null(text);
+        memset(text, 'a', size);
+        memcpy(text, "{\"pad\":\"", 8);
+        memcpy(text + size - 2, "\"}", 2);
+        text[size] = 0;
+        return text;
+}
+
+static const struct fake_step piled_up_script[] = {
+    FAKE_ANY_CALL,
+    FAKE_ANY_CALL,
+    FAKE_ANY_CALL,
+    FAKE_RAW(EMPTY_REPLY "\0" EMPTY_REPLY "\0" EMPTY_REPLY "\0"),
+};
+
+/* Calls that pile up past 64 KiB go out without waiting for timerd_process(): the first alone,
+ * then the two behind it (40 KiB each) once the second brings the pending bytes past 64 KiB. */
+static void test_piled_up_calls_written(void **state)
+{
+        struct fake_server *s = fake_server_start(piled_up_script, ELEMENTSOF(piled_up_script));
+        struct timerd *t = connect_to(s);
+        char *parameters = padded_parameters(40 * 1024);
+        struct log log = {};
+
+        (void)state;
+        for (int i = 0; i < 3; i++)
+                assert_int_equal(timerd_call_async(t, "x.Y", parameters, 0, on_raw, &log), 0);
+        /* The service took all three before any timerd_process(). */
+        fake_server_join(s);
+        assert_true(pump(t, &log, 3) != 0);
+        for (size_t i = 0; i < 3; i++)
+                assert_int_equal(log.errors[i], 0);
+        timerd_close(t);
+        fake_server_finish(s);
+        free(parameters);
+}
+
+#define HUGE_BATCH_CALLS 40
+#define HUGE_BATCH_PAD   (16 * 1024)
+
+static void on_numbered(struct timerd *t, int error, const char *parameters_json, bool continues,
+                        void *userdata)
+{
+        size_t *n = userdata;
+        char expected[32];
+
+        (void)t;
+        (void)continues;
+        snprintf(expected, sizeof(expected), "{\"i\":%zu}", *n);
+        assert_int_equal(error, 0);
+        assert_string_equal(parameters_json, expected);
+        (*n)++;
+}
+
+/* More calls than the socket's buffer takes, made at once: all arrive, in order, and each answer
+ * reaches its own callback. */
+static void test_huge_batch(void **state)
+{
+        static struct fake_step script[HUGE_BATCH_CALLS + 1];
+        static char *calls[HUGE_BATCH_CALLS];
+        static char replies[HUGE_BATCH_CALLS * 32];
+        char *parameters = malloc(HUGE_BATCH_PAD + 64);
+        size_t replies_len = 0, answered = 0;
+        struct fake_server *s;
+        struct timerd *t;
+
+        (void)state;
+        assert_non_null(parameters);
+        for (size_t i = 0; i < HUGE_BATCH_CALLS; i++) {
+                int n = snprintf(parameters, HUGE_BATCH_PAD + 64, "{\"i\":%zu,\"pad\":\"%0*d\"}", i,
+                                 HUGE_BATCH_PAD, 0);
+
+                assert_true(n > 0);
+                assert_true(
+                    asprintf(&calls[i], "{\"method\":\"x.Y\",\"parameters\":%s}", parameters) > 0);
+                script[i] = (struct fake_step)FAKE_CALL(calls[i]);
+                replies_len +=
+                    (size_t)snprintf(replies + replies_len, sizeof(replies) - replies_len,
+                                     "{\"parameters\":{\"i\":%zu}}", i) +
+                    1;
+        }
+        script[HUGE_BATCH_CALLS] = (struct fake_step){FAKE_SEND, replies, replies_len};
+        s = fake_server_start(script, ELEMENTSOF(script));
+        t = connect_to(s);
+        for (size_t i = 0; i < HUGE_BATCH_CALLS; i++) {
+                snprintf(parameters, HUGE_BATCH_PAD + 64, "{\"i\":%zu,\"pad\":\"%0*d\"}", i,
+                         HUGE_BATCH_PAD, 0);
+                assert_int_equal(timerd_call_async(t, "x.Y", parameters, 0, on_numbered, &answered),
+                                 0);
+        }
+        while (answered < HUGE_BATCH_CALLS) {
+                struct pollfd p = {.fd = timerd_get_fd(t), .events = (short)timerd_get_events(t)};
+
+                assert_int_equal(poll(&p, 1, PUMP_TIMEOUT_MSEC), 1);
+                assert_true(timerd_process(t) >= 0);
+        }
+        assert_int_equal(timerd_in_flight(t), 0);
+        timerd_close(t);
+        fake_server_finish(s);
+        for (size_t i = 0; i < HUGE_BATCH_CALLS; i++)
+                free(calls[i]);
+        free(parameters);
 }
 
 /* A listening socket nobody accepts from or reads: output piles up. */
@@ -398,19 +602,6 @@ static int deaf_service(char path[static 108])
         assert_int_equal(bind(fd, (struct sockaddr *)&address, sizeof(address)), 0);
         assert_int_equal(listen(fd, 1), 0);
         return fd;
-}
-
-/* {"pad":"aaa…"}, size bytes long. */
-static char *padded_parameters(size_t size)
-{
-        char *text = malloc(size + 1);
-
-        assert_non_null(text);
-        memset(text, 'a', size);
-        memcpy(text, "{\"pad\":\"", 8);
-        memcpy(text + size - 2, "\"}", 2);
-        text[size] = 0;
-        return text;
 }
 
 /* Output the socket does not take waits in a buffer (POLLOUT wanted), up to 16 MiB. */
@@ -527,6 +718,11 @@ int main(void)
             cmocka_unit_test(test_wait_stream),
             cmocka_unit_test(test_raw_stream),
             cmocka_unit_test(test_close_in_callback),
+            cmocka_unit_test(test_calls_batched),
+            cmocka_unit_test(test_send_failure),
+            cmocka_unit_test(test_answer_before_hang_up),
+            cmocka_unit_test(test_piled_up_calls_written),
+            cmocka_unit_test(test_huge_batch),
             cmocka_unit_test(test_output_buffered),
             cmocka_unit_test(test_bad_arguments),
             cmocka_unit_test(test_blocking_stream_refuses_process),

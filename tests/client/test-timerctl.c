@@ -865,6 +865,15 @@ static const struct fake_step monitor_script[] = {
     FAKE_REPLY("{\"error\":\"io.timerd.Timer.ShuttingDown\",\"parameters\":{}}"),
 };
 
+/* Two events for a monitor that stops after two: the service sends no more than it is read, or a
+ * third would race the client's exit. */
+static const struct fake_step monitor_two_script[] = {
+    FAKE_CALL("{\"method\":\"io.timerd.Service.Subscribe\",\"parameters\":{},\"more\":true}"),
+    FAKE_REPLY(EVENT("registered", "\"state\":\"scheduled\",")),
+    FAKE_REPLY(EVENT("fired", "\"run\":4,\"state\":\"running\",")),
+    FAKE_EXPECT_CLOSE,
+};
+
 static const struct fake_step monitor_all_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Service.Subscribe\",\"parameters\":{\"all\":true},"
               "\"more\":true}"),
@@ -893,7 +902,7 @@ static void test_monitor(void **state)
         assert_non_null(strstr(run.err, "(io.timerd.Timer.ShuttingDown)"));
         run_done(&run);
 
-        run = RUN_AGAINST(monitor_script, "monitor", "-n", "2", "--json=short");
+        run = RUN_AGAINST(monitor_two_script, "monitor", "-n", "2", "--json=short");
         assert_exit(&run, 0);
         assert_non_null(strstr(run.out, "\n"));
         *strchr(run.out, '\n') = 0;

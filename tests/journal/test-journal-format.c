@@ -3,6 +3,7 @@
 /* The record format: every field survives a commit and a compaction, the bytes on disk are the
  * documented little-endian layout, and invalid input is refused before anything is written. */
 
+#include <assert.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -184,6 +185,20 @@ static void test_layout(void **state)
         assert_int_equal(size, sizeof(expected));
         assert_memory_equal(data, expected, sizeof(expected));
         free(data);
+}
+
+/* The journal's one record, changed in place, sealed again with a right checksum: refused as
+ * malformed. Takes data. */
+static void assert_resealed_malformed(struct jt_dir *d, uint8_t *data, size_t size)
+{
+        struct journal *j;
+
+        store_u32(data + RECORDS_START + 4,
+                  crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
+        jt_write(d, "journal", data, size);
+        free(data);
+        assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
+                         -EBADMSG);
 }
 
 /* A journal as timerd wrote it before handovers: one PUT of jt_timer(1000, "old-format", 5). */
@@ -393,12 +408,7 @@ static void test_handover_layout(void **state)
 
         /* The same record with a zero handover, sealed with a right checksum. */
         memset(data + size - 8, 0, 8);
-        store_u32(data + RECORDS_START + 4,
-                  crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
-        jt_write(d, "journal", data, size);
-        free(data);
-        assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
-                         -EBADMSG);
+        assert_resealed_malformed(d, data, size);
 }
 
 /* How the last run's program ended comes last, after the handover and the live cadence, which
@@ -430,12 +440,40 @@ static void test_run_result_layout(void **state)
         /* A result of NONE is never written: refused as malformed. */
         data[size - 2] = TIMERD_EXIT_NONE;
         data[size - 1] = 0;
-        store_u32(data + RECORDS_START + 4,
-                  crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
-        jt_write(d, "journal", data, size);
-        free(data);
-        assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
-                         -EBADMSG);
+        assert_resealed_malformed(d, data, size);
+}
+
+/* A string's length byte beyond its field's room, in a record whose checksum is right and with
+ * the bytes there, is refused as malformed before anything is copied: the boot id is the last
+ * member of struct journal_timer, and 255 bytes copied there would run past it (ASan). */
+static void test_string_longer_than_its_field(void **state)
+{
+        static const char boot_id[] = "0123456789abcdef0123456789abcdef0123";
+        struct jt_dir *d = *state;
+        struct journal_timer t = jt_timer(1000, "long-boot-id", 5);
+        uint8_t *data, *found = NULL;
+        size_t size;
+        struct journal *j;
+
+        static_assert(sizeof(boot_id) - 1 == JOURNAL_BOOT_ID_MAX, "a full boot id");
+        t.policy = TIMERD_POLICY_CALENDAR;
+        memset(t.calendar, 'x', TD_CALENDAR_SOURCE_MAX);
+        t.calendar[TD_CALENDAR_SOURCE_MAX] = '\0';
+        snprintf(t.boot_id, sizeof(t.boot_id), "%s", boot_id);
+        j = jt_open_expect(d, NULL, 0, NULL);
+        assert_int_equal(journal_put(j, &t), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+        data = jt_read(d, "journal", &size);
+        for (size_t i = RECORDS_START + 1; i + sizeof(boot_id) - 1 <= size && !found; i++)
+                if (memcmp(data + i, boot_id, sizeof(boot_id) - 1) == 0)
+                        found = data + i - 1;
+        assert_non_null(found);
+        assert_int_equal(*found, JOURNAL_BOOT_ID_MAX);
+        assert_true(data + size - found > UINT8_MAX);
+
+        *found = UINT8_MAX;
+        assert_resealed_malformed(d, data, size);
 }
 
 /* A live cadence (Reschedule's) follows the handover, written even when zero; with no result
@@ -466,12 +504,7 @@ static void test_live_cadence_layout(void **state)
         journal_close(j);
 
         memset(data + size - 8, 0, 8);
-        store_u32(data + RECORDS_START + 4,
-                  crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
-        jt_write(d, "journal", data, size);
-        free(data);
-        assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
-                         -EBADMSG);
+        assert_resealed_malformed(d, data, size);
 }
 
 /* Whether the last run was a catch-up comes last, after the handover, the live cadence and a
@@ -502,12 +535,7 @@ static void test_catch_up_layout(void **state)
         journal_close(j);
 
         data[size - 1] = 0;
-        store_u32(data + RECORDS_START + 4,
-                  crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
-        jt_write(d, "journal", data, size);
-        free(data);
-        assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
-                         -EBADMSG);
+        assert_resealed_malformed(d, data, size);
 }
 
 static void test_invalid_input(void **state)
@@ -736,6 +764,7 @@ int main(void)
                                             jt_teardown),
             cmocka_unit_test_setup_teardown(test_handover_layout, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_run_result_layout, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_string_longer_than_its_field, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_live_cadence_layout, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_catch_up_layout, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_format2_journal, setup, jt_teardown),

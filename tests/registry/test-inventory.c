@@ -133,9 +133,18 @@ static void test_sorted_inserts(void **state)
         assert_int_equal(inventory_check(&inv), 0);
         assert_int_equal(inv.n_nodes, N_ITEMS);
         assert_walk(&inv, NULL, (const struct item *const *)sorted, naive_sorted(items, sorted));
-        for (size_t i = 0; i < N_ITEMS; i++)
+        /* The last one goes first: the one before it becomes the last. */
+        for (size_t i = N_ITEMS; i-- > N_ITEMS / 2;) {
+                assert_ptr_equal(inventory_last(&inv), &items[i].node);
                 inventory_remove(&inv, &items[i].node);
+                assert_int_equal(inventory_check(&inv), 0);
+        }
+        for (size_t i = 0; i < N_ITEMS / 2; i++) {
+                assert_ptr_equal(inventory_last(&inv), &items[N_ITEMS / 2 - 1].node);
+                inventory_remove(&inv, &items[i].node);
+        }
         assert_null(inv.root);
+        assert_null(inventory_last(&inv));
         assert_int_equal(inventory_check(&inv), 0);
         free(sorted);
         free(items);
@@ -173,6 +182,7 @@ static void test_random_against_naive(void **state)
 
                 n = naive_sorted(items, sorted);
                 assert_int_equal(inv.n_nodes, n);
+                assert_ptr_equal(inventory_last(&inv), n > 0 ? &sorted[n - 1]->node : NULL);
                 assert_walk(&inv, NULL, (const struct item *const *)sorted, n);
                 /* After each item (in or not), and after keys between and around them. */
                 for (size_t i = 0; i < N_ITEMS; i += 7) {
