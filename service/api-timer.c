@@ -91,9 +91,9 @@ static int core_failure(struct service *s, struct param_error *err, struct td_tr
 static int check_binding(struct service *s, struct param_error *err, uint32_t owner,
                          const char *name)
 {
-        struct td_snapshot t;
-        if (registry_get(s->registry, owner, name, &t) == 0 && t.state == TIMERD_STATE_FAILED &&
-            t.failure == TIMERD_FAILURE_PROVIDER_BINDING)
+        struct td_brief t;
+        if (registry_get_brief(s->registry, owner, name, &t) == 0 &&
+            t.state == TIMERD_STATE_FAILED && t.failure == TIMERD_FAILURE_PROVIDER_BINDING)
                 return params_fail(err, -TIMERD_E_PROVIDER_BINDING_FAILED, name, NULL, 0);
         return 0;
 }
@@ -238,17 +238,17 @@ static int control_handle(struct service *s, struct peer *p, const struct vl_vie
                           bool allow_token, struct td_handle *h, enum timerd_clock *ret_clock,
                           struct param_error *err)
 {
-        struct td_snapshot t;
+        struct td_brief t;
         uint32_t owner;
         int r;
 
         if ((r = params_owner(params, p->uid, p->privileged, &owner, err)) < 0 ||
             (r = params_handle(params, owner, allow_token, h, err)) < 0)
                 return r;
-        r = registry_get(s->registry, owner, h->name, &t);
+        r = registry_get_brief(s->registry, owner, h->name, &t);
         if (r < 0)
                 return params_fail(err, r, h->name, NULL, 0);
-        *ret_clock = t.declaration.clock;
+        *ret_clock = t.clock;
         return 0;
 }
 

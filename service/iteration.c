@@ -109,15 +109,21 @@ void service_loop_callbacks(struct service *s, struct loop_callbacks *ret)
 /* A connection's next pipelined call is taken in the same drain while it has had fewer calls
  * than this and the drain is younger than the slice: cheap calls amortize a wake-up, expensive
  * ones (a List of thousands) cannot hold the loop. */
-#define PIPELINE_BURST      64
+#define PIPELINE_BURST      128
 #define PIPELINE_SLICE_USEC 1000
+/* The calls of one connection's burst share a reading of the clocks this young: they were read
+ * from its socket before it was taken (reading them costs more than a cheap call). */
+#define SHARED_NOW_USEC 50
 
 static void drain_intents(struct service *s)
 {
         uint64_t drain = ++s->drains, start = 0, now;
+        const struct peer *last = NULL;
+        bool young = false; /* the shared reading was found young since the last call */
         struct intent it;
 
         (void)clock_read(TIMERD_CLOCK_MONOTONIC, &start);
+        service_now_share(s, true);
         /* What is queued when the drain begins, plus each connection's next pipelined calls up to
          * its burst; the rest wait for the next iteration. */
         size_t budget = s->intents.count;
@@ -130,14 +136,21 @@ static void drain_intents(struct service *s)
                         p->burst_drain = drain;
                         p->burst = 0;
                 }
+                if (p != last || !young)
+                        service_now_unshare(s);
+                last = p;
+                young = false;
                 p->queued = false;
                 api_handle_call(s, p, &it.call);
                 (void)settle(s);
                 if (p->fd >= 0 && p->queued && ++p->burst < PIPELINE_BURST &&
                     clock_read(TIMERD_CLOCK_MONOTONIC, &now) == 0 &&
-                    now - start < PIPELINE_SLICE_USEC)
+                    now - start < PIPELINE_SLICE_USEC) {
                         budget++;
+                        young = service_now_shared_age(s, now) < SHARED_NOW_USEC;
+                }
         }
+        service_now_share(s, false);
 }
 
 /*

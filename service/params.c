@@ -260,19 +260,22 @@ static int calendar_lines(const struct vl_view *d, const char *field, bool cron,
         struct vl_view a, v;
         int r = vl_view_get_array(d, field, &a);
 
-        snprintf(path, sizeof(path), "declaration.%s", field);
+        /* The paths are written only for an error: most Registers have no calendar. */
         if (r == -ENOENT)
                 return 0;
-        if (r < 0)
+        if (r < 0) {
+                snprintf(path, sizeof(path), "declaration.%s", field);
                 return params_invalid(err, path);
+        }
         v = vl_view_first(&a);
         for (size_t i = 0; i < vl_view_size(&a); i++, v = vl_view_following(&v)) {
                 const char *text;
                 int k;
 
-                snprintf(path, sizeof(path), "declaration.%s[%zu]", field, i);
-                if (vl_view_string(&v, &text) < 0 || strchr(text, '\n'))
+                if (vl_view_string(&v, &text) < 0 || strchr(text, '\n')) {
+                        snprintf(path, sizeof(path), "declaration.%s[%zu]", field, i);
                         return params_invalid(err, path);
+                }
                 k = snprintf(source + *len, TD_CALENDAR_SOURCE_MAX + 1 - *len, "%s%s%s",
                              *n > 0 ? "\n" : "", cron ? TD_CALENDAR_CRON_PREFIX : "", text);
                 if (k < 0 || (size_t)k > TD_CALENDAR_SOURCE_MAX - *len)
@@ -287,7 +290,7 @@ static int calendar_lines(const struct vl_view *d, const char *field, bool cron,
 static int params_calendar(const struct vl_view *d, struct zones *zones, struct td_declaration *ret,
                            struct param_error *err)
 {
-        char source[TD_CALENDAR_SOURCE_MAX + 1] = "";
+        char source[TD_CALENDAR_SOURCE_MAX + 1];
         struct td_calendar_error cal_error;
         const struct td_zone *zone;
         const char *zone_name = NULL;
@@ -296,6 +299,8 @@ static int params_calendar(const struct vl_view *d, struct zones *zones, struct 
         const struct td_calendar *c;
         int r;
 
+        /* Not the whole array: it is written only when a calendar is given. */
+        source[0] = 0;
         if ((r = calendar_lines(d, "calendar", false, source, &len, &n, err)) < 0 ||
             (r = calendar_lines(d, "cron", true, source, &len, &n, err)) < 0)
                 return r;
@@ -404,28 +409,23 @@ int params_declaration(const struct vl_view *params, struct zones *zones,
         return params_calendar(&d, zones, ret, err);
 }
 
-static int parse_handle_object(const struct vl_view *obj, const char *path, uint32_t owner,
-                               bool is_token, struct td_handle *ret, struct param_error *err)
+/* A claim's or a token's fields, named in the replies that refuse them. */
+static int parse_handle_object(const struct vl_view *obj, uint32_t owner, bool is_token,
+                               struct td_handle *ret, struct param_error *err)
 {
-        char field[64];
         const char *name;
 
         *ret = (struct td_handle){.owner = owner};
-        snprintf(field, sizeof(field), "%s.name", path);
-        int r = name_field(obj, "name", field, &name, err);
+        int r = name_field(obj, "name", is_token ? "token.name" : "claim.name", &name, err);
         if (r == 0)
-                return params_invalid(err, field);
+                return params_invalid(err, is_token ? "token.name" : "claim.name");
         if (r < 0)
                 return r;
         ret->name = name;
-        snprintf(field, sizeof(field), "%s.generation", path);
         if (vl_view_get_u64(obj, "generation", &ret->generation) < 0)
-                return params_invalid(err, field);
-        if (is_token) {
-                snprintf(field, sizeof(field), "%s.run", path);
-                if (vl_view_get_u64(obj, "run", &ret->run) < 0 || ret->run == 0)
-                        return params_invalid(err, field);
-        }
+                return params_invalid(err, is_token ? "token.generation" : "claim.generation");
+        if (is_token && (vl_view_get_u64(obj, "run", &ret->run) < 0 || ret->run == 0))
+                return params_invalid(err, "token.run");
         return 0;
 }
 
@@ -443,8 +443,8 @@ int params_handle(const struct vl_view *params, uint32_t owner, bool allow_token
         if ((rc == 0) == (rt == 0))
                 return params_invalid(err, "claim");
         if (rc == 0)
-                return parse_handle_object(&claim, "claim", owner, false, ret, err);
-        return parse_handle_object(&token, "token", owner, true, ret, err);
+                return parse_handle_object(&claim, owner, false, ret, err);
+        return parse_handle_object(&token, owner, true, ret, err);
 }
 
 int params_token(const struct vl_view *params, uint32_t owner, struct td_handle *ret,
@@ -453,7 +453,7 @@ int params_token(const struct vl_view *params, uint32_t owner, struct td_handle 
         struct vl_view token;
         if (vl_view_get_object(params, "token", &token) < 0)
                 return params_invalid(err, "token");
-        return parse_handle_object(&token, "token", owner, true, ret, err);
+        return parse_handle_object(&token, owner, true, ret, err);
 }
 
 int params_when(const struct vl_view *params, const char *absolute_field, uint64_t now,

@@ -6,12 +6,41 @@
 
 int service_now(struct service *s, struct td_now *ret)
 {
+        if (s->now_shared) {
+                *ret = s->shared_now;
+                return 0;
+        }
         int r = clock_source_now(&s->clock, ret);
         if (r < 0) {
                 log_errno(r, "Cannot read the clocks");
                 service_exit(s, EXIT_REASON_CLOCK_FAULT);
+                return r;
         }
-        return r;
+        if (s->now_sharing && !s->clock.virtual) {
+                s->shared_now = *ret;
+                s->now_shared = true;
+        }
+        return 0;
+}
+
+void service_now_share(struct service *s, bool share)
+{
+        s->now_sharing = share;
+        s->now_shared = false;
+}
+
+void service_now_unshare(struct service *s)
+{
+        s->now_shared = false;
+}
+
+uint64_t service_now_shared_age(const struct service *s, uint64_t now_usec)
+{
+        uint64_t taken = s->shared_now.usec[TIMERD_CLOCK_MONOTONIC];
+
+        if (!s->now_shared)
+                return UINT64_MAX;
+        return now_usec > taken ? now_usec - taken : 0;
 }
 
 void service_exit(struct service *s, enum exit_reason reason)

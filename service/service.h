@@ -64,6 +64,9 @@ struct service {
 
         struct intent_queue intents;
         uint64_t drains;
+        /* While a drain shares one reading of the clocks between calls (service_now_share()). */
+        bool now_sharing, now_shared;
+        struct td_now shared_now;
 
         struct applier applying;
         struct wakes wake;
@@ -86,6 +89,15 @@ struct service {
 
 /* Read the clocks; a failure is a clock fault that ends the loop. */
 int service_now(struct service *s, struct td_now *ret);
+/*
+ * Between _share(true) and _share(false), service_now() reads the real clocks once and answers
+ * that reading until service_now_unshare(): calls read from a socket before that reading may all
+ * be decided at its instant. The virtual clock is never shared (a call may move it).
+ */
+void service_now_share(struct service *s, bool share);
+void service_now_unshare(struct service *s);
+/* How long ago (monotonic usec, from now_usec) the shared reading was taken; UINT64_MAX: none. */
+uint64_t service_now_shared_age(const struct service *s, uint64_t now_usec);
 
 /* Mark that this iteration started doing work (for the slowest-iteration figure). */
 void service_note_work(struct service *s);

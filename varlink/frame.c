@@ -181,6 +181,11 @@ void vl_writer_done(struct vl_writer *w)
         *w = (struct vl_writer){.max_buffered = w->max_buffered};
 }
 
+bool vl_writer_appending(const struct vl_writer *w)
+{
+        return w->appending;
+}
+
 size_t vl_writer_pending(const struct vl_writer *w)
 {
         return w->len - w->start;
@@ -215,6 +220,7 @@ int vl_writer_queue(struct vl_writer *w, const char *msg, size_t len)
         size_t pending = vl_writer_pending(w);
         size_t need;
 
+        assert(!w->appending);
         if (len >= w->max_buffered || pending > w->max_buffered - len - 1)
                 return -ENOBUFS;
         need = pending + len + 1;
@@ -240,6 +246,8 @@ int vl_writer_queue(struct vl_writer *w, const char *msg, size_t len)
 void vl_writer_append_begin(struct vl_writer *w, char **buf, size_t *len, size_t *cap,
                             uint64_t *ret_position)
 {
+        assert(!w->appending);
+        w->appending = true;
         /* Moved only once more was written than is pending: each byte moves once on average. */
         if (w->start >= vl_writer_pending(w))
                 writer_compact(w);
@@ -251,6 +259,8 @@ void vl_writer_append_begin(struct vl_writer *w, char **buf, size_t *len, size_t
 
 int vl_writer_append_end(struct vl_writer *w, char *buf, size_t len, size_t cap)
 {
+        assert(w->appending);
+        w->appending = false;
         w->buf = buf;
         w->cap = cap;
         if (len - w->start > w->max_buffered)
@@ -261,6 +271,7 @@ int vl_writer_append_end(struct vl_writer *w, char *buf, size_t len, size_t cap)
 
 void vl_writer_hold(struct vl_writer *w, uint64_t position)
 {
+        assert(!w->appending);
         if (w->holding)
                 return;
         w->holding = true;
@@ -274,6 +285,7 @@ void vl_writer_release(struct vl_writer *w)
 
 void vl_writer_drop_held(struct vl_writer *w)
 {
+        assert(!w->appending);
         w->len = sendable_end(w);
         w->holding = false;
 }
@@ -283,6 +295,7 @@ int vl_writer_replace(struct vl_writer *w, uint64_t position, size_t len_old, co
 {
         size_t at = (size_t)(position - w->base), total = w->len - len_old + len;
 
+        assert(!w->appending);
         if (total > w->cap) {
                 char *buf = realloc(w->buf, total);
 
@@ -332,6 +345,8 @@ static ssize_t write_without_sigpipe(int fd, const void *data, size_t len)
 
 int vl_writer_flush(struct vl_writer *w, int fd)
 {
+        /* A lent buffer may have moved (realloc): what w holds is stale until it is given back. */
+        assert(!w->appending);
         size_t end = sendable_end(w);
 
         while (w->start < end) {

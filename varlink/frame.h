@@ -55,6 +55,7 @@ struct vl_writer {
         uint64_t base;       /* the stream position of buf[0]: bytes ever queued before it */
         uint64_t hold;       /* while holding: output from this position waits */
         bool holding;
+        bool appending; /* a message is lent out (append_begin … _end): nothing else may touch w */
 };
 
 void vl_writer_init(struct vl_writer *w, size_t max_buffered);
@@ -68,7 +69,8 @@ int vl_writer_queue(struct vl_writer *w, const char *msg, size_t len);
  * is lent to the caller, who writes after *len, reallocating as it grows, and gives it back, with
  * the message's bytes (its NUL included) up to len, to vl_writer_append_end(): 0, or -ENOBUFS
  * past max_buffered (the message is dropped). A message that failed is dropped by giving back the
- * len lent. Nothing else may touch w in between. *ret_position: where the message starts.
+ * len lent. Nothing else may touch w in between (an invariant: asserted, it aborts).
+ * *ret_position: where the message starts.
  */
 void vl_writer_append_begin(struct vl_writer *w, char **buf, size_t *len, size_t *cap,
                             uint64_t *ret_position);
@@ -91,6 +93,8 @@ int vl_writer_replace(struct vl_writer *w, uint64_t position, size_t len_old, co
  */
 int vl_writer_flush(struct vl_writer *w, int fd);
 
+/* Whether a message is lent out (between vl_writer_append_begin() and _end()). */
+bool vl_writer_appending(const struct vl_writer *w);
 /* Bytes queued and not yet written, held ones too. */
 size_t vl_writer_pending(const struct vl_writer *w);
 /* Of those, the ones a flush may write now. */

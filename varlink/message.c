@@ -731,10 +731,11 @@ int vl_text_call_end(struct vl_text *t, struct vl_writer *w, size_t max_len)
         /* Its length without the NUL. */
         if (r == 0 && t->len - w->len - 1 >= max_len)
                 r = -EMSGSIZE;
-        if (r == 0)
-                r = vl_writer_append_end(w, t->buf, t->len, t->cap);
         if (r < 0)
                 vl_text_call_drop(t, w);
+        else if ((r = vl_writer_append_end(w, t->buf, t->len, t->cap)) < 0)
+                /* Given back and dropped by the writer. */
+                *t = (struct vl_text){.error = -ENOMEM};
         return r;
 }
 

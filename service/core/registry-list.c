@@ -50,17 +50,41 @@ void registry_snapshot_at(const struct registry *r, struct td_snapshot *timer,
         timer->next_deadline_usec = next;
 }
 
+/* A timer by its identity, as a call names it: -TIMERD_E_INVALID_NAME, -TIMERD_E_NOT_FOUND. */
+static int timer_named(const struct registry *r, uint32_t owner, const char *name,
+                       const struct timer **ret)
+{
+        if (!registry_name_valid(name))
+                return -TIMERD_E_INVALID_NAME;
+        *ret = timer_find(r, owner, name);
+        return *ret ? 0 : -TIMERD_E_NOT_FOUND;
+}
+
 int registry_get(const struct registry *r, uint32_t owner, const char *name,
                  struct td_snapshot *ret)
 {
         const struct timer *t;
+        int e = timer_named(r, owner, name, &t);
 
-        if (!registry_name_valid(name))
-                return -TIMERD_E_INVALID_NAME;
-        t = timer_find(r, owner, name);
-        if (!t)
-                return -TIMERD_E_NOT_FOUND;
+        if (e < 0)
+                return e;
         timer_snapshot(t, ret);
+        return 0;
+}
+
+int registry_get_brief(const struct registry *r, uint32_t owner, const char *name,
+                       struct td_brief *ret)
+{
+        const struct timer *t;
+        int e = timer_named(r, owner, name, &t);
+
+        if (e < 0)
+                return e;
+        *ret = (struct td_brief){
+            .clock = (enum timerd_clock)t->clock,
+            .state = timer_state(t),
+            .failure = (enum timerd_failure)t->failure,
+        };
         return 0;
 }
 

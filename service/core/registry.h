@@ -428,6 +428,16 @@ void registry_snapshot_at(const struct registry *r, struct td_snapshot *timer,
 int registry_get(const struct registry *r, uint32_t owner, const char *name,
                  struct td_snapshot *ret);
 
+/* What a call on a timer asks of it before and after, without a whole snapshot (a copy of its
+ * every field): as registry_get(), -TIMERD_E_INVALID_NAME, -TIMERD_E_NOT_FOUND. */
+struct td_brief {
+        enum timerd_clock clock;
+        enum timerd_state state;
+        enum timerd_failure failure;
+};
+int registry_get_brief(const struct registry *r, uint32_t owner, const char *name,
+                       struct td_brief *ret);
+
 /*
  * The inventory in (owner, name) order: of `owner`, or of everyone when all_owners. Returns the
  * number of timers (>= 0) and a malloc'd array in *ret (free() it), or -ENOMEM.

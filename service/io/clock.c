@@ -32,11 +32,16 @@ int clock_read(enum timerd_clock clock, uint64_t *ret)
 
 int clock_read_all(struct td_now *ret)
 {
-        for (int c = 0; c < TIMERD_CLOCK_MAX; c++) {
-                int r = clock_read((enum timerd_clock)c, &ret->usec[c]);
-                if (r < 0)
-                        return r;
-        }
+        /* An alarm clock reads as its base clock: three readings, not five. */
+        int r = clock_read(TIMERD_CLOCK_MONOTONIC, &ret->usec[TIMERD_CLOCK_MONOTONIC]);
+        if (r >= 0)
+                r = clock_read(TIMERD_CLOCK_BOOTTIME, &ret->usec[TIMERD_CLOCK_BOOTTIME]);
+        if (r >= 0)
+                r = clock_read(TIMERD_CLOCK_REALTIME, &ret->usec[TIMERD_CLOCK_REALTIME]);
+        if (r < 0)
+                return r;
+        ret->usec[TIMERD_CLOCK_BOOTTIME_ALARM] = ret->usec[TIMERD_CLOCK_BOOTTIME];
+        ret->usec[TIMERD_CLOCK_REALTIME_ALARM] = ret->usec[TIMERD_CLOCK_REALTIME];
         return 0;
 }
 

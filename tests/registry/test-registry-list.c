@@ -264,6 +264,28 @@ static void test_bad_page_arguments(void **state)
         fx_done(&f);
 }
 
+/* The brief of a timer is its snapshot's clock, state and failure; a missing one or a bad name
+ * are told as registry_get() tells them. */
+static void test_brief_as_snapshot(void **state)
+{
+        struct td_snapshot t;
+        struct td_brief b;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        register_mixed(&f);
+        assert_int_equal(registry_get(f.r, 5, "ab", &t), 0);
+        assert_int_equal(registry_get_brief(f.r, 5, "ab", &b), 0);
+        assert_int_equal(b.clock, t.declaration.clock);
+        assert_int_equal(b.state, t.state);
+        assert_int_equal(b.failure, t.failure);
+        assert_int_equal(registry_get_brief(f.r, 5, "zz", &b), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(registry_get_brief(f.r, 2, "a", &b), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(registry_get_brief(f.r, 5, "a b", &b), -TIMERD_E_INVALID_NAME);
+        fx_done(&f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -272,6 +294,7 @@ int main(void)
             cmocka_unit_test(test_cursor_after_removed_timer),
             cmocka_unit_test(test_after_the_last_and_empty),
             cmocka_unit_test(test_bad_page_arguments),
+            cmocka_unit_test(test_brief_as_snapshot),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

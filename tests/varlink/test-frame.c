@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -389,6 +390,83 @@ static void writer_append_in_place(void **state)
         assert_int_equal(close(fds[1]), 0);
 }
 
+/* In a child: lend out a message, then do `touch` to the writer, which must abort. */
+static void assert_aborts_while_lent(void (*touch)(struct vl_writer *w, int fd))
+{
+        int fds[2], status;
+
+        make_socketpair(fds);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct vl_writer w;
+                char *buf;
+                size_t len, cap;
+                uint64_t position;
+
+                /* The abort is expected: no core, no report of it. */
+                signal(SIGABRT, SIG_DFL);
+                (void)dup2(open("/dev/null", O_WRONLY), STDERR_FILENO);
+                vl_writer_init(&w, 1024);
+                vl_writer_append_begin(&w, &buf, &len, &cap, &position);
+                touch(&w, fds[0]);
+                _exit(0);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFSIGNALED(status));
+        assert_int_equal(WTERMSIG(status), SIGABRT);
+        assert_int_equal(close(fds[0]), 0);
+        assert_int_equal(close(fds[1]), 0);
+}
+
+static void touch_flush(struct vl_writer *w, int fd)
+{
+        (void)vl_writer_flush(w, fd);
+}
+
+static void touch_queue(struct vl_writer *w, int fd)
+{
+        (void)fd;
+        (void)vl_writer_queue(w, STR_AND_LEN("x"));
+}
+
+static void touch_append(struct vl_writer *w, int fd)
+{
+        char *buf;
+        size_t len, cap;
+        uint64_t position;
+
+        (void)fd;
+        vl_writer_append_begin(w, &buf, &len, &cap, &position);
+}
+
+/* While a message is lent out nothing else touches the writer (its buffer may have moved): an
+ * invariant, which aborts when broken; given back, the writer is free again. */
+static void writer_lent_is_exclusive(void **state)
+{
+        struct vl_writer w;
+        char *buf;
+        size_t len, cap;
+        uint64_t position;
+
+        (void)state;
+        vl_writer_init(&w, 1024);
+        assert_false(vl_writer_appending(&w));
+        vl_writer_append_begin(&w, &buf, &len, &cap, &position);
+        assert_true(vl_writer_appending(&w));
+        assert_int_equal(vl_writer_append_end(&w, buf, len, cap), 0);
+        assert_false(vl_writer_appending(&w));
+        assert_int_equal(vl_writer_queue(&w, STR_AND_LEN("a")), 0);
+        vl_writer_done(&w);
+#ifdef NDEBUG
+        skip();
+#else
+        assert_aborts_while_lent(touch_flush);
+        assert_aborts_while_lent(touch_queue);
+        assert_aborts_while_lent(touch_append);
+#endif
+}
+
 /* Held output waits for its release; a held message may be replaced, also after what was before
  * it was written; dropped, the held output is gone. */
 static void writer_hold(void **state)
@@ -615,6 +693,7 @@ int main(void)
             cmocka_unit_test(writer_queue_and_flush),
             cmocka_unit_test(writer_bound),
             cmocka_unit_test(writer_append_in_place),
+            cmocka_unit_test(writer_lent_is_exclusive),
             cmocka_unit_test(writer_hold),
             cmocka_unit_test(writer_partial_writes),
             cmocka_unit_test(writer_closed_peer_socket),
