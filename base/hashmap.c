@@ -31,30 +31,61 @@ uint64_t hash_string(uint64_t seed, const char *s)
 
 #if UINTPTR_MAX > UINT32_MAX
 /* Every 64-bit Linux port hands out user addresses below 2^48 unless a mapping asks for more. */
-#define TAG_MASK (~(uintptr_t)0 << 48)
+/* Of a tagged slot's top 16 bits, the high 8 hold how far the entry sits from its home
+ * (DISTANCE_FAR: that far or farther), the low 8 bits 48..55 of its hash. */
+#define TAG_MASK       (~(uintptr_t)0 << 48)
+#define DISTANCE_SHIFT 56
+#define HASH_TAG_MASK  ((uintptr_t)0xff << 48)
 #else
-#define TAG_MASK ((uintptr_t)0)
+#define TAG_MASK       ((uintptr_t)0)
+#define DISTANCE_SHIFT 0
+#define HASH_TAG_MASK  ((uintptr_t)0)
 #endif
+#define DISTANCE_FAR ((size_t)0xff)
 
-/* The top bits of the hash, where a slot keeps them: independent of the home's low bits. */
+/* The hash bits a slot keeps: independent of the home's low bits. */
 static uintptr_t tag_of(const struct hashmap *m, uint64_t hash)
 {
-        return (uintptr_t)hash & m->tag_mask;
+        return (uintptr_t)hash & m->tag_mask & HASH_TAG_MASK;
 }
 
-static uintptr_t slot_of(const struct hashmap *m, uint64_t hash, const void *entry)
+static uintptr_t distance_bits(const struct hashmap *m, size_t distance)
 {
-        return (uintptr_t)entry | tag_of(m, hash);
+        if (m->tag_mask == 0)
+                return 0;
+        return (uintptr_t)(distance < DISTANCE_FAR ? distance : DISTANCE_FAR) << DISTANCE_SHIFT;
+}
+
+static uintptr_t slot_of(const struct hashmap *m, uint64_t hash, const void *entry, size_t distance)
+{
+        return (uintptr_t)entry | tag_of(m, hash) | distance_bits(m, distance);
+}
+
+/* Whether slot i (at `distance` from the key's home) may hold the key's entry. */
+static bool slot_may_match(const struct hashmap *m, size_t i, uint64_t hash, size_t distance)
+{
+        return (m->slots[i] & m->tag_mask) == (tag_of(m, hash) | distance_bits(m, distance));
+}
+
+/* The home of the entry in slot i: from its distance when the slot holds it, so that moving
+ * entries reads none of them. */
+static size_t slot_home(const struct hashmap *m, size_t i)
+{
+        size_t distance = m->tag_mask ? (size_t)(m->slots[i] >> DISTANCE_SHIFT) : DISTANCE_FAR;
+
+        if (distance < DISTANCE_FAR)
+                return (i - distance) & (m->n_slots - 1);
+        return hashmap_home(m->n_slots, m->hash_of(hashmap_slot_entry(m, i)));
 }
 
 static void slot_insert(const struct hashmap *m, uintptr_t *slots, size_t n_slots, uint64_t hash,
                         const void *entry)
 {
-        size_t i = hashmap_home(n_slots, hash);
+        size_t i = hashmap_home(n_slots, hash), distance = 0;
 
-        while (slots[i])
+        for (; slots[i]; distance++)
                 i = (i + 1) & (n_slots - 1);
-        slots[i] = slot_of(m, hash, entry);
+        slots[i] = slot_of(m, hash, entry, distance);
 }
 
 void hashmap_init(struct hashmap *m, hashmap_hash_fn hash_of)
@@ -134,12 +165,11 @@ void hashmap_shrink(struct hashmap *m)
 
 void *hashmap_find(const struct hashmap *m, uint64_t hash, hashmap_match_fn match, const void *key)
 {
-        uintptr_t tag = tag_of(m, hash);
-
         if (m->n_slots == 0)
                 return NULL;
-        for (size_t i = hashmap_home(m->n_slots, hash); m->slots[i]; i = (i + 1) & (m->n_slots - 1))
-                if ((m->slots[i] & m->tag_mask) == tag && match(hashmap_slot_entry(m, i), key))
+        for (size_t i = hashmap_home(m->n_slots, hash), distance = 0; m->slots[i];
+             i = (i + 1) & (m->n_slots - 1), distance++)
+                if (slot_may_match(m, i, hash, distance) && match(hashmap_slot_entry(m, i), key))
                         return hashmap_slot_entry(m, i);
         return NULL;
 }
@@ -171,21 +201,22 @@ static bool home_between(size_t hole, size_t i, size_t h)
 void hashmap_remove(struct hashmap *m, uint64_t hash, const void *entry)
 {
         size_t mask = m->n_slots - 1, hole, i;
-        uintptr_t slot = slot_of(m, hash, entry);
 
         if (m->n_slots == 0)
                 return;
-        for (hole = hashmap_home(m->n_slots, hash); m->slots[hole] != slot;
+        for (hole = hashmap_home(m->n_slots, hash); hashmap_slot_entry(m, hole) != entry;
              hole = (hole + 1) & mask)
                 if (!m->slots[hole])
                         return;
 
         /* Backward shift: pull later entries of the probe run into the hole when they may. */
         for (i = (hole + 1) & mask; m->slots[i]; i = (i + 1) & mask) {
-                if (home_between(hole, i,
-                                 hashmap_home(m->n_slots, m->hash_of(hashmap_slot_entry(m, i)))))
+                size_t home = slot_home(m, i);
+                uintptr_t keep = m->slots[i] & ~(m->tag_mask & ~HASH_TAG_MASK);
+
+                if (home_between(hole, i, home))
                         continue;
-                m->slots[hole] = m->slots[i];
+                m->slots[hole] = keep | distance_bits(m, (hole - home) & mask);
                 hole = i;
         }
         m->slots[hole] = 0;
@@ -211,7 +242,7 @@ int hashmap_check(const struct hashmap *m)
                         continue;
                 n++;
                 hash = m->hash_of(hashmap_slot_entry(m, i));
-                if ((m->slots[i] & m->tag_mask) != tag_of(m, hash))
+                if (!slot_may_match(m, i, hash, (i - hashmap_home(m->n_slots, hash)) & mask))
                         return -EUCLEAN;
                 for (size_t j = hashmap_home(m->n_slots, hash); j != i; j = (j + 1) & mask)
                         if (!m->slots[j])

@@ -8,12 +8,14 @@
  * hashmap_reserve() allocates ahead, so an insert never fails.
  *
  * A slot is one word (8 bytes, not 16 with a cached hash): at a million entries that is 16 MiB
- * less. On 64-bit, where user addresses fit in 48 bits, the word's top 16 bits carry a tag, the
- * top bits of the entry's hash, so that a probe reads an entry only when its tag matches the key's
- * (1 in 65536 of the others): the entries are scattered over the heap and each read is a cache
- * miss. An entry whose address uses those bits turns tagging off for the whole table (it works
- * the same, a probe reading every entry it passes). Moving entries (growth, backward shift) asks
- * `hash_of` for their hash again.
+ * less. On 64-bit, where user addresses fit in 48 bits, the word's top 16 bits carry a tag: 8 bits
+ * of the entry's hash and its distance from its home slot (up to 254; 255: that or farther). A
+ * probe reads an entry only when both match the key's (its home and 1 in 256 of its hashes): the
+ * entries are scattered over the heap and each read is a cache miss. A backward shift takes a
+ * moved entry's home from its distance, reading no entry (hash_of only for a far one), which is
+ * most of what freeing millions of entries costs. An entry whose address uses those bits turns
+ * tagging off for the whole table (it works the same, a probe reading every entry it passes and
+ * a shift asking hash_of). Growing asks `hash_of` for every entry's hash again.
  */
 
 #include <stdbool.h>

@@ -52,6 +52,9 @@ static int run_result_compute(const struct timer *t, uint64_t now_usec, enum tim
         return 0;
 }
 
+/* How far ahead of the reap its hash slots are fetched: enough misses in flight to hide them. */
+#define REAP_AHEAD 16
+
 /*
  * After a calendar timer's run: its next elapse after the one that ran. When elapses passed during
  * the run, the last of them fires, at once; those before it count as overruns, up to
@@ -709,12 +712,24 @@ struct td_transition registry_reap_step(struct registry *r, const struct td_now 
         e = handle_generations_check(r, TIMERD_CLOCK_MAX);
         if (e < 0)
                 return transition_failed(r, e);
+        /* The next to prefetch, REAP_AHEAD timers before its turn (NULL: start again). */
+        struct list_node *ahead = NULL;
+
         while (*ret_count < budget && !list_empty(&r->closing)) {
                 struct session *s = list_entry(r->closing.next, struct session, closing_node);
 
                 if (list_empty(&s->transient)) {
                         session_free(r, s);
+                        ahead = NULL;
                         continue;
+                }
+                for (size_t n = ahead ? 1 : REAP_AHEAD + 1; n > 0; n--) {
+                        if (!ahead)
+                                ahead = s->transient.prev;
+                        if (ahead == &s->transient)
+                                break;
+                        timer_reap_prefetch(r, list_entry(ahead, struct timer, transient_node));
+                        ahead = ahead->prev;
                 }
                 /* Newest first: the top of the allocator's heap is freed first. */
                 timer_reap(r, list_entry(s->transient.prev, struct timer, transient_node));

@@ -713,6 +713,11 @@ void timer_destroy(struct registry *r, struct timer *t)
         t->removed = true;
 }
 
+void timer_reap_prefetch(const struct registry *r, const struct timer *t)
+{
+        hashmap_prefetch(&r->timers, timer_hash(t));
+}
+
 void timer_reap(struct registry *r, struct timer *t)
 {
         assert(timer_gone(r, t));

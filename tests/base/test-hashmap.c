@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /* The base hash table: backward-shift deletion where probe runs wrap around the end, the tags
- * that spare a probe reading entries, the untagged fallback, shrinking. */
+ * that spare a probe reading entries, removals that read no entry, the untagged fallback,
+ * shrinking. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -164,6 +165,72 @@ static void test_hashmap_reads_only_tag_matches(void **state)
         hashmap_done(&m);
 }
 
+/* An entry whose hash is chosen by the test and that counts how often the table asks for it. */
+struct counted {
+        uint64_t hash;
+        size_t *hashes;
+};
+
+static uint64_t counted_hash(const void *entry)
+{
+        const struct counted *c = entry;
+
+        (*c->hashes)++;
+        return c->hash;
+}
+
+static bool counted_matches(const void *entry, const void *key)
+{
+        return entry == key;
+}
+
+static void test_hashmap_remove_reads_homes_from_distances(void **state)
+{
+        enum { N = 600 };
+        struct counted *e = calloc(N, sizeof(*e));
+        struct hashmap m;
+        size_t hashes = 0;
+
+        (void)state;
+        assert_non_null(e);
+        hashmap_init(&m, counted_hash);
+        assert_int_equal(hashmap_reserve(&m, 4 * N), 0);
+        /* One run: N/2 entries sharing home 3, then N/2 with homes spread after it, the far ones
+         * past the 255 slots a distance holds. */
+        for (size_t i = 0; i < N; i++) {
+                e[i] = (struct counted){.hash = i < N / 2 ? 3 : 3 + i - N / 4, .hashes = &hashes};
+                hashmap_insert(&m, e[i].hash, &e[i]);
+        }
+        if (m.tag_mask == 0)
+                skip(); /* 32-bit: no room for distances */
+        assert_int_equal(hashmap_check(&m), 0);
+
+        /* Near entries shift back into a hole knowing their homes: none is read. */
+        hashes = 0;
+        hashmap_remove(&m, e[N - 1].hash, &e[N - 1]);
+        hashmap_remove(&m, e[10].hash, &e[10]);
+        assert_int_equal(hashmap_check(&m), 0);
+        hashes = 0;
+        hashmap_remove(&m, e[1].hash, &e[1]);
+        assert_true(hashes <= N - 255); /* only the far ones */
+        hashes = 0;
+        hashmap_remove(&m, e[N / 2 + 5].hash, &e[N / 2 + 5]);
+        assert_int_equal(hashes, 0);
+        /* Far ones come nearer as the run empties, and every lookup stays right. */
+        for (size_t i = 0; i < N / 2; i += 2)
+                if (i != 10)
+                        hashmap_remove(&m, e[i].hash, &e[i]);
+        assert_int_equal(hashmap_check(&m), 0);
+        for (size_t i = 0; i < N; i++) {
+                bool gone = i == 1 || i == N - 1 || i == N / 2 + 5 || (i < N / 2 && i % 2 == 0);
+
+                assert_ptr_equal(hashmap_find(&m, e[i].hash, counted_matches, &e[i]),
+                                 gone ? NULL : &e[i]);
+        }
+        hashmap_done(&m);
+        free(e);
+}
+
 /* Entries at made-up addresses: hashed and matched by address, never read. */
 static uint64_t address_hash(const void *entry)
 {
@@ -256,6 +323,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_hashmap_wraps_around),
             cmocka_unit_test(test_hashmap_reads_only_tag_matches),
+            cmocka_unit_test(test_hashmap_remove_reads_homes_from_distances),
             cmocka_unit_test(test_hashmap_untagged_when_addresses_are_high),
             cmocka_unit_test(test_hashmap_shrinks_after_removals),
         };
