@@ -50,7 +50,7 @@ static void on_peer_exit(struct loop_watch *w, int fd, uint32_t events, void *us
 
 int service_add_peer(struct service *s, struct peer *p)
 {
-        int r = loop_watch_stream(s->loop, p->fd, LOOP_IN, on_peer_io, p, &p->watch);
+        int r = loop_watch(s->loop, p->fd, LOOP_IN, on_peer_io, p, &p->watch);
         if (r < 0)
                 return r;
         p->watched_events = LOOP_IN;

@@ -86,37 +86,23 @@ static int reader_make_room(struct vl_reader *r)
         return 0;
 }
 
-long vl_reader_fill_from(struct vl_reader *r, vl_read_fn *read_fn, void *ctx)
+long vl_reader_fill(struct vl_reader *r, int fd)
 {
-        long n;
+        ssize_t n;
         int err;
 
         err = reader_make_room(r);
         if (err < 0)
                 return err;
 
-        n = read_fn(ctx, r->buf + r->len, r->cap - r->len);
-        if (n > 0)
-                r->len += (size_t)n;
-        return n;
-}
-
-static long read_fd(void *ctx, void *buf, size_t len)
-{
-        int fd = *(const int *)ctx;
-        ssize_t n;
-
         do
-                n = read(fd, buf, len);
+                n = read(fd, r->buf + r->len, r->cap - r->len);
         while (n < 0 && errno == EINTR);
         if (n < 0)
                 return errno == EWOULDBLOCK ? -EAGAIN : -errno;
-        return n;
-}
 
-long vl_reader_fill(struct vl_reader *r, int fd)
-{
-        return vl_reader_fill_from(r, read_fd, &fd);
+        r->len += (size_t)n;
+        return n;
 }
 
 int vl_reader_feed(struct vl_reader *r, const void *data, size_t len)
