@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "harness.h"
+#include "schedstat.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -145,12 +146,30 @@ void raw_send(int fd, const void *data, size_t len)
         }
 }
 
-long raw_recv(int fd, char *buf, size_t size, int timeout_ms)
+/* raw_recv, its silence timed as the clock runs or (peer >= 0) by a schedstat_watch on the peer. */
+static long recv_message(int fd, char *buf, size_t size, int timeout_ms, pid_t peer)
 {
         size_t len = 0;
         while (len < size) {
                 struct pollfd pfd = {.fd = fd, .events = POLLIN};
-                int r = poll(&pfd, 1, timeout_ms);
+                int r = poll(&pfd, 1, 0);
+
+                if (r == 0 && peer < 0)
+                        r = poll(&pfd, 1, timeout_ms);
+                else if (r == 0) {
+                        /* Silence: timed from here (the CPU waits read only then). */
+                        struct schedstat_watch silent;
+                        int wait_ms = timeout_ms;
+
+                        schedstat_watch_start(&silent, peer);
+                        while ((r = poll(&pfd, 1, wait_ms)) == 0) {
+                                uint64_t usec = schedstat_watch_usec(&silent);
+
+                                if (usec >= (uint64_t)timeout_ms * 1000)
+                                        break;
+                                wait_ms = timeout_ms - (int)(usec / 1000);
+                        }
+                }
                 if (r == 0)
                         return -2;
                 ssize_t n = recv(fd, buf + len, 1, 0);
@@ -162,6 +181,21 @@ long raw_recv(int fd, char *buf, size_t size, int timeout_ms)
         }
         fail_msg("reply larger than %zu bytes", size);
         return -1;
+}
+
+long raw_recv(int fd, char *buf, size_t size, int timeout_ms)
+{
+        return recv_message(fd, buf, size, timeout_ms, -1);
+}
+
+long raw_recv_reply(int fd, char *buf, size_t size, int timeout_ms)
+{
+        struct ucred peer;
+        socklen_t len = sizeof(peer);
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0)
+                peer.pid = 0;
+        return recv_message(fd, buf, size, timeout_ms, peer.pid);
 }
 
 int harness_setup_with(void **state, const char *const *extra_args)

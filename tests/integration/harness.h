@@ -36,6 +36,10 @@ void raw_send(int fd, const void *data, size_t len);
 /* Receive one NUL-terminated message into buf within timeout_ms; returns its length, -1 on EOF,
  * -2 on timeout. */
 long raw_recv(int fd, char *buf, size_t size, int timeout_ms);
+/* The same for a reply that must come, where the timeout detects a hang: it counts only the time
+ * in which neither this thread nor the service (the socket's peer) waited for a CPU
+ * (schedstat.h). A loaded machine delays the reply; it is no hang. */
+long raw_recv_reply(int fd, char *buf, size_t size, int timeout_ms);
 
 /* cmocka fixtures: a harness started with no extra arguments in *state, stopped and freed. */
 int harness_setup(void **state);

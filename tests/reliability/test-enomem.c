@@ -51,7 +51,7 @@ static bool call_leniently(int fd, const char *msg)
         char buf[1 << 16];
         if (send(fd, msg, strlen(msg) + 1, MSG_NOSIGNAL) < 0)
                 return false;
-        long n = raw_recv(fd, buf, sizeof(buf), WIRE_TIMEOUT_MS);
+        long n = raw_recv_reply(fd, buf, sizeof(buf), WIRE_TIMEOUT_MS);
         if (n == -2)
                 fail_msg("no answer to %s", msg);
         return n >= 0;

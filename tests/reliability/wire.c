@@ -37,7 +37,7 @@ void wire_send(int fd, const char *fmt, ...)
 json_object *wire_recv(int fd)
 {
         static char buf[1 << 20]; /* one reply; tests are single-threaded */
-        long n = raw_recv(fd, buf, sizeof(buf), WIRE_TIMEOUT_MS);
+        long n = raw_recv_reply(fd, buf, sizeof(buf), WIRE_TIMEOUT_MS);
         if (n < 0)
                 fail_msg("no reply (%s)", n == -1 ? "connection closed" : "timeout");
         json_object *o = json_tokener_parse(buf);
@@ -90,7 +90,7 @@ const char *wire_string(json_object *reply, const char *path)
 void wire_expect_eof(int fd)
 {
         char buf[4096];
-        long n = raw_recv(fd, buf, sizeof(buf), WIRE_TIMEOUT_MS);
+        long n = raw_recv_reply(fd, buf, sizeof(buf), WIRE_TIMEOUT_MS);
         if (n != -1)
                 fail_msg("expected the service to close the connection, got %s",
                          n == -2 ? "nothing (timeout)" : buf);
