@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "schedstat.h"
 #include "timerd/timerd.h"
 
 #define PROBE_INTERVAL_USEC 5000
@@ -31,31 +32,49 @@ static void *probe_run(void *userdata)
 
         while (!atomic_load(&p->stop)) {
                 struct timerd_status st;
+                uint64_t waited_before = 0, waited_after = 0;
+                int waits = schedstat_waited(p->service, &waited_before);
                 uint64_t start = now_usec();
                 /* A connection the service dropped is a failure; the next round reconnects. */
                 int r = t ? 0 : timerd_connect(p->socket, &t);
                 if (r == 0)
                         r = timerd_status(t, &st);
                 uint64_t took = now_usec() - start;
-                p->calls++;
+                if (waits == 0)
+                        waits = schedstat_waited(p->service, &waited_after);
                 if (r < 0) {
                         record_failure(p, r);
                         timerd_close(t);
                         t = NULL;
-                } else if (took > p->max_usec)
-                        p->max_usec = took;
+                } else if (waits < 0)
+                        record_failure(p, waits);
+                else {
+                        uint64_t waited = waited_after - waited_before;
+                        uint64_t net = took > waited ? took - waited : 0;
+
+                        p->max_usec = net > p->max_usec ? net : p->max_usec;
+                        p->max_wall_usec = took > p->max_wall_usec ? took : p->max_wall_usec;
+                }
+                atomic_fetch_add(&p->calls, 1);
                 usleep(PROBE_INTERVAL_USEC);
         }
         timerd_close(t);
         return NULL;
 }
 
-void probe_start(struct probe *p, const char *socket)
+void probe_start(struct probe *p, const char *socket, pid_t service)
 {
-        *p = (struct probe){0};
+        *p = (struct probe){.service = service};
         snprintf(p->socket, sizeof(p->socket), "%s", socket);
         if (pthread_create(&p->thread, NULL, probe_run, p) != 0)
                 abort();
+        probe_wait(p, 1);
+}
+
+void probe_wait(struct probe *p, uint64_t calls)
+{
+        while (atomic_load(&p->calls) < calls)
+                usleep(1000);
 }
 
 void probe_stop(struct probe *p)

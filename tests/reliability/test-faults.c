@@ -158,7 +158,7 @@ static void test_full_socket_buffer_then_reads(void **state)
         struct probe probe;
 
         wire_bulk_register(fd, "t", N_TIMERS, "{\"policy\":\"once\"}", WIRE_OWNER_SELF, 0);
-        probe_start(&probe, h->socket);
+        probe_start(&probe, h->socket, h->pid);
         for (int i = 0; i < N_CALLS; i++)
                 wire_send(
                     fd, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"t%05d\"}}",
