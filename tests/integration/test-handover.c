@@ -291,16 +291,18 @@ static void test_libtimerd_wait_returns_at_the_deadline(void **state)
             timerd_complete(t, &f.token, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
 
         /* A stream: each firing of an interval at its own deadline (its runs completed on a
-         * second connection, the stream holds the first). A period that came while the test had
-         * not completed the run yet (a loaded machine) is missed, and the next firing counts it
-         * among its overruns. */
+         * second connection, the stream holds the first). Each deadline is on the interval's
+         * grid, after the last one; a period that came while the test had not completed the run
+         * yet (a loaded machine) may be skipped, and then the firing counts it as an overrun. */
         deadline = harness_now_usec() + 200 * MS;
         waited_before = waited(*state);
         register_early(control, "tick", TIMERD_POLICY_INTERVAL, 100 * MS, 50 * MS, deadline);
         assert_int_equal(timerd_wait_stream(t, (const char *[]){"tick"}, 1), 0);
-        for (uint64_t i = 0, period = 0; i < 3; i++, period++) {
+        for (uint64_t i = 0, next = 0, period; i < 3; i++, next = period + 1) {
                 assert_int_equal(timerd_wait_next(t, &f), 0);
-                period += f.overruns;
+                assert_true(f.deadline_usec >= deadline);
+                period = (f.deadline_usec - deadline) / (100 * MS);
+                assert_true(period >= next && period <= next + f.overruns);
                 assert_at_deadline(&f, deadline + period * 100 * MS, harness_now_usec(),
                                    waited(*state) - waited_before);
                 assert_int_equal(timerd_complete(control, &f.token, TIMERD_OUTCOME_SUCCESS,
