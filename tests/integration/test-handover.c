@@ -292,8 +292,8 @@ static void test_libtimerd_wait_returns_at_the_deadline(void **state)
 
         /* A stream: each firing of an interval at its own deadline (its runs completed on a
          * second connection, the stream holds the first). Each deadline is on the interval's
-         * grid, after the last one; a period that came while the test had not completed the run
-         * yet (a loaded machine) may be skipped, and then the firing counts it as an overrun. */
+         * grid, after the last one: a period that came while the test had not completed the run
+         * yet (a loaded machine) may be held or skipped (interval semantics). */
         deadline = harness_now_usec() + 200 * MS;
         waited_before = waited(*state);
         register_early(control, "tick", TIMERD_POLICY_INTERVAL, 100 * MS, 50 * MS, deadline);
@@ -302,7 +302,7 @@ static void test_libtimerd_wait_returns_at_the_deadline(void **state)
                 assert_int_equal(timerd_wait_next(t, &f), 0);
                 assert_true(f.deadline_usec >= deadline);
                 period = (f.deadline_usec - deadline) / (100 * MS);
-                assert_true(period >= next && period <= next + f.overruns);
+                assert_true(period >= next);
                 assert_at_deadline(&f, deadline + period * 100 * MS, harness_now_usec(),
                                    waited(*state) - waited_before);
                 assert_int_equal(timerd_complete(control, &f.token, TIMERD_OUTCOME_SUCCESS,
@@ -365,7 +365,9 @@ static void test_async_delivers_at_the_deadline(void **state)
                 assert_true(poll(&p, 1, wake > now ? (int)((wake - now + MS - 1) / MS) : 0) >= 0);
                 assert_true(timerd_process(waiter) >= 0);
         }
-        assert_true(held);
+        /* Handed over 200 ms early, the firings were held, unless the load (the CPU waits of the
+         * test's thread and the service) took that much. */
+        assert_true(held || log.waited[1] - waited_before >= 200 * MS);
         assert_int_equal(log.error, 0);
         assert_string_equal(log.firing[0].token.name, "a1");
         assert_at_deadline(&log.firing[0], deadline, log.at[0], log.waited[0] - waited_before);
