@@ -232,6 +232,7 @@ static int owners_check(const struct registry *r, const struct timer_counts *cou
 {
         uint64_t n_state[TIMERD_STATE_MAX], n_pending = counts->n_pending;
         size_t i = 0, n_owner_timers = 0;
+        bool last_owner_found = !r->last_owner;
         const struct owner *o;
 
         memcpy(n_state, counts->n_state, sizeof(n_state));
@@ -251,8 +252,10 @@ static int owners_check(const struct registry *r, const struct timer_counts *cou
                 if (n_in_states != o->n_timers || owner_pending_check(o) < 0)
                         return -EUCLEAN;
                 n_owner_timers += o->n_timers;
+                last_owner_found = last_owner_found || o == r->last_owner;
         }
-        if (n_owner_timers != timers_live(r) || n_pending != 0)
+        /* owner_find() answers the last owner without the table: it must be the table's. */
+        if (!last_owner_found || n_owner_timers != timers_live(r) || n_pending != 0)
                 return -EUCLEAN;
         for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++)
                 if (n_state[st] != 0)

@@ -272,6 +272,10 @@ struct registry {
         struct hashmap timers;   /* (owner, name) → struct timer */
         struct hashmap owners;   /* uid → struct owner */
         struct hashmap sessions; /* id → struct session */
+        /* The owner of the last timer made: a restore makes an owner's timers one after the
+         * other, and looked their owner up five times a timer. Owners live as long as the
+         * registry. */
+        struct owner *last_owner;
         /* The same timers in (owner, name) order. */
         struct inventory inventory;
         struct timerq queues[TIMERD_CLOCK_MAX];

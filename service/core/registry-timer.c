@@ -86,6 +86,8 @@ struct timer *timer_find(const struct registry *r, uint32_t owner, const char *n
 
 struct owner *owner_find(const struct registry *r, uint32_t uid)
 {
+        if (r->last_owner && r->last_owner->uid == uid)
+                return r->last_owner;
         return hashmap_find(&r->owners, hash_mix64(uid), owner_matches, &uid);
 }
 
@@ -639,6 +641,7 @@ int timer_new(struct registry *r, const struct td_caller *caller, const char *na
                 hashmap_insert(&r->owners, hash_mix64(caller->uid), new_owner);
                 owner = new_owner;
         }
+        r->last_owner = owner;
         /* The name of a gone timer is free at once: its record goes before the new one comes. */
         struct timer *gone = r->n_gone > 0 ? timer_lookup(r, caller->uid, name) : NULL;
         if (gone)

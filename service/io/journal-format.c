@@ -177,12 +177,11 @@ static void get_string(struct reader *r, char *dst, size_t min, size_t max)
                 r->bad = true;
                 return;
         }
-        /* Byte by byte: names are short, and a call to memchr() and memcpy() each cost more. */
-        for (size_t i = 0; i < n; i++) {
-                if (p[i] == 0)
-                        r->bad = true;
-                dst[i] = (char)p[i];
-        }
+        /* Every record holds a boot id of 36 bytes, copied byte by byte it was a tenth of a
+         * start-up's instructions; whole words cost less even for a short name. */
+        if (memchr(p, 0, n))
+                r->bad = true;
+        memcpy(dst, p, n);
         dst[n] = 0;
 }
 

@@ -476,6 +476,58 @@ static void test_string_longer_than_its_field(void **state)
         assert_resealed_malformed(d, data, size);
 }
 
+/* Where `text` is stored in the journal (its length byte first): a copy of the file, or NULL. */
+static uint8_t *stored_string(struct jt_dir *d, const char *text, size_t *ret_size,
+                              uint8_t **ret_at)
+{
+        size_t n = strlen(text), size;
+        uint8_t *data = jt_read(d, "journal", &size);
+
+        *ret_at = NULL;
+        for (size_t i = RECORDS_START + 1; i + n <= size && !*ret_at; i++)
+                if (data[i - 1] == n && memcmp(data + i, text, n) == 0)
+                        *ret_at = data + i - 1;
+        *ret_size = size;
+        return data;
+}
+
+/* A NUL inside a stored string (a name, a boot id, a calendar, a zone), at its first, a middle
+ * or its last byte, in a record whose checksum is right, is refused as malformed: it would cut
+ * the string short where it is read back. */
+static void test_string_with_nul(void **state)
+{
+        static const char boot_id[] = "0123456789abcdef0123456789abcdef0123";
+        struct jt_dir *d = *state;
+        struct journal_timer t = jt_timer(1000, "nul-inside-name", 5);
+        const char *const strings[] = {t.name, boot_id, "*-*-* 04:00", "Europe/Berlin"};
+
+        t.policy = TIMERD_POLICY_CALENDAR;
+        snprintf(t.calendar, sizeof(t.calendar), "%s", strings[2]);
+        snprintf(t.timezone, sizeof(t.timezone), "%s", strings[3]);
+        snprintf(t.boot_id, sizeof(t.boot_id), "%s", boot_id);
+        for (size_t s = 0; s < sizeof(strings) / sizeof(strings[0]); s++) {
+                size_t n = strlen(strings[s]);
+
+                for (size_t k = 0; k < 3; k++) {
+                        size_t where = k == 0 ? 0 : k == 1 ? n / 2 : n - 1;
+                        struct journal *j;
+                        uint8_t *data, *found;
+                        size_t size;
+
+                        jt_dir_remove(d);
+                        jt_dir_make(d);
+                        j = jt_open_expect(d, NULL, 0, NULL);
+                        assert_int_equal(journal_put(j, &t), 0);
+                        assert_int_equal(journal_commit(j), 0);
+                        journal_close(j);
+                        data = stored_string(d, strings[s], &size, &found);
+                        assert_non_null(found);
+                        found[1 + where] = 0;
+                        assert_resealed_malformed(d, data, size);
+                }
+        }
+}
+
 /* A live cadence (Reschedule's) follows the handover, written even when zero; with no result
  * after it, a zero one was never written by timerd and is refused as malformed. */
 static void test_live_cadence_layout(void **state)
@@ -765,6 +817,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_handover_layout, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_run_result_layout, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_string_longer_than_its_field, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_string_with_nul, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_live_cadence_layout, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_catch_up_layout, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_format2_journal, setup, jt_teardown),

@@ -2356,6 +2356,31 @@ static void test_limits(void **state)
         fx_done(&f);
 }
 
+/* Owners taking turns: each timer counts against its own owner's limit, never the owner of the
+ * timer made just before it (owner_find() answers that one without the table). */
+static void test_owners_taking_turns(void **state)
+{
+        struct registry_config c = {
+            .max_timers_per_owner = 2, .first_generation = 1, .first_handle_generation = 1};
+        struct td_declaration once = fx_decl(TIMERD_POLICY_ONCE, 0);
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, &c);
+        assert_int_equal(fx_register_full(&f, 1, 1, "a", once, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 2, 1, "a", once, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 1, 1, "b", once, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 2, 1, "b", once, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 1, 1, "c", once, false, 0, false, NULL),
+                         -TIMERD_E_LIMIT_EXCEEDED);
+        assert_int_equal(fx_register_full(&f, 3, 1, "a", once, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 2, 1, "c", once, false, 0, false, NULL),
+                         -TIMERD_E_LIMIT_EXCEEDED);
+        assert_int_equal(fx_register_full(&f, 3, 1, "b", once, false, 0, false, NULL), 0);
+        assert_int_equal(stats(&f).timers, 6);
+        fx_done(&f);
+}
+
 /* What a closing session takes with it: its transient timers only, in the order they were made. */
 static void test_list_transient(void **state)
 {
@@ -2623,6 +2648,7 @@ int main(void)
             cmocka_unit_test(test_deadline_overflow),
             cmocka_unit_test(test_duration_overflow),
             cmocka_unit_test(test_limits),
+            cmocka_unit_test(test_owners_taking_turns),
             cmocka_unit_test(test_list_and_get),
             cmocka_unit_test(test_list_transient),
             cmocka_unit_test(test_stats_counts),
