@@ -79,9 +79,15 @@ static int core_failure(struct service *s, struct param_error *err, struct td_tr
                 return params_fail(err, failure, name, overflow_field, 0);
         case TIMERD_E_UNSUPPORTED:
                 return params_fail(err, failure, name, "delivery", 0);
-        case TIMERD_E_LIMIT_EXCEEDED:
-                return params_fail(err, failure, name, "timers_per_owner",
-                                   s->config.max_timers_per_owner);
+        case TIMERD_E_LIMIT_EXCEEDED: {
+                /* The owner's limit, unless the owner is under it: then the table's. */
+                struct registry_stats o;
+                registry_get_owner_stats(s->registry, owner, &o);
+                if (o.timers >= s->config.max_timers_per_owner)
+                        return params_fail(err, failure, name, "timers_per_owner",
+                                           s->config.max_timers_per_owner);
+                return params_fail(err, failure, name, "timers", s->config.max_timers);
+        }
         default:
                 return params_fail(err, failure, name, NULL, 0);
         }

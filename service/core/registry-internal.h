@@ -459,7 +459,12 @@ static inline size_t timers_live(const struct registry *r)
 void timer_reap(struct registry *r, struct timer *t);
 /* Start fetching the hash slot a reap of t reads first (a cache miss per timer otherwise). */
 void timer_reap_prefetch(const struct registry *r, const struct timer *t);
+/* Free one gone timer (n_gone > 0), of the oldest closed session: room the table's limit needs
+ * now, without waiting for registry_reap_step(). */
+void gone_reap_one(struct registry *r);
 int session_get(struct registry *r, uint64_t id, struct session **ret);
+/* Out of the sessions (and the closing list): the record is freed. */
+void session_free(struct registry *r, struct session *s);
 bool run_state_empty(const struct run_state *rs);
 void timer_runs_adopt(struct timer *t, struct timer_runs *runs, const struct run_state *state);
 int timer_runs_attach(struct timer *t);
@@ -478,7 +483,7 @@ void stats_enter(struct registry *r, struct timer *t);
 void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec, uint64_t now);
 void timer_dequeue(struct registry *r, struct timer *t);
 void run_detach(struct timer *t);
-int timer_limits_check(const struct registry *r, uint32_t uid);
+int timer_limits_check(struct registry *r, uint32_t uid);
 int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
               const struct td_declaration *d, uint64_t generation, struct timer **ret);
 int timer_redeclare(struct registry *r, struct timer *t, const struct td_caller *caller,

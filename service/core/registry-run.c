@@ -612,14 +612,6 @@ bool registry_take_silenced_owner(struct registry *r, uint32_t *ret_owner)
         return true;
 }
 
-static void session_free(struct registry *r, struct session *s)
-{
-        if (list_linked(&s->closing_node))
-                list_remove(&s->closing_node);
-        hashmap_remove(&r->sessions, hash_mix64(s->id), s);
-        free(s);
-}
-
 /* Its transient timers (of one owner) leave every count and lookup at once, whatever their
  * number; registry_reap_step() frees them a batch at a time. */
 static void session_close(struct registry *r, struct session *s)

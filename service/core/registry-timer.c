@@ -129,6 +129,14 @@ int session_get(struct registry *r, uint64_t id, struct session **ret)
         return 0;
 }
 
+void session_free(struct registry *r, struct session *s)
+{
+        if (list_linked(&s->closing_node))
+                list_remove(&s->closing_node);
+        hashmap_remove(&r->sessions, hash_mix64(s->id), s);
+        free(s);
+}
+
 /* The session whose count a transient timer is in, else NULL. */
 static struct session *counting_session(const struct registry *r, const struct timer *t)
 {
@@ -540,16 +548,25 @@ static void timer_undeclare(struct registry *r, struct timer *t)
         r->n_retained -= timer_retained(t);
 }
 
-/* Room for one more timer of uid. Restored timers do not count against the limits. */
-int timer_limits_check(const struct registry *r, uint32_t uid)
+/*
+ * Room for one more timer of uid. Restored timers do not count against the limits. The owner's
+ * limit counts its live timers only: closing a connection gives its room back at once. The
+ * table's counts gone timers too, since they hold memory until freed; at it one of them is freed
+ * first (and only for a call within the owner's limit), so a client is never refused for its
+ * predecessor's leftovers.
+ */
+int timer_limits_check(struct registry *r, uint32_t uid)
 {
         const struct owner *owner = owner_find(r, uid);
 
-        if (r->config.max_timers > 0 && timers_live(r) >= r->config.max_timers)
-                return -TIMERD_E_LIMIT_EXCEEDED;
         if (r->config.max_timers_per_owner > 0 && owner &&
             owner->n_timers >= r->config.max_timers_per_owner)
                 return -TIMERD_E_LIMIT_EXCEEDED;
+        if (r->config.max_timers > 0 && r->timers.n_entries >= r->config.max_timers) {
+                if (r->n_gone == 0)
+                        return -TIMERD_E_LIMIT_EXCEEDED;
+                gone_reap_one(r);
+        }
         return 0;
 }
 
@@ -726,6 +743,20 @@ void timer_reap(struct registry *r, struct timer *t)
         assert(timer_gone(r, t));
         timer_destroy(r, t);
         r->n_gone--;
+}
+
+void gone_reap_one(struct registry *r)
+{
+        assert(r->n_gone > 0);
+        for (;;) {
+                struct session *s = list_entry(r->closing.next, struct session, closing_node);
+
+                if (!list_empty(&s->transient)) {
+                        timer_reap(r, list_entry(s->transient.prev, struct timer, transient_node));
+                        return;
+                }
+                session_free(r, s);
+        }
 }
 
 /*

@@ -190,8 +190,9 @@ struct td_snapshot {
 };
 
 struct registry_config {
-        uint32_t max_timers_per_owner; /* 0: unlimited */
-        uint32_t max_timers;           /* 0: unlimited */
+        uint32_t max_timers_per_owner; /* live timers of one owner; 0: unlimited */
+        /* All timers, gone ones not freed yet too (registry_session_closed()); 0: unlimited */
+        uint32_t max_timers;
         uint64_t min_cadence_usec; /* a shorter cadence is -TIMERD_E_INVALID_SCHEDULE; 0: none */
         uint64_t first_generation; /* >= 1; journal replay or tests start elsewhere */
         uint64_t first_handle_generation; /* >= 1 */
@@ -408,8 +409,9 @@ bool registry_take_silenced_owner(struct registry *r, uint32_t *ret_owner);
  * A session (connection) closed: its transient timers are removed, the runs delivered to it are
  * ended as expected failures (the policy goes on). Exactly once per session; a repeat is a no-op.
  * However many transient timers it had, they go at once from every lookup, listing, count and
- * limit, and never fire, but their memory is freed by registry_reap_step() (a timer of theirs met
- * on the way, such as a name registered again, is freed there and then). O(runs delivered to it).
+ * owner's limit, and never fire, but their memory is freed by registry_reap_step() (a timer of
+ * theirs met on the way, such as a name registered again, is freed there and then; so is one when
+ * a new timer would pass max_timers, which counts them until freed). O(runs delivered to it).
  */
 struct td_transition registry_session_closed(struct registry *r, const struct td_now *now,
                                              uint64_t session);

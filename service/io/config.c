@@ -77,6 +77,7 @@ static const struct setting settings[] = {
     {"reserved-connections", FIELD(reserved_connections), 0, UINT32_MAX, SETTING_NUMBER, true},
     {"idle-timeout", FIELD(idle_timeout_usec), 1000, UINT64_MAX / 2, SETTING_NUMBER, true},
     {"partial-timeout", FIELD(partial_timeout_usec), 1000, UINT64_MAX / 2, SETTING_NUMBER, true},
+    {"max-timers", FIELD(max_timers), 1, UINT32_MAX, SETTING_NUMBER, false},
     {"max-timers-per-owner", FIELD(max_timers_per_owner), 1, UINT32_MAX, SETTING_NUMBER, false},
     {"min-cadence", FIELD(min_cadence_usec), 1, UINT64_C(3600000000), SETTING_NUMBER, false},
     {"max-intents", FIELD(max_intents), 1, UINT64_C(1) << 20, SETTING_NUMBER, false},
@@ -279,6 +280,8 @@ static void usage(void)
                "                         subscription or transient timer (default 300000000)\n"
                "  --partial-timeout USEC close a connection whose message is not finished this\n"
                "                         long after its first byte (default 10000000)\n"
+               "  --max-timers N         timers in all, counting those of closed connections\n"
+               "                         not freed yet (default 8388608)\n"
                "  --max-timers-per-owner N  (default 4194304)\n"
                "  --min-cadence USEC     the shortest cadence a timer may declare (default 1000)\n"
                "  --max-intents N        requests queued for one loop iteration (default 4096);\n"

@@ -2381,6 +2381,68 @@ static void test_owners_taking_turns(void **state)
         fx_done(&f);
 }
 
+/*
+ * A uid that closes and registers again in a loop: the table's limit counts the gone timers not
+ * freed yet, so the table never holds more than it (registry_check() asserts it at every call),
+ * and a new timer frees one of them rather than being refused; the owner's limit counts live
+ * ones only, so a client that closes and registers the same names again is served. Only live
+ * timers filling the table refuse. Before: the gone ones counted nowhere and the table held
+ * live + gone.
+ */
+static void test_limits_count_gone_timers(void **state)
+{
+        enum { PER_OWNER = 4, TABLE = 6, ROUNDS = 5 };
+        struct registry_config c = {.max_timers_per_owner = PER_OWNER,
+                                    .max_timers = TABLE,
+                                    .first_generation = 1,
+                                    .first_handle_generation = 1};
+        struct td_declaration once = fx_decl(TIMERD_POLICY_ONCE, 0);
+        uint64_t count, left;
+        unsigned full = 0;
+        char name[16];
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, &c);
+        for (uint64_t session = 1; session <= ROUNDS; session++) {
+                for (unsigned i = 0; i < PER_OWNER; i++) {
+                        /* The same names in odd rounds (a client restarting), new ones else;
+                         * queued in odd rounds, so freeing them moves the clock's wake-up. */
+                        snprintf(name, sizeof(name), "%c%u", session % 2 ? 'a' : 'b', i);
+                        assert_int_equal(fx_register_full(&f, 1, session, name, once, session % 2,
+                                                          5000 + 100 * session + i, false, NULL),
+                                         0);
+                        assert_true(stats(&f).timers + stats(&f).reaping <= TABLE);
+                        full += stats(&f).timers + stats(&f).reaping == TABLE;
+                }
+                assert_int_equal(
+                    fx_register_full(&f, 1, session, "over", once, false, 0, false, NULL),
+                    -TIMERD_E_LIMIT_EXCEEDED);
+                assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, session)), 0);
+                assert_int_equal(stats(&f).timers, 0);
+                assert_true(stats(&f).reaping > 0);
+        }
+        /* The table was full of gone timers, and registering freed them one at a time; what is
+         * left goes in a reap step. */
+        assert_true(full > 0);
+        left = stats(&f).reaping;
+        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, left + 1, &count)), 0);
+        assert_int_equal(count, left);
+        assert_false(registry_reap_pending(f.r));
+
+        /* Live timers of other owners fill the table: refused, nothing gone to free. */
+        for (unsigned i = 0; i < TABLE; i++) {
+                snprintf(name, sizeof(name), "c%u", i);
+                assert_int_equal(
+                    fx_register_full(&f, 2 + i / PER_OWNER, 10, name, once, false, 0, false, NULL),
+                    0);
+        }
+        assert_int_equal(fx_register_full(&f, 4, 10, "full", once, false, 0, false, NULL),
+                         -TIMERD_E_LIMIT_EXCEEDED);
+        assert_int_equal(stats(&f).timers, TABLE);
+        fx_done(&f);
+}
+
 /* What a closing session takes with it: its transient timers only, in the order they were made. */
 static void test_list_transient(void **state)
 {
@@ -2649,6 +2711,7 @@ int main(void)
             cmocka_unit_test(test_duration_overflow),
             cmocka_unit_test(test_limits),
             cmocka_unit_test(test_owners_taking_turns),
+            cmocka_unit_test(test_limits_count_gone_timers),
             cmocka_unit_test(test_list_and_get),
             cmocka_unit_test(test_list_transient),
             cmocka_unit_test(test_stats_counts),

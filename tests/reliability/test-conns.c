@@ -123,20 +123,6 @@ struct holder {
         char refusal[64]; /* the limit named by the last refusal */
 };
 
-static int child_connect(const struct harness *h)
-{
-        struct sockaddr_un addr = {.sun_family = AF_UNIX};
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return -1;
-        snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", h->socket);
-        if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-                close(fd);
-                return -1;
-        }
-        return fd;
-}
-
 /* One message, within timeout_ms: parsed, or NULL on EOF, timeout or garbage. */
 static json_object *child_recv(int fd, int timeout_ms)
 {
@@ -179,7 +165,7 @@ static int hold(void *arg)
                 if (fd != c->report && fd != c->release)
                         close(fd);
         for (int i = 0; i < c->want; i++) {
-                int fd = child_connect(c->h);
+                int fd = user_connect(c->h->socket);
                 if (fd < 0)
                         return 100;
                 /* A refused connection is told why at once and closed: the send may fail. */
@@ -530,7 +516,7 @@ static int status_as_user(void *arg)
 
         if (timerd_connect(h->socket, &t) < 0)
                 return 10;
-        int fd = child_connect(h);
+        int fd = user_connect(h->socket);
         if (fd < 0)
                 return 11;
         static const char reg[] = REGISTER_TRANSIENT;
@@ -639,7 +625,7 @@ struct other_owner {
 static int act_as_admin(void *arg)
 {
         const struct other_owner *o = arg;
-        int fd = child_connect(o->h);
+        int fd = user_connect(o->h->socket);
         int result = 0;
 
         if (fd < 0)
@@ -672,7 +658,7 @@ static int act_as_admin(void *arg)
 static int act_as_outsider(void *arg)
 {
         const struct other_owner *o = arg;
-        int fd = child_connect(o->h);
+        int fd = user_connect(o->h->socket);
         int result = 0;
 
         if (fd < 0)
@@ -739,7 +725,7 @@ static int admin_connects(void *arg)
         int fds[RESERVED + 1], result = 0;
 
         for (int i = 0; i < RESERVED + 1; i++) {
-                fds[i] = child_connect(h);
+                fds[i] = user_connect(h->socket);
                 if (fds[i] < 0)
                         return 30;
                 json_object *st = child_call(fds[i], STATUS_CALL);

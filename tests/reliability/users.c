@@ -3,8 +3,11 @@
 
 #include <grp.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,4 +54,18 @@ int run_wait(pid_t pid)
 int run_as(uid_t uid, int (*fn)(void *arg), void *arg)
 {
         return run_wait(run_as_async(uid, fn, arg));
+}
+
+int user_connect(const char *socket_path)
+{
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -1;
+        snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_path);
+        if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+                close(fd);
+                return -1;
+        }
+        return fd;
 }

@@ -30,3 +30,7 @@ pid_t run_as_async(uid_t uid, int (*fn)(void *arg), void *arg);
 int run_as_groups(uid_t uid, gid_t gid, gid_t group, int (*fn)(void *arg), void *arg);
 pid_t run_as_groups_async(uid_t uid, gid_t gid, gid_t group, int (*fn)(void *arg), void *arg);
 int run_wait(pid_t pid);
+
+/* In such a child: a connection to the service's socket, or -1 (no cmocka assertion: the child
+ * reports through its result). */
+int user_connect(const char *socket_path);
