@@ -6,15 +6,19 @@
  * size: the service's RSS per timer (VmRSS after registering minus before, divided by the count),
  * its CPU time per Register and per Cancel, the wall time to register them all, and a List of all
  * of them page after page (each after the cursor of the one before, at the service's default
- * page): the wall time, the service's CPU time, the pages and bytes, and the slowest page, which
- * is how long the loop serves nobody else; not at 4M, where it takes a minute. Up to 1M, the same
+ * page): the wall time, the service's CPU time, the pages and bytes, the slowest page's round
+ * trip (what the client waits, with both processes' waits to be scheduled in it) and the service's
+ * CPU time for that page and for its costliest page (how long a page holds the loop, read from the
+ * service's CPU clock around each call); not at 4M, where it takes a minute. Up to 1M, the same
  * number of timers is then registered again through libtimerd's asynchronous calls (BULK_WINDOW
  * in flight) on a connection of its own, timed the same way. The smaller sizes are repeated and
  * report the median run. At the largest size, in a service of its own: its RSS empty, with that
  * many transient timers, and 1 s after their connection closed, which should be back within 2x of
  * empty. --size N: that size alone, without the List and libtimerd runs (to compare memory and
- * the close's iteration between two builds quickly).
- * Usage: bench-scale TIMERD [--quick | --full | --size N]
+ * the close's iteration between two builds quickly). --list N: N timers registered, then listed
+ * LIST_PASSES times, each pass's pages timed as above and the service's slowest loop iteration
+ * (Status) before and after (to compare the List row between two builds quickly).
+ * Usage: bench-scale TIMERD [--quick | --full | --size N | --list N]
  */
 
 #include <errno.h>
@@ -38,6 +42,7 @@
 #define HOUR_USEC   (3600 * UINT64_C(1000000))
 #define MAX_REPEATS 3
 #define LIST_MAX    1000000
+#define LIST_PASSES 3
 
 struct far_deadlines {
         uint64_t base;
@@ -58,7 +63,10 @@ struct result {
         double libtimerd_register_sec; /* 0: not measured */
         double list_sec, list_cpu_sec, list_slowest_page_sec;
         size_t list_bytes, list_pages, list_timers;
-        char list_outcome[160]; /* empty when List answered every timer */
+        size_t list_slowest_page;         /* which page, from 1 */
+        double list_page_cpu_max_sec;     /* the service's CPU time for one page, at most */
+        double list_slowest_page_cpu_sec; /* … for the slowest page */
+        char list_outcome[160];           /* empty when List answered every timer */
 };
 
 /* The reply's "next" cursor as JSON text, to send back as "after"; false on the last page. */
@@ -98,12 +106,18 @@ static void list_all(const struct daemon *d, struct result *ret)
                 snprintf(call, sizeof(call),
                          "{\"method\":\"io.timerd.Timer.List\",\"parameters\":{%s%s}}",
                          after[0] ? "\"after\":" : "", after);
-                uint64_t page_start = now_nsec();
+                uint64_t page_cpu = daemon_cpu_nsec(d), page_start = now_nsec();
                 char *reply = raw_call(&c, call);
                 double page_sec = (double)(now_nsec() - page_start) / 1e9;
+                double cpu_sec = (double)(daemon_cpu_nsec(d) - page_cpu) / 1e9;
 
-                if (page_sec > ret->list_slowest_page_sec)
+                if (cpu_sec > ret->list_page_cpu_max_sec)
+                        ret->list_page_cpu_max_sec = cpu_sec;
+                if (page_sec > ret->list_slowest_page_sec) {
                         ret->list_slowest_page_sec = page_sec;
+                        ret->list_slowest_page = ret->list_pages + 1;
+                        ret->list_slowest_page_cpu_sec = cpu_sec;
+                }
                 if (!reply || reply_is_error(reply)) {
                         snprintf(ret->list_outcome, sizeof(ret->list_outcome), "page %zu: %.120s",
                                  ret->list_pages + 1, reply ? reply : "the connection was closed");
@@ -328,6 +342,39 @@ static void run_release(const char *binary, size_t n, struct release *ret)
              (double)ret->longest_answer_usec / 1000);
 }
 
+/* n timers, listed LIST_PASSES times: each pass's pages, and the service's slowest iteration. */
+static void run_list(const char *binary, size_t n)
+{
+        struct far_deadlines far = {.base = now_usec() + HOUR_USEC};
+        struct bulk_spec spec = {.prefix = "s", .n = n, .deadline = far_deadline, .userdata = &far};
+        struct raw_conn c;
+        struct daemon d;
+
+        daemon_start(&(struct daemon_options){.binary = binary, .backend = "auto"}, &d);
+        raw_conn_open(d.socket, 1u << 20, &c);
+        bulk_register(&c, 1, &spec);
+        for (size_t i = 0; i < LIST_PASSES; i++) {
+                struct result r = {};
+                uint64_t before = slowest_iteration_usec(&c);
+
+                list_all(&d, &r);
+                if (!r.list_outcome[0] && r.list_timers != n)
+                        snprintf(r.list_outcome, sizeof(r.list_outcome), "%zu timers listed of %zu",
+                                 r.list_timers, n);
+                note("%8zu timers, pass %zu: List %.2f s (service CPU %.2f s, %.2f µs/timer) in "
+                     "%zu pages, slowest page %.2f ms (page %zu, service CPU in it %.2f ms; in a "
+                     "page at most %.2f ms); service's slowest iteration %.2f ms, before the pass "
+                     "%.2f ms%s%s",
+                     n, i + 1, r.list_sec, r.list_cpu_sec, r.list_cpu_sec * 1e6 / (double)n,
+                     r.list_pages, r.list_slowest_page_sec * 1000, r.list_slowest_page,
+                     r.list_slowest_page_cpu_sec * 1000, r.list_page_cpu_max_sec * 1000,
+                     (double)slowest_iteration_usec(&c) / 1000, (double)before / 1000,
+                     r.list_outcome[0] ? ": " : "", r.list_outcome);
+        }
+        raw_conn_close(&c);
+        daemon_stop(&d);
+}
+
 /* The run with the median registration time among repeats. */
 static void run_size_median(const char *binary, size_t n, size_t repeats, bool lists,
                             struct result *ret)
@@ -356,17 +403,18 @@ int main(int argc, char **argv)
         bool lists = true;
 
         if (argc < 2)
-                die("usage: bench-scale TIMERD [--quick | --full | --size N]");
+                die("usage: bench-scale TIMERD [--quick | --full | --size N | --list N]");
         if (argc > 2 && strcmp(argv[2], "--quick") == 0)
                 n_sizes = 2;
         if (argc > 2 && strcmp(argv[2], "--full") == 0)
                 n_sizes = 4;
-        if (argc > 3 && strcmp(argv[2], "--size") == 0) {
+        bool list_only = argc > 3 && strcmp(argv[2], "--list") == 0;
+        if (argc > 3 && (strcmp(argv[2], "--size") == 0 || list_only)) {
                 char *end;
                 unsigned long long n = strtoull(argv[3], &end, 10);
 
                 if (*end || n == 0 || n > 100000000)
-                        die("--size: a count of timers from 1 to 100000000");
+                        die("%s: a count of timers from 1 to 100000000", argv[2]);
                 sizes[0] = (size_t)n;
                 n_sizes = 1;
                 lists = false;
@@ -374,6 +422,10 @@ int main(int argc, char **argv)
         bool pinned = bench_pin(0, BENCH_CPU_CLIENT);
         note("B3: scale; %s",
              pinned ? "service on CPU 0, client on CPU 1" : "not pinned (one CPU)");
+        if (list_only) {
+                run_list(argv[1], sizes[0]);
+                return EXIT_SUCCESS;
+        }
         for (size_t i = 0; i < n_sizes; i++)
                 run_size_median(argv[1], sizes[i], sizes[i] <= 100000 ? MAX_REPEATS : 1, lists,
                                 &r[i]);
@@ -391,9 +443,12 @@ int main(int argc, char **argv)
                 else
                         snprintf(list, sizeof(list),
                                  "%.2f s in %zu pages (%.1f MiB; service CPU %.2f s), slowest "
-                                 "page %.1f ms",
+                                 "page %.1f ms (service CPU in it %.2f ms; in a page at most "
+                                 "%.2f ms)",
                                  r[i].list_sec, r[i].list_pages, (double)r[i].list_bytes / 1048576,
-                                 r[i].list_cpu_sec, r[i].list_slowest_page_sec * 1000);
+                                 r[i].list_cpu_sec, r[i].list_slowest_page_sec * 1000,
+                                 r[i].list_slowest_page_cpu_sec * 1000,
+                                 r[i].list_page_cpu_max_sec * 1000);
                 bool is_4m = n == 4000000;
                 char via_libtimerd[80] = "";
                 if (r[i].libtimerd_register_sec > 0)

@@ -603,7 +603,8 @@ static int list_page_params(const struct service *s, const struct vl_view *param
  * A List page ends at its limit, or once its reply holds LIST_PAGE_BYTES (what one send to a
  * socket of the default buffer takes) or took LIST_PAGE_USEC to write (the clock read every
  * LIST_CLOCK_EVERY timers): until the client has the page, the loop serves nobody else's call of
- * it, and the client goes on from the page's cursor.
+ * it, and the client goes on from the page's cursor. The connection's next call waits for the
+ * next loop turn (p->paged).
  */
 #define LIST_PAGE_BYTES  (128 * 1024)
 #define LIST_PAGE_USEC   2000
@@ -654,6 +655,7 @@ static int do_list(struct service *s, struct peer *p, const struct vl_view *para
         w.o = reply_begin(s, p, reply);
         w.start = w.o->len;
         vl_text_array_begin(w.o, "timers");
+        p->paged = true;
         if (registry_list_each(s->registry, &page, list_write, &w, &more) < 0)
                 return params_fail(err, -TIMERD_E_BUSY, NULL, NULL, 0);
         vl_text_array_end(w.o);

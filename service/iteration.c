@@ -108,7 +108,8 @@ void service_loop_callbacks(struct service *s, struct loop_callbacks *ret)
 /* The one point per iteration where intents are handled. */
 /* A connection's next pipelined call is taken in the same drain while it has had fewer calls
  * than this and the drain is younger than the slice: cheap calls amortize a wake-up, expensive
- * ones (a List of thousands) cannot hold the loop. */
+ * ones cannot hold the loop. A List page (up to 128 KiB of reply) ends the burst outright, so
+ * a client that pipelines pages gets one a loop turn, whatever the clock says. */
 #define PIPELINE_BURST      128
 #define PIPELINE_SLICE_USEC 1000
 /* The calls of one connection's burst share a reading of the clocks this young: they were read
@@ -141,9 +142,10 @@ static void drain_intents(struct service *s)
                 last = p;
                 young = false;
                 p->queued = false;
+                p->paged = false;
                 api_handle_call(s, p, &it.call);
                 (void)settle(s);
-                if (p->fd >= 0 && p->queued && ++p->burst < PIPELINE_BURST &&
+                if (p->fd >= 0 && p->queued && !p->paged && ++p->burst < PIPELINE_BURST &&
                     clock_read(TIMERD_CLOCK_MONOTONIC, &now) == 0 &&
                     now - start < PIPELINE_SLICE_USEC) {
                         budget++;

@@ -46,6 +46,7 @@ struct peer {
         bool queued;          /* an intent for it is in the queue */
         uint64_t burst_drain; /* the drain `burst` counts calls of */
         unsigned burst;
+        bool paged; /* the call just taken wrote a List page: its burst ends */
         /* During a virtual clock's Advance: what it waits for of this peer (virtual-clock.c). */
         uint8_t advance_role;
         bool eof;           /* the client closed its end */

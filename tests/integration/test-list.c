@@ -2,8 +2,9 @@
 
 /*
  * List a page at a time against the real timerd: cursors, limits, the configured page, bad
- * cursors and limits on the wire, and libtimerd following the pages. The service runs with
- * --list-page=3, so that a handful of timers makes several pages.
+ * cursors and limits on the wire, libtimerd following the pages, a walk of many pages while
+ * another client changes the timers, and pipelined pages answered one a loop turn. The service
+ * runs with --list-page=3, so that a handful of timers makes several pages.
  */
 
 #include <json-c/json.h>
@@ -342,6 +343,135 @@ static void test_default_page(void **state)
         free(timers);
 }
 
+/* Status's count of loop iterations (the test runs as uid 0: the host's figures). */
+static uint64_t iterations(struct fixture *f)
+{
+        json_object *reply = call(f, "{\"method\":\"io.timerd.Service.Status\"}");
+        json_object *n = field(field(reply, "parameters"), "iterations");
+
+        assert_non_null(n);
+        uint64_t v = (uint64_t)json_object_get_int64(n);
+        json_object_put(reply);
+        return v;
+}
+
+#define WALK_TIMERS 1500
+#define WALK_AHEAD  40 /* how far past the cursor the changes between pages land */
+
+/*
+ * Many timers at the default page, page after page, while another client registers and
+ * unregisters timers between the pages (each of its calls answered before the next page is
+ * asked for): the walk comes back in (owner, name) order, without a duplicate, with every timer
+ * that was there throughout, each added after the cursor, and none removed after it.
+ */
+static void test_walk_while_changing(void **state)
+{
+        struct fixture *f = *state;
+        static struct timerd_claim claims[WALK_TIMERS];
+        /* Per initial timer: 1 must be listed (there throughout, or its "-new" sibling added
+         * ahead), 0 must not (removed ahead); its sibling "-new" added: 2 ahead, 3 behind. */
+        static unsigned char removed[WALK_TIMERS], sibling[WALK_TIMERS];
+        char name[32], last[32] = "", after[96] = "";
+        size_t pages = 0, listed = 0, expected = WALK_TIMERS, changes = 0;
+
+        for (size_t i = 0; i < WALK_TIMERS; i++) {
+                snprintf(name, sizeof(name), "t%05zu", i);
+                claims[i] = add(f, name);
+        }
+        for (;;) {
+                json_object *reply =
+                    call(f, "{\"method\":\"io.timerd.Timer.List\",\"parameters\":{%s}}", after);
+                json_object *p = field(reply, "parameters"), *timers = field(p, "timers"),
+                            *next = field(p, "next");
+
+                if (!timers)
+                        fail_msg("List answered %s", json_object_to_json_string(reply));
+                for (size_t i = 0; i < json_object_array_length(timers); i++) {
+                        const char *n = json_object_get_string(
+                            field(json_object_array_get_idx(timers, i), "name"));
+                        size_t index;
+
+                        assert_non_null(n);
+                        if (strcmp(n, last) <= 0)
+                                fail_msg("%s listed after %s", n, last);
+                        assert_true(strlen(n) < sizeof(last));
+                        memcpy(last, n, strlen(n) + 1);
+                        assert_int_equal(sscanf(n, "t%05zu", &index), 1);
+                        assert_true(index < WALK_TIMERS);
+                        if (strchr(n, '-'))
+                                assert_int_equal(sibling[index], 2);
+                        else
+                                assert_false(removed[index]);
+                        listed++;
+                }
+                pages++;
+                if (!next) {
+                        json_object_put(reply);
+                        break;
+                }
+                snprintf(after, sizeof(after), "\"after\":{\"owner\":%s,\"name\":\"%s\"}",
+                         json_object_get_string(field(next, "owner")),
+                         json_object_get_string(field(next, "name")));
+                json_object_put(reply);
+
+                /* Between pages, on the other connection: one timer ahead of the cursor goes and
+                 * one comes, one behind it goes and one comes. */
+                size_t at;
+                assert_int_equal(sscanf(last, "t%05zu", &at), 1);
+                if (at + WALK_AHEAD < WALK_TIMERS && !removed[at + WALK_AHEAD]) {
+                        assert_int_equal(timerd_unregister(f->t, &claims[at + WALK_AHEAD]), 0);
+                        removed[at + WALK_AHEAD] = 1;
+                        expected--;
+                        changes++;
+                }
+                if (at + WALK_AHEAD + 1 < WALK_TIMERS && !sibling[at + WALK_AHEAD + 1]) {
+                        snprintf(name, sizeof(name), "t%05zu-new", at + WALK_AHEAD + 1);
+                        add(f, name);
+                        sibling[at + WALK_AHEAD + 1] = 2;
+                        expected++;
+                        changes++;
+                }
+                if (at >= WALK_AHEAD && !removed[at - WALK_AHEAD]) {
+                        assert_int_equal(timerd_unregister(f->t, &claims[at - WALK_AHEAD]), 0);
+                        removed[at - WALK_AHEAD] = 1;
+                        changes++;
+                }
+                if (at >= WALK_AHEAD + 1 && !sibling[at - WALK_AHEAD - 1]) {
+                        snprintf(name, sizeof(name), "t%05zu-new", at - WALK_AHEAD - 1);
+                        add(f, name);
+                        sibling[at - WALK_AHEAD - 1] = 3;
+                        changes++;
+                }
+        }
+        assert_true(pages >= 4);
+        assert_true(changes >= 4 * (pages - 2));
+        assert_int_equal(listed, expected);
+}
+
+/*
+ * Pages a client pipelines (here six first pages, written at once) are answered one a loop turn,
+ * however cheap each is: between two of them the loop goes back to serve everyone else.
+ */
+static void test_pipelined_pages_take_a_turn_each(void **state)
+{
+        static const char page[] = "{\"method\":\"io.timerd.Timer.List\",\"parameters\":"
+                                   "{\"limit\":1}}";
+        struct fixture *f = *state;
+        char calls[6 * sizeof(page)];
+
+        add_all(f, seven, 7);
+        for (size_t i = 0; i < 6; i++)
+                memcpy(calls + i * sizeof(page), page, sizeof(page));
+        uint64_t before = iterations(f);
+        raw_send(f->fd, calls, sizeof(calls));
+        for (size_t i = 0; i < 6; i++) {
+                assert_true(raw_recv(f->fd, buf, sizeof(buf), TIMEOUT_MS) >= 0);
+                assert_non_null(strstr(buf, "\"name\":\"a\""));
+        }
+        /* Status's own turn is not counted yet when it answers: the six pages' turns are. */
+        assert_true(iterations(f) - before >= 6);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -352,6 +482,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_owner_boundaries, setup, teardown),
             cmocka_unit_test_setup_teardown(test_libtimerd_follows_pages, setup, teardown),
             cmocka_unit_test_setup_teardown(test_default_page, setup_default_page, teardown),
+            cmocka_unit_test_setup_teardown(test_walk_while_changing, setup_default_page, teardown),
+            cmocka_unit_test_setup_teardown(test_pipelined_pages_take_a_turn_each, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
