@@ -120,11 +120,10 @@ static int check_struct(const struct vl_idl_struct *type, const char *text,
         return 0;
 }
 
-int params_check(const char *method, const struct vl_view *params, struct param_error *err)
+int params_check(const struct vl_idl_struct *type, const struct vl_view *params,
+                 struct param_error *err)
 {
-        const struct vl_idl_struct *type = vl_idl_method_parameters(method);
-
-        if (!type || !params->tokens)
+        if (!params->tokens)
                 return 0;
         return check_struct(type, params->text, params->tokens, params->index, NULL, err);
 }
