@@ -135,7 +135,7 @@ class FieldTables:
             type_, type_name = self.resolve(type_[1])
         kind = {"int": "VL_IDL_INT", "struct": "VL_IDL_STRUCT"}.get(type_[0], "VL_IDL_OTHER")
         table = "&" + self.table(type_[1], type_name) if type_[0] == "struct" else "NULL"
-        return f'{{"{name}", {kind}, {"true" if array else "false"}, {table}}}'
+        return f'{{"{name}", {len(name)}, {kind}, {"true" if array else "false"}, {table}}}'
 
     def table(self, fields, type_name=None):
         key = type_name or id(fields)

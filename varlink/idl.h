@@ -32,6 +32,7 @@ struct vl_idl_struct;
 /* One field of a struct or of a method's parameters; of an array ([]T), kind is the elements'. */
 struct vl_idl_field {
         const char *name;
+        size_t len; /* of name */
         enum vl_idl_kind kind;
         bool array;
         const struct vl_idl_struct *fields; /* of a struct; NULL otherwise */

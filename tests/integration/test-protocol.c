@@ -474,6 +474,26 @@ static void test_parameters_read_as_a_tree_reads_them(void **state)
                      "\"declaration\":{\"policy\":\"once\"},\"declaration\":{\"policy\":"
                      "\"once\",\"x\":{\"y\":1}}}}");
         expect_invalid_parameter(fd, "declaration.x");
+        /* Of several faults the first in the order of first keys is named: a field's value (its
+         * last) where its first key comes before the first unknown key. */
+        static const struct {
+                const char *parameters, *refused;
+        } order[] = {
+            {"{\"limit\":99999999999999999999,\"x\":1}", "limit"},
+            {"{\"x\":1,\"limit\":99999999999999999999}", "x"},
+            {"{\"limit\":1,\"x\":1,\"limit\":99999999999999999999}", "limit"},
+            {"{\"after\":{\"owner\":0,\"name\":\"a\",\"y\":1},\"x\":1,\"y\":2}", "after.y"},
+            {"{\"all\":true,\"y\":1,\"x\":1}", "y"},
+        };
+        for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+                char msg[256];
+
+                snprintf(msg, sizeof(msg),
+                         "{\"method\":\"io.timerd.Timer.List\",\"parameters\":%s}",
+                         order[i].parameters);
+                send_msg(fd, msg);
+                expect_invalid_parameter(fd, order[i].refused);
+        }
         /* A null declaration is none. */
         send_msg(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"n\","
                      "\"declaration\":null}}");
