@@ -705,48 +705,38 @@ typedef int (*timer_method_fn)(struct service *s, struct peer *p, const struct v
                                const struct td_now *now, struct vl_text **reply,
                                struct param_error *err);
 
-static const struct {
-        const char *method;
-        timer_method_fn fn;
-} timer_methods[] = {
-    {"io.timerd.Timer.Register", do_register},
-    {"io.timerd.Timer.Reconcile", do_reconcile},
-    {"io.timerd.Timer.Schedule", do_schedule},
-    {"io.timerd.Timer.Reschedule", do_reschedule},
-    {"io.timerd.Timer.Cancel", do_cancel},
-    {"io.timerd.Timer.Kick", do_kick},
-    {"io.timerd.Timer.Unregister", do_unregister},
-    {"io.timerd.Timer.Get", do_get},
-    {"io.timerd.Timer.List", do_list},
-    {"io.timerd.Timer.Complete", do_complete},
-    {"io.timerd.Timer.AcknowledgeSignals", do_acknowledge_signals},
-    {"io.timerd.Timer.SignalTaken", do_signal_taken},
+static const timer_method_fn timer_methods[_VL_IDL_METHOD_MAX] = {
+    [VL_IDL_IO_TIMERD_TIMER_REGISTER] = do_register,
+    [VL_IDL_IO_TIMERD_TIMER_RECONCILE] = do_reconcile,
+    [VL_IDL_IO_TIMERD_TIMER_SCHEDULE] = do_schedule,
+    [VL_IDL_IO_TIMERD_TIMER_RESCHEDULE] = do_reschedule,
+    [VL_IDL_IO_TIMERD_TIMER_CANCEL] = do_cancel,
+    [VL_IDL_IO_TIMERD_TIMER_KICK] = do_kick,
+    [VL_IDL_IO_TIMERD_TIMER_UNREGISTER] = do_unregister,
+    [VL_IDL_IO_TIMERD_TIMER_GET] = do_get,
+    [VL_IDL_IO_TIMERD_TIMER_LIST] = do_list,
+    [VL_IDL_IO_TIMERD_TIMER_COMPLETE] = do_complete,
+    [VL_IDL_IO_TIMERD_TIMER_ACKNOWLEDGE_SIGNALS] = do_acknowledge_signals,
+    [VL_IDL_IO_TIMERD_TIMER_SIGNAL_TAKEN] = do_signal_taken,
 };
 
-bool api_timer_call(struct service *s, struct peer *p, const char *method,
-                    const struct vl_view *params, struct reply *ret)
+struct reply api_timer_call(struct service *s, struct peer *p, enum vl_idl_method_id method,
+                            const struct vl_view *params)
 {
-        for (size_t i = 0; i < sizeof(timer_methods) / sizeof(timer_methods[0]); i++) {
-                if (strcmp(method, timer_methods[i].method) != 0)
-                        continue;
-                struct param_error err = {0};
-                struct vl_text *reply = NULL;
-                struct td_now now;
+        struct param_error err = {0};
+        struct vl_text *reply = NULL;
+        struct td_now now;
 
-                if (service_now(s, &now) < 0) {
-                        *ret = reply_error(TIMERD_E_SHUTTING_DOWN, NULL);
-                        return true;
-                }
-                /* The answer to a change of a retained timer depends on its commit: the
-                 * dispatcher sends it, then ends the bracket (store_call_end()). */
-                store_call_begin(s, p);
-                if (timer_methods[i].fn(s, p, params, &now, &reply, &err) < 0) {
-                        if (reply)
-                                service_reply_cancel(s, p);
-                        *ret = reply_fail(&err);
-                } else
-                        *ret = reply_written(false);
-                return true;
+        assert(timer_methods[method]);
+        if (service_now(s, &now) < 0)
+                return reply_error(TIMERD_E_SHUTTING_DOWN, NULL);
+        /* The answer to a change of a retained timer depends on its commit: the dispatcher sends
+         * it, then ends the bracket (store_call_end()). */
+        store_call_begin(s, p);
+        if (timer_methods[method](s, p, params, &now, &reply, &err) < 0) {
+                if (reply)
+                        service_reply_cancel(s, p);
+                return reply_fail(&err);
         }
-        return false;
+        return reply_written(false);
 }

@@ -189,39 +189,59 @@ static struct reply unknown_method(struct service *s, const char *method)
         return r;
 }
 
-/* The method of the call: what it decided. */
+/* The method of the call: what it decided. Every method of the IDL has a case (-Wswitch). */
 static struct reply dispatch(struct service *s, struct peer *p, const struct vl_call *call)
 {
-        const char *m = call->method;
+        const struct vl_idl_method *m = vl_idl_method_find(call->method, call->method_len);
+        const struct vl_view *params = &call->parameters;
         struct param_error err;
-        struct reply r;
 
         /* A method of an interface not served here is not checked against its IDL. */
-        if (!s->clock.virtual &&
-            strncmp(m, VL_INTERFACE_TEST ".", strlen(VL_INTERFACE_TEST) + 1) == 0)
-                return unknown_method(s, m);
-        if (params_check(m, &call->parameters, &err) < 0)
+        if (!m || (m->interface == VL_IDL_IO_TIMERD_TEST && !s->clock.virtual))
+                return unknown_method(s, call->method);
+        if (params_check(m->parameters, params, &err) < 0)
                 return reply_fail(&err);
-        if (strcmp(m, "org.varlink.service.GetInfo") == 0)
+        switch (m->id) {
+        case VL_IDL_ORG_VARLINK_SERVICE_GET_INFO:
                 return get_info(s);
-        if (strcmp(m, "org.varlink.service.GetInterfaceDescription") == 0)
-                return get_interface_description(s, &call->parameters);
-        if (strcmp(m, "io.timerd.Service.Status") == 0)
+        case VL_IDL_ORG_VARLINK_SERVICE_GET_INTERFACE_DESCRIPTION:
+                return get_interface_description(s, params);
+        case VL_IDL_IO_TIMERD_SERVICE_STATUS:
                 return status(s, p);
-        if (strcmp(m, "io.timerd.Service.Subscribe") == 0)
-                return events_subscribe(s, p, &call->parameters);
-        if (strcmp(m, "io.timerd.Timer.Wait") == 0)
-                return api_wait(s, p, &call->parameters);
-        if (strcmp(m, "io.timerd.Timer.Sleep") == 0)
-                return api_sleep(s, p, &call->parameters);
-        if (strcmp(m, "io.timerd.Timer.Finish") == 0)
-                return api_finish(s, p, &call->parameters);
-        if (strcmp(m, "io.timerd.Timer.Resume") == 0)
-                return api_resume(s, p, &call->parameters);
-        if (api_timer_call(s, p, m, &call->parameters, &r) ||
-            virtual_clock_call(s, p, m, &call->parameters, &r))
-                return r;
-        return unknown_method(s, m);
+        case VL_IDL_IO_TIMERD_SERVICE_SUBSCRIBE:
+                return events_subscribe(s, p, params);
+        case VL_IDL_IO_TIMERD_TIMER_WAIT:
+                return api_wait(s, p, params);
+        case VL_IDL_IO_TIMERD_TIMER_SLEEP:
+                return api_sleep(s, p, params);
+        case VL_IDL_IO_TIMERD_TIMER_FINISH:
+                return api_finish(s, p, params);
+        case VL_IDL_IO_TIMERD_TIMER_RESUME:
+                return api_resume(s, p, params);
+        case VL_IDL_IO_TIMERD_TIMER_REGISTER:
+        case VL_IDL_IO_TIMERD_TIMER_RECONCILE:
+        case VL_IDL_IO_TIMERD_TIMER_SCHEDULE:
+        case VL_IDL_IO_TIMERD_TIMER_RESCHEDULE:
+        case VL_IDL_IO_TIMERD_TIMER_CANCEL:
+        case VL_IDL_IO_TIMERD_TIMER_KICK:
+        case VL_IDL_IO_TIMERD_TIMER_UNREGISTER:
+        case VL_IDL_IO_TIMERD_TIMER_GET:
+        case VL_IDL_IO_TIMERD_TIMER_LIST:
+        case VL_IDL_IO_TIMERD_TIMER_COMPLETE:
+        case VL_IDL_IO_TIMERD_TIMER_ACKNOWLEDGE_SIGNALS:
+        case VL_IDL_IO_TIMERD_TIMER_SIGNAL_TAKEN:
+                return api_timer_call(s, p, m->id, params);
+        case VL_IDL_IO_TIMERD_TEST_ADVANCE:
+        case VL_IDL_IO_TIMERD_TEST_ADVANCE_TO:
+        case VL_IDL_IO_TIMERD_TEST_SUSPEND:
+        case VL_IDL_IO_TIMERD_TEST_SET_REALTIME:
+        case VL_IDL_IO_TIMERD_TEST_NOW:
+                return virtual_clock_call(s, p, m->id, params);
+        case _VL_IDL_METHOD_MAX:
+                break;
+        }
+        /* vl_idl_method_find() gives only methods of the table. */
+        abort();
 }
 
 void api_handle_call(struct service *s, struct peer *p, const struct vl_call *call)

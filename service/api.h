@@ -15,6 +15,7 @@
 #include "service/connection.h"
 #include "service/params.h"
 #include "service/core/registry.h"
+#include "varlink/idl.h"
 #include "varlink/message.h"
 
 struct service;
@@ -23,10 +24,10 @@ struct peer;
 /* Dispatch the call to its method and send what the method decided. */
 void api_handle_call(struct service *s, struct peer *p, const struct vl_call *call);
 
-/* io.timerd.Timer methods other than Wait, Sleep, Finish and Resume: what it decided in *ret;
- * false when `method` is not one of them. */
-bool api_timer_call(struct service *s, struct peer *p, const char *method,
-                    const struct vl_view *params, struct reply *ret);
+/* io.timerd.Timer methods other than Wait, Sleep, Finish and Resume (the dispatch in api.c
+ * calls it for no other): what it decided. */
+struct reply api_timer_call(struct service *s, struct peer *p, enum vl_idl_method_id method,
+                            const struct vl_view *params);
 
 /* A snapshot as the IDL's Timer type, brought up to now (registry_snapshot_at()), written into o:
  * as `field` of the object being written, or (NULL) an element of the array being written. */

@@ -85,46 +85,70 @@ static int check_value(const struct vl_idl_field *f, const char *text,
         return 0;
 }
 
+/* The field key names (len bytes, as the view keeps a key: cut at a NUL it holds);
+ * type->n_fields when none. */
+static size_t field_of(const struct vl_idl_struct *type, const char *key, size_t len)
+{
+        size_t f = 0;
+
+        while (f < type->n_fields &&
+               (type->fields[f].len != len || memcmp(type->fields[f].name, key, len) != 0))
+                f++;
+        return f;
+}
+
 /*
  * Each field in the order of its first key, with the value of its last, as a tree holds a
- * duplicate: the first key no field declares is the one named.
+ * duplicate: the first key no field declares is the one named, after the fields whose first key
+ * comes before it. One pass maps the keys to fields, a second checks each field's value once.
  */
 static int check_struct(const struct vl_idl_struct *type, const char *text,
                         const struct vl_token *tokens, size_t object,
                         const struct field_path *parent, struct param_error *err)
 {
-        uint64_t seen = 0; /* a bit for each field (VL_IDL_FIELDS_MAX) */
+        uint32_t value[VL_IDL_FIELDS_MAX]; /* of each field seen: its last key's value */
+        uint8_t order[VL_IDL_FIELDS_MAX];  /* the fields seen before an unknown key, in order */
+        uint64_t seen = 0;                 /* a bit for each field */
+        size_t n_order = 0, unknown = 0;   /* unknown: the first unknown key's token; 0: none */
 
         for (size_t m = 0, k = object + 1; m < tokens[object].size; m++, k = tokens[k + 1].next) {
-                const char *key = text + tokens[k].start;
-                const struct field_path path = {.parent = parent, .key = key};
-                size_t f = 0, v;
+                size_t f = field_of(type, text + tokens[k].start, tokens[k].len);
+
+                if (f == type->n_fields) {
+                        unknown = unknown ? unknown : k;
+                        continue;
+                }
+                if (!(seen & UINT64_C(1) << f) && !unknown)
+                        order[n_order++] = (uint8_t)f;
+                seen |= UINT64_C(1) << f;
+                value[f] = (uint32_t)(k + 1);
+        }
+        for (size_t i = 0; i < n_order; i++) {
+                const struct vl_idl_field *f = &type->fields[order[i]];
+                const struct field_path path = {.parent = parent, .key = f->name};
+                size_t v = value[order[i]];
                 int r;
 
-                while (f < type->n_fields && strcmp(type->fields[f].name, key) != 0)
-                        f++;
-                if (f == type->n_fields)
-                        return field_invalid(err, &path);
-                if (seen & UINT64_C(1) << f)
-                        continue;
-                seen |= UINT64_C(1) << f;
-                v = (size_t)vl_token_member(text, tokens, object, key);
-                if (tokens[v].type == VL_TOKEN_ARRAY && type->fields[f].array) {
-                        for (size_t e = 0, i = v + 1; e < tokens[v].size; e++, i = tokens[i].next)
-                                if ((r = check_value(&type->fields[f], text, tokens, i, &path,
-                                                     err)) < 0)
+                if (tokens[v].type == VL_TOKEN_ARRAY && f->array) {
+                        for (size_t e = 0, j = v + 1; e < tokens[v].size; e++, j = tokens[j].next)
+                                if ((r = check_value(f, text, tokens, j, &path, err)) < 0)
                                         return r;
-                } else if ((r = check_value(&type->fields[f], text, tokens, v, &path, err)) < 0)
+                } else if ((r = check_value(f, text, tokens, v, &path, err)) < 0)
                         return r;
+        }
+        if (unknown) {
+                const struct field_path path = {.parent = parent,
+                                                .key = text + tokens[unknown].start};
+
+                return field_invalid(err, &path);
         }
         return 0;
 }
 
-int params_check(const char *method, const struct vl_view *params, struct param_error *err)
+int params_check(const struct vl_idl_struct *type, const struct vl_view *params,
+                 struct param_error *err)
 {
-        const struct vl_idl_struct *type = vl_idl_method_parameters(method);
-
-        if (!type || !params->tokens)
+        if (!params->tokens)
                 return 0;
         return check_struct(type, params->text, params->tokens, params->index, NULL, err);
 }

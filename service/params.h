@@ -16,6 +16,8 @@
 
 /* A typed failure with what its reply names: the timer, a detail (the parameter of
  * InvalidParameter, the reason of InvalidSchedule, …) and a number (a generation, a limit). */
+struct vl_idl_struct;
+
 struct param_error {
         int error; /* positive TIMERD_E_* */
         char name[TIMERD_NAME_MAX + 1];
@@ -25,11 +27,12 @@ struct param_error {
 };
 
 /*
- * The call's parameters against the method's IDL: a field it does not declare, at any level, or
- * an int beyond the IDL's signed 64 bits is InvalidParameter naming the field by its dotted path
- * ("declaration.frobnicate"). 0 for a method the IDL does not know (the dispatch answers it).
+ * The call's parameters against the parameters its method's IDL declares (struct vl_idl_method):
+ * a field it does not declare, at any level, or an int beyond the IDL's signed 64 bits is
+ * InvalidParameter naming the field by its dotted path ("declaration.frobnicate").
  */
-int params_check(const char *method, const struct vl_view *params, struct param_error *err);
+int params_check(const struct vl_idl_struct *type, const struct vl_view *params,
+                 struct param_error *err);
 
 /* The owner meant: "owner" when given (only a privileged caller, uid 0 or the admin group, may
  * name another uid), else the caller. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "service/virtual-clock.h"
 
+#include <assert.h>
 #include <errno.h>
-#include <string.h>
 
 #include "service/expiry.h"
 #include "service/params.h"
@@ -106,14 +106,14 @@ static struct reply clocks_reply(struct service *s, struct peer *p, const uint64
 }
 
 /* How far a move goes: "usec" for Advance and Suspend; AdvanceTo's distance to its target. */
-static int distance(const struct service *s, const char *method, const struct vl_view *params,
-                    uint64_t *ret, struct param_error *err)
+static int distance(const struct service *s, enum vl_idl_method_id method,
+                    const struct vl_view *params, uint64_t *ret, struct param_error *err)
 {
         uint64_t usec;
 
         if (vl_view_get_u64(params, "usec", &usec) < 0)
                 return params_invalid(err, "usec");
-        if (strcmp(method, "AdvanceTo") != 0) {
+        if (method != VL_IDL_IO_TIMERD_TEST_ADVANCE_TO) {
                 *ret = usec;
                 return 0;
         }
@@ -275,7 +275,7 @@ static int advance_start(struct service *s, struct peer *p, uint64_t usec, bool 
 }
 
 /* An Advance is answered when it ends (advance_end()): REPLY_NONE until then. */
-static struct reply move_call(struct service *s, struct peer *p, const char *method,
+static struct reply move_call(struct service *s, struct peer *p, enum vl_idl_method_id method,
                               const struct vl_view *params)
 {
         uint64_t firings = s->metrics.firings, usec = 0;
@@ -286,8 +286,8 @@ static struct reply move_call(struct service *s, struct peer *p, const char *met
                 return reply_error(TIMERD_E_BUSY, NULL);
         if (distance(s, method, params, &usec, &err) < 0)
                 return reply_fail(&err);
-        if (strcmp(method, "SetRealtime") != 0)
-                r = advance_start(s, p, usec, strcmp(method, "Suspend") == 0, firings);
+        if (method != VL_IDL_IO_TIMERD_TEST_SET_REALTIME)
+                r = advance_start(s, p, usec, method == VL_IDL_IO_TIMERD_TEST_SUSPEND, firings);
         else if ((r = clock_virtual_set_realtime(&s->clock, usec)) == 0) {
                 service_clock_was_set(s);
                 service_finish_reevaluation(s);
@@ -301,25 +301,13 @@ static struct reply move_call(struct service *s, struct peer *p, const char *met
         return (struct reply){.kind = REPLY_NONE};
 }
 
-bool virtual_clock_call(struct service *s, struct peer *p, const char *method,
-                        const struct vl_view *params, struct reply *ret)
+struct reply virtual_clock_call(struct service *s, struct peer *p, enum vl_idl_method_id method,
+                                const struct vl_view *params)
 {
-        static const char prefix[] = VL_INTERFACE_TEST ".";
-        static const char *const moves[] = {"Advance", "AdvanceTo", "Suspend", "SetRealtime"};
-
-        if (!s->clock.virtual || strncmp(method, prefix, sizeof(prefix) - 1) != 0)
-                return false;
-        method += sizeof(prefix) - 1;
-        if (strcmp(method, "Now") == 0) {
-                *ret = clocks_reply(s, p, NULL);
-                return true;
-        }
-        for (size_t i = 0; i < sizeof(moves) / sizeof(moves[0]); i++)
-                if (strcmp(method, moves[i]) == 0) {
-                        *ret = move_call(s, p, method, params);
-                        return true;
-                }
-        return false;
+        assert(s->clock.virtual);
+        if (method == VL_IDL_IO_TIMERD_TEST_NOW)
+                return clocks_reply(s, p, NULL);
+        return move_call(s, p, method, params);
 }
 
 bool virtual_clock_settle(struct service *s)

@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "varlink/idl.h"
+
 struct service;
 struct peer;
 struct vl_view;
@@ -29,10 +31,10 @@ struct virtual_advance {
 
 struct reply;
 
-/* io.timerd.Test's methods: what it decided in *ret; false when `method` is not one of them (or
- * the clock is real). */
-bool virtual_clock_call(struct service *s, struct peer *p, const char *method,
-                        const struct vl_view *params, struct reply *ret);
+/* io.timerd.Test's methods, on a virtual clock (the dispatch in api.c calls it for nothing
+ * else): what it decided. */
+struct reply virtual_clock_call(struct service *s, struct peer *p, enum vl_idl_method_id method,
+                                const struct vl_view *params);
 
 /* Fire what is due at the time the virtual clocks read (a deadline set in the past fires at
  * once, as an armed kernel timer would), and step an Advance under way on. Once per loop

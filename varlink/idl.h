@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "varlink/idl-ids.h" /* generated: enum vl_idl_interface_id, enum vl_idl_method_id */
+
 /* The description of a qualified interface name ("io.timerd.Timer"); NULL when it is not ours. */
 const char *vl_idl_lookup(const char *interface);
 
@@ -30,6 +32,7 @@ struct vl_idl_struct;
 /* One field of a struct or of a method's parameters; of an array ([]T), kind is the elements'. */
 struct vl_idl_field {
         const char *name;
+        size_t len; /* of name */
         enum vl_idl_kind kind;
         bool array;
         const struct vl_idl_struct *fields; /* of a struct; NULL otherwise */
@@ -43,6 +46,18 @@ struct vl_idl_struct {
         const struct vl_idl_field *fields;
 };
 
-/* The parameters a qualified method ("io.timerd.Timer.Get") takes, as its IDL declares them;
- * NULL when it is not one of ours. */
-const struct vl_idl_struct *vl_idl_method_parameters(const char *method);
+/* A method the IDL declares. */
+struct vl_idl_method {
+        const char *name; /* qualified: "io.timerd.Timer.Get" */
+        size_t len;       /* of name */
+        enum vl_idl_method_id id;
+        enum vl_idl_interface_id interface;
+        const struct vl_idl_struct *parameters; /* as its IDL declares them */
+};
+
+/* Every method, indexed by its id. */
+extern const struct vl_idl_method vl_idl_methods[_VL_IDL_METHOD_MAX];
+
+/* The method whose qualified name is the len bytes at name (no NUL needed); NULL when it is not
+ * one of ours, a prefix or an extension of one included. */
+const struct vl_idl_method *vl_idl_method_find(const char *name, size_t len);

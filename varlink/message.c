@@ -138,7 +138,7 @@ int vl_call_parse_with(struct vl_parser *p, const char *msg, size_t len, int max
                        struct vl_call *ret)
 {
         struct vl_call c = {0};
-        struct vl_view root;
+        struct vl_view root, method;
         char *text;
         int r;
 
@@ -156,10 +156,11 @@ int vl_call_parse_with(struct vl_parser *p, const char *msg, size_t len, int max
                 return -EPROTO;
         vl_view_prepare(text, p->tokens.v, p->tokens.n);
         root = (struct vl_view){text, p->tokens.v, 0};
-        r = vl_view_get_string(&root, "method", &c.method);
+        r = vl_view_get(&root, "method", &method);
         /* Replies may echo the method: it is one of the grammar's names or no call. */
-        if (r < 0 || !vl_method_name_valid(c.method))
+        if (r < 0 || vl_view_string(&method, &c.method) < 0 || !vl_method_name_valid(c.method))
                 return -EPROTO;
+        c.method_len = method.tokens[method.index].len;
         r = vl_view_get(&root, "parameters", &c.parameters);
         if (r == -ENOENT)
                 c.parameters = (struct vl_view){0};

@@ -36,7 +36,8 @@ void vl_parser_done(struct vl_parser *p);
 
 /* A call read in place: valid until its parser's next message. */
 struct vl_call {
-        const char *method;        /* "iface.Method" */
+        const char *method; /* "iface.Method" */
+        size_t method_len;
         struct vl_view parameters; /* an object, empty when absent or null */
         bool more;
         bool oneway;

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "varlink/idl.h"
 #include "varlink/utf8.h"
 
 #define TIMEOUT_MS 5000
@@ -387,6 +388,59 @@ static void test_unknown_fields_are_refused_by_name(void **state)
         close(fd);
 }
 
+/* An error whose parameters are {field: value}. */
+static void expect_error_naming(int fd, const char *error, const char *field, const char *value)
+{
+        json_object *r = recv_json(fd), *params, *v;
+
+        assert_non_null(error_of(r));
+        assert_string_equal(error_of(r), error);
+        assert_true(json_object_object_get_ex(r, "parameters", &params));
+        assert_true(json_object_object_get_ex(params, field, &v));
+        assert_string_equal(json_object_get_string(v), value);
+        json_object_put(r);
+}
+
+/* Every method of the IDL is taken as itself (its own parameters checked: an unknown field is
+ * refused by name before it does anything), io.timerd.Test's only on a virtual instance; a name
+ * one byte longer or shorter than a method's is no method. */
+static void test_every_idl_method_is_dispatched_as_itself(void **state)
+{
+        int fd = harness_raw_connect(*state);
+        char msg[512], name[160];
+
+        for (size_t i = 0; i < _VL_IDL_METHOD_MAX; i++) {
+                const struct vl_idl_method *m = &vl_idl_methods[i];
+                bool test = m->interface == VL_IDL_IO_TIMERD_TEST;
+
+                snprintf(msg, sizeof(msg), "{\"method\":\"%s\",\"parameters\":{\"frobnicate\":1}}",
+                         m->name);
+                send_msg(fd, msg);
+                if (test)
+                        expect_error_naming(fd, "org.varlink.service.InterfaceNotFound",
+                                            "interface", "io.timerd.Test");
+                else
+                        expect_invalid_parameter(fd, "frobnicate");
+                /* Longer, then shorter (a shorter one that is a method is left to the loop). */
+                for (int cut = -1; cut <= 1; cut += 2) {
+                        snprintf(name, sizeof(name), "%s%s", m->name, cut < 0 ? "X" : "");
+                        if (cut > 0)
+                                name[m->len - 1] = 0;
+                        if (vl_idl_method_find(name, strlen(name)))
+                                continue;
+                        snprintf(msg, sizeof(msg), "{\"method\":\"%s\"}", name);
+                        send_msg(fd, msg);
+                        if (test)
+                                expect_error_naming(fd, "org.varlink.service.InterfaceNotFound",
+                                                    "interface", "io.timerd.Test");
+                        else
+                                expect_error_naming(fd, "org.varlink.service.MethodNotFound",
+                                                    "method", name);
+                }
+        }
+        close(fd);
+}
+
 /* Parameters read as a tree of the call reads them: of duplicate keys the last counts (also for
  * the IDL's check, which sees only that one), escapes in keys and values are unescaped, a null is
  * absent, and an unknown field is refused even when null or shadowed. */
@@ -420,6 +474,26 @@ static void test_parameters_read_as_a_tree_reads_them(void **state)
                      "\"declaration\":{\"policy\":\"once\"},\"declaration\":{\"policy\":"
                      "\"once\",\"x\":{\"y\":1}}}}");
         expect_invalid_parameter(fd, "declaration.x");
+        /* Of several faults the first in the order of first keys is named: a field's value (its
+         * last) where its first key comes before the first unknown key. */
+        static const struct {
+                const char *parameters, *refused;
+        } order[] = {
+            {"{\"limit\":99999999999999999999,\"x\":1}", "limit"},
+            {"{\"x\":1,\"limit\":99999999999999999999}", "x"},
+            {"{\"limit\":1,\"x\":1,\"limit\":99999999999999999999}", "limit"},
+            {"{\"after\":{\"owner\":0,\"name\":\"a\",\"y\":1},\"x\":1,\"y\":2}", "after.y"},
+            {"{\"all\":true,\"y\":1,\"x\":1}", "y"},
+        };
+        for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+                char msg[256];
+
+                snprintf(msg, sizeof(msg),
+                         "{\"method\":\"io.timerd.Timer.List\",\"parameters\":%s}",
+                         order[i].parameters);
+                send_msg(fd, msg);
+                expect_invalid_parameter(fd, order[i].refused);
+        }
         /* A null declaration is none. */
         send_msg(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"n\","
                      "\"declaration\":null}}");
@@ -565,6 +639,7 @@ int main(void)
             cmocka_unit_test(test_bad_messages_get_typed_errors),
             cmocka_unit_test(test_invalid_text_refused_and_never_echoed),
             cmocka_unit_test(test_unknown_fields_are_refused_by_name),
+            cmocka_unit_test(test_every_idl_method_is_dispatched_as_itself),
             cmocka_unit_test(test_parameters_read_as_a_tree_reads_them),
             cmocka_unit_test_setup_teardown(test_large_unknown_array_is_refused, harness_setup,
                                             harness_teardown),

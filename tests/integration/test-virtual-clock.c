@@ -542,6 +542,16 @@ static void test_unknown_test_method(void **state)
         assert_int_equal(timerd_call_raw(t, "io.timerd.Test.Rewind", NULL, &reply),
                          -TIMERD_E_METHOD_NOT_FOUND);
         free(reply);
+        /* Nor is a name one byte off one it has. */
+        static const char *const near[] = {"io.timerd.Test.AdvanceT", "io.timerd.Test.AdvanceToo",
+                                           "io.timerd.Test.No", "io.timerd.Test.NowX",
+                                           "io.timerd.Test.Suspende"};
+        for (size_t i = 0; i < sizeof(near) / sizeof(near[0]); i++) {
+                reply = NULL;
+                assert_int_equal(timerd_call_raw(t, near[i], NULL, &reply),
+                                 -TIMERD_E_METHOD_NOT_FOUND);
+                free(reply);
+        }
         assert_int_equal(timerd_call_raw(t, "org.varlink.service.GetInfo", NULL, &reply), 0);
         assert_non_null(strstr(reply, "io.timerd.Test"));
         free(reply);

@@ -82,12 +82,100 @@ static void unknown_interface(void **state)
                 assert_null(vl_idl_lookup(unknown[i]));
 }
 
+/* Each "method Name" of an interface's .varlink file, qualified, into names[*n...]. */
+static void idl_methods(const char *interface, char names[][128], size_t cap, size_t *n)
+{
+        char file_name[256];
+        char *text;
+
+        snprintf(file_name, sizeof(file_name), "%s.varlink", interface);
+        text = read_source(file_name);
+        for (const char *line = text; line; line = strchr(line, '\n')) {
+                size_t len;
+
+                line += *line == '\n';
+                if (strncmp(line, "method ", strlen("method ")) != 0)
+                        continue;
+                line += strlen("method ");
+                len = strcspn(line, "( \n");
+                assert_true(*n < cap);
+                snprintf(names[(*n)++], 128, "%s.%.*s", interface, (int)len, line);
+        }
+        free(text);
+}
+
+/* Every method the .varlink files declare has its entry, found by its name: the dispatch's one
+ * list is generated from the IDL. */
+static void every_method_is_found(void **state)
+{
+        char names[64][128];
+        size_t n = 0;
+
+        (void)state;
+        for (const char *const *i = vl_idl_interfaces; *i; i++)
+                idl_methods(*i, names, sizeof(names) / sizeof(names[0]), &n);
+        assert_int_equal(n, _VL_IDL_METHOD_MAX);
+        for (size_t i = 0; i < n; i++) {
+                const struct vl_idl_method *m = vl_idl_method_find(names[i], strlen(names[i]));
+
+                assert_non_null(m);
+                assert_string_equal(m->name, names[i]);
+                assert_int_equal(m->len, strlen(names[i]));
+                assert_ptr_equal(m, &vl_idl_methods[m->id]);
+                assert_non_null(m->parameters);
+                /* Its interface is the one whose file declares it. */
+                assert_true(strncmp(names[i], vl_idl_interfaces[m->interface],
+                                    strlen(vl_idl_interfaces[m->interface])) == 0);
+                assert_int_equal(names[i][strlen(vl_idl_interfaces[m->interface])], '.');
+        }
+        assert_int_equal(vl_idl_methods[VL_IDL_IO_TIMERD_TIMER_REGISTER].interface,
+                         VL_IDL_IO_TIMERD_TIMER);
+        assert_int_equal(vl_idl_methods[VL_IDL_IO_TIMERD_TEST_NOW].interface,
+                         VL_IDL_IO_TIMERD_TEST);
+}
+
+/* A prefix or an extension of a method's name is not that method: another one, or none. */
+static void near_names_are_not_found(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < _VL_IDL_METHOD_MAX; i++) {
+                const struct vl_idl_method *m = &vl_idl_methods[i];
+                char longer[160];
+
+                for (size_t len = 0; len < m->len; len++) {
+                        const struct vl_idl_method *found = vl_idl_method_find(m->name, len);
+
+                        if (found)
+                                assert_true(found->len == len && found != m &&
+                                            strncmp(found->name, m->name, len) == 0);
+                }
+                snprintf(longer, sizeof(longer), "%sX", m->name);
+                assert_null(vl_idl_method_find(longer, strlen(longer)));
+                snprintf(longer, sizeof(longer), "%s.Get", m->name);
+                assert_null(vl_idl_method_find(longer, strlen(longer)));
+                /* The same length, one byte off, at each end. */
+                snprintf(longer, sizeof(longer), "%s", m->name);
+                longer[m->len - 1] ^= 0x20;
+                assert_null(vl_idl_method_find(longer, m->len));
+                longer[m->len - 1] ^= 0x20;
+                longer[0] ^= 0x20;
+                assert_null(vl_idl_method_find(longer, m->len));
+        }
+        /* io.timerd.Test.Advance is a prefix of AdvanceTo, and found as itself. */
+        assert_ptr_equal(
+            vl_idl_method_find("io.timerd.Test.AdvanceTo", strlen("io.timerd.Test.Advance")),
+            &vl_idl_methods[VL_IDL_IO_TIMERD_TEST_ADVANCE]);
+        assert_null(
+            vl_idl_method_find("io.timerd.Timer.register", strlen("io.timerd.Timer.register")));
+        assert_null(vl_idl_method_find("", 0));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(served_verbatim),
-            cmocka_unit_test(interface_list),
-            cmocka_unit_test(unknown_interface),
+            cmocka_unit_test(served_verbatim),          cmocka_unit_test(interface_list),
+            cmocka_unit_test(unknown_interface),        cmocka_unit_test(every_method_is_found),
+            cmocka_unit_test(near_names_are_not_found),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -79,6 +79,7 @@ static void call_full(void **state)
                                     &c),
                          0);
         assert_string_equal(c.method, "io.timerd.Timer.List");
+        assert_int_equal(c.method_len, strlen("io.timerd.Timer.List"));
         assert_true(c.more);
         assert_false(c.oneway);
         assert_true(c.upgrade);
@@ -96,6 +97,11 @@ static void call_defaults(void **state)
         vl_parser_init(&p);
         assert_int_equal(call_parse(&p, " {\"method\":\"a.b.C\"} ", &c), 0);
         assert_string_equal(c.method, "a.b.C");
+        assert_int_equal(c.method_len, 5);
+        /* The length is the unescaped name's. */
+        assert_int_equal(call_parse(&p, "{\"method\":\"a.b.\\u0043d\"}", &c), 0);
+        assert_string_equal(c.method, "a.b.Cd");
+        assert_int_equal(c.method_len, 6);
         assert_int_equal(vl_view_type(&c.parameters), VL_TOKEN_OBJECT);
         assert_int_equal(vl_view_size(&c.parameters), 0);
         assert_false(c.more);
