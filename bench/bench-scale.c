@@ -15,10 +15,12 @@
  * report the median run. At the largest size, in a service of its own: its RSS empty, with that
  * many transient timers, and 1 s after their connection closed, which should be back within 2x of
  * empty. --size N: that size alone, without the List and libtimerd runs (to compare memory and
- * the close's iteration between two builds quickly). --list N: N timers registered, then listed
- * LIST_PASSES times, each pass's pages timed as above and the service's slowest loop iteration
- * (Status) before and after (to compare the List row between two builds quickly).
- * Usage: bench-scale TIMERD [--quick | --full | --size N | --list N]
+ * the close's iteration between two builds quickly); --size N --libtimerd: only the registration
+ * through libtimerd, with the service's and the client's CPU per call (to compare libtimerds).
+ * --list N: N timers registered, then listed LIST_PASSES times, each pass's pages timed as above
+ * and the service's slowest loop iteration (Status) before and after (to compare the List row
+ * between two builds quickly).
+ * Usage: bench-scale TIMERD [--quick | --full | --size N [--libtimerd] | --list N]
  */
 
 #include <errno.h>
@@ -137,21 +139,75 @@ static void list_all(const struct daemon *d, struct result *ret)
         raw_conn_close(&c);
 }
 
-/* n timers through libtimerd on a fresh connection, which then closes: the wall time. */
-static double register_libtimerd(const struct daemon *d, size_t n, struct far_deadlines *far)
+/* A number field of the service's Status. */
+static uint64_t status_u64(struct raw_conn *c, const char *field)
+{
+        char *reply = raw_call(c, CALL_STATUS);
+        uint64_t n;
+
+        if (!reply || !reply_u64(reply, field, &n))
+                die("Status: %.200s", reply ? reply : "the connection was closed");
+        free(reply);
+        return n;
+}
+
+/* n timers registered through libtimerd on a fresh connection, which then closes. */
+struct via_libtimerd {
+        double sec;                   /* wall time */
+        double service_ns, client_ns; /* CPU per call: the service's, this thread's */
+};
+
+static uint64_t thread_cpu_nsec(void)
+{
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+                die("clock_gettime: %m");
+        return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+static void register_libtimerd(const struct daemon *d, size_t n, struct far_deadlines *far,
+                               struct via_libtimerd *ret)
 {
         struct timerd *t;
         int r = timerd_connect(d->socket, &t);
 
         if (r < 0)
                 die("timerd_connect: %s", timerd_strerror(r));
-        uint64_t t0 = now_nsec();
+        uint64_t t0 = now_nsec(), cpu0 = daemon_cpu_nsec(d), own0 = thread_cpu_nsec();
         bulk_register_libtimerd(
             t,
             &(struct bulk_spec){.prefix = "l", .n = n, .deadline = far_deadline, .userdata = far});
-        uint64_t t1 = now_nsec();
+        uint64_t t1 = now_nsec(), cpu1 = daemon_cpu_nsec(d), own1 = thread_cpu_nsec();
         timerd_close(t);
-        return (double)(t1 - t0) / 1e9;
+        *ret = (struct via_libtimerd){.sec = (double)(t1 - t0) / 1e9,
+                                      .service_ns = (double)(cpu1 - cpu0) / (double)n,
+                                      .client_ns = (double)(own1 - own0) / (double)n};
+}
+
+/* --size N --libtimerd: the libtimerd registration alone, in a fresh service (A/B of the
+ * library). */
+static void run_libtimerd(const char *binary, size_t n)
+{
+        struct far_deadlines far = {.base = now_usec() + HOUR_USEC};
+        struct via_libtimerd v;
+        struct raw_conn status;
+        struct daemon d;
+
+        daemon_start(&(struct daemon_options){.binary = binary, .backend = "auto"}, &d);
+        raw_conn_open(d.socket, 1u << 20, &status);
+        uint64_t iterations = status_u64(&status, "iterations");
+        register_libtimerd(&d, n, &far, &v);
+        iterations = status_u64(&status, "iterations") - iterations;
+        raw_conn_close(&status);
+        daemon_stop(&d);
+        /* The service's loop iterations per call: how many calls it finds waiting per wake-up. */
+        table_row("B3 scale | %zuk timers: time to register all through libtimerd async | %.2f s "
+                  "(%.0f k/s); CPU per call: service %.2f µs, client %.2f µs; service loop "
+                  "iterations per 1k calls %.1f | — | — | 1M in ≤ 3 s | %s",
+                  n / 1000, v.sec, (double)n / v.sec / 1000, v.service_ns / 1000,
+                  v.client_ns / 1000, (double)iterations * 1000 / (double)n,
+                  n == 1000000 ? verdict(v.sec <= 3) : "(info)");
 }
 
 static void run_size(const char *binary, size_t n, bool lists, struct result *ret)
@@ -186,8 +242,12 @@ static void run_size(const char *binary, size_t n, bool lists, struct result *re
         bulk_cancel(&c, 1, &spec);
         uint64_t cpu3 = daemon_cpu_nsec(&d);
         raw_conn_close(&c);
-        if (lists && n <= LIST_MAX)
-                ret->libtimerd_register_sec = register_libtimerd(&d, n, &far);
+        if (lists && n <= LIST_MAX) {
+                struct via_libtimerd v;
+
+                register_libtimerd(&d, n, &far, &v);
+                ret->libtimerd_register_sec = v.sec;
+        }
         daemon_stop(&d);
         free(generations);
 
@@ -220,17 +280,6 @@ struct release {
         bool has_slowest_reaping;
         uint64_t slowest_reaping_usec;
 };
-
-static uint64_t slowest_iteration_usec(struct raw_conn *c)
-{
-        char *reply = raw_call(c, CALL_STATUS);
-        uint64_t usec;
-
-        if (!reply || !reply_u64(reply, "slowest_iteration_usec", &usec))
-                die("Status: %.200s", reply ? reply : "the connection was closed");
-        free(reply);
-        return usec;
-}
 
 /* Status calls 1 ms apart until `until` (monotonic µs), or until no timer is left to free when
  * until is 0; the longest answer goes to *longest. Whether timers are still being freed. */
@@ -312,7 +361,7 @@ static void run_release(const char *binary, size_t n, struct release *ret)
         bulk_register(&c, 1, &spec);
         ret->full_mib = (double)daemon_rss_bytes(&d) / 1048576;
         raw_conn_open(d.socket, 1u << 20, &status);
-        ret->slowest_before_usec = slowest_iteration_usec(&status);
+        ret->slowest_before_usec = status_u64(&status, "slowest_iteration_usec");
         ret->longest_answer_usec = 0;
         raw_conn_close(&c);
         closed = now_usec();
@@ -324,7 +373,7 @@ static void run_release(const char *binary, size_t n, struct release *ret)
                 (void)poll_release(&status, 0, &ret->longest_answer_usec);
         ret->done_usec = now_usec() - closed;
         ret->done_mib = (double)daemon_rss_bytes(&d) / 1048576;
-        ret->slowest_usec = slowest_iteration_usec(&status);
+        ret->slowest_usec = status_u64(&status, "slowest_iteration_usec");
         char *reply = raw_call(&status, CALL_STATUS);
         ret->has_slowest_reaping =
             reply && reply_u64(reply, "slowest_reaping_iteration_usec", &ret->slowest_reaping_usec);
@@ -403,7 +452,8 @@ int main(int argc, char **argv)
         bool lists = true;
 
         if (argc < 2)
-                die("usage: bench-scale TIMERD [--quick | --full | --size N | --list N]");
+                die("usage: bench-scale TIMERD [--quick | --full | --size N [--libtimerd] | "
+                    "--list N]");
         if (argc > 2 && strcmp(argv[2], "--quick") == 0)
                 n_sizes = 2;
         if (argc > 2 && strcmp(argv[2], "--full") == 0)
@@ -424,6 +474,10 @@ int main(int argc, char **argv)
              pinned ? "service on CPU 0, client on CPU 1" : "not pinned (one CPU)");
         if (list_only) {
                 run_list(argv[1], sizes[0]);
+                return EXIT_SUCCESS;
+        }
+        if (n_sizes == 1 && !lists && argc > 4 && strcmp(argv[4], "--libtimerd") == 0) {
+                run_libtimerd(argv[1], sizes[0]);
                 return EXIT_SUCCESS;
         }
         for (size_t i = 0; i < n_sizes; i++)

@@ -57,8 +57,9 @@ static bool reader_holds_message(struct vl_reader *r)
 }
 
 /*
- * Makes free space after the held bytes: moves them to the front, then grows the buffer. The
- * buffer never holds more than one message can take, so a peer cannot make it grow without bound.
+ * Makes free space after the held bytes: moves them to the front, then grows the buffer when it
+ * is full or the last read filled it. The buffer never holds more than one message can take, so
+ * a peer cannot make it grow without bound.
  */
 static int reader_make_room(struct vl_reader *r)
 {
@@ -71,23 +72,26 @@ static int reader_make_room(struct vl_reader *r)
                 r->len -= r->start;
                 r->start = 0;
         }
-        if (r->len < r->cap)
+        if (r->len < r->cap && (!r->filled || r->cap >= limit))
                 return 0;
         if (r->cap >= limit)
                 /* Full: either whole messages wait to be taken, or one message is too long. */
                 return reader_holds_message(r) ? -ENOBUFS : -EMSGSIZE;
 
-        cap = grown_size(r->cap, r->cap + 1, limit);
+        /* Doubled, or straight to the bound from past its half (not a byte a read). */
+        cap = grown_size(r->cap, r->cap < limit / 2 ? r->cap + 1 : limit, limit);
         buf = realloc(r->buf, cap);
         if (!buf)
                 return -ENOMEM;
         r->buf = buf;
         r->cap = cap;
+        r->filled = false;
         return 0;
 }
 
 long vl_reader_fill(struct vl_reader *r, int fd)
 {
+        size_t room;
         ssize_t n;
         int err;
 
@@ -95,13 +99,15 @@ long vl_reader_fill(struct vl_reader *r, int fd)
         if (err < 0)
                 return err;
 
+        room = r->cap - r->len;
         do
-                n = read(fd, r->buf + r->len, r->cap - r->len);
+                n = read(fd, r->buf + r->len, room);
         while (n < 0 && errno == EINTR);
         if (n < 0)
                 return errno == EWOULDBLOCK ? -EAGAIN : -errno;
 
         r->len += (size_t)n;
+        r->filled = (size_t)n == room;
         return n;
 }
 

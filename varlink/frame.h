@@ -18,6 +18,7 @@ struct vl_reader {
         size_t cap;
         size_t max_message; /* a message longer than this is refused */
         size_t scanned;     /* bytes from start known to hold no NUL: each byte is searched once */
+        bool filled;        /* the last read took all the room: the peer may have more */
 };
 
 /* max_message: the largest message accepted, NUL excluded. */
@@ -25,7 +26,9 @@ void vl_reader_init(struct vl_reader *r, size_t max_message);
 void vl_reader_done(struct vl_reader *r);
 
 /*
- * Read what the fd has. Returns bytes read (>0), 0 at end of stream, -EAGAIN when nothing is
+ * Read what the fd has. A read that took all the room it had doubles the buffer for the next one
+ * (up to one message's bound), so a peer that sends in bulk is read in a few large reads, not in
+ * many of the first size. Returns bytes read (>0), 0 at end of stream, -EAGAIN when nothing is
  * ready, -EMSGSIZE when the pending message outgrew max_message, -ENOBUFS when the buffer (one
  * message long) is full of whole messages not yet taken with vl_reader_next, or another -errno.
  */

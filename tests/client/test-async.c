@@ -522,6 +522,18 @@ static void test_piled_up_calls_written(void **state)
         free(parameters);
 }
 
+/* Drive t until *answered reaches n, then nothing is left in flight. */
+static void process_until(struct timerd *t, const size_t *answered, size_t n)
+{
+        while (*answered < n) {
+                struct pollfd p = {.fd = timerd_get_fd(t), .events = (short)timerd_get_events(t)};
+
+                assert_int_equal(poll(&p, 1, PUMP_TIMEOUT_MSEC), 1);
+                assert_true(timerd_process(t) >= 0);
+        }
+        assert_int_equal(timerd_in_flight(t), 0);
+}
+
 #define HUGE_BATCH_CALLS 40
 #define HUGE_BATCH_PAD   (16 * 1024)
 
@@ -575,18 +587,72 @@ static void test_huge_batch(void **state)
                 assert_int_equal(timerd_call_async(t, "x.Y", parameters, 0, on_numbered, &answered),
                                  0);
         }
-        while (answered < HUGE_BATCH_CALLS) {
-                struct pollfd p = {.fd = timerd_get_fd(t), .events = (short)timerd_get_events(t)};
-
-                assert_int_equal(poll(&p, 1, PUMP_TIMEOUT_MSEC), 1);
-                assert_true(timerd_process(t) >= 0);
-        }
-        assert_int_equal(timerd_in_flight(t), 0);
+        process_until(t, &answered, HUGE_BATCH_CALLS);
         timerd_close(t);
         fake_server_finish(s);
         for (size_t i = 0; i < HUGE_BATCH_CALLS; i++)
                 free(calls[i]);
         free(parameters);
+}
+
+#define BURST_CALLS 60
+#define BURST_BIG   (BURST_CALLS / 2)
+
+/* Reply i's padding: ~1-3 KB, one of 100 KiB. */
+static size_t burst_pad(size_t i)
+{
+        return i == BURST_BIG ? 100 * 1024 : 1000 + 37 * i;
+}
+
+static void on_burst_reply(struct timerd *t, int error, const char *parameters_json, bool continues,
+                           void *userdata)
+{
+        size_t *n = userdata;
+        char expected[32];
+        int len;
+
+        (void)t;
+        (void)continues;
+        len = snprintf(expected, sizeof(expected), "{\"i\":%zu,\"pad\":\"", *n);
+        assert_int_equal(error, 0);
+        assert_memory_equal(parameters_json, expected, (size_t)len);
+        assert_int_equal(strlen(parameters_json), (size_t)len + burst_pad(*n) + 2);
+        (*n)++;
+}
+
+/*
+ * The replies to pipelined calls sent at once (~190 KB: the reader's buffer grows as its reads
+ * fill it, replies straddle the reads), one of them larger than 64 KiB: each reaches its own
+ * callback, whole and in call order.
+ */
+static void test_reply_burst(void **state)
+{
+        static struct fake_step script[BURST_CALLS + 1];
+        size_t size = 256 * 1024, len = 0, answered = 0;
+        char *replies = malloc(size);
+        struct fake_server *s;
+        struct timerd *t;
+
+        (void)state;
+        assert_non_null(replies);
+        for (size_t i = 0; i < BURST_CALLS; i++) {
+                script[i] = (struct fake_step)FAKE_ANY_CALL;
+                len += (size_t)snprintf(replies + len, size - len,
+                                        "{\"parameters\":{\"i\":%zu,\"pad\":\"%0*d\"}}", i,
+                                        (int)burst_pad(i), 0) +
+                       1;
+                assert_true(len < size);
+        }
+        script[BURST_CALLS] = (struct fake_step){FAKE_SEND, replies, len};
+        s = fake_server_start(script, ELEMENTSOF(script));
+        t = connect_to(s);
+        for (size_t i = 0; i < BURST_CALLS; i++)
+                assert_int_equal(timerd_call_async(t, "x.Y", NULL, 0, on_burst_reply, &answered),
+                                 0);
+        process_until(t, &answered, BURST_CALLS);
+        timerd_close(t);
+        fake_server_finish(s);
+        free(replies);
 }
 
 /* A listening socket nobody accepts from or reads: output piles up. */
@@ -723,6 +789,7 @@ int main(void)
             cmocka_unit_test(test_answer_before_hang_up),
             cmocka_unit_test(test_piled_up_calls_written),
             cmocka_unit_test(test_huge_batch),
+            cmocka_unit_test(test_reply_burst),
             cmocka_unit_test(test_output_buffered),
             cmocka_unit_test(test_bad_arguments),
             cmocka_unit_test(test_blocking_stream_refuses_process),

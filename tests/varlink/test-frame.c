@@ -278,6 +278,91 @@ static void reader_fill_full_of_whole_messages(void **state)
         assert_int_equal(close(fds[1]), 0);
 }
 
+/* Messages of 100 bytes with their NUL, n of them, into fd in one write. */
+static void write_messages(int fd, size_t n)
+{
+        char *text = malloc(n * 100);
+
+        assert_non_null(text);
+        memset(text, 'm', n * 100);
+        for (size_t i = 0; i < n; i++)
+                text[i * 100 + 99] = 0;
+        write_all(fd, text, n * 100);
+        free(text);
+}
+
+/* Take what the reader holds; how many messages that was. */
+static size_t take_all(struct vl_reader *r)
+{
+        const char *msg;
+        size_t len, n = 0;
+
+        while (vl_reader_next(r, &msg, &len) == 1) {
+                assert_int_equal(len, 99);
+                n++;
+        }
+        return n;
+}
+
+/*
+ * 100 KiB of small messages waiting: a read that took all its room doubles the room of the next
+ * (4, 8, 16, 32, 64 KiB), so five reads take them where reads of the first size took 25.
+ */
+static void reader_fill_grows_for_bulk(void **state)
+{
+        enum { MESSAGES = 1000 };
+        struct vl_reader r;
+        size_t taken = 0, reads = 0;
+        long n;
+        int fds[2];
+
+        (void)state;
+        make_socketpair(fds);
+        write_messages(fds[1], MESSAGES);
+        vl_reader_init(&r, 1024 * 1024);
+        while ((n = vl_reader_fill(&r, fds[0])) > 0) {
+                reads++;
+                taken += take_all(&r);
+        }
+        assert_int_equal(n, -EAGAIN);
+        assert_int_equal(taken, MESSAGES);
+        assert_int_equal(reads, 5);
+        assert_int_equal(r.cap, 64 * 1024);
+        /* Reads that do not fill the room leave it as it is. */
+        write_messages(fds[1], 10);
+        assert_int_equal(vl_reader_fill(&r, fds[0]), 1000);
+        assert_int_equal(take_all(&r), 10);
+        assert_int_equal(r.cap, 64 * 1024);
+        vl_reader_done(&r);
+        assert_int_equal(close(fds[0]), 0);
+        assert_int_equal(close(fds[1]), 0);
+}
+
+/* The growth stops at one message's bound: the reads go on at that size. */
+static void reader_fill_growth_bounded(void **state)
+{
+        enum { MESSAGES = 500, MAX_MESSAGE = 6000 };
+        struct vl_reader r;
+        size_t taken = 0;
+        long n;
+        int fds[2];
+
+        (void)state;
+        make_socketpair(fds);
+        write_messages(fds[1], MESSAGES);
+        vl_reader_init(&r, MAX_MESSAGE);
+        while ((n = vl_reader_fill(&r, fds[0])) > 0) {
+                assert_true(r.cap <= MAX_MESSAGE + 1);
+                taken += take_all(&r);
+        }
+        assert_int_equal(n, -EAGAIN);
+        assert_int_equal(taken, MESSAGES);
+        assert_int_equal(r.cap, MAX_MESSAGE + 1);
+        vl_reader_done(&r);
+        assert_int_equal(close(fds[0]), 0);
+        assert_int_equal(close(fds[1]), 0);
+}
+
 static void reader_fill_errors(void **state)
 {
         struct vl_reader r;
@@ -688,6 +773,8 @@ int main(void)
             cmocka_unit_test(reader_fill_oversize),
             cmocka_unit_test(reader_full_of_whole_messages),
             cmocka_unit_test(reader_fill_full_of_whole_messages),
+            cmocka_unit_test(reader_fill_grows_for_bulk),
+            cmocka_unit_test(reader_fill_growth_bounded),
             cmocka_unit_test(reader_fill_errors),
             cmocka_unit_test(reader_reusable_after_done),
             cmocka_unit_test(writer_queue_and_flush),
