@@ -26,6 +26,7 @@
 #include <cmocka.h>
 #include <sys/capability.h>
 
+#include "base/clockid.h"
 #include "liburing-backend/uring-loop.h"
 #include "loop/loop-test.h"
 #include "loop/loop.h"
@@ -58,17 +59,11 @@ struct io_record {
         int nested_run;
 };
 
-static const clockid_t clockids[TIMERD_CLOCK_MAX] = {
-    [TIMERD_CLOCK_MONOTONIC] = CLOCK_MONOTONIC,     [TIMERD_CLOCK_BOOTTIME] = CLOCK_BOOTTIME,
-    [TIMERD_CLOCK_REALTIME] = CLOCK_REALTIME,       [TIMERD_CLOCK_BOOTTIME_ALARM] = CLOCK_BOOTTIME,
-    [TIMERD_CLOCK_REALTIME_ALARM] = CLOCK_REALTIME,
-};
-
 static uint64_t now_usec(enum timerd_clock clock)
 {
         struct timespec ts;
 
-        assert_int_equal(clock_gettime(clockids[clock], &ts), 0);
+        assert_int_equal(clock_gettime(clock_readable_id(clock), &ts), 0);
         return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
