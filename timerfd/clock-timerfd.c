@@ -122,6 +122,16 @@ int clock_timer_arm(struct clock_timer *t, uint64_t deadline_usec, uint64_t gene
         };
         int r;
 
+        /*
+         * The unread count keeps the fd readable: a due arm is reported on the next wait as it
+         * is. Not on a realtime clock, which may be set back before that report.
+         */
+        if (t->unread && !clock_is_realtime(t->clock) && clock_timer_due(t, deadline_usec)) {
+                t->armed = true;
+                t->deadline_usec = deadline_usec;
+                t->generation = generation;
+                return 0;
+        }
         if (t->fd < 0) {
                 r = clock_timer_open(t);
                 if (r < 0)
@@ -161,7 +171,8 @@ int clock_timer_settle(struct clock_timer *t)
 {
         int r;
 
-        if (!t->unread)
+        /* Armed, an unread count is the current arm's expiry still to be reported. */
+        if (!t->unread || t->armed)
                 return 0;
         r = timerfd_consume(t->fd);
         t->unread = false;

@@ -21,7 +21,9 @@ clockid_t clock_timerfd_clockid(enum timerd_clock clock);
  * arm.
  *
  * With `read_late`, an expiry is reported without reading the timerfd: the arm or disarm that
- * usually follows resets its count anyway (timerfd_settime zeroes it). The owner then calls
+ * usually follows resets its count anyway (timerfd_settime zeroes it), and an arm already due
+ * while the count is unread needs no timerfd_settime at all on a clock that never goes back (the
+ * fd stays readable, and its next report is the new arm's expiry). The owner then calls
  * clock_timer_settle() before each wait, which reads what neither reset. Without it (the io_uring
  * backend's alarm clocks), every report reads the timerfd first.
  */

@@ -565,6 +565,23 @@ static void test_rearm_after_kernel_fired(void **state)
         skip();
 }
 
+/* Each re-arm at a passed deadline is reported once, with its own generation, then a future
+ * one not before its deadline (the timerfd backend leaves a fired count unread between them). */
+static void test_due_rearms_fire_each_time(void **state)
+{
+        struct fixture *f = fixture(state);
+
+        for (uint64_t g = 1; g <= 20; g++) {
+                f->n_expiries = 0;
+                assert_int_equal(loop_arm(f->loop, TIMERD_CLOCK_MONOTONIC, g % 2 ? 0 : 1000, g), 0);
+                run_until(f, expired_once, f);
+                assert_int_equal(f->n_expiries, 1);
+                assert_int_equal(f->expiries[0].generation, g);
+        }
+        f->n_expiries = 0;
+        expect_only_expiry(f, now_usec(TIMERD_CLOCK_MONOTONIC) + 30 * 1000, 21);
+}
+
 struct rearm_record {
         struct io_record io;
         struct loop *loop;
@@ -937,6 +954,7 @@ static void test_free_with_live_watches(void **state)
         X(test_rearm_across_iterations)                                                            \
         X(test_arm_earlier_then_later)                                                             \
         X(test_rearm_after_kernel_fired)                                                           \
+        X(test_due_rearms_fire_each_time)                                                          \
         X(test_rearm_in_batch_not_reported_early)                                                  \
         X(test_disarm_before_expiry)                                                               \
         X(test_disarm_when_due_before_dispatch)                                                    \

@@ -3,8 +3,9 @@
  * What a firing costs the timerfd backend in system calls, counted: the test links the backend
  * with the linker's --wrap of read, timerfd_settime and epoll_wait, so every call it makes passes
  * through a counter here. A firing the caller re-arms is one epoll_wait and at most one
- * timerfd_settime, with no read of the timerfd; one nothing re-arms is read once before the next
- * wait, so the loop does not wake for it again. Nothing here depends on how long anything takes.
+ * timerfd_settime (none when the new arm is already due on a clock that never goes back), with no
+ * read of the timerfd; one nothing re-arms is read once before the next wait, so the loop does not
+ * wake for it again. Nothing here depends on how long anything takes.
  */
 
 #include <setjmp.h>
@@ -126,6 +127,45 @@ static void test_rearmed_firing_reads_nothing(void **state)
         assert_true(counted.settimes <= FIRINGS);
 }
 
+static void test_due_rearm_needs_no_settime(void **state)
+{
+        static const struct {
+                enum timerd_clock clock;
+                clockid_t clockid;
+        } clocks[] = {
+            {TIMERD_CLOCK_MONOTONIC, CLOCK_MONOTONIC},
+            {TIMERD_CLOCK_BOOTTIME, CLOCK_BOOTTIME},
+        };
+        struct fixture *f = *state;
+
+        for (size_t c = 0; c < sizeof(clocks) / sizeof(clocks[0]); c++) {
+                arm_and_fire(f, clocks[c].clock, 0, 1);
+                counted = (struct syscalls){0};
+                /* Re-armed already due, each time before the loop waits again. */
+                for (uint64_t g = 2; g < 2 + FIRINGS; g++)
+                        arm_and_fire(f, clocks[c].clock, g % 2 ? 0 : now_usec(clocks[c].clockid),
+                                     g);
+                assert_int_equal(counted.reads, 0);
+                assert_int_equal(counted.settimes, 0);
+                assert_int_equal(counted.waits, FIRINGS);
+                assert_int_equal(loop_disarm(f->loop, clocks[c].clock), 0);
+        }
+}
+
+static void test_due_realtime_rearm_reaches_the_kernel(void **state)
+{
+        struct fixture *f = *state;
+
+        /* The realtime clock may be set back before the next wait: its arm must be the kernel's. */
+        arm_and_fire(f, TIMERD_CLOCK_REALTIME, 0, 1);
+        counted = (struct syscalls){0};
+        for (uint64_t g = 2; g < 2 + FIRINGS; g++)
+                arm_and_fire(f, TIMERD_CLOCK_REALTIME, 0, g);
+        assert_int_equal(counted.reads, 0);
+        assert_int_equal(counted.settimes, FIRINGS);
+        assert_int_equal(counted.waits, FIRINGS);
+}
+
 static void test_firing_left_alone_is_read_once(void **state)
 {
         struct fixture *f = *state;
@@ -167,6 +207,9 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_rearmed_firing_reads_nothing, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_due_rearm_needs_no_settime, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_due_realtime_rearm_reaches_the_kernel, setup,
+                                            teardown),
             cmocka_unit_test_setup_teardown(test_firing_left_alone_is_read_once, setup, teardown),
             cmocka_unit_test_setup_teardown(test_future_rearm_after_firing_waits, setup, teardown),
         };
