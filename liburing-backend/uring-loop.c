@@ -441,7 +441,7 @@ static int uring_loop_open(const struct loop_callbacks *cb, size_t first_setup,
         }
         u->clock_set.fd = -1;
         for (int c = 0; c < TIMERD_CLOCK_MAX; c++)
-                clock_timer_init(&u->alarm_timers[c], &u->base, (enum timerd_clock)c);
+                clock_timer_init(&u->alarm_timers[c], &u->base, (enum timerd_clock)c, false);
 
         r = ring_open(&u->ring, first_setup);
         if (r < 0)

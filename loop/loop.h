@@ -81,7 +81,7 @@ struct loop_stats {
         uint64_t wakeups;    /* returns from the kernel wait */
         uint64_t expiries;   /* expiries reported (stale ones included) */
         uint64_t clock_sets; /* realtime clock-set events seen */
-        uint64_t arms;       /* loop_arm calls that reached the kernel */
+        uint64_t arms;       /* loop_arm calls that succeeded (some need no syscall) */
         uint64_t stale;      /* kernel completions of replaced arms or watches, dropped */
 };
 void loop_get_stats(const struct loop *l, struct loop_stats *ret);

@@ -5,6 +5,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "base/clockid.h"
 #include "timerfd/clock-timerfd.h"
 
 static const clockid_t clockids[TIMERD_CLOCK_MAX] = {
@@ -23,6 +24,13 @@ clockid_t clock_timerfd_clockid(enum timerd_clock clock)
 static bool clock_is_realtime(enum timerd_clock clock)
 {
         return clock == TIMERD_CLOCK_REALTIME || clock == TIMERD_CLOCK_REALTIME_ALARM;
+}
+
+static bool clock_timer_due(const struct clock_timer *t, uint64_t deadline_usec)
+{
+        uint64_t now;
+
+        return loop_now_usec(clock_readable_id(t->clock), &now) >= 0 && now >= deadline_usec;
 }
 
 /* 1, 0 when nothing expired, -ECANCELED when the realtime clock was set, or -errno. */
@@ -47,7 +55,19 @@ static void clock_timer_ready(struct loop_watch *w, int fd, uint32_t events, voi
         (void)w;
         (void)events;
 
+        /*
+         * Readable and the current arm's deadline has passed: this is its expiry, whichever arm
+         * the kernel counted. The read is left to the next timerfd_settime or clock_timer_settle().
+         */
+        if (t->read_late && t->armed && clock_timer_due(t, t->deadline_usec)) {
+                t->armed = false;
+                t->unread = true;
+                loop_dispatch_expiry(t->loop, t->clock, t->generation);
+                return;
+        }
+
         r = timerfd_consume(fd);
+        t->unread = false;
         /*
          * Nothing to read: the timer was re-armed or disarmed after the kernel queued this event.
          * -ECANCELED: the clock was set; the clock-set watch reports that, once.
@@ -58,12 +78,14 @@ static void clock_timer_ready(struct loop_watch *w, int fd, uint32_t events, voi
         loop_dispatch_expiry(t->loop, t->clock, t->generation);
 }
 
-void clock_timer_init(struct clock_timer *t, struct loop *l, enum timerd_clock clock)
+void clock_timer_init(struct clock_timer *t, struct loop *l, enum timerd_clock clock,
+                      bool read_late)
 {
         *t = (struct clock_timer){
             .loop = l,
             .clock = clock,
             .fd = -1,
+            .read_late = read_late,
         };
 }
 
@@ -100,6 +122,16 @@ int clock_timer_arm(struct clock_timer *t, uint64_t deadline_usec, uint64_t gene
         };
         int r;
 
+        /*
+         * The unread count keeps the fd readable: a due arm is reported on the next wait as it
+         * is. Not on a realtime clock, which may be set back before that report.
+         */
+        if (t->unread && !clock_is_realtime(t->clock) && clock_timer_due(t, deadline_usec)) {
+                t->armed = true;
+                t->deadline_usec = deadline_usec;
+                t->generation = generation;
+                return 0;
+        }
         if (t->fd < 0) {
                 r = clock_timer_open(t);
                 if (r < 0)
@@ -116,6 +148,8 @@ int clock_timer_arm(struct clock_timer *t, uint64_t deadline_usec, uint64_t gene
                 return r;
         }
         t->armed = true;
+        t->unread = false;
+        t->deadline_usec = deadline_usec;
         t->generation = generation;
         return 0;
 }
@@ -129,7 +163,20 @@ int clock_timer_disarm(struct clock_timer *t)
                 return 0;
         if (timerfd_settime(t->fd, 0, &off, NULL) < 0)
                 return -errno;
+        t->unread = false;
         return 0;
+}
+
+int clock_timer_settle(struct clock_timer *t)
+{
+        int r;
+
+        /* Armed, an unread count is the current arm's expiry still to be reported. */
+        if (!t->unread || t->armed)
+                return 0;
+        r = timerfd_consume(t->fd);
+        t->unread = false;
+        return r == -ECANCELED ? 0 : r < 0 ? r : 0;
 }
 
 void clock_timer_close(struct clock_timer *t)
@@ -141,6 +188,7 @@ void clock_timer_close(struct clock_timer *t)
         t->watch = NULL;
         t->fd = -1;
         t->armed = false;
+        t->unread = false;
 }
 
 static int clock_set_watch_arm(int fd)

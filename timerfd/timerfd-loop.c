@@ -94,8 +94,13 @@ static int timerfd_loop_wait(struct loop *l, int64_t timeout_usec)
 {
         struct timerfd_loop *t = to_timerfd_loop(l);
         struct epoll_event events[EPOLL_BATCH];
-        int n;
+        int n, r;
 
+        for (int c = 0; c < TIMERD_CLOCK_MAX; c++) {
+                r = clock_timer_settle(&t->timers[c]);
+                if (r < 0)
+                        return r;
+        }
         n = epoll_wait(t->epoll_fd, events, EPOLL_BATCH, timeout_msec(timeout_usec));
         if (n < 0)
                 return errno == EINTR ? 0 : -errno;
@@ -152,7 +157,7 @@ int timerfd_loop_new(const struct loop_callbacks *cb, struct loop **ret)
         }
         t->clock_set.fd = -1;
         for (int c = 0; c < TIMERD_CLOCK_MAX; c++)
-                clock_timer_init(&t->timers[c], &t->base, (enum timerd_clock)c);
+                clock_timer_init(&t->timers[c], &t->base, (enum timerd_clock)c, true);
 
         t->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
         if (t->epoll_fd < 0) {
