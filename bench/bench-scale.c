@@ -404,7 +404,7 @@ static void run_list(const char *binary, size_t n)
         bulk_register(&c, 1, &spec);
         for (size_t i = 0; i < LIST_PASSES; i++) {
                 struct result r = {};
-                uint64_t before = slowest_iteration_usec(&c);
+                uint64_t before = status_u64(&c, "slowest_iteration_usec");
 
                 list_all(&d, &r);
                 if (!r.list_outcome[0] && r.list_timers != n)
@@ -417,7 +417,7 @@ static void run_list(const char *binary, size_t n)
                      n, i + 1, r.list_sec, r.list_cpu_sec, r.list_cpu_sec * 1e6 / (double)n,
                      r.list_pages, r.list_slowest_page_sec * 1000, r.list_slowest_page,
                      r.list_slowest_page_cpu_sec * 1000, r.list_page_cpu_max_sec * 1000,
-                     (double)slowest_iteration_usec(&c) / 1000, (double)before / 1000,
+                     (double)status_u64(&c, "slowest_iteration_usec") / 1000, (double)before / 1000,
                      r.list_outcome[0] ? ": " : "", r.list_outcome);
         }
         raw_conn_close(&c);
