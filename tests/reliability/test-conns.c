@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -123,26 +122,6 @@ struct holder {
         char refusal[64]; /* the limit named by the last refusal */
 };
 
-/* One message, within timeout_ms: parsed, or NULL on EOF, timeout or garbage. */
-static json_object *child_recv(int fd, int timeout_ms)
-{
-        char buf[4096];
-        size_t len = 0;
-
-        while (len < sizeof(buf)) {
-                struct pollfd p = {.fd = fd, .events = POLLIN};
-                if (poll(&p, 1, timeout_ms) <= 0)
-                        return NULL;
-                ssize_t n = recv(fd, buf + len, 1, 0);
-                if (n <= 0)
-                        return NULL;
-                if (buf[len] == '\0')
-                        return json_tokener_parse(buf);
-                len++;
-        }
-        return NULL;
-}
-
 /* The limit an error reply names, copied; "" for a success. */
 static void limit_of(json_object *reply, char *buf, size_t size)
 {
@@ -170,7 +149,7 @@ static int hold(void *arg)
                         return 100;
                 /* A refused connection is told why at once and closed: the send may fail. */
                 (void)!send(fd, STATUS_CALL, sizeof(STATUS_CALL), MSG_NOSIGNAL);
-                json_object *reply = child_recv(fd, 5000);
+                json_object *reply = user_recv(fd, 5000);
                 if (!reply)
                         return 101;
                 limit_of(reply, limit, sizeof(limit));
@@ -191,14 +170,14 @@ static int hold(void *arg)
                 ;
         /* Evicted ones were told LimitExceeded {limit: "connections"} and closed. */
         for (int i = 0; i < got; i++) {
-                json_object *reply = child_recv(c->fds[i], 0);
+                json_object *reply = user_recv(c->fds[i], 0);
                 if (!reply)
                         continue;
                 limit_of(reply, limit, sizeof(limit));
                 json_object_put(reply);
                 if (strcmp(limit, "connections") != 0)
                         return 104;
-                if (child_recv(c->fds[i], 2000) != NULL)
+                if (user_recv(c->fds[i], 2000) != NULL)
                         return 105;
                 lost++;
         }
@@ -522,13 +501,13 @@ static int status_as_user(void *arg)
         static const char reg[] = REGISTER_TRANSIENT;
         if (send(fd, reg, sizeof(reg), MSG_NOSIGNAL) < 0)
                 return 12;
-        json_object *r = child_recv(fd, 5000);
+        json_object *r = user_recv(fd, 5000);
         if (!r || json_object_object_get_ex(r, "error", NULL))
                 return 13;
         json_object_put(r);
         if (send(fd, STATUS_CALL, sizeof(STATUS_CALL), MSG_NOSIGNAL) < 0)
                 return 14;
-        r = child_recv(fd, 5000);
+        r = user_recv(fd, 5000);
         if (!r)
                 return 15;
         /* Its own timer and its two connections; none of the activity of others. */
@@ -579,21 +558,6 @@ static void test_status_is_per_caller(void **state)
 }
 
 /* Send a call from a child, and its reply within 5 s (NULL on EOF or timeout). */
-static json_object *child_call(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static json_object *child_call(int fd, const char *fmt, ...)
-{
-        char msg[1024];
-        va_list ap;
-
-        va_start(ap, fmt);
-        int n = vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
-        if (n < 0 || (size_t)n >= sizeof(msg) ||
-            send(fd, msg, (size_t)n + 1, MSG_NOSIGNAL) != (ssize_t)n + 1)
-                return NULL;
-        return child_recv(fd, 5000);
-}
-
 /* The reply's error name is `error` (NULL: a success); the reply is released. */
 static bool reply_is(json_object *reply, const char *error)
 {
@@ -605,7 +569,7 @@ static bool reply_is(json_object *reply, const char *error)
 
 static bool status_scope_is(int fd, const char *scope)
 {
-        json_object *st = child_call(fd, STATUS_CALL);
+        json_object *st = user_call(fd, STATUS_CALL);
         const char *got = st ? wire_string(st, "scope") : NULL;
         bool same = got && strcmp(got, scope) == 0;
         json_object_put(st);
@@ -630,8 +594,8 @@ static int act_as_admin(void *arg)
 
         if (fd < 0)
                 return 10;
-        json_object *list = child_call(fd, "{\"method\":\"io.timerd.Timer.List\","
-                                           "\"parameters\":{\"all\":true}}");
+        json_object *list = user_call(fd, "{\"method\":\"io.timerd.Timer.List\","
+                                          "\"parameters\":{\"all\":true}}");
         json_object *timers = NULL;
         if (!list || wire_error(list) || !json_object_object_get_ex(list, "parameters", &timers) ||
             !json_object_object_get_ex(timers, "timers", &timers) ||
@@ -643,11 +607,11 @@ static int act_as_admin(void *arg)
         if (result == 0 && !status_scope_is(fd, "host"))
                 result = 12;
         if (result == 0 && o->control &&
-            !reply_is(child_call(fd,
-                                 "{\"method\":\"io.timerd.Timer.Cancel\",\"parameters\":{"
-                                 "\"claim\":{\"name\":\"theirs\",\"generation\":%lld},"
-                                 "\"owner\":%u}}",
-                                 (long long)o->generation, (unsigned)USER_B),
+            !reply_is(user_call(fd,
+                                "{\"method\":\"io.timerd.Timer.Cancel\",\"parameters\":{"
+                                "\"claim\":{\"name\":\"theirs\",\"generation\":%lld},"
+                                "\"owner\":%u}}",
+                                (long long)o->generation, (unsigned)USER_B),
                       NULL))
                 result = 13;
         close(fd);
@@ -663,15 +627,15 @@ static int act_as_outsider(void *arg)
 
         if (fd < 0)
                 return 20;
-        if (!reply_is(child_call(fd, "{\"method\":\"io.timerd.Timer.List\","
-                                     "\"parameters\":{\"all\":true}}"),
+        if (!reply_is(user_call(fd, "{\"method\":\"io.timerd.Timer.List\","
+                                    "\"parameters\":{\"all\":true}}"),
                       PERMISSION_DENIED))
                 result = 21;
-        else if (!reply_is(child_call(fd,
-                                      "{\"method\":\"io.timerd.Timer.Cancel\",\"parameters\":{"
-                                      "\"claim\":{\"name\":\"theirs\",\"generation\":%lld},"
-                                      "\"owner\":%u}}",
-                                      (long long)o->generation, (unsigned)USER_B),
+        else if (!reply_is(user_call(fd,
+                                     "{\"method\":\"io.timerd.Timer.Cancel\",\"parameters\":{"
+                                     "\"claim\":{\"name\":\"theirs\",\"generation\":%lld},"
+                                     "\"owner\":%u}}",
+                                     (long long)o->generation, (unsigned)USER_B),
                            PERMISSION_DENIED))
                 result = 22;
         else if (!status_scope_is(fd, "caller"))
@@ -728,7 +692,7 @@ static int admin_connects(void *arg)
                 fds[i] = user_connect(h->socket);
                 if (fds[i] < 0)
                         return 30;
-                json_object *st = child_call(fds[i], STATUS_CALL);
+                json_object *st = user_call(fds[i], STATUS_CALL);
                 const char *scope = st ? wire_string(st, "scope") : NULL;
                 if (!st || wire_error(st) || !scope || strcmp(scope, "host") != 0)
                         result = 31;

@@ -2,7 +2,9 @@
 #include "users.h"
 
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
@@ -68,4 +70,37 @@ int user_connect(const char *socket_path)
                 return -1;
         }
         return fd;
+}
+
+json_object *user_recv(int fd, int timeout_ms)
+{
+        char buf[4096];
+        size_t len = 0;
+
+        while (len < sizeof(buf)) {
+                struct pollfd p = {.fd = fd, .events = POLLIN};
+                if (poll(&p, 1, timeout_ms) <= 0)
+                        return NULL;
+                ssize_t n = recv(fd, buf + len, 1, 0);
+                if (n <= 0)
+                        return NULL;
+                if (buf[len] == '\0')
+                        return json_tokener_parse(buf);
+                len++;
+        }
+        return NULL;
+}
+
+json_object *user_call(int fd, const char *fmt, ...)
+{
+        char msg[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (n < 0 || (size_t)n >= sizeof(msg) ||
+            send(fd, msg, (size_t)n + 1, MSG_NOSIGNAL) != (ssize_t)n + 1)
+                return NULL;
+        return user_recv(fd, 5000);
 }

@@ -8,6 +8,7 @@
  * account needs to exist.
  */
 
+#include <json-c/json.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -34,3 +35,8 @@ int run_wait(pid_t pid);
 /* In such a child: a connection to the service's socket, or -1 (no cmocka assertion: the child
  * reports through its result). */
 int user_connect(const char *socket_path);
+
+/* In such a child: one message within timeout_ms, parsed; NULL on EOF, timeout or garbage. */
+json_object *user_recv(int fd, int timeout_ms);
+/* Send a printf-formatted call (its NUL added) and receive the reply within 5 s, as user_recv(). */
+json_object *user_call(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
