@@ -79,15 +79,13 @@ static int core_failure(struct service *s, struct param_error *err, struct td_tr
                 return params_fail(err, failure, name, overflow_field, 0);
         case TIMERD_E_UNSUPPORTED:
                 return params_fail(err, failure, name, "delivery", 0);
-        case TIMERD_E_LIMIT_EXCEEDED: {
-                /* The owner's limit, unless the owner is under it: then the table's. */
-                struct registry_stats o;
-                registry_get_owner_stats(s->registry, owner, &o);
-                if (o.timers >= s->config.max_timers_per_owner)
-                        return params_fail(err, failure, name, "timers_per_owner",
-                                           s->config.max_timers_per_owner);
-                return params_fail(err, failure, name, "timers", s->config.max_timers);
-        }
+        case TIMERD_E_LIMIT_EXCEEDED:
+                /* The max is the bound the caller met: the table less the reserved share for a
+                 * caller that is not privileged. */
+                return params_fail(err, failure, name,
+                                   t_failed.limit == TD_LIMIT_TIMERS_PER_OWNER ? "timers_per_owner"
+                                                                               : "timers",
+                                   t_failed.limit_max);
         default:
                 return params_fail(err, failure, name, NULL, 0);
         }
@@ -170,7 +168,8 @@ static int register_call(struct service *s, struct peer *p, const struct vl_view
 static int do_register(struct service *s, struct peer *p, const struct vl_view *params,
                        const struct td_now *now, struct vl_text **reply, struct param_error *err)
 {
-        struct td_register_args a = {.caller = {.session = p->session}};
+        struct td_register_args a = {.caller = {.session = p->session},
+                                     .privileged = p->privileged};
         uint64_t generation;
         int r;
 
@@ -216,7 +215,8 @@ static int reconcile_call(struct service *s, struct peer *p, const struct vl_vie
 static int do_reconcile(struct service *s, struct peer *p, const struct vl_view *params,
                         const struct td_now *now, struct vl_text **reply, struct param_error *err)
 {
-        struct td_reconcile_args a = {.caller = {.session = p->session}};
+        struct td_reconcile_args a = {.caller = {.session = p->session},
+                                      .privileged = p->privileged};
         uint64_t generation;
         bool created;
         int r;

@@ -195,6 +195,7 @@ static int setup_core(struct service *s)
 {
         struct registry_config rc = {
             .max_timers = s->config.max_timers,
+            .reserved_timers = s->config.reserved_timers,
             .max_timers_per_owner = s->config.max_timers_per_owner,
             .min_cadence_usec = s->config.min_cadence_usec,
             .first_generation = 1,

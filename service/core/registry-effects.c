@@ -19,6 +19,7 @@ void effects_begin(struct registry *r)
 {
         r->n_effects = 0;
         r->problem = TD_SCHEDULE_OK;
+        r->limit = TD_LIMIT_NONE;
 }
 
 int effects_reserve(struct registry *r, size_t n)
@@ -57,6 +58,8 @@ struct td_transition transition_failed(struct registry *r, int failure)
         return (struct td_transition){
             .failure = failure,
             .schedule_problem = failure == -TIMERD_E_INVALID_SCHEDULE ? r->problem : TD_SCHEDULE_OK,
+            .limit = failure == -TIMERD_E_LIMIT_EXCEEDED ? r->limit : TD_LIMIT_NONE,
+            .limit_max = failure == -TIMERD_E_LIMIT_EXCEEDED ? r->limit_max : 0,
             .effects = r->effects,
         };
 }

@@ -309,6 +309,8 @@ struct registry {
         struct calendar_pass calendar_pass;
 
         enum td_schedule_problem problem; /* why the current call is InvalidSchedule */
+        enum td_limit limit;              /* … LimitExceeded, and the bound's value */
+        uint32_t limit_max;
         struct td_effect *effects;
         size_t n_effects;
         size_t effects_capacity;
@@ -483,7 +485,7 @@ void stats_enter(struct registry *r, struct timer *t);
 void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec, uint64_t now);
 void timer_dequeue(struct registry *r, struct timer *t);
 void run_detach(struct timer *t);
-int timer_limits_check(struct registry *r, uint32_t uid);
+int timer_limits_check(struct registry *r, uint32_t uid, bool privileged);
 int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
               const struct td_declaration *d, uint64_t generation, struct timer **ret);
 int timer_redeclare(struct registry *r, struct timer *t, const struct td_caller *caller,

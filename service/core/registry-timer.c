@@ -549,24 +549,49 @@ static void timer_undeclare(struct registry *r, struct timer *t)
 }
 
 /*
- * Room for one more timer of uid. Restored timers do not count against the limits. The owner's
- * limit counts its live timers only: closing a connection gives its room back at once. The
- * table's counts gone timers too, since they hold memory until freed; at it one of them is freed
- * first (and only for a call within the owner's limit), so a client is never refused for its
- * predecessor's leftovers.
+ * How many timers the table holds for a caller: all of max_timers for uid 0 and the admin group,
+ * less the reserved share (at most half the table) for the others. 0: unlimited.
  */
-int timer_limits_check(struct registry *r, uint32_t uid)
+static uint32_t table_bound(const struct registry_config *c, bool privileged)
+{
+        uint32_t reserved =
+            c->reserved_timers < c->max_timers / 2 ? c->reserved_timers : c->max_timers / 2;
+
+        return privileged ? c->max_timers : c->max_timers - reserved;
+}
+
+static int limit_exceeded(struct registry *r, enum td_limit limit, uint32_t max)
+{
+        r->limit = limit;
+        r->limit_max = max;
+        return -TIMERD_E_LIMIT_EXCEEDED;
+}
+
+/*
+ * Room for one more timer of uid. Restored timers do not count against the limits. The owner's
+ * limit counts its live timers only: closing a connection gives its room back at once. Only live
+ * timers fill the table too, up to the caller's bound: a caller that is not privileged stops
+ * short of the reserved share, so whatever the other uids hold, uid 0 and the admin group find
+ * room (the gone timers must not count there: the other uids would take the share back as they
+ * replaced them). The table's memory counts gone timers as well, until freed: at max_timers one
+ * of them is freed first (and only for a call within the limits), so a client is never refused
+ * for its predecessor's leftovers.
+ */
+int timer_limits_check(struct registry *r, uint32_t uid, bool privileged)
 {
         const struct owner *owner = owner_find(r, uid);
+        uint32_t bound = table_bound(&r->config, privileged);
 
         if (r->config.max_timers_per_owner > 0 && owner &&
             owner->n_timers >= r->config.max_timers_per_owner)
-                return -TIMERD_E_LIMIT_EXCEEDED;
-        if (r->config.max_timers > 0 && r->timers.n_entries >= r->config.max_timers) {
-                if (r->n_gone == 0)
-                        return -TIMERD_E_LIMIT_EXCEEDED;
+                return limit_exceeded(r, TD_LIMIT_TIMERS_PER_OWNER, r->config.max_timers_per_owner);
+        if (r->config.max_timers == 0)
+                return 0;
+        if (timers_live(r) >= bound)
+                return limit_exceeded(r, TD_LIMIT_TIMERS, bound);
+        /* Fewer live timers than max_timers: at it, one is gone. */
+        if (r->timers.n_entries >= r->config.max_timers)
                 gone_reap_one(r);
-        }
         return 0;
 }
 

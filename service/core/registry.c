@@ -227,7 +227,7 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
                 e = handle_generations_check(
                     r, t && (enum timerd_clock)t->clock != a->declaration.clock ? 2 : 1);
         if (e >= 0 && !t)
-                e = timer_limits_check(r, a->caller.uid);
+                e = timer_limits_check(r, a->caller.uid, a->privileged);
         if (e >= 0)
                 e = before_prepare(r, t, a->declaration.lifetime == TIMERD_LIFETIME_RETAINED, &b);
         if (e >= 0)
@@ -331,7 +331,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
                 e = generation_check(r);
         created = !t;
         if (e >= 0 && created)
-                e = timer_limits_check(r, a->caller.uid);
+                e = timer_limits_check(r, a->caller.uid, a->privileged);
         /* Keeping an existing timer as it is changes nothing to undo or write; a cadence set by
          * Reschedule goes back to the declared one. */
         rescheduled = t && timer_run_state(t)->live_cadence_usec > 0;

@@ -158,9 +158,19 @@ enum td_schedule_problem {
         TD_SCHEDULE_CALENDAR_NEVER,        /* no elapse is left (past year 9999) */
 };
 
+/* Which bound a -TIMERD_E_LIMIT_EXCEEDED reached. */
+enum td_limit {
+        TD_LIMIT_NONE,
+        TD_LIMIT_TIMERS_PER_OWNER, /* registry_config.max_timers_per_owner */
+        TD_LIMIT_TIMERS,           /* the table: max_timers, less the reserved share for a caller
+                                    * that is not privileged */
+};
+
 struct td_transition {
         int failure;                               /* 0 or -TIMERD_E_* */
         enum td_schedule_problem schedule_problem; /* failure -TIMERD_E_INVALID_SCHEDULE: why */
+        enum td_limit limit;                       /* failure -TIMERD_E_LIMIT_EXCEEDED: which */
+        uint32_t limit_max;                        /* … and its value for this caller */
         size_t n_effects;
         const struct td_effect *effects; /* owned by the registry; valid until its next call */
 };
@@ -193,6 +203,9 @@ struct registry_config {
         uint32_t max_timers_per_owner; /* live timers of one owner; 0: unlimited */
         /* All timers, gone ones not freed yet too (registry_session_closed()); 0: unlimited */
         uint32_t max_timers;
+        /* Of max_timers, the places only a privileged caller (td_register_args.privileged) takes,
+         * so that no set of other uids keeps uid 0 and the admin group out; at most half. */
+        uint32_t reserved_timers;
         uint64_t min_cadence_usec; /* a shorter cadence is -TIMERD_E_INVALID_SCHEDULE; 0: none */
         uint64_t first_generation; /* >= 1; journal replay or tests start elsewhere */
         uint64_t first_handle_generation; /* >= 1 */
@@ -216,7 +229,8 @@ bool registry_name_valid(const char *name);
  * has_start, else: once → inactive; watchdog/interval/after-completion → now + cadence.
  * An existing name → -TIMERD_E_ALREADY_REGISTERED unless `replace` (then its claim, run and
  * pending firing expire and a new generation is given; the timer starts over: counters reset, it
- * binds to the replacing session). Limits: -TIMERD_E_LIMIT_EXCEEDED (a replace never counts).
+ * binds to the replacing session). Limits: -TIMERD_E_LIMIT_EXCEEDED (a replace never counts),
+ * td_transition.limit says which.
  */
 struct td_register_args {
         struct td_caller caller;
@@ -225,6 +239,7 @@ struct td_register_args {
         bool has_start;
         uint64_t start_usec;
         bool replace;
+        bool privileged; /* uid 0 or the admin group calls: the reserved timers are open to it */
 };
 struct td_transition registry_register(struct registry *r, const struct td_now *now,
                                        const struct td_register_args *a, uint64_t *ret_generation);
@@ -254,6 +269,7 @@ struct td_reconcile_args {
         bool has_deadline;
         uint64_t deadline_usec;
         bool caller_is_owner; /* not root acting for another owner */
+        bool privileged;      /* as td_register_args.privileged, when it creates the timer */
 };
 struct td_transition registry_reconcile(struct registry *r, const struct td_now *now,
                                         const struct td_reconcile_args *a, uint64_t *ret_generation,

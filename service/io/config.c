@@ -29,6 +29,7 @@ void config_defaults(struct config *c)
             .idle_timeout_usec = UINT64_C(300000000),
             .partial_timeout_usec = UINT64_C(10000000),
             .max_timers = 8 * 1024 * 1024,
+            .reserved_timers = 65536,
             .max_timers_per_owner = 4 * 1024 * 1024,
             .min_cadence_usec = 1000,
             .max_intents = 4096,
@@ -78,6 +79,7 @@ static const struct setting settings[] = {
     {"idle-timeout", FIELD(idle_timeout_usec), 1000, UINT64_MAX / 2, SETTING_NUMBER, true},
     {"partial-timeout", FIELD(partial_timeout_usec), 1000, UINT64_MAX / 2, SETTING_NUMBER, true},
     {"max-timers", FIELD(max_timers), 1, UINT32_MAX, SETTING_NUMBER, false},
+    {"reserved-timers", FIELD(reserved_timers), 0, UINT32_MAX, SETTING_NUMBER, false},
     {"max-timers-per-owner", FIELD(max_timers_per_owner), 1, UINT32_MAX, SETTING_NUMBER, false},
     {"min-cadence", FIELD(min_cadence_usec), 1, UINT64_C(3600000000), SETTING_NUMBER, false},
     {"max-intents", FIELD(max_intents), 1, UINT64_C(1) << 20, SETTING_NUMBER, false},
@@ -282,6 +284,9 @@ static void usage(void)
                "                         long after its first byte (default 10000000)\n"
                "  --max-timers N         timers in all, counting those of closed connections\n"
                "                         not freed yet (default 8388608)\n"
+               "  --reserved-timers N    of them, kept for root and the admin group: other\n"
+               "                         uids are refused when the live timers reach the rest\n"
+               "                         (default 65536, at most half of --max-timers)\n"
                "  --max-timers-per-owner N  (default 4194304)\n"
                "  --min-cadence USEC     the shortest cadence a timer may declare (default 1000)\n"
                "  --max-intents N        requests queued for one loop iteration (default 4096);\n"

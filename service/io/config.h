@@ -30,6 +30,7 @@ struct config {
         uint64_t idle_timeout_usec;    /* a connection holding nothing is closed after this */
         uint64_t partial_timeout_usec; /* … one whose message is unfinished this after its start */
         uint32_t max_timers;
+        uint32_t reserved_timers; /* of them, kept for uid 0 and the admin group (at most half) */
         uint32_t max_timers_per_owner;
         uint64_t min_cadence_usec; /* a shorter cadence is refused: bounds a timer's wake-ups */
         uint32_t max_intents;      /* requests handled per loop iteration */

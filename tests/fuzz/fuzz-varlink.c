@@ -62,6 +62,7 @@ static void core_new(struct service *s)
 {
         const struct registry_config rc = {
             .max_timers = s->config.max_timers,
+            .reserved_timers = s->config.reserved_timers,
             .max_timers_per_owner = s->config.max_timers_per_owner,
             .first_generation = 1,
             .first_handle_generation = 1,

@@ -2443,6 +2443,129 @@ static void test_limits_count_gone_timers(void **state)
         fx_done(&f);
 }
 
+/* Register `name` for uid in session, as a privileged caller (uid 0, the admin group) or not. */
+static int register_as(struct fx *f, uint32_t uid, uint64_t session, const char *name,
+                       bool privileged)
+{
+        const struct td_register_args a = {
+            .caller = {.uid = uid, .session = session},
+            .name = name,
+            .declaration = fx_decl(TIMERD_POLICY_ONCE, 0),
+            .privileged = privileged,
+        };
+        uint64_t generation;
+
+        return fx_apply(f, registry_register(f->r, &f->now, &a, &generation));
+}
+
+/* The last call was refused at `limit`, whose value for its caller is max. */
+static void assert_limit(const struct fx *f, enum td_limit limit, uint32_t max)
+{
+        assert_int_equal(f->last.failure, -TIMERD_E_LIMIT_EXCEEDED);
+        assert_int_equal(f->last.limit, limit);
+        assert_int_equal(f->last.limit_max, max);
+}
+
+/*
+ * Unprivileged uids, each within its own limit, fill the table up to max_timers - reserved_timers
+ * live timers and no further; a privileged caller (Register and Reconcile) takes the reserved
+ * places. Gone timers do not give the share back to the others: a privileged session that closed
+ * leaves gone timers the others could otherwise replace one by one until the reserve was theirs.
+ * Before: the others filled the whole table and root was refused LimitExceeded timers.
+ */
+static void test_reserved_timers(void **state)
+{
+        enum { PER_OWNER = 3, TABLE = 6, RESERVED = 2 };
+        struct registry_config c = {.max_timers_per_owner = PER_OWNER,
+                                    .max_timers = TABLE,
+                                    .reserved_timers = RESERVED,
+                                    .first_generation = 1,
+                                    .first_handle_generation = 1};
+        struct td_reconcile_args a = {
+            .caller = {.uid = 0, .session = 2},
+            .name = "r",
+            .declaration = fx_decl(TIMERD_POLICY_ONCE, 0),
+            .desired = TIMERD_DESIRED_INACTIVE,
+            .caller_is_owner = true,
+        };
+        uint64_t g;
+        bool created;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, &c);
+        assert_int_equal(register_as(&f, 1, 1, "a", false), 0);
+        assert_int_equal(register_as(&f, 1, 1, "b", false), 0);
+        assert_int_equal(register_as(&f, 1, 1, "c", false), 0);
+        assert_int_equal(register_as(&f, 1, 1, "d", false), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_limit(&f, TD_LIMIT_TIMERS_PER_OWNER, PER_OWNER);
+        assert_int_equal(register_as(&f, 2, 1, "a", false), 0);
+        /* The others' share is full: uid 2 is under its own limit, and refused at the share. */
+        assert_int_equal(register_as(&f, 2, 1, "b", false), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_limit(&f, TD_LIMIT_TIMERS, TABLE - RESERVED);
+        a.caller.uid = 2;
+        a.privileged = false;
+        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g, &created)),
+                         -TIMERD_E_LIMIT_EXCEEDED);
+        assert_limit(&f, TD_LIMIT_TIMERS, TABLE - RESERVED);
+
+        /* The reserved places: a privileged Register, then a privileged Reconcile. */
+        assert_int_equal(register_as(&f, 0, 2, "a", true), 0);
+        a.caller.uid = 0;
+        a.privileged = true;
+        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g, &created)), 0);
+        assert_true(created);
+        assert_int_equal(stats(&f).timers, TABLE);
+        assert_int_equal(register_as(&f, 0, 2, "b", true), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_limit(&f, TD_LIMIT_TIMERS, TABLE);
+
+        /* The privileged session closes: its two timers are gone, not yet freed. The others'
+         * share is still full of live timers; the privileged find the reserve again. */
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
+        assert_int_equal(stats(&f).timers, TABLE - RESERVED);
+        assert_int_equal(stats(&f).reaping, RESERVED);
+        assert_int_equal(register_as(&f, 2, 1, "b", false), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_limit(&f, TD_LIMIT_TIMERS, TABLE - RESERVED);
+        assert_int_equal(stats(&f).reaping, RESERVED);
+        assert_int_equal(register_as(&f, 0, 3, "c", true), 0);
+        /* The table's memory was full: one gone timer was freed for it. */
+        assert_int_equal(stats(&f).timers + stats(&f).reaping, TABLE);
+        assert_int_equal(stats(&f).reaping, RESERVED - 1);
+
+        /* The privileged timers count in the table too: with one of them live, the others get
+         * a place back once two of theirs are removed. */
+        assert_int_equal(
+            fx_unregister(&f, (struct td_handle){.owner = 1, .name = "a", .generation = 1}), 0);
+        assert_int_equal(register_as(&f, 2, 1, "b", false), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_int_equal(
+            fx_unregister(&f, (struct td_handle){.owner = 1, .name = "b", .generation = 2}), 0);
+        assert_int_equal(register_as(&f, 2, 1, "b", false), 0);
+        assert_int_equal(register_as(&f, 2, 1, "c", false), -TIMERD_E_LIMIT_EXCEEDED);
+        fx_done(&f);
+}
+
+/* The reserve is at most half the table: more would leave the others nothing to share. */
+static void test_reserved_timers_at_most_half(void **state)
+{
+        struct registry_config c = {.max_timers = 4,
+                                    .reserved_timers = 100,
+                                    .first_generation = 1,
+                                    .first_handle_generation = 1};
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, &c);
+        assert_int_equal(register_as(&f, 1, 1, "a", false), 0);
+        assert_int_equal(register_as(&f, 2, 1, "a", false), 0);
+        assert_int_equal(register_as(&f, 3, 1, "a", false), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_limit(&f, TD_LIMIT_TIMERS, 2);
+        assert_int_equal(register_as(&f, 0, 1, "a", true), 0);
+        assert_int_equal(register_as(&f, 0, 1, "b", true), 0);
+        assert_int_equal(register_as(&f, 0, 1, "c", true), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_limit(&f, TD_LIMIT_TIMERS, 4);
+        fx_done(&f);
+}
+
 /* What a closing session takes with it: its transient timers only, in the order they were made. */
 static void test_list_transient(void **state)
 {
@@ -2712,6 +2835,8 @@ int main(void)
             cmocka_unit_test(test_limits),
             cmocka_unit_test(test_owners_taking_turns),
             cmocka_unit_test(test_limits_count_gone_timers),
+            cmocka_unit_test(test_reserved_timers),
+            cmocka_unit_test(test_reserved_timers_at_most_half),
             cmocka_unit_test(test_list_and_get),
             cmocka_unit_test(test_list_transient),
             cmocka_unit_test(test_stats_counts),
