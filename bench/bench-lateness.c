@@ -271,6 +271,17 @@ static void count_late(const struct run_samples *r, uint64_t anchor_p99, size_t 
                 }
 }
 
+/* A handover row's probes the service dispatched more than `usec` after they were due in its
+ * queue: what a handover of `usec` would have missed had the service's delays been the same. */
+static size_t count_delayed(const struct run_samples *r, uint64_t usec)
+{
+        size_t n = 0;
+
+        for (size_t k = 0; k < r->dispatch.n; k++)
+                n += r->dispatch.v[k] > usec;
+        return n;
+}
+
 static size_t count_missed(const struct run_samples *r)
 {
         size_t n = 0;
@@ -317,6 +328,7 @@ static void measure_size(const char *binary, size_t active, size_t rounds, size_
         double late[_SYSTEM_MAX][_PCT_MAX][RUNS], service[_SYSTEM_MAX][_PCT_MAX][RUNS] = {};
         double over_anchor[_SYSTEM_MAX][RUNS];
         size_t over[_SYSTEM_MAX] = {}, over_missed[_SYSTEM_MAX] = {};
+        size_t delayed_2ms[_SYSTEM_MAX] = {}, delayed_5ms[_SYSTEM_MAX] = {};
         struct noise noise[_SYSTEM_MAX] = {};
         struct service io_uring, timerfd;
 
@@ -362,6 +374,8 @@ static void measure_size(const char *binary, size_t active, size_t rounds, size_
                         if (system_hands_over((enum system)sys)) {
                                 count_late(&one[sys], anchor_p99, &over[sys], &over_missed[sys]);
                                 ret[sys].missed += count_missed(&one[sys]);
+                                delayed_2ms[sys] += count_delayed(&one[sys], 2000);
+                                delayed_5ms[sys] += count_delayed(&one[sys], 5000);
                                 ret[sys].probes += one[sys].past.n;
                         }
                         for (size_t k = 0; samples_dir && k < one[sys].late.n; k++)
@@ -404,14 +418,19 @@ static void measure_size(const char *binary, size_t active, size_t rounds, size_
                 note("        its blocks: %s; p99 / in-process timerfd's of the same run %.2f× "
                      "(%.2f-%.2f)",
                      noise_text, ratio.median, ratio.min, ratio.max);
-                if (system_hands_over((enum system)sys))
+                if (system_hands_over((enum system)sys)) {
+                        double n = (double)(ret[sys].probes ? ret[sys].probes : 1);
+
                         note("        fired after the deadline (the handover missed) %zu of %zu "
                              "(%.2f %%); later than the run's in-process timerfd p99 %zu, of them "
                              "fired after the deadline %zu",
-                             ret[sys].missed, ret[sys].probes,
-                             100.0 * (double)ret[sys].missed /
-                                 (double)(ret[sys].probes ? ret[sys].probes : 1),
+                             ret[sys].missed, ret[sys].probes, 100.0 * (double)ret[sys].missed / n,
                              over[sys], over_missed[sys]);
+                        note("        dispatched over 2 / 5 ms after due (a 2 / 5 ms handover, the "
+                             "same delays, would have missed) %.2f / %.2f %%",
+                             100.0 * (double)delayed_2ms[sys] / n,
+                             100.0 * (double)delayed_5ms[sys] / n);
+                }
         }
 }
 
