@@ -320,7 +320,7 @@ static void run_block(enum system sys, struct service *io_uring, struct service 
 static void measure_size(const char *binary, size_t active, size_t rounds, size_t block,
                          unsigned *run, const char *samples_dir, struct figures ret[_SYSTEM_MAX])
 {
-        size_t probes = rounds * block;
+        size_t probes = rounds * block, firings = RUNS * rounds * (WARMUP + block);
         struct samples all[_SYSTEM_MAX];
         struct run_samples one[_SYSTEM_MAX];
         struct schedule_spec spec = {
@@ -418,6 +418,15 @@ static void measure_size(const char *binary, size_t active, size_t rounds, size_
                 note("        its blocks: %s; p99 / in-process timerfd's of the same run %.2f× "
                      "(%.2f-%.2f)",
                      noise_text, ratio.median, ratio.min, ratio.max);
+                /* What it asks of its CPUs, which decides how it fares when it must share them. */
+                if (noise[sys].service)
+                        note("        on a CPU per firing, a block's set-up included: client %.1f "
+                             "µs, service %.1f µs",
+                             (double)noise[sys].client_ran_usec / (double)firings,
+                             (double)noise[sys].service_ran_usec / (double)firings);
+                else
+                        note("        on a CPU per firing, a block's set-up included: %.1f µs",
+                             (double)noise[sys].client_ran_usec / (double)firings);
                 if (system_hands_over((enum system)sys)) {
                         double n = (double)(ret[sys].probes ? ret[sys].probes : 1);
 

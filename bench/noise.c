@@ -32,12 +32,14 @@ static void read_steal(uint64_t ret[2])
         fclose(f);
 }
 
-/* A task's CPU waits; 0 when it cannot be read. */
-static uint64_t waited_usec(pid_t pid)
+/* A task's counters; 0 when they cannot be read. */
+static void read_task(pid_t pid, uint64_t *ret_wait, uint64_t *ret_ran)
 {
-        struct schedstat st;
+        struct schedstat st = {};
 
-        return schedstat_read(pid, &st) < 0 ? 0 : st.waited_usec;
+        (void)schedstat_read(pid, &st);
+        *ret_wait = st.waited_usec;
+        *ret_ran = st.ran_usec;
 }
 
 void noise_read(pid_t service, struct noise *ret)
@@ -45,10 +47,10 @@ void noise_read(pid_t service, struct noise *ret)
         *ret = (struct noise){.usec = now_usec()};
         read_steal(ret->steal_usec);
         /* The client's thread and the service's main thread, which runs its loop. */
-        ret->client_wait_usec = waited_usec(0);
+        read_task(0, &ret->client_wait_usec, &ret->client_ran_usec);
         ret->service = service > 0;
         if (ret->service)
-                ret->service_wait_usec = waited_usec(service);
+                read_task(service, &ret->service_wait_usec, &ret->service_ran_usec);
 }
 
 static uint64_t delta(uint64_t start, uint64_t end)
@@ -62,6 +64,8 @@ void noise_add(struct noise *acc, const struct noise *start, const struct noise 
                 acc->steal_usec[cpu] += delta(start->steal_usec[cpu], end->steal_usec[cpu]);
         acc->client_wait_usec += delta(start->client_wait_usec, end->client_wait_usec);
         acc->service_wait_usec += delta(start->service_wait_usec, end->service_wait_usec);
+        acc->client_ran_usec += delta(start->client_ran_usec, end->client_ran_usec);
+        acc->service_ran_usec += delta(start->service_ran_usec, end->service_ran_usec);
         acc->usec += delta(start->usec, end->usec);
         acc->service |= end->service;
 }
