@@ -11,9 +11,6 @@
 
 #include "bench/harness.h"
 
-/* The first probe is due this long after the start; the warm-up firings absorb a slow set-up. */
-#define LEAD_USEC 50000
-
 /* A min-heap of deadlines; which timer a deadline belongs to does not matter here. */
 struct heap {
         uint64_t *v;
@@ -68,11 +65,12 @@ void local_timerfd_run(const struct schedule_spec *spec, struct samples *ret_lat
         struct schedule s;
         size_t fired = 0;
 
-        schedule_init(&s, spec, LEAD_USEC);
-        for (size_t i = 0; i < spec->window; i++)
-                heap_push(&h, schedule_next_probe(&s));
+        schedule_init(&s, spec);
         for (size_t i = spec->window; i < spec->active; i++)
                 heap_push(&h, schedule_background(&s));
+        schedule_start_probes(&s);
+        for (size_t i = 0; i < spec->window; i++)
+                heap_push(&h, schedule_next_probe(&s));
 
         int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
         if (fd < 0)
@@ -140,14 +138,15 @@ void local_sd_event_run(const struct schedule_spec *spec, struct samples *ret_la
         r = sd_event_new(&e);
         if (r < 0)
                 die("sd_event_new: %s", strerror(-r));
-        schedule_init(&p.schedule, spec, LEAD_USEC);
+        schedule_init(&p.schedule, spec);
         /* Accuracy 1 µs: sd-event's default (0 → 250 ms) would coalesce everything. */
-        for (size_t i = 0; i < spec->window && r >= 0; i++)
-                r = sd_event_add_time(e, &probes[i], CLOCK_MONOTONIC,
-                                      schedule_next_probe(&p.schedule), 1, on_probe, &p);
         for (size_t i = spec->window; i < spec->active && r >= 0; i++)
                 r = sd_event_add_time(e, NULL, CLOCK_MONOTONIC, schedule_background(&p.schedule), 1,
                                       on_background, NULL);
+        schedule_start_probes(&p.schedule);
+        for (size_t i = 0; i < spec->window && r >= 0; i++)
+                r = sd_event_add_time(e, &probes[i], CLOCK_MONOTONIC,
+                                      schedule_next_probe(&p.schedule), 1, on_probe, &p);
         if (r < 0)
                 die("sd_event_add_time: %s", strerror(-r));
         while (p.fired < spec->warmup + spec->probes) {

@@ -15,16 +15,18 @@ static uint64_t rng_next(uint64_t *s)
         return *s;
 }
 
-void schedule_init(struct schedule *s, const struct schedule_spec *spec, uint64_t lead_usec)
+void schedule_init(struct schedule *s, const struct schedule_spec *spec)
 {
-        uint64_t now = now_usec();
-
         *s = (struct schedule){
             .probe_rng = spec->seed | 1,
             .background_rng = (spec->seed ^ UINT64_C(0x9e3779b97f4a7c15)) | 1,
-            .start = now,
-            .last_deadline = now + lead_usec,
+            .start = now_usec(),
         };
+}
+
+void schedule_start_probes(struct schedule *s)
+{
+        s->last_deadline = now_usec() + SCHEDULE_LEAD_USEC;
 }
 
 uint64_t schedule_next_probe(struct schedule *s)

@@ -28,7 +28,12 @@ struct schedule {
         uint64_t last_deadline;
 };
 
-/* The first probe is due `lead_usec` from now (microseconds, CLOCK_MONOTONIC). */
-void schedule_init(struct schedule *s, const struct schedule_spec *spec, uint64_t lead_usec);
+/* Between the set-up of a run and its first probe: room to register the window's probes. */
+#define SCHEDULE_LEAD_USEC 50000
+
+void schedule_init(struct schedule *s, const struct schedule_spec *spec);
+/* The first probe is due SCHEDULE_LEAD_USEC from now (CLOCK_MONOTONIC): called once the
+ * background is in place, so that however long that took, no probe is late for it. */
+void schedule_start_probes(struct schedule *s);
 uint64_t schedule_next_probe(struct schedule *s);
 uint64_t schedule_background(struct schedule *s);

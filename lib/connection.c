@@ -54,7 +54,8 @@ struct timerd {
         char *error_name;
         char *error_reason;
         char *error_description;
-        struct hold hold;            /* asynchronous firings that came before their deadline */
+        /* Firings that came before their deadline, and the timerfds blocking waits hold them on. */
+        struct hold hold;
         uint64_t n_held, n_released; /* firings put on hold, and handed on from there */
         uint32_t owner;              /* whose timers the Timer calls name (timerd_set_owner()) */
 };
@@ -118,6 +119,7 @@ int timerd_connect(const char *path, struct timerd **ret)
                 return -ENOMEM;
         list_init(&t->calls);
         list_init(&t->spare_calls);
+        hold_init(&t->hold);
         t->path = strdup(path ? path : timerd_default_socket());
         if (!t->path) {
                 free(t);
@@ -346,6 +348,11 @@ int connection_hold(struct timerd *t, const struct timerd_firing *f,
                 return 0;
         t->n_held++;
         return 1;
+}
+
+void connection_hold_sleep(struct timerd *t, const struct timerd_firing *f)
+{
+        hold_sleep(&t->hold, f);
 }
 
 bool connection_release_stream(struct timerd *t, const struct connection_handler *h)

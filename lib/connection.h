@@ -93,6 +93,10 @@ int connection_send(struct timerd *t, struct connection_request *q, int error, b
 int connection_hold(struct timerd *t, const struct timerd_firing *f,
                     const struct connection_handler *h, bool stream);
 
+/* A blocking wait's firing that came before its deadline: return at the deadline, on the timerfd
+ * t keeps for it (lib/hold.h). */
+void connection_hold_sleep(struct timerd *t, const struct timerd_firing *f);
+
 /* Before the last answer of h's call (a stream's is its end): the firings held from it, at once.
  * false when a callback closed t (then no further callback may run). */
 bool connection_release_stream(struct timerd *t, const struct connection_handler *h);

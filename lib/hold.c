@@ -84,9 +84,16 @@ static void sleep_without_timerfd(const struct timerd_firing *f)
         }
 }
 
-void hold_sleep(const struct timerd_firing *f)
+void hold_init(struct hold *h)
 {
-        int lane = lane_of(f->clock), fd;
+        *h = (struct hold){};
+        for (int lane = 0; lane < HOLD_LANE_MAX; lane++)
+                h->timerfds[lane] = -1;
+}
+
+void hold_sleep(struct hold *h, const struct timerd_firing *f)
+{
+        int lane = lane_of(f->clock);
         /* A wall clock set meanwhile ends the sleep, to look at the deadline again. */
         int flags = TFD_TIMER_ABSTIME | (lane == HOLD_LANE_REALTIME ? TFD_TIMER_CANCEL_ON_SET : 0);
         struct itimerspec its = {.it_value = timespec_of(f->deadline_usec)};
@@ -95,19 +102,17 @@ void hold_sleep(const struct timerd_firing *f)
         if (hold_due(f))
                 return;
         /* A timerfd, like an in-process timer: no timer slack added to the wake-up. */
-        fd = timerfd_create(lane_clocks[lane], TFD_CLOEXEC);
-        if (fd < 0) {
-                sleep_without_timerfd(f);
-                return;
-        }
-        while (!hold_due(f)) {
-                if (timerfd_settime(fd, flags, &its, NULL) < 0)
+        if (h->timerfds[lane] < 0)
+                h->timerfds[lane] = timerfd_create(lane_clocks[lane], TFD_CLOEXEC);
+        /* Each timerfd_settime() also drops expirations a sleep ended by a signal left. */
+        while (h->timerfds[lane] >= 0 && !hold_due(f)) {
+                if (timerfd_settime(h->timerfds[lane], flags, &its, NULL) < 0)
                         break;
-                if (read(fd, &expirations, sizeof(expirations)) < 0 && errno != EINTR &&
-                    errno != ECANCELED)
+                if (read(h->timerfds[lane], &expirations, sizeof(expirations)) < 0 &&
+                    errno != EINTR && errno != ECANCELED)
                         break;
         }
-        close(fd);
+        /* Without a timerfd (out of descriptors) or when it failed. */
         if (!hold_due(f))
                 sleep_without_timerfd(f);
 }
@@ -216,7 +221,10 @@ bool hold_next(const struct hold *h, uint64_t *ret_usec)
 
 void hold_done(struct hold *h)
 {
-        for (int lane = 0; lane < HOLD_LANE_MAX; lane++)
+        for (int lane = 0; lane < HOLD_LANE_MAX; lane++) {
                 free(h->lanes[lane].items);
-        *h = (struct hold){};
+                if (h->timerfds[lane] >= 0)
+                        close(h->timerfds[lane]);
+        }
+        hold_init(h);
 }

@@ -42,13 +42,19 @@ enum {
 
 struct hold {
         struct hold_lane lanes[HOLD_LANE_MAX];
+        /* hold_sleep()'s timerfd per lane, made at its first use and kept until hold_done(): a
+         * held firing costs no timerfd_create() and close(), and its return at the deadline
+         * waits for no close(). -1: none yet. */
+        int timerfds[HOLD_LANE_MAX];
 };
+
+void hold_init(struct hold *h);
 
 /* Whether the firing is due now. */
 bool hold_due(const struct timerd_firing *f);
 
 /* Block until the firing is due, through signals. */
-void hold_sleep(const struct timerd_firing *f);
+void hold_sleep(struct hold *h, const struct timerd_firing *f);
 
 /* Keep a firing that is not due; -ENOMEM. */
 int hold_put(struct hold *h, const struct held_firing *item);
@@ -65,5 +71,5 @@ size_t hold_count(const struct hold *h);
  * false when none is held. */
 bool hold_next(const struct hold *h, uint64_t *ret_usec);
 
-/* Drop what is held. */
+/* Drop what is held and close the timerfds: h is as hold_init() left it. */
 void hold_done(struct hold *h);

@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "connection.h"
-#include "hold.h"
 #include "varlink/names.h"
 #include "wire.h"
 
@@ -35,13 +34,14 @@ static int wait_parameters(struct vl_text *text, const char *const *names, size_
 }
 
 /* The firing of a blocking call, returned at its deadline. */
-static int decode_firing_reply(int r, struct vl_reply *reply, struct timerd_firing *ret)
+static int decode_firing_reply(struct timerd *t, int r, struct vl_reply *reply,
+                               struct timerd_firing *ret)
 {
         if (r >= 0)
                 r = wire_reply_firing(reply, ret);
         vl_reply_done(reply);
         if (r >= 0)
-                hold_sleep(ret);
+                connection_hold_sleep(t, ret);
         return r;
 }
 
@@ -57,7 +57,7 @@ int timerd_wait(struct timerd *t, const char *const *names, size_t n_names, uint
         connection_begin(t, &q, WAIT_METHOD, false);
         r = wait_parameters(&q.text, names, n_names, timeout_usec);
         r = connection_send(t, &q, r, true, &reply);
-        return decode_firing_reply(r, &reply, ret);
+        return decode_firing_reply(t, r, &reply, ret);
 }
 
 int timerd_wait_stream(struct timerd *t, const char *const *names, size_t n_names)
@@ -80,7 +80,7 @@ int timerd_wait_next(struct timerd *t, struct timerd_firing *ret)
         if (!t || !ret)
                 return -EINVAL;
         r = connection_next_in_stream(t, &reply);
-        r = decode_firing_reply(r, &reply, ret);
+        r = decode_firing_reply(t, r, &reply, ret);
         if (r == -TIMERD_E_PROTOCOL)
                 connection_stream_broken(t);
         return r;

@@ -16,6 +16,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <dirent.h>
+#include <unistd.h>
+
 #include <cmocka.h>
 
 #include "fake-server.h"
@@ -183,6 +186,70 @@ static void test_blocking_waits_hold(void **state)
         assert_int_equal(timerd_wait_next(t, &f), 0);
         assert_returned_at_deadline(&f, CLOCK_MONOTONIC, mono + 100 * MSEC);
         timerd_close(t);
+        fake_server_finish(s);
+        for (size_t i = 0; i < ELEMENTSOF(replies); i++)
+                free(replies[i]);
+}
+
+/* The timerfds this process has open (the fake server, a thread of it, opens none). */
+static size_t count_timerfds(void)
+{
+        DIR *d = opendir("/proc/self/fd");
+        struct dirent *e;
+        size_t n = 0;
+
+        assert_non_null(d);
+        while ((e = readdir(d))) {
+                char path[300], target[64];
+                ssize_t len;
+
+                snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+                len = readlink(path, target, sizeof(target) - 1);
+                if (len < 0)
+                        continue;
+                target[len] = '\0';
+                n += strcmp(target, "anon_inode:[timerfd]") == 0;
+        }
+        closedir(d);
+        return n;
+}
+
+/* A blocking wait holds each early firing on one timerfd the connection keeps (no timerfd made
+ * and closed around each: nothing but the wake-up between the deadline and the return), returns
+ * a late one at once without it, and timerd_close() closes it. */
+static void test_blocking_hold_keeps_one_timerfd(void **state)
+{
+        uint64_t first = now_on(CLOCK_MONOTONIC) + 100 * MSEC;
+        char *replies[] = {
+            firing_reply(1, "monotonic", first, true),
+            firing_reply(2, "monotonic", first + 50 * MSEC, true),
+            firing_reply(3, "monotonic", first - 90 * MSEC, true),
+        };
+        const struct fake_step script[] = {
+            FAKE_ANY_CALL,          FAKE_REPLY(replies[0]), FAKE_REPLY(replies[1]),
+            FAKE_REPLY(replies[2]), FAKE_EXPECT_CLOSE,
+        };
+        struct fake_server *s = fake_server_start(script, ELEMENTSOF(script));
+        size_t before = count_timerfds();
+        struct timerd *t = connect_to(s);
+        struct timerd_firing f;
+        uint64_t start;
+
+        (void)state;
+        assert_int_equal(timerd_wait_stream(t, NULL, 0), 0);
+        assert_int_equal(timerd_wait_next(t, &f), 0);
+        assert_returned_at_deadline(&f, CLOCK_MONOTONIC, first);
+        assert_int_equal(count_timerfds(), before + 1);
+        assert_int_equal(timerd_wait_next(t, &f), 0);
+        assert_returned_at_deadline(&f, CLOCK_MONOTONIC, first + 50 * MSEC);
+        assert_int_equal(count_timerfds(), before + 1);
+        /* Its deadline passed before it came: handed on at once. */
+        start = now_on(CLOCK_MONOTONIC);
+        assert_int_equal(timerd_wait_next(t, &f), 0);
+        assert_int_equal(f.token.run, 3);
+        assert_true(now_on(CLOCK_MONOTONIC) - start < LATE_BOUND_USEC);
+        timerd_close(t);
+        assert_int_equal(count_timerfds(), before);
         fake_server_finish(s);
         for (size_t i = 0; i < ELEMENTSOF(replies); i++)
                 free(replies[i]);
@@ -391,6 +458,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_blocking_waits_hold),
+            cmocka_unit_test(test_blocking_hold_keeps_one_timerfd),
             cmocka_unit_test(test_async_wait_holds),
             cmocka_unit_test(test_stream_end_releases_held),
             cmocka_unit_test(test_break_and_close),
