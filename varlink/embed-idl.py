@@ -4,7 +4,9 @@
 (for GetInterfaceDescription), and the parameters of each method as tables of fields, nested
 structs included, so that the service checks every call against the IDL itself; and a header
 naming every interface and method (enum vl_idl_interface_id, enum vl_idl_method_id), so that the
-service dispatches a call on the method the IDL declares without comparing names again.
+service dispatches a call on the method the IDL declares without comparing names again, and every
+field name of the parameters (enum vl_idl_field_id, with VL_IDL_OBJECTS_MAX), so that the
+handlers read each field from the map the check made without looking for its name again.
 
 Usage: embed-idl.py OUTPUT.c OUTPUT.h FILE.varlink...
 
