@@ -120,15 +120,15 @@ static void call_tree(void)
 /* The service's path: the call read in place (varlink/view.h). */
 static void call_tokens(void)
 {
-        struct vl_view token;
+        struct vl_view token, v;
         struct vl_call c;
         const char *name;
         uint64_t run;
 
         if (vl_call_parse_with(&parser, complete_call, sizeof(complete_call) - 1, 16, &c) < 0 ||
-            vl_view_get_object(&c.parameters, "token", &token) < 0 ||
-            vl_view_get_string(&token, "name", &name) < 0 ||
-            vl_view_get_u64(&token, "run", &run) < 0)
+            vl_view_member(&c.parameters, "token", &token) < 0 ||
+            vl_view_member(&token, "name", &v) < 0 || vl_view_string(&v, &name) < 0 ||
+            vl_view_member(&token, "run", &v) < 0 || vl_view_u64(&v, &run) < 0)
                 die("call");
         sink += run + (uint64_t)c.method[0] + (uint64_t)name[0];
 }

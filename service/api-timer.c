@@ -154,9 +154,10 @@ static int register_call(struct service *s, struct peer *p, const struct vl_view
 
         if (r < 0)
                 return r;
-        if (vl_view_get_bool(params, "replace", &a->replace) == -EINVAL)
+        if (vl_view_get_bool(params, VL_IDL_FIELD_REPLACE, &a->replace) == -EINVAL)
                 return params_invalid(err, "replace");
-        r = params_when(params, "start_usec", now->usec[a->declaration.clock], &a->start_usec, err);
+        r = params_when(params, VL_IDL_FIELD_START_USEC, "start_usec",
+                        now->usec[a->declaration.clock], &a->start_usec, err);
         if (r < 0)
                 return r;
         a->has_start = r > 0;
@@ -174,7 +175,7 @@ static int do_register(struct service *s, struct peer *p, const struct vl_view *
         int r;
 
         if ((r = params_owner(params, p->uid, p->privileged, &a.caller.uid, err)) < 0 ||
-            (r = params_name(params, "name", false, &a.name, err)) < 0 ||
+            (r = params_name(params, false, &a.name, err)) < 0 ||
             (r = params_declaration(params, s->zones, &a.declaration, err)) < 0)
                 return r;
         r = register_call(s, p, params, now, &a, &generation, err);
@@ -196,11 +197,11 @@ static int reconcile_call(struct service *s, struct peer *p, const struct vl_vie
 
         if (r < 0)
                 return r;
-        if (params_string(params, "desired", "desired", &desired, err) <= 0 ||
+        if (params_string(params, VL_IDL_FIELD_DESIRED, "desired", &desired, err) <= 0 ||
             (int)(a->desired = vl_desired_from_string(desired)) < 0)
                 return params_invalid(err, "desired");
-        r = params_when(params, "deadline_usec", now->usec[a->declaration.clock], &a->deadline_usec,
-                        err);
+        r = params_when(params, VL_IDL_FIELD_DEADLINE_USEC, "deadline_usec",
+                        now->usec[a->declaration.clock], &a->deadline_usec, err);
         if (r < 0)
                 return r;
         a->has_deadline = r > 0;
@@ -222,7 +223,7 @@ static int do_reconcile(struct service *s, struct peer *p, const struct vl_view 
         int r;
 
         if ((r = params_owner(params, p->uid, p->privileged, &a.caller.uid, err)) < 0 ||
-            (r = params_name(params, "name", false, &a.name, err)) < 0 ||
+            (r = params_name(params, false, &a.name, err)) < 0 ||
             (r = params_declaration(params, s->zones, &a.declaration, err)) < 0)
                 return r;
         r = reconcile_call(s, p, params, now, &a, &generation, &created, err);
@@ -268,7 +269,8 @@ static int do_schedule(struct service *s, struct peer *p, const struct vl_view *
 
         if ((r = control_handle(s, p, params, true, &h, &clock, err)) < 0)
                 return r;
-        r = params_when(params, "deadline_usec", now->usec[clock], &deadline, err);
+        r = params_when(params, VL_IDL_FIELD_DEADLINE_USEC, "deadline_usec", now->usec[clock],
+                        &deadline, err);
         if (r < 0)
                 return r;
         if (r == 0)
@@ -293,10 +295,11 @@ static int do_reschedule(struct service *s, struct peer *p, const struct vl_view
 
         if ((r = control_handle(s, p, params, true, &h, &clock, err)) < 0)
                 return r;
-        int has_deadline = params_when(params, "deadline_usec", now->usec[clock], &deadline, err);
+        int has_deadline = params_when(params, VL_IDL_FIELD_DEADLINE_USEC, "deadline_usec",
+                                       now->usec[clock], &deadline, err);
         if (has_deadline < 0)
                 return has_deadline;
-        r = vl_view_get_u64(params, "cadence_usec", &cadence);
+        r = vl_view_get_u64(params, VL_IDL_FIELD_CADENCE_USEC, &cadence);
         if (r < 0 && r != -ENOENT)
                 return params_invalid(err, "cadence_usec");
         r = run_transition(s, now,
@@ -378,15 +381,15 @@ static int complete_run_end(const struct vl_view *params, struct td_run_end *ret
         uint64_t code;
         int r;
 
-        r = vl_view_get_object(params, "result", &result);
+        r = vl_view_get_object(params, VL_IDL_FIELD_RESULT, &result);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return params_invalid(err, "result");
-        if (params_string(&result, "exit", "result.exit", &exit_name, err) <= 0 ||
+        if (params_string(&result, VL_IDL_FIELD_EXIT, "result.exit", &exit_name, err) <= 0 ||
             (int)(ret->exit = vl_exit_from_string(exit_name)) <= (int)TIMERD_EXIT_NONE)
                 return params_invalid(err, "result.exit");
-        if (vl_view_get_u64(&result, "code", &code) < 0 || code > UINT8_MAX)
+        if (vl_view_get_u64(&result, VL_IDL_FIELD_CODE, &code) < 0 || code > UINT8_MAX)
                 return params_invalid(err, "result.code");
         ret->code = (uint32_t)code;
         return 1;
@@ -407,13 +410,13 @@ static int do_complete(struct service *s, struct peer *p, const struct vl_view *
         if ((r = params_owner(params, p->uid, p->privileged, &owner, err)) < 0 ||
             (r = params_token(params, owner, &h, err)) < 0)
                 return r;
-        if (params_string(params, "outcome", "outcome", &v, err) <= 0 ||
+        if (params_string(params, VL_IDL_FIELD_OUTCOME, "outcome", &v, err) <= 0 ||
             (int)(outcome = vl_outcome_from_string(v)) <= (int)TIMERD_OUTCOME_NONE)
                 return params_invalid(err, "outcome");
-        r = params_string(params, "directive", "directive", &v, err);
+        r = params_string(params, VL_IDL_FIELD_DIRECTIVE, "directive", &v, err);
         if (r < 0 || (r > 0 && (int)(directive = vl_directive_from_string(v)) < 0))
                 return params_invalid(err, "directive");
-        r = vl_view_get_u64(params, "duration_usec", &duration);
+        r = vl_view_get_u64(params, VL_IDL_FIELD_DURATION_USEC, &duration);
         if (r < 0 && r != -ENOENT)
                 return params_invalid(err, "duration_usec");
         has_end = complete_run_end(params, &end, err);
@@ -562,7 +565,7 @@ static int do_get(struct service *s, struct peer *p, const struct vl_view *param
         int r;
 
         if ((r = params_owner(params, p->uid, p->privileged, &owner, err)) < 0 ||
-            (r = params_name(params, "name", false, &name, err)) < 0)
+            (r = params_name(params, false, &name, err)) < 0)
                 return r;
         r = registry_get(s->registry, owner, name, &t);
         if (r < 0)
@@ -578,20 +581,20 @@ static int list_page_params(const struct service *s, const struct vl_view *param
 {
         struct vl_view after;
         uint64_t v;
-        int r = vl_view_get_u64(params, "limit", &v);
+        int r = vl_view_get_u64(params, VL_IDL_FIELD_LIMIT, &v);
 
         if ((r < 0 && r != -ENOENT) || (r == 0 && v == 0))
                 return params_invalid(err, "limit");
         page->limit = r == 0 && v < s->config.list_page ? (size_t)v : s->config.list_page;
 
-        r = vl_view_get_object(params, "after", &after);
+        r = vl_view_get_object(params, VL_IDL_FIELD_AFTER, &after);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return params_invalid(err, "after");
-        if (vl_view_get_u64(&after, "owner", &v) < 0 || v >= UINT32_MAX)
+        if (vl_view_get_u64(&after, VL_IDL_FIELD_OWNER, &v) < 0 || v >= UINT32_MAX)
                 return params_invalid(err, "after.owner");
-        if (vl_view_get_string(&after, "name", &page->after_name) < 0 ||
+        if (vl_view_get_string(&after, VL_IDL_FIELD_NAME, &page->after_name) < 0 ||
             !registry_name_valid(page->after_name))
                 return params_invalid(err, "after.name");
         page->has_after = true;
@@ -645,7 +648,7 @@ static int do_list(struct service *s, struct peer *p, const struct vl_view *para
 
         if ((r = params_owner(params, p->uid, p->privileged, &page.owner, err)) < 0)
                 return r;
-        if (vl_view_get_bool(params, "all", &page.all_owners) == -EINVAL)
+        if (vl_view_get_bool(params, VL_IDL_FIELD_ALL, &page.all_owners) == -EINVAL)
                 return params_invalid(err, "all");
         if (page.all_owners && !p->privileged)
                 return params_fail(err, -TIMERD_E_PERMISSION_DENIED, NULL, NULL, 0);
@@ -691,9 +694,9 @@ static int do_signal_taken(struct service *s, struct peer *p, const struct vl_vi
 
         (void)s;
         (void)now;
-        if ((r = params_signal(params, "signal", &signo, err)) < 0)
+        if ((r = params_signal(params, &signo, err)) < 0)
                 return r;
-        if (vl_view_get_u64(params, "generation", &generation) < 0)
+        if (vl_view_get_u64(params, VL_IDL_FIELD_GENERATION, &generation) < 0)
                 return params_invalid(err, "generation");
         if ((r = signals_taken(p, signo, generation)) < 0)
                 return params_fail(err, r, NULL, NULL, generation);

@@ -47,7 +47,8 @@ static struct reply get_interface_description(struct service *s, const struct vl
 {
         const char *name;
         /* Only a well-formed name is echoed in InterfaceNotFound. */
-        if (vl_view_get_string(params, "interface", &name) < 0 || !vl_interface_name_valid(name)) {
+        if (vl_view_get_string(params, VL_IDL_FIELD_INTERFACE, &name) < 0 ||
+            !vl_interface_name_valid(name)) {
                 struct param_error err;
                 params_invalid(&err, "interface");
                 return reply_fail(&err);
@@ -193,13 +194,16 @@ static struct reply unknown_method(struct service *s, const char *method)
 static struct reply dispatch(struct service *s, struct peer *p, const struct vl_call *call)
 {
         const struct vl_idl_method *m = vl_idl_method_find(call->method, call->method_len);
-        const struct vl_view *params = &call->parameters;
+        struct params_fields fields;
+        struct vl_view checked;
+        const struct vl_view *params = &checked;
         struct param_error err;
 
         /* A method of an interface not served here is not checked against its IDL. */
         if (!m || (m->interface == VL_IDL_IO_TIMERD_TEST && !s->clock.virtual))
                 return unknown_method(s, call->method);
-        if (params_check(m->parameters, params, &err) < 0)
+        /* The handlers read the fields from the maps the check makes. */
+        if (params_check(m->parameters, &call->parameters, &fields, &checked, &err) < 0)
                 return reply_fail(&err);
         switch (m->id) {
         case VL_IDL_ORG_VARLINK_SERVICE_GET_INFO:

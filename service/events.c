@@ -23,7 +23,7 @@ struct reply events_subscribe(struct service *s, struct peer *p, const struct vl
 
         if (!p->call_more)
                 return reply_error(TIMERD_E_EXPECTED_MORE, NULL);
-        if (vl_view_get_bool(params, "all", &all) == -EINVAL) {
+        if (vl_view_get_bool(params, VL_IDL_FIELD_ALL, &all) == -EINVAL) {
                 json_object *e = json_object_new_object();
                 vl_add_string(e, "parameter", "all");
                 return reply_error(TIMERD_E_INVALID_PARAMETER, e);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "service/params.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +12,9 @@
 #include "varlink/idl.h"
 #include "varlink/message.h"
 #include "varlink/names.h"
+
+/* Every field name has a place in a field map. */
+static_assert(_VL_IDL_FIELD_MAX <= VL_VIEW_FIELDS_MAX, "more field names than a map holds");
 
 int params_invalid(struct param_error *err, const char *path)
 {
@@ -65,24 +69,46 @@ static int field_invalid(struct param_error *err, const struct field_path *path)
         return params_invalid(err, text);
 }
 
-static int check_struct(const struct vl_idl_struct *type, const char *text,
-                        const struct vl_token *tokens, size_t object,
-                        const struct field_path *parent, struct param_error *err);
+/* What a call's check is at: the text, its tokens and the maps made so far. */
+struct check {
+        const char *text;
+        const struct vl_token *tokens;
+        struct params_fields *maps;
+        struct param_error *err;
+};
 
-/* One value of a field: an int within range, a struct without unknown fields. The rest (types,
- * enums, required fields) is the handler's to check. */
-static int check_value(const struct vl_idl_field *f, const char *text,
-                       const struct vl_token *tokens, size_t v, const struct field_path *path,
-                       struct param_error *err)
+static int check_struct(struct check *c, const struct vl_idl_struct *type, size_t object,
+                        struct vl_view_fields *map, const struct field_path *parent);
+
+/* An int within range (of a field or an array's element). */
+static int check_int(struct check *c, const struct vl_idl_field *f, size_t v,
+                     const struct field_path *path)
 {
-        const struct vl_token *t = &tokens[v];
+        const struct vl_token *t = &c->tokens[v];
 
         if (f->kind == VL_IDL_INT && t->type == VL_TOKEN_NUMBER && t->integer &&
-            !int_in_range(text, t))
-                return field_invalid(err, path);
-        if (f->kind == VL_IDL_STRUCT && t->type == VL_TOKEN_OBJECT)
-                return check_struct(f->fields, text, tokens, v, path, err);
+            !int_in_range(c->text, t))
+                return field_invalid(c->err, path);
         return 0;
+}
+
+/* One value of a field: an int within range, a struct without unknown fields, which gets a map
+ * of its own (*ret_map; NULL for any other value). The rest (types, enums, required fields) is
+ * the handler's to check. */
+static int check_value(struct check *c, const struct vl_idl_field *f, size_t v,
+                       const struct field_path *path, const struct vl_view_fields **ret_map)
+{
+        struct vl_view_fields *map;
+
+        *ret_map = NULL;
+        if (f->kind != VL_IDL_STRUCT || c->tokens[v].type != VL_TOKEN_OBJECT)
+                return check_int(c, f, v, path);
+        /* Each struct field of the IDL's tree is checked once (the last of duplicates), and
+         * embed-idl.py counted them, arrays of structs refused. */
+        assert(c->maps->n < VL_IDL_OBJECTS_MAX);
+        map = &c->maps->object[c->maps->n++];
+        *ret_map = map;
+        return check_struct(c, f->fields, v, map, path);
 }
 
 /* The field key names (len bytes, as the view keeps a key: cut at a NUL it holds);
@@ -100,19 +126,20 @@ static size_t field_of(const struct vl_idl_struct *type, const char *key, size_t
 /*
  * Each field in the order of its first key, with the value of its last, as a tree holds a
  * duplicate: the first key no field declares is the one named, after the fields whose first key
- * comes before it. One pass maps the keys to fields, a second checks each field's value once.
+ * comes before it. One pass maps the keys to fields (into map, by the field's id), a second
+ * checks each field's value once.
  */
-static int check_struct(const struct vl_idl_struct *type, const char *text,
-                        const struct vl_token *tokens, size_t object,
-                        const struct field_path *parent, struct param_error *err)
+static int check_struct(struct check *c, const struct vl_idl_struct *type, size_t object,
+                        struct vl_view_fields *map, const struct field_path *parent)
 {
-        uint32_t value[VL_IDL_FIELDS_MAX]; /* of each field seen: its last key's value */
-        uint8_t order[VL_IDL_FIELDS_MAX];  /* the fields seen before an unknown key, in order */
-        uint64_t seen = 0;                 /* a bit for each field */
-        size_t n_order = 0, unknown = 0;   /* unknown: the first unknown key's token; 0: none */
+        const struct vl_token *tokens = c->tokens;
+        uint8_t order[VL_IDL_FIELDS_MAX]; /* the fields seen before an unknown key, in order */
+        uint64_t seen = 0;                /* a bit for each field */
+        size_t n_order = 0, unknown = 0;  /* unknown: the first unknown key's token; 0: none */
 
+        map->present = 0;
         for (size_t m = 0, k = object + 1; m < tokens[object].size; m++, k = tokens[k + 1].next) {
-                size_t f = field_of(type, text + tokens[k].start, tokens[k].len);
+                size_t f = field_of(type, c->text + tokens[k].start, tokens[k].len);
 
                 if (f == type->n_fields) {
                         unknown = unknown ? unknown : k;
@@ -121,43 +148,49 @@ static int check_struct(const struct vl_idl_struct *type, const char *text,
                 if (!(seen & UINT64_C(1) << f) && !unknown)
                         order[n_order++] = (uint8_t)f;
                 seen |= UINT64_C(1) << f;
-                value[f] = (uint32_t)(k + 1);
+                map->value[type->fields[f].id] = (uint32_t)(k + 1);
         }
         for (size_t i = 0; i < n_order; i++) {
                 const struct vl_idl_field *f = &type->fields[order[i]];
                 const struct field_path path = {.parent = parent, .key = f->name};
-                size_t v = value[order[i]];
+                size_t v = map->value[f->id];
                 int r;
 
                 if (tokens[v].type == VL_TOKEN_ARRAY && f->array) {
                         for (size_t e = 0, j = v + 1; e < tokens[v].size; e++, j = tokens[j].next)
-                                if ((r = check_value(f, text, tokens, j, &path, err)) < 0)
+                                if ((r = check_int(c, f, j, &path)) < 0)
                                         return r;
-                } else if ((r = check_value(f, text, tokens, v, &path, err)) < 0)
+                } else if ((r = check_value(c, f, v, &path, &map->object[f->id])) < 0)
                         return r;
+                map->present |= UINT64_C(1) << f->id;
         }
         if (unknown) {
                 const struct field_path path = {.parent = parent,
-                                                .key = text + tokens[unknown].start};
+                                                .key = c->text + tokens[unknown].start};
 
-                return field_invalid(err, &path);
+                return field_invalid(c->err, &path);
         }
         return 0;
 }
 
 int params_check(const struct vl_idl_struct *type, const struct vl_view *params,
-                 struct param_error *err)
+                 struct params_fields *fields, struct vl_view *ret, struct param_error *err)
 {
+        struct check c = {params->text, params->tokens, fields, err};
+
+        *ret = *params;
         if (!params->tokens)
                 return 0;
-        return check_struct(type, params->text, params->tokens, params->index, NULL, err);
+        fields->n = 1;
+        ret->fields = &fields->object[0];
+        return check_struct(&c, type, params->index, &fields->object[0], NULL);
 }
 
 int params_owner(const struct vl_view *params, uid_t caller, bool privileged, uint32_t *ret,
                  struct param_error *err)
 {
         uint64_t owner;
-        int r = vl_view_get_u64(params, "owner", &owner);
+        int r = vl_view_get_u64(params, VL_IDL_FIELD_OWNER, &owner);
         if (r == -ENOENT) {
                 *ret = (uint32_t)caller;
                 return 0;
@@ -170,8 +203,8 @@ int params_owner(const struct vl_view *params, uid_t caller, bool privileged, ui
         return 0;
 }
 
-int params_string(const struct vl_view *obj, const char *field, const char *path, const char **ret,
-                  struct param_error *err)
+int params_string(const struct vl_view *obj, enum vl_idl_field_id field, const char *path,
+                  const char **ret, struct param_error *err)
 {
         int r = vl_view_get_string(obj, field, ret);
         if (r == -ENOENT)
@@ -181,32 +214,32 @@ int params_string(const struct vl_view *obj, const char *field, const char *path
         return 1;
 }
 
-/* A valid timer name in obj's `field` (reported as `path`); 0 when absent. */
-static int name_field(const struct vl_view *obj, const char *field, const char *path,
-                      const char **ret, struct param_error *err)
+/* A valid timer name in obj's "name" (reported as `path`); 0 when absent. */
+static int name_field(const struct vl_view *obj, const char *path, const char **ret,
+                      struct param_error *err)
 {
         struct vl_view v;
-        int r = params_string(obj, field, path, ret, err);
+        int r = params_string(obj, VL_IDL_FIELD_NAME, path, ret, err);
         /* A string the codec refuses (an embedded NUL) is a bad name, not a bad type. The reply
          * names the parameter, never the refused bytes. */
-        if ((r < 0 && vl_view_get(obj, field, &v) == 0 && vl_view_type(&v) == VL_TOKEN_STRING) ||
+        if ((r < 0 && vl_view_field(obj, VL_IDL_FIELD_NAME, &v) == 0 &&
+             vl_view_type(&v) == VL_TOKEN_STRING) ||
             (r > 0 && !registry_name_valid(*ret)))
                 return params_fail(err, -TIMERD_E_INVALID_NAME, NULL, path, 0);
         return r;
 }
 
-int params_name(const struct vl_view *obj, const char *field, bool optional, const char **ret,
-                struct param_error *err)
+int params_name(const struct vl_view *obj, bool optional, const char **ret, struct param_error *err)
 {
-        int r = name_field(obj, field, field, ret, err);
+        int r = name_field(obj, "name", ret, err);
         if (r == 0 && !optional)
-                return params_invalid(err, field);
+                return params_invalid(err, "name");
         if (r == 0)
                 *ret = NULL;
         return r < 0 ? r : 0;
 }
 
-static int get_u64_field(const struct vl_view *obj, const char *field, const char *path,
+static int get_u64_field(const struct vl_view *obj, enum vl_idl_field_id field, const char *path,
                          uint64_t def, uint64_t *ret, struct param_error *err)
 {
         int r = vl_view_get_u64(obj, field, ret);
@@ -232,13 +265,12 @@ static bool timer_signal_valid(uint64_t signo)
                (signo >= TIMER_SIGNAL_RT_FIRST && signo <= TIMER_SIGNAL_RT_LAST);
 }
 
-int params_signal(const struct vl_view *params, const char *field, int *ret,
-                  struct param_error *err)
+int params_signal(const struct vl_view *params, int *ret, struct param_error *err)
 {
         uint64_t signo;
 
-        if (vl_view_get_u64(params, field, &signo) < 0 || !timer_signal_valid(signo))
-                return params_invalid(err, field);
+        if (vl_view_get_u64(params, VL_IDL_FIELD_SIGNAL, &signo) < 0 || !timer_signal_valid(signo))
+                return params_invalid(err, "signal");
         *ret = (int)signo;
         return 0;
 }
@@ -248,7 +280,7 @@ static int declaration_signal(const struct vl_view *d, struct td_declaration *re
                               struct param_error *err)
 {
         uint64_t signo;
-        int r = vl_view_get_u64(d, "signal", &signo);
+        int r = vl_view_get_u64(d, VL_IDL_FIELD_SIGNAL, &signo);
 
         if (r == -ENOENT) {
                 ret->signo = ret->delivery == TIMERD_DELIVERY_SIGNAL ? SIGALRM : 0;
@@ -275,14 +307,14 @@ static int calendar_refused(struct param_error *err, const char *path, const cha
         return -TIMERD_E_INVALID_SCHEDULE;
 }
 
-/* The expressions of `field` (an array of strings) appended to source as lines, a cron one
- * marked. The IDL path of each is field[i]. */
-static int calendar_lines(const struct vl_view *d, const char *field, bool cron, char *source,
-                          size_t *len, size_t *n, struct param_error *err)
+/* The expressions of the field named `field` (an array of strings) appended to source as lines,
+ * a cron one marked. The IDL path of each is field[i]. */
+static int calendar_lines(const struct vl_view *d, enum vl_idl_field_id id, const char *field,
+                          bool cron, char *source, size_t *len, size_t *n, struct param_error *err)
 {
         char path[64];
         struct vl_view a, v;
-        int r = vl_view_get_array(d, field, &a);
+        int r = vl_view_get_array(d, id, &a);
 
         /* The paths are written only for an error: most Registers have no calendar. */
         if (r == -ENOENT)
@@ -325,12 +357,13 @@ static int params_calendar(const struct vl_view *d, struct zones *zones, struct 
 
         /* Not the whole array: it is written only when a calendar is given. */
         source[0] = 0;
-        if ((r = calendar_lines(d, "calendar", false, source, &len, &n, err)) < 0 ||
-            (r = calendar_lines(d, "cron", true, source, &len, &n, err)) < 0)
+        if ((r = calendar_lines(d, VL_IDL_FIELD_CALENDAR, "calendar", false, source, &len, &n,
+                                err)) < 0 ||
+            (r = calendar_lines(d, VL_IDL_FIELD_CRON, "cron", true, source, &len, &n, err)) < 0)
                 return r;
-        if (params_string(d, "timezone", "declaration.timezone", &zone_name, err) < 0)
+        if (params_string(d, VL_IDL_FIELD_TIMEZONE, "declaration.timezone", &zone_name, err) < 0)
                 return -TIMERD_E_INVALID_PARAMETER;
-        if (vl_view_get_bool(d, "fixed_random_delay", &fixed) == -EINVAL)
+        if (vl_view_get_bool(d, VL_IDL_FIELD_FIXED_RANDOM_DELAY, &fixed) == -EINVAL)
                 return params_invalid(err, "declaration.fixed_random_delay");
         /* The core tells a schedule on the wrong policy (or none on calendar) as InvalidSchedule.
          */
@@ -362,7 +395,9 @@ static int params_calendar(const struct vl_view *d, struct zones *zones, struct 
 
                 if (cron) {
                         struct vl_view a;
-                        index -= vl_view_get_array(d, "calendar", &a) < 0 ? 0 : vl_view_size(&a);
+                        index -= vl_view_get_array(d, VL_IDL_FIELD_CALENDAR, &a) < 0
+                                     ? 0
+                                     : vl_view_size(&a);
                         p += strlen(TD_CALENDAR_CRON_PREFIX);
                         l -= strlen(TD_CALENDAR_CRON_PREFIX);
                 }
@@ -383,7 +418,7 @@ int params_declaration(const struct vl_view *params, struct zones *zones,
         const char *s;
         int r;
 
-        if (vl_view_get_object(params, "declaration", &d) < 0)
+        if (vl_view_get_object(params, VL_IDL_FIELD_DECLARATION, &d) < 0)
                 return params_invalid(err, "declaration");
         *ret = (struct td_declaration){
             .clock = TIMERD_CLOCK_MONOTONIC,
@@ -392,41 +427,41 @@ int params_declaration(const struct vl_view *params, struct zones *zones,
             .catch_up = true,
         };
 
-        if (params_string(&d, "policy", "declaration.policy", &s, err) <= 0 ||
+        if (params_string(&d, VL_IDL_FIELD_POLICY, "declaration.policy", &s, err) <= 0 ||
             (int)(ret->policy = vl_policy_from_string(s)) < 0)
                 return params_invalid(err, "declaration.policy");
         /* Calendar timers run on the wall clock. */
         if (ret->policy == TIMERD_POLICY_CALENDAR)
                 ret->clock = TIMERD_CLOCK_REALTIME;
-        r = params_string(&d, "clock", "declaration.clock", &s, err);
+        r = params_string(&d, VL_IDL_FIELD_CLOCK, "declaration.clock", &s, err);
         if (r < 0 || (r > 0 && (int)(ret->clock = vl_clock_from_string(s)) < 0))
                 return params_invalid(err, "declaration.clock");
-        r = params_string(&d, "lifetime", "declaration.lifetime", &s, err);
+        r = params_string(&d, VL_IDL_FIELD_LIFETIME, "declaration.lifetime", &s, err);
         if (r < 0 || (r > 0 && (int)(ret->lifetime = vl_lifetime_from_string(s)) < 0))
                 return params_invalid(err, "declaration.lifetime");
-        r = params_string(&d, "delivery", "declaration.delivery", &s, err);
+        r = params_string(&d, VL_IDL_FIELD_DELIVERY, "declaration.delivery", &s, err);
         if (r < 0 || (r > 0 && (int)(ret->delivery = vl_delivery_from_string(s)) < 0))
                 return params_invalid(err, "declaration.delivery");
-        r = get_u64_field(&d, "cadence_usec", "declaration.cadence_usec", 0, &ret->cadence_usec,
-                          err);
+        r = get_u64_field(&d, VL_IDL_FIELD_CADENCE_USEC, "declaration.cadence_usec", 0,
+                          &ret->cadence_usec, err);
         if (r < 0)
                 return r;
         r = declaration_signal(&d, ret, err);
         if (r < 0)
                 return r;
-        if (vl_view_get_bool(&d, "catch_up", &ret->catch_up) == -EINVAL)
+        if (vl_view_get_bool(&d, VL_IDL_FIELD_CATCH_UP, &ret->catch_up) == -EINVAL)
                 return params_invalid(err, "declaration.catch_up");
-        r = get_u64_field(&d, "randomized_delay_usec", "declaration.randomized_delay_usec", 0,
-                          &ret->randomized_delay_usec, err);
+        r = get_u64_field(&d, VL_IDL_FIELD_RANDOMIZED_DELAY_USEC,
+                          "declaration.randomized_delay_usec", 0, &ret->randomized_delay_usec, err);
         if (r < 0)
                 return r;
         /* Its bounds are the core's to check (InvalidParameter, InvalidSchedule). */
-        r = get_u64_field(&d, "handover_usec", "declaration.handover_usec", 0, &ret->handover_usec,
-                          err);
+        r = get_u64_field(&d, VL_IDL_FIELD_HANDOVER_USEC, "declaration.handover_usec", 0,
+                          &ret->handover_usec, err);
         if (r < 0)
                 return r;
-        r = get_u64_field(&d, "accuracy_usec", "declaration.accuracy_usec", 0, &ret->accuracy_usec,
-                          err);
+        r = get_u64_field(&d, VL_IDL_FIELD_ACCURACY_USEC, "declaration.accuracy_usec", 0,
+                          &ret->accuracy_usec, err);
         if (r < 0)
                 return r;
         /* Last: what it allocates the caller releases (td_calendar_unref()). */
@@ -440,15 +475,15 @@ static int parse_handle_object(const struct vl_view *obj, uint32_t owner, bool i
         const char *name;
 
         *ret = (struct td_handle){.owner = owner};
-        int r = name_field(obj, "name", is_token ? "token.name" : "claim.name", &name, err);
+        int r = name_field(obj, is_token ? "token.name" : "claim.name", &name, err);
         if (r == 0)
                 return params_invalid(err, is_token ? "token.name" : "claim.name");
         if (r < 0)
                 return r;
         ret->name = name;
-        if (vl_view_get_u64(obj, "generation", &ret->generation) < 0)
+        if (vl_view_get_u64(obj, VL_IDL_FIELD_GENERATION, &ret->generation) < 0)
                 return params_invalid(err, is_token ? "token.generation" : "claim.generation");
-        if (is_token && (vl_view_get_u64(obj, "run", &ret->run) < 0 || ret->run == 0))
+        if (is_token && (vl_view_get_u64(obj, VL_IDL_FIELD_RUN, &ret->run) < 0 || ret->run == 0))
                 return params_invalid(err, "token.run");
         return 0;
 }
@@ -457,8 +492,8 @@ int params_handle(const struct vl_view *params, uint32_t owner, bool allow_token
                   struct td_handle *ret, struct param_error *err)
 {
         struct vl_view claim, token;
-        int rc = vl_view_get_object(params, "claim", &claim);
-        int rt = allow_token ? vl_view_get_object(params, "token", &token) : -ENOENT;
+        int rc = vl_view_get_object(params, VL_IDL_FIELD_CLAIM, &claim);
+        int rt = allow_token ? vl_view_get_object(params, VL_IDL_FIELD_TOKEN, &token) : -ENOENT;
 
         if (rc < 0 && rc != -ENOENT)
                 return params_invalid(err, "claim");
@@ -475,25 +510,25 @@ int params_token(const struct vl_view *params, uint32_t owner, struct td_handle 
                  struct param_error *err)
 {
         struct vl_view token;
-        if (vl_view_get_object(params, "token", &token) < 0)
+        if (vl_view_get_object(params, VL_IDL_FIELD_TOKEN, &token) < 0)
                 return params_invalid(err, "token");
         return parse_handle_object(&token, owner, true, ret, err);
 }
 
-int params_when(const struct vl_view *params, const char *absolute_field, uint64_t now,
-                uint64_t *ret, struct param_error *err)
+int params_when(const struct vl_view *params, enum vl_idl_field_id absolute,
+                const char *absolute_field, uint64_t now, uint64_t *ret, struct param_error *err)
 {
         uint64_t v;
-        int ra = vl_view_get_u64(params, absolute_field, &v);
+        int ra = vl_view_get_u64(params, absolute, &v);
         if (ra < 0 && ra != -ENOENT)
                 return params_invalid(err, absolute_field);
         if (ra == 0) {
-                if (vl_view_get_u64(params, "delay_usec", &(uint64_t){0}) != -ENOENT)
+                if (vl_view_get_u64(params, VL_IDL_FIELD_DELAY_USEC, &(uint64_t){0}) != -ENOENT)
                         return params_invalid(err, "delay_usec");
                 *ret = v;
                 return 1;
         }
-        int rd = vl_view_get_u64(params, "delay_usec", &v);
+        int rd = vl_view_get_u64(params, VL_IDL_FIELD_DELAY_USEC, &v);
         if (rd == -ENOENT)
                 return 0;
         if (rd < 0)

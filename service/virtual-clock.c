@@ -111,14 +111,14 @@ static int distance(const struct service *s, enum vl_idl_method_id method,
 {
         uint64_t usec;
 
-        if (vl_view_get_u64(params, "usec", &usec) < 0)
+        if (vl_view_get_u64(params, VL_IDL_FIELD_USEC, &usec) < 0)
                 return params_invalid(err, "usec");
         if (method != VL_IDL_IO_TIMERD_TEST_ADVANCE_TO) {
                 *ret = usec;
                 return 0;
         }
         const char *name;
-        enum timerd_clock clock = vl_view_get_string(params, "clock", &name) < 0
+        enum timerd_clock clock = vl_view_get_string(params, VL_IDL_FIELD_CLOCK, &name) < 0
                                       ? TIMERD_CLOCK_INVALID
                                       : vl_clock_from_string(name);
         if (clock == TIMERD_CLOCK_INVALID)

@@ -286,7 +286,7 @@ static int wait_names(const struct vl_view *params, const char *names[static WAI
                       size_t *ret_n, struct param_error *err)
 {
         struct vl_view array, v;
-        int r = vl_view_get_array(params, "names", &array);
+        int r = vl_view_get_array(params, VL_IDL_FIELD_NAMES, &array);
 
         *ret_n = 0;
         if (r == -EINVAL)
@@ -331,7 +331,7 @@ struct reply api_wait(struct service *s, struct peer *p, const struct vl_view *p
         if (params_owner(params, p->uid, p->privileged, &a.caller.uid, &err) < 0 ||
             wait_names(params, names, &a.n_names, &err) < 0)
                 goto fail;
-        r = vl_view_get_u64(params, "timeout_usec", &timeout);
+        r = vl_view_get_u64(params, VL_IDL_FIELD_TIMEOUT_USEC, &timeout);
         if (r < 0 && r != -ENOENT) {
                 params_invalid(&err, "timeout_usec");
                 goto fail;
@@ -485,23 +485,19 @@ void api_offer_firing(struct service *s, const struct td_now *now, const struct 
         }
 }
 
-static int continuation_param(const struct vl_view *params, const char *field,
-                              struct parked_continuation *ret, struct param_error *err)
+static int continuation_param(const struct vl_view *params, struct parked_continuation *ret,
+                              struct param_error *err)
 {
         struct vl_view c;
-        char path[64];
 
-        if (vl_view_get_object(params, field, &c) < 0)
-                return params_invalid(err, field);
-        snprintf(path, sizeof(path), "%s.epoch", field);
-        if (vl_view_get_u64(&c, "epoch", &ret->epoch) < 0)
-                return params_invalid(err, path);
-        snprintf(path, sizeof(path), "%s.nonce", field);
-        if (vl_view_get_u64(&c, "nonce", &ret->nonce) < 0)
-                return params_invalid(err, path);
-        snprintf(path, sizeof(path), "%s.cycle", field);
-        if (vl_view_get_u64(&c, "cycle", &ret->cycle) < 0)
-                return params_invalid(err, path);
+        if (vl_view_get_object(params, VL_IDL_FIELD_CONTINUATION, &c) < 0)
+                return params_invalid(err, "continuation");
+        if (vl_view_get_u64(&c, VL_IDL_FIELD_EPOCH, &ret->epoch) < 0)
+                return params_invalid(err, "continuation.epoch");
+        if (vl_view_get_u64(&c, VL_IDL_FIELD_NONCE, &ret->nonce) < 0)
+                return params_invalid(err, "continuation.nonce");
+        if (vl_view_get_u64(&c, VL_IDL_FIELD_CYCLE, &ret->cycle) < 0)
+                return params_invalid(err, "continuation.cycle");
         return 0;
 }
 
@@ -520,7 +516,7 @@ struct reply api_sleep(struct service *s, struct peer *p, const struct vl_view *
 
         if (params_owner(params, p->uid, p->privileged, &a.caller.uid, &err) < 0)
                 goto fail;
-        r = params_string(params, "clock", "clock", &clock, &err);
+        r = params_string(params, VL_IDL_FIELD_CLOCK, "clock", &clock, &err);
         if (r < 0 || (r > 0 && (int)(a.clock = vl_clock_from_string(clock)) < 0)) {
                 params_invalid(&err, "clock");
                 goto fail;
@@ -528,9 +524,9 @@ struct reply api_sleep(struct service *s, struct peer *p, const struct vl_view *
         if (service_now(s, &now) < 0)
                 return reply_error(TIMERD_E_SHUTTING_DOWN, NULL);
         uint64_t relative;
-        r = vl_view_get_u64(params, "for_usec", &relative);
+        r = vl_view_get_u64(params, VL_IDL_FIELD_FOR_USEC, &relative);
         if (r == 0) {
-                if (vl_view_get_u64(params, "until_usec", &(uint64_t){0}) != -ENOENT) {
+                if (vl_view_get_u64(params, VL_IDL_FIELD_UNTIL_USEC, &(uint64_t){0}) != -ENOENT) {
                         params_invalid(&err, "until_usec");
                         goto fail;
                 }
@@ -544,7 +540,8 @@ struct reply api_sleep(struct service *s, struct peer *p, const struct vl_view *
                 params_invalid(&err, "for_usec");
                 goto fail;
         } else {
-                r = params_when(params, "until_usec", now.usec[a.clock], &a.deadline_usec, &err);
+                r = params_when(params, VL_IDL_FIELD_UNTIL_USEC, "until_usec", now.usec[a.clock],
+                                &a.deadline_usec, &err);
                 if (r < 0)
                         goto fail;
                 a.has_deadline = r > 0;
@@ -570,13 +567,13 @@ struct reply api_finish(struct service *s, struct peer *p, const struct vl_view 
         const char *v;
 
         if (params_owner(params, p->uid, p->privileged, &owner, &err) < 0 ||
-            continuation_param(params, "continuation", &c, &err) < 0)
+            continuation_param(params, &c, &err) < 0)
                 goto fail;
-        if (vl_view_get_u64(params, "lease", &lease) < 0) {
+        if (vl_view_get_u64(params, VL_IDL_FIELD_LEASE, &lease) < 0) {
                 params_invalid(&err, "lease");
                 goto fail;
         }
-        if (params_string(params, "action", "action", &v, &err) <= 0) {
+        if (params_string(params, VL_IDL_FIELD_ACTION, "action", &v, &err) <= 0) {
                 params_invalid(&err, "action");
                 goto fail;
         }
@@ -622,13 +619,13 @@ struct reply api_resume(struct service *s, struct peer *p, const struct vl_view 
 
         if (params_owner(params, p->uid, p->privileged, &caller.uid, &err) < 0)
                 goto fail;
-        if (vl_view_get_object(params, "ticket", &tk) < 0) {
+        if (vl_view_get_object(params, VL_IDL_FIELD_TICKET, &tk) < 0) {
                 params_invalid(&err, "ticket");
                 goto fail;
         }
-        if (continuation_param(&tk, "continuation", &ticket.continuation, &err) < 0)
+        if (continuation_param(&tk, &ticket.continuation, &err) < 0)
                 goto fail;
-        if (vl_view_get_u64(&tk, "nonce", &ticket.nonce) < 0) {
+        if (vl_view_get_u64(&tk, VL_IDL_FIELD_NONCE, &ticket.nonce) < 0) {
                 params_invalid(&err, "ticket.nonce");
                 goto fail;
         }

@@ -4,7 +4,9 @@
 (for GetInterfaceDescription), and the parameters of each method as tables of fields, nested
 structs included, so that the service checks every call against the IDL itself; and a header
 naming every interface and method (enum vl_idl_interface_id, enum vl_idl_method_id), so that the
-service dispatches a call on the method the IDL declares without comparing names again.
+service dispatches a call on the method the IDL declares without comparing names again, and every
+field name of the parameters (enum vl_idl_field_id, with VL_IDL_OBJECTS_MAX), so that the
+handlers read each field from the map the check made without looking for its name again.
 
 Usage: embed-idl.py OUTPUT.c OUTPUT.h FILE.varlink...
 
@@ -114,9 +116,10 @@ class Parser:
 class FieldTables:
     """C tables of struct fields for one interface; a named type gets one table."""
 
-    def __init__(self, prefix, types):
-        self.prefix, self.types = prefix, types
+    def __init__(self, prefix, types, field_names):
+        self.prefix, self.types, self.field_names = prefix, types, field_names
         self.tables, self.lines = {}, []
+        self.objects = {}  # of each table: the objects a value of it holds, itself included
 
     def resolve(self, type_):
         """The type with names replaced by what they name, and the last name seen."""
@@ -129,21 +132,32 @@ class FieldTables:
         return type_, name
 
     def field(self, name, type_):
+        """The field's C initializer, and its struct's table (None when it is no struct)."""
         type_, type_name = self.resolve(type_)
         array = type_[0] == "array"
         if array:
             type_, type_name = self.resolve(type_[1])
+        if array and type_[0] == "struct":
+            # Each struct value of a call gets a field map of its own (params_check), so that a
+            # call holds a bounded number: VL_IDL_OBJECTS_MAX.
+            sys.exit(f"{self.prefix}: {name}: an array of structs in parameters")
         kind = {"int": "VL_IDL_INT", "struct": "VL_IDL_STRUCT"}.get(type_[0], "VL_IDL_OTHER")
-        table = "&" + self.table(type_[1], type_name) if type_[0] == "struct" else "NULL"
-        return f'{{"{name}", {len(name)}, {kind}, {"true" if array else "false"}, {table}}}'
+        table = self.table(type_[1], type_name) if type_[0] == "struct" else None
+        self.field_names.add(name)
+        return (f'{{"{name}", {len(name)}, {field_id(name)}, {kind}, '
+                f'{"true" if array else "false"}, {"&" + table if table else "NULL"}}}', table)
 
     def table(self, fields, type_name=None):
         key = type_name or id(fields)
         if key in self.tables:
+            if self.tables[key] not in self.objects:
+                sys.exit(f"{self.prefix}: {type_name} holds itself: no bound on a call's objects")
             return self.tables[key]
         c_name = f"{self.prefix}_{type_name or len(self.tables)}"
         self.tables[key] = c_name
-        entries = [self.field(name, type_) for name, type_ in fields]
+        described = [self.field(name, type_) for name, type_ in fields]
+        entries = [entry for entry, _ in described]
+        self.objects[c_name] = 1 + sum(self.objects[table] for _, table in described if table)
         if len(entries) > FIELDS_MAX:
             sys.exit(f"{c_name}: more than {FIELDS_MAX} fields (VL_IDL_FIELDS_MAX)")
         if entries:
@@ -155,21 +169,32 @@ class FieldTables:
         return c_name
 
 
-# VL_IDL_FIELDS_MAX of varlink/idl.h: a call's check marks each field seen in one 64-bit word.
+# VL_IDL_FIELDS_MAX of varlink/idl.h: a call's check marks each field seen in one 64-bit word;
+# VL_VIEW_FIELDS_MAX of varlink/view.h: a field map has a place for each field name.
 FIELDS_MAX = 64
 
 
+def field_id(name):
+    """The enum vl_idl_field_id of a field name: one for every field of that name."""
+    return "VL_IDL_FIELD_" + name.upper()
+
+
 def method_tables(interfaces):
-    """C lines defining the tables, and (method, table, interface) for each method of every
-    interface."""
-    lines, methods = [], []
+    """C lines defining the tables, (method, table, interface) for each method of every
+    interface, the names of the parameters' fields at any depth, and the most objects (structs,
+    the parameters included) one call's parameters hold."""
+    lines, methods, field_names, objects = [], [], set(), 1
     for name, text in interfaces:
         types, members = Parser(name, text).members()
-        tables = FieldTables(name.replace(".", "_"), types)
+        tables = FieldTables(name.replace(".", "_"), types, field_names)
         for method, fields in members.items():
-            methods.append((f"{name}.{method}", tables.table(fields, "method_" + method), name))
+            table = tables.table(fields, "method_" + method)
+            methods.append((f"{name}.{method}", table, name))
+            objects = max(objects, tables.objects[table])
         lines += tables.lines
-    return lines, methods
+    if len(field_names) > FIELDS_MAX:
+        sys.exit(f"more than {FIELDS_MAX} field names (VL_VIEW_FIELDS_MAX)")
+    return lines, methods, sorted(field_names), objects
 
 
 def c_identifier(qualified):
@@ -206,7 +231,7 @@ def method_lookup(methods, method_ids):
     return lines
 
 
-def header(sources, interface_ids, method_ids):
+def header(sources, interface_ids, method_ids, field_names, objects):
     lines = [
         "/* Generated by varlink/embed-idl.py from " + sources + ". Do not edit. */",
         "#pragma once",
@@ -219,7 +244,14 @@ def header(sources, interface_ids, method_ids):
               "/* Each method of the IDL: VL_IDL_<INTERFACE>_<METHOD>, words split at capitals. */",
               "enum vl_idl_method_id {"]
     lines += [f"        {m}," for m in method_ids]
-    lines += ["        _VL_IDL_METHOD_MAX,", "};", ""]
+    lines += ["        _VL_IDL_METHOD_MAX,", "};", "",
+              "/* Each name a field of a method's parameters has, at any depth: the handlers read",
+              " * a call's fields by these, from the map params_check() makes (varlink/view.h). */",
+              "enum vl_idl_field_id {"]
+    lines += [f"        {field_id(name)}," for name in field_names]
+    lines += ["        _VL_IDL_FIELD_MAX,", "};", "",
+              "/* The most objects one call's parameters hold: the parameters and their structs. */",
+              f"#define VL_IDL_OBJECTS_MAX {objects}", ""]
     return lines
 
 
@@ -255,7 +287,7 @@ def main():
     if len(set(names)) != len(names):
         sys.exit("an interface is given twice")
 
-    table_lines, methods = method_tables(interfaces)
+    table_lines, methods, field_names, objects = method_tables(interfaces)
     interface_ids = unique_identifiers("VL_IDL_", names)
     method_ids = unique_identifiers("VL_IDL_", [method for method, _, _ in methods])
     if set(interface_ids) & set(method_ids):
@@ -296,7 +328,8 @@ def main():
         "",
     ]
     output.write_text("\n".join(lines), encoding="utf-8")
-    output_h.write_text("\n".join(header(sources, interface_ids, method_ids)), encoding="utf-8")
+    output_h.write_text("\n".join(header(sources, interface_ids, method_ids, field_names,
+                                        objects)), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -59,7 +59,10 @@ static bool reader_holds_message(struct vl_reader *r)
 /*
  * Makes free space after the held bytes: moves them to the front, then grows the buffer when it
  * is full or the last read filled it. The buffer never holds more than one message can take, so
- * a peer cannot make it grow without bound.
+ * a peer cannot make it grow without bound. The held bytes stay where they are while a read that
+ * did not fill its room left BUFFER_SIZE_MIN or more behind them: a service reading a few calls
+ * at a time behind a burst it has yet to take moved the whole burst at every read (~19 KiB, 3 k
+ * instructions per pipelined call).
  */
 static int reader_make_room(struct vl_reader *r)
 {
@@ -67,7 +70,7 @@ static int reader_make_room(struct vl_reader *r)
         size_t cap;
         char *buf;
 
-        if (r->start > 0) {
+        if (r->start > 0 && (r->filled || r->cap - r->len < BUFFER_SIZE_MIN)) {
                 memmove(r->buf, r->buf + r->start, r->len - r->start);
                 r->len -= r->start;
                 r->start = 0;

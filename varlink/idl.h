@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "varlink/idl-ids.h" /* generated: enum vl_idl_interface_id, enum vl_idl_method_id */
+#include "varlink/idl-ids.h" /* generated: the ids of interfaces, methods and field names */
 
 /* The description of a qualified interface name ("io.timerd.Timer"); NULL when it is not ours. */
 const char *vl_idl_lookup(const char *interface);
@@ -32,7 +32,8 @@ struct vl_idl_struct;
 /* One field of a struct or of a method's parameters; of an array ([]T), kind is the elements'. */
 struct vl_idl_field {
         const char *name;
-        size_t len; /* of name */
+        size_t len;              /* of name */
+        enum vl_idl_field_id id; /* its name's: where a call's field map keeps its value */
         enum vl_idl_kind kind;
         bool array;
         const struct vl_idl_struct *fields; /* of a struct; NULL otherwise */

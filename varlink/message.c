@@ -155,13 +155,13 @@ int vl_call_parse_with(struct vl_parser *p, const char *msg, size_t len, int max
         if (p->tokens.v[0].type != VL_TOKEN_OBJECT)
                 return -EPROTO;
         vl_view_prepare(text, p->tokens.v, p->tokens.n);
-        root = (struct vl_view){text, p->tokens.v, 0};
-        r = vl_view_get(&root, "method", &method);
+        root = (struct vl_view){text, p->tokens.v, 0, NULL};
+        r = vl_view_member(&root, "method", &method);
         /* Replies may echo the method: it is one of the grammar's names or no call. */
         if (r < 0 || vl_view_string(&method, &c.method) < 0 || !vl_method_name_valid(c.method))
                 return -EPROTO;
         c.method_len = method.tokens[method.index].len;
-        r = vl_view_get(&root, "parameters", &c.parameters);
+        r = vl_view_member(&root, "parameters", &c.parameters);
         if (r == -ENOENT)
                 c.parameters = (struct vl_view){0};
         else if (vl_view_type(&c.parameters) != VL_TOKEN_OBJECT)

@@ -500,21 +500,33 @@ static int get_field(const char *text, const struct vl_token *tokens, size_t obj
         return tokens[i].type == type ? i : -EINVAL;
 }
 
-int vl_token_get_u64(const char *text, const struct vl_token *tokens, size_t object,
-                     const char *field, uint64_t *ret)
+int vl_token_u64(const char *text, const struct vl_token *t, uint64_t *ret)
 {
-        int i = get_field(text, tokens, object, field, VL_TOKEN_NUMBER);
         uint64_t magnitude;
         bool negative;
 
-        if (i < 0)
-                return i;
         /* The tree saturates beyond 64 bits to UINT64_MAX, which vl_get_u64() refuses with it. */
-        if (vl_token_integer(text, &tokens[i], &negative, &magnitude) < 0 ||
+        if (t->type != VL_TOKEN_NUMBER || vl_token_integer(text, t, &negative, &magnitude) < 0 ||
             (negative && magnitude > 0) || magnitude == UINT64_MAX)
                 return -EINVAL;
         *ret = magnitude;
         return 0;
+}
+
+int vl_token_bool(const struct vl_token *t, bool *ret)
+{
+        if (t->type != VL_TOKEN_TRUE && t->type != VL_TOKEN_FALSE)
+                return -EINVAL;
+        *ret = t->type == VL_TOKEN_TRUE;
+        return 0;
+}
+
+int vl_token_get_u64(const char *text, const struct vl_token *tokens, size_t object,
+                     const char *field, uint64_t *ret)
+{
+        int i = get_field(text, tokens, object, field, VL_TOKEN_NUMBER);
+
+        return i < 0 ? i : vl_token_u64(text, &tokens[i], ret);
 }
 
 int vl_token_get_bool(const char *text, const struct vl_token *tokens, size_t object,
@@ -524,10 +536,7 @@ int vl_token_get_bool(const char *text, const struct vl_token *tokens, size_t ob
 
         if (i < 0 || tokens[i].type == VL_TOKEN_NULL)
                 return -ENOENT;
-        if (tokens[i].type != VL_TOKEN_TRUE && tokens[i].type != VL_TOKEN_FALSE)
-                return -EINVAL;
-        *ret = tokens[i].type == VL_TOKEN_TRUE;
-        return 0;
+        return vl_token_bool(&tokens[i], ret);
 }
 
 int vl_token_string(const char *text, const struct vl_token *t, char *buf, size_t size)

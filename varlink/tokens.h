@@ -112,6 +112,10 @@ int vl_token_get_object(const char *text, const struct vl_token *tokens, size_t 
                         const char *field, size_t *ret);
 int vl_token_get_array(const char *text, const struct vl_token *tokens, size_t object,
                        const char *field, size_t *ret);
+/* Value token t as vl_token_get_u64() and vl_token_get_bool() read a field: 0, or -EINVAL for
+ * another type or out of range. */
+int vl_token_u64(const char *text, const struct vl_token *t, uint64_t *ret);
+int vl_token_bool(const struct vl_token *t, bool *ret);
 /* String token t as vl_token_get_string() reads a field: 0, or -EINVAL for another type, a NUL in
  * it, or more than size - 1 bytes. */
 int vl_token_string(const char *text, const struct vl_token *t, char *buf, size_t size);

@@ -111,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (vl_tokenize(copy, size, DEPTH, view_tokens, vl_tokens_bound(size), &m) != 0)
                         fail("a copy tokenized otherwise");
                 vl_view_prepare(copy, view_tokens, m);
-                d = view_disagreement(&(struct vl_view){copy, view_tokens, 0}, tree, NULL, 0);
+                d = view_disagreement(&(struct vl_view){copy, view_tokens, 0, NULL}, tree, NULL, 0);
                 if (d)
                         fail(d);
         }

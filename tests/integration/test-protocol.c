@@ -501,6 +501,97 @@ static void test_parameters_read_as_a_tree_reads_them(void **state)
         close(fd);
 }
 
+/* The declaration Get reports for timer `name`, field `field` of it as a string ("" when absent).
+ */
+static char *declared(int fd, const char *name, const char *field)
+{
+        char msg[128];
+        json_object *p, *timer, *declaration, *v;
+        char *text;
+
+        snprintf(msg, sizeof(msg),
+                 "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"%s\"}}", name);
+        send_msg(fd, msg);
+        p = expect_reply(fd);
+        assert_true(json_object_object_get_ex(p, "timer", &timer));
+        assert_true(json_object_object_get_ex(timer, "declaration", &declaration));
+        text = strdup(json_object_object_get_ex(declaration, field, &v) ? json_object_get_string(v)
+                                                                        : "");
+        assert_non_null(text);
+        json_object_put(p);
+        return text;
+}
+
+static void expect_declared(int fd, const char *name, const char *field, const char *value)
+{
+        char *text = declared(fd, name, field);
+
+        assert_string_equal(text, value);
+        free(text);
+}
+
+/*
+ * The handlers read each field from the map the IDL check made of the call: of a key given twice
+ * the last counts whatever type the first had, at the top and inside a struct; a struct given
+ * twice is read from the last alone, nothing of the first one's fields leaking into it; an
+ * optional field absent or null in a nested struct is its default; a required one absent in a
+ * nested struct is named.
+ */
+static void test_fields_are_read_from_the_check(void **state)
+{
+        int fd = harness_raw_connect(*state);
+
+        /* The first name and policy are of the wrong type, the first cadence is a string, the last
+         * clock is null: the first declaration's boottime clock does not count either. */
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":5,"
+                     "\"name\":\"fx-a\",\"declaration\":{\"policy\":\"once\",\"clock\":"
+                     "\"boottime\"},\"declaration\":{\"policy\":7,\"policy\":\"interval\","
+                     "\"cadence_usec\":\"x\",\"cadence_usec\":3600000000,\"clock\":\"realtime\","
+                     "\"clock\":null},\"replace\":\"no\",\"replace\":false}}");
+        json_object_put(expect_reply(fd));
+        expect_declared(fd, "fx-a", "policy", "interval");
+        expect_declared(fd, "fx-a", "clock", "monotonic");
+        expect_declared(fd, "fx-a", "cadence_usec", "3600000000");
+        /* The first declaration's calendar would make the second's once policy InvalidSchedule. */
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"fx-b\","
+                     "\"declaration\":{\"policy\":\"calendar\",\"calendar\":[\"daily\"],"
+                     "\"timezone\":\"UTC\"},\"declaration\":{\"policy\":\"once\"}}}");
+        json_object_put(expect_reply(fd));
+        expect_declared(fd, "fx-b", "policy", "once");
+        expect_declared(fd, "fx-b", "calendar", "");
+        /* The last of two keys of different types is the one read, and refused. */
+        static const struct {
+                const char *method, *parameters, *refused;
+        } last[] = {
+            {"Register", "{\"name\":\"fx-c\",\"declaration\":{\"policy\":\"once\",\"policy\":7}}",
+             "declaration.policy"},
+            {"Register",
+             "{\"name\":\"fx-c\",\"declaration\":{\"policy\":\"once\"},\"replace\":true,"
+             "\"replace\":\"yes\"}",
+             "replace"},
+            {"Register",
+             "{\"name\":\"fx-c\",\"declaration\":{\"policy\":\"once\",\"catch_up\":true,"
+             "\"catch_up\":1}}",
+             "declaration.catch_up"},
+            {"Cancel", "{\"claim\":{\"name\":\"fx-a\",\"generation\":1,\"generation\":\"1\"}}",
+             "claim.generation"},
+            {"List", "{\"after\":{\"owner\":0,\"name\":\"a\"},\"after\":{\"owner\":0}}",
+             "after.name"},
+            {"List", "{\"after\":{\"owner\":0,\"name\":\"a\",\"name\":null}}", "after.name"},
+        };
+        for (size_t i = 0; i < sizeof(last) / sizeof(last[0]); i++) {
+                char msg[256];
+
+                snprintf(msg, sizeof(msg), "{\"method\":\"io.timerd.Timer.%s\",\"parameters\":%s}",
+                         last[i].method, last[i].parameters);
+                send_msg(fd, msg);
+                expect_invalid_parameter(fd, last[i].refused);
+        }
+        send_msg(fd, "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"fx-c\"}}");
+        expect_error(fd, "io.timerd.Timer.NotFound");
+        close(fd);
+}
+
 /* An unknown field is refused whatever it holds: 30,000 elements are not skipped over. */
 static void test_large_unknown_array_is_refused(void **state)
 {
@@ -641,6 +732,7 @@ int main(void)
             cmocka_unit_test(test_unknown_fields_are_refused_by_name),
             cmocka_unit_test(test_every_idl_method_is_dispatched_as_itself),
             cmocka_unit_test(test_parameters_read_as_a_tree_reads_them),
+            cmocka_unit_test(test_fields_are_read_from_the_check),
             cmocka_unit_test_setup_teardown(test_large_unknown_array_is_refused, harness_setup,
                                             harness_teardown),
             cmocka_unit_test(test_oversize_message_is_refused_and_disconnected),

@@ -363,6 +363,46 @@ static void reader_fill_growth_bounded(void **state)
         assert_int_equal(close(fds[1]), 0);
 }
 
+/* Held messages are not moved at a read that finds room enough behind them: a service reading a
+ * few calls at a time behind a burst it has yet to take moved the burst at every read. */
+static void reader_fill_leaves_held_messages_in_place(void **state)
+{
+        enum { N = 10, SIZE = 1000 };
+        char text[N * SIZE];
+        struct vl_reader r;
+        const char *third, *msg;
+        size_t len;
+        int fds[2];
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(text); i++)
+                text[i] = i % SIZE == SIZE - 1 ? 0 : (char)('a' + i / SIZE);
+        make_socketpair(fds);
+        vl_reader_init(&r, 1 << 16);
+        write_all(fds[1], text, sizeof(text));
+        /* 4 KiB, filled; 8 KiB, filled; 16 KiB, the rest: 6 KiB free behind the messages. */
+        assert_int_equal(vl_reader_fill(&r, fds[0]), 4096);
+        assert_int_equal(vl_reader_fill(&r, fds[0]), 4096);
+        assert_int_equal(vl_reader_fill(&r, fds[0]), (long)sizeof(text) - 8192);
+        assert_int_equal(vl_reader_next(&r, &msg, &len), 1);
+        assert_int_equal(vl_reader_next(&r, &msg, &len), 1);
+        assert_int_equal(vl_reader_next(&r, &third, &len), 1);
+        assert_int_equal(third[0], 'c');
+        write_all(fds[1], "ab", 3);
+        assert_int_equal(vl_reader_fill(&r, fds[0]), 3);
+        for (size_t i = 3; i < N; i++) {
+                assert_int_equal(vl_reader_next(&r, &msg, &len), 1);
+                assert_ptr_equal(msg, third + (i - 2) * SIZE);
+                assert_int_equal(len, SIZE - 1);
+                assert_int_equal(msg[0], 'a' + (char)i);
+        }
+        assert_next(&r, "ab");
+        assert_no_next(&r);
+        vl_reader_done(&r);
+        assert_int_equal(close(fds[0]), 0);
+        assert_int_equal(close(fds[1]), 0);
+}
+
 static void reader_fill_errors(void **state)
 {
         struct vl_reader r;
@@ -775,6 +815,7 @@ int main(void)
             cmocka_unit_test(reader_fill_full_of_whole_messages),
             cmocka_unit_test(reader_fill_grows_for_bulk),
             cmocka_unit_test(reader_fill_growth_bounded),
+            cmocka_unit_test(reader_fill_leaves_held_messages_in_place),
             cmocka_unit_test(reader_fill_errors),
             cmocka_unit_test(reader_reusable_after_done),
             cmocka_unit_test(writer_queue_and_flush),

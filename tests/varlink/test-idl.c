@@ -170,12 +170,58 @@ static void near_names_are_not_found(void **state)
         assert_null(vl_idl_method_find("", 0));
 }
 
+/* The objects a value of type holds (itself included), checking each field's id on the way: one
+ * id per name (names[id]), none past the enum. */
+static size_t field_objects(const struct vl_idl_struct *type, const char *names[])
+{
+        size_t objects = 1;
+
+        for (size_t f = 0; f < type->n_fields; f++) {
+                const struct vl_idl_field *field = &type->fields[f];
+
+                assert_true((unsigned)field->id < _VL_IDL_FIELD_MAX);
+                assert_int_equal(strlen(field->name), field->len);
+                if (!names[field->id])
+                        names[field->id] = field->name;
+                assert_string_equal(names[field->id], field->name);
+                if (field->kind != VL_IDL_STRUCT)
+                        continue;
+                /* Each struct of a call gets a map of its own: none in an array. */
+                assert_false(field->array);
+                objects += field_objects(field->fields, names);
+        }
+        return objects;
+}
+
+/* The field ids the handlers read a call's maps by: each names one field name, every id is some
+ * field's, and VL_IDL_OBJECTS_MAX is the most maps a call needs. */
+static void field_ids_name_the_fields(void **state)
+{
+        const char *names[_VL_IDL_FIELD_MAX] = {0};
+        size_t most = 0;
+
+        (void)state;
+        for (size_t m = 0; m < _VL_IDL_METHOD_MAX; m++) {
+                size_t objects = field_objects(vl_idl_methods[m].parameters, names);
+
+                most = objects > most ? objects : most;
+        }
+        assert_int_equal(most, VL_IDL_OBJECTS_MAX);
+        for (size_t id = 0; id < _VL_IDL_FIELD_MAX; id++) {
+                assert_non_null(names[id]);
+                for (size_t other = 0; other < id; other++)
+                        assert_string_not_equal(names[id], names[other]);
+        }
+        assert_string_equal(names[VL_IDL_FIELD_DECLARATION], "declaration");
+        assert_string_equal(names[VL_IDL_FIELD_CADENCE_USEC], "cadence_usec");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(served_verbatim),          cmocka_unit_test(interface_list),
             cmocka_unit_test(unknown_interface),        cmocka_unit_test(every_method_is_found),
-            cmocka_unit_test(near_names_are_not_found),
+            cmocka_unit_test(near_names_are_not_found), cmocka_unit_test(field_ids_name_the_fields),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

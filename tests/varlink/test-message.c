@@ -66,6 +66,7 @@ static json_object *parse_object(const char *text)
 
 static void call_full(void **state)
 {
+        struct vl_view m;
         struct vl_parser p;
         struct vl_call c;
         bool all = false;
@@ -83,7 +84,8 @@ static void call_full(void **state)
         assert_true(c.more);
         assert_false(c.oneway);
         assert_true(c.upgrade);
-        assert_int_equal(vl_view_get_bool(&c.parameters, "all", &all), 0);
+        assert_int_equal(vl_view_member(&c.parameters, "all", &m), 0);
+        assert_int_equal(vl_view_bool(&m, &all), 0);
         assert_true(all);
         vl_parser_done(&p);
 }
@@ -163,6 +165,7 @@ static void call_depth(void **state)
  * a number cut short) leaves nothing behind for the next, and a new depth bound takes effect. */
 static void parser_reused(void **state)
 {
+        struct vl_view m;
         static const char good[] = "{\"method\":\"a.b.C\",\"parameters\":{\"n\":7}}";
         static const char *const bad[] = {"{\"method\":\"a.b.C\"", "{\"method\":\"a.b.C\"} x",
                                           "[[[[1]]]]", "12", "{\"method\":\"a.b\\u0000C\"}"};
@@ -178,7 +181,8 @@ static void parser_reused(void **state)
                 assert_true(r == -EBADMSG || r == -EPROTO);
                 assert_int_equal(vl_call_parse_with(&p, STR_AND_LEN(good), 4, &c), 0);
                 assert_string_equal(c.method, "a.b.C");
-                assert_int_equal(vl_view_get_u64(&c.parameters, "n", &n), 0);
+                assert_int_equal(vl_view_member(&c.parameters, "n", &m), 0);
+                assert_int_equal(vl_view_u64(&m, &n), 0);
                 assert_int_equal(n, 7);
         }
         assert_int_equal(vl_call_parse_with(&p, STR_AND_LEN(good), 2, &c), -EBADMSG);
@@ -316,6 +320,7 @@ static const char *queued(const struct vl_writer *w)
 
 static void encode_call(void **state)
 {
+        struct vl_view m;
         static const char get[] = "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{}}";
         struct vl_parser p;
         struct vl_writer w;
@@ -352,7 +357,8 @@ static void encode_call(void **state)
         assert_true(c.more);
         assert_true(c.oneway);
         assert_false(c.upgrade);
-        assert_int_equal(vl_view_get_string(&c.parameters, "name", &name), 0);
+        assert_int_equal(vl_view_member(&c.parameters, "name", &m), 0);
+        assert_int_equal(vl_view_string(&m, &name), 0);
         assert_string_equal(name, "a/b");
         vl_parser_done(&p);
         vl_writer_done(&w);
@@ -947,6 +953,7 @@ static void method_names(void **state)
  * which json-c turns into U+FFFD. */
 static void not_utf8_refused(void **state)
 {
+        struct vl_view m;
         static const char *const bad[] = {
             "{\"method\":\"a.b.C\",\"parameters\":{\"name\":\"a\xc0\xaf\x62\"}}",
             "{\"method\":\"a.b.C\",\"parameters\":{\"name\":\"a\xed\xa0\x80\"}}",
@@ -977,9 +984,11 @@ static void not_utf8_refused(void **state)
                                     &c),
                          0);
         const char *v;
-        assert_int_equal(vl_view_get_string(&c.parameters, "p", &v), 0);
+        assert_int_equal(vl_view_member(&c.parameters, "p", &m), 0);
+        assert_int_equal(vl_view_string(&m, &v), 0);
         assert_string_equal(v, "\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xc3\xa4");
-        assert_int_equal(vl_view_get_string(&c.parameters, "z", &v), -EINVAL);
+        assert_int_equal(vl_view_member(&c.parameters, "z", &m), 0);
+        assert_int_equal(vl_view_string(&m, &v), -EINVAL);
         vl_parser_done(&p);
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "tests/varlink/view-agreement.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "varlink/message.h"
@@ -51,6 +52,17 @@ static const char *object_disagreement(const struct vl_view *v, json_object *t,
         return NULL;
 }
 
+/* A field as the service reads one, found by name: 0 and *ret, or -ENOENT when absent or null,
+ * -EINVAL when of another type than `type` (when that is not -1). */
+static int member(const struct vl_view *v, const char *f, int type, struct vl_view *ret)
+{
+        int r = vl_view_member(v, f, ret);
+
+        if (r == 0 && type >= 0 && vl_view_type(ret) != (enum vl_token_type)type)
+                return -EINVAL;
+        return r;
+}
+
 static const char *field_disagreement(const struct vl_view *v, json_object *t, const char *f,
                                       int depth)
 {
@@ -61,21 +73,27 @@ static const char *field_disagreement(const struct vl_view *v, json_object *t, c
         json_object *to;
         int r;
 
-        r = vl_view_get_string(v, f, &vs);
+        r = member(v, f, -1, &vo);
+        if (r == 0)
+                r = vl_view_string(&vo, &vs);
         if (r != vl_get_string(t, f, &ts) || (r == 0 && strcmp(vs, ts) != 0))
                 return "string";
-        r = vl_view_get_u64(v, f, &vu);
+        r = member(v, f, -1, &vo);
+        if (r == 0)
+                r = vl_view_u64(&vo, &vu);
         if (r != vl_get_u64(t, f, &tu) || vu != tu)
                 return "u64";
-        r = vl_view_get_bool(v, f, &vb);
+        r = member(v, f, -1, &vo);
+        if (r == 0)
+                r = vl_view_bool(&vo, &vb);
         if (r != vl_get_bool(t, f, &tb) || vb != tb)
                 return "bool";
-        r = vl_view_get_array(v, f, &vo);
+        r = member(v, f, VL_TOKEN_ARRAY, &vo);
         if (r != vl_get_array(t, f, &to))
                 return "array";
         if (r == 0 && array_disagreement(&vo, to))
                 return array_disagreement(&vo, to);
-        r = vl_view_get_object(v, f, &vo);
+        r = member(v, f, VL_TOKEN_OBJECT, &vo);
         if (r != vl_get_object(t, f, &to))
                 return "object";
         if (r == 0 && depth < DEPTH_MAX)
