@@ -38,19 +38,19 @@ struct peer *service_find_session(struct service *s, uint64_t session)
         return hashmap_find(&s->peers.sessions, hash_mix64(session), session_matches, &session);
 }
 
-int service_reserve_peer(struct service *s)
-{
-        if (!s->peers.sessions.hash_of)
-                hashmap_init(&s->peers.sessions, session_hash);
-        return hashmap_reserve(&s->peers.sessions, s->peers.sessions.n_entries + 1);
-}
-
 static void on_peer_io(struct loop_watch *w, int fd, uint32_t events, void *userdata);
 static void on_peer_exit(struct loop_watch *w, int fd, uint32_t events, void *userdata);
 
 int service_add_peer(struct service *s, struct peer *p)
 {
-        int r = loop_watch(s->loop, p->fd, LOOP_IN, on_peer_io, p, &p->watch);
+        /* Reserved here, not before the eviction: dropping the last live connection frees the
+         * table. */
+        if (!s->peers.sessions.hash_of)
+                hashmap_init(&s->peers.sessions, session_hash);
+        int r = hashmap_reserve(&s->peers.sessions, s->peers.sessions.n_entries + 1);
+        if (r < 0)
+                return r;
+        r = loop_watch(s->loop, p->fd, LOOP_IN, on_peer_io, p, &p->watch);
         if (r < 0)
                 return r;
         p->watched_events = LOOP_IN;
