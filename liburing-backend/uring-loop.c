@@ -37,7 +37,7 @@ static uint64_t timeout_user_data(enum uring_kind kind, enum timerd_clock clock,
 static int backlog_push(struct uring_loop *u, const struct io_uring_cqe *cqe)
 {
         if (u->n_backlog == u->backlog_allocated) {
-                size_t n = u->backlog_allocated ? u->backlog_allocated * 2 : REAP_BATCH;
+                size_t n = u->backlog_allocated * 2;
                 struct uring_completion *b = reallocarray(u->backlog, n, sizeof(*b));
 
                 if (!b)
@@ -53,7 +53,11 @@ static int backlog_push(struct uring_loop *u, const struct io_uring_cqe *cqe)
         return 0;
 }
 
-/* Move every completion out of the CQ, including those the kernel parked on overflow. */
+/*
+ * Move every completion out of the CQ, including those the kernel parked on overflow. Out of
+ * memory to grow the backlog, the rest stay in the CQ for the next wait, which returns at once
+ * for them: the backlog (REAP_BATCH at least, from the start) is dispatched meanwhile.
+ */
 static int uring_reap(struct uring_loop *u)
 {
         for (;;) {
@@ -69,7 +73,7 @@ static int uring_reap(struct uring_loop *u)
                 }
                 io_uring_cq_advance(&u->ring, taken);
                 if (r < 0)
-                        return r;
+                        return 0;
                 if (n == REAP_BATCH)
                         continue;
                 if (!io_uring_cq_has_overflow(&u->ring))
@@ -442,6 +446,13 @@ static int uring_loop_open(const struct loop_callbacks *cb, size_t first_setup,
         u->clock_set.fd = -1;
         for (int c = 0; c < TIMERD_CLOCK_MAX; c++)
                 clock_timer_init(&u->alarm_timers[c], &u->base, (enum timerd_clock)c, false);
+        /* A reap always has room for a batch, whatever memory is left later. */
+        u->backlog = reallocarray(NULL, REAP_BATCH, sizeof(*u->backlog));
+        if (!u->backlog) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        u->backlog_allocated = REAP_BATCH;
 
         r = ring_open(&u->ring, first_setup);
         if (r < 0)

@@ -92,11 +92,6 @@ static void on_accept(struct loop_watch *w, int fd, uint32_t events, void *userd
                         continue;
                 }
                 p->service = s;
-                if (service_reserve_peer(s) < 0) {
-                        log_error("Out of memory taking a connection");
-                        peer_free(p);
-                        continue;
-                }
                 struct peer *victim;
                 if (!conns_admit(s, p, &victim)) {
                         peer_free(p);

@@ -38,19 +38,19 @@ struct peer *service_find_session(struct service *s, uint64_t session)
         return hashmap_find(&s->peers.sessions, hash_mix64(session), session_matches, &session);
 }
 
-int service_reserve_peer(struct service *s)
-{
-        if (!s->peers.sessions.hash_of)
-                hashmap_init(&s->peers.sessions, session_hash);
-        return hashmap_reserve(&s->peers.sessions, s->peers.sessions.n_entries + 1);
-}
-
 static void on_peer_io(struct loop_watch *w, int fd, uint32_t events, void *userdata);
 static void on_peer_exit(struct loop_watch *w, int fd, uint32_t events, void *userdata);
 
 int service_add_peer(struct service *s, struct peer *p)
 {
-        int r = loop_watch(s->loop, p->fd, LOOP_IN, on_peer_io, p, &p->watch);
+        /* Reserved here, not before the eviction: dropping the last live connection frees the
+         * table. */
+        if (!s->peers.sessions.hash_of)
+                hashmap_init(&s->peers.sessions, session_hash);
+        int r = hashmap_reserve(&s->peers.sessions, s->peers.sessions.n_entries + 1);
+        if (r < 0)
+                return r;
+        r = loop_watch(s->loop, p->fd, LOOP_IN, on_peer_io, p, &p->watch);
         if (r < 0)
                 return r;
         p->watched_events = LOOP_IN;
@@ -267,6 +267,8 @@ static bool error_without_parameters(int error)
 /*
  * Out of memory is answered Busy (try again), with nothing else in the answer: an errno (no wire
  * name) from below, an error whose parameters could not be made, or one whose text could not be.
+ * When not even Busy can be written (a new connection's output buffer is allocated by its first
+ * answer) the connection is closed: a call is answered or its connection ends, never left hanging.
  */
 void service_error(struct service *s, struct peer *p, int error, json_object *parameters)
 {
@@ -274,8 +276,12 @@ void service_error(struct service *s, struct peer *p, int error, json_object *pa
 
         if (p->call_oneway || !whole)
                 json_object_put(parameters);
-        if (!p->call_oneway && (!whole || error_text(s, p, error, parameters) == -ENOMEM))
-                (void)error_text(s, p, TIMERD_E_BUSY, NULL);
+        if (!p->call_oneway && (!whole || error_text(s, p, error, parameters) == -ENOMEM) &&
+            error_text(s, p, TIMERD_E_BUSY, NULL) == -ENOMEM) {
+                log_warning("Closing connection %" PRIu64 " (uid %u): out of memory for an answer",
+                            p->session, (unsigned)p->uid);
+                service_drop_peer(s, p);
+        }
         if (!p->doomed && p->fd >= 0)
                 call_finished(s, p);
 }

@@ -39,9 +39,8 @@ void service_peers_init(struct peers *peers);
 
 struct peer *service_find_session(struct service *s, uint64_t session);
 
-/* Room for one more live connection: 0 or -ENOMEM. Before service_add_peer(). */
-int service_reserve_peer(struct service *s);
-/* Watch an admitted connection and make it live. -errno (p is not live; the caller frees it). */
+/* Watch an admitted connection and make it live, after any eviction that made room for it.
+ * -errno (p is not live; the caller frees it). */
 int service_add_peer(struct service *s, struct peer *p);
 
 /* Send what the store released after its commit (store_take_released()), then write. */

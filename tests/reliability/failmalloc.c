@@ -10,7 +10,7 @@
  *   NULL with ENOMEM.
  * - $TIMERD_FAILMALLOC_CONTROL names a file holding a struct failmalloc_control (failmalloc.h),
  *   shared with the test (test-alloc-sweep): while armed, the fail_at-th allocation counted from
- *   the arming fails, and the shim says whether it got that far.
+ *   the arming fails (and the span - 1 after it), and the shim counts how many it failed.
  *
  * Start-up is never affected. glibc's __libc_* functions are the real allocator (dlsym would
  * allocate itself), except in sanitized builds (FAILMALLOC_NEXT), where the sanitizer's allocator
@@ -116,15 +116,16 @@ __attribute__((constructor)) static void failmalloc_init(void)
         }
 }
 
-/* The n-th allocation since the test armed the control. */
+/* The n-th allocation since the test armed the control, within the span failing from fail_at. */
 static int fail_counted(void)
 {
         if (!control || !__atomic_load_n(&control->armed, __ATOMIC_ACQUIRE))
                 return 0;
         uint64_t n = __atomic_add_fetch(&control->count, 1, __ATOMIC_ACQ_REL);
-        if (n != control->fail_at)
+        uint64_t span = control->span > 0 ? control->span : 1;
+        if (n < control->fail_at || n - control->fail_at >= span)
                 return 0;
-        __atomic_store_n(&control->failed, 1, __ATOMIC_RELEASE);
+        __atomic_add_fetch(&control->failed, 1, __ATOMIC_ACQ_REL);
         return 1;
 }
 

@@ -9,6 +9,12 @@
  * Status counts, and every timer listed is whole (Get answers it). At the end the service
  * restarts on its journal and holds the same timers. In sanitized builds too: the shim then hands
  * on to the sanitizer's allocator.
+ *
+ * Then a new connection and its first call, with one, two and three allocations in a row failing
+ * from each one on (the accept's, the connection's buffers', the call's, its answer's): the call
+ * is answered or the connection closed, never left hanging (a new connection's output buffer is
+ * allocated by its first answer, so a failed answer may leave no room for Busy either), and the
+ * next connection is taken and answered.
  */
 
 #include <errno.h>
@@ -22,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -287,9 +294,10 @@ static void check_registry(int fd, const char *name, unsigned n)
         json_object_put(list);
 }
 
-static void arm(struct sweep *s, uint64_t fail_at)
+static void arm(struct sweep *s, uint64_t fail_at, uint64_t span)
 {
         s->control->fail_at = fail_at;
+        s->control->span = span;
         s->control->count = 0;
         s->control->failed = 0;
         __atomic_store_n(&s->control->armed, 1, __ATOMIC_RELEASE);
@@ -314,7 +322,7 @@ static json_object *run_case(struct sweep *s, const struct method_case *c, uint6
         else
                 snprintf(call, sizeof(call), "%s", c->call);
         if (fail_at > 0)
-                arm(s, fail_at);
+                arm(s, fail_at, 1);
         raw_send(s->fd, call, strlen(call) + 1);
         long n = raw_recv(s->fd, buf, sizeof(buf), WIRE_TIMEOUT_MS);
         *ret_reached = fail_at > 0 && disarm(s);
@@ -434,10 +442,91 @@ static void test_every_allocation_of_every_method(void **state)
         close(s->fd);
 }
 
+/* The first calls made on a new connection: the one answered from a tree, the one written in
+ * place, and one that changes the registry. */
+static const char *const first_calls[] = {
+    CALL("org.varlink.service.GetInfo", "{}"),
+    CALL("io.timerd.Service.Status", "{}"),
+    /* Replacing the one the last case's connection may still hold. */
+    CALL("io.timerd.Timer.Register",
+         "{\"name\":\"sweep\",\"replace\":true,\"declaration\":" ONCE "}"),
+};
+
+/*
+ * A new connection whose accept and first call meet span failed allocations from the n-th on
+ * (counted from the connect): the call is answered or the connection closed, never left hanging.
+ * Whether the n-th allocation was reached.
+ */
+static bool first_call_case(struct sweep *s, const char *call, uint64_t n, uint64_t span)
+{
+        char buf[1 << 16];
+
+        arm(s, n, span);
+        int fd = harness_raw_connect(s->h);
+        /* Refused at once (the accept failed): the close is the answer. */
+        (void)!send(fd, call, strlen(call) + 1, MSG_NOSIGNAL);
+        long r = raw_recv_reply(fd, buf, sizeof(buf), WIRE_TIMEOUT_MS);
+        bool reached = disarm(s);
+        if (r == -2)
+                fail_msg("%s, allocations %" PRIu64 "+%" PRIu64 " failed: the call was left "
+                         "unanswered",
+                         call, n, span);
+        close(fd);
+        return reached;
+}
+
+/* Connections until Status counts only the sweep's own (the closes are seen in their time). */
+static void check_connections_closed(struct sweep *s)
+{
+        /* 10 ms apart: far more than a loaded machine takes to see them. */
+        for (int polls = 0;; polls++) {
+                json_object *st = wire_call(s->fd, "{\"method\":\"io.timerd.Service.Status\"}");
+                int64_t connections = wire_int(st, "connections");
+                json_object_put(st);
+                if (connections == 1)
+                        return;
+                if (polls == 3000)
+                        fail_msg("%" PRId64 " connections left, 1 expected", connections);
+                usleep(10 * 1000);
+        }
+}
+
+static void test_every_allocation_of_a_new_connection(void **state)
+{
+        struct sweep *s = *state;
+
+        s->fd = harness_raw_connect(s->h);
+        /* Started up (the socket is there before the journal is read) and in its loop. */
+        json_object_put(wire_call(s->fd, "{\"method\":\"org.varlink.service.GetInfo\"}"));
+        /* One failure; two in a row, the second failing the Busy that answers the first; three. */
+        for (size_t i = 0; i < sizeof(first_calls) / sizeof(first_calls[0]); i++)
+                for (uint64_t span = 1; span <= 3; span++) {
+                        uint64_t n = 1;
+                        while (first_call_case(s, first_calls[i], n, span) && n < MAX_ALLOC) {
+                                /* The next connection is taken and answered: no connection slot,
+                                 * watch or wake-up of the listening socket was lost. */
+                                int next = harness_raw_connect(s->h);
+                                json_object_put(wire_call(
+                                    next, "{\"method\":\"org.varlink.service.GetInfo\"}"));
+                                close(next);
+                                n++;
+                        }
+                        assert_true(n < MAX_ALLOC);
+                        print_message("first call %.40s…, %" PRIu64 " failing: %" PRIu64
+                                      " allocations\n",
+                                      first_calls[i], span, n - 1);
+                }
+        check_connections_closed(s);
+        check_registry(s->fd, "new connections", 0);
+        close(s->fd);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_every_allocation_of_every_method, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_every_allocation_of_a_new_connection, setup,
+                                            teardown),
         };
         return cmocka_run_group_tests_name(harness_backend(), tests, NULL, NULL);
 }

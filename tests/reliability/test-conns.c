@@ -49,6 +49,12 @@ static int setup_table(void **state)
         return harness_setup_with(state, args);
 }
 
+static int setup_table_of_one(void **state)
+{
+        static const char *const args[] = {"--max-connections=1", "--log-level=debug", NULL};
+        return harness_setup_with(state, args);
+}
+
 /* Longer than the 300 ms between the trickled bytes, shorter than the message takes. */
 #define PARTIAL_TRICKLE_USEC 1500000
 static int setup_trickle(void **state)
@@ -260,6 +266,40 @@ static void test_root_is_served_when_other_uids_fill_the_table(void **state)
         assert_true(evicted >= 1);
         for (int i = 0; i < RESERVED + 1; i++)
                 close(root[i]);
+}
+
+/*
+ * A table of one place, held by another uid: root takes it, the other is told and closed.
+ * Before: evicting the last live connection freed the session table reserved for root's, and
+ * the service aborted on the insertion.
+ */
+static void test_root_takes_the_only_place(void **state)
+{
+        struct harness *h = *state;
+        struct uid_client other;
+
+        if (!users_available())
+                skip();
+        assert_int_equal(chmod(h->dir, 0755), 0);
+        /* The place is free once the service saw the harness's start-up probe close. */
+        for (int tries = 0;; tries++) {
+                client_start(&other, h, FIRST_UID, 1);
+                if (other.got == 1)
+                        break;
+                client_finish(&other);
+                assert_true(tries < 1000);
+                usleep(10 * 1000);
+        }
+
+        int fd = harness_raw_connect(h);
+        json_object *st = wire_call(fd, STATUS_CALL);
+        if (wire_error(st))
+                fail_msg("root refused: %s", json_object_to_json_string(st));
+        assert_int_equal(wire_int(st, "connections"), 1);
+        json_object_put(st);
+        client_finish(&other);
+        assert_int_equal(other.lost, 1);
+        close(fd);
 }
 
 /* A uid at its share is refused when the table is full; the held connections are served on. */
@@ -737,6 +777,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_root_is_served_when_other_uids_fill_the_table,
                                             setup_table, harness_teardown),
             cmocka_unit_test_setup_teardown(test_uid_at_its_share_is_refused, setup_table,
+                                            harness_teardown),
+            cmocka_unit_test_setup_teardown(test_root_takes_the_only_place, setup_table_of_one,
                                             harness_teardown),
             cmocka_unit_test_setup_teardown(test_descriptors_are_kept_for_root, setup_low_fds,
                                             harness_teardown),

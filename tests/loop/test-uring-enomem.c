@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The io_uring backend out of memory while it reaps: the test links the backend with the linker's
+ * --wrap of reallocarray, so the backlog the completions are copied into cannot grow. More
+ * completions than one reap batch are ready at once; every one is still dispatched, a batch per
+ * wait, and no wait fails (a failed wait stops the service). Counted, never timed.
+ */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "liburing-backend/uring-loop.h"
+
+/* More than one reap batch (64) of completions at once. */
+#define WATCHES   100
+#define HANG_USEC INT64_C(30000000)
+
+static bool refusing;
+static unsigned refused;
+
+void *__real_reallocarray(void *p, size_t n, size_t size);
+void *__wrap_reallocarray(void *p, size_t n, size_t size);
+
+void *__wrap_reallocarray(void *p, size_t n, size_t size)
+{
+        if (refusing) {
+                refused++;
+                errno = ENOMEM;
+                return NULL;
+        }
+        return __real_reallocarray(p, n, size);
+}
+
+struct watched {
+        int fds[2];
+        struct loop_watch *watch;
+        unsigned calls;
+};
+
+static void on_expired(enum timerd_clock clock, uint64_t generation, void *userdata)
+{
+        (void)clock;
+        (void)generation;
+        (void)userdata;
+}
+
+/* Each watch is reported once: it reads its byte and ends. */
+static void on_ready(struct loop_watch *w, int fd, uint32_t events, void *userdata)
+{
+        struct watched *x = userdata;
+        char byte;
+
+        assert_true(events & LOOP_IN);
+        assert_int_equal(read(fd, &byte, 1), 1);
+        x->calls++;
+        loop_unwatch(w);
+        x->watch = NULL;
+}
+
+static void every_completion_dispatched(bool plain_ring)
+{
+        struct loop_callbacks cb = {.expired = on_expired};
+        struct watched *x = calloc(WATCHES, sizeof(*x));
+        struct loop *l;
+        unsigned dispatched = 0, waits = 0;
+
+        assert_non_null(x);
+        refusing = false;
+        refused = 0;
+        int r = plain_ring ? uring_loop_new_plain(&cb, NULL, &l) : uring_loop_new(&cb, NULL, &l);
+        assert_int_equal(r, 0);
+        for (int i = 0; i < WATCHES; i++) {
+                assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, x[i].fds), 0);
+                assert_int_equal(loop_watch(l, x[i].fds[0], LOOP_IN, on_ready, &x[i], &x[i].watch),
+                                 0);
+        }
+        /* The polls are in the kernel before anything is ready. */
+        assert_int_equal(loop_run_once(l, 0), 0);
+
+        refusing = true;
+        for (int i = 0; i < WATCHES; i++)
+                assert_int_equal(write(x[i].fds[1], "x", 1), 1);
+        while (dispatched < WATCHES) {
+                /* Bounded only so that a lost completion fails rather than hangs. */
+                r = loop_run_once(l, HANG_USEC);
+                assert_true(r > 0);
+                dispatched += (unsigned)r;
+                waits++;
+        }
+        refusing = false;
+
+        /* The backlog could not grow, and the completions past it waited in the CQ. */
+        assert_true(refused > 0);
+        assert_true(waits >= 2);
+        for (int i = 0; i < WATCHES; i++) {
+                assert_int_equal(x[i].calls, 1);
+                close(x[i].fds[0]);
+                close(x[i].fds[1]);
+        }
+        loop_free(l);
+        free(x);
+}
+
+static void test_backlog_cannot_grow(void **state)
+{
+        (void)state;
+        every_completion_dispatched(false);
+}
+
+static void test_backlog_cannot_grow_plain_ring(void **state)
+{
+        (void)state;
+        every_completion_dispatched(true);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_backlog_cannot_grow),
+            cmocka_unit_test(test_backlog_cannot_grow_plain_ring),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
