@@ -279,6 +279,10 @@ struct registry {
          * other, and looked their owner up five times a timer. Owners live as long as the
          * registry. */
         struct owner *last_owner;
+        /* The session of the last timer made: a connection registers its transient timers one
+         * after the other, and a Register looked its session up four times. NULL once that
+         * session is freed. */
+        struct session *last_session;
         /* The same timers in (owner, name) order. */
         struct inventory inventory;
         struct timerq queues[TIMERD_CLOCK_MAX];

@@ -86,6 +86,8 @@ struct owner *owner_find(const struct registry *r, uint32_t uid)
 
 struct session *session_find(const struct registry *r, uint64_t id)
 {
+        if (r->last_session && r->last_session->id == id)
+                return r->last_session;
         return hashmap_find(&r->sessions, hash_mix64(id), session_matches, &id);
 }
 
@@ -118,6 +120,7 @@ int session_get(struct registry *r, uint64_t id, struct session **ret)
                 list_init(&s->closing_node);
                 hashmap_insert(&r->sessions, hash_mix64(id), s);
         }
+        r->last_session = s;
         *ret = s;
         return 0;
 }
@@ -127,6 +130,8 @@ void session_free(struct registry *r, struct session *s)
         if (list_linked(&s->closing_node))
                 list_remove(&s->closing_node);
         hashmap_remove(&r->sessions, hash_mix64(s->id), s);
+        if (r->last_session == s)
+                r->last_session = NULL;
         free(s);
 }
 
