@@ -11,9 +11,28 @@ static uint64_t priority(const struct inventory_node *node)
         return hash_mix64((uint64_t)(uintptr_t)node);
 }
 
-void inventory_init(struct inventory *inv, inventory_key_fn key_of)
+void inventory_init(struct inventory *inv, ptrdiff_t owner_offset, ptrdiff_t name_offset)
 {
-        *inv = (struct inventory){.key_of = key_of};
+        *inv = (struct inventory){.owner_offset = owner_offset, .name_offset = name_offset};
+}
+
+static uint32_t node_owner(const struct inventory *inv, const struct inventory_node *node)
+{
+        uint32_t owner;
+
+        memcpy(&owner, (const char *)node + inv->owner_offset, sizeof(owner));
+        return owner;
+}
+
+static const char *node_name(const struct inventory *inv, const struct inventory_node *node)
+{
+        return (const char *)node + inv->name_offset;
+}
+
+struct inventory_key inventory_key_of(const struct inventory *inv,
+                                      const struct inventory_node *node)
+{
+        return (struct inventory_key){.owner = node_owner(inv, node), .name = node_name(inv, node)};
 }
 
 int inventory_key_compare(const struct inventory_key *a, const struct inventory_key *b)
@@ -26,14 +45,16 @@ int inventory_key_compare(const struct inventory_key *a, const struct inventory_
 static int compare_node(const struct inventory *inv, const struct inventory_key *key,
                         const struct inventory_node *node)
 {
-        struct inventory_key k = inv->key_of(node);
+        uint32_t owner = node_owner(inv, node);
 
-        return inventory_key_compare(key, &k);
+        if (key->owner != owner)
+                return key->owner < owner ? -1 : 1;
+        return strcmp(key->name, node_name(inv, node));
 }
 
 void inventory_insert(struct inventory *inv, struct inventory_node *node)
 {
-        struct inventory_key key = inv->key_of(node);
+        struct inventory_key key = inventory_key_of(inv, node);
         uint64_t p = priority(node);
         struct inventory_node **link = &inv->root, *rest, **left, **right;
 
@@ -90,7 +111,7 @@ struct inventory_node *inventory_last(const struct inventory *inv)
 
 void inventory_remove(struct inventory *inv, struct inventory_node *node)
 {
-        struct inventory_key key = inv->key_of(node);
+        struct inventory_key key = inventory_key_of(inv, node);
         struct inventory_node **link = &inv->root, *a, *b;
 
         while (*link != node)
@@ -160,7 +181,7 @@ struct inventory_node *inventory_next(struct inventory_cursor *c)
         struct inventory_node *node;
 
         if (c->n_kept == 0 && c->dropped && c->last) {
-                struct inventory_key last = c->inv->key_of(c->last);
+                struct inventory_key last = inventory_key_of(c->inv, c->last);
 
                 inventory_seek(c->inv, &last, c);
         }
@@ -181,7 +202,7 @@ int inventory_check(const struct inventory *inv)
 
         inventory_seek(inv, NULL, &c);
         while ((node = inventory_next(&c))) {
-                struct inventory_key key = inv->key_of(node);
+                struct inventory_key key = inventory_key_of(inv, node);
 
                 if ((node->left && priority(node->left) > priority(node)) ||
                     (node->right && priority(node->right) > priority(node)))

@@ -10,8 +10,10 @@
  * depend on the key, so the tree is as deep as a random binary search tree (expected O(log n))
  * whatever names clients choose, and no priority needs storing.
  *
- * The keys live in the embedding structure: the inventory asks for them through `key_of`, and
- * they must not change while the node is in the inventory.
+ * The keys live in the embedding structure, at fixed offsets from the node: a uint32_t owner and a
+ * NUL-terminated name, which must not change while the node is in the inventory. Read in place
+ * rather than through a callback: an insert at a million timers compares ~30 keys, and the call
+ * per compare was a third of its instructions.
  */
 
 #include <stdbool.h>
@@ -30,16 +32,22 @@ struct inventory_key {
         const char *name;
 };
 
-typedef struct inventory_key (*inventory_key_fn)(const struct inventory_node *node);
-
 struct inventory {
         struct inventory_node *root;
         struct inventory_node *last; /* NULL when empty */
         size_t n_nodes;
-        inventory_key_fn key_of;
+        ptrdiff_t owner_offset, name_offset; /* of the key's fields, from the node */
 };
 
-void inventory_init(struct inventory *inv, inventory_key_fn key_of);
+/* Where `field` of `type` lies from its inventory node `member`. */
+#define INVENTORY_OFFSET(type, member, field)                                                      \
+        ((ptrdiff_t)offsetof(type, field) - (ptrdiff_t)offsetof(type, member))
+
+void inventory_init(struct inventory *inv, ptrdiff_t owner_offset, ptrdiff_t name_offset);
+
+/* The key of a node. */
+struct inventory_key inventory_key_of(const struct inventory *inv,
+                                      const struct inventory_node *node);
 
 /* <0, 0, >0 as a is before, equal to, after b: by owner, then by name (strcmp). */
 int inventory_key_compare(const struct inventory_key *a, const struct inventory_key *b);

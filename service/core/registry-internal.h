@@ -165,9 +165,8 @@ struct timer {
         uint64_t deadline_usec;    /* while queued: the deadline itself */
         uint64_t generation;
         uint64_t session;
-        struct inventory_node inventory_node; /* in (owner, name) order */
-        struct list_node transient_node;      /* transient: in its session's list */
-        struct timer_runs *runs;              /* NULL until it first fires */
+        struct list_node transient_node; /* transient: in its session's list */
+        struct timer_runs *runs;         /* NULL until it first fires */
 
         /* The declaration (timer_declaration() puts it together). A calendar timer has no
          * cadence: its schedule takes the place (timer_calendar()), and a timer stays one chunk. */
@@ -175,6 +174,10 @@ struct timer {
                 uint64_t cadence_usec;
                 const struct td_calendar *calendar; /* a reference */
         };
+        /* In (owner, name) order. Right before uid and name, the key an insert's descent
+         * reads at each node: for half of the chunk's alignments to a cache line, node and key
+         * (with a short name) share one line, one miss a level at a million timers, not two. */
+        struct inventory_node inventory_node;
         uint32_t uid;
         uint32_t handover_usec; /* at most TIMERD_HANDOVER_MAX_USEC */
         unsigned policy : 3;
@@ -276,6 +279,10 @@ struct registry {
          * other, and looked their owner up five times a timer. Owners live as long as the
          * registry. */
         struct owner *last_owner;
+        /* The session of the last timer made: a connection registers its transient timers one
+         * after the other, and a Register looked its session up four times. NULL once that
+         * session is freed. */
+        struct session *last_session;
         /* The same timers in (owner, name) order. */
         struct inventory inventory;
         struct timerq queues[TIMERD_CLOCK_MAX];

@@ -78,7 +78,7 @@ static bool timer_absent(const struct registry *r, uint32_t owner, const char *n
         const struct inventory_key key = {.owner = owner, .name = name};
 
         if (last) {
-                const struct inventory_key last_key = r->inventory.key_of(last);
+                const struct inventory_key last_key = inventory_key_of(&r->inventory, last);
 
                 if (inventory_key_compare(&key, &last_key) <= 0)
                         return !timer_find(r, owner, name);

@@ -63,13 +63,6 @@ static uint64_t session_hash_of(const void *entry)
         return hash_mix64(((const struct session *)entry)->id);
 }
 
-static struct inventory_key timer_inventory_key(const struct inventory_node *node)
-{
-        const struct timer *t = inventory_entry(node, struct timer, inventory_node);
-
-        return (struct inventory_key){.owner = t->uid, .name = t->name};
-}
-
 struct timer *timer_lookup(const struct registry *r, uint32_t owner, const char *name)
 {
         struct identity id = {.owner = owner, .name = name};
@@ -93,6 +86,8 @@ struct owner *owner_find(const struct registry *r, uint32_t uid)
 
 struct session *session_find(const struct registry *r, uint64_t id)
 {
+        if (r->last_session && r->last_session->id == id)
+                return r->last_session;
         return hashmap_find(&r->sessions, hash_mix64(id), session_matches, &id);
 }
 
@@ -125,6 +120,7 @@ int session_get(struct registry *r, uint64_t id, struct session **ret)
                 list_init(&s->closing_node);
                 hashmap_insert(&r->sessions, hash_mix64(id), s);
         }
+        r->last_session = s;
         *ret = s;
         return 0;
 }
@@ -134,6 +130,8 @@ void session_free(struct registry *r, struct session *s)
         if (list_linked(&s->closing_node))
                 list_remove(&s->closing_node);
         hashmap_remove(&r->sessions, hash_mix64(s->id), s);
+        if (r->last_session == s)
+                r->last_session = NULL;
         free(s);
 }
 
@@ -825,7 +823,8 @@ void registry_indexes_init(struct registry *r)
         hashmap_init(&r->timers, timer_hash_of);
         hashmap_init(&r->owners, owner_hash_of);
         hashmap_init(&r->sessions, session_hash_of);
-        inventory_init(&r->inventory, timer_inventory_key);
+        inventory_init(&r->inventory, INVENTORY_OFFSET(struct timer, inventory_node, uid),
+                       INVENTORY_OFFSET(struct timer, inventory_node, name));
         for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
                 timerq_init(&r->queues[c], timer_entry_before);
 }

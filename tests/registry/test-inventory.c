@@ -91,7 +91,8 @@ static void test_empty(void **state)
         struct inventory_cursor c;
 
         (void)state;
-        inventory_init(&inv, item_key);
+        inventory_init(&inv, INVENTORY_OFFSET(struct item, node, owner),
+                       INVENTORY_OFFSET(struct item, node, name));
         inventory_seek(&inv, NULL, &c);
         assert_null(inventory_next(&c));
         inventory_seek(&inv, &(struct inventory_key){.owner = 1, .name = "a"}, &c);
@@ -123,7 +124,8 @@ static void test_sorted_inserts(void **state)
         (void)state;
         assert_non_null(items);
         assert_non_null(sorted);
-        inventory_init(&inv, item_key);
+        inventory_init(&inv, INVENTORY_OFFSET(struct item, node, owner),
+                       INVENTORY_OFFSET(struct item, node, name));
         for (size_t i = 0; i < N_ITEMS; i++) {
                 items[i].owner = 7;
                 snprintf(items[i].name, sizeof(items[i].name), "%05zu", i);
@@ -160,7 +162,8 @@ static void test_random_against_naive(void **state)
         (void)state;
         assert_non_null(items);
         assert_non_null(sorted);
-        inventory_init(&inv, item_key);
+        inventory_init(&inv, INVENTORY_OFFSET(struct item, node, owner),
+                       INVENTORY_OFFSET(struct item, node, name));
         for (size_t i = 0; i < N_ITEMS; i++) {
                 /* Few owners, names that are prefixes of each other. */
                 items[i].owner = (uint32_t)(i % 5) * 1000;
@@ -201,13 +204,53 @@ static void test_random_against_naive(void **state)
         free(items);
 }
 
+/* Keys before the node (negative offsets, as when the node follows them): read in place, they
+ * order the walk and come back from inventory_key_of(). */
+struct tail_item {
+        uint32_t owner;
+        char name[8];
+        struct inventory_node node;
+};
+
+static void test_key_before_node(void **state)
+{
+        static const char *const names[] = {"m", "b", "x", "ba", "a"};
+        static const uint32_t owners[] = {2, 2, 1, 2, 3};
+        static const size_t order[] = {2, 1, 3, 0, 4}; /* (1,x) (2,b) (2,ba) (2,m) (3,a) */
+        struct tail_item items[5];
+        struct inventory_cursor c;
+        struct inventory inv;
+
+        (void)state;
+        inventory_init(&inv, INVENTORY_OFFSET(struct tail_item, node, owner),
+                       INVENTORY_OFFSET(struct tail_item, node, name));
+        assert_true(inv.owner_offset < 0 && inv.name_offset < 0);
+        for (size_t i = 0; i < 5; i++) {
+                items[i].owner = owners[i];
+                snprintf(items[i].name, sizeof(items[i].name), "%s", names[i]);
+                inventory_insert(&inv, &items[i].node);
+        }
+        assert_int_equal(inventory_check(&inv), 0);
+        inventory_seek(&inv, NULL, &c);
+        for (size_t i = 0; i < 5; i++) {
+                const struct inventory_node *node = inventory_next(&c);
+                struct inventory_key k = inventory_key_of(&inv, node);
+
+                assert_ptr_equal(node, &items[order[i]].node);
+                assert_int_equal(k.owner, items[order[i]].owner);
+                assert_ptr_equal(k.name, items[order[i]].name);
+        }
+        assert_null(inventory_next(&c));
+        inventory_seek(&inv, &(struct inventory_key){2, "b"}, &c);
+        assert_ptr_equal(inventory_next(&c), &items[3].node);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_empty),
-            cmocka_unit_test(test_key_order),
-            cmocka_unit_test(test_sorted_inserts),
-            cmocka_unit_test(test_random_against_naive),
+            cmocka_unit_test(test_empty),           cmocka_unit_test(test_key_order),
+            cmocka_unit_test(test_sorted_inserts),  cmocka_unit_test(test_random_against_naive),
+            cmocka_unit_test(test_key_before_node),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

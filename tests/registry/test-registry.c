@@ -1916,6 +1916,35 @@ static void test_shrink_after_session_closed(void **state)
         fx_done(&f);
 }
 
+/* The session of the last timer made is found without the table: alternating sessions, and
+ * freeing that session, leave every count right (the fixture checks the registry after each step)
+ * and nothing dangling (the sanitizer build). */
+static void test_last_session_cache(void **state)
+{
+        struct td_declaration d = fx_decl(TIMERD_POLICY_INTERVAL, 500);
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(fx_register_full(&f, FX_UID, 1, "a1", d, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, FX_UID, 2, "b1", d, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, FX_UID, 1, "a2", d, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, FX_UID, 2, "b2", d, false, 0, false, NULL), 0);
+        /* Session 2, the last one used, closes and is freed. */
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
+        while (registry_reap_pending(f.r)) {
+                uint64_t count;
+                assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 1, &count)), 0);
+        }
+        assert_int_equal(stats(&f).timers, 2);
+        /* A new session of the same id, then session 1 closes: only its timers go. */
+        assert_int_equal(fx_register_full(&f, FX_UID, 2, "b3", d, false, 0, false, NULL), 0);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 1)), 0);
+        assert_int_equal(stats(&f).timers, 1);
+        assert_int_equal(fx_get(&f, "b3").state, TIMERD_STATE_SCHEDULED);
+        fx_done(&f);
+}
+
 /* A closed session's transient timers are gone at once, whatever is left to free. */
 static void test_session_closed_gone_at_once(void **state)
 {
@@ -2825,6 +2854,7 @@ int main(void)
             cmocka_unit_test(test_silenced_owners),
             cmocka_unit_test(test_provider_failure_takes_coalesced_batch),
             cmocka_unit_test(test_session_closed),
+            cmocka_unit_test(test_last_session_cache),
             cmocka_unit_test(test_session_closed_gone_at_once),
             cmocka_unit_test(test_shrink_after_session_closed),
             cmocka_unit_test(test_pending_firings),
