@@ -168,7 +168,9 @@ static int get_enum(struct reader *r, int max)
         return v;
 }
 
-static void get_string(struct reader *r, char *dst, size_t min, size_t max)
+/* Inlined, so that a record's reader stays in registers. */
+static inline __attribute__((always_inline)) void get_string(struct reader *r, char *dst,
+                                                             size_t min, size_t max)
 {
         size_t n = get_u8(r);
         const uint8_t *p;
