@@ -10,16 +10,6 @@
 /* Slots a rehash reads ahead of the one it moves. */
 #define REHASH_AHEAD 16
 
-uint64_t hash_mix64(uint64_t x)
-{
-        x ^= x >> 30;
-        x *= UINT64_C(0xbf58476d1ce4e5b9);
-        x ^= x >> 27;
-        x *= UINT64_C(0x94d049bb133111eb);
-        x ^= x >> 31;
-        return x;
-}
-
 uint64_t hash_string(uint64_t seed, const char *s)
 {
         uint64_t h = UINT64_C(0xcbf29ce484222325) ^ seed;

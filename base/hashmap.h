@@ -75,7 +75,16 @@ static inline void *hashmap_slot_entry(const struct hashmap *m, size_t i)
  * tag. 0 or -EUCLEAN. */
 int hashmap_check(const struct hashmap *m);
 
-/* A 64-bit finalizer (splitmix64): spreads a key over all bits, so the low bits index well. */
-uint64_t hash_mix64(uint64_t x);
+/* A 64-bit finalizer (splitmix64): spreads a key over all bits, so the low bits index well.
+ * Inline: the inventory's treap derives a node's priority from it at every step of a descent. */
+static inline uint64_t hash_mix64(uint64_t x)
+{
+        x ^= x >> 30;
+        x *= UINT64_C(0xbf58476d1ce4e5b9);
+        x ^= x >> 27;
+        x *= UINT64_C(0x94d049bb133111eb);
+        x ^= x >> 31;
+        return x;
+}
 /* A string's hash (FNV-1a over its bytes, then hash_mix64()), seeded by a key it goes with. */
 uint64_t hash_string(uint64_t seed, const char *s);

@@ -118,12 +118,11 @@ struct journal {
         struct journal_background bg;
 };
 
-/* A decoded record. For a DELETE only owner and name of the timer are set. */
+/* A checked record: its timer is decoded when taken (journal_frame_timer()). */
 struct record {
         enum record_type type;
         bool ends_batch;
         uint64_t seq;
-        struct journal_timer timer;
 };
 
 /* A record's key as its frame holds it: the name is not NUL-terminated. */

@@ -15,9 +15,8 @@
 
 #include "service/io/journal-internal.h"
 
-/* A journal record, read in place: where its frame is and its key. 24 bytes: glibc's qsort()
- * sorts items of up to 32 in place, larger ones through an array of pointers (a cache miss a
- * comparison). */
+/* A journal record, read in place: where its frame is and its key. 24 bytes, moved whole by the
+ * sort (changes_sort()). */
 struct change {
         const uint8_t *frame;
         /* The name's first 8 bytes, big-endian, zero-padded: most comparisons end here, without
@@ -26,8 +25,6 @@ struct change {
         uint32_t owner;
         bool deleted;
 };
-
-static_assert(sizeof(struct change) <= 32, "journal replay: sorted in place");
 
 struct changes {
         struct change *items;
@@ -113,14 +110,65 @@ static int change_key_compare(const struct change *x, const struct change *y)
 }
 
 /* By key, then in the journal's order (all frames are in one file). */
-static int change_compare(const void *a, const void *b)
+static int change_compare(const struct change *x, const struct change *y)
 {
-        const struct change *x = a, *y = b;
         int r = change_key_compare(x, y);
 
         if (r != 0)
                 return r;
         return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+/* Runs this short are sorted by insertion before they are merged. */
+#define SORT_RUN 16
+
+/* change_compare()'s order, by a merge sort whose comparison is inlined: glibc's qsort() calls
+ * the comparison through a pointer, and was 6 % of a start-up's instructions. */
+static int changes_sort(struct changes *c)
+{
+        struct change *from = c->items, *to, *spare;
+
+        for (size_t run = 0; run < c->n; run += SORT_RUN) {
+                size_t end = run + SORT_RUN < c->n ? run + SORT_RUN : c->n;
+
+                for (size_t i = run + 1; i < end; i++) {
+                        struct change item = from[i];
+                        size_t k = i;
+
+                        for (; k > run && change_compare(&item, &from[k - 1]) < 0; k--)
+                                from[k] = from[k - 1];
+                        from[k] = item;
+                }
+        }
+        if (c->n <= SORT_RUN)
+                return 0;
+        to = spare = reallocarray(NULL, c->n, sizeof(*spare));
+        if (!spare)
+                return -ENOMEM;
+        for (size_t width = SORT_RUN; width < c->n; width *= 2) {
+                for (size_t lo = 0; lo < c->n; lo += 2 * width) {
+                        size_t mid = lo + width < c->n ? lo + width : c->n;
+                        size_t hi = mid + width < c->n ? mid + width : c->n;
+                        size_t a = lo, b = mid, k = lo;
+
+                        /* Equal keys keep their order: the left run's first. */
+                        while (a < mid && b < hi)
+                                to[k++] =
+                                    change_compare(&from[b], &from[a]) < 0 ? from[b++] : from[a++];
+                        while (a < mid)
+                                to[k++] = from[a++];
+                        while (b < hi)
+                                to[k++] = from[b++];
+                }
+                struct change *swap = from;
+
+                from = to;
+                to = swap;
+        }
+        if (from != c->items)
+                memcpy(c->items, from, c->n * sizeof(*from));
+        free(spare);
+        return 0;
 }
 
 /*
@@ -131,10 +179,13 @@ static int live_merge(struct journal_live *live, struct changes *c)
 {
         const uint8_t **frames;
         size_t s = 0, k = 0, n = 0;
+        int r;
 
         if (c->n == 0)
                 return 0;
-        qsort(c->items, c->n, sizeof(*c->items), change_compare);
+        r = changes_sort(c);
+        if (r < 0)
+                return r;
         frames = reallocarray(NULL, live->n + c->n, sizeof(*frames));
         if (!frames)
                 return -ENOMEM;

@@ -428,6 +428,71 @@ static void test_snapshot_plus_journal_order(void **state)
         journal_close(j);
 }
 
+#define MANY_KEYS 300
+
+static void many_key(size_t k, uint32_t *ret_owner, char *name, size_t size)
+{
+        *ret_owner = (uint32_t)(k % 3);
+        /* All share their first 8 bytes with many others: the sort reads past its prefix. */
+        snprintf(name, size, "name-%05zu", k * 37 % 1000);
+}
+
+static int timer_order(const void *a, const void *b)
+{
+        const struct journal_timer *x = a, *y = b;
+
+        if (x->owner != y->owner)
+                return x->owner < y->owner ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+/* Many more changes than the sort puts in one run, every timer changed several times in a
+ * scrambled order over many batches, some deleted and some of those put again: the live set is
+ * the last change of each in (owner, name) order. */
+static void test_many_changes_order(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer expected[MANY_KEYS], t;
+        size_t n_expected = 0, n_ops = 0;
+        struct journal *j;
+        char name[32];
+        uint32_t owner;
+
+        j = jt_open_expect(d, NULL, 0, NULL);
+        for (size_t round = 0; round < 4; round++)
+                for (size_t i = 0; i < MANY_KEYS; i++) {
+                        size_t k = (i * 7 + round * 13) % MANY_KEYS;
+
+                        many_key(k, &owner, name, sizeof(name));
+                        t = jt_timer(owner, name, round * 1000 + k);
+                        assert_int_equal(journal_put(j, &t), 0);
+                        if (++n_ops % 50 == 0)
+                                assert_int_equal(journal_commit(j), 0);
+                }
+        for (size_t k = 0; k < MANY_KEYS; k += 10) {
+                many_key(k, &owner, name, sizeof(name));
+                assert_int_equal(journal_delete(j, owner, name), 0);
+        }
+        assert_int_equal(journal_commit(j), 0);
+        for (size_t k = 0; k < MANY_KEYS; k += 20) {
+                many_key(k, &owner, name, sizeof(name));
+                t = jt_timer(owner, name, 9000 + k);
+                assert_int_equal(journal_put(j, &t), 0);
+        }
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+
+        for (size_t k = 0; k < MANY_KEYS; k++) {
+                if (k % 10 == 0 && k % 20 != 0)
+                        continue;
+                many_key(k, &owner, name, sizeof(name));
+                expected[n_expected++] = jt_timer(owner, name, k % 20 == 0 ? 9000 + k : 3000 + k);
+        }
+        qsort(expected, n_expected, sizeof(expected[0]), timer_order);
+        j = jt_open_expect(d, expected, n_expected, NULL);
+        journal_close(j);
+}
+
 /* A crash after the new snapshot was renamed but before the fresh journal was: the old journal is
  * covered by the snapshot, and replaying it again would undo newer state. */
 static void test_stale_journal(void **state)
@@ -865,6 +930,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_snapshot_damage, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_snapshot_plus_journal, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_snapshot_plus_journal_order, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_many_changes_order, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_stale_journal, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_inconsistent_files, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_not_files, setup, jt_teardown),
