@@ -82,15 +82,22 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
         return true;
 }
 
-/* The inventory holds exactly the live timers, each owner's n_timers of them. */
+/* The inventory holds exactly the live timers, each owner's n_timers of them, and the gone ones
+ * of closing sessions that were not detached from it. */
 static int inventory_check_owners(const struct registry *r)
 {
         const struct inventory_node *node;
         const struct owner *o = NULL;
         struct inventory_cursor c;
-        size_t run = 0;
+        size_t run = 0, n_detached = 0;
 
-        if (inventory_check(&r->inventory) < 0 || r->inventory.n_nodes != r->timers.n_entries)
+        for (const struct list_node *p = r->closing.next; p != &r->closing; p = p->next) {
+                const struct session *s = list_entry(p, struct session, closing_node);
+
+                n_detached += s->detached ? list_length(&s->transient) : 0;
+        }
+        if (inventory_check(&r->inventory) < 0 ||
+            r->inventory.n_nodes != r->timers.n_entries - n_detached)
                 return -EUCLEAN;
         inventory_seek(&r->inventory, NULL, &c);
         while ((node = inventory_next(&c))) {
@@ -99,8 +106,11 @@ static int inventory_check_owners(const struct registry *r)
                 if (t->removed || timer_lookup(r, t->uid, t->name) != t)
                         return -EUCLEAN;
                 /* A gone one is no longer its owner's. */
-                if (timer_gone(r, t))
+                if (timer_gone(r, t)) {
+                        if (session_find(r, t->session)->detached)
+                                return -EUCLEAN;
                         continue;
+                }
                 if (!o || t->uid != o->uid) {
                         if (o && run != o->n_timers)
                                 return -EUCLEAN;
@@ -284,6 +294,8 @@ static int session_transient_check(const struct session *s, size_t *ret_n)
         }
         if (s->closing)
                 return s->mixed || !list_linked(&s->closing_node) ? -EUCLEAN : 0;
+        if (s->detached)
+                return -EUCLEAN;
         if (list_linked(&s->closing_node) || n_pending != s->n_pending)
                 return -EUCLEAN;
         return memcmp(n_state, s->n_state, sizeof(n_state)) == 0 ? 0 : -EUCLEAN;

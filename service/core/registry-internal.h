@@ -61,6 +61,9 @@ struct session {
         struct list_node closing_node; /* in the registry's closing list while closing */
         uint64_t n_state[TIMERD_STATE_MAX]; /* its transient timers by state */
         uint64_t n_pending;
+        /* Closing, and its timers left the inventory at the close: they were all of their
+         * owner's (inventory_remove_owner()). */
+        bool detached;
 };
 
 /*

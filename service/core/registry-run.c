@@ -612,8 +612,23 @@ bool registry_take_silenced_owner(struct registry *r, uint32_t *ret_owner)
         return true;
 }
 
+/* Whether the inventory holds timers of uid other than the n live ones of its owner record: gone
+ * ones of another closing session. O(closing sessions). */
+static bool owner_has_gone(const struct registry *r, uint32_t uid)
+{
+        for (const struct list_node *p = r->closing.next; p != &r->closing; p = p->next) {
+                const struct session *c = list_entry(p, struct session, closing_node);
+
+                if (c->uid == uid && !c->detached && !list_empty(&c->transient))
+                        return true;
+        }
+        return false;
+}
+
 /* Its transient timers (of one owner) leave every count and lookup at once, whatever their
- * number; registry_reap_step() frees them a batch at a time. */
+ * number; registry_reap_step() frees them a batch at a time. When they are all of their owner's
+ * timers (a connection per uid holding them all), they leave the inventory at once too, so that
+ * freeing one walks no treap. */
 static void session_close(struct registry *r, struct session *s)
 {
         struct owner *o = owner_find(r, s->uid);
@@ -623,6 +638,10 @@ static void session_close(struct registry *r, struct session *s)
                 r->n_state[st] -= s->n_state[st];
                 o->n_state[st] -= s->n_state[st];
                 n += s->n_state[st];
+        }
+        if (o->n_timers == n && !owner_has_gone(r, s->uid)) {
+                inventory_remove_owner(&r->inventory, s->uid, n);
+                s->detached = true;
         }
         r->n_pending -= s->n_pending;
         o->n_pending -= s->n_pending;

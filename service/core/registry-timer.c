@@ -141,11 +141,17 @@ static struct session *counting_session(const struct registry *r, const struct t
         return t->lifetime == TIMERD_LIFETIME_TRANSIENT ? session_find(r, t->session) : NULL;
 }
 
+/* The closing session a gone timer was in, else NULL. */
+static const struct session *gone_session(const struct registry *r, const struct timer *t)
+{
+        const struct session *s = r->n_gone > 0 ? counting_session(r, t) : NULL;
+
+        return s && s->closing ? s : NULL;
+}
+
 bool timer_gone_slow(const struct registry *r, const struct timer *t)
 {
-        const struct session *s = counting_session(r, t);
-
-        return s && s->closing;
+        return gone_session(r, t) != NULL;
 }
 
 /* A run-state field as a timer that never fired has it. */
@@ -728,13 +734,14 @@ int timer_redeclare(struct registry *r, struct timer *t, const struct td_caller 
 void timer_unlink(struct registry *r, struct timer *t)
 {
         struct owner *owner = owner_find(r, t->uid);
-        bool gone = timer_gone(r, t);
+        const struct session *closing = gone_session(r, t);
 
         timer_retire(r, t);
         hashmap_remove(&r->timers, timer_hash(t), t);
-        inventory_remove(&r->inventory, &t->inventory_node);
+        if (!closing || !closing->detached)
+                inventory_remove(&r->inventory, &t->inventory_node);
 
-        if (gone)
+        if (closing)
                 return;
         owner->n_timers--;
         owner_silenced(r, owner, t);

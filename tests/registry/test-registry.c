@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "service/core/registry-internal.h"
 
 #define MONO TIMERD_CLOCK_MONOTONIC
 
@@ -2030,6 +2031,112 @@ static void test_session_closed_gone_at_once(void **state)
         fx_done(&f);
 }
 
+/* The names of every owner's timers in a List of all, in order, joined by spaces. */
+static void list_all_names(struct fx *f, char *buf, size_t size)
+{
+        struct td_snapshot *list;
+        long n = registry_list(f->r, 0, true, &list);
+        size_t used = 0;
+
+        assert_true(n >= 0);
+        buf[0] = '\0';
+        for (long i = 0; i < n; i++) {
+                int w = snprintf(buf + used, size - used, "%s%u:%s", i ? " " : "", list[i].owner,
+                                 list[i].name);
+                assert_true(w > 0 && (size_t)w < size - used);
+                used += (size_t)w;
+        }
+        if (n > 0)
+                free(list);
+}
+
+/*
+ * A closing session that holds all of its owner's timers takes them out of the inventory at once
+ * (inventory_remove_owner()); the owners around it keep theirs in order, the names come free, and
+ * registry_check() (every fx_apply()) finds the inventory whole at each step of the reap.
+ */
+static void test_session_closed_detaches_owner(void **state)
+{
+        enum { N = 300 };
+        struct td_declaration every = fx_decl(TIMERD_POLICY_INTERVAL, 500);
+        char name[16], names[256], want[256];
+        uint64_t count;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(
+            fx_register_full(&f, FX_UID - 1, 1, "before", every, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, FX_UID + 1, 1, "after", every, false, 0, false, NULL),
+                         0);
+        for (size_t i = 0; i < N; i++) {
+                snprintf(name, sizeof(name), "d%03zu", i);
+                assert_int_equal(
+                    fx_register_full(&f, FX_UID, 2, name, every, false, 0, false, NULL), 0);
+        }
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
+        assert_int_equal(stats(&f).reaping, N);
+        /* Out of the inventory in the close, before any is freed. */
+        assert_int_equal(f.r->inventory.n_nodes, 2);
+        snprintf(want, sizeof(want), "%u:before %u:after", FX_UID - 1, FX_UID + 1);
+        list_all_names(&f, names, sizeof(names));
+        assert_string_equal(names, want);
+        /* A gone name registered again, mid-reap: the new timer joins the inventory. */
+        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 100, &count)), 0);
+        assert_int_equal(count, 100);
+        assert_int_equal(fx_register_full(&f, FX_UID, 3, "d005", every, false, 0, false, NULL), 0);
+        assert_int_equal(stats(&f).reaping, N - 101);
+        snprintf(want, sizeof(want), "%u:before %u:d005 %u:after", FX_UID - 1, FX_UID, FX_UID + 1);
+        list_all_names(&f, names, sizeof(names));
+        assert_string_equal(names, want);
+        while (registry_reap_pending(f.r))
+                assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 64, &count)), 0);
+        assert_int_equal(stats(&f).reaping, 0);
+        list_all_names(&f, names, sizeof(names));
+        assert_string_equal(names, want);
+        fx_done(&f);
+}
+
+/*
+ * When the owner's timers are not all the closing session's — another session's live ones, or
+ * the gone ones of another closing session not yet freed — they leave the inventory one by one.
+ */
+static void test_session_closed_shares_owner(void **state)
+{
+        struct td_declaration every = fx_decl(TIMERD_POLICY_INTERVAL, 500);
+        char name[16], names[256], want[256];
+        uint64_t count;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        for (size_t i = 0; i < 10; i++) {
+                snprintf(name, sizeof(name), "a%zu", i);
+                assert_int_equal(
+                    fx_register_full(&f, FX_UID, 2, name, every, false, 0, false, NULL), 0);
+                snprintf(name, sizeof(name), "b%zu", i);
+                assert_int_equal(
+                    fx_register_full(&f, FX_UID, 3, name, every, false, 0, false, NULL), 0);
+        }
+        assert_int_equal(fx_register_full(&f, FX_UID, 4, "c", every, false, 0, false, NULL), 0);
+        /* Session 2 shares its owner with 3 and 4; then 3 shares it with 2's gone timers; 4 is
+         * left with only its own. */
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 3)), 0);
+        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 5, &count)), 0);
+        snprintf(want, sizeof(want), "%u:c", FX_UID);
+        list_all_names(&f, names, sizeof(names));
+        assert_string_equal(names, want);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 4)), 0);
+        assert_int_equal(stats(&f).reaping, 16);
+        while (registry_reap_pending(f.r))
+                assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 3, &count)), 0);
+        list_all_names(&f, names, sizeof(names));
+        assert_string_equal(names, "");
+        assert_int_equal(fx_register_full(&f, FX_UID, 5, "a0", every, false, 0, false, NULL), 0);
+        fx_done(&f);
+}
+
 static void test_session_closed(void **state)
 {
         struct td_declaration keep = fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 100);
@@ -2856,6 +2963,8 @@ int main(void)
             cmocka_unit_test(test_session_closed),
             cmocka_unit_test(test_last_session_cache),
             cmocka_unit_test(test_session_closed_gone_at_once),
+            cmocka_unit_test(test_session_closed_detaches_owner),
+            cmocka_unit_test(test_session_closed_shares_owner),
             cmocka_unit_test(test_shrink_after_session_closed),
             cmocka_unit_test(test_pending_firings),
             cmocka_unit_test(test_generation_overflow),
