@@ -8,18 +8,6 @@
 
 #include "service/core/registry-internal.h"
 
-static size_t list_length(const struct list_node *head)
-{
-        size_t n = 0;
-
-        for (const struct list_node *p = head->next; p != head; p = p->next) {
-                if (p->next->prev != p)
-                        return SIZE_MAX;
-                n++;
-        }
-        return n;
-}
-
 static bool timer_consistent(const struct registry *r, const struct timer *t)
 {
         const struct td_declaration declaration = timer_declaration(t), *d = &declaration;
@@ -145,7 +133,9 @@ static int timers_check(const struct registry *r, struct timer_counts *ret)
 
         *ret = (struct timer_counts){};
         while ((t = hashmap_next(&r->timers, &i))) {
-                if (!timer_consistent(r, t))
+                /* A gone one met on the way (due, pending) is set aside for the reap, out of its
+                 * queue or its waiters' list: no longer a timer in any state, only a name. */
+                if (!timer_gone(r, t) && !timer_consistent(r, t))
                         return -EUCLEAN;
                 if (timer_gone(r, t))
                         ret->n_gone++;
@@ -349,6 +339,8 @@ int registry_check(const struct registry *r)
             hashmap_check(&r->sessions) < 0)
                 return -EUCLEAN;
         if (r->n_effects > r->effects_capacity || r->effects_capacity < TIMERD_CLOCK_MAX)
+                return -EUCLEAN;
+        if (r->n_removals > r->removals_capacity || r->removals_capacity < REMOVALS_MIN)
                 return -EUCLEAN;
         if (timers_check(r, &counts) < 0 || changes_check(r, &counts) < 0 ||
             clocks_check(r, &counts) < 0 || owners_check(r, &counts) < 0 || sessions_check(r) < 0)

@@ -691,7 +691,7 @@ int timer_new(struct registry *r, const struct td_caller *caller, const char *na
         /* The name of a gone timer is free at once: its record goes before the new one comes. */
         struct timer *gone = r->n_gone > 0 ? timer_lookup(r, caller->uid, name) : NULL;
         if (gone)
-                timer_reap(r, gone);
+                timer_reap(r, session_find(r, gone->session), gone);
         memcpy(t->name, name, len + 1);
         timerq_entry_init(&t->entry);
         t->uid = caller->uid;
@@ -768,9 +768,11 @@ void timer_reap_prefetch(const struct registry *r, const struct timer *t)
         hashmap_prefetch(&r->timers, timer_hash(t));
 }
 
-void timer_reap(struct registry *r, struct timer *t)
+void timer_reap(struct registry *r, const struct session *s, struct timer *t)
 {
-        assert(timer_gone(r, t));
+        /* What timer_gone() finds, without its lookup. */
+        assert(s->closing && t->lifetime == TIMERD_LIFETIME_TRANSIENT && t->session == s->id);
+        removal_push(r, s, t);
         timer_destroy(r, t);
         r->n_gone--;
 }
@@ -782,7 +784,8 @@ void gone_reap_one(struct registry *r)
                 struct session *s = list_entry(r->closing.next, struct session, closing_node);
 
                 if (!list_empty(&s->transient)) {
-                        timer_reap(r, list_entry(s->transient.prev, struct timer, transient_node));
+                        timer_reap(r, s,
+                                   list_entry(s->transient.next, struct timer, transient_node));
                         return;
                 }
                 session_free(r, s);
@@ -839,6 +842,7 @@ void registry_indexes_init(struct registry *r)
 /* Every live timer, owner and session record, and the indexes and queues that held them. */
 void registry_shrink(struct registry *r)
 {
+        removals_shrink(r);
         hashmap_shrink(&r->timers);
         hashmap_shrink(&r->sessions);
         for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
