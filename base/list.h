@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct list_node {
         struct list_node *prev, *next;
@@ -53,6 +54,19 @@ static inline struct list_node *list_first(const struct list_node *head)
 static inline struct list_node *list_next(const struct list_node *head, const struct list_node *n)
 {
         return n->next == head ? NULL : n->next;
+}
+
+/* The number of nodes: O(n). SIZE_MAX when a node's links do not agree (a broken list). */
+static inline size_t list_length(const struct list_node *head)
+{
+        size_t n = 0;
+
+        for (const struct list_node *p = head->next; p != head; p = p->next) {
+                if (p->next->prev != p)
+                        return SIZE_MAX;
+                n++;
+        }
+        return n;
 }
 
 static inline void list_remove(struct list_node *n)

@@ -2,7 +2,6 @@
 #include "service/events.h"
 
 #include <errno.h>
-#include <stdlib.h>
 
 #include "service/io/clock.h"
 #include "service/io/peer.h"
@@ -55,6 +54,29 @@ static void event_write(struct vl_text *o, enum event_kind kind, uint32_t owner,
         vl_text_object_end(o);
 }
 
+/* The event to every subscriber that sees owner's timers; t: the timer as it is now, if it is. */
+static void publish(struct service *s, enum event_kind kind, uint32_t owner, const char *name,
+                    uint64_t run, const struct td_snapshot *t, uint64_t realtime)
+{
+        struct list_node *n, *next;
+        /* safe: a subscriber that cannot keep up is dropped */
+        list_for_each_safe (n, next, &s->peers.live) {
+                struct peer *p = list_entry(n, struct peer, node);
+                if (!p->subscriber || (!p->subscribe_all && p->uid != owner))
+                        continue;
+                struct vl_text *o = service_reply_begin(s, p, true, EVENT_TEXT_ROOM);
+                event_write(o, kind, owner, name, run, t, realtime);
+                if (o->error == 0)
+                        service_reply_end(s, p);
+                else {
+                        /* Out of memory: the stream ends, so that no event goes missing unsaid. */
+                        service_reply_cancel(s, p);
+                        service_unsubscribe(s, p);
+                        service_error(s, p, TIMERD_E_BUSY, NULL);
+                }
+        }
+}
+
 void events_publish(struct service *s, enum event_kind kind, uint32_t owner, const char *name,
                     uint64_t run)
 {
@@ -69,36 +91,18 @@ void events_publish(struct service *s, enum event_kind kind, uint32_t owner, con
         struct td_now now;
         if (clock_source_now(&s->clock, &now) == 0)
                 realtime = now.usec[TIMERD_CLOCK_REALTIME];
-        struct list_node *n, *next;
-        /* safe: a subscriber that cannot keep up is dropped */
-        list_for_each_safe (n, next, &s->peers.live) {
-                struct peer *p = list_entry(n, struct peer, node);
-                if (!p->subscriber || (!p->subscribe_all && p->uid != owner))
-                        continue;
-                struct vl_text *o = service_reply_begin(s, p, true, EVENT_TEXT_ROOM);
-                event_write(o, kind, owner, name, run, exists ? &t : NULL, realtime);
-                if (o->error == 0)
-                        service_reply_end(s, p);
-                else {
-                        /* Out of memory: the stream ends, so that no event goes missing unsaid. */
-                        service_reply_cancel(s, p);
-                        service_unsubscribe(s, p);
-                        service_error(s, p, TIMERD_E_BUSY, NULL);
-                }
-        }
+        publish(s, kind, owner, name, run, exists ? &t : NULL, realtime);
 }
 
-void events_session_closing(struct service *s, uint64_t session)
+void events_removals(struct service *s, const struct td_transition *t)
 {
-        struct td_snapshot *timers;
-
         if (s->peers.n_subscribers == 0)
                 return;
-        long n = registry_list_transient(s->registry, session, &timers);
-        for (long i = 0; i < n; i++)
-                events_publish(s, EVENT_REMOVED, timers[i].owner, timers[i].name, 0);
-        if (n > 0)
-                free(timers);
+        for (size_t i = 0; i < t->n_removals; i++) {
+                const struct td_removal *m = &t->removals[i];
+
+                publish(s, EVENT_REMOVED, m->owner, m->name, 0, NULL, m->closed_usec);
+        }
 }
 
 void events_shutdown(struct service *s)

@@ -15,6 +15,7 @@
 struct service;
 struct peer;
 struct vl_view;
+struct td_transition;
 
 enum event_kind {
         EVENT_REGISTERED,
@@ -37,9 +38,10 @@ struct reply events_subscribe(struct service *s, struct peer *p, const struct vl
 void events_publish(struct service *s, enum event_kind kind, uint32_t owner, const char *name,
                     uint64_t run);
 
-/* A session is closing: announce its transient timers as removed (before the registry drops
- * them). */
-void events_session_closing(struct service *s, uint64_t session);
+/* The transient timers of closed connections a transition removed, as `removed` events stamped
+ * with the close: a connection's in the order they were registered, a reap step at a time
+ * (registry_reap_step()). */
+void events_removals(struct service *s, const struct td_transition *t);
 
 /* Teardown: end every stream with ShuttingDown. */
 void events_shutdown(struct service *s);

@@ -22,7 +22,6 @@ static void on_session_closed(struct service *s, struct peer *p)
         struct td_now now;
 
         api_session_closed(s, p->session);
-        events_session_closing(s, p->session);
         if (service_now(s, &now) < 0)
                 return;
         /* Its transient timers and the runs it held are gone: Waits on them learn it there. */

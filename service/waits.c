@@ -402,6 +402,10 @@ void api_hand_over(struct service *s)
 
 void api_apply(struct service *s, const struct td_now *now, struct td_transition t)
 {
+        /* Before anything applying may call of the registry (its removals are its until then),
+         * and before the events of what the call did (a name registered again comes after its
+         * removal). */
+        events_removals(s, &t);
         service_apply(s, now, t);
         api_hand_over(s);
 }

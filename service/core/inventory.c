@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "service/core/inventory.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -109,16 +110,38 @@ struct inventory_node *inventory_last(const struct inventory *inv)
         return inv->last;
 }
 
-void inventory_remove(struct inventory *inv, struct inventory_node *node)
+/*
+ * Split the tree at `root` into the nodes of owners before `owner` (*ret_before) and the rest
+ * (*ret_rest), or, with `through`, of owners up to and including it. O(depth): one walk down,
+ * each node hung on the side its owner puts it, priorities kept.
+ */
+static void split_owner(struct inventory_node *root, const struct inventory *inv, uint32_t owner,
+                        bool through, struct inventory_node **ret_before,
+                        struct inventory_node **ret_rest)
 {
-        struct inventory_key key = inventory_key_of(inv, node);
-        struct inventory_node **link = &inv->root, *a, *b;
+        struct inventory_node **before = ret_before, **rest = ret_rest;
 
-        while (*link != node)
-                link = compare_node(inv, &key, *link) < 0 ? &(*link)->left : &(*link)->right;
-        /* Merge its subtrees in its place: every key of a is before every key of b. */
-        a = node->left;
-        b = node->right;
+        while (root) {
+                uint32_t o = node_owner(inv, root);
+
+                if (o < owner || (through && o == owner)) {
+                        *before = root;
+                        before = &root->right;
+                        root = root->right;
+                } else {
+                        *rest = root;
+                        rest = &root->left;
+                        root = root->left;
+                }
+        }
+        *before = *rest = NULL;
+}
+
+/* Every key of a is before every key of b. */
+static struct inventory_node *merge(struct inventory_node *a, struct inventory_node *b)
+{
+        struct inventory_node *root = NULL, **link = &root;
+
         while (a && b) {
                 if (priority(a) >= priority(b)) {
                         *link = a;
@@ -131,6 +154,30 @@ void inventory_remove(struct inventory *inv, struct inventory_node *node)
                 }
         }
         *link = a ? a : b;
+        return root;
+}
+
+void inventory_remove_owner(struct inventory *inv, uint32_t owner, size_t n)
+{
+        struct inventory_node *before, *rest, *its, *after;
+
+        assert(n <= inv->n_nodes);
+        split_owner(inv->root, inv, owner, false, &before, &rest);
+        split_owner(rest, inv, owner, true, &its, &after);
+        inv->root = merge(before, after);
+        inv->n_nodes -= n;
+        if (inv->last && node_owner(inv, inv->last) == owner)
+                inv->last = spine_end(inv);
+}
+
+void inventory_remove(struct inventory *inv, struct inventory_node *node)
+{
+        struct inventory_key key = inventory_key_of(inv, node);
+        struct inventory_node **link = &inv->root;
+
+        while (*link != node)
+                link = compare_node(inv, &key, *link) < 0 ? &(*link)->left : &(*link)->right;
+        *link = merge(node->left, node->right);
         node->left = node->right = NULL;
         if (inv->last == node)
                 inv->last = spine_end(inv);

@@ -57,6 +57,13 @@ void inventory_insert(struct inventory *inv, struct inventory_node *node);
 /* Remove node, which must be in the inventory. */
 void inventory_remove(struct inventory *inv, struct inventory_node *node);
 
+/*
+ * Remove every node of owner, which are n: O(log n) whatever their number, where removing them
+ * one by one would walk down from the root for each. The removed nodes keep stale links; they
+ * may be freed or inserted again, never removed again.
+ */
+void inventory_remove_owner(struct inventory *inv, uint32_t owner, size_t n);
+
 /* The last node in order, or NULL when empty. */
 struct inventory_node *inventory_last(const struct inventory *inv);
 

@@ -8,18 +8,6 @@
 
 #include "service/core/registry-internal.h"
 
-static size_t list_length(const struct list_node *head)
-{
-        size_t n = 0;
-
-        for (const struct list_node *p = head->next; p != head; p = p->next) {
-                if (p->next->prev != p)
-                        return SIZE_MAX;
-                n++;
-        }
-        return n;
-}
-
 static bool timer_consistent(const struct registry *r, const struct timer *t)
 {
         const struct td_declaration declaration = timer_declaration(t), *d = &declaration;
@@ -82,15 +70,22 @@ static bool timer_consistent(const struct registry *r, const struct timer *t)
         return true;
 }
 
-/* The inventory holds exactly the live timers, each owner's n_timers of them. */
+/* The inventory holds exactly the live timers, each owner's n_timers of them, and the gone ones
+ * of closing sessions that were not detached from it. */
 static int inventory_check_owners(const struct registry *r)
 {
         const struct inventory_node *node;
         const struct owner *o = NULL;
         struct inventory_cursor c;
-        size_t run = 0;
+        size_t run = 0, n_detached = 0;
 
-        if (inventory_check(&r->inventory) < 0 || r->inventory.n_nodes != r->timers.n_entries)
+        for (const struct list_node *p = r->closing.next; p != &r->closing; p = p->next) {
+                const struct session *s = list_entry(p, struct session, closing_node);
+
+                n_detached += s->detached ? list_length(&s->transient) : 0;
+        }
+        if (inventory_check(&r->inventory) < 0 ||
+            r->inventory.n_nodes != r->timers.n_entries - n_detached)
                 return -EUCLEAN;
         inventory_seek(&r->inventory, NULL, &c);
         while ((node = inventory_next(&c))) {
@@ -99,8 +94,11 @@ static int inventory_check_owners(const struct registry *r)
                 if (t->removed || timer_lookup(r, t->uid, t->name) != t)
                         return -EUCLEAN;
                 /* A gone one is no longer its owner's. */
-                if (timer_gone(r, t))
+                if (timer_gone(r, t)) {
+                        if (session_find(r, t->session)->detached)
+                                return -EUCLEAN;
                         continue;
+                }
                 if (!o || t->uid != o->uid) {
                         if (o && run != o->n_timers)
                                 return -EUCLEAN;
@@ -135,7 +133,9 @@ static int timers_check(const struct registry *r, struct timer_counts *ret)
 
         *ret = (struct timer_counts){};
         while ((t = hashmap_next(&r->timers, &i))) {
-                if (!timer_consistent(r, t))
+                /* A gone one met on the way (due, pending) is set aside for the reap, out of its
+                 * queue or its waiters' list: no longer a timer in any state, only a name. */
+                if (!timer_gone(r, t) && !timer_consistent(r, t))
                         return -EUCLEAN;
                 if (timer_gone(r, t))
                         ret->n_gone++;
@@ -284,6 +284,8 @@ static int session_transient_check(const struct session *s, size_t *ret_n)
         }
         if (s->closing)
                 return s->mixed || !list_linked(&s->closing_node) ? -EUCLEAN : 0;
+        if (s->detached)
+                return -EUCLEAN;
         if (list_linked(&s->closing_node) || n_pending != s->n_pending)
                 return -EUCLEAN;
         return memcmp(n_state, s->n_state, sizeof(n_state)) == 0 ? 0 : -EUCLEAN;
@@ -337,6 +339,8 @@ int registry_check(const struct registry *r)
             hashmap_check(&r->sessions) < 0)
                 return -EUCLEAN;
         if (r->n_effects > r->effects_capacity || r->effects_capacity < TIMERD_CLOCK_MAX)
+                return -EUCLEAN;
+        if (r->n_removals > r->removals_capacity || r->removals_capacity < REMOVALS_MIN)
                 return -EUCLEAN;
         if (timers_check(r, &counts) < 0 || changes_check(r, &counts) < 0 ||
             clocks_check(r, &counts) < 0 || owners_check(r, &counts) < 0 || sessions_check(r) < 0)

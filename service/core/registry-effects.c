@@ -6,6 +6,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "service/core/registry-internal.h"
 
@@ -17,27 +18,70 @@ int handle_generations_check(const struct registry *r, uint64_t n)
 
 void effects_begin(struct registry *r)
 {
+        /* The last reap step's removals were read: their room goes. */
+        if (r->removals_capacity > REMOVALS_MIN && list_empty(&r->closing))
+                removals_shrink(r);
         r->n_effects = 0;
+        r->n_removals = 0;
         r->problem = TD_SCHEDULE_OK;
         r->limit = TD_LIMIT_NONE;
 }
 
+/* Room for n items of `size` in *items (*capacity of them), at least doubled when it grows. */
+static int array_reserve(void **items, size_t *capacity, size_t n, size_t size)
+{
+        size_t want;
+        void *grown;
+
+        if (n <= *capacity)
+                return 0;
+        if (*capacity > SIZE_MAX / 2 / size || n > SIZE_MAX / size)
+                return -ENOMEM;
+        want = *capacity * 2 > n ? *capacity * 2 : n;
+        grown = realloc(*items, want * size);
+        if (!grown)
+                return -ENOMEM;
+        *items = grown;
+        *capacity = want;
+        return 0;
+}
+
 int effects_reserve(struct registry *r, size_t n)
 {
-        struct td_effect *effects;
-        size_t capacity;
+        return array_reserve((void **)&r->effects, &r->effects_capacity, n,
+                             sizeof(struct td_effect));
+}
 
-        if (n <= r->effects_capacity)
-                return 0;
-        if (r->effects_capacity > SIZE_MAX / 2 / sizeof(struct td_effect))
-                return -ENOMEM;
-        capacity = r->effects_capacity * 2 > n ? r->effects_capacity * 2 : n;
-        effects = realloc(r->effects, capacity * sizeof(struct td_effect));
-        if (!effects)
-                return -ENOMEM;
-        r->effects = effects;
-        r->effects_capacity = capacity;
-        return 0;
+int removals_reserve(struct registry *r, size_t n)
+{
+        return array_reserve((void **)&r->removals, &r->removals_capacity, n,
+                             sizeof(struct td_removal));
+}
+
+void removals_shrink(struct registry *r)
+{
+        struct td_removal *shrunk;
+
+        if (r->removals_capacity <= REMOVALS_MIN || !list_empty(&r->closing))
+                return;
+        shrunk = realloc(r->removals, REMOVALS_MIN * sizeof(struct td_removal));
+        /* Failing to shrink keeps the room: nothing is lost. */
+        if (!shrunk)
+                return;
+        r->removals = shrunk;
+        r->removals_capacity = REMOVALS_MIN;
+}
+
+void removal_push(struct registry *r, const struct session *s, const struct timer *t)
+{
+        struct td_removal *m;
+        size_t len = strlen(t->name);
+
+        assert(r->n_removals < r->removals_capacity);
+        m = &r->removals[r->n_removals++];
+        m->owner = t->uid;
+        m->closed_usec = s->closed_usec;
+        memcpy(m->name, t->name, len + 1);
 }
 
 void effect_push(struct registry *r, const struct td_effect *e)
@@ -48,7 +92,12 @@ void effect_push(struct registry *r, const struct td_effect *e)
 
 struct td_transition transition_done(const struct registry *r)
 {
-        return (struct td_transition){.n_effects = r->n_effects, .effects = r->effects};
+        return (struct td_transition){
+            .n_effects = r->n_effects,
+            .effects = r->effects,
+            .n_removals = r->n_removals,
+            .removals = r->removals,
+        };
 }
 
 struct td_transition transition_failed(struct registry *r, int failure)
@@ -61,6 +110,8 @@ struct td_transition transition_failed(struct registry *r, int failure)
             .limit = failure == -TIMERD_E_LIMIT_EXCEEDED ? r->limit : TD_LIMIT_NONE,
             .limit_max = failure == -TIMERD_E_LIMIT_EXCEEDED ? r->limit_max : 0,
             .effects = r->effects,
+            .n_removals = r->n_removals,
+            .removals = r->removals,
         };
 }
 

@@ -61,6 +61,10 @@ struct session {
         struct list_node closing_node; /* in the registry's closing list while closing */
         uint64_t n_state[TIMERD_STATE_MAX]; /* its transient timers by state */
         uint64_t n_pending;
+        /* Closing, and its timers left the inventory at the close: they were all of their
+         * owner's (inventory_remove_owner()). */
+        bool detached;
+        uint64_t closed_usec; /* closing: now[TIMERD_CLOCK_REALTIME] at the close */
 };
 
 /*
@@ -321,6 +325,11 @@ struct registry {
         struct td_effect *effects;
         size_t n_effects;
         size_t effects_capacity;
+        /* The current call's td_removals; room for REMOVALS_MIN always, a reap step's until the
+         * call after the last one. */
+        struct td_removal *removals;
+        size_t n_removals;
+        size_t removals_capacity;
         /* Closed sessions whose transient timers are still to free (registry_reap_step()), oldest
          * first, and how many such timers there are: found by no lookup and in no count. */
         struct list_node closing;
@@ -464,12 +473,13 @@ static inline size_t timers_live(const struct registry *r)
 {
         return r->timers.n_entries - r->n_gone;
 }
-/* Free a gone timer now (the reap, or something that met it on its way). */
-void timer_reap(struct registry *r, struct timer *t);
+/* Free a gone timer of closing session s now (the reap, or a call that takes its name), with
+ * room for its removal (removals_reserve()). */
+void timer_reap(struct registry *r, const struct session *s, struct timer *t);
 /* Start fetching the hash slot a reap of t reads first (a cache miss per timer otherwise). */
 void timer_reap_prefetch(const struct registry *r, const struct timer *t);
-/* Free one gone timer (n_gone > 0), of the oldest closed session: room the table's limit needs
- * now, without waiting for registry_reap_step(). */
+/* Free one gone timer (n_gone > 0), the next registry_reap_step() would: room the table's limit
+ * needs now, without waiting for it. */
 void gone_reap_one(struct registry *r);
 int session_get(struct registry *r, uint64_t id, struct session **ret);
 /* Out of the sessions (and the closing list): the record is freed. */
@@ -510,6 +520,16 @@ int handle_generations_check(const struct registry *r, uint64_t n);
 void effects_begin(struct registry *r);
 int effects_reserve(struct registry *r, size_t n);
 void effect_push(struct registry *r, const struct td_effect *e);
+/* A call that registers one timer frees at most two gone ones: one of its name, and the oldest to
+ * keep within max_timers. */
+#define REMOVALS_MIN 2
+/* Room for n removals in this call; -ENOMEM. */
+int removals_reserve(struct registry *r, size_t n);
+/* Give the room above REMOVALS_MIN back once the reap is over (at the next call, or
+ * registry_shrink(): the last step's transition holds them until then). */
+void removals_shrink(struct registry *r);
+/* t, a transient timer of session s, leaves the registry: told in the transition. */
+void removal_push(struct registry *r, const struct session *s, const struct timer *t);
 struct td_transition transition_done(const struct registry *r);
 struct td_transition transition_failed(struct registry *r, int failure);
 void clock_sync(struct registry *r, enum timerd_clock c, bool spent);

@@ -168,27 +168,6 @@ long registry_list_page(const struct registry *r, const struct td_list_page *pag
         return n;
 }
 
-long registry_list_transient(const struct registry *r, uint64_t session, struct td_snapshot **ret)
-{
-        const struct session *s = session_open(r, session);
-        struct td_snapshot *list;
-        size_t n = 0;
-
-        *ret = NULL;
-        if (!s || list_empty(&s->transient))
-                return 0;
-        for (const struct list_node *p = s->transient.next; p != &s->transient; p = p->next)
-                n++;
-        list = calloc(n, sizeof(*list));
-        if (!list)
-                return -ENOMEM;
-        n = 0;
-        for (const struct list_node *p = s->transient.next; p != &s->transient; p = p->next)
-                timer_snapshot(list_entry(p, struct timer, transient_node), &list[n++]);
-        *ret = list;
-        return (long)n;
-}
-
 long registry_list(const struct registry *r, uint32_t owner, bool all_owners,
                    struct td_snapshot **ret)
 {

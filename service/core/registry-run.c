@@ -360,8 +360,9 @@ struct td_transition registry_expire(struct registry *r, const struct td_now *no
                timerq_entry_deadline(&r->queues[clock], e) <= n) {
                 struct timer *t = timer_of_entry(e);
 
+                /* Out of the way: the reap frees it, and tells its removal, in its turn. */
                 if (timer_gone(r, t)) {
-                        timer_reap(r, t);
+                        timer_dequeue(r, t);
                         continue;
                 }
                 /* Due on a deadline the running pass has not computed again yet: compute it
@@ -504,7 +505,7 @@ struct td_transition registry_confirm_arm(struct registry *r, const struct td_no
                 struct timer *t = timer_of_entry(entry);
 
                 if (timer_gone(r, t))
-                        timer_reap(r, t);
+                        timer_dequeue(r, t);
                 else
                         timer_fail(r, t, TIMERD_FAILURE_PROVIDER_BINDING);
         }
@@ -580,7 +581,7 @@ int registry_take_pending(struct registry *r, const struct td_now *now, uint32_t
 
                 next = n->next;
                 if (timer_gone(r, t)) {
-                        timer_reap(r, t);
+                        run_detach(t);
                         continue;
                 }
                 if ((enum timerd_delivery)t->delivery != delivery ||
@@ -612,8 +613,23 @@ bool registry_take_silenced_owner(struct registry *r, uint32_t *ret_owner)
         return true;
 }
 
+/* Whether the inventory holds timers of uid other than the n live ones of its owner record: gone
+ * ones of another closing session. O(closing sessions). */
+static bool owner_has_gone(const struct registry *r, uint32_t uid)
+{
+        for (const struct list_node *p = r->closing.next; p != &r->closing; p = p->next) {
+                const struct session *c = list_entry(p, struct session, closing_node);
+
+                if (c->uid == uid && !c->detached && !list_empty(&c->transient))
+                        return true;
+        }
+        return false;
+}
+
 /* Its transient timers (of one owner) leave every count and lookup at once, whatever their
- * number; registry_reap_step() frees them a batch at a time. */
+ * number; registry_reap_step() frees them a batch at a time. When they are all of their owner's
+ * timers (a connection per uid holding them all), they leave the inventory at once too, so that
+ * freeing one walks no treap. */
 static void session_close(struct registry *r, struct session *s)
 {
         struct owner *o = owner_find(r, s->uid);
@@ -624,6 +640,10 @@ static void session_close(struct registry *r, struct session *s)
                 o->n_state[st] -= s->n_state[st];
                 n += s->n_state[st];
         }
+        if (o->n_timers == n && !owner_has_gone(r, s->uid)) {
+                inventory_remove_owner(&r->inventory, s->uid, n);
+                s->detached = true;
+        }
         r->n_pending -= s->n_pending;
         o->n_pending -= s->n_pending;
         o->n_timers -= n;
@@ -633,6 +653,28 @@ static void session_close(struct registry *r, struct session *s)
         /* Its Waits look again: what they waited for may be gone. */
         if (!list_linked(&o->silenced_node))
                 list_append(&r->silenced, &o->silenced_node);
+}
+
+/* t, a transient timer of session, would be retained again by a rollback of the changes. */
+static bool rolled_back(const struct timer *t, uint64_t session)
+{
+        return !t->removed && list_linked(&t->transient_node) && t->session == session;
+}
+
+static size_t n_rolled_back(const struct registry *r, uint64_t session)
+{
+        size_t n = 0;
+
+        for (const struct list_node *p = r->befores.next; p != &r->befores; p = p->next)
+                n += rolled_back(list_entry(p, struct before, node)->timer, session);
+        return n;
+}
+
+/* A transient timer of closing session s goes at the close, not in the reap. */
+static void session_timer_drop(struct registry *r, const struct session *s, struct timer *t)
+{
+        removal_push(r, s, t);
+        timer_destroy(r, t);
 }
 
 struct td_transition registry_session_closed(struct registry *r, const struct td_now *now,
@@ -655,18 +697,23 @@ struct td_transition registry_session_closed(struct registry *r, const struct td
         if (s->closing)
                 return transition_done(r);
 
+        /* Room for the removals of the timers that go now, not in the reap. */
+        e = removals_reserve(r, s->mixed ? list_length(&s->transient) : n_rolled_back(r, session));
+        if (e < 0)
+                return transition_failed(r, e);
+        s->closed_usec = now->usec[TIMERD_CLOCK_REALTIME];
         /* Rare (the runtime gives each connection one uid): the counts cannot go at once. */
         if (s->mixed)
                 while (!list_empty(&s->transient))
-                        timer_destroy(r,
-                                      list_entry(s->transient.next, struct timer, transient_node));
+                        session_timer_drop(
+                            r, s, list_entry(s->transient.next, struct timer, transient_node));
         /* One a call since the commit made transient may be rolled back to retained: it goes now,
          * kept as a removal. O(calls since the commit). */
         for (struct list_node *n = r->befores.next; n != &r->befores; n = n->next) {
                 struct timer *t = list_entry(n, struct before, node)->timer;
 
-                if (!t->removed && list_linked(&t->transient_node) && t->session == session)
-                        timer_destroy(r, t);
+                if (rolled_back(t, session))
+                        session_timer_drop(r, s, t);
         }
         /* Runs handed to it end; those of its own transient timers go with them. */
         for (struct list_node *n = s->delivered.next, *next; n != &s->delivered; n = next) {
@@ -674,7 +721,7 @@ struct td_transition registry_session_closed(struct registry *r, const struct td
 
                 next = n->next;
                 if (timer_gone(r, t))
-                        timer_reap(r, t);
+                        run_detach(t);
                 else if (!(t->lifetime == TIMERD_LIFETIME_TRANSIENT && t->session == session))
                         run_abandon(r, t, now);
         }
@@ -704,6 +751,9 @@ struct td_transition registry_reap_step(struct registry *r, const struct td_now 
         e = handle_generations_check(r, TIMERD_CLOCK_MAX);
         if (e < 0)
                 return transition_failed(r, e);
+        /* Out of memory for all of their removals: a smaller step, still one. */
+        if (removals_reserve(r, budget) < 0)
+                budget = r->removals_capacity;
         /* The next to prefetch, REAP_AHEAD timers before its turn (NULL: start again). */
         struct list_node *ahead = NULL;
 
@@ -717,14 +767,14 @@ struct td_transition registry_reap_step(struct registry *r, const struct td_now 
                 }
                 for (size_t n = ahead ? 1 : REAP_AHEAD + 1; n > 0; n--) {
                         if (!ahead)
-                                ahead = s->transient.prev;
+                                ahead = s->transient.next;
                         if (ahead == &s->transient)
                                 break;
                         timer_reap_prefetch(r, list_entry(ahead, struct timer, transient_node));
-                        ahead = ahead->prev;
+                        ahead = ahead->next;
                 }
-                /* Newest first: the top of the allocator's heap is freed first. */
-                timer_reap(r, list_entry(s->transient.prev, struct timer, transient_node));
+                /* In the order they were registered: the order their removals are told in. */
+                timer_reap(r, s, list_entry(s->transient.next, struct timer, transient_node));
                 (*ret_count)++;
         }
         return transition_sync(r);

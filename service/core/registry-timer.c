@@ -141,11 +141,17 @@ static struct session *counting_session(const struct registry *r, const struct t
         return t->lifetime == TIMERD_LIFETIME_TRANSIENT ? session_find(r, t->session) : NULL;
 }
 
+/* The closing session a gone timer was in, else NULL. */
+static const struct session *gone_session(const struct registry *r, const struct timer *t)
+{
+        const struct session *s = r->n_gone > 0 ? counting_session(r, t) : NULL;
+
+        return s && s->closing ? s : NULL;
+}
+
 bool timer_gone_slow(const struct registry *r, const struct timer *t)
 {
-        const struct session *s = counting_session(r, t);
-
-        return s && s->closing;
+        return gone_session(r, t) != NULL;
 }
 
 /* A run-state field as a timer that never fired has it. */
@@ -685,7 +691,7 @@ int timer_new(struct registry *r, const struct td_caller *caller, const char *na
         /* The name of a gone timer is free at once: its record goes before the new one comes. */
         struct timer *gone = r->n_gone > 0 ? timer_lookup(r, caller->uid, name) : NULL;
         if (gone)
-                timer_reap(r, gone);
+                timer_reap(r, session_find(r, gone->session), gone);
         memcpy(t->name, name, len + 1);
         timerq_entry_init(&t->entry);
         t->uid = caller->uid;
@@ -728,13 +734,14 @@ int timer_redeclare(struct registry *r, struct timer *t, const struct td_caller 
 void timer_unlink(struct registry *r, struct timer *t)
 {
         struct owner *owner = owner_find(r, t->uid);
-        bool gone = timer_gone(r, t);
+        const struct session *closing = gone_session(r, t);
 
         timer_retire(r, t);
         hashmap_remove(&r->timers, timer_hash(t), t);
-        inventory_remove(&r->inventory, &t->inventory_node);
+        if (!closing || !closing->detached)
+                inventory_remove(&r->inventory, &t->inventory_node);
 
-        if (gone)
+        if (closing)
                 return;
         owner->n_timers--;
         owner_silenced(r, owner, t);
@@ -761,9 +768,11 @@ void timer_reap_prefetch(const struct registry *r, const struct timer *t)
         hashmap_prefetch(&r->timers, timer_hash(t));
 }
 
-void timer_reap(struct registry *r, struct timer *t)
+void timer_reap(struct registry *r, const struct session *s, struct timer *t)
 {
-        assert(timer_gone(r, t));
+        /* What timer_gone() finds, without its lookup. */
+        assert(s->closing && t->lifetime == TIMERD_LIFETIME_TRANSIENT && t->session == s->id);
+        removal_push(r, s, t);
         timer_destroy(r, t);
         r->n_gone--;
 }
@@ -775,7 +784,8 @@ void gone_reap_one(struct registry *r)
                 struct session *s = list_entry(r->closing.next, struct session, closing_node);
 
                 if (!list_empty(&s->transient)) {
-                        timer_reap(r, list_entry(s->transient.prev, struct timer, transient_node));
+                        timer_reap(r, s,
+                                   list_entry(s->transient.next, struct timer, transient_node));
                         return;
                 }
                 session_free(r, s);
@@ -832,6 +842,7 @@ void registry_indexes_init(struct registry *r)
 /* Every live timer, owner and session record, and the indexes and queues that held them. */
 void registry_shrink(struct registry *r)
 {
+        removals_shrink(r);
         hashmap_shrink(&r->timers);
         hashmap_shrink(&r->sessions);
         for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)

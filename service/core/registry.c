@@ -160,7 +160,8 @@ int registry_new(const struct registry_config *config, struct registry **ret)
         list_init(&r->closing);
         registry_indexes_init(r);
         /* Transitions other than expiries emit at most one ARM or DISARM per clock. */
-        if (effects_reserve(r, TIMERD_CLOCK_MAX) < 0) {
+        if (effects_reserve(r, TIMERD_CLOCK_MAX) < 0 || removals_reserve(r, REMOVALS_MIN) < 0) {
+                free(r->effects);
                 free(r);
                 return -ENOMEM;
         }
@@ -175,6 +176,7 @@ void registry_free(struct registry *r)
         changes_free(r);
         registry_indexes_free(r);
         free(r->effects);
+        free(r->removals);
         free(r);
 }
 

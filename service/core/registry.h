@@ -166,6 +166,18 @@ enum td_limit {
                                     * that is not privileged */
 };
 
+/*
+ * A transient timer of a closed connection that left the registry: registry_reap_step() frees them
+ * in the order they were registered, a step at a time; a call that takes its name (registering it
+ * again) frees it first; a connection whose timers have more than one owner, or one rolled back to
+ * transient since the commit, loses them at the close.
+ */
+struct td_removal {
+        uint32_t owner;
+        uint64_t closed_usec; /* now[TIMERD_CLOCK_REALTIME] when the connection closed */
+        char name[TIMERD_NAME_MAX + 1];
+};
+
 struct td_transition {
         int failure;                               /* 0 or -TIMERD_E_* */
         enum td_schedule_problem schedule_problem; /* failure -TIMERD_E_INVALID_SCHEDULE: why */
@@ -173,6 +185,10 @@ struct td_transition {
         uint32_t limit_max;                        /* … and its value for this caller */
         size_t n_effects;
         const struct td_effect *effects; /* owned by the registry; valid until its next call */
+        /* Timers removed by the call, even a failed one (a call that frees a gone timer of the
+         * name it registers and then fails); owned by the registry, valid until its next call. */
+        size_t n_removals;
+        const struct td_removal *removals;
 };
 
 /*
@@ -425,15 +441,18 @@ bool registry_take_silenced_owner(struct registry *r, uint32_t *ret_owner);
  * A session (connection) closed: its transient timers are removed, the runs delivered to it are
  * ended as expected failures (the policy goes on). Exactly once per session; a repeat is a no-op.
  * However many transient timers it had, they go at once from every lookup, listing, count and
- * owner's limit, and never fire, but their memory is freed by registry_reap_step() (a timer of
- * theirs met on the way, such as a name registered again, is freed there and then; so is one when
- * a new timer would pass max_timers, which counts them until freed). O(runs delivered to it).
+ * owner's limit, and never fire, but their memory is freed by registry_reap_step() (a name
+ * registered again frees its gone timer there and then; so does a new timer that would pass
+ * max_timers, which counts them until freed, the oldest gone one). Each is a td_removal of the
+ * transition that frees it. O(runs delivered to it); a mixed session's timers go at the close,
+ * O(them), as removals of this transition.
  */
 struct td_transition registry_session_closed(struct registry *r, const struct td_now *now,
                                              uint64_t session);
 /* Whether closed sessions still have timers to free. */
 bool registry_reap_pending(const struct registry *r);
-/* Free at most `budget` of them (*ret_count), oldest session first, each newest timer first. */
+/* Free at most `budget` of them (*ret_count), oldest session first, each in the order they were
+ * registered: the transition's removals. */
 struct td_transition registry_reap_step(struct registry *r, const struct td_now *now, size_t budget,
                                         uint64_t *ret_count);
 
@@ -462,13 +481,6 @@ int registry_get_brief(const struct registry *r, uint32_t owner, const char *nam
  */
 long registry_list(const struct registry *r, uint32_t owner, bool all_owners,
                    struct td_snapshot **ret);
-
-/*
- * The transient timers of a session (those its closing will remove), in the order they were made:
- * O(its timers), not of the inventory. Returns the count (>= 0) and a malloc'd array in *ret
- * (free() it; NULL when none), or -ENOMEM.
- */
-long registry_list_transient(const struct registry *r, uint64_t session, struct td_snapshot **ret);
 
 /*
  * One page of it, in O(log n + limit): up to `limit` timers after the cursor

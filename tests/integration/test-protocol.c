@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -720,6 +722,194 @@ static void test_subscribe_streams_events_of_others(void **state)
         close(watcher);
 }
 
+/* Messages off a socket a read at a time (raw_recv() reads a byte a syscall: too slow for
+ * thousands). */
+struct reader {
+        int fd;
+        char buf[1 << 16];
+        size_t start, end;
+};
+
+/* The next whole message, parsed (caller puts it). */
+static json_object *reader_next(struct reader *r)
+{
+        for (;;) {
+                char *nul = memchr(r->buf + r->start, '\0', r->end - r->start);
+                if (nul) {
+                        json_object *o = json_tokener_parse(r->buf + r->start);
+                        assert_non_null(o);
+                        r->start = (size_t)(nul - r->buf) + 1;
+                        return o;
+                }
+                memmove(r->buf, r->buf + r->start, r->end - r->start);
+                r->end -= r->start;
+                r->start = 0;
+                assert_true(r->end < sizeof(r->buf));
+                struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+                assert_int_equal(poll(&pfd, 1, TIMEOUT_MS), 1);
+                ssize_t n = recv(r->fd, r->buf + r->end, sizeof(r->buf) - r->end, 0);
+                assert_true(n > 0);
+                r->end += (size_t)n;
+        }
+}
+
+static uint64_t param_u64(json_object *object, const char *key)
+{
+        json_object *v;
+        assert_true(json_object_object_get_ex(object, key, &v));
+        return (uint64_t)json_object_get_int64(v);
+}
+
+/* The event a Subscribe stream's message carries: its kind, name and time. */
+static void event_of(json_object *message, const char **ret_kind, const char **ret_name,
+                     uint64_t *ret_realtime)
+{
+        json_object *params, *event, *kind, *name;
+        assert_null(error_of(message));
+        assert_true(json_object_object_get_ex(message, "parameters", &params));
+        assert_true(json_object_object_get_ex(params, "event", &event));
+        assert_true(json_object_object_get_ex(event, "kind", &kind));
+        assert_true(json_object_object_get_ex(event, "name", &name));
+        *ret_kind = json_object_get_string(kind);
+        *ret_name = json_object_get_string(name);
+        *ret_realtime = param_u64(event, "realtime_usec");
+}
+
+static void register_msg(int fd, const char *name)
+{
+        char call[256];
+
+        snprintf(call, sizeof(call),
+                 "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"%s\","
+                 "\"delay_usec\":3600000000,\"declaration\":{\"policy\":\"once\"},"
+                 "\"replace\":true}}",
+                 name);
+        send_msg(fd, call);
+}
+
+/*
+ * A connection holding many transient timers closes with a subscriber watching: every timer's
+ * removal comes once, in the order they were registered, each stamped with the time of the close
+ * (not of the step that freed it), a reap step at a time; another client's calls are answered
+ * between the steps (Status: reap_steps grew while timers were still to free), and its events
+ * come between the removals.
+ */
+static void test_subscribe_sees_a_mass_close_in_order(void **state)
+{
+        enum { N = 20000, BATCH = 500 };
+        int actor = harness_raw_connect(*state), poller = harness_raw_connect(*state);
+        struct reader *actor_in = calloc(1, sizeof(struct reader)),
+                      *watch_in = calloc(1, sizeof(struct reader)),
+                      *poll_in = calloc(1, sizeof(struct reader));
+        const char *kind, *name;
+        uint64_t realtime;
+        char text[32];
+
+        assert_non_null(actor_in);
+        assert_non_null(watch_in);
+        assert_non_null(poll_in);
+        actor_in->fd = actor;
+        poll_in->fd = poller;
+        for (size_t i = 0; i < N; i += BATCH) {
+                for (size_t j = i; j < i + BATCH; j++) {
+                        snprintf(text, sizeof(text), "m%zu", j);
+                        register_msg(actor, text);
+                }
+                for (size_t j = i; j < i + BATCH; j++) {
+                        json_object *r = reader_next(actor_in);
+                        assert_null(error_of(r));
+                        json_object_put(r);
+                }
+        }
+        int watcher = harness_raw_connect(*state);
+        watch_in->fd = watcher;
+        send_msg(watcher, "{\"method\":\"io.timerd.Service.Subscribe\",\"more\":true}");
+        /* The subscription is in place once it sees the actor's next timer come: "probe", the
+         * actor's last (registered again until seen, it stays the last). */
+        for (bool placed = false; !placed;) {
+                register_msg(actor, "probe");
+                json_object_put(reader_next(actor_in));
+                struct pollfd pfd = {.fd = watcher, .events = POLLIN};
+                if (poll(&pfd, 1, 100) == 1) {
+                        json_object *m = reader_next(watch_in);
+                        event_of(m, &kind, &name, &realtime);
+                        assert_string_equal(kind, "registered");
+                        assert_string_equal(name, "probe");
+                        json_object_put(m);
+                        placed = true;
+                }
+        }
+
+        send_msg(poller, "{\"method\":\"io.timerd.Service.Status\"}");
+        json_object *r = reader_next(poll_in), *params;
+        assert_true(json_object_object_get_ex(r, "parameters", &params));
+        uint64_t steps_before = param_u64(params, "reap_steps");
+        json_object_put(r);
+        close(actor);
+        /* A Register and a Status after another until the reap has stepped and nothing is left
+         * to free. */
+        size_t answered_between = 0, registered = 0;
+        uint64_t steps = steps_before, reaping = 1;
+        while (steps == steps_before || reaping > 0) {
+                snprintf(text, sizeof(text), "x%zu", registered++);
+                register_msg(poller, text);
+                send_msg(poller, "{\"method\":\"io.timerd.Service.Status\"}");
+                r = reader_next(poll_in);
+                assert_null(error_of(r));
+                json_object_put(r);
+                r = reader_next(poll_in);
+                assert_true(json_object_object_get_ex(r, "parameters", &params));
+                steps = param_u64(params, "reap_steps");
+                reaping = param_u64(params, "reaping");
+                answered_between += steps > steps_before && reaping > 0;
+                json_object_put(r);
+                assert_true(registered < 1000000);
+        }
+        assert_true(steps - steps_before >= 2);
+        assert_true(answered_between >= 1);
+
+        /* Every removal once, in order; the poller's timers (registered after the close) come
+         * between them and after. */
+        size_t removed = 0, registered_seen = 0, registered_between = 0;
+        uint64_t closed = 0, first_x = 0;
+        while (removed < N + 1 || registered_seen < registered) {
+                json_object *m = reader_next(watch_in);
+                event_of(m, &kind, &name, &realtime);
+                if (strcmp(kind, "registered") == 0) {
+                        /* The probe as the wait above may have sent it again. */
+                        if (name[0] == 'x') {
+                                snprintf(text, sizeof(text), "x%zu", registered_seen++);
+                                assert_string_equal(name, text);
+                                /* After the close, though maybe before its first step. */
+                                first_x = first_x ? first_x : realtime;
+                                registered_between += removed > 0 && removed < N + 1;
+                        } else
+                                assert_true(strcmp(name, "probe") == 0 && removed == 0);
+                        json_object_put(m);
+                        continue;
+                }
+                assert_string_equal(kind, "removed");
+                if (removed == 0)
+                        closed = realtime;
+                assert_int_equal(realtime, closed);
+                if (removed < N)
+                        snprintf(text, sizeof(text), "m%zu", removed);
+                else
+                        snprintf(text, sizeof(text), "probe");
+                assert_string_equal(name, text);
+                removed++;
+                json_object_put(m);
+        }
+        assert_int_equal(removed, N + 1);
+        assert_true(first_x >= closed);
+        assert_true(registered_between >= 1);
+        close(watcher);
+        close(poller);
+        free(poll_in);
+        free(watch_in);
+        free(actor_in);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -739,6 +929,8 @@ int main(void)
             cmocka_unit_test(test_wait_with_more_streams),
             cmocka_unit_test(test_disconnect_mid_call_is_harmless),
             cmocka_unit_test(test_subscribe_streams_events_of_others),
+            cmocka_unit_test_setup_teardown(test_subscribe_sees_a_mass_close_in_order,
+                                            harness_setup, harness_teardown),
         };
         return cmocka_run_group_tests_name(harness_backend(), tests, setup, harness_teardown);
 }

@@ -245,12 +245,64 @@ static void test_key_before_node(void **state)
         assert_ptr_equal(inventory_next(&c), &items[3].node);
 }
 
+/* An owner's nodes out at once, whatever the others around them; then back in one by one. */
+static void test_remove_owner(void **state)
+{
+        struct item *items = calloc(N_ITEMS, sizeof(struct item));
+        const struct item **sorted = calloc(N_ITEMS, sizeof(*sorted));
+        const uint32_t owners[] = {0, 3000, 1000, 4000, 2000, UINT32_MAX};
+        uint64_t seed = 0xd1e;
+        struct inventory inv;
+
+        (void)state;
+        assert_non_null(items);
+        assert_non_null(sorted);
+        inventory_init(&inv, INVENTORY_OFFSET(struct item, node, owner),
+                       INVENTORY_OFFSET(struct item, node, name));
+        for (size_t i = 0; i < N_ITEMS; i++) {
+                /* The first and the last uid too; about half of the items in. */
+                items[i].owner = i % 6 == 5 ? UINT32_MAX : (uint32_t)(i % 6) * 1000;
+                snprintf(items[i].name, sizeof(items[i].name), "%zu", i / 6);
+                if (rng_next(&seed) % 2) {
+                        items[i].in = true;
+                        inventory_insert(&inv, &items[i].node);
+                }
+        }
+        for (size_t round = 0; round < 2; round++)
+                for (size_t k = 0; k < sizeof(owners) / sizeof(owners[0]); k++) {
+                        size_t n = 0;
+
+                        for (size_t i = 0; i < N_ITEMS; i++)
+                                if (items[i].in && items[i].owner == owners[k]) {
+                                        items[i].in = false;
+                                        n++;
+                                }
+                        inventory_remove_owner(&inv, owners[k], n);
+                        assert_int_equal(inventory_check(&inv), 0);
+                        n = naive_sorted(items, sorted);
+                        assert_int_equal(inv.n_nodes, n);
+                        assert_ptr_equal(inventory_last(&inv), n > 0 ? &sorted[n - 1]->node : NULL);
+                        assert_walk(&inv, NULL, (const struct item *const *)sorted, n);
+                        /* Half of them back (the first round), none (the second). */
+                        for (size_t i = 0; round == 0 && i < N_ITEMS; i += 2)
+                                if (items[i].owner == owners[k]) {
+                                        items[i].in = true;
+                                        inventory_insert(&inv, &items[i].node);
+                                }
+                        assert_int_equal(inventory_check(&inv), 0);
+                }
+        assert_null(inv.root);
+        assert_null(inventory_last(&inv));
+        free(sorted);
+        free(items);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_empty),           cmocka_unit_test(test_key_order),
             cmocka_unit_test(test_sorted_inserts),  cmocka_unit_test(test_random_against_naive),
-            cmocka_unit_test(test_key_before_node),
+            cmocka_unit_test(test_key_before_node), cmocka_unit_test(test_remove_owner),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

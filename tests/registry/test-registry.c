@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "service/core/registry-internal.h"
 
 #define MONO TIMERD_CLOCK_MONOTONIC
 
@@ -1991,13 +1993,18 @@ static void test_session_closed_gone_at_once(void **state)
         assert_string_equal(list[0].name, "stays");
         free(list);
         assert_false(registry_session_holds(f.r, 2));
-        /* Its pending firings are no Wait's; meeting them frees them. */
+        /* Its pending firings are no Wait's; meeting them sets them aside for the reap, which
+         * frees them, and tells their removals, in their turn. */
         take(&f, FX_UID, NULL, 0, 1, 0);
-        assert_int_equal(stats(&f).reaping, N - 10);
+        assert_int_equal(f.last.n_removals, 0);
+        take(&f, FX_UID, NULL, 0, 1, 0);
+        assert_int_equal(stats(&f).reaping, N);
 
         /* The name is free at once, and the new timer is the one seen. */
         assert_int_equal(fx_register_full(&f, FX_UID, 3, "g15", once, true, 5000, false, &g), 0);
-        assert_int_equal(stats(&f).reaping, N - 11);
+        assert_int_equal(f.last.n_removals, 1);
+        assert_string_equal(f.last.removals[0].name, "g15");
+        assert_int_equal(stats(&f).reaping, N - 1);
         s = fx_get(&f, "g15");
         assert_int_equal(s.generation, g);
         assert_int_equal(s.session, 3);
@@ -2011,10 +2018,11 @@ static void test_session_closed_gone_at_once(void **state)
                 assert_int_equal(fx_register_full(&f, FX_UID, 3, name, once, false, 0, false, NULL),
                                  0);
         }
-        /* The gone intervals due at 1500 never fire (they are freed there); "stays" does. */
+        /* The gone intervals due at 1500 never fire (they are set aside); "stays" does. */
         assert_int_equal(fx_advance(&f, MONO, 1600), 1);
         assert_string_equal(fx_dispatch(&f, 0)->name, "stays");
-        assert_int_equal(stats(&f).reaping, N - 20);
+        assert_int_equal(f.last.n_removals, 0);
+        assert_int_equal(stats(&f).reaping, N - 1);
 
         while (registry_reap_pending(f.r)) {
                 assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 4, &count)), 0);
@@ -2027,6 +2035,112 @@ static void test_session_closed_gone_at_once(void **state)
         assert_int_equal(f.last.n_effects, 0);
         assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 4, &count)), 0);
         assert_int_equal(count, 0);
+        fx_done(&f);
+}
+
+/* The names of every owner's timers in a List of all, in order, joined by spaces. */
+static void list_all_names(struct fx *f, char *buf, size_t size)
+{
+        struct td_snapshot *list;
+        long n = registry_list(f->r, 0, true, &list);
+        size_t used = 0;
+
+        assert_true(n >= 0);
+        buf[0] = '\0';
+        for (long i = 0; i < n; i++) {
+                int w = snprintf(buf + used, size - used, "%s%u:%s", i ? " " : "", list[i].owner,
+                                 list[i].name);
+                assert_true(w > 0 && (size_t)w < size - used);
+                used += (size_t)w;
+        }
+        if (n > 0)
+                free(list);
+}
+
+/*
+ * A closing session that holds all of its owner's timers takes them out of the inventory at once
+ * (inventory_remove_owner()); the owners around it keep theirs in order, the names come free, and
+ * registry_check() (every fx_apply()) finds the inventory whole at each step of the reap.
+ */
+static void test_session_closed_detaches_owner(void **state)
+{
+        enum { N = 300 };
+        struct td_declaration every = fx_decl(TIMERD_POLICY_INTERVAL, 500);
+        char name[16], names[256], want[256];
+        uint64_t count;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        assert_int_equal(
+            fx_register_full(&f, FX_UID - 1, 1, "before", every, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, FX_UID + 1, 1, "after", every, false, 0, false, NULL),
+                         0);
+        for (size_t i = 0; i < N; i++) {
+                snprintf(name, sizeof(name), "d%03zu", i);
+                assert_int_equal(
+                    fx_register_full(&f, FX_UID, 2, name, every, false, 0, false, NULL), 0);
+        }
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
+        assert_int_equal(stats(&f).reaping, N);
+        /* Out of the inventory in the close, before any is freed. */
+        assert_int_equal(f.r->inventory.n_nodes, 2);
+        snprintf(want, sizeof(want), "%u:before %u:after", FX_UID - 1, FX_UID + 1);
+        list_all_names(&f, names, sizeof(names));
+        assert_string_equal(names, want);
+        /* A gone name registered again, mid-reap: the new timer joins the inventory. */
+        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 100, &count)), 0);
+        assert_int_equal(count, 100);
+        assert_int_equal(fx_register_full(&f, FX_UID, 3, "d205", every, false, 0, false, NULL), 0);
+        assert_int_equal(stats(&f).reaping, N - 101);
+        snprintf(want, sizeof(want), "%u:before %u:d205 %u:after", FX_UID - 1, FX_UID, FX_UID + 1);
+        list_all_names(&f, names, sizeof(names));
+        assert_string_equal(names, want);
+        while (registry_reap_pending(f.r))
+                assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 64, &count)), 0);
+        assert_int_equal(stats(&f).reaping, 0);
+        list_all_names(&f, names, sizeof(names));
+        assert_string_equal(names, want);
+        fx_done(&f);
+}
+
+/*
+ * When the owner's timers are not all the closing session's — another session's live ones, or
+ * the gone ones of another closing session not yet freed — they leave the inventory one by one.
+ */
+static void test_session_closed_shares_owner(void **state)
+{
+        struct td_declaration every = fx_decl(TIMERD_POLICY_INTERVAL, 500);
+        char name[16], names[256], want[256];
+        uint64_t count;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        for (size_t i = 0; i < 10; i++) {
+                snprintf(name, sizeof(name), "a%zu", i);
+                assert_int_equal(
+                    fx_register_full(&f, FX_UID, 2, name, every, false, 0, false, NULL), 0);
+                snprintf(name, sizeof(name), "b%zu", i);
+                assert_int_equal(
+                    fx_register_full(&f, FX_UID, 3, name, every, false, 0, false, NULL), 0);
+        }
+        assert_int_equal(fx_register_full(&f, FX_UID, 4, "c", every, false, 0, false, NULL), 0);
+        /* Session 2 shares its owner with 3 and 4; then 3 shares it with 2's gone timers; 4 is
+         * left with only its own. */
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 3)), 0);
+        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 5, &count)), 0);
+        snprintf(want, sizeof(want), "%u:c", FX_UID);
+        list_all_names(&f, names, sizeof(names));
+        assert_string_equal(names, want);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 4)), 0);
+        assert_int_equal(stats(&f).reaping, 16);
+        while (registry_reap_pending(f.r))
+                assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 3, &count)), 0);
+        list_all_names(&f, names, sizeof(names));
+        assert_string_equal(names, "");
+        assert_int_equal(fx_register_full(&f, FX_UID, 5, "a0", every, false, 0, false, NULL), 0);
         fx_done(&f);
 }
 
@@ -2472,6 +2586,23 @@ static void test_limits_count_gone_timers(void **state)
         fx_done(&f);
 }
 
+/* The removals of the last transition, "owner:name@closed_usec" after another. */
+static void removals_assert(const struct fx *f, const char *want)
+{
+        char text[1024] = "";
+        size_t used = 0;
+
+        for (size_t i = 0; i < f->last.n_removals; i++) {
+                const struct td_removal *m = &f->last.removals[i];
+                int w = snprintf(text + used, sizeof(text) - used, "%s%u:%s@%" PRIu64, i ? " " : "",
+                                 m->owner, m->name, m->closed_usec);
+
+                assert_true(w > 0 && (size_t)w < sizeof(text) - used);
+                used += (size_t)w;
+        }
+        assert_string_equal(text, want);
+}
+
 /* Register `name` for uid in session, as a privileged caller (uid 0, the admin group) or not. */
 static int register_as(struct fx *f, uint32_t uid, uint64_t session, const char *name,
                        bool privileged)
@@ -2550,6 +2681,7 @@ static void test_reserved_timers(void **state)
 
         /* The privileged session closes: its two timers are gone, not yet freed. The others'
          * share is still full of live timers; the privileged find the reserve again. */
+        fx_set_now(&f, TIMERD_CLOCK_REALTIME, 5);
         assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
         assert_int_equal(stats(&f).timers, TABLE - RESERVED);
         assert_int_equal(stats(&f).reaping, RESERVED);
@@ -2557,9 +2689,11 @@ static void test_reserved_timers(void **state)
         assert_limit(&f, TD_LIMIT_TIMERS, TABLE - RESERVED);
         assert_int_equal(stats(&f).reaping, RESERVED);
         assert_int_equal(register_as(&f, 0, 3, "c", true), 0);
-        /* The table's memory was full: one gone timer was freed for it. */
+        /* The table's memory was full: one gone timer was freed for it, the oldest, told as the
+         * call's removal. */
         assert_int_equal(stats(&f).timers + stats(&f).reaping, TABLE);
         assert_int_equal(stats(&f).reaping, RESERVED - 1);
+        removals_assert(&f, "0:a@5");
 
         /* The privileged timers count in the table too: with one of them live, the others get
          * a place back once two of theirs are removed. */
@@ -2595,12 +2729,20 @@ static void test_reserved_timers_at_most_half(void **state)
         fx_done(&f);
 }
 
-/* What a closing session takes with it: its transient timers only, in the order they were made. */
-static void test_list_transient(void **state)
+/*
+ * Each transient timer of a closed session is a removal of the transition that frees it, once,
+ * stamped with the realtime of the close: a mixed session's at the close, in the order they were
+ * made; another's by the reap in that order, a step's worth at a time, a due or pending one set
+ * aside for its turn, a name registered again first; retained timers and other sessions' never.
+ */
+static void test_removals(void **state)
 {
         struct td_declaration retained = fx_decl(TIMERD_POLICY_ONCE, 0);
         struct td_declaration once = fx_decl(TIMERD_POLICY_ONCE, 0);
-        struct td_snapshot *list;
+        struct td_declaration every = fx_decl(TIMERD_POLICY_INTERVAL, 100);
+        struct td_snapshot kept;
+        char name[16];
+        uint64_t count;
         struct fx f;
 
         (void)state;
@@ -2610,22 +2752,67 @@ static void test_list_transient(void **state)
         assert_int_equal(fx_register_full(&f, 2, 3, "a", once, false, 0, false, NULL), 0);
         assert_int_equal(fx_register_full(&f, 1, 3, "kept", retained, false, 0, false, NULL), 0);
         assert_int_equal(fx_register_full(&f, 1, 4, "other", once, false, 0, false, NULL), 0);
+        for (size_t i = 0; i < 6; i++) {
+                snprintf(name, sizeof(name), "t%zu", i);
+                /* t2 comes due while gone. */
+                assert_int_equal(
+                    fx_register_full(&f, 1, 5, name, i == 2 ? every : once, false, 0, false, NULL),
+                    0);
+        }
 
-        assert_int_equal(registry_list_transient(f.r, 3, &list), 2);
-        assert_int_equal(list[0].owner, 1);
-        assert_string_equal(list[0].name, "z");
-        assert_int_equal(list[1].owner, 2);
-        assert_string_equal(list[1].name, "a");
-        free(list);
-        assert_int_equal(registry_list_transient(f.r, 4, &list), 1);
-        assert_string_equal(list[0].name, "other");
-        free(list);
-        assert_int_equal(registry_list_transient(f.r, 99, &list), 0);
-        assert_null(list);
-
+        fx_set_now(&f, TIMERD_CLOCK_REALTIME, 1000);
         assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 3)), 0);
-        assert_int_equal(registry_list_transient(f.r, 3, &list), 0);
-        assert_null(list);
+        removals_assert(&f, "1:z@1000 2:a@1000");
+        fx_set_now(&f, TIMERD_CLOCK_REALTIME, 2000);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 5)), 0);
+        removals_assert(&f, "");
+        fx_set_now(&f, TIMERD_CLOCK_REALTIME, 3000);
+        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 2, &count)), 0);
+        assert_int_equal(count, 2);
+        removals_assert(&f, "1:t0@2000 1:t1@2000");
+        /* Due: out of the queue, still to be freed in its turn. */
+        fx_advance(&f, MONO, f.now.usec[MONO] + 100);
+        removals_assert(&f, "");
+        assert_int_equal(fx_count(&f, TD_EFFECT_DISPATCH), 0);
+        /* Its name registered again: the gone one goes first, the new one stays. */
+        assert_int_equal(fx_register_full(&f, 1, 6, "t4", once, false, 0, false, NULL), 0);
+        removals_assert(&f, "1:t4@2000");
+        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 2, &count)), 0);
+        removals_assert(&f, "1:t2@2000 1:t3@2000");
+        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 2, &count)), 0);
+        removals_assert(&f, "1:t5@2000");
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 4)), 0);
+        while (registry_reap_pending(f.r))
+                assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 64, &count)), 0);
+        removals_assert(&f, "1:other@3000");
+        assert_int_equal(registry_get(f.r, 1, "kept", &kept), 0);
+        assert_int_equal(registry_get(f.r, 1, "t4", &kept), 0);
+        assert_int_equal(registry_get(f.r, 1, "other", &kept), -TIMERD_E_NOT_FOUND);
+        fx_done(&f);
+}
+
+/* A new timer past max_timers frees the gone timer the reap would free next, as a removal. */
+static void test_removal_at_the_limit(void **state)
+{
+        const struct registry_config config = {
+            .first_generation = 1, .first_handle_generation = 1, .max_timers = 3};
+        struct td_declaration once = fx_decl(TIMERD_POLICY_ONCE, 0);
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, &config);
+        assert_int_equal(fx_register_full(&f, 1, 3, "b", once, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 1, 3, "a", once, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 1, 3, "c", once, false, 0, false, NULL), 0);
+        fx_set_now(&f, TIMERD_CLOCK_REALTIME, 7);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 3)), 0);
+        /* "c" is taken and the table full: the oldest gone one makes room, then "c" its own. */
+        assert_int_equal(fx_register_full(&f, 1, 4, "c", once, false, 0, false, NULL), 0);
+        removals_assert(&f, "1:b@7 1:c@7");
+        assert_int_equal(fx_register_full(&f, 1, 4, "d", once, false, 0, false, NULL), 0);
+        removals_assert(&f, "");
+        assert_int_equal(fx_register_full(&f, 1, 4, "e", once, false, 0, false, NULL), 0);
+        removals_assert(&f, "1:a@7");
         fx_done(&f);
 }
 
@@ -2856,6 +3043,8 @@ int main(void)
             cmocka_unit_test(test_session_closed),
             cmocka_unit_test(test_last_session_cache),
             cmocka_unit_test(test_session_closed_gone_at_once),
+            cmocka_unit_test(test_session_closed_detaches_owner),
+            cmocka_unit_test(test_session_closed_shares_owner),
             cmocka_unit_test(test_shrink_after_session_closed),
             cmocka_unit_test(test_pending_firings),
             cmocka_unit_test(test_generation_overflow),
@@ -2868,7 +3057,8 @@ int main(void)
             cmocka_unit_test(test_reserved_timers),
             cmocka_unit_test(test_reserved_timers_at_most_half),
             cmocka_unit_test(test_list_and_get),
-            cmocka_unit_test(test_list_transient),
+            cmocka_unit_test(test_removals),
+            cmocka_unit_test(test_removal_at_the_limit),
             cmocka_unit_test(test_stats_counts),
             cmocka_unit_test(test_owner_stats_counts),
             cmocka_unit_test(test_session_holds),
