@@ -52,7 +52,8 @@ static int run_result_compute(const struct timer *t, uint64_t now_usec, enum tim
         return 0;
 }
 
-/* How far ahead of the reap its hash slots are fetched: enough misses in flight to hide them. */
+/* How far ahead of the reap its hash slots are fetched: enough misses in flight to hide them. A
+ * power of two: the hashes computed for the fetch wait in a ring that long for their reap. */
 #define REAP_AHEAD 16
 
 /*
@@ -754,8 +755,11 @@ struct td_transition registry_reap_step(struct registry *r, const struct td_now 
         /* Out of memory for all of their removals: a smaller step, still one. */
         if (removals_reserve(r, budget) < 0)
                 budget = r->removals_capacity;
-        /* The next to prefetch, REAP_AHEAD timers before its turn (NULL: start again). */
+        /* The next to prefetch, up to REAP_AHEAD timers before its turn (NULL: start again),
+         * and the hashes of those fetched and not reaped yet, oldest at `reaped`. */
         struct list_node *ahead = NULL;
+        uint64_t hashes[REAP_AHEAD];
+        size_t fetched = 0, reaped = 0;
 
         while (*ret_count < budget && !list_empty(&r->closing)) {
                 struct session *s = list_entry(r->closing.next, struct session, closing_node);
@@ -763,18 +767,19 @@ struct td_transition registry_reap_step(struct registry *r, const struct td_now 
                 if (list_empty(&s->transient)) {
                         session_free(r, s);
                         ahead = NULL;
+                        fetched = reaped = 0;
                         continue;
                 }
-                for (size_t n = ahead ? 1 : REAP_AHEAD + 1; n > 0; n--) {
-                        if (!ahead)
-                                ahead = s->transient.next;
-                        if (ahead == &s->transient)
-                                break;
-                        timer_reap_prefetch(r, list_entry(ahead, struct timer, transient_node));
+                if (!ahead)
+                        ahead = s->transient.next;
+                while (fetched - reaped < REAP_AHEAD && ahead != &s->transient) {
+                        hashes[fetched++ % REAP_AHEAD] =
+                            timer_reap_prefetch(r, list_entry(ahead, struct timer, transient_node));
                         ahead = ahead->next;
                 }
                 /* In the order they were registered: the order their removals are told in. */
-                timer_reap(r, s, list_entry(s->transient.next, struct timer, transient_node));
+                timer_reap(r, s, list_entry(s->transient.next, struct timer, transient_node),
+                           hashes[reaped++ % REAP_AHEAD]);
                 (*ret_count)++;
         }
         return transition_sync(r);
