@@ -64,6 +64,9 @@ struct session {
         /* Closing, and its timers left the inventory at the close: they were all of their
          * owner's (inventory_remove_owner()). */
         bool detached;
+        /* Closing, and the queues were emptied at the close: its timers were every queued one.
+         * Their queue fields are stale until the reap resets them. */
+        bool dequeued;
         uint64_t closed_usec; /* closing: now[TIMERD_CLOCK_REALTIME] at the close */
 };
 

@@ -627,6 +627,15 @@ static bool owner_has_gone(const struct registry *r, uint32_t uid)
         return false;
 }
 
+static size_t queued_total(const struct registry *r)
+{
+        size_t n = 0;
+
+        for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
+                n += timerq_size(&r->queues[c]);
+        return n;
+}
+
 /* Its transient timers (of one owner) leave every count and lookup at once, whatever their
  * number; registry_reap_step() frees them a batch at a time. When they are all of their owner's
  * timers (a connection per uid holding them all), they leave the inventory at once too, so that
@@ -644,6 +653,13 @@ static void session_close(struct registry *r, struct session *s)
         if (o->n_timers == n && !owner_has_gone(r, s->uid)) {
                 inventory_remove_owner(&r->inventory, s->uid, n);
                 s->detached = true;
+        }
+        /* Every queued timer is one of its scheduled ones (each of those is queued): the queues
+         * are emptied at once, and freeing one sifts no heap. */
+        if (queued_total(r) == s->n_state[TIMERD_STATE_SCHEDULED]) {
+                for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
+                        timerq_clear(&r->queues[c]);
+                s->dequeued = true;
         }
         r->n_pending -= s->n_pending;
         o->n_pending -= s->n_pending;

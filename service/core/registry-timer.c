@@ -647,7 +647,10 @@ static void timer_retire(struct registry *r, struct timer *t, const struct sessi
 {
         if (!closing)
                 stats_leave(r, t);
-        timer_dequeue(r, t);
+        if (closing && closing->dequeued)
+                timerq_entry_init(&t->entry);
+        else
+                timer_dequeue(r, t);
         run_detach(t);
         timer_undeclare(r, t);
 }
