@@ -153,6 +153,11 @@ void heap_remove(struct heap *h, void *entry)
         sift(h, i);
 }
 
+void heap_clear(struct heap *h)
+{
+        h->n_slots = 0;
+}
+
 void heap_rekey(struct heap *h, void *entry, uint64_t key)
 {
         size_t i = *heap_position_of(h, entry);

@@ -57,6 +57,10 @@ void heap_shrink(struct heap *h, size_t keep);
 void heap_insert(struct heap *h, void *entry, uint64_t key);
 /* Remove an entry that is on the heap; its position becomes HEAP_NOT_QUEUED. */
 void heap_remove(struct heap *h, void *entry);
+/* Take every entry off at once, reading and writing none of them: their position fields keep
+ * stale values, which the caller must reset (heap_position_init()) before it reads them or puts
+ * the entry on a heap again. The room stays reserved. */
+void heap_clear(struct heap *h);
 /* Give an entry on the heap a new key. */
 void heap_rekey(struct heap *h, void *entry, uint64_t key);
 

@@ -285,8 +285,11 @@ struct release {
 };
 
 /* Status calls 1 ms apart until `until` (monotonic µs), or until no timer is left to free when
- * until is 0; the longest answer goes to *longest. Whether timers are still being freed. */
-static bool poll_release(struct raw_conn *status, uint64_t until, uint64_t *longest)
+ * until is 0; the longest answer goes to *longest, and when one first said none is left (monotonic
+ * µs) and the service's CPU time then to *ret_done and *ret_done_cpu, unless set already (not 0).
+ * Whether timers are still being freed. */
+static bool poll_release(const struct daemon *d, struct raw_conn *status, uint64_t until,
+                         uint64_t *longest, uint64_t *ret_done, uint64_t *ret_done_cpu)
 {
         struct timespec ms = {.tv_nsec = 1000000};
         uint64_t reaping = 0;
@@ -302,6 +305,10 @@ static bool poll_release(struct raw_conn *status, uint64_t until, uint64_t *long
                 if (!reply_u64(reply, "reaping", &reaping))
                         reaping = 0;
                 free(reply);
+                if (reaping == 0 && *ret_done == 0) {
+                        *ret_done = now_usec();
+                        *ret_done_cpu = daemon_cpu_nsec(d);
+                }
                 if (until == 0 && reaping == 0)
                         return false;
                 nanosleep(&ms, NULL);
@@ -371,12 +378,14 @@ static void run_release(const char *binary, size_t n, struct release *ret)
         closed = now_usec();
         struct rss_later at_1s;
         rss_later_start(&d, 1000000, &at_1s);
-        bool reaping = poll_release(&status, closed + 1000000, &ret->longest_answer_usec);
+        uint64_t done = 0, done_cpu = 0;
+        bool reaping = poll_release(&d, &status, closed + 1000000, &ret->longest_answer_usec, &done,
+                                    &done_cpu);
         ret->closed_mib = (double)rss_later_take(&at_1s) / 1048576;
         if (reaping)
-                (void)poll_release(&status, 0, &ret->longest_answer_usec);
-        ret->done_usec = now_usec() - closed;
-        ret->freeing_cpu_nsec = daemon_cpu_nsec(&d) - cpu_closed;
+                (void)poll_release(&d, &status, 0, &ret->longest_answer_usec, &done, &done_cpu);
+        ret->done_usec = done - closed;
+        ret->freeing_cpu_nsec = done_cpu - cpu_closed;
         ret->done_mib = (double)daemon_rss_bytes(&d) / 1048576;
         ret->slowest_usec = status_u64(&status, "slowest_iteration_usec");
         char *reply = raw_call(&status, CALL_STATUS);

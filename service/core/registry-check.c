@@ -144,7 +144,9 @@ static int timers_check(const struct registry *r, struct timer_counts *ret)
                         ret->n_pending += timer_pending(t);
                 }
                 ret->n_declared[t->clock][timerq_kind_of(timer_accuracy(t))]++;
-                ret->n_queued[t->clock] += timer_queued(t);
+                /* Emptying the queues at its session's close left its queue fields stale. */
+                if (!timer_gone(r, t) || !session_find(r, t->session)->dequeued)
+                        ret->n_queued[t->clock] += timer_queued(t);
                 ret->n_before += t->has_before;
                 ret->n_changed += t->changed;
                 ret->n_retained += timer_retained(t);
@@ -284,7 +286,7 @@ static int session_transient_check(const struct session *s, size_t *ret_n)
         }
         if (s->closing)
                 return s->mixed || !list_linked(&s->closing_node) ? -EUCLEAN : 0;
-        if (s->detached)
+        if (s->detached || s->dequeued)
                 return -EUCLEAN;
         if (list_linked(&s->closing_node) || n_pending != s->n_pending)
                 return -EUCLEAN;

@@ -64,6 +64,9 @@ struct session {
         /* Closing, and its timers left the inventory at the close: they were all of their
          * owner's (inventory_remove_owner()). */
         bool detached;
+        /* Closing, and the queues were emptied at the close: its timers were every queued one.
+         * Their queue fields are stale until the reap resets them. */
+        bool dequeued;
         uint64_t closed_usec; /* closing: now[TIMERD_CLOCK_REALTIME] at the close */
 };
 
@@ -474,10 +477,11 @@ static inline size_t timers_live(const struct registry *r)
         return r->timers.n_entries - r->n_gone;
 }
 /* Free a gone timer of closing session s now (the reap, or a call that takes its name), with
- * room for its removal (removals_reserve()). */
-void timer_reap(struct registry *r, const struct session *s, struct timer *t);
-/* Start fetching the hash slot a reap of t reads first (a cache miss per timer otherwise). */
-void timer_reap_prefetch(const struct registry *r, const struct timer *t);
+ * room for its removal (removals_reserve()); hash is the one timer_reap_prefetch() returned. */
+void timer_reap(struct registry *r, const struct session *s, struct timer *t, uint64_t hash);
+/* Start fetching the hash slot a reap of t reads first (a cache miss per timer otherwise); its
+ * hash, which the reap needs again. */
+uint64_t timer_reap_prefetch(const struct registry *r, const struct timer *t);
 /* Free one gone timer (n_gone > 0), the next registry_reap_step() would: room the table's limit
  * needs now, without waiting for it. */
 void gone_reap_one(struct registry *r);

@@ -52,7 +52,8 @@ static int run_result_compute(const struct timer *t, uint64_t now_usec, enum tim
         return 0;
 }
 
-/* How far ahead of the reap its hash slots are fetched: enough misses in flight to hide them. */
+/* How far ahead of the reap its hash slots are fetched: enough misses in flight to hide them. A
+ * power of two: the hashes computed for the fetch wait in a ring that long for their reap. */
 #define REAP_AHEAD 16
 
 /*
@@ -626,6 +627,15 @@ static bool owner_has_gone(const struct registry *r, uint32_t uid)
         return false;
 }
 
+static size_t queued_total(const struct registry *r)
+{
+        size_t n = 0;
+
+        for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
+                n += timerq_size(&r->queues[c]);
+        return n;
+}
+
 /* Its transient timers (of one owner) leave every count and lookup at once, whatever their
  * number; registry_reap_step() frees them a batch at a time. When they are all of their owner's
  * timers (a connection per uid holding them all), they leave the inventory at once too, so that
@@ -643,6 +653,13 @@ static void session_close(struct registry *r, struct session *s)
         if (o->n_timers == n && !owner_has_gone(r, s->uid)) {
                 inventory_remove_owner(&r->inventory, s->uid, n);
                 s->detached = true;
+        }
+        /* Every queued timer is one of its scheduled ones (each of those is queued): the queues
+         * are emptied at once, and freeing one sifts no heap. */
+        if (queued_total(r) == s->n_state[TIMERD_STATE_SCHEDULED]) {
+                for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
+                        timerq_clear(&r->queues[c]);
+                s->dequeued = true;
         }
         r->n_pending -= s->n_pending;
         o->n_pending -= s->n_pending;
@@ -754,8 +771,11 @@ struct td_transition registry_reap_step(struct registry *r, const struct td_now 
         /* Out of memory for all of their removals: a smaller step, still one. */
         if (removals_reserve(r, budget) < 0)
                 budget = r->removals_capacity;
-        /* The next to prefetch, REAP_AHEAD timers before its turn (NULL: start again). */
+        /* The next to prefetch, up to REAP_AHEAD timers before its turn (NULL: start again),
+         * and the hashes of those fetched and not reaped yet, oldest at `reaped`. */
         struct list_node *ahead = NULL;
+        uint64_t hashes[REAP_AHEAD];
+        size_t fetched = 0, reaped = 0;
 
         while (*ret_count < budget && !list_empty(&r->closing)) {
                 struct session *s = list_entry(r->closing.next, struct session, closing_node);
@@ -763,18 +783,19 @@ struct td_transition registry_reap_step(struct registry *r, const struct td_now 
                 if (list_empty(&s->transient)) {
                         session_free(r, s);
                         ahead = NULL;
+                        fetched = reaped = 0;
                         continue;
                 }
-                for (size_t n = ahead ? 1 : REAP_AHEAD + 1; n > 0; n--) {
-                        if (!ahead)
-                                ahead = s->transient.next;
-                        if (ahead == &s->transient)
-                                break;
-                        timer_reap_prefetch(r, list_entry(ahead, struct timer, transient_node));
+                if (!ahead)
+                        ahead = s->transient.next;
+                while (fetched - reaped < REAP_AHEAD && ahead != &s->transient) {
+                        hashes[fetched++ % REAP_AHEAD] =
+                            timer_reap_prefetch(r, list_entry(ahead, struct timer, transient_node));
                         ahead = ahead->next;
                 }
                 /* In the order they were registered: the order their removals are told in. */
-                timer_reap(r, s, list_entry(s->transient.next, struct timer, transient_node));
+                timer_reap(r, s, list_entry(s->transient.next, struct timer, transient_node),
+                           hashes[reaped++ % REAP_AHEAD]);
                 (*ret_count)++;
         }
         return transition_sync(r);

@@ -642,11 +642,15 @@ static int declare_reserve(struct registry *r, const struct timer *t,
 }
 
 /* Out of the statistics, its queue, its runs and its declared counts: what a replace declares
- * again and an unlink drops. */
-static void timer_retire(struct registry *r, struct timer *t)
+ * again and an unlink drops. A gone timer (closing: its session) is in no count. */
+static void timer_retire(struct registry *r, struct timer *t, const struct session *closing)
 {
-        stats_leave(r, t);
-        timer_dequeue(r, t);
+        if (!closing)
+                stats_leave(r, t);
+        if (closing && closing->dequeued)
+                timerq_entry_init(&t->entry);
+        else
+                timer_dequeue(r, t);
         run_detach(t);
         timer_undeclare(r, t);
 }
@@ -691,7 +695,7 @@ int timer_new(struct registry *r, const struct td_caller *caller, const char *na
         /* The name of a gone timer is free at once: its record goes before the new one comes. */
         struct timer *gone = r->n_gone > 0 ? timer_lookup(r, caller->uid, name) : NULL;
         if (gone)
-                timer_reap(r, session_find(r, gone->session), gone);
+                timer_reap(r, session_find(r, gone->session), gone, timer_hash(gone));
         memcpy(t->name, name, len + 1);
         timerq_entry_init(&t->entry);
         t->uid = caller->uid;
@@ -724,38 +728,44 @@ int timer_redeclare(struct registry *r, struct timer *t, const struct td_caller 
         /* While it is still what it was: a retained timer replaced by a transient one must be
          * written as removed. */
         timer_changed(r, t);
-        timer_retire(r, t);
+        timer_retire(r, t, NULL);
         timer_declare(r, t, caller, d, generation, session, spare);
         stats_enter(r, t);
         return 0;
 }
 
-/* Take t out of every index and list; the caller frees it or keeps it as a removal. */
-void timer_unlink(struct registry *r, struct timer *t)
+/* Take t (gone when closing is its session, else NULL; hash is its timer_hash()) out of every
+ * index and list. */
+static void timer_unlink_known(struct registry *r, struct timer *t, const struct session *closing,
+                               uint64_t hash)
 {
-        struct owner *owner = owner_find(r, t->uid);
-        const struct session *closing = gone_session(r, t);
-
-        timer_retire(r, t);
-        hashmap_remove(&r->timers, timer_hash(t), t);
+        timer_retire(r, t, closing);
+        hashmap_remove(&r->timers, hash, t);
         if (!closing || !closing->detached)
                 inventory_remove(&r->inventory, &t->inventory_node);
-
         if (closing)
                 return;
+
+        struct owner *owner = owner_find(r, t->uid);
         owner->n_timers--;
         owner_silenced(r, owner, t);
 }
 
+void timer_unlink(struct registry *r, struct timer *t)
+{
+        timer_unlink_known(r, t, gone_session(r, t), timer_hash(t));
+}
+
 /* A timer the journal may hold (retained, or changed since the commit) is kept until its
  * removal is committed: its place in the changes is reserved, so removing never fails. */
-void timer_destroy(struct registry *r, struct timer *t)
+static void timer_destroy_known(struct registry *r, struct timer *t, const struct session *closing,
+                                uint64_t hash)
 {
         bool keep = timer_retained(t) || t->changed;
 
         if (keep)
                 changes_add(r, t);
-        timer_unlink(r, t);
+        timer_unlink_known(r, t, closing, hash);
         if (!keep) {
                 timer_free(t);
                 return;
@@ -763,17 +773,25 @@ void timer_destroy(struct registry *r, struct timer *t)
         t->removed = true;
 }
 
-void timer_reap_prefetch(const struct registry *r, const struct timer *t)
+void timer_destroy(struct registry *r, struct timer *t)
 {
-        hashmap_prefetch(&r->timers, timer_hash(t));
+        timer_destroy_known(r, t, gone_session(r, t), timer_hash(t));
 }
 
-void timer_reap(struct registry *r, const struct session *s, struct timer *t)
+uint64_t timer_reap_prefetch(const struct registry *r, const struct timer *t)
+{
+        uint64_t hash = timer_hash(t);
+
+        hashmap_prefetch(&r->timers, hash);
+        return hash;
+}
+
+void timer_reap(struct registry *r, const struct session *s, struct timer *t, uint64_t hash)
 {
         /* What timer_gone() finds, without its lookup. */
         assert(s->closing && t->lifetime == TIMERD_LIFETIME_TRANSIENT && t->session == s->id);
         removal_push(r, s, t);
-        timer_destroy(r, t);
+        timer_destroy_known(r, t, s, hash);
         r->n_gone--;
 }
 
@@ -784,8 +802,10 @@ void gone_reap_one(struct registry *r)
                 struct session *s = list_entry(r->closing.next, struct session, closing_node);
 
                 if (!list_empty(&s->transient)) {
-                        timer_reap(r, s,
-                                   list_entry(s->transient.next, struct timer, transient_node));
+                        struct timer *t =
+                            list_entry(s->transient.next, struct timer, transient_node);
+
+                        timer_reap(r, s, t, timer_hash(t));
                         return;
                 }
                 session_free(r, s);

@@ -124,6 +124,12 @@ void timerq_remove(struct timerq *q, struct timerq_entry *e)
                 heap_remove(&q->heap[TIMERQ_HEAP_LATEST], e);
 }
 
+void timerq_clear(struct timerq *q)
+{
+        for (enum timerq_heap_id id = 0; id < TIMERQ_HEAP_MAX; id++)
+                heap_clear(&q->heap[id]);
+}
+
 struct timerq_entry *timerq_peek(const struct timerq *q)
 {
         const struct heap *exact_heap = &q->heap[TIMERQ_HEAP_EXACT];

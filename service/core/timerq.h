@@ -91,6 +91,9 @@ void timerq_put(struct timerq *q, struct timerq_entry *e, uint64_t deadline_usec
                 uint64_t accuracy_usec);
 /* No-op when e is not queued. */
 void timerq_remove(struct timerq *q, struct timerq_entry *e);
+/* Every entry off at once, touching none of them (heap_clear()): each must be reset with
+ * timerq_entry_init() before its fields are read again. The room stays reserved. */
+void timerq_clear(struct timerq *q);
 
 /* The entry with the smallest (deadline, owner, name), or NULL. */
 struct timerq_entry *timerq_peek(const struct timerq *q);

@@ -274,6 +274,43 @@ static void test_heap_shrinks_to_what_it_keeps(void **state)
         heap_done(&h);
 }
 
+/* heap_clear() empties the heap with no entry read or written (their positions stay as they
+ * were), keeps its room, and the same entries, reset, go on it again in order. */
+static void test_heap_clear_touches_no_entry(void **state)
+{
+        struct item items[50], before[50];
+        struct heap h;
+
+        (void)state;
+        heap_init(&h, offsetof(struct item, by_key), rank_before, &realloc_fails);
+        items_init(items, 50, &h);
+        assert_int_equal(heap_reserve(&h, 50), 0);
+        for (size_t i = 0; i < 50; i++)
+                heap_insert(&h, &items[i], 500 - i);
+        memcpy(before, items, sizeof(items));
+        heap_clear(&h);
+        assert_int_equal(memcmp(before, items, sizeof(items)), 0);
+        assert_int_equal(heap_size(&h), 0);
+        assert_null(heap_top(&h));
+        assert_int_equal(h.capacity, 50);
+        assert_int_equal(heap_check(&h), 0);
+        /* A stale position does not make an entry look queued. */
+        assert_false(heap_contains(&h, &items[0]));
+
+        realloc_fails = true; /* no allocation: the room was kept */
+        for (size_t i = 0; i < 50; i++) {
+                heap_position_init(&h, &items[i]);
+                heap_insert(&h, &items[i], i);
+        }
+        realloc_fails = false;
+        assert_int_equal(heap_check(&h), 0);
+        for (size_t i = 0; i < 50; i++) {
+                assert_ptr_equal(heap_top(&h)->entry, &items[i]);
+                heap_remove(&h, &items[i]);
+        }
+        heap_done(&h);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -282,6 +319,7 @@ int main(void)
             cmocka_unit_test(test_heap_entry_on_two_heaps),
             cmocka_unit_test(test_heap_growth_failure_leaves_it_intact),
             cmocka_unit_test(test_heap_shrinks_to_what_it_keeps),
+            cmocka_unit_test(test_heap_clear_touches_no_entry),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

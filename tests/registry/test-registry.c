@@ -2791,6 +2791,153 @@ static void test_removals(void **state)
         fx_done(&f);
 }
 
+/* The removals of the timers t<from> .. t<to - 1> of uid 1 but t<skip>, closed at `closed`, in
+ * that order. */
+static void removals_assert_range(const struct fx *f, size_t from, size_t to, size_t skip,
+                                  uint64_t closed)
+{
+        char want[1024] = "";
+        size_t used = 0;
+
+        for (size_t i = from; i < to; i++) {
+                if (i == skip)
+                        continue;
+                int w = snprintf(want + used, sizeof(want) - used, "%s1:t%zu@%" PRIu64,
+                                 used ? " " : "", i, closed);
+
+                assert_true(w > 0 && (size_t)w < sizeof(want) - used);
+                used += (size_t)w;
+        }
+        removals_assert(f, want);
+}
+
+/*
+ * A session whose timers are every queued one empties the queues at its close (the kernel timers
+ * are disarmed there and then): its gone timers fire never, are freed a step at a time in the
+ * order they were made, each step's count and removals right, and the queues serve the timers
+ * made meanwhile, on every clock, as if the gone ones had never been there.
+ */
+static void test_close_empties_queues(void **state)
+{
+        enum { N = 40, STEP = 7 };
+        struct td_declaration inactive = fx_decl(TIMERD_POLICY_ONCE, 0);
+        struct td_declaration once = fx_decl(TIMERD_POLICY_ONCE, 0);
+        struct td_declaration boot = decl_at(TIMERD_POLICY_ONCE, 0, TIMERD_CLOCK_BOOTTIME, 30);
+        char name[16];
+        uint64_t count;
+        size_t freed = 0;
+        struct fx f;
+
+        (void)state;
+        inactive.lifetime = TIMERD_LIFETIME_RETAINED;
+        fx_init(&f, NULL);
+        /* Others' timers that are in no queue do not keep the queues from going. */
+        assert_int_equal(fx_register_full(&f, 1, 3, "kept", inactive, false, 0, false, NULL), 0);
+        for (size_t i = 0; i < N; i++) {
+                snprintf(name, sizeof(name), "t%zu", i);
+                /* Every third on another clock, coalescing: in two heaps of its queue. */
+                assert_int_equal(fx_register_full(&f, 1, 2, name, i % 3 ? once : boot, true,
+                                                  2000 + 10 * i, false, NULL),
+                                 0);
+        }
+        assert_true(f.kernel[MONO].armed && f.kernel[TIMERD_CLOCK_BOOTTIME].armed);
+
+        fx_set_now(&f, TIMERD_CLOCK_REALTIME, 77);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
+        assert_false(f.kernel[MONO].armed);
+        assert_false(f.kernel[TIMERD_CLOCK_BOOTTIME].armed);
+        assert_int_equal(stats(&f).timers, 1);
+        assert_int_equal(stats(&f).reaping, N);
+
+        /* Timers made while the gone ones wait: one of a gone name (that one goes first). */
+        assert_int_equal(fx_register_full(&f, 1, 4, "fresh", once, true, 2500, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 1, 4, "t5", boot, true, 2200, false, NULL), 0);
+        removals_assert(&f, "1:t5@77");
+        assert_int_equal(stats(&f).reaping, N - 1);
+        assert_int_equal(f.kernel[MONO].deadline_usec, 2500);
+
+        for (size_t k = 0; registry_reap_pending(f.r); k++) {
+                uint64_t reaping = stats(&f).reaping;
+
+                assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, STEP, &count)), 0);
+                assert_int_equal(stats(&f).reaping, reaping - count);
+                /* t5 went before: the step that reaches it frees one more after it. */
+                size_t to = freed + count + (freed <= 5 && freed + count > 5);
+                removals_assert_range(&f, freed, to, 5, 77);
+                freed = to;
+                /* Halfway, the clocks pass every gone deadline: only the new timers fire. */
+                if (k == 2) {
+                        assert_int_equal(fx_advance(&f, TIMERD_CLOCK_BOOTTIME, 9000), 1);
+                        assert_string_equal(fx_dispatch(&f, 0)->name, "t5");
+                        assert_int_equal(fx_advance(&f, MONO, 9000), 1);
+                        assert_string_equal(fx_dispatch(&f, 0)->name, "fresh");
+                }
+        }
+        assert_int_equal(freed, N);
+        assert_int_equal(stats(&f).reaping, 0);
+        assert_int_equal(stats(&f).timers, 3);
+        struct td_snapshot fresh;
+        assert_int_equal(registry_get(f.r, 1, "fresh", &fresh), 0);
+        assert_int_equal(fresh.state, TIMERD_STATE_RUNNING);
+        /* And the queue takes timers as before. */
+        assert_int_equal(fx_register_full(&f, 1, 4, "t0", once, true, 10000, false, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 10000), 1);
+        fx_done(&f);
+}
+
+/*
+ * The queues stay when anything else is queued: another session's timer, or one of the closing
+ * session's that is running and stays queued (an interval). Its gone timers then wait in the
+ * queues, set aside when due, and the reap takes them out one by one.
+ */
+static void test_close_keeps_shared_queues(void **state)
+{
+        struct td_declaration once = fx_decl(TIMERD_POLICY_ONCE, 0);
+        struct td_declaration every = fx_decl(TIMERD_POLICY_INTERVAL, 100);
+        uint64_t count;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        /* Another session's, queued. */
+        assert_int_equal(fx_register_full(&f, 1, 3, "other", once, true, 5000, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 1, 2, "t0", once, true, 2000, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 1, 2, "t1", once, true, 2100, false, NULL), 0);
+        fx_set_now(&f, TIMERD_CLOCK_REALTIME, 0);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
+        /* Still armed for the gone t0: met when due, and set aside. */
+        assert_true(f.kernel[MONO].armed);
+        assert_int_equal(f.kernel[MONO].deadline_usec, 2000);
+        assert_int_equal(fx_advance(&f, MONO, 2000), 0);
+        assert_int_equal(f.kernel[MONO].deadline_usec, 2100);
+        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 8, &count)), 0);
+        assert_int_equal(count, 2);
+        removals_assert(&f, "1:t0@0 1:t1@0");
+        assert_int_equal(f.kernel[MONO].deadline_usec, 5000);
+
+        /* Its own interval, running: queued though not scheduled. */
+        assert_int_equal(fx_register_full(&f, 1, 4, "tick", every, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(&f, 1, 4, "t2", once, true, 5200, false, NULL), 0);
+        assert_int_equal(fx_advance(&f, MONO, 2100), 1);
+        struct td_snapshot tick;
+        assert_int_equal(registry_get(f.r, 1, "tick", &tick), 0);
+        assert_int_equal(tick.state, TIMERD_STATE_RUNNING);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 4)), 0);
+        assert_true(f.kernel[MONO].armed);
+        assert_int_equal(stats(&f).reaping, 2);
+        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 1, &count)), 0);
+        removals_assert(&f, "1:tick@0");
+        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 1, &count)), 0);
+        removals_assert(&f, "1:t2@0");
+        /* The step after the last frees the session's record. */
+        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 1, &count)), 0);
+        assert_int_equal(count, 0);
+        assert_false(registry_reap_pending(f.r));
+        assert_int_equal(fx_advance(&f, MONO, 5200), 1);
+        assert_string_equal(fx_dispatch(&f, 0)->name, "other");
+        fx_done(&f);
+}
+
 /* A new timer past max_timers frees the gone timer the reap would free next, as a removal. */
 static void test_removal_at_the_limit(void **state)
 {
@@ -3059,6 +3206,8 @@ int main(void)
             cmocka_unit_test(test_list_and_get),
             cmocka_unit_test(test_removals),
             cmocka_unit_test(test_removal_at_the_limit),
+            cmocka_unit_test(test_close_empties_queues),
+            cmocka_unit_test(test_close_keeps_shared_queues),
             cmocka_unit_test(test_stats_counts),
             cmocka_unit_test(test_owner_stats_counts),
             cmocka_unit_test(test_session_holds),
