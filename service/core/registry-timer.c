@@ -651,8 +651,8 @@ static void timer_retire(struct registry *r, struct timer *t)
         timer_undeclare(r, t);
 }
 
-int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
-              const struct td_declaration *d, uint64_t generation, struct timer **ret)
+int timer_new_uncounted(struct registry *r, const struct td_caller *caller, const char *name,
+                        const struct td_declaration *d, uint64_t generation, struct timer **ret)
 {
         struct owner *owner = owner_find(r, caller->uid), *new_owner = NULL;
         struct session *session = NULL;
@@ -700,13 +700,22 @@ int timer_new(struct registry *r, const struct td_caller *caller, const char *na
         hashmap_insert(&r->timers, timer_hash(t), t);
         inventory_insert(&r->inventory, &t->inventory_node);
         timer_declare(r, t, caller, d, generation, session, spare);
-        stats_enter(r, t);
         *ret = t;
         return 0;
 
 fail:
         free(new_owner);
         free(t);
+        return e;
+}
+
+int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
+              const struct td_declaration *d, uint64_t generation, struct timer **ret)
+{
+        int e = timer_new_uncounted(r, caller, name, d, generation, ret);
+
+        if (e >= 0)
+                stats_enter(r, *ret);
         return e;
 }
 
