@@ -32,11 +32,21 @@ struct inventory_key {
         const char *name;
 };
 
+/* How deep a right spine the inventory keeps for appends; a deeper one is walked from the root. */
+#ifndef INVENTORY_SPINE_DEPTH
+#define INVENTORY_SPINE_DEPTH 64
+#endif
+
 struct inventory {
         struct inventory_node *root;
         struct inventory_node *last; /* NULL when empty */
         size_t n_nodes;
         ptrdiff_t owner_offset, name_offset; /* of the key's fields, from the node */
+        /* The right spine, root first, known while only appends changed the tree since it was
+         * walked (n_spine 0: not known): an append (a restore inserts a million timers in order)
+         * finds its place up from the bottom, O(1) amortised, not down from the root. */
+        struct inventory_node *spine[INVENTORY_SPINE_DEPTH];
+        size_t n_spine;
 };
 
 /* Where `field` of `type` lies from its inventory node `member`. */
@@ -91,5 +101,5 @@ void inventory_seek(const struct inventory *inv, const struct inventory_key *aft
 /* The next node in order, or NULL at the end. */
 struct inventory_node *inventory_next(struct inventory_cursor *c);
 
-/* Order, priorities and count. 0 or -EUCLEAN. */
+/* Order, priorities, count and the spine kept. 0 or -EUCLEAN. */
 int inventory_check(const struct inventory *inv);
