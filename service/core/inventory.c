@@ -99,17 +99,21 @@ static void append(struct inventory *inv, struct inventory_node *node)
         node->right = NULL;
 }
 
+void inventory_append(struct inventory *inv, struct inventory_node *node)
+{
+        append(inv, node);
+        inv->last = node;
+        inv->n_nodes++;
+}
+
 void inventory_insert(struct inventory *inv, struct inventory_node *node)
 {
         struct inventory_key key = inventory_key_of(inv, node);
         uint64_t p = priority(node);
         struct inventory_node **link = &inv->root, *rest, **left, **right;
 
-        /* After every node, as a restore in order inserts each. */
         if (inv->last && compare_node(inv, &key, inv->last) > 0) {
-                append(inv, node);
-                inv->last = node;
-                inv->n_nodes++;
+                inventory_append(inv, node);
                 return;
         }
         inv->n_spine = 0;

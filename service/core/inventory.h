@@ -64,6 +64,8 @@ int inventory_key_compare(const struct inventory_key *a, const struct inventory_
 
 /* Insert node, whose key must be absent. */
 void inventory_insert(struct inventory *inv, struct inventory_node *node);
+/* Insert node, whose key must be after every key (the caller compared it with the last one). */
+void inventory_append(struct inventory *inv, struct inventory_node *node);
 /* Remove node, which must be in the inventory. */
 void inventory_remove(struct inventory *inv, struct inventory_node *node);
 

@@ -506,9 +506,11 @@ int timer_limits_check(struct registry *r, uint32_t uid, bool privileged);
 int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
               const struct td_declaration *d, uint64_t generation, struct timer **ret);
 /* timer_new() without the stats_enter() that puts it in the counts: for a caller that sets its
- * state first (a restore) and then counts it once. */
+ * state first (a restore) and then counts it once. after_last: (uid, name) is known to come after
+ * every timer's. */
 int timer_new_uncounted(struct registry *r, const struct td_caller *caller, const char *name,
-                        const struct td_declaration *d, uint64_t generation, struct timer **ret);
+                        const struct td_declaration *d, uint64_t generation, bool after_last,
+                        struct timer **ret);
 int timer_redeclare(struct registry *r, struct timer *t, const struct td_caller *caller,
                     const struct td_declaration *d, uint64_t generation);
 void timer_unlink(struct registry *r, struct timer *t);

@@ -652,7 +652,8 @@ static void timer_retire(struct registry *r, struct timer *t)
 }
 
 int timer_new_uncounted(struct registry *r, const struct td_caller *caller, const char *name,
-                        const struct td_declaration *d, uint64_t generation, struct timer **ret)
+                        const struct td_declaration *d, uint64_t generation, bool after_last,
+                        struct timer **ret)
 {
         struct owner *owner = owner_find(r, caller->uid), *new_owner = NULL;
         struct session *session = NULL;
@@ -698,7 +699,10 @@ int timer_new_uncounted(struct registry *r, const struct td_caller *caller, cons
         list_init(&t->transient_node);
         owner->n_timers++;
         hashmap_insert(&r->timers, timer_hash(t), t);
-        inventory_insert(&r->inventory, &t->inventory_node);
+        if (after_last)
+                inventory_append(&r->inventory, &t->inventory_node);
+        else
+                inventory_insert(&r->inventory, &t->inventory_node);
         timer_declare(r, t, caller, d, generation, session, spare);
         *ret = t;
         return 0;
@@ -712,7 +716,7 @@ fail:
 int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
               const struct td_declaration *d, uint64_t generation, struct timer **ret)
 {
-        int e = timer_new_uncounted(r, caller, name, d, generation, ret);
+        int e = timer_new_uncounted(r, caller, name, d, generation, false, ret);
 
         if (e >= 0)
                 stats_enter(r, *ret);
