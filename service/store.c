@@ -315,7 +315,8 @@ static int store_fault(struct service *s, int error)
 
 static int restore_all(struct service *s, const struct journal_open_result *result)
 {
-        struct journal_timer timers[2];
+        struct journal_timer timer;
+        const struct journal_timer *j = &timer;
         struct store *st = s->store;
         struct td_now now;
         uint64_t seed;
@@ -332,10 +333,7 @@ static int restore_all(struct service *s, const struct journal_open_result *resu
         r = registry_reserve(s->registry, result->n_timers);
         if (r < 0)
                 return log_errno(r, "Cannot make room for %zu timers", result->n_timers);
-        if (result->n_timers > 0)
-                journal_live_timer(result, 0, &timers[0]);
         for (size_t i = 0; i < result->n_timers; i++) {
-                const struct journal_timer *j = &timers[i % 2];
                 const struct td_calendar *calendar;
                 struct td_snapshot snapshot;
                 struct td_transition t;
@@ -343,14 +341,7 @@ static int restore_all(struct service *s, const struct journal_open_result *resu
 
                 if (i % 4096 == 4095 && sigfd_stop_pending())
                         return start_interrupted(s);
-                /* The next one first: its place in the registry is fetched while this one is
-                 * restored. */
-                if (i + 1 < result->n_timers) {
-                        struct journal_timer *next = &timers[(i + 1) % 2];
-
-                        journal_live_timer(result, i + 1, next);
-                        registry_restore_prefetch(s->registry, next->owner, next->name);
-                }
+                journal_live_timer(result, i, &timer);
                 r = calendar_of_journal(s, j, &calendar);
                 if (r < 0)
                         return store_fault(s, r);

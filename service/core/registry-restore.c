@@ -10,13 +10,13 @@
 #include "service/core/registry-internal.h"
 
 /*
- * Create the timer `img` describes as (owner, name), which must be absent (and after every timer
- * when after_last). A transient one whose session closed meanwhile is not created (*ret NULL); a
- * run handed to a session that closed, or to none, is abandoned. -ENOMEM.
+ * Create the timer `img` describes as (owner, name), which must be absent (place: where it goes,
+ * NULL when not known). A transient one whose session closed meanwhile is not created (*ret
+ * NULL); a run handed to a session that closed, or to none, is abandoned. -ENOMEM.
  */
 static int timer_install(struct registry *r, const struct td_now *now, uint32_t owner,
-                         const char *name, bool after_last, const struct timer_image *img,
-                         struct timer **ret)
+                         const char *name, const struct timer_place *place,
+                         const struct timer_image *img, struct timer **ret)
 {
         const struct td_caller caller = {.uid = owner, .session = img->session};
         struct session *delivered = NULL;
@@ -36,8 +36,7 @@ static int timer_install(struct registry *r, const struct td_now *now, uint32_t 
                 if (!runs)
                         return -ENOMEM;
         }
-        e = timer_new_uncounted(r, &caller, name, &img->declaration, img->generation, after_last,
-                                &t);
+        e = timer_new_uncounted(r, &caller, name, &img->declaration, img->generation, place, &t);
         if (e < 0) {
                 free(runs);
                 return e;
@@ -84,11 +83,6 @@ static bool timer_after_last(const struct registry *r, uint32_t owner, const cha
                 return true;
         last_key = inventory_key_of(&r->inventory, last);
         return inventory_key_compare(&key, &last_key) > 0;
-}
-
-void registry_restore_prefetch(const struct registry *r, uint32_t owner, const char *name)
-{
-        hashmap_prefetch(&r->timers, identity_hash(owner, name));
 }
 
 /* A durable state this registry could have written. */
@@ -231,17 +225,21 @@ struct td_transition registry_restore(struct registry *r, const struct td_now *n
                                       const struct td_snapshot *timer, uint64_t random_value,
                                       bool *ret_clamped)
 {
+        size_t n_gone = r->n_gone;
         struct timer_image img;
-        bool adjusted, after_last;
+        struct timer_place place;
+        bool adjusted;
         struct timer *t;
         int e;
-
-        size_t n_gone = r->n_gone;
 
         effects_begin(r);
         *ret_clamped = false;
         if (!registry_name_valid(timer->name))
                 return transition_failed(r, -TIMERD_E_INVALID_NAME);
+        /* Its slot is fetched while the rest is checked and built: at a million timers the table
+         * outgrows the caches, and restoring them in order would wait for a miss on each. */
+        place.hash = identity_hash(timer->owner, timer->name);
+        hashmap_prefetch(&r->timers, place.hash);
         e = declaration_validate(&timer->declaration, &r->problem);
         if (e >= 0 && timer->live_cadence_usec > 0) {
                 /* A live cadence must have suited the declaration when Reschedule set it. */
@@ -252,8 +250,8 @@ struct td_transition registry_restore(struct registry *r, const struct td_now *n
         }
         if (e >= 0 && !snapshot_restorable(timer))
                 e = -EINVAL;
-        after_last = e >= 0 && timer_after_last(r, timer->owner, timer->name);
-        if (e >= 0 && !after_last && timer_find(r, timer->owner, timer->name))
+        place.after_last = e >= 0 && timer_after_last(r, timer->owner, timer->name);
+        if (e >= 0 && !place.after_last && timer_find(r, timer->owner, timer->name))
                 e = -TIMERD_E_ALREADY_REGISTERED;
         if (e >= 0)
                 e = handle_generations_check(r, 1);
@@ -264,7 +262,7 @@ struct td_transition registry_restore(struct registry *r, const struct td_now *n
         *ret_clamped = image_clamp_to_wire(&img);
         adjusted =
             catch_up_plan(&img, now->usec[img.declaration.clock], random_value) || *ret_clamped;
-        e = timer_install(r, now, timer->owner, timer->name, after_last, &img, &t);
+        e = timer_install(r, now, timer->owner, timer->name, &place, &img, &t);
         if (e < 0)
                 return transition_failed(r, e);
         /* A run handed to a client was abandoned. */
@@ -334,7 +332,7 @@ struct td_transition registry_changes_rollback(struct registry *r, const struct 
                         timer_unlink(r, t);
                 timer_free(t);
                 if (b->existed) {
-                        e = timer_install(r, now, b->owner, b->name, false, &b->image, &t);
+                        e = timer_install(r, now, b->owner, b->name, NULL, &b->image, &t);
                         if (e < 0 && failure == 0)
                                 failure = e;
                 }

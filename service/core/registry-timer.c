@@ -652,8 +652,8 @@ static void timer_retire(struct registry *r, struct timer *t)
 }
 
 int timer_new_uncounted(struct registry *r, const struct td_caller *caller, const char *name,
-                        const struct td_declaration *d, uint64_t generation, bool after_last,
-                        struct timer **ret)
+                        const struct td_declaration *d, uint64_t generation,
+                        const struct timer_place *place, struct timer **ret)
 {
         struct owner *owner = owner_find(r, caller->uid), *new_owner = NULL;
         struct session *session = NULL;
@@ -698,8 +698,8 @@ int timer_new_uncounted(struct registry *r, const struct td_caller *caller, cons
         t->uid = caller->uid;
         list_init(&t->transient_node);
         owner->n_timers++;
-        hashmap_insert(&r->timers, timer_hash(t), t);
-        if (after_last)
+        hashmap_insert(&r->timers, place ? place->hash : timer_hash(t), t);
+        if (place && place->after_last)
                 inventory_append(&r->inventory, &t->inventory_node);
         else
                 inventory_insert(&r->inventory, &t->inventory_node);
@@ -716,7 +716,7 @@ fail:
 int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
               const struct td_declaration *d, uint64_t generation, struct timer **ret)
 {
-        int e = timer_new_uncounted(r, caller, name, d, generation, false, ret);
+        int e = timer_new_uncounted(r, caller, name, d, generation, NULL, ret);
 
         if (e >= 0)
                 stats_enter(r, *ret);

@@ -563,11 +563,6 @@ struct td_transition registry_restore(struct registry *r, const struct td_now *n
                                       const struct td_snapshot *timer, uint64_t random_value,
                                       bool *ret_clamped);
 
-/* A hint that (owner, name) is restored next: its hash table slot is fetched meanwhile. The table
- * outgrows the caches at a million timers, and restoring them in order would wait for a miss on
- * each. Changes nothing. */
-void registry_restore_prefetch(const struct registry *r, uint32_t owner, const char *name);
-
 /* Room for n more retained timers in the tables that grow with them, ahead of restoring that
  * many: one allocation each instead of growing (and rehashing) step by step. Optional. -ENOMEM. */
 int registry_reserve(struct registry *r, size_t n);
