@@ -165,7 +165,8 @@ static int calendar_of_journal(struct service *s, const struct journal_timer *j,
         int r;
 
         *ret = NULL;
-        if (j->policy != TIMERD_POLICY_CALENDAR)
+        /* An invalid name is never logged: registry_restore() refuses it before the calendar. */
+        if (j->policy != TIMERD_POLICY_CALENDAR || !registry_name_valid(j->name))
                 return 0;
         r = zones_get(s->zones, j->timezone[0] ? j->timezone : NULL, &zone);
         if (r < 0)
@@ -243,7 +244,8 @@ static void snapshot_of_journal(const struct journal_timer *j, const struct td_n
 #define FROM_JOURNAL_TIMER(kind, sm, wire, public, jm, position) FROM_JOURNAL_##kind(ret, sm, j, jm)
         TD_TIMER_FIELDS(FROM_JOURNAL_TIMER)
 #undef FROM_JOURNAL_TIMER
-        /* A valid name (restore_all() checked it) fits: both hold TIMERD_NAME_MAX + 1. */
+        /* Fits, valid or not (the registry checks it): the journal's decoder bounds its length,
+         * and both hold TIMERD_NAME_MAX + 1. */
         strcpy(ret->name, j->name);
         if (!rebase)
                 return;
@@ -313,7 +315,8 @@ static int store_fault(struct service *s, int error)
 
 static int restore_all(struct service *s, const struct journal_open_result *result)
 {
-        struct journal_timer timers[2];
+        struct journal_timer timer;
+        const struct journal_timer *j = &timer;
         struct store *st = s->store;
         struct td_now now;
         uint64_t seed;
@@ -330,45 +333,37 @@ static int restore_all(struct service *s, const struct journal_open_result *resu
         r = registry_reserve(s->registry, result->n_timers);
         if (r < 0)
                 return log_errno(r, "Cannot make room for %zu timers", result->n_timers);
-        if (result->n_timers > 0)
-                journal_live_timer(result, 0, &timers[0]);
         for (size_t i = 0; i < result->n_timers; i++) {
-                const struct journal_timer *j = &timers[i % 2];
                 const struct td_calendar *calendar;
                 struct td_snapshot snapshot;
                 struct td_transition t;
+                bool clamped;
 
                 if (i % 4096 == 4095 && sigfd_stop_pending())
                         return start_interrupted(s);
-                /* The next one first: its place in the registry is fetched while this one is
-                 * restored. */
-                if (i + 1 < result->n_timers) {
-                        struct journal_timer *next = &timers[(i + 1) % 2];
-
-                        journal_live_timer(result, i + 1, next);
-                        registry_restore_prefetch(s->registry, next->owner, next->name);
-                }
-                if (!registry_name_valid(j->name)) {
-                        log_error("The journal holds a timer of uid %u with an invalid name",
-                                  (unsigned)j->owner);
-                        return store_fault(s, -EBADMSG);
-                }
+                journal_live_timer(result, i, &timer);
                 r = calendar_of_journal(s, j, &calendar);
                 if (r < 0)
                         return store_fault(s, r);
                 snapshot_of_journal(j, &now, st->boot_id, calendar, &snapshot);
-                if (!registry_snapshot_in_range(&snapshot))
-                        log_warning(
-                            "Timer %s of uid %u holds a value beyond int64 (an older timerd "
-                            "saved it): restored failed (overflow), the value clamped",
-                            j->name, (unsigned)j->owner);
-                t = registry_restore(s->registry, &now, &snapshot, hash_mix64(seed + i));
+                /* The registry checks the name: it is logged only when valid. */
+                t = registry_restore(s->registry, &now, &snapshot, hash_mix64(seed + i), &clamped);
                 td_calendar_unref(calendar);
+                if (t.failure == -TIMERD_E_INVALID_NAME) {
+                        log_error("The journal holds a timer of uid %u with an invalid name",
+                                  (unsigned)j->owner);
+                        return store_fault(s, -EBADMSG);
+                }
                 if (t.failure < 0) {
                         log_error("Cannot restore timer %s of uid %u from the journal: %s", j->name,
                                   (unsigned)j->owner, error_message(t.failure));
                         return store_fault(s, t.failure);
                 }
+                if (clamped)
+                        log_warning(
+                            "Timer %s of uid %u holds a value beyond int64 (an older timerd "
+                            "saved it): restored failed (overflow), the value clamped",
+                            j->name, (unsigned)j->owner);
                 service_apply(s, &now, t);
         }
         /* An earlier start gave out generations to transient timers, never saved. */

@@ -53,24 +53,70 @@ static int compare_node(const struct inventory *inv, const struct inventory_key 
         return strcmp(key->name, node_name(inv, node));
 }
 
+/* Walk the right spine into inv->spine. False when it is too deep to keep with room for an
+ * append (INVENTORY_SPINE_DEPTH - 1 nodes at most). */
+static bool spine_walk(struct inventory *inv)
+{
+        size_t n = 0;
+
+        for (struct inventory_node *node = inv->root; node; node = node->right) {
+                if (n == INVENTORY_SPINE_DEPTH - 1) {
+                        inv->n_spine = 0;
+                        return false;
+                }
+                inv->spine[n++] = node;
+        }
+        inv->n_spine = n;
+        return true;
+}
+
+/* node after every node: on the right spine below the last node of a priority at least its own,
+ * and what hung there is its left. No key compared. */
+static void append(struct inventory *inv, struct inventory_node *node)
+{
+        uint64_t p = priority(node);
+        size_t k;
+
+        if (inv->n_spine == 0 && !spine_walk(inv)) {
+                struct inventory_node **link = &inv->root;
+
+                while (*link && priority(*link) >= p)
+                        link = &(*link)->right;
+                node->left = *link;
+                *link = node;
+        } else {
+                for (k = inv->n_spine; k > 0 && priority(inv->spine[k - 1]) < p; k--)
+                        ;
+                node->left = k < inv->n_spine ? inv->spine[k] : NULL;
+                if (k == 0)
+                        inv->root = node;
+                else
+                        inv->spine[k - 1]->right = node;
+                inv->spine[k] = node;
+                /* A spine one deeper than kept is walked again at the next append. */
+                inv->n_spine = k + 1 < INVENTORY_SPINE_DEPTH ? k + 1 : 0;
+        }
+        node->right = NULL;
+}
+
+void inventory_append(struct inventory *inv, struct inventory_node *node)
+{
+        append(inv, node);
+        inv->last = node;
+        inv->n_nodes++;
+}
+
 void inventory_insert(struct inventory *inv, struct inventory_node *node)
 {
         struct inventory_key key = inventory_key_of(inv, node);
         uint64_t p = priority(node);
         struct inventory_node **link = &inv->root, *rest, **left, **right;
 
-        /* After every node (as a restore in order inserts each): down the right spine to where
-         * node's priority puts it, and what hangs there is its left. No key compared. */
         if (inv->last && compare_node(inv, &key, inv->last) > 0) {
-                while (*link && priority(*link) >= p)
-                        link = &(*link)->right;
-                node->left = *link;
-                node->right = NULL;
-                *link = node;
-                inv->last = node;
-                inv->n_nodes++;
+                inventory_append(inv, node);
                 return;
         }
+        inv->n_spine = 0;
         /* Down to where node's priority puts it, then split what hangs there around its key. */
         while (*link && priority(*link) >= p)
                 link = compare_node(inv, &key, *link) < 0 ? &(*link)->left : &(*link)->right;
@@ -165,6 +211,7 @@ void inventory_remove_owner(struct inventory *inv, uint32_t owner, size_t n)
         split_owner(inv->root, inv, owner, false, &before, &rest);
         split_owner(rest, inv, owner, true, &its, &after);
         inv->root = merge(before, after);
+        inv->n_spine = 0;
         inv->n_nodes -= n;
         if (inv->last && node_owner(inv, inv->last) == owner)
                 inv->last = spine_end(inv);
@@ -178,6 +225,7 @@ void inventory_remove(struct inventory *inv, struct inventory_node *node)
         while (*link != node)
                 link = compare_node(inv, &key, *link) < 0 ? &(*link)->left : &(*link)->right;
         *link = merge(node->left, node->right);
+        inv->n_spine = 0;
         node->left = node->right = NULL;
         if (inv->last == node)
                 inv->last = spine_end(inv);
@@ -260,5 +308,11 @@ int inventory_check(const struct inventory *inv)
                 if (++n > inv->n_nodes)
                         return -EUCLEAN;
         }
-        return n == inv->n_nodes && inv->last == spine_end(inv) ? 0 : -EUCLEAN;
+        if (n != inv->n_nodes || inv->last != spine_end(inv))
+                return -EUCLEAN;
+        node = inv->root;
+        for (size_t i = 0; i < inv->n_spine; i++, node = node->right)
+                if (node != inv->spine[i])
+                        return -EUCLEAN;
+        return inv->n_spine == 0 || !node ? 0 : -EUCLEAN;
 }

@@ -32,11 +32,21 @@ struct inventory_key {
         const char *name;
 };
 
+/* How deep a right spine the inventory keeps for appends; a deeper one is walked from the root. */
+#ifndef INVENTORY_SPINE_DEPTH
+#define INVENTORY_SPINE_DEPTH 64
+#endif
+
 struct inventory {
         struct inventory_node *root;
         struct inventory_node *last; /* NULL when empty */
         size_t n_nodes;
         ptrdiff_t owner_offset, name_offset; /* of the key's fields, from the node */
+        /* The right spine, root first, known while only appends changed the tree since it was
+         * walked (n_spine 0: not known): an append (a restore inserts a million timers in order)
+         * finds its place up from the bottom, O(1) amortised, not down from the root. */
+        struct inventory_node *spine[INVENTORY_SPINE_DEPTH];
+        size_t n_spine;
 };
 
 /* Where `field` of `type` lies from its inventory node `member`. */
@@ -54,6 +64,8 @@ int inventory_key_compare(const struct inventory_key *a, const struct inventory_
 
 /* Insert node, whose key must be absent. */
 void inventory_insert(struct inventory *inv, struct inventory_node *node);
+/* Insert node, whose key must be after every key (the caller compared it with the last one). */
+void inventory_append(struct inventory *inv, struct inventory_node *node);
 /* Remove node, which must be in the inventory. */
 void inventory_remove(struct inventory *inv, struct inventory_node *node);
 
@@ -91,5 +103,5 @@ void inventory_seek(const struct inventory *inv, const struct inventory_key *aft
 /* The next node in order, or NULL at the end. */
 struct inventory_node *inventory_next(struct inventory_cursor *c);
 
-/* Order, priorities and count. 0 or -EUCLEAN. */
+/* Order, priorities, count and the spine kept. 0 or -EUCLEAN. */
 int inventory_check(const struct inventory *inv);

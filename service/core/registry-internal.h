@@ -509,6 +509,18 @@ void run_detach(struct timer *t);
 int timer_limits_check(struct registry *r, uint32_t uid, bool privileged);
 int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
               const struct td_declaration *d, uint64_t generation, struct timer **ret);
+/* Where a new timer goes, as a restore knows it: its identity's hash (identity_hash()), and
+ * whether it comes after every timer in (uid, name) order. */
+struct timer_place {
+        uint64_t hash;
+        bool after_last;
+};
+
+/* timer_new() without the stats_enter() that puts it in the counts: for a caller that sets its
+ * state first (a restore) and then counts it once. place: NULL when not known. */
+int timer_new_uncounted(struct registry *r, const struct td_caller *caller, const char *name,
+                        const struct td_declaration *d, uint64_t generation,
+                        const struct timer_place *place, struct timer **ret);
 int timer_redeclare(struct registry *r, struct timer *t, const struct td_caller *caller,
                     const struct td_declaration *d, uint64_t generation);
 void timer_unlink(struct registry *r, struct timer *t);

@@ -10,12 +10,13 @@
 #include "service/core/registry-internal.h"
 
 /*
- * Create the timer `img` describes as (owner, name), which must be absent. A transient one whose
- * session closed meanwhile is not created (*ret NULL); a run handed to a session that closed, or
- * to none, is abandoned. -ENOMEM.
+ * Create the timer `img` describes as (owner, name), which must be absent (place: where it goes,
+ * NULL when not known). A transient one whose session closed meanwhile is not created (*ret
+ * NULL); a run handed to a session that closed, or to none, is abandoned. -ENOMEM.
  */
 static int timer_install(struct registry *r, const struct td_now *now, uint32_t owner,
-                         const char *name, const struct timer_image *img, struct timer **ret)
+                         const char *name, const struct timer_place *place,
+                         const struct timer_image *img, struct timer **ret)
 {
         const struct td_caller caller = {.uid = owner, .session = img->session};
         struct session *delivered = NULL;
@@ -35,13 +36,12 @@ static int timer_install(struct registry *r, const struct td_now *now, uint32_t 
                 if (!runs)
                         return -ENOMEM;
         }
-        e = timer_new(r, &caller, name, &img->declaration, img->generation, &t);
+        e = timer_new_uncounted(r, &caller, name, &img->declaration, img->generation, place, &t);
         if (e < 0) {
                 free(runs);
                 return e;
         }
 
-        stats_leave(r, t);
         if (runs)
                 timer_runs_adopt(t, runs, &img->runs);
         t->failure = (unsigned)img->failure & 0x7u;
@@ -68,27 +68,21 @@ static int timer_install(struct registry *r, const struct td_now *now, uint32_t 
 }
 
 /*
- * Whether (owner, name) is absent: found without probing the hash table when it comes after every
- * timer, as each does when a journal's live set is restored in its (owner, name) order. At a
- * million timers the probe was a cache miss each, a sixth of the start.
+ * Whether (owner, name) comes after every timer, as each does when a journal's live set is
+ * restored in its (owner, name) order: then it is absent without probing the hash table (at a
+ * million timers the probe was a cache miss each, a sixth of the start), and it is appended to the
+ * inventory without comparing it again.
  */
-static bool timer_absent(const struct registry *r, uint32_t owner, const char *name)
+static bool timer_after_last(const struct registry *r, uint32_t owner, const char *name)
 {
         const struct inventory_node *last = inventory_last(&r->inventory);
         const struct inventory_key key = {.owner = owner, .name = name};
+        struct inventory_key last_key;
 
-        if (last) {
-                const struct inventory_key last_key = inventory_key_of(&r->inventory, last);
-
-                if (inventory_key_compare(&key, &last_key) <= 0)
-                        return !timer_find(r, owner, name);
-        }
-        return true;
-}
-
-void registry_restore_prefetch(const struct registry *r, uint32_t owner, const char *name)
-{
-        hashmap_prefetch(&r->timers, identity_hash(owner, name));
+        if (!last)
+                return true;
+        last_key = inventory_key_of(&r->inventory, last);
+        return inventory_key_compare(&key, &last_key) > 0;
 }
 
 /* A durable state this registry could have written. */
@@ -184,14 +178,6 @@ static bool image_clamp_to_wire(struct timer_image *img)
         return clamped;
 }
 
-bool registry_snapshot_in_range(const struct td_snapshot *s)
-{
-        struct timer_image img;
-
-        image_of_snapshot(s, &img);
-        return !image_clamp_to_wire(&img);
-}
-
 /* A queued deadline that passed while the service was down: fire it once (perhaps delayed), or
  * skip it. Returns whether the image changed. */
 static bool catch_up_plan(struct timer_image *img, uint64_t now_usec, uint64_t random_value)
@@ -236,16 +222,24 @@ static bool catch_up_plan(struct timer_image *img, uint64_t now_usec, uint64_t r
 }
 
 struct td_transition registry_restore(struct registry *r, const struct td_now *now,
-                                      const struct td_snapshot *timer, uint64_t random_value)
+                                      const struct td_snapshot *timer, uint64_t random_value,
+                                      bool *ret_clamped)
 {
+        size_t n_gone = r->n_gone;
         struct timer_image img;
-        struct timer *t;
+        struct timer_place place;
         bool adjusted;
+        struct timer *t;
         int e;
 
         effects_begin(r);
+        *ret_clamped = false;
         if (!registry_name_valid(timer->name))
                 return transition_failed(r, -TIMERD_E_INVALID_NAME);
+        /* Its slot is fetched while the rest is checked and built: at a million timers the table
+         * outgrows the caches, and restoring them in order would wait for a miss on each. */
+        place.hash = identity_hash(timer->owner, timer->name);
+        hashmap_prefetch(&r->timers, place.hash);
         e = declaration_validate(&timer->declaration, &r->problem);
         if (e >= 0 && timer->live_cadence_usec > 0) {
                 /* A live cadence must have suited the declaration when Reschedule set it. */
@@ -256,7 +250,8 @@ struct td_transition registry_restore(struct registry *r, const struct td_now *n
         }
         if (e >= 0 && !snapshot_restorable(timer))
                 e = -EINVAL;
-        if (e >= 0 && !timer_absent(r, timer->owner, timer->name))
+        place.after_last = e >= 0 && timer_after_last(r, timer->owner, timer->name);
+        if (e >= 0 && !place.after_last && timer_find(r, timer->owner, timer->name))
                 e = -TIMERD_E_ALREADY_REGISTERED;
         if (e >= 0)
                 e = handle_generations_check(r, 1);
@@ -264,9 +259,10 @@ struct td_transition registry_restore(struct registry *r, const struct td_now *n
                 return transition_failed(r, e);
 
         image_of_snapshot(timer, &img);
-        adjusted = image_clamp_to_wire(&img);
-        adjusted = catch_up_plan(&img, now->usec[img.declaration.clock], random_value) || adjusted;
-        e = timer_install(r, now, timer->owner, timer->name, &img, &t);
+        *ret_clamped = image_clamp_to_wire(&img);
+        adjusted =
+            catch_up_plan(&img, now->usec[img.declaration.clock], random_value) || *ret_clamped;
+        e = timer_install(r, now, timer->owner, timer->name, &place, &img, &t);
         if (e < 0)
                 return transition_failed(r, e);
         /* A run handed to a client was abandoned. */
@@ -277,7 +273,13 @@ struct td_transition registry_restore(struct registry *r, const struct td_now *n
                 r->n_changes--;
                 t->changed = false;
         }
-        return transition_sync(r);
+        /* Only t's queue changed (a run abandoned stays on t's clock), unless a gone timer of its
+         * name was freed to make room: the other clocks are as in sync as the last entry point
+         * left them. At a million timers syncing all five was a twentieth of the start. */
+        if (r->n_gone != n_gone)
+                return transition_sync(r);
+        clock_sync(r, (enum timerd_clock)t->clock, false);
+        return transition_done(r);
 }
 
 int registry_reserve(struct registry *r, size_t n)
@@ -330,7 +332,7 @@ struct td_transition registry_changes_rollback(struct registry *r, const struct 
                         timer_unlink(r, t);
                 timer_free(t);
                 if (b->existed) {
-                        e = timer_install(r, now, b->owner, b->name, &b->image, &t);
+                        e = timer_install(r, now, b->owner, b->name, NULL, &b->image, &t);
                         if (e < 0 && failure == 0)
                                 failure = e;
                 }

@@ -655,8 +655,9 @@ static void timer_retire(struct registry *r, struct timer *t, const struct sessi
         timer_undeclare(r, t);
 }
 
-int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
-              const struct td_declaration *d, uint64_t generation, struct timer **ret)
+int timer_new_uncounted(struct registry *r, const struct td_caller *caller, const char *name,
+                        const struct td_declaration *d, uint64_t generation,
+                        const struct timer_place *place, struct timer **ret)
 {
         struct owner *owner = owner_find(r, caller->uid), *new_owner = NULL;
         struct session *session = NULL;
@@ -701,16 +702,28 @@ int timer_new(struct registry *r, const struct td_caller *caller, const char *na
         t->uid = caller->uid;
         list_init(&t->transient_node);
         owner->n_timers++;
-        hashmap_insert(&r->timers, timer_hash(t), t);
-        inventory_insert(&r->inventory, &t->inventory_node);
+        hashmap_insert(&r->timers, place ? place->hash : timer_hash(t), t);
+        if (place && place->after_last)
+                inventory_append(&r->inventory, &t->inventory_node);
+        else
+                inventory_insert(&r->inventory, &t->inventory_node);
         timer_declare(r, t, caller, d, generation, session, spare);
-        stats_enter(r, t);
         *ret = t;
         return 0;
 
 fail:
         free(new_owner);
         free(t);
+        return e;
+}
+
+int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
+              const struct td_declaration *d, uint64_t generation, struct timer **ret)
+{
+        int e = timer_new_uncounted(r, caller, name, d, generation, NULL, ret);
+
+        if (e >= 0)
+                stats_enter(r, *ret);
         return e;
 }
 

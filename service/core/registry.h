@@ -555,20 +555,13 @@ bool registry_session_has_runs(const struct registry *r, uint64_t session);
  *   - a value beyond the wire's int64 (a journal of an older timerd) is clamped to INT64_MAX and
  *     the timer restored failed (overflow), not queued; a generation beyond it is inconsistent.
  * A timer the restart changed counts as changed (see below); one it did not is as durable as it
- * was. -TIMERD_E_ALREADY_REGISTERED, -TIMERD_E_INVALID_NAME, -EINVAL for a state that is not
- * retained or not consistent (runs > run, a pending run that is not active, …), -ENOMEM.
+ * was. *ret_clamped: whether a value was clamped (false on a failure), for the caller to say so.
+ * -TIMERD_E_ALREADY_REGISTERED, -TIMERD_E_INVALID_NAME, -EINVAL for a state that is not retained
+ * or not consistent (runs > run, a pending run that is not active, …), -ENOMEM.
  */
 struct td_transition registry_restore(struct registry *r, const struct td_now *now,
-                                      const struct td_snapshot *timer, uint64_t random_value);
-
-/* A hint that (owner, name) is restored next: its hash table slot is fetched meanwhile. The table
- * outgrows the caches at a million timers, and restoring them in order would wait for a miss on
- * each. Changes nothing. */
-void registry_restore_prefetch(const struct registry *r, uint32_t owner, const char *name);
-
-/* Whether every value of a saved timer fits the wire's int64 (one that does not is restored
- * failed, with it clamped; see registry_restore). */
-bool registry_snapshot_in_range(const struct td_snapshot *s);
+                                      const struct td_snapshot *timer, uint64_t random_value,
+                                      bool *ret_clamped);
 
 /* Room for n more retained timers in the tables that grow with them, ahead of restoring that
  * many: one allocation each instead of growing (and rehashing) step by step. Optional. -ENOMEM. */

@@ -2,8 +2,9 @@
 
 /*
  * The inventory on its own, against a naive sorted walk: random inserts and removes, every seek.
- * Built twice: as the service builds it, and with a cursor that keeps two ancestors, so that
- * walks that must find their way back from the root are exercised too.
+ * Built twice: as the service builds it, and with a cursor that keeps two ancestors and a spine
+ * kept for appends of one node, so that walks that must find their way back from the root, and
+ * appends down from it, are exercised too.
  */
 
 #include <setjmp.h>
@@ -49,6 +50,16 @@ static int item_compare(const void *a, const void *b)
         struct inventory_key kx = item_key(&x->node), ky = item_key(&y->node);
 
         return inventory_key_compare(&kx, &ky);
+}
+
+/* Take it out if it is in, else put it in. */
+static void item_toggle(struct inventory *inv, struct item *it)
+{
+        if (it->in)
+                inventory_remove(inv, &it->node);
+        else
+                inventory_insert(inv, &it->node);
+        it->in = !it->in;
 }
 
 /* The items in the inventory, sorted the naive way. */
@@ -171,14 +182,9 @@ static void test_random_against_naive(void **state)
         }
 
         for (size_t op = 0; op < N_OPS; op++) {
-                struct item *it = &items[rng_next(&seed) % N_ITEMS];
                 size_t n;
 
-                if (it->in)
-                        inventory_remove(&inv, &it->node);
-                else
-                        inventory_insert(&inv, &it->node);
-                it->in = !it->in;
+                item_toggle(&inv, &items[rng_next(&seed) % N_ITEMS]);
                 assert_int_equal(inventory_check(&inv), 0);
                 if (op % 40 != 0)
                         continue;
@@ -201,6 +207,80 @@ static void test_random_against_naive(void **state)
                             (const struct item *const *)sorted, n);
         }
         free(sorted);
+        free(items);
+}
+
+/* Each item's children, as indices into items (N_ITEMS: none). */
+static void shape_of(const struct item *items, size_t *ret)
+{
+        for (size_t i = 0; i < N_ITEMS; i++) {
+                const struct inventory_node *kids[2] = {items[i].node.left, items[i].node.right};
+
+                for (size_t k = 0; k < 2; k++)
+                        ret[2 * i + k] =
+                            kids[k] ? (size_t)(inventory_entry(kids[k], const struct item, node) -
+                                               items)
+                                    : N_ITEMS;
+        }
+}
+
+/* Appends in order (a restore's), with removes and inserts in the middle between them, build the
+ * very tree that inserting the same items in a random order builds: a treap's shape is its keys'
+ * and priorities'. The spine kept for appends is checked at each step. */
+static void test_appends_build_the_same_tree(void **state)
+{
+        struct item *items = calloc(N_ITEMS, sizeof(struct item));
+        size_t *appended = calloc(2 * N_ITEMS, sizeof(size_t)),
+               *shuffled = calloc(2 * N_ITEMS, sizeof(size_t)), order[N_ITEMS];
+        uint64_t seed = 0xa99e;
+        struct inventory inv;
+
+        (void)state;
+        assert_non_null(items);
+        assert_non_null(appended);
+        assert_non_null(shuffled);
+        inventory_init(&inv, INVENTORY_OFFSET(struct item, node, owner),
+                       INVENTORY_OFFSET(struct item, node, name));
+        for (size_t i = 0; i < N_ITEMS; i++) {
+                items[i].owner = (uint32_t)(i / 100);
+                snprintf(items[i].name, sizeof(items[i].name), "%05zu", i);
+        }
+        for (size_t i = 0; i < N_ITEMS; i++) {
+                inventory_insert(&inv, &items[i].node);
+                items[i].in = true;
+                assert_ptr_equal(inventory_last(&inv), &items[i].node);
+                /* Now and then one out, or back in, behind the end: the spine is walked again. */
+                if (i % 37 == 36)
+                        item_toggle(&inv, &items[rng_next(&seed) % i]);
+                assert_int_equal(inventory_check(&inv), 0);
+        }
+        for (size_t i = 0; i < N_ITEMS; i++)
+                if (!items[i].in) {
+                        inventory_insert(&inv, &items[i].node);
+                        items[i].in = true;
+                }
+        assert_int_equal(inventory_check(&inv), 0);
+        assert_int_equal(inv.n_nodes, N_ITEMS);
+        shape_of(items, appended);
+
+        for (size_t i = 0; i < N_ITEMS; i++) {
+                inventory_remove(&inv, &items[i].node);
+                order[i] = i;
+        }
+        assert_null(inv.root);
+        for (size_t i = N_ITEMS; i > 1; i--) {
+                size_t j = rng_next(&seed) % i, t = order[i - 1];
+
+                order[i - 1] = order[j];
+                order[j] = t;
+        }
+        for (size_t i = 0; i < N_ITEMS; i++)
+                inventory_insert(&inv, &items[order[i]].node);
+        assert_int_equal(inventory_check(&inv), 0);
+        shape_of(items, shuffled);
+        assert_memory_equal(appended, shuffled, 2 * N_ITEMS * sizeof(size_t));
+        free(shuffled);
+        free(appended);
         free(items);
 }
 
@@ -300,9 +380,13 @@ static void test_remove_owner(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_empty),           cmocka_unit_test(test_key_order),
-            cmocka_unit_test(test_sorted_inserts),  cmocka_unit_test(test_random_against_naive),
-            cmocka_unit_test(test_key_before_node), cmocka_unit_test(test_remove_owner),
+            cmocka_unit_test(test_empty),
+            cmocka_unit_test(test_key_order),
+            cmocka_unit_test(test_sorted_inserts),
+            cmocka_unit_test(test_random_against_naive),
+            cmocka_unit_test(test_key_before_node),
+            cmocka_unit_test(test_remove_owner),
+            cmocka_unit_test(test_appends_build_the_same_tree),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -293,6 +293,7 @@ static void test_restore_catch_up(void **state)
         struct fx f = start_at(T_2024_05_31_1200), g;
         struct td_declaration d = calendar_decl(c);
         struct td_snapshot s;
+        bool clamped;
 
         d.lifetime = TIMERD_LIFETIME_RETAINED;
         d.catch_up = true;
@@ -303,9 +304,9 @@ static void test_restore_catch_up(void **state)
         /* Down from 2024-05-31 12:00 to 2024-06-02 12:00: two elapses missed. */
         g = start_at(T_2024_06_01_1200 + 24 * 3600);
         s = fx_get(&f, "d");
-        assert_int_equal(fx_apply(&g, registry_restore(g.r, &g.now, &s, 0)), 0);
+        assert_int_equal(fx_apply(&g, registry_restore(g.r, &g.now, &s, 0, &clamped)), 0);
         s = fx_get(&f, "skip");
-        assert_int_equal(fx_apply(&g, registry_restore(g.r, &g.now, &s, 0)), 0);
+        assert_int_equal(fx_apply(&g, registry_restore(g.r, &g.now, &s, 0, &clamped)), 0);
         assert_int_equal(next_of(&g, "skip"), T_2024_06_02_0300 * SEC + 24 * HOUR);
         assert_int_equal(fx_advance(&g, TIMERD_CLOCK_REALTIME, g.now.usec[TIMERD_CLOCK_REALTIME]),
                          1);

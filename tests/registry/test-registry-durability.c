@@ -46,9 +46,17 @@ static struct td_snapshot durable(const char *name, struct td_declaration d, uin
         return s;
 }
 
+static int restore_clamped(struct fx *f, const struct td_snapshot *s, uint64_t random_value,
+                           bool *ret_clamped)
+{
+        return fx_apply(f, registry_restore(f->r, &f->now, s, random_value, ret_clamped));
+}
+
 static int restore(struct fx *f, const struct td_snapshot *s, uint64_t random_value)
 {
-        return fx_apply(f, registry_restore(f->r, &f->now, s, random_value));
+        bool clamped;
+
+        return restore_clamped(f, s, random_value, &clamped);
 }
 
 struct change_list {
@@ -223,14 +231,14 @@ static void test_restore_clamps_values_beyond_int64(void **state)
                            in_range =
                                durable("fine", retained(TIMERD_POLICY_INTERVAL, 100), 8, 2000),
                            got;
+        bool clamped;
         struct fx f;
 
         (void)state;
         fx_init(&f, NULL);
         s.overruns = UINT64_MAX;
-        assert_false(registry_snapshot_in_range(&s));
-        assert_true(registry_snapshot_in_range(&in_range));
-        assert_int_equal(restore(&f, &s, 0), 0);
+        assert_int_equal(restore_clamped(&f, &s, 0, &clamped), 0);
+        assert_true(clamped);
         got = fx_get(&f, "huge");
         assert_int_equal(got.state, TIMERD_STATE_FAILED);
         assert_int_equal(got.failure, TIMERD_FAILURE_OVERFLOW);
@@ -244,10 +252,15 @@ static void test_restore_clamps_values_beyond_int64(void **state)
         struct change_list l = changes(&f);
         assert_int_equal(l.n, 1);
         assert_string_equal(l.items[0].name, "huge");
+        assert_int_equal(restore_clamped(&f, &in_range, 0, &clamped), 0);
+        assert_false(clamped);
 
         s = in_range;
         s.generation = 1ULL << 63;
-        assert_int_equal(restore(&f, &s, 0), -EINVAL);
+        s.overruns = UINT64_MAX;
+        snprintf(s.name, sizeof(s.name), "refused");
+        assert_int_equal(restore_clamped(&f, &s, 0, &clamped), -EINVAL);
+        assert_false(clamped);
         fx_done(&f);
 }
 
@@ -484,6 +497,43 @@ static void test_reserve_then_restore(void **state)
         assert_int_equal(st.scheduled, N);
         assert_false(registry_changes_pending(f.r));
         assert_int_equal(fx_advance(&f, MONO, 5000 + N), N);
+        fx_done(&f);
+}
+
+/* A restore syncs the clock of the timer it makes, and every clock when it freed a gone timer of
+ * the name (a closed session's, not reaped yet) that was queued on another. */
+static void test_restore_syncs_its_clock(void **state)
+{
+        struct td_declaration realtime = fx_decl(TIMERD_POLICY_ONCE, 0);
+        struct td_snapshot s;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, NULL);
+        realtime.clock = TIMERD_CLOCK_REALTIME;
+        assert_int_equal(fx_register_full(&f, FX_UID, 2, "x", realtime, true, 3000, false, NULL),
+                         0);
+        assert_int_equal(fx_register_full(&f, FX_UID, 2, "y", realtime, true, 4000, false, NULL),
+                         0);
+        assert_true(f.kernel[TIMERD_CLOCK_REALTIME].armed);
+        assert_int_equal(f.kernel[TIMERD_CLOCK_REALTIME].deadline_usec, 3000);
+
+        /* Another clock: its own armed, the realtime one left as it is. */
+        s = durable("a", retained(TIMERD_POLICY_ONCE, 0), 1, 5000);
+        assert_int_equal(restore(&f, &s, 0), 0);
+        assert_int_equal(fx_count(&f, TD_EFFECT_ARM), 1);
+        assert_int_equal(fx_effect(&f, 0, TD_EFFECT_ARM)->arm.clock, MONO);
+        assert_int_equal(f.kernel[MONO].deadline_usec, 5000);
+
+        /* "x" and "y" gone with their session, still queued until reaped. Restoring a retained "x"
+         * frees the gone one: the realtime clock moves on to "y", "x"'s monotonic deadline is
+         * later than "a"'s. */
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
+        s = durable("x", retained(TIMERD_POLICY_ONCE, 0), 2, 6000);
+        assert_int_equal(restore(&f, &s, 0), 0);
+        assert_true(f.kernel[TIMERD_CLOCK_REALTIME].armed);
+        assert_int_equal(f.kernel[TIMERD_CLOCK_REALTIME].deadline_usec, 4000);
+        assert_int_equal(f.kernel[MONO].deadline_usec, 5000);
         fx_done(&f);
 }
 
@@ -805,6 +855,7 @@ int main(void)
             cmocka_unit_test(test_catch_up_randomized_delay),
             cmocka_unit_test(test_reserve_then_restore),
             cmocka_unit_test(test_restore_any_order),
+            cmocka_unit_test(test_restore_syncs_its_clock),
             cmocka_unit_test(test_changes_tracked),
             cmocka_unit_test(test_reconcile_keep_is_no_change),
             cmocka_unit_test(test_rollback_undoes_calls),

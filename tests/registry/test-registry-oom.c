@@ -418,7 +418,9 @@ static void test_retained_calls_out_of_memory(void **state)
 
 static int op_restore(struct fx *f, const void *args)
 {
-        return fx_apply(f, registry_restore(f->r, &f->now, args, 0));
+        bool clamped;
+
+        return fx_apply(f, registry_restore(f->r, &f->now, args, 0, &clamped));
 }
 
 static void test_restore_out_of_memory(void **state)
