@@ -16,6 +16,15 @@
  * most of what freeing millions of entries costs. An entry whose address uses those bits turns
  * tagging off for the whole table (it works the same, a probe reading every entry it passes and
  * a shift asking hash_of). Growing asks `hash_of` for every entry's hash again.
+ *
+ * Growing moves the entries a few at a time, not in one go (at a million entries that took one
+ * loop iteration ~35 ms): hashmap_reserve() allocates the larger array and keeps the old one
+ * beside it, and each insert then moves MOVES_PER_INSERT of its slots, in order from one of its
+ * empty slots on (cyclically, so that no probe run crosses where the move began). Finds and
+ * removes look in both. The old array's slots the move has passed are empty, so a probe whose home
+ * is among them starts where the move is (the distance tags still count from the home) and a
+ * backward shift never reaches them. The move is over, and the old array freed, before the table
+ * can fill again.
  */
 
 #include <stdbool.h>
@@ -31,12 +40,18 @@ struct hashmap {
         size_t n_entries;
         uintptr_t tag_mask; /* the bits of a slot that hold the tag; 0: untagged */
         hashmap_hash_fn hash_of;
+        /* While growing: the previous array, whose entries are moving into `slots`. NULL: none. */
+        uintptr_t *old_slots;
+        size_t n_old_slots;
+        size_t old_start; /* the empty old slot the move began at */
+        size_t n_moved;   /* old slots from old_start on (cyclically) that the move emptied */
 };
 
 void hashmap_init(struct hashmap *m, hashmap_hash_fn hash_of);
 void hashmap_done(struct hashmap *m);
 
-/* Room for n entries in total. -ENOMEM. */
+/* Room for n entries in total. -ENOMEM, when a move in progress may have been finished: the
+ * table holds the same entries and stays usable. */
 int hashmap_reserve(struct hashmap *m, size_t n);
 /* Give memory back after removals: a table at most 3/16 full shrinks to 3/8 full (an empty one
  * frees its slots). Drops room reserved beyond the entries; out of memory changes nothing. */
@@ -62,17 +77,20 @@ void hashmap_insert(struct hashmap *m, uint64_t hash, void *entry);
 /* Remove this exact entry; no-op when absent. hash == hash_of(entry). */
 void hashmap_remove(struct hashmap *m, uint64_t hash, const void *entry);
 
-/* Iterate: start with *i = 0; NULL at the end. Not across insertions or removals. */
+/* Iterate: start with *i = 0; NULL at the end. Not across insertions or removals (while
+ * growing, *i counts the new array's slots, then the old one's; a removal's backward shift fills
+ * the removed entry's slot as it does in a table that is not growing). */
 void *hashmap_next(const struct hashmap *m, size_t *i);
 
-/* The entry in slot i (< n_slots), or NULL. */
+/* The entry in slot i (< n_slots) of the current array, or NULL. */
 static inline void *hashmap_slot_entry(const struct hashmap *m, size_t i)
 {
         return (void *)(m->slots[i] & ~m->tag_mask);
 }
 
-/* Every entry is reachable from its home slot without crossing an empty one, and carries its
- * tag. 0 or -EUCLEAN. */
+/* Every entry is reachable from its home slot (in the old array: from where the move is, when
+ * the move has passed its home) without crossing an empty one, and carries its tag; the old
+ * slots the move has passed are empty. 0 or -EUCLEAN. */
 int hashmap_check(const struct hashmap *m);
 
 /* A 64-bit finalizer (splitmix64): spreads a key over all bits, so the low bits index well.

@@ -21,8 +21,7 @@ void timerd_declaration_init(struct timerd_declaration *d, enum timerd_policy po
         *d = (struct timerd_declaration){
             .policy = policy,
             .cadence_usec = cadence_usec,
-            .clock =
-                policy == TIMERD_POLICY_CALENDAR ? TIMERD_CLOCK_REALTIME : TIMERD_CLOCK_MONOTONIC,
+            .clock = wire_default_clock(policy),
             .lifetime = TIMERD_LIFETIME_TRANSIENT,
             .delivery = TIMERD_DELIVERY_NOTIFY,
             .catch_up = true,

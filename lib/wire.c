@@ -69,6 +69,11 @@ static uint64_t declaration_handover(const struct timerd_declaration *d)
         return TIMERD_HANDOVER_DEFAULT_USEC;
 }
 
+enum timerd_clock wire_default_clock(enum timerd_policy policy)
+{
+        return policy == TIMERD_POLICY_CALENDAR ? TIMERD_CLOCK_REALTIME : TIMERD_CLOCK_MONOTONIC;
+}
+
 int wire_add_declaration(struct vl_text *t, const struct timerd_declaration *d)
 {
         const char *policy = vl_policy_to_string(d->policy);
@@ -82,9 +87,13 @@ int wire_add_declaration(struct vl_text *t, const struct timerd_declaration *d)
         vl_text_object_begin(t, "declaration");
         vl_text_add_string(t, "policy", policy);
         add_nonzero_u64(t, "cadence_usec", d->cadence_usec);
-        vl_text_add_string(t, "clock", clock);
-        vl_text_add_string(t, "lifetime", lifetime);
-        vl_text_add_string(t, "delivery", delivery);
+        /* The IDL's defaults are left out: each field the service reads costs it a scan. */
+        if (d->clock != wire_default_clock(d->policy))
+                vl_text_add_string(t, "clock", clock);
+        if (d->lifetime != TIMERD_LIFETIME_TRANSIENT)
+                vl_text_add_string(t, "lifetime", lifetime);
+        if (d->delivery != TIMERD_DELIVERY_NOTIFY)
+                vl_text_add_string(t, "delivery", delivery);
         add_nonzero_u64(t, "accuracy_usec", d->accuracy_usec);
         add_nonzero_u64(t, "signal", (uint64_t)d->signal);
         if (!d->catch_up)

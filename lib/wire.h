@@ -11,6 +11,9 @@
 #include "timerd/timerd.h"
 #include "varlink/message.h"
 
+/* The clock a declaration of `policy` has when it names none (the IDL's default). */
+enum timerd_clock wire_default_clock(enum timerd_policy policy);
+/* "declaration", without the fields whose values are the IDL's defaults. */
 int wire_add_declaration(struct vl_text *t, const struct timerd_declaration *d);
 /* Exactly one of claim and token, as "claim" or "token". */
 int wire_add_claim_or_token(struct vl_text *t, const struct timerd_claim *claim,

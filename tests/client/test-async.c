@@ -128,9 +128,9 @@ static const struct fake_step pipeline_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Cancel\",\"parameters\":{\"claim\":{\"name\":\"a\","
               "\"generation\":1}}}"),
     FAKE_CALL("{\"method\":\"org.varlink.service.GetInfo\",\"parameters\":{}}"),
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"a\","
-              "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
-              "\"lifetime\":\"transient\",\"delivery\":\"notify\",\"handover_usec\":1000}}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"a\",\"declaration\":{\"policy\":\"once\","
+              "\"handover_usec\":1000}}}"),
     FAKE_REPLY(STATUS_REPLY),
     FAKE_REPLY("{\"error\":\"io.timerd.Timer.NotFound\",\"parameters\":{\"name\":\"a\"}}"),
     FAKE_REPLY("{\"parameters\":{\"vendor\":\"timerd\"}}"),

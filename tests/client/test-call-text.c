@@ -109,6 +109,28 @@ static void register_full(struct timerd *t)
         (void)timerd_register(t, "job", &d, &(struct timerd_start){TIMERD_START_AT, 99}, true, &c);
 }
 
+/* A clock is sent when it is not its policy's default: realtime for a calendar, else monotonic. */
+static void register_calendar_default_clock(struct timerd *t)
+{
+        struct timerd_declaration d;
+        struct timerd_claim c;
+
+        timerd_declaration_init(&d, TIMERD_POLICY_CALENDAR, 0);
+        snprintf(d.calendar, sizeof(d.calendar), "%s", "daily");
+        (void)timerd_register(t, "cal", &d, NULL, false, &c);
+}
+
+static void register_once_realtime(struct timerd *t)
+{
+        struct timerd_declaration d;
+        struct timerd_claim c;
+
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 0);
+        d.clock = TIMERD_CLOCK_REALTIME;
+        d.handover_usec = 0;
+        (void)timerd_register(t, "job", &d, NULL, false, &c);
+}
+
 static void register_async(struct timerd *t)
 {
         struct timerd_declaration d;
@@ -413,10 +435,9 @@ struct call_case {
         }
 
 static const struct call_case cases[] = {
-    CASE(register_once,
-         "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"job\","
-         "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\",\"lifetime\":"
-         "\"transient\",\"delivery\":\"notify\",\"handover_usec\":1000},\"delay_usec\":1000}}"),
+    CASE(register_once, "{\"method\":\"io.timerd.Timer.Register\","
+                        "\"parameters\":{\"name\":\"job\",\"declaration\":{\"policy\":\"once\","
+                        "\"handover_usec\":1000},\"delay_usec\":1000}}"),
     CASE(register_full,
          "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"job\","
          "\"declaration\":{\"policy\":\"calendar\",\"clock\":\"realtime_alarm\",\"lifetime\":"
@@ -425,25 +446,28 @@ static const struct call_case cases[] = {
          "10:00\",\"*-*-* \\\"x\\\\y\\\"\"],\"cron\":[\"0 5 * * *\",\"1 2 3 4 "
          "5\"],\"timezone\":\"Europe/"
          "Berlin\",\"fixed_random_delay\":true},\"start_usec\":99,\"replace\":true}}"),
-    CASE(register_async,
-         "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"tick\","
-         "\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":500,\"clock\":\"monotonic\","
-         "\"lifetime\":\"transient\",\"delivery\":\"notify\"}}}"),
-    CASE(register_as_owner,
+    CASE(register_calendar_default_clock,
+         "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"cal\","
+         "\"declaration\":{\"policy\":\"calendar\",\"handover_usec\":1000,"
+         "\"calendar\":[\"daily\"]}}}"),
+    CASE(register_once_realtime,
          "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"job\","
-         "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\",\"lifetime\":\"transient\","
-         "\"delivery\":\"notify\",\"handover_usec\":1000},\"delay_usec\":1000,\"owner\":1000}}"),
-    CASE(reconcile, "{\"method\":\"io.timerd.Timer.Reconcile\",\"parameters\":{\"name\":\"dog\","
-                    "\"declaration\":{\"policy\":\"watchdog\",\"cadence_usec\":2000,\"clock\":"
-                    "\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\",\"handover_"
-                    "usec\":1000},\"desired\":"
-                    "\"exact\",\"deadline_usec\":0}}"),
-    CASE(reconcile_async,
-         "{\"method\":\"io.timerd.Timer.Reconcile\",\"parameters\":{\"name\":\"dog\","
-         "\"declaration\":{\"policy\":\"after_completion\",\"cadence_usec\":3000,\"clock\":"
-         "\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\",\"handover_usec\":1000},"
-         "\"desired\":"
-         "\"inactive\",\"deadline_usec\":42}}"),
+         "\"declaration\":{\"policy\":\"once\",\"clock\":\"realtime\"}}}"),
+    CASE(register_async, "{\"method\":\"io.timerd.Timer.Register\","
+                         "\"parameters\":{\"name\":\"tick\","
+                         "\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":500}}}"),
+    CASE(register_as_owner, "{\"method\":\"io.timerd.Timer.Register\","
+                            "\"parameters\":{\"name\":\"job\",\"declaration\":{\"policy\":\"once\","
+                            "\"handover_usec\":1000},\"delay_usec\":1000,\"owner\":1000}}"),
+    CASE(reconcile, "{\"method\":\"io.timerd.Timer.Reconcile\","
+                    "\"parameters\":{\"name\":\"dog\","
+                    "\"declaration\":{\"policy\":\"watchdog\",\"cadence_usec\":2000,"
+                    "\"handover_usec\":1000},\"desired\":\"exact\",\"deadline_usec\":0}}"),
+    CASE(reconcile_async, "{\"method\":\"io.timerd.Timer.Reconcile\","
+                          "\"parameters\":{\"name\":\"dog\","
+                          "\"declaration\":{\"policy\":\"after_completion\","
+                          "\"cadence_usec\":3000,\"handover_usec\":1000},"
+                          "\"desired\":\"inactive\",\"deadline_usec\":42}}"),
     CASE(schedule_claim, "{\"method\":\"io.timerd.Timer.Schedule\",\"parameters\":{\"claim\":{"
                          "\"name\":\"job\",\"generation\":3},\"deadline_usec\":5}}"),
     CASE(schedule_token, "{\"method\":\"io.timerd.Timer.Schedule\",\"parameters\":{\"token\":{"

@@ -80,44 +80,44 @@ static const struct fake_step register_script[] = {
               "\"clock\":\"boottime\",\"lifetime\":\"retained\",\"delivery\":\"signal\","
               "\"accuracy_usec\":1000},\"start_usec\":123,\"replace\":true}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":" CLAIM_A "}}"),
-    /* The defaults: optional integers at 0 are left out. */
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"b\","
-              "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
-              "\"lifetime\":\"transient\",\"delivery\":\"notify\",\"handover_usec\":1000}}}"),
+    /* The defaults: optional integers at 0, the monotonic clock, a transient lifetime and notify
+     * delivery are left out. */
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"b\",\"declaration\":{\"policy\":\"once\","
+              "\"handover_usec\":1000}}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"b\",\"generation\":1}}}"),
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"c\","
-              "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
-              "\"lifetime\":\"transient\",\"delivery\":\"notify\",\"handover_usec\":1000},\"delay_"
-              "usec\":7}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"c\",\"declaration\":{\"policy\":\"once\","
+              "\"handover_usec\":1000},\"delay_usec\":7}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"c\",\"generation\":2}}}"),
     /* Catching up is the default; only its absence is said. */
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"d\","
-              "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"d\",\"declaration\":{\"policy\":\"once\","
               "\"lifetime\":\"retained\",\"delivery\":\"signal\",\"signal\":10,"
               "\"catch_up\":false,\"randomized_delay_usec\":5000000}}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"d\",\"generation\":1}}}"),
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"e\","
-              "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
-              "\"lifetime\":\"transient\",\"delivery\":\"notify\",\"handover_usec\":1500}}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"e\",\"declaration\":{\"policy\":\"once\","
+              "\"handover_usec\":1500}}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"e\",\"generation\":1}}}"),
     /* The default handover only where it is valid: not for a cadence of 1 ms or less, nor for
      * another delivery; 0 opts out. */
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"f\","
-              "\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":1000,"
-              "\"clock\":\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\"}}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"f\","
+              "\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":1000}}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"f\",\"generation\":1}}}"),
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"g\","
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"g\","
               "\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":1001,"
-              "\"clock\":\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\","
               "\"handover_usec\":1000}}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"g\",\"generation\":1}}}"),
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"h\","
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"h\","
               "\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":1001,"
-              "\"clock\":\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"alarm\"}}}"),
+              "\"delivery\":\"alarm\"}}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"h\",\"generation\":1}}}"),
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"i\","
-              "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
-              "\"lifetime\":\"transient\",\"delivery\":\"notify\"}}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"i\",\"declaration\":{\"policy\":\"once\"}}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"i\",\"generation\":1}}}"),
 };
 
@@ -274,17 +274,15 @@ static void test_bad_arguments(void **state)
 }
 
 static const struct fake_step reconcile_script[] = {
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Reconcile\",\"parameters\":{\"name\":\"a\","
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Reconcile\","
+              "\"parameters\":{\"name\":\"a\","
               "\"declaration\":{\"policy\":\"watchdog\",\"cadence_usec\":1000000,"
-              "\"clock\":\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\","
-              "\"handover_usec\":1000},"
-              "\"desired\":\"exact\",\"deadline_usec\":500}}"),
+              "\"handover_usec\":1000},\"desired\":\"exact\",\"deadline_usec\":500}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":" CLAIM_A ",\"created\":true}}"),
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Reconcile\",\"parameters\":{\"name\":\"a\","
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Reconcile\","
+              "\"parameters\":{\"name\":\"a\","
               "\"declaration\":{\"policy\":\"watchdog\",\"cadence_usec\":1000000,"
-              "\"clock\":\"monotonic\",\"lifetime\":\"transient\",\"delivery\":\"notify\","
-              "\"handover_usec\":1000},"
-              "\"desired\":\"inactive\"}}"),
+              "\"handover_usec\":1000},\"desired\":\"inactive\"}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":" CLAIM_A ",\"created\":false}}"),
     FAKE_ANY_CALL,
     FAKE_REPLY("{\"parameters\":{\"claim\":" CLAIM_A "}}"),
@@ -967,10 +965,9 @@ static void test_status(void **state)
 /* An administrator acting on uid 64001's timers: every Timer call names it, unless it names
  * an owner itself; Service calls never do; TIMERD_OWNER_SELF goes back to the caller's own. */
 static const struct fake_step owner_script[] = {
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"a\","
-              "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
-              "\"lifetime\":\"retained\",\"delivery\":\"notify\",\"handover_usec\":1000},\"owner\":"
-              "64001}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"a\",\"declaration\":{\"policy\":\"once\","
+              "\"lifetime\":\"retained\",\"handover_usec\":1000},\"owner\":64001}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":" CLAIM_A "}}"),
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Cancel\",\"parameters\":{\"claim\":" CLAIM_A
               ",\"owner\":64001}}"),

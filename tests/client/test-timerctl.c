@@ -526,51 +526,55 @@ static void test_cancel_and_remove(void **state)
 }
 
 static const struct fake_step add_every_script[] = {
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"backup\","
-              "\"declaration\":{\"policy\":\"after_completion\",\"cadence_usec\":3600000000,"
-              "\"clock\":\"monotonic\",\"lifetime\":\"retained\",\"delivery\":\"notify\","
-              "\"accuracy_usec\":1000000,\"handover_usec\":1000},\"delay_usec\":300000000}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"backup\","
+              "\"declaration\":{\"policy\":\"after_completion\","
+              "\"cadence_usec\":3600000000,\"lifetime\":\"retained\","
+              "\"accuracy_usec\":1000000,\"handover_usec\":1000},"
+              "\"delay_usec\":300000000}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":" CLAIM_BACKUP "}}"),
 };
 
 static const struct fake_step add_once_script[] = {
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"tea\","
-              "\"declaration\":{\"policy\":\"once\",\"clock\":\"boottime_alarm\","
-              "\"lifetime\":\"transient\",\"delivery\":\"notify\",\"handover_usec\":1000},\"delay_"
-              "usec\":90000000}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"tea\",\"declaration\":{\"policy\":\"once\","
+              "\"clock\":\"boottime_alarm\",\"handover_usec\":1000},"
+              "\"delay_usec\":90000000}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"tea\",\"generation\":1}}}"),
 };
 
 static const struct fake_step add_interval_script[] = {
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"tick\","
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"tick\","
               "\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":1500000,"
-              "\"clock\":\"realtime\",\"lifetime\":\"retained\",\"delivery\":\"notify\",\"handover_"
-              "usec\":1000},"
-              "\"start_usec\":5000}}"),
+              "\"clock\":\"realtime\",\"lifetime\":\"retained\","
+              "\"handover_usec\":1000},\"start_usec\":5000}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"tick\",\"generation\":1}}}"),
 };
 
 static const struct fake_step add_no_catch_up_script[] = {
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"nightly\","
-              "\"declaration\":{\"policy\":\"after_completion\",\"cadence_usec\":86400000000,"
-              "\"clock\":\"realtime\",\"lifetime\":\"retained\",\"delivery\":\"notify\","
-              "\"catch_up\":false,\"randomized_delay_usec\":600000000,\"handover_usec\":1000}}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"nightly\","
+              "\"declaration\":{\"policy\":\"after_completion\","
+              "\"cadence_usec\":86400000000,\"clock\":\"realtime\","
+              "\"lifetime\":\"retained\",\"catch_up\":false,"
+              "\"randomized_delay_usec\":600000000,\"handover_usec\":1000}}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"nightly\",\"generation\":1}}}"),
 };
 
 static const struct fake_step add_handover_script[] = {
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"fast\","
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"fast\","
               "\"declaration\":{\"policy\":\"interval\",\"cadence_usec\":10000,"
-              "\"clock\":\"monotonic\",\"lifetime\":\"retained\",\"delivery\":\"notify\","
-              "\"handover_usec\":1500}}}"),
+              "\"lifetime\":\"retained\",\"handover_usec\":1500}}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"fast\",\"generation\":1}}}"),
 };
 
 static const struct fake_step add_watchdog_script[] = {
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"dog\","
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"dog\","
               "\"declaration\":{\"policy\":\"watchdog\",\"cadence_usec\":30000000,"
-              "\"clock\":\"monotonic\",\"lifetime\":\"retained\",\"delivery\":\"notify\","
-              "\"handover_usec\":1000}}}"),
+              "\"lifetime\":\"retained\",\"handover_usec\":1000}}}"),
     FAKE_REPLY("{\"error\":\"io.timerd.Timer.AlreadyRegistered\",\"parameters\":"
                "{\"name\":\"dog\",\"generation\":2}}"),
 };
@@ -926,8 +930,8 @@ static void test_monitor(void **state)
 }
 
 #define DECLARATION_JOB                                                                            \
-        "{\"policy\":\"after_completion\",\"cadence_usec\":3600000000,\"clock\":\"monotonic\","    \
-        "\"lifetime\":\"retained\",\"delivery\":\"notify\",\"handover_usec\":1000}"
+        "{\"policy\":\"after_completion\",\"cadence_usec\":3600000000,"                            \
+        "\"lifetime\":\"retained\",\"handover_usec\":1000}"
 
 static const struct fake_step reconcile_script[] = {
     FAKE_CALL("{\"method\":\"io.timerd.Timer.Reconcile\",\"parameters\":{\"name\":\"job\","
@@ -1105,10 +1109,9 @@ static const struct fake_step remove_denied_script[] = {
 };
 
 static const struct fake_step add_as_script[] = {
-    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"tea\","
-              "\"declaration\":{\"policy\":\"once\",\"clock\":\"monotonic\","
-              "\"lifetime\":\"retained\",\"delivery\":\"notify\",\"handover_usec\":1000},\"owner\":"
-              "64001}}"),
+    FAKE_CALL("{\"method\":\"io.timerd.Timer.Register\","
+              "\"parameters\":{\"name\":\"tea\",\"declaration\":{\"policy\":\"once\","
+              "\"lifetime\":\"retained\",\"handover_usec\":1000},\"owner\":64001}}"),
     FAKE_REPLY("{\"parameters\":{\"claim\":{\"name\":\"tea\",\"generation\":1}}}"),
 };
 
