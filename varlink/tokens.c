@@ -74,15 +74,60 @@ static char simple_escape(char letter)
         }
 }
 
+/* Bytes a string's scan stops at: its end, an escape, a control character left raw, and any
+ * byte of a multi-byte character, which has its own check. */
+static bool string_special(unsigned char ch)
+{
+        return ch == '"' || ch == '\\' || ch < 0x20 || ch >= 0x80;
+}
+
+#define BYTES(b) (UINT64_C(0x0101010101010101) * (b))
+
+/* A byte of x's below b (b <= 0x80), each at its high bit; above the lowest such byte the answer
+ * may be wrong (a borrow), at and below it never. */
+static uint64_t bytes_below(uint64_t x, uint8_t b)
+{
+        return (x - BYTES(b)) & ~x & BYTES(0x80);
+}
+
+/*
+ * The plain bytes of a string from s up to end: where the first special one is, or end. Eight at
+ * a time while eight are left: a call's strings are names, mostly plain and short, and a byte
+ * at a time with its four tests was a fifth of the call's parsing.
+ */
+static const char *skip_plain(const char *s, const char *end)
+{
+        while (end - s >= 8) {
+                uint64_t x, hit;
+
+                memcpy(&x, s, sizeof(x));
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+                x = __builtin_bswap64(x); /* the first byte lowest, where a borrow cannot reach */
+#endif
+                /* Below 0x20 or from 0x80: bytes_below(x, 0x20) | (x & BYTES(0x80)), shorter. */
+                hit = bytes_below(x ^ BYTES('"'), 1) | bytes_below(x ^ BYTES('\\'), 1) |
+                      (((x - BYTES(0x20)) | x) & BYTES(0x80));
+                if (hit)
+                        return s + __builtin_ctzll(hit) / 8;
+                s += 8;
+        }
+        while (s < end && !string_special((unsigned char)*s))
+                s++;
+        return s;
+}
+
 /* The string whose opening quote is at c->pos. */
 static int scan_string(struct cursor *c, struct vl_token *t)
 {
+        const char *end = c->s + c->len;
         size_t start = ++c->pos;
 
         t->type = VL_TOKEN_STRING;
         for (;;) {
-                int ch = peek(c);
+                int ch;
 
+                c->pos = (size_t)(skip_plain(c->s + c->pos, end) - c->s);
+                ch = peek(c);
                 if (ch < 0x20) /* the end, or a control character left raw */
                         return -EBADMSG;
                 if (ch >= 0x80) {
@@ -97,8 +142,6 @@ static int scan_string(struct cursor *c, struct vl_token *t)
                 c->pos++;
                 if (ch == '"')
                         break;
-                if (ch != '\\')
-                        continue;
                 t->escaped = true;
                 ch = peek(c);
                 c->pos++;
