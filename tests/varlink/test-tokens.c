@@ -112,6 +112,11 @@ static void integers(void **state)
             {"-0", 0, true, 0},
             {"9223372036854775807", 0, false, INT64_MAX},
             {"-9223372036854775808", 0, true, (uint64_t)INT64_MAX + 1},
+            /* 19 digits are read without an overflow check, 20 with one */
+            {"9999999999999999999", 0, false, UINT64_C(9999999999999999999)},
+            {"-1000000000000000000", 0, true, UINT64_C(1000000000000000000)},
+            {"10000000000000000000", 0, false, UINT64_C(10000000000000000000)},
+            {"99999999999999999999", -ERANGE, false, UINT64_MAX},
             {"18446744073709551615", 0, false, UINT64_MAX},
             {"18446744073709551616", -ERANGE, false, UINT64_MAX},
             {"-99999999999999999999999", -ERANGE, true, UINT64_MAX},
