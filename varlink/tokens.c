@@ -25,12 +25,19 @@ static bool is_digit(int ch)
         return ch >= '0' && ch <= '9';
 }
 
+static bool is_space(char ch)
+{
+        return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+/* Most places have none: one test says so. */
 static void skip_space(struct cursor *c)
 {
-        int ch;
+        size_t pos = c->pos;
 
-        while ((ch = peek(c)) == ' ' || ch == '\t' || ch == '\n' || ch == '\r')
-                c->pos++;
+        while (pos < c->len && (unsigned char)c->s[pos] <= ' ' && is_space(c->s[pos]))
+                pos++;
+        c->pos = pos;
 }
 
 /* A \u escape after its backslash and u: a code unit, or a surrogate pair; -1 when it is neither
@@ -116,43 +123,50 @@ static const char *skip_plain(const char *s, const char *end)
         return s;
 }
 
-/* The string whose opening quote is at c->pos. */
+/* The string whose opening quote is at c->pos. Its place is kept in locals, not in *c, which
+ * every store into *t would have to reread. */
 static int scan_string(struct cursor *c, struct vl_token *t)
 {
-        const char *end = c->s + c->len;
-        size_t start = ++c->pos;
+        const char *s = c->s, *end = s + c->len;
+        size_t len = c->len, start = c->pos + 1, pos = start;
+        bool escaped = false;
 
-        t->type = VL_TOKEN_STRING;
         for (;;) {
-                int ch;
+                unsigned char ch;
 
-                c->pos = (size_t)(skip_plain(c->s + c->pos, end) - c->s);
-                ch = peek(c);
-                if (ch < 0x20) /* the end, or a control character left raw */
+                pos = (size_t)(skip_plain(s + pos, end) - s);
+                if (pos == len)
+                        return -EBADMSG;
+                ch = (unsigned char)s[pos];
+                if (ch < 0x20) /* a control character left raw */
                         return -EBADMSG;
                 if (ch >= 0x80) {
                         /* Checked here, in the one pass: outside strings it is no JSON anyway. */
-                        size_t n = vl_utf8_sequence_length(c->s + c->pos, c->len - c->pos);
+                        size_t n = vl_utf8_sequence_length(s + pos, len - pos);
 
                         if (n == 0)
                                 return -EBADMSG;
-                        c->pos += n;
+                        pos += n;
                         continue;
                 }
-                c->pos++;
+                pos++;
                 if (ch == '"')
                         break;
-                t->escaped = true;
-                ch = peek(c);
-                c->pos++;
+                escaped = true;
+                if (pos == len)
+                        return -EBADMSG;
+                ch = (unsigned char)s[pos++];
                 if (ch == 'u') {
-                        if (unicode_escape(c->s, c->len, &c->pos) < 0)
+                        if (unicode_escape(s, len, &pos) < 0)
                                 return -EBADMSG;
-                } else if (ch < 0 || simple_escape((char)ch) == 0)
+                } else if (simple_escape((char)ch) == 0)
                         return -EBADMSG;
         }
+        c->pos = pos;
+        t->type = VL_TOKEN_STRING;
+        t->escaped = escaped;
         t->start = (uint32_t)start;
-        t->len = (uint32_t)(c->pos - 1 - start);
+        t->len = (uint32_t)(pos - 1 - start);
         return 0;
 }
 
