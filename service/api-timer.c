@@ -321,15 +321,23 @@ typedef struct td_transition (*handle_op_fn)(struct registry *r, const struct td
 
 static int control_simple(struct service *s, struct peer *p, const struct vl_view *params,
                           const struct td_now *now, struct vl_text **reply, struct param_error *err,
-                          handle_op_fn op, bool allow_token, enum event_kind event)
+                          handle_op_fn op, bool allow_token, bool removes, enum event_kind event)
 {
         struct td_handle h;
         enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
+        struct td_transition t;
         int r;
 
         if ((r = control_handle(s, p, params, allow_token, &h, &clock, err)) < 0)
                 return r;
-        r = run_transition(s, now, op(s->registry, now, &h), err, h.owner, h.name, "claim");
+        t = op(s->registry, now, &h);
+        /* An op that removed the timer left none of the name to have failed to arm: the binding
+         * check would look it up to find nothing. */
+        if (removes && t.failure == 0) {
+                api_apply(s, now, t);
+                r = 0;
+        } else
+                r = run_transition(s, now, t, err, h.owner, h.name, "claim");
         if (r < 0)
                 return r;
         events_publish(s, event, h.owner, h.name, 0);
@@ -340,7 +348,7 @@ static int control_simple(struct service *s, struct peer *p, const struct vl_vie
 static int do_cancel(struct service *s, struct peer *p, const struct vl_view *params,
                      const struct td_now *now, struct vl_text **reply, struct param_error *err)
 {
-        return control_simple(s, p, params, now, reply, err, registry_cancel, true,
+        return control_simple(s, p, params, now, reply, err, registry_cancel, true, false,
                               EVENT_CANCELLED);
 }
 
@@ -348,7 +356,7 @@ static int do_unregister(struct service *s, struct peer *p, const struct vl_view
                          const struct td_now *now, struct vl_text **reply, struct param_error *err)
 {
         /* A run token is a delegated claim for the run's duration, not authority to remove. */
-        return control_simple(s, p, params, now, reply, err, registry_unregister, false,
+        return control_simple(s, p, params, now, reply, err, registry_unregister, false, true,
                               EVENT_UNREGISTERED);
 }
 

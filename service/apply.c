@@ -84,7 +84,7 @@ static void take_without_queue(struct service *s, const struct td_now *now, stru
                 a->confirm[e->arm.clock].result = wake_take_registry_arm(s, e);
                 a->confirm[e->arm.clock].generation = e->arm.generation;
                 a->confirm[e->arm.clock].now = *now;
-                a->confirm[e->arm.clock].due = true;
+                a->confirm_due |= 1u << e->arm.clock;
         }
 }
 
@@ -112,10 +112,10 @@ static bool apply_next(struct service *s)
                 apply_arm(s, &q);
                 return true;
         }
-        for (int c = 0; c < TIMERD_CLOCK_MAX; c++) {
-                if (!a->confirm[c].due)
-                        continue;
-                a->confirm[c].due = false;
+        if (a->confirm_due) {
+                int c = __builtin_ctz(a->confirm_due); /* the clocks in order, as they were */
+
+                a->confirm_due &= ~(1u << c);
                 service_apply(s, &a->confirm[c].now,
                               registry_confirm_arm(s->registry, &a->confirm[c].now,
                                                    (enum timerd_clock)c, a->confirm[c].generation,
@@ -136,7 +136,9 @@ static void drain(struct service *s)
 {
         struct applier *a = &s->applying;
 
-        if (a->applying)
+        /* Nothing queued, nothing left by the out-of-memory path: the loop's settles find this
+         * several times a call. (An empty queue was reset, its memory given back.) */
+        if (a->applying || (a->tail == 0 && !a->confirm_due && a->n_ended == 0))
                 return;
         a->applying = true;
         while (apply_next(s))

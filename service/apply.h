@@ -38,8 +38,8 @@ struct applier {
         size_t capacity, head, tail; /* effects [head, tail) wait */
         bool applying;               /* a service_apply() on the stack drains the queue */
         /* Out of memory for the queue: arm outcomes and signal runs to end, applied in turn. */
+        unsigned confirm_due; /* a bit for each clock whose confirm[] waits: one test when none */
         struct {
-                bool due;
                 uint64_t generation;
                 int result;
                 struct td_now now;

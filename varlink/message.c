@@ -134,11 +134,63 @@ static char *parser_text(struct vl_parser *p, const char *msg, size_t len)
         return p->text;
 }
 
+/* The members of a call's envelope, found in one pass over its keys (rather than a walk over
+ * them per member): each one's last value token, 0 when not given. */
+enum envelope_member {
+        ENVELOPE_METHOD,
+        ENVELOPE_PARAMETERS,
+        ENVELOPE_MORE,
+        ENVELOPE_ONEWAY,
+        ENVELOPE_UPGRADE,
+        _ENVELOPE_MAX,
+};
+
+/* Keys as vl_view_prepare() left them: C strings, cut at a NUL they hold. */
+static enum envelope_member envelope_member_of(const char *key, size_t len)
+{
+        switch (len) {
+        case 4:
+                return memcmp(key, "more", 4) == 0 ? ENVELOPE_MORE : _ENVELOPE_MAX;
+        case 6:
+                return memcmp(key, "method", 6) == 0   ? ENVELOPE_METHOD
+                       : memcmp(key, "oneway", 6) == 0 ? ENVELOPE_ONEWAY
+                                                       : _ENVELOPE_MAX;
+        case 7:
+                return memcmp(key, "upgrade", 7) == 0 ? ENVELOPE_UPGRADE : _ENVELOPE_MAX;
+        case 10:
+                return memcmp(key, "parameters", 10) == 0 ? ENVELOPE_PARAMETERS : _ENVELOPE_MAX;
+        default:
+                return _ENVELOPE_MAX;
+        }
+}
+
+static void envelope_read(const char *text, const struct vl_token *tokens,
+                          uint32_t ret[_ENVELOPE_MAX])
+{
+        for (size_t m = 0, k = 1; m < tokens[0].size; m++, k = tokens[k + 1].next) {
+                enum envelope_member e = envelope_member_of(text + tokens[k].start, tokens[k].len);
+
+                if (e != _ENVELOPE_MAX)
+                        ret[e] = (uint32_t)(k + 1);
+        }
+}
+
+/* An envelope's flag: absent or null is false, anything but a boolean -EPROTO. */
+static int envelope_flag(const struct vl_token *tokens, uint32_t value, bool *ret)
+{
+        *ret = false;
+        if (value == 0 || tokens[value].type == VL_TOKEN_NULL)
+                return 0;
+        return vl_token_bool(&tokens[value], ret) < 0 ? -EPROTO : 0;
+}
+
 int vl_call_parse_with(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                        struct vl_call *ret)
 {
+        uint32_t member[_ENVELOPE_MAX] = {0};
         struct vl_call c = {0};
-        struct vl_view root, method;
+        struct vl_view method;
+        const struct vl_token *tokens;
         char *text;
         int r;
 
@@ -152,23 +204,26 @@ int vl_call_parse_with(struct vl_parser *p, const char *msg, size_t len, int max
         r = vl_tokens_parse(&p->tokens, text, len, max_depth);
         if (r < 0)
                 return r;
-        if (p->tokens.v[0].type != VL_TOKEN_OBJECT)
+        tokens = p->tokens.v;
+        if (tokens[0].type != VL_TOKEN_OBJECT)
                 return -EPROTO;
         vl_view_prepare(text, p->tokens.v, p->tokens.n);
-        root = (struct vl_view){text, p->tokens.v, 0, NULL};
-        r = vl_view_member(&root, "method", &method);
+        envelope_read(text, tokens, member);
+        method = (struct vl_view){text, tokens, member[ENVELOPE_METHOD], NULL};
         /* Replies may echo the method: it is one of the grammar's names or no call. */
-        if (r < 0 || vl_view_string(&method, &c.method) < 0 || !vl_method_name_valid(c.method))
+        if (member[ENVELOPE_METHOD] == 0 || vl_view_string(&method, &c.method) < 0 ||
+            !vl_method_name_valid(c.method))
                 return -EPROTO;
-        c.method_len = method.tokens[method.index].len;
-        r = vl_view_member(&root, "parameters", &c.parameters);
-        if (r == -ENOENT)
-                c.parameters = (struct vl_view){0};
-        else if (vl_view_type(&c.parameters) != VL_TOKEN_OBJECT)
-                return -EPROTO;
-        if ((r = token_flag(text, p->tokens.v, "more", &c.more)) < 0 ||
-            (r = token_flag(text, p->tokens.v, "oneway", &c.oneway)) < 0 ||
-            (r = token_flag(text, p->tokens.v, "upgrade", &c.upgrade)) < 0)
+        c.method_len = tokens[member[ENVELOPE_METHOD]].len;
+        if (member[ENVELOPE_PARAMETERS] != 0 &&
+            tokens[member[ENVELOPE_PARAMETERS]].type != VL_TOKEN_NULL) {
+                c.parameters = (struct vl_view){text, tokens, member[ENVELOPE_PARAMETERS], NULL};
+                if (vl_view_type(&c.parameters) != VL_TOKEN_OBJECT)
+                        return -EPROTO;
+        }
+        if ((r = envelope_flag(tokens, member[ENVELOPE_MORE], &c.more)) < 0 ||
+            (r = envelope_flag(tokens, member[ENVELOPE_ONEWAY], &c.oneway)) < 0 ||
+            (r = envelope_flag(tokens, member[ENVELOPE_UPGRADE], &c.upgrade)) < 0)
                 return r;
         *ret = c;
         return 0;

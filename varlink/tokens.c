@@ -10,14 +10,15 @@
 /* The parent of the root; while a container is open, its `next` holds its parent's index. */
 #define NO_PARENT UINT32_MAX
 
-struct cursor {
-        const char *s;
-        size_t len, pos;
-};
+/*
+ * The scanners take the text (s, len) and a place in it by value and return the place after what
+ * they read, 0 for text that is no JSON there (nothing ends at 0): kept in registers, not in a
+ * struct that every store into a token would make the compiler reread (-fno-strict-aliasing).
+ */
 
-static int peek(const struct cursor *c)
+static int peek(const char *s, size_t len, size_t pos)
 {
-        return c->pos < c->len ? (unsigned char)c->s[c->pos] : -1;
+        return pos < len ? (unsigned char)s[pos] : -1;
 }
 
 static bool is_digit(int ch)
@@ -25,12 +26,17 @@ static bool is_digit(int ch)
         return ch >= '0' && ch <= '9';
 }
 
-static void skip_space(struct cursor *c)
+static bool is_space(char ch)
 {
-        int ch;
+        return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
 
-        while ((ch = peek(c)) == ' ' || ch == '\t' || ch == '\n' || ch == '\r')
-                c->pos++;
+/* Most places have none: one test says so. */
+static size_t skip_space(const char *s, size_t len, size_t pos)
+{
+        while (pos < len && (unsigned char)s[pos] <= ' ' && is_space(s[pos]))
+                pos++;
+        return pos;
 }
 
 /* A \u escape after its backslash and u: a code unit, or a surrogate pair; -1 when it is neither
@@ -74,154 +80,159 @@ static char simple_escape(char letter)
         }
 }
 
-/* The string whose opening quote is at c->pos. */
-static int scan_string(struct cursor *c, struct vl_token *t)
+/* Bytes a string's scan stops at: its end, an escape, a control character left raw, and any
+ * byte of a multi-byte character, which has its own check. */
+static bool string_special(unsigned char ch)
 {
-        size_t start = ++c->pos;
+        return ch == '"' || ch == '\\' || ch < 0x20 || ch >= 0x80;
+}
 
-        t->type = VL_TOKEN_STRING;
+#define BYTES(b) (UINT64_C(0x0101010101010101) * (b))
+
+/* A byte of x's below b (b <= 0x80), each at its high bit; above the lowest such byte the answer
+ * may be wrong (a borrow), at and below it never. */
+static uint64_t bytes_below(uint64_t x, uint8_t b)
+{
+        return (x - BYTES(b)) & ~x & BYTES(0x80);
+}
+
+/*
+ * The plain bytes of a string from s up to end: where the first special one is, or end. Eight at
+ * a time while eight are left: a call's strings are names, mostly plain and short, and a byte
+ * at a time with its four tests was a fifth of the call's parsing.
+ */
+static const char *skip_plain(const char *s, const char *end)
+{
+        while (end - s >= 8) {
+                uint64_t x, hit;
+
+                memcpy(&x, s, sizeof(x));
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+                x = __builtin_bswap64(x); /* the first byte lowest, where a borrow cannot reach */
+#endif
+                /* Below 0x20 or from 0x80: bytes_below(x, 0x20) | (x & BYTES(0x80)), shorter. */
+                hit = bytes_below(x ^ BYTES('"'), 1) | bytes_below(x ^ BYTES('\\'), 1) |
+                      (((x - BYTES(0x20)) | x) & BYTES(0x80));
+                if (hit)
+                        return s + __builtin_ctzll(hit) / 8;
+                s += 8;
+        }
+        while (s < end && !string_special((unsigned char)*s))
+                s++;
+        return s;
+}
+
+/* The string whose opening quote is at pos. */
+static size_t scan_string(const char *s, size_t len, size_t pos, struct vl_token *t)
+{
+        const char *end = s + len;
+        size_t start = pos + 1;
+        bool escaped = false;
+
+        pos = start;
         for (;;) {
-                int ch = peek(c);
+                unsigned char ch;
 
-                if (ch < 0x20) /* the end, or a control character left raw */
-                        return -EBADMSG;
+                pos = (size_t)(skip_plain(s + pos, end) - s);
+                if (pos == len)
+                        return 0;
+                ch = (unsigned char)s[pos];
+                if (ch < 0x20) /* a control character left raw */
+                        return 0;
                 if (ch >= 0x80) {
                         /* Checked here, in the one pass: outside strings it is no JSON anyway. */
-                        size_t n = vl_utf8_sequence_length(c->s + c->pos, c->len - c->pos);
+                        size_t n = vl_utf8_sequence_length(s + pos, len - pos);
 
                         if (n == 0)
-                                return -EBADMSG;
-                        c->pos += n;
+                                return 0;
+                        pos += n;
                         continue;
                 }
-                c->pos++;
+                pos++;
                 if (ch == '"')
                         break;
-                if (ch != '\\')
-                        continue;
-                t->escaped = true;
-                ch = peek(c);
-                c->pos++;
+                escaped = true;
+                if (pos == len)
+                        return 0;
+                ch = (unsigned char)s[pos++];
                 if (ch == 'u') {
-                        if (unicode_escape(c->s, c->len, &c->pos) < 0)
-                                return -EBADMSG;
-                } else if (ch < 0 || simple_escape((char)ch) == 0)
-                        return -EBADMSG;
+                        if (unicode_escape(s, len, &pos) < 0)
+                                return 0;
+                } else if (simple_escape((char)ch) == 0)
+                        return 0;
         }
+        t->type = VL_TOKEN_STRING;
+        t->escaped = escaped;
         t->start = (uint32_t)start;
-        t->len = (uint32_t)(c->pos - 1 - start);
-        return 0;
+        t->len = (uint32_t)(pos - 1 - start);
+        return pos;
 }
 
-static int scan_digits(struct cursor *c)
+static size_t scan_digits(const char *s, size_t len, size_t pos)
 {
-        if (!is_digit(peek(c)))
-                return -EBADMSG;
-        while (is_digit(peek(c)))
-                c->pos++;
-        return 0;
+        if (!is_digit(peek(s, len, pos)))
+                return 0;
+        while (is_digit(peek(s, len, pos)))
+                pos++;
+        return pos;
 }
 
-static int scan_number(struct cursor *c, struct vl_token *t)
+static size_t scan_number(const char *s, size_t len, size_t pos, struct vl_token *t)
 {
-        size_t start = c->pos;
+        size_t start = pos;
 
         t->type = VL_TOKEN_NUMBER;
         t->integer = true;
-        c->pos += peek(c) == '-';
+        pos += peek(s, len, pos) == '-';
         /* No leading zeros: a 0 is the whole integer part. */
-        if (peek(c) == '0')
-                c->pos++;
-        else if (scan_digits(c) < 0)
-                return -EBADMSG;
-        if (peek(c) == '.') {
+        if (peek(s, len, pos) == '0')
+                pos++;
+        else if ((pos = scan_digits(s, len, pos)) == 0)
+                return 0;
+        if (peek(s, len, pos) == '.') {
                 /* At least one digit after the point, though json-c takes "1." (RFC 8259 §6). */
                 t->integer = false;
-                c->pos++;
-                if (scan_digits(c) < 0)
-                        return -EBADMSG;
+                if ((pos = scan_digits(s, len, pos + 1)) == 0)
+                        return 0;
         }
-        if (peek(c) == 'e' || peek(c) == 'E') {
+        if (peek(s, len, pos) == 'e' || peek(s, len, pos) == 'E') {
                 t->integer = false;
-                c->pos++;
-                if (peek(c) == '+' || peek(c) == '-')
-                        c->pos++;
-                if (scan_digits(c) < 0)
-                        return -EBADMSG;
+                pos++;
+                if (peek(s, len, pos) == '+' || peek(s, len, pos) == '-')
+                        pos++;
+                if ((pos = scan_digits(s, len, pos)) == 0)
+                        return 0;
         }
-        t->len = (uint32_t)(c->pos - start);
-        return 0;
+        t->len = (uint32_t)(pos - start);
+        return pos;
 }
 
-static int scan_literal(struct cursor *c, struct vl_token *t, const char *word,
-                        enum vl_token_type type)
+static size_t scan_literal(const char *s, size_t len, size_t pos, struct vl_token *t,
+                           const char *word, enum vl_token_type type)
 {
         size_t n = strlen(word);
 
-        if (c->len - c->pos < n || memcmp(c->s + c->pos, word, n) != 0)
-                return -EBADMSG;
-        c->pos += n;
+        if (len - pos < n || memcmp(s + pos, word, n) != 0)
+                return 0;
         t->type = (uint8_t)type;
         t->len = (uint32_t)n;
-        return 0;
+        return pos + n;
 }
 
-static int scan_scalar(struct cursor *c, struct vl_token *t)
+static size_t scan_scalar(const char *s, size_t len, size_t pos, struct vl_token *t)
 {
-        switch (peek(c)) {
+        switch (peek(s, len, pos)) {
         case '"':
-                return scan_string(c, t);
+                return scan_string(s, len, pos, t);
         case 't':
-                return scan_literal(c, t, "true", VL_TOKEN_TRUE);
+                return scan_literal(s, len, pos, t, "true", VL_TOKEN_TRUE);
         case 'f':
-                return scan_literal(c, t, "false", VL_TOKEN_FALSE);
+                return scan_literal(s, len, pos, t, "false", VL_TOKEN_FALSE);
         case 'n':
-                return scan_literal(c, t, "null", VL_TOKEN_NULL);
+                return scan_literal(s, len, pos, t, "null", VL_TOKEN_NULL);
         default:
-                return scan_number(c, t);
+                return scan_number(s, len, pos, t);
         }
-}
-
-struct tokenizer {
-        struct cursor c;
-        struct vl_token *tokens;
-        size_t n, cap;
-        uint32_t parent; /* the innermost open container */
-        int depth;       /* containers open */
-};
-
-static struct vl_token *new_token(struct tokenizer *k)
-{
-        struct vl_token *t;
-
-        if (k->n == k->cap)
-                return NULL;
-        t = &k->tokens[k->n++];
-        *t = (struct vl_token){.start = (uint32_t)k->c.pos};
-        return t;
-}
-
-/* A member's key and its colon, white space around them, at the open object. */
-static int scan_key(struct tokenizer *k)
-{
-        struct vl_token *t;
-        int r;
-
-        if (peek(&k->c) != '"')
-                return -EBADMSG;
-        t = new_token(k);
-        if (!t)
-                return -ENOBUFS;
-        r = scan_string(&k->c, t);
-        if (r < 0)
-                return r;
-        t->next = (uint32_t)k->n;
-        skip_space(&k->c);
-        if (peek(&k->c) != ':')
-                return -EBADMSG;
-        k->c.pos++;
-        skip_space(&k->c);
-        return 0;
 }
 
 static char closing(const struct vl_token *container)
@@ -229,108 +240,119 @@ static char closing(const struct vl_token *container)
         return container->type == VL_TOKEN_OBJECT ? '}' : ']';
 }
 
-/* The innermost container's closing bracket, at c.pos. */
-static void close_container(struct tokenizer *k)
-{
-        struct vl_token *t = &k->tokens[k->parent];
-
-        k->c.pos++;
-        t->len = (uint32_t)(k->c.pos - t->start);
-        k->parent = t->next;
-        t->next = (uint32_t)k->n;
-        k->depth--;
-}
-
-/*
- * A value at c.pos. *ret_done: true when it is whole (a scalar, an empty container), false when a
- * container opened and a member or element follows.
- */
-static int scan_value(struct tokenizer *k, bool *ret_done)
+/* A member's key at pos and its colon, white space around them, into tokens[*n]: the place after
+ * them, 0 for no JSON there or -ENOBUFS when tokens are cap already. */
+static long scan_key(const char *s, size_t len, size_t pos, struct vl_token *tokens, size_t *n,
+                     size_t cap)
 {
         struct vl_token *t;
-        int ch = peek(&k->c);
 
-        t = new_token(k);
-        if (!t)
-                return -ENOBUFS;
-        *ret_done = true;
-        if (ch != '{' && ch != '[') {
-                int r = scan_scalar(&k->c, t);
-
-                t->next = (uint32_t)k->n;
-                return r;
-        }
-        t->type = ch == '{' ? VL_TOKEN_OBJECT : VL_TOKEN_ARRAY;
-        t->next = k->parent;
-        k->parent = (uint32_t)(k->n - 1);
-        k->depth++;
-        k->c.pos++;
-        skip_space(&k->c);
-        if (peek(&k->c) == closing(t)) {
-                close_container(k);
+        if (peek(s, len, pos) != '"')
                 return 0;
-        }
-        *ret_done = false;
-        return t->type == VL_TOKEN_OBJECT ? scan_key(k) : 0;
-}
-
-/* After a whole value inside the innermost container: a comma and the next one (*ret_more), or
- * the container's end. */
-static int scan_after_value(struct tokenizer *k, bool *ret_more)
-{
-        struct vl_token *parent = &k->tokens[k->parent];
-
-        skip_space(&k->c);
-        parent->size++;
-        *ret_more = peek(&k->c) == ',';
-        if (*ret_more) {
-                k->c.pos++;
-                skip_space(&k->c);
-                return parent->type == VL_TOKEN_OBJECT ? scan_key(k) : 0;
-        }
-        if (peek(&k->c) != closing(parent))
-                return -EBADMSG;
-        close_container(k);
-        return 0;
+        if (*n == cap)
+                return -ENOBUFS;
+        t = &tokens[(*n)++];
+        *t = (struct vl_token){0};
+        pos = scan_string(s, len, pos, t);
+        if (pos == 0)
+                return 0;
+        t->next = (uint32_t)*n;
+        pos = skip_space(s, len, pos);
+        if (peek(s, len, pos) != ':')
+                return 0;
+        return (long)skip_space(s, len, pos + 1);
 }
 
 int vl_tokenize(const char *text, size_t len, int max_depth, struct vl_token *tokens, size_t cap,
                 size_t *ret_n)
 {
-        struct tokenizer k = {
-            .c = {.s = text, .len = len}, .tokens = tokens, .cap = cap, .parent = NO_PARENT};
-        bool done = false;
-        int r = 0;
+        uint32_t parent = NO_PARENT; /* the innermost open container */
+        int depth = 0;               /* containers open */
+        size_t n = 0, pos;
+        long next = 0;
+        int r = -EBADMSG;
 
         if (max_depth < 1)
                 return -EINVAL;
         if (len >= UINT32_MAX)
                 return -EMSGSIZE;
 
-        skip_space(&k.c);
+        pos = skip_space(text, len, 0);
+        /* Each turn reads a value (one deeper than the containers open), then what closes after
+         * it, up to the next value. */
         for (;;) {
-                if (!done) {
-                        /* The value about to be read is one deeper than the containers open. */
-                        r = k.depth + 1 > max_depth ? -EBADMSG : scan_value(&k, &done);
-                } else if (k.parent == NO_PARENT)
-                        break;
-                else {
-                        bool more;
+                struct vl_token *t, *up;
+                int ch = peek(text, len, pos);
 
-                        r = scan_after_value(&k, &more);
-                        done = !more;
+                if (depth + 1 > max_depth)
+                        goto fail;
+                if (n == cap) {
+                        r = -ENOBUFS;
+                        goto fail;
                 }
-                if (r < 0)
-                        break;
+                t = &tokens[n++];
+                *t = (struct vl_token){.start = (uint32_t)pos};
+                if (ch == '{' || ch == '[') {
+                        t->type = ch == '{' ? VL_TOKEN_OBJECT : VL_TOKEN_ARRAY;
+                        t->next = parent;
+                        parent = (uint32_t)(n - 1);
+                        depth++;
+                        pos = skip_space(text, len, pos + 1);
+                        if (peek(text, len, pos) != closing(t)) {
+                                if (t->type == VL_TOKEN_ARRAY)
+                                        continue;
+                                if ((next = scan_key(text, len, pos, tokens, &n, cap)) <= 0)
+                                        goto key_failed;
+                                pos = (size_t)next;
+                                continue;
+                        }
+                } else {
+                        pos = scan_scalar(text, len, pos, t);
+                        t->next = (uint32_t)n;
+                        if (pos == 0)
+                                goto fail;
+                        if (parent == NO_PARENT)
+                                break;
+                        goto after_value;
+                }
+                /* The innermost container's closing bracket at pos, then what follows it. */
+                for (;;) {
+                        up = &tokens[parent];
+                        pos++;
+                        up->len = (uint32_t)(pos - up->start);
+                        parent = up->next;
+                        up->next = (uint32_t)n;
+                        depth--;
+                        if (parent == NO_PARENT)
+                                goto done;
+                after_value:
+                        up = &tokens[parent];
+                        pos = skip_space(text, len, pos);
+                        up->size++;
+                        if (peek(text, len, pos) == ',')
+                                break;
+                        if (peek(text, len, pos) != closing(up))
+                                goto fail;
+                }
+                pos = skip_space(text, len, pos + 1);
+                if (up->type == VL_TOKEN_OBJECT) {
+                        if ((next = scan_key(text, len, pos, tokens, &n, cap)) <= 0)
+                                goto key_failed;
+                        pos = (size_t)next;
+                }
         }
-        skip_space(&k.c);
-        if (r == 0 && k.c.pos != len)
-                r = -EBADMSG;
+done:
+        pos = skip_space(text, len, pos);
+        if (pos != len)
+                goto fail;
+        *ret_n = n;
+        return 0;
+key_failed:
+        r = next < 0 ? (int)next : -EBADMSG;
+fail:
         /* Text that is not UTF-8 is refused as that first, wherever the grammar broke. */
-        if (r < 0 && !vl_json_text_valid(text, len))
+        if (!vl_json_text_valid(text, len))
                 return -EILSEQ;
-        if (r == 0)
-                *ret_n = k.n;
         return r;
 }
 
@@ -413,21 +435,30 @@ int vl_token_integer(const char *text, const struct vl_token *t, bool *ret_negat
 {
         const char *p = text + t->start, *end = p + t->len;
         uint64_t magnitude = 0;
-        bool overflow = false;
 
         if (t->type != VL_TOKEN_NUMBER || !t->integer)
                 return -EINVAL;
         *ret_negative = *p == '-';
-        for (p += *ret_negative; p < end; p++) {
+        p += *ret_negative;
+        /* 19 digits never overflow 64 bits: only longer numbers pay a division per digit, which
+         * was most of reading one. */
+        if (end - p <= 19) {
+                for (; p < end; p++)
+                        magnitude = magnitude * 10 + (unsigned)(*p - '0');
+                *ret_magnitude = magnitude;
+                return 0;
+        }
+        for (; p < end; p++) {
                 unsigned d = (unsigned)(*p - '0');
 
-                if (magnitude > (UINT64_MAX - d) / 10)
-                        overflow = true;
-                else
-                        magnitude = magnitude * 10 + d;
+                if (magnitude > (UINT64_MAX - d) / 10) {
+                        *ret_magnitude = UINT64_MAX;
+                        return -ERANGE;
+                }
+                magnitude = magnitude * 10 + d;
         }
-        *ret_magnitude = overflow ? UINT64_MAX : magnitude;
-        return overflow ? -ERANGE : 0;
+        *ret_magnitude = magnitude;
+        return 0;
 }
 
 int vl_token_member(const char *text, const struct vl_token *tokens, size_t object, const char *key)

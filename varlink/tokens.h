@@ -40,6 +40,7 @@ struct vl_token {
         uint8_t type;   /* enum vl_token_type */
         bool escaped;   /* a string with a backslash in it: unescape before use */
         bool integer;   /* a number without fraction or exponent */
+        bool nul;       /* a string value holding a NUL, once vl_view_prepare() unescaped it */
 };
 
 /* Enough tokens for any text of len bytes, also one cut short: each starts at a byte of its own.

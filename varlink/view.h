@@ -6,7 +6,7 @@
  * service's calls. The getters read as vl_get_*() read a json-c tree (varlink/message.h). The text
  * is a copy the reader owns, whose strings vl_view_prepare() made C strings in place, so that a
  * string is handed out as a pointer into it. A call's fields are read by id from the map its
- * check made (struct vl_view_fields), the envelope's by name.
+ * check made (struct vl_view_fields).
  */
 
 #include <stdbool.h>
@@ -59,7 +59,7 @@ struct vl_view vl_view_following(const struct vl_view *element);
 size_t vl_view_size(const struct vl_view *v);
 
 /* An object's member named key, the last of duplicates: 0, or -ENOENT when absent or null. For
- * what has no field map: a message's envelope. */
+ * what has no field map (tests, benches). */
 int vl_view_member(const struct vl_view *object, const char *key, struct vl_view *ret);
 
 /*

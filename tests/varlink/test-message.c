@@ -218,6 +218,41 @@ static void call_not_a_call(void **state)
                 assert_int_equal(call_parse_status(bad[i]), -EPROTO);
 }
 
+/* The envelope's members are found in one pass over its keys: each by its unescaped name (cut at
+ * a NUL, as a tree keeps a key), the last of duplicates, null as absent; other keys ignored. */
+static void call_envelope_keys(void **state)
+{
+        static const char *const bad[] = {
+            "{\"method\":\"a.b.C\",\"more\":true,\"more\":2}",
+            "{\"method\":\"a.b.C\",\"oneway\\u0000x\":5}",
+            "{\"method\":\"a.b.C\",\"upgrad\\u0065\":\"x\"}",
+            "{\"method\":\"a.b.C\",\"parameters\":{},\"parameters\":[]}",
+            "{\"method\":\"a.b.C\",\"method\":null}",
+        };
+        struct vl_parser p;
+        struct vl_call c;
+
+        (void)state;
+        vl_parser_init(&p);
+        assert_int_equal(
+            call_parse(&p,
+                       "{\"meth\":1,\"\\u006dethod\":\"a.b.C\",\"more\":true,\"more\":null,"
+                       "\"parameters\":{\"x\":1},\"parameters\":null,\"one\":7,"
+                       "\"onewa\\u0079\":true,\"upgrade\\u0000\":true,\"methods\":3}",
+                       &c),
+            0);
+        assert_string_equal(c.method, "a.b.C");
+        assert_false(c.more);
+        assert_int_equal(vl_view_size(&c.parameters), 0);
+        assert_true(c.oneway);
+        assert_true(c.upgrade);
+        assert_int_equal(call_parse(&p, "{\"method\":\"x.y.Z\",\"method\":\"a.b.C\"}", &c), 0);
+        assert_string_equal(c.method, "a.b.C");
+        vl_parser_done(&p);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                assert_int_equal(call_parse_status(bad[i]), -EPROTO);
+}
+
 static void reply_success(void **state)
 {
         struct vl_reply reply;
@@ -1003,6 +1038,7 @@ int main(void)
             cmocka_unit_test(parser_reused),
             cmocka_unit_test(default_depth),
             cmocka_unit_test(call_not_a_call),
+            cmocka_unit_test(call_envelope_keys),
             cmocka_unit_test(reply_success),
             cmocka_unit_test(reply_error),
             cmocka_unit_test(reply_bad),

@@ -112,6 +112,11 @@ static void integers(void **state)
             {"-0", 0, true, 0},
             {"9223372036854775807", 0, false, INT64_MAX},
             {"-9223372036854775808", 0, true, (uint64_t)INT64_MAX + 1},
+            /* 19 digits are read without an overflow check, 20 with one */
+            {"9999999999999999999", 0, false, UINT64_C(9999999999999999999)},
+            {"-1000000000000000000", 0, true, UINT64_C(1000000000000000000)},
+            {"10000000000000000000", 0, false, UINT64_C(10000000000000000000)},
+            {"99999999999999999999", -ERANGE, false, UINT64_MAX},
             {"18446744073709551615", 0, false, UINT64_MAX},
             {"18446744073709551616", -ERANGE, false, UINT64_MAX},
             {"-99999999999999999999999", -ERANGE, true, UINT64_MAX},
@@ -133,6 +138,56 @@ static void integers(void **state)
                         assert_int_equal(magnitude, cases[i].magnitude);
                 }
         }
+}
+
+/*
+ * A string's scan takes eight bytes at a time while eight are left: each byte it must stop at
+ * (its end, an escape, a control character, a multi-byte character, good or bad), after 0 to 19
+ * plain bytes, so at every place in a block and in the bytes after the last whole one, with 0 to
+ * 9 bytes of text after the string.
+ */
+static void strings_stop_at_every_place(void **state)
+{
+        static const struct {
+                const char *stop; /* what follows the plain bytes, up to the string's end */
+                int r;
+                size_t len; /* the string's, beyond the plain bytes */
+                bool escaped;
+        } stops[] = {
+            {"\"", 0, 0, false},
+            {"\\n\"", 0, 2, true},
+            {"\\u00e9\"", 0, 6, true},
+            {"\xc3\xa9\"", 0, 2, false},
+            {"\xf0\x9f\x98\x80\"", 0, 4, false},
+            {"\x1f\"", -EBADMSG, 0, false},
+            {"\x7f\"", 0, 1, false},
+            {"\xc0\xaf\"", -EILSEQ, 0, false},
+            {"\xff\"", -EILSEQ, 0, false},
+            {"\\x\"", -EBADMSG, 0, false},
+            {"", -EBADMSG, 0, false},
+        };
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
+                for (size_t plain = 0; plain < 20; plain++)
+                        for (size_t after = 0; after < 10; after++) {
+                                char text[64];
+                                size_t n = 0, len;
+
+                                len = (size_t)snprintf(text, sizeof(text), "[\"%.*s%s%.*s",
+                                                       (int)plain, "abcdefghij0123456789",
+                                                       stops[i].stop, (int)after, "         ");
+                                if (stops[i].r == 0)
+                                        text[len++] = ']';
+                                assert_int_equal(vl_tokenize(text, len, 4, tokens, CAP, &n),
+                                                 stops[i].r);
+                                if (stops[i].r < 0)
+                                        continue;
+                                assert_int_equal(n, 2);
+                                assert_int_equal(tokens[1].start, 2);
+                                assert_int_equal(tokens[1].len, plain + stops[i].len);
+                                assert_int_equal(tokens[1].escaped, stops[i].escaped);
+                        }
 }
 
 /* As json-c keeps the last of duplicate keys, so does a lookup. */
@@ -374,6 +429,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(tokens_of_a_document),
             cmocka_unit_test(strings_unescaped),
+            cmocka_unit_test(strings_stop_at_every_place),
             cmocka_unit_test(integers),
             cmocka_unit_test(duplicate_keys_last_wins),
             cmocka_unit_test(typed_fields),
