@@ -14,6 +14,7 @@
 #include "service/io/clock.h"
 #include "service/io/log.h"
 #include "service/core/parked.h"
+#include "service/core/subuids.h"
 #include "service/io/peer.h"
 #include "service/service.h"
 #include "varlink/names.h"
@@ -42,9 +43,63 @@ static uint64_t conn_uid_hash(const void *entry)
         return hash_mix64(((const struct conn_uid *)entry)->uid);
 }
 
-static struct conn_uid *conn_uid_find(const struct conns *c, uid_t uid)
+static struct conn_uid *conn_uid_find(const struct hashmap *m, uid_t uid)
 {
-        return hashmap_find(&c->uids, hash_mix64(uid), conn_uid_matches, &uid);
+        return hashmap_find(m, hash_mix64(uid), conn_uid_matches, &uid);
+}
+
+static uid_t account_of(const struct conns *c, uid_t uid)
+{
+        return c->subuids ? subuids_account(c->subuids, uid) : uid;
+}
+
+/* Count a connection of uid into m, making its entry; -ENOMEM changes nothing. */
+static int conn_uid_add(struct hashmap *m, uid_t uid, bool privileged)
+{
+        struct conn_uid *u = conn_uid_find(m, uid);
+
+        if (!u) {
+                if (hashmap_reserve(m, m->n_entries + 1) < 0)
+                        return -ENOMEM;
+                u = calloc(1, sizeof(*u));
+                if (!u)
+                        return -ENOMEM;
+                u->uid = uid;
+                hashmap_insert(m, conn_uid_hash(u), u);
+        }
+        u->n++;
+        u->evictable += !privileged;
+        return 0;
+}
+
+/* Take one of uid's connections out of m. */
+static void conn_uid_sub(struct hashmap *m, uid_t uid, bool privileged)
+{
+        struct conn_uid *u = conn_uid_find(m, uid);
+
+        if (!u)
+                return;
+        u->evictable -= !privileged;
+        if (--u->n > 0)
+                return;
+        hashmap_remove(m, conn_uid_hash(u), u);
+        free(u);
+        /* Nothing is left allocated once every connection is gone. */
+        if (m->n_entries == 0) {
+                hashmap_done(m);
+                hashmap_init(m, conn_uid_hash);
+        }
+}
+
+static void conn_uids_free(struct hashmap *m)
+{
+        struct conn_uid *u;
+        size_t i = 0;
+
+        while ((u = hashmap_next(m, &i)))
+                free(u);
+        hashmap_done(m);
+        hashmap_init(m, conn_uid_hash);
 }
 
 /* uid 0, or a member of the admin group (config.h): it sees and controls every owner's timers and
@@ -68,6 +123,8 @@ void conns_init(struct conns *c, uint32_t max_connections)
         struct rlimit nofile;
 
         hashmap_init(&c->uids, conn_uid_hash);
+        hashmap_init(&c->accounts, conn_uid_hash);
+        c->subuids = NULL;
         list_init(&c->idle);
         list_init(&c->partial);
         c->n_unprivileged = 0;
@@ -172,14 +229,14 @@ static void list_move_to_back(struct list_node *head, struct list_node *n)
         list_append(head, n);
 }
 
-/* The uid with the most unprivileged connections (the lowest uid among equals), or NULL when
- * there is none. */
+/* The account with the most unprivileged connections (the lowest uid among equals), or NULL
+ * when there is none. */
 static const struct conn_uid *heaviest_unprivileged(const struct conns *c)
 {
         const struct conn_uid *heaviest = NULL, *u;
         size_t i = 0;
 
-        while ((u = hashmap_next(&c->uids, &i)))
+        while ((u = hashmap_next(&c->accounts, &i)))
                 if (u->evictable > 0 &&
                     (!heaviest || u->evictable > heaviest->evictable ||
                      (u->evictable == heaviest->evictable && u->uid < heaviest->uid)))
@@ -187,20 +244,21 @@ static const struct conn_uid *heaviest_unprivileged(const struct conns *c)
         return heaviest;
 }
 
-/* uid's least recently active unprivileged connection without a call, else its oldest. */
-static struct peer *eviction_victim(const struct service *s, uid_t uid)
+/* The account's least recently active unprivileged connection without a call, else its
+ * oldest. */
+static struct peer *eviction_victim(const struct service *s, uid_t account)
 {
         struct list_node *n;
 
         list_for_each (n, &s->conns.idle) {
                 struct peer *p = list_entry(n, struct peer, idle_node);
-                if (p->uid == uid && !p->privileged)
+                if (p->account == account && !p->privileged)
                         return p;
         }
         /* The live list is oldest first. */
         list_for_each (n, &s->peers.live) {
                 struct peer *p = list_entry(n, struct peer, node);
-                if (p->uid == uid && !p->privileged)
+                if (p->account == account && !p->privileged)
                         return p;
         }
         return NULL;
@@ -221,14 +279,20 @@ static void refuse(struct peer *p, const char *limit, uint64_t max)
 bool conns_admit(struct service *s, struct peer *p, struct peer **ret_victim)
 {
         struct conns *c = &s->conns;
-        struct conn_uid *u = conn_uid_find(c, p->uid);
-        uint32_t mine = u ? u->evictable : 0;
+        uid_t account = account_of(c, p->uid);
+        const struct conn_uid *u = conn_uid_find(&c->uids, p->uid),
+                              *a = conn_uid_find(&c->accounts, account);
+        uint32_t mine = a ? a->evictable : 0;
+        /* An account's own uid counts its own connections: the uids charged to it never keep it
+         * out. */
+        uint32_t held = account == p->uid ? (u ? u->n : 0) : (a ? a->n : 0);
         struct peer *victim = NULL;
         bool full;
 
         *ret_victim = NULL;
         p->privileged = peer_privileged(s, p);
-        if (u && u->n >= s->config.max_connections_per_uid) {
+        p->account = account;
+        if (held >= s->config.max_connections_per_uid) {
                 refuse(p, "connections_per_uid", s->config.max_connections_per_uid);
                 return false;
         }
@@ -244,18 +308,15 @@ bool conns_admit(struct service *s, struct peer *p, struct peer **ret_victim)
                 }
                 victim = eviction_victim(s, heaviest->uid);
         }
-        if (!u) {
-                u = calloc(1, sizeof(*u));
-                if (!u || hashmap_reserve(&c->uids, c->uids.n_entries + 1) < 0) {
-                        free(u);
-                        log_error("Out of memory taking a connection of uid %u", (unsigned)p->uid);
-                        return false;
-                }
-                u->uid = p->uid;
-                hashmap_insert(&c->uids, conn_uid_hash(u), u);
+        if (conn_uid_add(&c->uids, p->uid, p->privileged) < 0) {
+                log_error("Out of memory taking a connection of uid %u", (unsigned)p->uid);
+                return false;
         }
-        u->n++;
-        u->evictable += !p->privileged;
+        if (conn_uid_add(&c->accounts, account, p->privileged) < 0) {
+                conn_uid_sub(&c->uids, p->uid, p->privileged);
+                log_error("Out of memory taking a connection of uid %u", (unsigned)p->uid);
+                return false;
+        }
         c->n_unprivileged += !p->privileged;
         p->active_usec = now_usec();
         list_append(&c->idle, &p->idle_node);
@@ -267,32 +328,51 @@ bool conns_admit(struct service *s, struct peer *p, struct peer **ret_victim)
 void conns_forget(struct service *s, struct peer *p)
 {
         struct conns *c = &s->conns;
-        struct conn_uid *u = conn_uid_find(c, p->uid);
 
         if (list_linked(&p->idle_node))
                 list_remove(&p->idle_node);
         if (list_linked(&p->partial_node))
                 list_remove(&p->partial_node);
-        if (!u)
+        if (!conn_uid_find(&c->uids, p->uid))
                 return;
         c->n_unprivileged -= !p->privileged;
-        u->evictable -= !p->privileged;
-        if (--u->n > 0)
-                return;
-        hashmap_remove(&c->uids, conn_uid_hash(u), u);
-        free(u);
-        /* Nothing is left allocated once every connection is gone. */
-        if (c->uids.n_entries == 0) {
-                hashmap_done(&c->uids);
-                hashmap_init(&c->uids, conn_uid_hash);
-        }
+        conn_uid_sub(&c->uids, p->uid, p->privileged);
+        conn_uid_sub(&c->accounts, p->account, p->privileged);
 }
 
 uint32_t conns_of(const struct conns *c, uid_t uid)
 {
-        const struct conn_uid *u = conn_uid_find(c, uid);
+        const struct conn_uid *u = conn_uid_find(&c->uids, uid);
 
         return u ? u->n : 0;
+}
+
+int conns_subuids_prepare(const struct service *s, const struct subuids *t, struct hashmap *ret)
+{
+        struct list_node *n;
+
+        hashmap_init(ret, conn_uid_hash);
+        list_for_each (n, &s->peers.live) {
+                const struct peer *p = list_entry(n, struct peer, node);
+                if (conn_uid_add(ret, t ? subuids_account(t, p->uid) : p->uid, p->privileged) < 0) {
+                        conn_uids_free(ret);
+                        return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+void conns_subuids_commit(struct service *s, const struct subuids *t, struct hashmap *prepared)
+{
+        struct list_node *n;
+
+        list_for_each (n, &s->peers.live) {
+                struct peer *p = list_entry(n, struct peer, node);
+                p->account = t ? subuids_account(t, p->uid) : p->uid;
+        }
+        conn_uids_free(&s->conns.accounts);
+        s->conns.accounts = *prepared;
+        s->conns.subuids = t;
 }
 
 void conns_note_input(struct service *s, struct peer *p, size_t n_read)

@@ -8,10 +8,15 @@
  *   - uid 0 and the members of `admin-group` are privileged: `reserved-connections` places are
  *     theirs alone, and when the whole table is full they evict an unprivileged connection. No
  *     set of other uids can keep them out.
- *   - The unprivileged connections share the rest. When it is full, a newcomer whose uid holds
- *     fewer than the heaviest uid's unprivileged connections minus one evicts that uid's least
- *     recently active unprivileged connection (max-min fairness: a uid under its fair share gets
- *     in; a uid with one connection is never evicted by another unprivileged uid).
+ *   - The unprivileged connections share the rest. When it is full, a newcomer whose account
+ *     holds fewer than the heaviest account's unprivileged connections minus one evicts that
+ *     account's least recently active unprivileged connection (max-min fairness: an account under
+ *     its fair share gets in; an account with one connection is never evicted by another
+ *     unprivileged account).
+ *   - An account is a person: a uid in a subordinate range (subuids.h) is charged to the person
+ *     it was given to, for the fairness above and for `max-connections-per-uid` (an account's own
+ *     uid is held to its own connections, so the uids charged to it never keep it out).
+ *     Privilege follows the uid alone.
  *   - A connection whose message is not finished `partial-timeout` after its first byte (however
  *     it trickles) is told InvalidMessage and closed; one with no call, parked request,
  *     subscription, transient timer or delivered run for `idle-timeout` is told LimitExceeded
@@ -33,11 +38,15 @@
 struct peer;
 struct service;
 
+struct subuids;
+
 struct conns {
-        struct hashmap uids;      /* uid → struct conn_uid: its connections */
-        uint32_t n_unprivileged;  /* connections neither of uid 0 nor of the admin group */
-        uint32_t fd_capacity;     /* connections the descriptor limit leaves room for */
-        struct list_node idle;    /* peers with no call, least recently active first */
+        struct hashmap uids;     /* uid → struct conn_uid: its connections */
+        struct hashmap accounts; /* account → struct conn_uid: the connections charged to it */
+        const struct subuids *subuids; /* conns_subuids_commit(); NULL: none */
+        uint32_t n_unprivileged;       /* connections neither of uid 0 nor of the admin group */
+        uint32_t fd_capacity;          /* connections the descriptor limit leaves room for */
+        struct list_node idle;         /* peers with no call, least recently active first */
         struct list_node partial; /* peers holding part of a message, least recently fed first */
 };
 
@@ -52,6 +61,12 @@ void conns_forget(struct service *s, struct peer *p);
 
 /* The connections of uid. O(1). */
 uint32_t conns_of(const struct conns *c, uid_t uid);
+
+/* Charge the connections to the accounts of t (NULL: no ranges), as registry_subuids_prepare()
+ * and _commit() do for the registry: prepare counts them anew into *ret (-ENOMEM changing
+ * nothing), commit takes it and charges each connection to its new account. */
+int conns_subuids_prepare(const struct service *s, const struct subuids *t, struct hashmap *ret);
+void conns_subuids_commit(struct service *s, const struct subuids *t, struct hashmap *prepared);
 
 /* n_read bytes came from p. */
 void conns_note_input(struct service *s, struct peer *p, size_t n_read);

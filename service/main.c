@@ -28,6 +28,7 @@
 #include "service/io/peer.h"
 #include "service/io/sd.h"
 #include "service/zones.h"
+#include "service/accounts.h"
 #include "service/store.h"
 #include "service/service.h"
 #include "signalfd/sigfd.h"
@@ -94,6 +95,7 @@ static void on_signal(struct loop_watch *w, int fd, uint32_t events, void *userd
                                 log_set_max_level(s->config.log_level);
                                 s->lifecycle.grace_usec = s->config.shutdown_grace_usec;
                         }
+                        accounts_load(s);
                         reload_zones(s);
                         systemd_notify_reloaded();
                 }
@@ -233,6 +235,7 @@ static int setup_core(struct service *s)
         r = intent_queue_init(&s->intents, s->config.max_intents);
         if (r < 0)
                 return log_errno(r, "Cannot create the intent queue");
+        accounts_load(s);
         return 0;
 }
 
@@ -350,6 +353,7 @@ static void teardown(struct service *s, struct systemd_notifier *notifier)
         store_close(s);
         parked_free(s->parked);
         registry_free(s->registry);
+        accounts_free(s);
         zones_free(s->zones);
         systemd_notifier_free(notifier);
         loop_free(s->loop);

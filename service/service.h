@@ -31,6 +31,7 @@
 struct parked;
 struct peer;
 struct store;
+struct subuids;
 
 /*
  * Dependencies between the files of service/ point one way (meson.build lists the order;
@@ -51,7 +52,8 @@ struct service {
 
         struct registry *registry;
         struct parked *parked;
-        struct zones *zones; /* of calendar timers */
+        struct subuids *subuids; /* what accounts_load() read: the core's, NULL before */
+        struct zones *zones;     /* of calendar timers */
         struct store *store;
 
         struct listening listen;

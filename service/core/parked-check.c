@@ -168,18 +168,24 @@ static bool owner_valid(const struct parked *q, const struct owner *o, uint64_t 
 static bool owners_valid(const struct parked *q, struct parked_stats *counted)
 {
         size_t entries = 0;
+        uint64_t charged_elsewhere = 0;
         const struct owner *o;
         for (size_t i = 0; (o = hashmap_next(&q->owners, &i));) {
                 uint64_t sleepers;
                 if (!owner_valid(q, o, &sleepers))
                         return false;
+                /* The tally holds what the owners charged to another account hold. */
+                if (o->account != (q->subuids ? subuids_account(q->subuids, o->uid) : o->uid))
+                        return false;
+                if (o->account != o->uid)
+                        charged_elsewhere += o->waiters + sleepers;
                 entries += o->waiters + sleepers;
                 counted->waiters += o->waiters;
                 counted->sleepers += sleepers;
                 counted->observing += o->observing != NULL;
                 counted->latched_owners += o->failures > 0;
         }
-        return entries == q->entries.n_entries;
+        return entries == q->entries.n_entries && charged_elsewhere == tally_total(&q->accounts);
 }
 
 static bool owner_session_valid(const struct parked *q, const struct session *s,

@@ -11,6 +11,8 @@
 #include "base/heap.h"
 #include "base/list.h"
 #include "service/core/parked.h"
+#include "service/core/subuids.h"
+#include "service/core/tally.h"
 
 enum phase {
         PHASE_WAITING,
@@ -72,6 +74,7 @@ struct entry {
 
 struct owner {
         uint32_t uid;
+        uint32_t account;   /* the uid its limit is charged to: uid, or its person's (subuids.h) */
         struct line waits;  /* oldest first; a stream Wait that took a firing goes to the back */
         struct line sleeps; /* waiting Sleeps of every session, oldest first */
         uint64_t waiters;
@@ -104,6 +107,10 @@ struct parked {
         struct hashmap entries;  /* nonce → entry */
         struct hashmap owners;   /* uid → owner */
         struct hashmap sessions; /* id → session */
+        /* The subordinate uid ranges (parked_subuids_commit()), and the parked requests of the
+         * owners charged to another uid, by that account. */
+        const struct subuids *subuids;
+        struct tally accounts;
         struct line all;
         struct heap heaps[TIMERD_CLOCK_MAX];
         size_t timed[TIMERD_CLOCK_MAX]; /* entries with a deadline on each clock, any phase */
@@ -137,6 +144,10 @@ struct parked_transition parked_transition_of(const struct parked *q, int failur
 struct parked_transition parked_limit_exceeded(const struct parked *q, enum parked_limit limit);
 
 uint64_t parked_owner_parked(const struct owner *o);
+/* What the per-owner limit holds uid (record o, or NULL) to: its own parked requests when it is
+ * charged to itself, else all its account's (an account's own uid is never kept out by the uids
+ * charged to it). */
+uint64_t parked_owner_charged(const struct parked *q, const struct owner *o, uint32_t uid);
 bool parked_owner_unused(const struct owner *o);
 void parked_owner_release_if_unused(struct parked *q, struct owner *o);
 int parked_session_acquire(struct parked *q, uint64_t id, struct session **ret);

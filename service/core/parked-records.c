@@ -105,6 +105,7 @@ void parked_tables_init(struct parked *q)
         hashmap_init(&q->entries, entry_hash);
         hashmap_init(&q->owners, owner_hash);
         hashmap_init(&q->sessions, session_hash);
+        tally_init(&q->accounts);
         parked_line_init(&q->all);
         for (size_t c = 0; c < TIMERD_CLOCK_MAX; c++)
                 heap_init(&q->heaps[c], offsetof(struct entry, heap_index[HEAP_DEADLINE]),
@@ -184,6 +185,11 @@ struct parked_transition parked_limit_exceeded(const struct parked *q, enum park
         return t;
 }
 
+static uint32_t account_of(const struct parked *q, uint32_t uid)
+{
+        return q->subuids ? subuids_account(q->subuids, uid) : uid;
+}
+
 static int owner_acquire(struct parked *q, uint32_t uid, struct owner **ret)
 {
         struct owner *o = parked_owner_get(q, uid);
@@ -194,6 +200,7 @@ static int owner_acquire(struct parked *q, uint32_t uid, struct owner **ret)
                 if (!o)
                         return -ENOMEM;
                 o->uid = uid;
+                o->account = account_of(q, uid);
                 o->failure = _PARKED_FAILURE_INVALID;
                 parked_line_init(&o->waits);
                 parked_line_init(&o->sleeps);
@@ -223,6 +230,46 @@ int parked_session_acquire(struct parked *q, uint64_t id, struct session **ret)
 uint64_t parked_owner_parked(const struct owner *o)
 {
         return o->waiters + o->sleepers;
+}
+
+uint64_t parked_owner_charged(const struct parked *q, const struct owner *o, uint32_t uid)
+{
+        uint32_t account = o ? o->account : account_of(q, uid);
+        const struct owner *a;
+
+        if (account == uid)
+                return o ? parked_owner_parked(o) : 0;
+        a = parked_owner_get(q, account);
+        return (a ? parked_owner_parked(a) : 0) + tally_get(&q->accounts, account);
+}
+
+int parked_subuids_prepare(const struct parked *q, const struct subuids *t, struct tally *ret)
+{
+        const struct owner *o;
+
+        tally_init(ret);
+        for (size_t i = 0; (o = hashmap_next(&q->owners, &i));) {
+                uint32_t account = t ? subuids_account(t, o->uid) : o->uid;
+                if (account == o->uid || parked_owner_parked(o) == 0)
+                        continue;
+                if (tally_reserve(ret, account) < 0) {
+                        tally_done(ret);
+                        return -ENOMEM;
+                }
+                tally_add(ret, account, parked_owner_parked(o));
+        }
+        return 0;
+}
+
+void parked_subuids_commit(struct parked *q, const struct subuids *t, struct tally *prepared)
+{
+        struct owner *o;
+
+        for (size_t i = 0; (o = hashmap_next(&q->owners, &i));)
+                o->account = t ? subuids_account(t, o->uid) : o->uid;
+        tally_done(&q->accounts);
+        q->accounts = *prepared;
+        q->subuids = t;
 }
 
 /* A latched failure keeps its owner's record for Status. */
@@ -404,6 +451,8 @@ void parked_retire(struct parked *q, struct entry *e)
                 o->sleepers--;
                 q->stats.sleepers--;
         }
+        if (o->account != o->uid)
+                tally_sub(&q->accounts, o->account, 1);
         if (e->phase == PHASE_OBSERVING) {
                 o->observing = NULL;
                 q->stats.observing--;
@@ -512,7 +561,8 @@ struct parked_transition parked_park(struct parked *q, const struct td_caller *c
         struct session *s = parked_session_get(q, caller->session);
         if (q->config.max_per_session > 0 && s && s->line.n >= q->config.max_per_session)
                 return parked_limit_exceeded(q, PARKED_LIMIT_PER_SESSION);
-        if (q->config.max_per_owner > 0 && o && parked_owner_parked(o) >= q->config.max_per_owner)
+        if (q->config.max_per_owner > 0 &&
+            parked_owner_charged(q, o, caller->uid) >= q->config.max_per_owner)
                 return parked_limit_exceeded(q, PARKED_LIMIT_PER_OWNER);
 
         struct entry *e = NULL;
@@ -520,7 +570,10 @@ struct parked_transition parked_park(struct parked *q, const struct td_caller *c
         int r = owner_acquire(q, caller->uid, &o);
         if (r < 0)
                 return parked_transition_of(q, r);
-        r = parked_session_acquire(q, caller->session, &s);
+        if (o->account != o->uid)
+                r = tally_reserve(&q->accounts, o->account);
+        if (r >= 0)
+                r = parked_session_acquire(q, caller->session, &s);
         if (r >= 0 && proto->kind == PARKED_KIND_SLEEP)
                 r = parked_sleep_reserve(o, s, &os);
         if (r >= 0)
@@ -538,6 +591,8 @@ struct parked_transition parked_park(struct parked *q, const struct td_caller *c
                 if (os)
                         parked_owner_session_release_if_unused(q, os);
                 parked_session_release_if_unused(q, s);
+                if (o->account != o->uid)
+                        tally_unreserve(&q->accounts, o->account);
                 parked_owner_release_if_unused(q, o);
                 return parked_transition_of(q, r);
         }
@@ -570,6 +625,8 @@ struct parked_transition parked_park(struct parked *q, const struct td_caller *c
                 o->sleepers++;
                 q->stats.sleepers++;
         }
+        if (o->account != o->uid)
+                tally_add(&q->accounts, o->account, 1);
         *ret = e;
         return parked_transition_of(q, 0);
 }

@@ -76,6 +76,7 @@ void parked_free(struct parked *q)
         hashmap_done(&q->entries);
         hashmap_done(&q->owners);
         hashmap_done(&q->sessions);
+        tally_done(&q->accounts);
         for (size_t c = 0; c < TIMERD_CLOCK_MAX; c++)
                 heap_done(&q->heaps[c]);
         free(q->effects);

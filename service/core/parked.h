@@ -157,7 +157,7 @@ struct parked_transition {
 
 struct parked_config {
         uint32_t max_per_session; /* parked requests, any kind and phase; 0: unlimited */
-        uint32_t max_per_owner;   /* 0: unlimited */
+        uint32_t max_per_owner;   /* … of a uid, or of an account's subordinate uids; 0: none */
         uint32_t max_names;       /* names in one Wait filter; 0: unlimited */
         uint64_t epoch;           /* the service start's epoch, stamped on every continuation */
         uint64_t first_nonce;     /* >= 1; tests start near UINT64_MAX */
@@ -168,6 +168,14 @@ struct parked;
 
 int parked_new(const struct parked_config *config, struct parked **ret);
 void parked_free(struct parked *q);
+
+struct subuids;
+struct tally;
+/* The per-owner limit charged to accounts, as registry_subuids_prepare() and _commit() do it for
+ * the registry: prepare counts every owner's parked requests anew for t (NULL: no ranges), -ENOMEM
+ * changing nothing; commit takes that count. */
+int parked_subuids_prepare(const struct parked *q, const struct subuids *t, struct tally *ret);
+void parked_subuids_commit(struct parked *q, const struct subuids *t, struct tally *prepared);
 
 /*
  * Park a Wait of caller.uid. timeout_usec is absolute on `clock`. Names are copied; each is 1..128

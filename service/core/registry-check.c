@@ -233,7 +233,7 @@ static int owner_pending_check(const struct owner *o)
 static int owners_check(const struct registry *r, const struct timer_counts *counts)
 {
         uint64_t n_state[TIMERD_STATE_MAX], n_pending = counts->n_pending;
-        size_t i = 0, n_owner_timers = 0;
+        size_t i = 0, n_owner_timers = 0, n_charged_elsewhere = 0;
         bool last_owner_found = !r->last_owner;
         const struct owner *o;
 
@@ -254,10 +254,16 @@ static int owners_check(const struct registry *r, const struct timer_counts *cou
                 if (n_in_states != o->n_timers || owner_pending_check(o) < 0)
                         return -EUCLEAN;
                 n_owner_timers += o->n_timers;
+                /* The tally holds what the owners charged to another account hold. */
+                if (o->account != registry_account_of(r, o->uid) ||
+                    (o->account != o->uid && tally_get(&r->accounts, o->account) < o->n_timers))
+                        return -EUCLEAN;
+                n_charged_elsewhere += o->account != o->uid ? o->n_timers : 0;
                 last_owner_found = last_owner_found || o == r->last_owner;
         }
         /* owner_find() answers the last owner without the table: it must be the table's. */
-        if (!last_owner_found || n_owner_timers != timers_live(r) || n_pending != 0)
+        if (!last_owner_found || n_owner_timers != timers_live(r) || n_pending != 0 ||
+            n_charged_elsewhere != tally_total(&r->accounts))
                 return -EUCLEAN;
         for (enum timerd_state st = 0; st < TIMERD_STATE_MAX; st++)
                 if (n_state[st] != 0)

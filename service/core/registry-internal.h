@@ -19,6 +19,8 @@
 #include "base/list.h"
 #include "service/core/inventory.h"
 #include "service/core/registry.h"
+#include "service/core/subuids.h"
+#include "service/core/tally.h"
 #include "service/core/timerq.h"
 
 /*
@@ -37,6 +39,7 @@ enum after_run {
  * one it was never given (a uid that ever registered costs this record). */
 struct owner {
         uint32_t uid;
+        uint32_t account; /* the uid its limits are charged to: uid, or its person's (subuids.h) */
         size_t n_timers;
         uint64_t last_generation;           /* the highest generation given to this owner */
         uint64_t n_state[TIMERD_STATE_MAX]; /* its timers by state, for its own Status */
@@ -282,6 +285,10 @@ struct registry {
         struct hashmap timers;   /* (owner, name) → struct timer */
         struct hashmap owners;   /* uid → struct owner */
         struct hashmap sessions; /* id → struct session */
+        /* The subordinate uid ranges (registry_set_subuids()), and the live timers of the owners
+         * charged to another uid, by that account. */
+        const struct subuids *subuids;
+        struct tally accounts;
         /* The owner of the last timer made: a restore makes an owner's timers one after the
          * other, and looked their owner up five times a timer. Owners live as long as the
          * registry. */
@@ -341,6 +348,22 @@ struct registry {
          * (see registry_take_silenced_owner()), in the order of the first such change. */
         struct list_node silenced;
 };
+
+/* An owner's live timers counted in, or out, of its own count and its account's (inline: every
+ * Register and removal passes here, and an owner charged to itself costs a comparison). */
+static inline void owner_timers_add(struct registry *r, struct owner *o, size_t n)
+{
+        o->n_timers += n;
+        if (o->account != o->uid)
+                tally_add(&r->accounts, o->account, n);
+}
+
+static inline void owner_timers_sub(struct registry *r, struct owner *o, size_t n)
+{
+        o->n_timers -= n;
+        if (o->account != o->uid)
+                tally_sub(&r->accounts, o->account, n);
+}
 
 /* A run state of all zero: what a timer that never fired reports. */
 static const struct run_state no_runs = {.last_outcome = TIMERD_OUTCOME_NONE};
@@ -462,6 +485,9 @@ struct timer *timer_lookup(const struct registry *r, uint32_t owner, const char 
 /* The live timer of that identity, else NULL. */
 struct timer *timer_find(const struct registry *r, uint32_t owner, const char *name);
 struct owner *owner_find(const struct registry *r, uint32_t uid);
+
+/* registry-accounts.c: the account uid's timers are charged to. */
+uint32_t registry_account_of(const struct registry *r, uint32_t uid);
 struct session *session_find(const struct registry *r, uint64_t id);
 /* The session's record unless it closed (or has none). */
 struct session *session_open(const struct registry *r, uint64_t id);

@@ -663,7 +663,7 @@ static void session_close(struct registry *r, struct session *s)
         }
         r->n_pending -= s->n_pending;
         o->n_pending -= s->n_pending;
-        o->n_timers -= n;
+        owner_timers_sub(r, o, n);
         r->n_gone += n;
         s->closing = true;
         list_append(&r->closing, &s->closing_node);

@@ -564,6 +564,19 @@ static uint32_t table_bound(const struct registry_config *c, bool privileged)
         return privileged ? c->max_timers : c->max_timers - reserved;
 }
 
+/* What the per-owner limit holds uid (owner record o, or NULL) to: its own live timers when it
+ * is charged to itself, else all its account's. */
+static uint64_t owner_charged(const struct registry *r, const struct owner *o, uint32_t uid)
+{
+        uint32_t account = o ? o->account : registry_account_of(r, uid);
+        const struct owner *a;
+
+        if (account == uid)
+                return o ? o->n_timers : 0;
+        a = owner_find(r, account);
+        return (a ? a->n_timers : 0) + tally_get(&r->accounts, account);
+}
+
 static int limit_exceeded(struct registry *r, enum td_limit limit, uint32_t max)
 {
         r->limit = limit;
@@ -573,7 +586,8 @@ static int limit_exceeded(struct registry *r, enum td_limit limit, uint32_t max)
 
 /*
  * Room for one more timer of uid. Restored timers do not count against the limits. The owner's
- * limit counts its live timers only: closing a connection gives its room back at once. Only live
+ * limit counts its live timers only (a subordinate uid's, its account's: owner_charged()):
+ * closing a connection gives its room back at once. Only live
  * timers fill the table too, up to the caller's bound: a caller that is not privileged stops
  * short of the reserved share, so whatever the other uids hold, uid 0 and the admin group find
  * room (the gone timers must not count there: the other uids would take the share back as they
@@ -586,8 +600,8 @@ int timer_limits_check(struct registry *r, uint32_t uid, bool privileged)
         const struct owner *owner = owner_find(r, uid);
         uint32_t bound = table_bound(&r->config, privileged);
 
-        if (r->config.max_timers_per_owner > 0 && owner &&
-            owner->n_timers >= r->config.max_timers_per_owner)
+        if (r->config.max_timers_per_owner > 0 &&
+            owner_charged(r, owner, uid) >= r->config.max_timers_per_owner)
                 return limit_exceeded(r, TD_LIMIT_TIMERS_PER_OWNER, r->config.max_timers_per_owner);
         if (r->config.max_timers == 0)
                 return 0;
@@ -660,6 +674,7 @@ int timer_new_uncounted(struct registry *r, const struct td_caller *caller, cons
                         const struct timer_place *place, struct timer **ret)
 {
         struct owner *owner = owner_find(r, caller->uid), *new_owner = NULL;
+        uint32_t account = owner ? owner->account : registry_account_of(r, caller->uid);
         struct session *session = NULL;
         struct timer_runs *spare = NULL;
         size_t len = strlen(name);
@@ -680,13 +695,15 @@ int timer_new_uncounted(struct registry *r, const struct td_caller *caller, cons
                         goto fail;
         }
         e = hashmap_reserve(&r->timers, r->timers.n_entries + 1);
+        if (e >= 0 && account != caller->uid)
+                e = tally_reserve(&r->accounts, account);
         if (e >= 0)
                 e = declare_reserve(r, NULL, caller, d, &session, &spare);
         if (e < 0)
                 goto fail;
 
         if (new_owner) {
-                *new_owner = (struct owner){.uid = caller->uid};
+                *new_owner = (struct owner){.uid = caller->uid, .account = account};
                 list_init(&new_owner->pending);
                 list_init(&new_owner->silenced_node);
                 hashmap_insert(&r->owners, hash_mix64(caller->uid), new_owner);
@@ -701,7 +718,7 @@ int timer_new_uncounted(struct registry *r, const struct td_caller *caller, cons
         timerq_entry_init(&t->entry);
         t->uid = caller->uid;
         list_init(&t->transient_node);
-        owner->n_timers++;
+        owner_timers_add(r, owner, 1);
         hashmap_insert(&r->timers, place ? place->hash : timer_hash(t), t);
         if (place && place->after_last)
                 inventory_append(&r->inventory, &t->inventory_node);
@@ -712,6 +729,8 @@ int timer_new_uncounted(struct registry *r, const struct td_caller *caller, cons
         return 0;
 
 fail:
+        if (account != caller->uid)
+                tally_unreserve(&r->accounts, account);
         free(new_owner);
         free(t);
         return e;
@@ -760,7 +779,7 @@ static void timer_unlink_known(struct registry *r, struct timer *t, const struct
                 return;
 
         struct owner *owner = owner_find(r, t->uid);
-        owner->n_timers--;
+        owner_timers_sub(r, owner, 1);
         owner_silenced(r, owner, t);
 }
 
@@ -866,6 +885,7 @@ void registry_indexes_init(struct registry *r)
         hashmap_init(&r->timers, timer_hash_of);
         hashmap_init(&r->owners, owner_hash_of);
         hashmap_init(&r->sessions, session_hash_of);
+        tally_init(&r->accounts);
         inventory_init(&r->inventory, INVENTORY_OFFSET(struct timer, inventory_node, uid),
                        INVENTORY_OFFSET(struct timer, inventory_node, name));
         for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
@@ -899,6 +919,7 @@ void registry_indexes_free(struct registry *r)
         hashmap_done(&r->timers);
         hashmap_done(&r->owners);
         hashmap_done(&r->sessions);
+        tally_done(&r->accounts);
         for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
                 timerq_done(&r->queues[c]);
 }

@@ -216,7 +216,9 @@ struct td_snapshot {
 };
 
 struct registry_config {
-        uint32_t max_timers_per_owner; /* live timers of one owner; 0: unlimited */
+        /* Live timers of one owner, or of the subordinate uids of one account together
+         * (registry_subuids_commit()); 0: unlimited */
+        uint32_t max_timers_per_owner;
         /* All timers, gone ones not freed yet too (registry_session_closed()); 0: unlimited */
         uint32_t max_timers;
         /* Of max_timers, the places only a privileged caller (td_register_args.privileged) takes,
@@ -235,6 +237,17 @@ struct registry;
 
 int registry_new(const struct registry_config *config, struct registry **ret);
 void registry_free(struct registry *r);
+
+struct subuids;
+struct tally;
+/*
+ * Charge the per-owner limit of the uids in t's ranges to their accounts (subuids.h; NULL: no
+ * ranges), t outliving its use here. The registry starts with none. prepare counts the live
+ * timers of every owner anew for t (-ENOMEM: nothing changed) into *ret, which commit then takes:
+ * two steps, so that a caller re-charging several tables changes all of them or none.
+ */
+int registry_subuids_prepare(const struct registry *r, const struct subuids *t, struct tally *ret);
+void registry_subuids_commit(struct registry *r, const struct subuids *t, struct tally *prepared);
 
 /* 1..128 bytes of [A-Za-z0-9._:@-]. Wherever a timer is looked up by name, one that is not valid
  * is -TIMERD_E_INVALID_NAME. */

@@ -35,6 +35,7 @@ void config_defaults(struct config *c)
             .max_intents = 4096,
             .max_parked_per_connection = 1024,
             .max_parked_per_owner = 65536,
+            .subuid_file = "/etc/subuid",
             .list_page = 1000,
             .shutdown_grace_usec = UINT64_C(5000000),
         };
@@ -86,6 +87,7 @@ static const struct setting settings[] = {
     {"max-parked-per-connection", FIELD(max_parked_per_connection), 1, UINT32_MAX, SETTING_NUMBER,
      false},
     {"max-parked-per-owner", FIELD(max_parked_per_owner), 1, UINT32_MAX, SETTING_NUMBER, false},
+    {"subuid-file", FIELD(subuid_file), 0, 0, SETTING_STRING, true},
     {"list-page", FIELD(list_page), 1, UINT64_C(1) << 20, SETTING_NUMBER, true},
 };
 
@@ -288,11 +290,14 @@ static void usage(void)
                "                         uids are refused when the live timers reach the rest\n"
                "                         (default 65536, at most half of --max-timers)\n"
                "  --max-timers-per-owner N  (default 4194304)\n"
+               "  --subuid-file FILE     a uid in a person's subordinate range there counts\n"
+               "                         against the person's per-uid and per-owner limits\n"
+               "                         (default /etc/subuid; a missing file: none)\n"
                "  --min-cadence USEC     the shortest cadence a timer may declare (default 1000)\n"
                "  --max-intents N        requests queued for one loop iteration (default 4096);\n"
                "                         past it a request is answered Busy\n"
                "  --max-parked-per-connection N  parked Waits and Sleeps (default 1024)\n"
-               "  --max-parked-per-owner N       … of one uid (default 65536)\n"
+               "  --max-parked-per-owner N       … of one person (default 65536)\n"
                "  --list-page N          timers in one List reply at most, when the call names\n"
                "                         no smaller limit (default 1000)\n"
                "  -h, --help             this text\n"

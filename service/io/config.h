@@ -36,6 +36,8 @@ struct config {
         uint32_t max_intents;      /* requests handled per loop iteration */
         uint32_t max_parked_per_connection;
         uint32_t max_parked_per_owner;
+        /* subuid(5): the uids in a person's ranges are charged to the person (per-uid limits) */
+        char subuid_file[4096];
         uint32_t list_page; /* timers in one List reply: its default and its maximum */
         uint64_t shutdown_grace_usec;
 };

@@ -23,6 +23,7 @@ struct peer {
         int fd;
         uint64_t session; /* unique for the service's lifetime; never reused */
         uid_t uid;
+        uid_t account; /* the uid its connection limits are charged to (service/conns.h) */
         gid_t gid;
         pid_t pid;
         struct vl_reader in;

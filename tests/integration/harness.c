@@ -51,6 +51,8 @@ static void spawn(struct harness *h, const char *const *extra_args)
         argv[n++] = state;
         argv[n++] = backend;
         argv[n++] = "--log-level=warning";
+        /* Not the host's: a test that wants ranges names its own file (a later one wins). */
+        argv[n++] = "--subuid-file=/dev/null";
         for (size_t i = 0; extra_args && extra_args[i] && n < 31; i++)
                 argv[n++] = extra_args[i];
         argv[n] = NULL;

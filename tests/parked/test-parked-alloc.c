@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "parked-test.h"
+#include "service/core/subuids.h"
+#include "service/core/tally.h"
 
 static long allocations_until_failure = -1; /* < 0: never fail */
 
@@ -160,6 +162,33 @@ static void test_parking_out_of_memory(void **state)
         }
 }
 
+/* Ranges charging uids 100..199 to OWNER_B, built before any allocation may fail. */
+static struct subuids subordinate_ranges;
+
+static void subordinate_setup(struct parked *q, struct scenario *sc)
+{
+        struct tally prepared;
+
+        (void)sc;
+        assert_int_equal(parked_subuids_prepare(q, &subordinate_ranges, &prepared), 0);
+        parked_subuids_commit(q, &subordinate_ranges, &prepared);
+}
+
+/* A subordinate uid's first request also makes its account's count (its table and its entry):
+ * each allocation fails once, changing nothing (parked_check checks the count against the
+ * owners). */
+static void test_subordinate_parking_out_of_memory(void **state)
+{
+        static const struct subuid_range range = {.first = 100, .count = 100, .account = OWNER_B};
+        struct scenario sc = {.uid = 150, .session = 1};
+
+        (void)state;
+        assert_int_equal(subuids_build(&subordinate_ranges, &range, 1, NULL), 0);
+        assert_int_equal(run_with_failures(subordinate_setup, wait_step, &sc), 14);
+        assert_int_equal(run_with_failures(subordinate_setup, sleep_step, &sc), 13);
+        subuids_done(&subordinate_ranges);
+}
+
 static void awaiting_resume(struct parked *q, struct scenario *sc)
 {
         struct td_now now = test_now(0);
@@ -233,6 +262,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_parking_out_of_memory),
+            cmocka_unit_test(test_subordinate_parking_out_of_memory),
             cmocka_unit_test(test_resume_out_of_memory),
             cmocka_unit_test(test_failure_latch_out_of_memory),
             cmocka_unit_test(test_new_out_of_memory),

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "parked-test.h"
+#include "service/core/subuids.h"
+#include "service/core/tally.h"
 
 static void test_strings(void **state)
 {
@@ -1278,6 +1280,60 @@ static void test_many_requests(void **state)
         parked_free(q);
 }
 
+/*
+ * Subordinate uids share their person's limit: uids 100..199 are OWNER_A's. Two of them together
+ * are refused at max_per_owner while OWNER_B is served; OWNER_A's own uid is held to its own
+ * requests; a closed session gives the account its room back; a new table re-charges.
+ */
+static void test_limits_by_account(void **state)
+{
+        (void)state;
+        static const struct subuid_range ranges[] = {
+            {.first = 100, .count = 100, .account = OWNER_A}};
+        struct parked_config config = test_config();
+        config.max_per_owner = 2;
+        struct parked *q = test_new(&config);
+        struct parked_continuation c;
+        struct subuids table;
+        struct tally prepared;
+        size_t retired;
+        struct td_now now = test_now(0);
+
+        assert_int_equal(subuids_build(&table, ranges, 1, NULL), 0);
+        /* Parked before the table: charged when it comes. */
+        wait_ok(q, 100, 1, 1);
+        assert_int_equal(parked_subuids_prepare(q, &table, &prepared), 0);
+        parked_subuids_commit(q, &table, &prepared);
+        assert_int_equal(parked_check(q), 0);
+        wait_ok(q, 101, 2, 2);
+        struct parked_transition t = wait_on(q, 102, 3, 3, NULL, 0, false, &c);
+        assert_int_equal(t.failure, -TIMERD_E_LIMIT_EXCEEDED);
+        assert_int_equal(t.limit, PARKED_LIMIT_PER_OWNER);
+        t = sleep_on(q, &now, 101, 2, 4, true, 100, &c);
+        assert_int_equal(t.limit, PARKED_LIMIT_PER_OWNER);
+        wait_ok(q, OWNER_B, 4, 5);
+        wait_ok(q, OWNER_B, 4, 6);
+        /* OWNER_A's own uid is not kept out by its subordinate uids. */
+        wait_ok(q, OWNER_A, 5, 7);
+        wait_ok(q, OWNER_A, 5, 8);
+        assert_int_equal(wait_on(q, OWNER_A, 5, 9, NULL, 0, false, &c).limit,
+                         PARKED_LIMIT_PER_OWNER);
+        assert_int_equal(checked(q, parked_session_closed(q, &now, 1, &retired)).failure, 0);
+        assert_int_equal(retired, 1);
+        assert_int_equal(wait_on(q, 102, 3, 3, NULL, 0, false, &c).limit, PARKED_LIMIT_PER_OWNER);
+        assert_int_equal(checked(q, parked_session_closed(q, &now, 5, &retired)).failure, 0);
+        wait_ok(q, 102, 3, 3);
+        assert_int_equal(wait_on(q, 102, 3, 10, NULL, 0, false, &c).limit, PARKED_LIMIT_PER_OWNER);
+
+        /* No table: each uid is its own account again. */
+        assert_int_equal(parked_subuids_prepare(q, NULL, &prepared), 0);
+        parked_subuids_commit(q, NULL, &prepared);
+        assert_int_equal(parked_check(q), 0);
+        subuids_done(&table);
+        wait_ok(q, 102, 3, 10);
+        parked_free(q);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1310,6 +1366,7 @@ int main(void)
             cmocka_unit_test(test_resume_moves_session),
             cmocka_unit_test(test_shutdown),
             cmocka_unit_test(test_limits),
+            cmocka_unit_test(test_limits_by_account),
             cmocka_unit_test(test_failure_latching_is_per_owner),
             cmocka_unit_test(test_many_requests),
         };

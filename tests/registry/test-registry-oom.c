@@ -17,6 +17,8 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "service/core/subuids.h"
+#include "service/core/tally.h"
 
 void *__real_malloc(size_t size);
 void *__real_calloc(size_t n, size_t size);
@@ -593,11 +595,74 @@ static void test_expire_out_of_memory_fires_the_rest_next(void **state)
         assert_true(n > N);
 }
 
+/*
+ * A subordinate uid's first timer also makes its account's count (a table and an entry): each
+ * allocation failing leaves the registry as it was, its counts checked against the owners. A
+ * re-charge that runs out of memory answers -ENOMEM and keeps nothing (ASan: no leak).
+ */
+static void test_accounts_out_of_memory(void **state)
+{
+        static const struct subuid_range range = {.first = FX_UID, .count = 1, .account = 7};
+        struct register_op a = {
+            .uid = FX_UID,
+            .session = FX_SESSION,
+            .name = "a",
+            .declaration = fx_decl(TIMERD_POLICY_ONCE, 0),
+        };
+        struct tally prepared;
+        struct subuids t;
+        long n;
+        struct fx f;
+
+        (void)state;
+        assert_int_equal(subuids_build(&t, &range, 1, NULL), 0);
+        for (n = 0;; n++) {
+                fx_init(&f, NULL);
+                assert_int_equal(registry_subuids_prepare(f.r, &t, &prepared), 0);
+                registry_subuids_commit(f.r, &t, &prepared);
+                fail_nth_allocation(n);
+                int r = op_register(&f, &a);
+                if (!failure_injected()) {
+                        assert_int_equal(r, 0);
+                        break;
+                }
+                assert_int_equal(r, -ENOMEM);
+                assert_int_equal(registry_check(f.r), 0);
+                fx_done(&f);
+        }
+        /* Those of any owner's first timer, and the account's table and entry. */
+        assert_int_equal(n, 9);
+
+        /* Back to no ranges, then again to t: the count by account is made anew. */
+        assert_int_equal(registry_subuids_prepare(f.r, NULL, &prepared), 0);
+        registry_subuids_commit(f.r, NULL, &prepared);
+        for (n = 0;; n++) {
+                fail_nth_allocation(n);
+                int r = registry_subuids_prepare(f.r, &t, &prepared);
+                if (!failure_injected()) {
+                        assert_int_equal(r, 0);
+                        break;
+                }
+                assert_int_equal(r, -ENOMEM);
+                assert_int_equal(registry_check(f.r), 0);
+        }
+        assert_int_equal(n, 2);
+        registry_subuids_commit(f.r, &t, &prepared);
+        assert_int_equal(registry_check(f.r), 0);
+        /* A second timer of the uid counts on the account too (registry_check). */
+        a.name = "b";
+        assert_int_equal(op_register(&f, &a), 0);
+        assert_int_equal(registry_check(f.r), 0);
+        fx_done(&f);
+        subuids_done(&t);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_new_out_of_memory),
             cmocka_unit_test(test_register_out_of_memory),
+            cmocka_unit_test(test_accounts_out_of_memory),
             cmocka_unit_test(test_reconcile_out_of_memory),
             cmocka_unit_test(test_delivery_out_of_memory),
             cmocka_unit_test(test_retained_calls_out_of_memory),

@@ -3140,6 +3140,78 @@ static void test_rearm_after_clock_set(void **state)
         fx_done(&f);
 }
 
+/*
+ * Subordinate uids share their person's limit: uids 100..199 are alice's (10), 200..299 bob's
+ * (20). Two of alice's uids together are refused at max_timers_per_owner, while bob's are served;
+ * alice's own uid is held to its own timers, so her subordinate uids never keep her out; closing a
+ * session gives its account the room back; a new table re-charges every owner at once.
+ */
+static void test_limits_by_account(void **state)
+{
+        enum { PER_OWNER = 3 };
+        static const struct subuid_range ranges[] = {
+            {.first = 100, .count = 100, .account = 10},
+            {.first = 200, .count = 100, .account = 20},
+        };
+        static const struct subuid_range moved[] = {{.first = 100, .count = 100, .account = 30}};
+        struct registry_config c = {
+            .max_timers_per_owner = PER_OWNER, .first_generation = 1, .first_handle_generation = 1};
+        struct subuids table, table2;
+        struct tally prepared;
+        struct fx f;
+
+        (void)state;
+        assert_int_equal(subuids_build(&table, ranges, 2, NULL), 0);
+        assert_int_equal(subuids_build(&table2, moved, 1, NULL), 0);
+        fx_init(&f, &c);
+        /* Timers made before the table are charged to their accounts when it comes. */
+        assert_int_equal(register_as(&f, 100, 1, "a", false), 0);
+        assert_int_equal(registry_subuids_prepare(f.r, &table, &prepared), 0);
+        registry_subuids_commit(f.r, &table, &prepared);
+        assert_int_equal(registry_check(f.r), 0);
+        assert_int_equal(register_as(&f, 100, 1, "b", false), 0);
+        assert_int_equal(register_as(&f, 101, 2, "a", false), 0);
+        assert_int_equal(register_as(&f, 102, 3, "a", false), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_limit(&f, TD_LIMIT_TIMERS_PER_OWNER, PER_OWNER);
+        assert_int_equal(register_as(&f, 101, 2, "b", false), -TIMERD_E_LIMIT_EXCEEDED);
+        /* Privilege changes nothing for a subordinate uid. */
+        assert_int_equal(register_as(&f, 102, 3, "a", true), -TIMERD_E_LIMIT_EXCEEDED);
+        /* Another person is served; so is a uid in no range. */
+        assert_int_equal(register_as(&f, 200, 4, "a", false), 0);
+        assert_int_equal(register_as(&f, 201, 4, "a", false), 0);
+        assert_int_equal(register_as(&f, 7, 4, "a", false), 0);
+        /* alice herself keeps her own limit. */
+        assert_int_equal(register_as(&f, 10, 5, "a", false), 0);
+        assert_int_equal(register_as(&f, 10, 5, "b", false), 0);
+        assert_int_equal(register_as(&f, 10, 5, "c", false), 0);
+        assert_int_equal(register_as(&f, 10, 5, "d", false), -TIMERD_E_LIMIT_EXCEEDED);
+        /* ... and what she holds counts for her subordinate uids: freeing uid 101's timer is
+         * not room enough while she holds three. */
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
+        assert_int_equal(register_as(&f, 102, 3, "a", false), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 5)), 0);
+        assert_int_equal(register_as(&f, 102, 3, "a", false), 0);
+        assert_int_equal(register_as(&f, 102, 3, "b", false), -TIMERD_E_LIMIT_EXCEEDED);
+
+        /* A new table: 100..199 are someone else's, and bob's uids are their own again. */
+        assert_int_equal(registry_subuids_prepare(f.r, &table2, &prepared), 0);
+        registry_subuids_commit(f.r, &table2, &prepared);
+        assert_int_equal(registry_check(f.r), 0);
+        subuids_done(&table);
+        assert_int_equal(register_as(&f, 10, 7, "a", false), 0);
+        assert_int_equal(register_as(&f, 201, 4, "b", false), 0);
+        assert_int_equal(register_as(&f, 201, 4, "c", false), 0);
+        /* uid 100's two and uid 102's one are the account's three. */
+        assert_int_equal(register_as(&f, 103, 6, "a", false), -TIMERD_E_LIMIT_EXCEEDED);
+        /* No table at all: every uid is its own account. */
+        assert_int_equal(registry_subuids_prepare(f.r, NULL, &prepared), 0);
+        registry_subuids_commit(f.r, NULL, &prepared);
+        assert_int_equal(registry_check(f.r), 0);
+        assert_int_equal(register_as(&f, 103, 6, "a", false), 0);
+        fx_done(&f);
+        subuids_done(&table2);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -3200,6 +3272,7 @@ int main(void)
             cmocka_unit_test(test_duration_overflow),
             cmocka_unit_test(test_limits),
             cmocka_unit_test(test_owners_taking_turns),
+            cmocka_unit_test(test_limits_by_account),
             cmocka_unit_test(test_limits_count_gone_timers),
             cmocka_unit_test(test_reserved_timers),
             cmocka_unit_test(test_reserved_timers_at_most_half),
