@@ -52,6 +52,21 @@ static void schedule_problem_describe(enum td_schedule_problem problem, uint64_t
                 snprintf(err->description, sizeof(err->description), "%s", descriptions[problem]);
 }
 
+/* LimitExceeded's `limit` for a bound of the registry. */
+static const char *limit_name(enum td_limit limit)
+{
+        switch (limit) {
+        case TD_LIMIT_TIMERS_PER_OWNER:
+                return "timers_per_owner";
+        case TD_LIMIT_TIMERS_SHARE:
+                return "timers_share";
+        case TD_LIMIT_NONE:
+        case TD_LIMIT_TIMERS:
+                break;
+        }
+        return "timers";
+}
+
 /* Name what a core failure was about, as its reply should say; an Overflow names the field
  * whose value the sum that would leave the wire's int64 took. */
 static int core_failure(struct service *s, struct param_error *err, struct td_transition t_failed,
@@ -81,10 +96,8 @@ static int core_failure(struct service *s, struct param_error *err, struct td_tr
                 return params_fail(err, failure, name, "delivery", 0);
         case TIMERD_E_LIMIT_EXCEEDED:
                 /* The max is the bound the caller met: the table less the reserved share for a
-                 * caller that is not privileged. */
-                return params_fail(err, failure, name,
-                                   t_failed.limit == TD_LIMIT_TIMERS_PER_OWNER ? "timers_per_owner"
-                                                                               : "timers",
+                 * caller that is not privileged, or that caller's share of it. */
+                return params_fail(err, failure, name, limit_name(t_failed.limit),
                                    t_failed.limit_max);
         default:
                 return params_fail(err, failure, name, NULL, 0);

@@ -594,19 +594,34 @@ static int limit_exceeded(struct registry *r, enum td_limit limit, uint32_t max)
  * replaced them). The table's memory counts gone timers as well, until freed: at max_timers one
  * of them is freed first (and only for a call within the limits), so a client is never refused
  * for its predecessor's leftovers.
+ *
+ * Timers are never evicted, so the others' part of the table is shared by a dynamic threshold
+ * (Choudhury and Hahne's, from switch buffers): what one charge holds stays below what the part
+ * has free, so it may hold at most half of what the rest of them leave. One uid alone gets half
+ * the part; each that fills its share after it gets half of what is left, and a uid that holds
+ * nothing finds room while any is free.
  */
 int timer_limits_check(struct registry *r, uint32_t uid, bool privileged)
 {
         const struct owner *owner = owner_find(r, uid);
         uint32_t bound = table_bound(&r->config, privileged);
+        uint64_t charged = owner_charged(r, owner, uid), live = timers_live(r);
 
-        if (r->config.max_timers_per_owner > 0 &&
-            owner_charged(r, owner, uid) >= r->config.max_timers_per_owner)
+        if (r->config.max_timers_per_owner > 0 && charged >= r->config.max_timers_per_owner)
                 return limit_exceeded(r, TD_LIMIT_TIMERS_PER_OWNER, r->config.max_timers_per_owner);
         if (r->config.max_timers == 0)
                 return 0;
-        if (timers_live(r) >= bound)
+        if (live >= bound)
                 return limit_exceeded(r, TD_LIMIT_TIMERS, bound);
+        if (!privileged) {
+                /* charged < bound - live, that is charged < the share, (bound - others) / 2
+                 * rounded up. Only live timers are charged, so others <= live < bound. */
+                uint64_t others = live - (charged < live ? charged : live);
+                uint32_t share = (uint32_t)((bound - others + 1) / 2);
+
+                if (charged >= share)
+                        return limit_exceeded(r, TD_LIMIT_TIMERS_SHARE, share);
+        }
         /* Fewer live timers than max_timers: at it, one is gone. */
         if (r->timers.n_entries >= r->config.max_timers)
                 gone_reap_one(r);

@@ -164,6 +164,8 @@ enum td_limit {
         TD_LIMIT_TIMERS_PER_OWNER, /* registry_config.max_timers_per_owner */
         TD_LIMIT_TIMERS,           /* the table: max_timers, less the reserved share for a caller
                                     * that is not privileged */
+        TD_LIMIT_TIMERS_SHARE,     /* a caller that is not privileged: half of what the others
+                                    * leave of the table's bound (timer_limits_check()) */
 };
 
 /*

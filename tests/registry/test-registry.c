@@ -2459,6 +2459,14 @@ static void test_duration_overflow(void **state)
         fx_done(&f);
 }
 
+/* The last call was refused at `limit`, whose value for its caller is max. */
+static void assert_limit(const struct fx *f, enum td_limit limit, uint32_t max)
+{
+        assert_int_equal(f->last.failure, -TIMERD_E_LIMIT_EXCEEDED);
+        assert_int_equal(f->last.limit, limit);
+        assert_int_equal(f->last.limit_max, max);
+}
+
 static void test_limits(void **state)
 {
         struct registry_config c = {.max_timers_per_owner = 2,
@@ -2494,7 +2502,12 @@ static void test_limits(void **state)
                              f.r, &f.now,
                              &(struct td_handle){.owner = 1, .name = "a", .generation = g})),
             0);
-        assert_int_equal(fx_register_full(&f, 2, 1, "b", once, false, 0, false, NULL), 0);
+        /* Two live timers in a table of three: uid 2 holds its share, half of what uid 1 leaves
+         * (1 of 2), and one who holds nothing still gets the place left. */
+        assert_int_equal(fx_register_full(&f, 2, 1, "b", once, false, 0, false, NULL),
+                         -TIMERD_E_LIMIT_EXCEEDED);
+        assert_limit(&f, TD_LIMIT_TIMERS_SHARE, 1);
+        assert_int_equal(fx_register_full(&f, 3, 1, "a", once, false, 0, false, NULL), 0);
         assert_int_equal(stats(&f).timers, 3);
         fx_done(&f);
 }
@@ -2534,7 +2547,7 @@ static void test_owners_taking_turns(void **state)
  */
 static void test_limits_count_gone_timers(void **state)
 {
-        enum { PER_OWNER = 4, TABLE = 6, ROUNDS = 5 };
+        enum { PER_OWNER = 3, TABLE = 6, ROUNDS = 5 };
         struct registry_config c = {.max_timers_per_owner = PER_OWNER,
                                     .max_timers = TABLE,
                                     .first_generation = 1,
@@ -2573,15 +2586,15 @@ static void test_limits_count_gone_timers(void **state)
         assert_int_equal(count, left);
         assert_false(registry_reap_pending(f.r));
 
-        /* Live timers of other owners fill the table: refused, nothing gone to free. */
+        /* Live timers of other owners, one each, fill the table: refused, nothing gone to free. */
         for (unsigned i = 0; i < TABLE; i++) {
                 snprintf(name, sizeof(name), "c%u", i);
-                assert_int_equal(
-                    fx_register_full(&f, 2 + i / PER_OWNER, 10, name, once, false, 0, false, NULL),
-                    0);
+                assert_int_equal(fx_register_full(&f, 2 + i, 10, name, once, false, 0, false, NULL),
+                                 0);
         }
-        assert_int_equal(fx_register_full(&f, 4, 10, "full", once, false, 0, false, NULL),
+        assert_int_equal(fx_register_full(&f, 100, 10, "full", once, false, 0, false, NULL),
                          -TIMERD_E_LIMIT_EXCEEDED);
+        assert_int_equal(f.last.limit, TD_LIMIT_TIMERS);
         assert_int_equal(stats(&f).timers, TABLE);
         fx_done(&f);
 }
@@ -2618,24 +2631,17 @@ static int register_as(struct fx *f, uint32_t uid, uint64_t session, const char 
         return fx_apply(f, registry_register(f->r, &f->now, &a, &generation));
 }
 
-/* The last call was refused at `limit`, whose value for its caller is max. */
-static void assert_limit(const struct fx *f, enum td_limit limit, uint32_t max)
-{
-        assert_int_equal(f->last.failure, -TIMERD_E_LIMIT_EXCEEDED);
-        assert_int_equal(f->last.limit, limit);
-        assert_int_equal(f->last.limit_max, max);
-}
-
 /*
- * Unprivileged uids, each within its own limit, fill the table up to max_timers - reserved_timers
- * live timers and no further; a privileged caller (Register and Reconcile) takes the reserved
- * places. Gone timers do not give the share back to the others: a privileged session that closed
- * leaves gone timers the others could otherwise replace one by one until the reserve was theirs.
- * Before: the others filled the whole table and root was refused LimitExceeded timers.
+ * Unprivileged uids, each within its own limit and its share, fill the table up to max_timers -
+ * reserved_timers live timers and no further; a privileged caller (Register and Reconcile) takes
+ * the reserved places. Gone timers do not give the share back to the others: a privileged
+ * session that closed leaves gone timers the others could otherwise replace one by one until the
+ * reserve was theirs. Before: the others filled the whole table and root was refused
+ * LimitExceeded timers.
  */
 static void test_reserved_timers(void **state)
 {
-        enum { PER_OWNER = 3, TABLE = 6, RESERVED = 2 };
+        enum { PER_OWNER = 2, TABLE = 6, RESERVED = 2 };
         struct registry_config c = {.max_timers_per_owner = PER_OWNER,
                                     .max_timers = TABLE,
                                     .reserved_timers = RESERVED,
@@ -2656,10 +2662,10 @@ static void test_reserved_timers(void **state)
         fx_init(&f, &c);
         assert_int_equal(register_as(&f, 1, 1, "a", false), 0);
         assert_int_equal(register_as(&f, 1, 1, "b", false), 0);
-        assert_int_equal(register_as(&f, 1, 1, "c", false), 0);
-        assert_int_equal(register_as(&f, 1, 1, "d", false), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_int_equal(register_as(&f, 1, 1, "c", false), -TIMERD_E_LIMIT_EXCEEDED);
         assert_limit(&f, TD_LIMIT_TIMERS_PER_OWNER, PER_OWNER);
         assert_int_equal(register_as(&f, 2, 1, "a", false), 0);
+        assert_int_equal(register_as(&f, 3, 1, "a", false), 0);
         /* The others' share is full: uid 2 is under its own limit, and refused at the share. */
         assert_int_equal(register_as(&f, 2, 1, "b", false), -TIMERD_E_LIMIT_EXCEEDED);
         assert_limit(&f, TD_LIMIT_TIMERS, TABLE - RESERVED);
@@ -2676,7 +2682,8 @@ static void test_reserved_timers(void **state)
         assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g, &created)), 0);
         assert_true(created);
         assert_int_equal(stats(&f).timers, TABLE);
-        assert_int_equal(register_as(&f, 0, 2, "b", true), -TIMERD_E_LIMIT_EXCEEDED);
+        /* Full for the privileged too (an admin, as root is at its own limit). */
+        assert_int_equal(register_as(&f, 50, 2, "b", true), -TIMERD_E_LIMIT_EXCEEDED);
         assert_limit(&f, TD_LIMIT_TIMERS, TABLE);
 
         /* The privileged session closes: its two timers are gone, not yet freed. The others'
@@ -2699,11 +2706,16 @@ static void test_reserved_timers(void **state)
          * a place back once two of theirs are removed. */
         assert_int_equal(
             fx_unregister(&f, (struct td_handle){.owner = 1, .name = "a", .generation = 1}), 0);
-        assert_int_equal(register_as(&f, 2, 1, "b", false), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_int_equal(register_as(&f, 4, 1, "a", false), -TIMERD_E_LIMIT_EXCEEDED);
         assert_int_equal(
             fx_unregister(&f, (struct td_handle){.owner = 1, .name = "b", .generation = 2}), 0);
-        assert_int_equal(register_as(&f, 2, 1, "b", false), 0);
-        assert_int_equal(register_as(&f, 2, 1, "c", false), -TIMERD_E_LIMIT_EXCEEDED);
+        /* uid 2 already holds its share of that place (half of the 2 that uid 3 leaves); uid 4,
+         * which holds nothing, takes it. */
+        assert_int_equal(register_as(&f, 2, 1, "b", false), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_limit(&f, TD_LIMIT_TIMERS_SHARE, 1);
+        assert_int_equal(register_as(&f, 4, 1, "a", false), 0);
+        assert_int_equal(register_as(&f, 5, 1, "a", false), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_limit(&f, TD_LIMIT_TIMERS, TABLE - RESERVED);
         fx_done(&f);
 }
 
@@ -2943,22 +2955,22 @@ static void test_removal_at_the_limit(void **state)
 {
         const struct registry_config config = {
             .first_generation = 1, .first_handle_generation = 1, .max_timers = 3};
-        struct td_declaration once = fx_decl(TIMERD_POLICY_ONCE, 0);
         struct fx f;
 
         (void)state;
         fx_init(&f, &config);
-        assert_int_equal(fx_register_full(&f, 1, 3, "b", once, false, 0, false, NULL), 0);
-        assert_int_equal(fx_register_full(&f, 1, 3, "a", once, false, 0, false, NULL), 0);
-        assert_int_equal(fx_register_full(&f, 1, 3, "c", once, false, 0, false, NULL), 0);
+        /* An admin's timers: no share of the table holds it. */
+        assert_int_equal(register_as(&f, 1, 3, "b", true), 0);
+        assert_int_equal(register_as(&f, 1, 3, "a", true), 0);
+        assert_int_equal(register_as(&f, 1, 3, "c", true), 0);
         fx_set_now(&f, TIMERD_CLOCK_REALTIME, 7);
         assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 3)), 0);
         /* "c" is taken and the table full: the oldest gone one makes room, then "c" its own. */
-        assert_int_equal(fx_register_full(&f, 1, 4, "c", once, false, 0, false, NULL), 0);
+        assert_int_equal(register_as(&f, 1, 4, "c", true), 0);
         removals_assert(&f, "1:b@7 1:c@7");
-        assert_int_equal(fx_register_full(&f, 1, 4, "d", once, false, 0, false, NULL), 0);
+        assert_int_equal(register_as(&f, 1, 4, "d", true), 0);
         removals_assert(&f, "");
-        assert_int_equal(fx_register_full(&f, 1, 4, "e", once, false, 0, false, NULL), 0);
+        assert_int_equal(register_as(&f, 1, 4, "e", true), 0);
         removals_assert(&f, "1:a@7");
         fx_done(&f);
 }
@@ -3212,6 +3224,78 @@ static void test_limits_by_account(void **state)
         subuids_done(&table2);
 }
 
+/* Register timers for uid until refused; how many it got. */
+static unsigned register_until_refused(struct fx *f, uint32_t uid, uint64_t session,
+                                       bool privileged)
+{
+        char name[16];
+        unsigned n = 0;
+
+        for (;; n++) {
+                snprintf(name, sizeof(name), "t%u", n);
+                if (register_as(f, uid, session, name, privileged) < 0)
+                        return n;
+        }
+}
+
+/*
+ * The table's part for the unprivileged is shared by a dynamic threshold: a charge holds less than
+ * what is free. One uid alone gets half of it; each that comes after gets half of what the ones
+ * before left, so a uid that holds nothing finds room while any place is free; a person's
+ * subordinate uids share one charge; root and the admin group are held to the table alone.
+ * Before: two uids, each within --max-timers-per-owner (half the table), filled it and every
+ * other uid was refused LimitExceeded timers.
+ */
+static void test_timer_share(void **state)
+{
+        enum { TABLE = 68, RESERVED = 4, PART = TABLE - RESERVED };
+        static const struct subuid_range ranges[] = {{.first = 100, .count = 100, .account = 10}};
+        static const unsigned got[] = {32, 16, 8, 4, 2, 1, 1};
+        struct registry_config c = {.max_timers = TABLE,
+                                    .reserved_timers = RESERVED,
+                                    .first_generation = 1,
+                                    .first_handle_generation = 1};
+        struct subuids table;
+        struct tally prepared;
+        struct fx f;
+
+        (void)state;
+        fx_init(&f, &c);
+        for (unsigned i = 0; i < 7; i++) {
+                assert_int_equal(register_until_refused(&f, 1 + i, 1 + i, false), got[i]);
+                if (i < 6)
+                        assert_limit(&f, TD_LIMIT_TIMERS_SHARE, got[i]);
+        }
+        assert_int_equal(stats(&f).timers, PART);
+        assert_limit(&f, TD_LIMIT_TIMERS, PART);
+        assert_int_equal(register_until_refused(&f, 8, 8, false), 0);
+        assert_limit(&f, TD_LIMIT_TIMERS, PART);
+        /* The reserve is the privileged's, and no share holds them. */
+        assert_int_equal(register_until_refused(&f, 0, 9, true), RESERVED);
+        assert_limit(&f, TD_LIMIT_TIMERS, TABLE);
+        /* uid 1's 32 go with its connection: a newcomer gets half of what the others leave of
+         * the part, (64 - 36) / 2. */
+        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 1)), 0);
+        assert_int_equal(stats(&f).timers, TABLE - 32);
+        assert_int_equal(register_until_refused(&f, 9, 10, false), (PART - (TABLE - 32)) / 2);
+        assert_limit(&f, TD_LIMIT_TIMERS_SHARE, (PART - (TABLE - 32)) / 2);
+        fx_done(&f);
+
+        /* One person's subordinate uids are one charge; the person's own uid is another. */
+        assert_int_equal(subuids_build(&table, ranges, 1, NULL), 0);
+        fx_init(&f, &c);
+        assert_int_equal(registry_subuids_prepare(f.r, &table, &prepared), 0);
+        registry_subuids_commit(f.r, &table, &prepared);
+        assert_int_equal(register_until_refused(&f, 100, 1, false), 32);
+        assert_int_equal(register_until_refused(&f, 101, 1, false), 0);
+        assert_limit(&f, TD_LIMIT_TIMERS_SHARE, 32);
+        assert_int_equal(register_until_refused(&f, 10, 1, false), 16);
+        assert_int_equal(register_until_refused(&f, 7, 1, false), 8);
+        assert_int_equal(registry_check(f.r), 0);
+        fx_done(&f);
+        subuids_done(&table);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -3276,6 +3360,7 @@ int main(void)
             cmocka_unit_test(test_limits_count_gone_timers),
             cmocka_unit_test(test_reserved_timers),
             cmocka_unit_test(test_reserved_timers_at_most_half),
+            cmocka_unit_test(test_timer_share),
             cmocka_unit_test(test_list_and_get),
             cmocka_unit_test(test_removals),
             cmocka_unit_test(test_removal_at_the_limit),

@@ -3,8 +3,9 @@
 /*
  * The timer table against hostile users, on the real timerd: many uids (as one person gets from
  * a user namespace's subordinate uids), each within its own limit, fill the table with live
- * timers, and root and the admin group are still served from the places --reserved-timers keeps:
- * Register, Reconcile, and a Wait that receives the firing.
+ * timers, each held to its share (half of what the ones before it left), and root and the admin
+ * group are still served from the places --reserved-timers keeps: Register, Reconcile, and a
+ * Wait that receives the firing.
  */
 
 #include <inttypes.h>
@@ -30,7 +31,10 @@
 #define RESERVED  8
 #define SHARED    (TABLE - RESERVED)
 #define PER_OWNER 12
-#define N_UIDS    4
+/* What each uid gets in turn: its own limit, then half of what the ones before it left of the
+ * 32, rounded up; the last takes the last place. */
+#define N_UIDS 6
+static const int got_in_turn[N_UIDS] = {12, 10, 5, 3, 1, 1};
 #define FIRST_UID 64501
 #define ADMIN_GID 64600
 /* Retained, so that they stay when their uid's client is gone; none fires while the test runs. */
@@ -45,13 +49,20 @@ static int setup_table(void **state)
         return harness_setup_with(state, args);
 }
 
-/* Whether reply refuses with LimitExceeded naming the table and the others' share; released. */
-static bool refused_at_share(json_object *reply)
+/* Whether reply refuses with LimitExceeded naming limit, with max. */
+static bool refused_at(json_object *reply, const char *limit, int64_t max)
 {
         const char *error = reply ? wire_error(reply) : NULL;
-        const char *limit = reply ? wire_string(reply, "limit") : NULL;
-        bool refused = error && strcmp(error, "io.timerd.Timer.LimitExceeded") == 0 && limit &&
-                       strcmp(limit, "timers") == 0 && wire_int(reply, "max") == SHARED;
+        const char *named = reply ? wire_string(reply, "limit") : NULL;
+
+        return error && strcmp(error, "io.timerd.Timer.LimitExceeded") == 0 && named &&
+               strcmp(named, limit) == 0 && wire_int(reply, "max") == max;
+}
+
+/* Whether reply refuses with LimitExceeded naming the others' part of the table; released. */
+static bool refused_at_share(json_object *reply)
+{
+        bool refused = refused_at(reply, "timers", SHARED);
 
         json_object_put(reply);
         return refused;
@@ -59,7 +70,7 @@ static bool refused_at_share(json_object *reply)
 
 /* A uid's client, in a child (no cmocka there): registers until it is refused or at its own
  * limit. Its result: how many it registered (0..PER_OWNER), or 100 and more when a refusal was
- * not the table's, or a call failed. */
+ * not its share's (timers_share, max what it got) or the table's, or a call failed. */
 static int fill(void *arg)
 {
         const struct harness *h = arg;
@@ -77,7 +88,11 @@ static int fill(void *arg)
                 if (!r)
                         return 101;
                 if (wire_error(r)) {
-                        if (!refused_at_share(r))
+                        bool held =
+                            refused_at(r, "timers_share", got) || refused_at(r, "timers", SHARED);
+
+                        json_object_put(r);
+                        if (!held)
                                 return 102;
                         break;
                 }
@@ -104,8 +119,8 @@ static int refused(void *arg)
         return refused_at_share(r) ? 0 : 101;
 }
 
-/* The uids fill the others' share in turn: SHARED live timers in all, with PER_OWNER 12 the
- * first two 12 each, the third 8 and refused, the fourth refused at once, each naming the share. */
+/* The uids fill the others' part in turn: SHARED live timers in all, the first at its own limit,
+ * each after it at its share (refused naming it), the last refused naming the table. */
 static void fill_share(const struct harness *h)
 {
         int total = 0;
@@ -116,7 +131,7 @@ static void fill_share(const struct harness *h)
         assert_int_equal(chmod(h->dir, 0755), 0);
         for (int i = 0; i < N_UIDS; i++) {
                 int got = run_as(FIRST_UID + i, fill, (void *)h);
-                assert_in_range(got, 0, PER_OWNER);
+                assert_int_equal(got, got_in_turn[i]);
                 total += got;
         }
         assert_int_equal(total, SHARED);
