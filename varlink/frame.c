@@ -92,7 +92,8 @@ static int reader_make_room(struct vl_reader *r)
         return 0;
 }
 
-long vl_reader_fill(struct vl_reader *r, int fd)
+/* One read(2) (flags < 0) or recv(2) with flags into the room made for it. */
+static long reader_take(struct vl_reader *r, int fd, int flags)
 {
         size_t room;
         ssize_t n;
@@ -104,7 +105,8 @@ long vl_reader_fill(struct vl_reader *r, int fd)
 
         room = r->cap - r->len;
         do
-                n = read(fd, r->buf + r->len, room);
+                n = flags < 0 ? read(fd, r->buf + r->len, room)
+                              : recv(fd, r->buf + r->len, room, flags);
         while (n < 0 && errno == EINTR);
         if (n < 0)
                 return errno == EWOULDBLOCK ? -EAGAIN : -errno;
@@ -112,6 +114,16 @@ long vl_reader_fill(struct vl_reader *r, int fd)
         r->len += (size_t)n;
         r->filled = (size_t)n == room;
         return n;
+}
+
+long vl_reader_fill(struct vl_reader *r, int fd)
+{
+        return reader_take(r, fd, -1);
+}
+
+long vl_reader_recv(struct vl_reader *r, int fd, bool wait)
+{
+        return reader_take(r, fd, wait ? 0 : MSG_DONTWAIT);
 }
 
 int vl_reader_feed(struct vl_reader *r, const void *data, size_t len)
