@@ -41,6 +41,11 @@ long vl_reader_fill(struct vl_reader *r, int fd);
  */
 long vl_reader_recv(struct vl_reader *r, int fd, bool wait);
 
+/* Where vl_reader_fill_from() takes bytes, as read(2) would: >0, 0 at the end, -EAGAIN, -errno. */
+typedef long vl_read_fn(void *ctx, void *buf, size_t len);
+/* vl_reader_fill() from a source other than an fd (the service's loop_read()). Same results. */
+long vl_reader_fill_from(struct vl_reader *r, vl_read_fn *read_fn, void *ctx);
+
 /* Add bytes as if read (tests, fuzzers). Same errors as vl_reader_fill. */
 int vl_reader_feed(struct vl_reader *r, const void *data, size_t len);
 

@@ -9,6 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "loop/loop.h"
+
 /* Linux >= 6.5; Debian 12's headers predate it. */
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
@@ -77,9 +79,14 @@ void peer_free(struct peer *p)
         free(p);
 }
 
+static long read_watch(void *ctx, void *buf, size_t len)
+{
+        return loop_read(ctx, buf, len);
+}
+
 long peer_read(struct peer *p)
 {
-        return vl_reader_fill(&p->in, p->fd);
+        return vl_reader_fill_from(&p->in, read_watch, p->watch);
 }
 
 int peer_next_call(struct peer *p, int max_depth, struct vl_call *ret)

@@ -75,7 +75,8 @@ struct peer {
 int peer_new(int fd, uint64_t session, size_t max_message, size_t max_output, struct peer **ret);
 void peer_free(struct peer *p);
 
-/* Read what the socket has: >0 bytes, 0 EOF, -EAGAIN, -EMSGSIZE, -errno. */
+/* Read what the socket has, through its loop watch (loop_read()): >0 bytes, 0 EOF, -EAGAIN,
+ * -EMSGSIZE, -errno. */
 long peer_read(struct peer *p);
 
 /*
