@@ -77,7 +77,7 @@ struct uring_watch {
         bool recv_live; /* a recv is in the kernel or the SQ (until its last completion) */
         bool recv_cancelling;
         bool starved;       /* the buffers ran out: poll and read(2) until enough are back */
-        bool streaming;     /* bytes came faster than read: poll and read(2) until a pause */
+        bool streaming;     /* loop_stream_bulk(): poll and read(2) until it is called off */
         bool ended;         /* the recv reported the end of the stream or an error ... */
         int end_error;      /* ... which (0: the end), for loop_read() once the bytes are taken */
         uint32_t pending;   /* poll events waiting for the batch's end */
@@ -192,3 +192,4 @@ void uring_handle_recv_cancel(struct uring_loop *u, const struct uring_completio
 /* Report what the batch left for stream watches, once each. */
 void uring_recv_dispatch_ready(struct uring_loop *u);
 long uring_loop_read(struct loop_watch *lw, void *buf, size_t len);
+void uring_loop_stream_bulk(struct loop_watch *lw, bool bulk);

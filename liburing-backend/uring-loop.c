@@ -402,6 +402,7 @@ static const struct loop_backend_ops uring_loop_ops = {
     .watch_update = uring_loop_watch_update,
     .unwatch = uring_loop_unwatch,
     .read = uring_loop_read,
+    .stream_bulk = uring_loop_stream_bulk,
     .arm = uring_loop_arm,
     .disarm = uring_loop_disarm,
     .wait = uring_loop_wait,

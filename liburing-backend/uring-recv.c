@@ -7,9 +7,9 @@
  * batch is in, and again while bytes wait. The watch's poll asks only for what the recv does not
  * bring: LOOP_OUT, and hang-ups while LOOP_IN is not asked for.
  *
- * A peer whose second write comes before its first is read streams calls: a completion per write
- * costs more than one read(2) per wake-up, which takes all that is queued, so the watch goes back
- * to its poll and read(2) until a wait brings it nothing. A synchronous peer stays on the recv.
+ * A peer its owner calls bulk (loop_stream_bulk()) streams: a completion per write costs more than
+ * one read(2) per wake-up, which takes all that is queued, so the watch goes back to its poll and
+ * read(2) until its owner says otherwise. A synchronous peer stays on the recv.
  *
  * Without LOOP_IN the recv is cancelled, so the socket fills and the peer waits, as when a poll
  * stops reading. When the buffers run out (-ENOBUFS ends the recv) the watch falls back to its
@@ -179,12 +179,9 @@ void uring_handle_recv(struct uring_loop *u, const struct uring_completion *c)
                 w->recv_cancelling = false;
         }
 
-        if (c->res > 0 && buffer) {
-                /* A second write before the first was read: the peer streams. */
-                if (holds_bytes(w))
-                        w->streaming = true;
+        if (c->res > 0 && buffer)
                 hold(u, w, bid, (uint32_t)c->res);
-        } else {
+        else {
                 if (buffer)
                         uring_bufs_give_back(u, bid);
                 if (c->res == -ENOBUFS) {
@@ -259,10 +256,6 @@ void uring_recv_dispatch_ready(struct uring_loop *u)
                         events |= LOOP_IN;
                 if (w->base.dead || events == 0)
                         continue;
-                /* A wait that brought it nothing: the stream paused. */
-                if (u->batch > w->last_batch + 1)
-                        w->streaming = false;
-                w->last_batch = u->batch;
                 loop_dispatch_io(&w->base, events);
                 if (w->base.dead)
                         continue;
@@ -270,6 +263,16 @@ void uring_recv_dispatch_ready(struct uring_loop *u)
                         w->starved = false;
                 recv_sync(u, w, w->base.events);
         }
+}
+
+void uring_loop_stream_bulk(struct loop_watch *lw, bool bulk)
+{
+        struct uring_watch *w = to_uring_watch(lw);
+
+        if (!w->recv || w->streaming == bulk)
+                return;
+        w->streaming = bulk;
+        recv_sync(to_uring_loop(lw->loop), w, lw->events);
 }
 
 uint64_t uring_loop_buffers_exhausted(const struct loop *l)

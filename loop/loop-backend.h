@@ -39,6 +39,8 @@ struct loop_backend_ops {
         void (*unwatch)(struct loop_watch *w);
         /* loop_read() of a stream watch; NULL: read(2). */
         long (*read)(struct loop_watch *w, void *buf, size_t len);
+        /* loop_stream_bulk() of a stream watch; NULL: its reads are read(2) already. */
+        void (*stream_bulk)(struct loop_watch *w, bool bulk);
         int (*arm)(struct loop *l, enum timerd_clock clock, uint64_t deadline_usec,
                    uint64_t generation);
         int (*disarm)(struct loop *l, enum timerd_clock clock);

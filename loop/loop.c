@@ -140,6 +140,15 @@ long loop_read(struct loop_watch *w, void *buf, size_t len)
         return loop_read_fd(w->fd, buf, len);
 }
 
+int loop_stream_bulk(struct loop_watch *w, bool bulk)
+{
+        if (!w || w->dead || !w->stream)
+                return -EINVAL;
+        if (w->loop->ops->stream_bulk)
+                w->loop->ops->stream_bulk(w, bulk);
+        return 0;
+}
+
 int loop_watch_internal(struct loop *l, int fd, uint32_t events, loop_io_fn cb, void *userdata,
                         struct loop_watch **ret)
 {

@@ -84,9 +84,23 @@ static long read_watch(void *ctx, void *buf, size_t len)
         return loop_read(ctx, buf, len);
 }
 
+static void set_bulk(struct peer *p, bool bulk)
+{
+        if (loop_stream_bulk(p->watch, bulk) == 0)
+                p->bulk = bulk;
+}
+
 long peer_read(struct peer *p)
 {
-        return vl_reader_fill_from(&p->in, read_watch, p->watch);
+        long n = vl_reader_fill_from(&p->in, read_watch, p->watch);
+
+        if (n > 0) {
+                /* The last read brought at most one call: the peer waits for its answers. */
+                if (p->bulk && p->calls_from_read <= 1)
+                        set_bulk(p, false);
+                p->calls_from_read = 0;
+        }
+        return n;
 }
 
 int peer_next_call(struct peer *p, int max_depth, struct vl_call *ret)
@@ -96,6 +110,9 @@ int peer_next_call(struct peer *p, int max_depth, struct vl_call *ret)
         int r = vl_reader_next(&p->in, &msg, &len);
         if (r <= 0)
                 return r;
+        /* A second call before the next read: the peer does not wait for each answer. */
+        if (++p->calls_from_read == 2 && !p->bulk)
+                set_bulk(p, true);
         r = vl_call_parse_with(&p->parser, msg, len, max_depth, ret);
         return r < 0 ? r : 1;
 }

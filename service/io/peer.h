@@ -34,7 +34,9 @@ struct peer {
         bool reply_more;        /* that message is a reply that keeps the call open */
         struct loop_watch *watch;
         uint32_t watched_events;
-        int pidfd; /* the peer process; -1 when it could not be pinned down */
+        unsigned calls_from_read; /* messages taken since the last read brought bytes */
+        bool bulk;                /* the watch is told the peer streams (loop_stream_bulk()) */
+        int pidfd;                /* the peer process; -1 when it could not be pinned down */
         /* NULL until AcknowledgeSignals: then, per signal number below NSIG, the generation of
          * the timer whose signal was sent and not yet SignalTaken (0: none); service/signals.h. */
         uint64_t *signals_unacknowledged;

@@ -1214,6 +1214,69 @@ static void test_stream_buffers_exhausted(void **state)
         free(b.buf);
 }
 
+/*
+ * A bulk stream (loop_stream_bulk()) is taken by read(2), not a completion per write: more
+ * writes than the io_uring backend has buffers, each waited for while the watch does not read,
+ * take none of them. Bytes held when it turns bulk come first, and after it turns back the
+ * recv brings the rest, all in order.
+ */
+#define BULK_WRITES 80
+#define BULK_BYTES  100
+
+static void test_stream_bulk(void **state)
+{
+        struct fixture *f = fixture(state);
+        size_t total = 2 * BULK_BYTES + 2 * BULK_WRITES * BULK_BYTES;
+        struct stream_record rec;
+        struct loop_watch *w, *plain;
+        size_t sent = 0;
+        int s[2];
+
+        stream_record_init(&rec, total, false);
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, s), 0);
+        assert_int_equal(loop_watch_stream(f->loop, s[0], LOOP_IN, on_stream, &rec, &w), 0);
+        assert_int_equal(loop_watch(f->loop, s[1], 0, on_io, NULL, &plain), 0);
+        assert_int_equal(loop_stream_bulk(plain, true), -EINVAL);
+        assert_int_equal(loop_stream_bulk(NULL, true), -EINVAL);
+        assert_int_equal(loop_run_once(f->loop, 0), 0);
+
+        /* Received and held, then bulk: what follows waits in the socket. */
+        sent += write_pattern(s[1], sent, BULK_BYTES);
+        run_until(f, io_called_stream, &rec);
+        assert_int_equal(loop_stream_bulk(w, true), 0);
+        for (int i = 0; i < BULK_WRITES; i++) {
+                sent += write_pattern(s[1], sent, BULK_BYTES);
+                run_for(f, 1000);
+        }
+        if (f->backend == LOOP_BACKEND_IO_URING)
+                assert_int_equal(uring_loop_buffers_exhausted(f->loop), 0);
+        rec.cap = sent;
+        rec.reading = true;
+        run_until(f, stream_has, &rec);
+        assert_pattern(&rec, sent);
+
+        /* Back on the recv, mid-stream, reading as it comes. */
+        rec.cap = total;
+        sent += write_pattern(s[1], sent, BULK_BYTES);
+        run_for(f, 1000);
+        assert_int_equal(loop_stream_bulk(w, false), 0);
+        for (int i = 0; i < BULK_WRITES; i++) {
+                sent += write_pattern(s[1], sent, BULK_BYTES);
+                run_for(f, 1000);
+        }
+        assert_int_equal(sent, total);
+        run_until(f, stream_has, &rec);
+        assert_pattern(&rec, total);
+        if (f->backend == LOOP_BACKEND_IO_URING)
+                assert_int_equal(uring_loop_buffers_exhausted(f->loop), 0);
+
+        loop_unwatch(plain);
+        loop_unwatch(w);
+        close(s[0]);
+        close(s[1]);
+        free(rec.buf);
+}
+
 #define FOR_EACH_CONFORMANCE_TEST(X)                                                               \
         X(test_backend_identity)                                                                   \
         X(test_new_rejects_missing_callbacks)                                                      \
@@ -1252,7 +1315,8 @@ static void test_stream_buffers_exhausted(void **state)
         X(test_stream_reads_across_buffers)                                                        \
         X(test_stream_is_level_triggered)                                                          \
         X(test_stream_pauses_without_in)                                                           \
-        X(test_stream_buffers_exhausted)
+        X(test_stream_buffers_exhausted)                                                           \
+        X(test_stream_bulk)
 
 int main(void)
 {
