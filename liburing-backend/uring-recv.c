@@ -87,8 +87,11 @@ void uring_handle_recv_cancel(struct uring_loop *u, const struct uring_completio
                 recv_cancel(u, tag_user_data(URING_KIND_RECV) | (c->user_data & ~KIND_MASK));
 }
 
-/* Start or stop the recv as the watch's events and state ask, and the poll along with it. */
-static void recv_sync(struct uring_loop *u, struct uring_watch *w, uint32_t events)
+/*
+ * Start or stop the recv as the watch's events and state ask, and the poll along with it;
+ * `recheck`: the poll's report was just dispatched, so it is asked again (level-triggered).
+ */
+static void recv_sync(struct uring_loop *u, struct uring_watch *w, uint32_t events, bool recheck)
 {
         bool want = (events & LOOP_IN) && !w->ended && !w->starved && !w->streaming;
         uint32_t mask;
@@ -102,7 +105,8 @@ static void recv_sync(struct uring_loop *u, struct uring_watch *w, uint32_t even
                 w->recv_cancelling = true;
         }
         mask = uring_recv_poll_mask(w, events);
-        if ((mask != w->poll_mask || !w->poll_live) && uring_poll_refresh(u, w, events) < 0) {
+        if ((recheck || mask != w->poll_mask || !w->poll_live) &&
+            uring_poll_refresh(u, w, events) < 0) {
                 w->pending |= LOOP_ERR;
                 ready_add(u, w);
         }
@@ -122,7 +126,7 @@ int uring_recv_watch(struct uring_loop *u, struct uring_watch *w)
 
 void uring_recv_update(struct uring_loop *u, struct uring_watch *w, uint32_t events)
 {
-        recv_sync(u, w, events);
+        recv_sync(u, w, events, false);
         if (!(events & LOOP_IN) && !w->pending)
                 ready_remove(w);
 }
@@ -198,7 +202,7 @@ void uring_handle_recv(struct uring_loop *u, const struct uring_completion *c)
                 return;
         }
         /* Ended: at the end of the stream, cancelled by us or the kernel, or out of buffers. */
-        recv_sync(u, w, w->base.events);
+        recv_sync(u, w, w->base.events, false);
 }
 
 long uring_loop_read(struct loop_watch *lw, void *buf, size_t len)
@@ -249,6 +253,7 @@ void uring_recv_dispatch_ready(struct uring_loop *u)
         while (!list_empty(&batch)) {
                 struct uring_watch *w = list_entry(batch.next, struct uring_watch, ready_node);
                 uint32_t events = w->pending;
+                bool polled = events != 0;
 
                 list_remove(&w->ready_node);
                 w->pending = 0;
@@ -261,7 +266,7 @@ void uring_recv_dispatch_ready(struct uring_loop *u)
                         continue;
                 if (w->starved && u->bufs.n_held <= URING_BUF_COUNT / 2)
                         w->starved = false;
-                recv_sync(u, w, w->base.events);
+                recv_sync(u, w, w->base.events, polled);
         }
 }
 
@@ -272,7 +277,7 @@ void uring_loop_stream_bulk(struct loop_watch *lw, bool bulk)
         if (!w->recv || w->streaming == bulk)
                 return;
         w->streaming = bulk;
-        recv_sync(to_uring_loop(lw->loop), w, lw->events);
+        recv_sync(to_uring_loop(lw->loop), w, lw->events, false);
 }
 
 uint64_t uring_loop_buffers_exhausted(const struct loop *l)

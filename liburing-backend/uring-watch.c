@@ -246,10 +246,12 @@ void uring_handle_poll(struct uring_loop *u, const struct uring_completion *c)
 
         events = loop_events_from_poll(c->res);
         if (w->recv) {
-                /* Reported with what the batch received, at its end. */
+                /* Reported with what the batch received, at its end, and re-checked after that
+                 * dispatch (uring-recv.c): a re-check now would report what is not read yet. */
                 if (events)
                         uring_recv_note_poll(u, w, events);
-                poll_continue(u, w);
+                if (!w->poll_live)
+                        poll_continue(u, w);
                 return;
         }
         /* Reported already in this batch: the re-check queued after it covers this one. */
