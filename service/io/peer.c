@@ -84,6 +84,8 @@ static long read_watch(void *ctx, void *buf, size_t len)
         return loop_read(ctx, buf, len);
 }
 
+#define PEER_QUIET_READS 4
+
 static void set_bulk(struct peer *p, bool bulk)
 {
         if (loop_stream_bulk(p->watch, bulk) == 0)
@@ -95,8 +97,13 @@ long peer_read(struct peer *p)
         long n = vl_reader_fill_from(&p->in, read_watch, p->watch);
 
         if (n > 0) {
-                /* The last read brought at most one call: the peer waits for its answers. */
-                if (p->bulk && p->calls_from_read <= 1)
+                /*
+                 * PEER_QUIET_READS reads in a row brought at most one call each: the peer waits
+                 * for its answers. Not after one: a pipelining peer's window often ends in a
+                 * read of a single call, and each switch costs the io_uring backend a wake-up.
+                 */
+                p->quiet_reads = p->calls_from_read <= 1 ? p->quiet_reads + 1 : 0;
+                if (p->bulk && p->quiet_reads >= PEER_QUIET_READS)
                         set_bulk(p, false);
                 p->calls_from_read = 0;
         }

@@ -35,6 +35,7 @@ struct peer {
         struct loop_watch *watch;
         uint32_t watched_events;
         unsigned calls_from_read; /* messages taken since the last read brought bytes */
+        unsigned quiet_reads;     /* reads in a row that brought at most one call, while bulk */
         bool bulk;                /* the watch is told the peer streams (loop_stream_bulk()) */
         int pidfd;                /* the peer process; -1 when it could not be pinned down */
         /* NULL until AcknowledgeSignals: then, per signal number below NSIG, the generation of

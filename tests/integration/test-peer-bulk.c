@@ -2,9 +2,9 @@
 /*
  * When a connection tells its loop watch that the peer streams (loop_stream_bulk(), which makes
  * the io_uring backend read by poll and read(2) instead of a recv completion per write): a read
- * that brings a second call before the next read turns it on; a read after one that brought at
- * most one call turns it off again. Counted in calls, on the timerfd backend (where the switch
- * changes nothing but the peer's mark; tests/loop checks what it does on io_uring).
+ * that brings a second call before the next read turns it on; a read after four in a row that
+ * brought at most one call each turns it off again. Counted in calls, on the timerfd backend (where
+ * the switch changes nothing but the peer's mark; tests/loop checks what it does on io_uring).
  */
 
 #include <errno.h>
@@ -90,9 +90,17 @@ static void test_bulk_follows_calls_per_read(void **state)
         assert_true(p->bulk);
         assert_int_equal(send_and_take(p, s[1], 5), 5);
         assert_true(p->bulk);
-        /* The read after one that brought a single call ends it. */
-        assert_int_equal(send_and_take(p, s[1], 1), 1);
-        assert_true(p->bulk);
+        /* Four reads in a row that brought a single call each end it, at the read after them;
+         * a read of two in between starts the count again. */
+        for (int i = 0; i < 3; i++) {
+                assert_int_equal(send_and_take(p, s[1], 1), 1);
+                assert_true(p->bulk);
+        }
+        assert_int_equal(send_and_take(p, s[1], 2), 2);
+        for (int i = 0; i < 4; i++) {
+                assert_int_equal(send_and_take(p, s[1], 1), 1);
+                assert_true(p->bulk);
+        }
         assert_int_equal(send_and_take(p, s[1], 1), 1);
         assert_false(p->bulk);
 
