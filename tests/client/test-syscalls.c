@@ -157,19 +157,6 @@ static void test_nonblocking_fd(void **state)
         fake_server_finish(s);
 }
 
-/* Text of `size` bytes: {"pad":"aaa…"} */
-static char *padded_parameters(size_t size)
-{
-        char *text = malloc(size + 1);
-
-        assert_non_null(text);
-        memset(text, 'a', size);
-        memcpy(text, "{\"pad\":\"", 8);
-        memcpy(text + size - 2, "\"}", 2);
-        text[size] = 0;
-        return text;
-}
-
 static const struct fake_step large_call_script[] = {
     FAKE_ANY_CALL,
     FAKE_REPLY(EMPTY_REPLY),
@@ -181,7 +168,7 @@ static void test_call_larger_than_socket(void **state)
 {
         struct fake_server *s = fake_server_start(large_call_script, 2);
         struct timerd *t = NULL;
-        char *text = padded_parameters(8U * 1024U * 1024U), *reply = NULL;
+        char *text = fake_padded_parameters(8U * 1024U * 1024U), *reply = NULL;
 
         (void)state;
         assert_int_equal(timerd_connect(fake_server_path(s), &t), 0);
