@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -94,12 +93,15 @@ static int open_socket(const char *path)
         r = socket_address(path, &address, &address_len);
         if (r < 0)
                 return r;
-        /* Connect blocking (a full backlog waits instead of failing), then poll on the fd. */
+        /*
+         * Connect blocking (a full backlog waits instead of failing), and stay blocking: every
+         * read and write but a blocking call's wait for its answer asks not to block
+         * (MSG_DONTWAIT), and that wait is the read itself, not a poll before it.
+         */
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
-        if (connect(fd, (const struct sockaddr *)&address, address_len) < 0 ||
-            fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
+        if (connect(fd, (const struct sockaddr *)&address, address_len) < 0) {
                 r = -errno;
                 close(fd);
                 return r;
@@ -540,14 +542,14 @@ static int dispatch_next(struct timerd *t)
 }
 
 /*
- * Read what has arrived. Returns 1 when bytes came, 0 when none are ready, or a negative error
- * when the connection broke. *ret_drained: the read took less than it had room for, so the socket
- * held no more then (a stream socket's read takes all it has up to the room; what comes later
- * makes the fd ready again): reading again now would only say so.
+ * Read what has arrived, or with `wait` wait for it. Returns 1 when bytes came, 0 when none are
+ * ready, or a negative error when the connection broke. *ret_drained: the read took less than it
+ * had room for, so the socket held no more then (a stream socket's read takes all it has up to the
+ * room; what comes later makes the fd ready again): reading again now would only say so.
  */
-static int read_input(struct timerd *t, bool *ret_drained)
+static int read_input(struct timerd *t, bool wait, bool *ret_drained)
 {
-        long n = vl_reader_fill(&t->reader, t->fd);
+        long n = vl_reader_recv(&t->reader, t->fd, wait);
 
         *ret_drained = n <= 0 || t->reader.len < t->reader.cap;
         if (n > 0)
@@ -574,7 +576,7 @@ static void drain_input(struct timerd *t)
 
                 if (r > 0)
                         continue;
-                if (r < 0 || drained || read_input(t, &drained) <= 0)
+                if (r < 0 || drained || read_input(t, false, &drained) <= 0)
                         break;
         }
 }
@@ -625,7 +627,7 @@ int timerd_process(struct timerd *t)
                 /* The calls the callbacks made go out before the next read: one send for all. */
                 if (flush_output(t) < 0)
                         break;
-                r = read_input(t, &drained);
+                r = read_input(t, false, &drained);
                 if (r <= 0)
                         break;
         }
@@ -666,9 +668,13 @@ static int wait_fd(struct timerd *t, short events)
         return 0;
 }
 
-/* Drive the connection until the blocking call's next reply is in t->blocking. `wait_first`: the
- * call was just written and its answer is hardly there yet: wait before reading, not after a read
- * that says EAGAIN. */
+/*
+ * Drive the connection until the blocking call's next reply is in t->blocking. With nothing left
+ * to write, the wait is one blocking read: the ping-pong's system calls, a send and a read a call.
+ * With output the socket did not take yet, poll for both ways. `wait_first`: the call was just
+ * written and its answer is hardly there yet: wait before reading, not after a read that says
+ * EAGAIN.
+ */
 static int drive_blocking(struct timerd *t, bool wait_first, struct vl_reply *ret)
 {
         struct blocking_slot *slot = &t->blocking;
@@ -681,7 +687,11 @@ static int drive_blocking(struct timerd *t, bool wait_first, struct vl_reply *re
                 r = dispatch_next(t);
                 if (r != 0)
                         continue;
-                if (!drained && read_input(t, &drained) != 0)
+                if (vl_writer_pending(&t->writer) == 0 && read_input(t, true, &drained) != 0)
+                        continue; /* bytes to dispatch, or broken: the slot has the error */
+                /* Output waits, or the fd was made non-blocking (libuv's uv_poll_init() does):
+                 * poll. */
+                if (!drained && read_input(t, false, &drained) != 0)
                         continue; /* bytes to dispatch, or broken: the slot has the error */
                 (void)wait_fd(t,
                               (short)(POLLIN | (vl_writer_pending(&t->writer) > 0 ? POLLOUT : 0)));

@@ -6,7 +6,8 @@
  *
  *   63      56 55     48 47                                   0
  *   [  kind  ][ clock  ][ request sequence (48 bits)           ]   TIMEOUT, TIMEOUT_UPDATE
- *   [  kind  ][ watch slot (24 bits)  ][ slot sequence (32)    ]   POLL, POLL_UPDATE, POLL_REMOVE
+ *   [  kind  ][ watch slot (24 bits)  ][ slot sequence (32)    ]   POLL, POLL_UPDATE, POLL_REMOVE,
+ *                                                                   RECV, RECV_CANCEL
  *   [  kind  ][ 0                                               ]   TIMEOUT_REMOVE
  *
  * A clock has at most one live timeout request; its sequence is fresh for each new request (an
@@ -43,6 +44,8 @@ enum uring_kind {
         URING_KIND_TIMEOUT,
         URING_KIND_TIMEOUT_UPDATE,
         URING_KIND_TIMEOUT_REMOVE,
+        URING_KIND_RECV,
+        URING_KIND_RECV_CANCEL,
 };
 
 struct uring_completion {
@@ -66,7 +69,34 @@ struct uring_watch {
         struct loop_watch base;
         uint32_t slot;
         bool poll_live;      /* a poll request for the slot is in the kernel or the SQ */
+        uint32_t poll_mask;  /* the events the live poll asks for */
         uint64_t last_batch; /* the batch it was last dispatched in */
+
+        /* A stream watch on a ring with provided buffers (uring-recv.c). */
+        bool recv;      /* its bytes come by multishot recv */
+        bool recv_live; /* a recv is in the kernel or the SQ (until its last completion) */
+        bool recv_cancelling;
+        bool starved;       /* the buffers ran out: poll and read(2) until enough are back */
+        bool streaming;     /* loop_stream_bulk(): poll and read(2) until it is called off */
+        bool ended;         /* the recv reported the end of the stream or an error ... */
+        int end_error;      /* ... which (0: the end), for loop_read() once the bytes are taken */
+        uint32_t pending;   /* poll events waiting for the batch's end */
+        int32_t head, tail; /* buffers received and not yet read, oldest first; -1: none */
+        struct list_node ready_node; /* on the loop's ready list */
+};
+
+/* One provided buffer: what a recv put in it and how much of that was read. */
+struct uring_buf {
+        uint32_t len, off;
+        int32_t next; /* the watch's next buffer; -1: none */
+};
+
+/* The provided-buffer ring of group 0 (uring-bufs.c). */
+struct uring_bufs {
+        struct io_uring_buf_ring *ring; /* NULL: not set up, stream watches poll and read(2) */
+        char *mem;
+        struct uring_buf *bufs;
+        uint32_t n_held; /* buffers the kernel filled and the loop has not given back */
 };
 
 struct uring_slot {
@@ -91,6 +121,10 @@ struct uring_loop {
         struct uring_completion *backlog;
         size_t n_backlog, backlog_allocated;
         uint64_t batch;
+
+        struct uring_bufs bufs;
+        struct list_node ready; /* stream watches with something to report */
+        uint64_t no_buffers;    /* recvs that found the buffers exhausted */
 };
 
 static_assert(offsetof(struct uring_loop, base) == 0, "loop_free() frees the base address");
@@ -121,9 +155,41 @@ int uring_get_sqe(struct uring_loop *u, uint64_t user_data, struct io_uring_sqe 
 void uring_sqe_quiet(struct uring_loop *u, struct io_uring_sqe *sqe);
 
 /* Fd watches: slots, polls and their completions (uring-watch.c). */
+uint64_t uring_watch_user_data(struct uring_loop *u, enum uring_kind kind,
+                               const struct uring_watch *w);
+struct uring_watch *uring_slot_lookup(struct uring_loop *u, uint64_t user_data);
+/* Ask the live poll for the events w's mask now calls for, or start one. */
+int uring_poll_refresh(struct uring_loop *u, struct uring_watch *w, uint32_t events);
 int uring_loop_watch(struct loop *l, struct loop_watch *lw);
 int uring_loop_watch_update(struct loop_watch *lw, uint32_t events);
 void uring_loop_unwatch(struct loop_watch *lw);
 void uring_handle_poll(struct uring_loop *u, const struct uring_completion *c);
 void uring_handle_poll_update(struct uring_loop *u, const struct uring_completion *c);
 void uring_handle_poll_remove(struct uring_loop *u, const struct uring_completion *c);
+
+/* The provided buffers (uring-bufs.c). */
+#define URING_BUF_GROUP 0
+#define URING_BUF_COUNT 64u
+#define URING_BUF_SIZE  4096u
+/* Register the ring of buffers and check that a multishot recv takes from it; when the kernel
+ * cannot, u->bufs stays unset and stream watches poll. -ENOMEM, other -errno. */
+int uring_bufs_open(struct uring_loop *u);
+/* Once the ring is closed: the kernel no longer writes into them. */
+void uring_bufs_free(struct uring_loop *u);
+/* The kernel may fill buffer `bid` again. */
+void uring_bufs_give_back(struct uring_loop *u, uint32_t bid);
+char *uring_buf_data(struct uring_loop *u, uint32_t bid);
+
+/* Stream watches' receives (uring-recv.c). */
+int uring_recv_watch(struct uring_loop *u, struct uring_watch *w);
+void uring_recv_update(struct uring_loop *u, struct uring_watch *w, uint32_t events);
+void uring_recv_unwatch(struct uring_loop *u, struct uring_watch *w);
+/* The events the poll of w asks for, given the watch's events. */
+uint32_t uring_recv_poll_mask(const struct uring_watch *w, uint32_t events);
+void uring_recv_note_poll(struct uring_loop *u, struct uring_watch *w, uint32_t events);
+void uring_handle_recv(struct uring_loop *u, const struct uring_completion *c);
+void uring_handle_recv_cancel(struct uring_loop *u, const struct uring_completion *c);
+/* Report what the batch left for stream watches, once each. */
+void uring_recv_dispatch_ready(struct uring_loop *u);
+long uring_loop_read(struct loop_watch *lw, void *buf, size_t len);
+void uring_loop_stream_bulk(struct loop_watch *lw, bool bulk);

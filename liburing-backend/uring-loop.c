@@ -315,6 +315,8 @@ static uring_handler *const uring_handlers[] = {
     [URING_KIND_POLL_REMOVE] = uring_handle_poll_remove,
     [URING_KIND_TIMEOUT] = handle_timeout,
     [URING_KIND_TIMEOUT_UPDATE] = handle_timeout_update,
+    [URING_KIND_RECV] = uring_handle_recv,
+    [URING_KIND_RECV_CANCEL] = uring_handle_recv_cancel,
 };
 
 static void uring_handle(struct uring_loop *u, const struct uring_completion *c)
@@ -337,6 +339,7 @@ static void uring_dispatch_backlog(struct uring_loop *u)
 
                 uring_handle(u, &c);
         }
+        uring_recv_dispatch_ready(u);
         /* What was reaped during the dispatch goes first next time. */
         if (u->n_backlog > n)
                 memmove(u->backlog, u->backlog + n, (u->n_backlog - n) * sizeof(*u->backlog));
@@ -350,11 +353,14 @@ static int uring_loop_wait(struct loop *l, int64_t timeout_usec)
         struct io_uring_cqe *cqe;
         int r;
 
-        if (timeout_usec > 0 && u->n_backlog == 0)
+        /* What waits in the backlog or on a stream watch is reported without waiting. */
+        bool waiting = u->n_backlog > 0 || !list_empty(&u->ready);
+
+        if (timeout_usec > 0 && !waiting)
                 timespec_from_usec(&ts, (uint64_t)timeout_usec);
 
-        r = io_uring_submit_and_wait_timeout(
-            &u->ring, &cqe, 1, timeout_usec < 0 && u->n_backlog == 0 ? NULL : &ts, NULL);
+        r = io_uring_submit_and_wait_timeout(&u->ring, &cqe, 1,
+                                             timeout_usec < 0 && !waiting ? NULL : &ts, NULL);
         if (r == -EINTR)
                 return 0;
         /* -ETIME: nothing came. -EBUSY/-EAGAIN: reaping below makes room; submitted next time. */
@@ -383,6 +389,7 @@ static void uring_loop_done(struct loop *l)
         clock_set_watch_close(&u->clock_set);
         if (u->ring_ready)
                 io_uring_queue_exit(&u->ring);
+        uring_bufs_free(u);
         free(u->slots);
         free(u->free_slots);
         free(u->backlog);
@@ -394,6 +401,8 @@ static const struct loop_backend_ops uring_loop_ops = {
     .watch = uring_loop_watch,
     .watch_update = uring_loop_watch_update,
     .unwatch = uring_loop_unwatch,
+    .read = uring_loop_read,
+    .stream_bulk = uring_loop_stream_bulk,
     .arm = uring_loop_arm,
     .disarm = uring_loop_disarm,
     .wait = uring_loop_wait,
@@ -407,7 +416,8 @@ static const struct loop_backend_ops uring_loop_ops = {
  * TASKRUN_FLAG (5.19): a completion (a poll's wake-up) waits for the loop's next entry into the
  * kernel instead of interrupting it with an inter-processor interrupt, and the flag tells
  * liburing to enter the kernel for such work when it reaps. The loop is single-threaded and enters
- * the kernel every iteration, so nothing waits longer than it would have.
+ * the kernel every iteration, so nothing waits longer than it would have. Not DEFER_TASKRUN: it
+ * measured no better for the recv (sessions 26, 27) and made pipelined calls slower (session 25).
  */
 static const unsigned ring_setups[] = {
     IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
@@ -444,6 +454,7 @@ static int uring_loop_open(const struct loop_callbacks *cb, size_t first_setup,
                 return r;
         }
         u->clock_set.fd = -1;
+        list_init(&u->ready);
         for (int c = 0; c < TIMERD_CLOCK_MAX; c++)
                 clock_timer_init(&u->alarm_timers[c], &u->base, (enum timerd_clock)c, false);
         /* A reap always has room for a batch, whatever memory is left later. */
@@ -463,6 +474,12 @@ static int uring_loop_open(const struct loop_callbacks *cb, size_t first_setup,
         r = uring_probe_ring(&u->ring, ret_missing);
         if (r < 0)
                 goto fail;
+        /* As older kernels have it, the plain ring's stream watches poll and read(2). */
+        if (first_setup != RING_SETUP_PLAIN) {
+                r = uring_bufs_open(u);
+                if (r < 0)
+                        goto fail;
+        }
         r = clock_set_watch_open(&u->clock_set, &u->base);
         if (r < 0)
                 goto fail;

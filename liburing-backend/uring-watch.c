@@ -2,7 +2,8 @@
 /*
  * Fd watches of the io_uring backend: each watch owns a slot (its user_data names the slot and
  * the slot's sequence) and a multishot poll, re-armed or updated after each dispatch so that
- * readiness is level-triggered, as with epoll.
+ * readiness is level-triggered, as with epoll. A stream watch's poll asks only for what its recv
+ * does not bring (uring_recv_poll_mask(), uring-recv.c), and its events wait for the batch's end.
  */
 
 #include <errno.h>
@@ -12,8 +13,8 @@
 
 #include "liburing-backend/uring-internal.h"
 
-static uint64_t watch_user_data(struct uring_loop *u, enum uring_kind kind,
-                                const struct uring_watch *w)
+uint64_t uring_watch_user_data(struct uring_loop *u, enum uring_kind kind,
+                               const struct uring_watch *w)
 {
         return (uint64_t)kind << KIND_SHIFT | (uint64_t)w->slot << SLOT_SHIFT |
                u->slots[w->slot].seq;
@@ -84,7 +85,7 @@ static void slot_release(struct uring_loop *u, uint32_t slot)
         u->free_slots[u->n_free++] = slot;
 }
 
-static struct uring_watch *slot_lookup(struct uring_loop *u, uint64_t user_data)
+struct uring_watch *uring_slot_lookup(struct uring_loop *u, uint64_t user_data)
 {
         uint32_t slot = (uint32_t)(user_data >> SLOT_SHIFT) & (SLOT_MAX - 1);
         uint32_t seq = (uint32_t)user_data;
@@ -97,13 +98,14 @@ static struct uring_watch *slot_lookup(struct uring_loop *u, uint64_t user_data)
 static int poll_add(struct uring_loop *u, struct uring_watch *w, uint32_t events)
 {
         struct io_uring_sqe *sqe;
-        uint64_t user_data = watch_user_data(u, URING_KIND_POLL, w);
+        uint64_t user_data = uring_watch_user_data(u, URING_KIND_POLL, w);
         int r;
 
         r = uring_get_sqe(u, user_data, &sqe);
         if (r < 0)
                 return r;
-        io_uring_prep_poll_multishot(sqe, w->base.fd, poll_mask_from_loop(events));
+        w->poll_mask = uring_recv_poll_mask(w, events);
+        io_uring_prep_poll_multishot(sqe, w->base.fd, poll_mask_from_loop(w->poll_mask));
         w->poll_live = true;
         return 0;
 }
@@ -115,14 +117,15 @@ static int poll_add(struct uring_loop *u, struct uring_watch *w, uint32_t events
 static int poll_update(struct uring_loop *u, struct uring_watch *w, uint32_t events)
 {
         struct io_uring_sqe *sqe;
-        uint64_t target = watch_user_data(u, URING_KIND_POLL, w);
-        uint64_t user_data = watch_user_data(u, URING_KIND_POLL_UPDATE, w);
+        uint64_t target = uring_watch_user_data(u, URING_KIND_POLL, w);
+        uint64_t user_data = uring_watch_user_data(u, URING_KIND_POLL_UPDATE, w);
         int r;
 
         r = uring_get_sqe(u, user_data, &sqe);
         if (r < 0)
                 return r;
-        io_uring_prep_poll_update(sqe, target, 0, poll_mask_from_loop(events),
+        w->poll_mask = uring_recv_poll_mask(w, events);
+        io_uring_prep_poll_update(sqe, target, 0, poll_mask_from_loop(w->poll_mask),
                                   IORING_POLL_UPDATE_EVENTS | IORING_POLL_ADD_MULTI);
         uring_sqe_quiet(u, sqe);
         return 0;
@@ -140,10 +143,21 @@ int uring_loop_watch(struct loop *l, struct loop_watch *lw)
         r = slot_acquire(u, w);
         if (r < 0)
                 return r;
-        r = poll_add(u, w, lw->events);
-        if (r < 0)
+        r = uring_recv_watch(u, w);
+        if (r >= 0)
+                r = poll_add(u, w, lw->events);
+        if (r < 0) {
+                uring_recv_unwatch(u, w);
                 slot_release(u, w->slot);
+        }
         return r;
+}
+
+int uring_poll_refresh(struct uring_loop *u, struct uring_watch *w, uint32_t events)
+{
+        if (!w->poll_live)
+                return poll_add(u, w, events);
+        return poll_update(u, w, events);
 }
 
 int uring_loop_watch_update(struct loop_watch *lw, uint32_t events)
@@ -151,9 +165,11 @@ int uring_loop_watch_update(struct loop_watch *lw, uint32_t events)
         struct uring_loop *u = to_uring_loop(lw->loop);
         struct uring_watch *w = to_uring_watch(lw);
 
-        if (!w->poll_live)
-                return poll_add(u, w, events);
-        return poll_update(u, w, events);
+        if (w->recv) {
+                uring_recv_update(u, w, events);
+                return 0;
+        }
+        return uring_poll_refresh(u, w, events);
 }
 
 /*
@@ -186,9 +202,10 @@ void uring_loop_unwatch(struct loop_watch *lw)
         struct uring_watch *w = to_uring_watch(lw);
 
         if (w->poll_live) {
-                poll_remove(u, watch_user_data(u, URING_KIND_POLL, w));
+                poll_remove(u, uring_watch_user_data(u, URING_KIND_POLL, w));
                 w->poll_live = false;
         }
+        uring_recv_unwatch(u, w);
         slot_release(u, w->slot);
 }
 
@@ -199,14 +216,14 @@ static void poll_continue(struct uring_loop *u, struct uring_watch *w)
 
         if (w->base.dead)
                 return;
-        r = w->poll_live ? poll_update(u, w, w->base.events) : poll_add(u, w, w->base.events);
+        r = uring_poll_refresh(u, w, w->base.events);
         if (r < 0)
                 loop_dispatch_io(&w->base, LOOP_ERR);
 }
 
 void uring_handle_poll(struct uring_loop *u, const struct uring_completion *c)
 {
-        struct uring_watch *w = slot_lookup(u, c->user_data);
+        struct uring_watch *w = uring_slot_lookup(u, c->user_data);
         uint32_t events;
 
         if (!w) {
@@ -228,6 +245,15 @@ void uring_handle_poll(struct uring_loop *u, const struct uring_completion *c)
         }
 
         events = loop_events_from_poll(c->res);
+        if (w->recv) {
+                /* Reported with what the batch received, at its end, and re-checked after that
+                 * dispatch (uring-recv.c): a re-check now would report what is not read yet. */
+                if (events)
+                        uring_recv_note_poll(u, w, events);
+                if (!w->poll_live)
+                        poll_continue(u, w);
+                return;
+        }
         /* Reported already in this batch: the re-check queued after it covers this one. */
         if (events == 0 || w->last_batch == u->batch) {
                 if (!w->poll_live)
@@ -241,7 +267,7 @@ void uring_handle_poll(struct uring_loop *u, const struct uring_completion *c)
 
 void uring_handle_poll_update(struct uring_loop *u, const struct uring_completion *c)
 {
-        struct uring_watch *w = slot_lookup(u, c->user_data);
+        struct uring_watch *w = uring_slot_lookup(u, c->user_data);
 
         if (!w) {
                 u->base.stats.stale++;

@@ -25,6 +25,7 @@ struct loop_watch {
         loop_io_fn cb;
         void *userdata;
         bool internal;         /* the backend's own fd: not counted as a dispatched event */
+        bool stream;           /* loop_watch_stream(): its bytes are taken with loop_read() */
         bool dead;             /* unwatched: no more callbacks, freed when the iteration ends */
         struct list_node node; /* on the loop's watches, or its graveyard once unwatched */
 };
@@ -36,6 +37,10 @@ struct loop_backend_ops {
         /* w->events still holds the old mask; loop.c stores the new one on success. */
         int (*watch_update)(struct loop_watch *w, uint32_t events);
         void (*unwatch)(struct loop_watch *w);
+        /* loop_read() of a stream watch; NULL: read(2). */
+        long (*read)(struct loop_watch *w, void *buf, size_t len);
+        /* loop_stream_bulk() of a stream watch; NULL: its reads are read(2) already. */
+        void (*stream_bulk)(struct loop_watch *w, bool bulk);
         int (*arm)(struct loop *l, enum timerd_clock clock, uint64_t deadline_usec,
                    uint64_t generation);
         int (*disarm)(struct loop *l, enum timerd_clock clock);
@@ -71,6 +76,9 @@ int loop_watch_internal(struct loop *l, int fd, uint32_t events, loop_io_fn cb, 
 void loop_dispatch_io(struct loop_watch *w, uint32_t events);
 void loop_dispatch_expiry(struct loop *l, enum timerd_clock clock, uint64_t generation);
 void loop_dispatch_clock_set(struct loop *l);
+
+/* read(2) as loop_read() reports it: >0, 0 at the end, -EAGAIN, -errno (EINTR retried). */
+long loop_read_fd(int fd, void *buf, size_t len);
 
 /* The current time of `clockid` in microseconds. */
 int loop_now_usec(clockid_t clockid, uint64_t *ret);

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/clockid.h"
 #include "loop/loop-backend.h"
@@ -77,7 +78,7 @@ static void watch_free_all(struct list_node *head)
 }
 
 static int watch_new(struct loop *l, int fd, uint32_t events, loop_io_fn cb, void *userdata,
-                     bool internal, struct loop_watch **ret)
+                     bool internal, bool stream, struct loop_watch **ret)
 {
         struct loop_watch *w;
         int r;
@@ -94,6 +95,7 @@ static int watch_new(struct loop *l, int fd, uint32_t events, loop_io_fn cb, voi
         w->cb = cb;
         w->userdata = userdata;
         w->internal = internal;
+        w->stream = stream;
 
         r = l->ops->watch(l, w);
         if (r < 0) {
@@ -108,13 +110,49 @@ static int watch_new(struct loop *l, int fd, uint32_t events, loop_io_fn cb, voi
 int loop_watch(struct loop *l, int fd, uint32_t events, loop_io_fn cb, void *userdata,
                struct loop_watch **ret)
 {
-        return watch_new(l, fd, events, cb, userdata, false, ret);
+        return watch_new(l, fd, events, cb, userdata, false, false, ret);
+}
+
+int loop_watch_stream(struct loop *l, int fd, uint32_t events, loop_io_fn cb, void *userdata,
+                      struct loop_watch **ret)
+{
+        return watch_new(l, fd, events, cb, userdata, false, true, ret);
+}
+
+long loop_read_fd(int fd, void *buf, size_t len)
+{
+        ssize_t n;
+
+        do
+                n = read(fd, buf, len);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+        return n;
+}
+
+long loop_read(struct loop_watch *w, void *buf, size_t len)
+{
+        if (!w || w->dead || !w->stream || (!buf && len > 0))
+                return -EINVAL;
+        if (w->loop->ops->read)
+                return w->loop->ops->read(w, buf, len);
+        return loop_read_fd(w->fd, buf, len);
+}
+
+int loop_stream_bulk(struct loop_watch *w, bool bulk)
+{
+        if (!w || w->dead || !w->stream)
+                return -EINVAL;
+        if (w->loop->ops->stream_bulk)
+                w->loop->ops->stream_bulk(w, bulk);
+        return 0;
 }
 
 int loop_watch_internal(struct loop *l, int fd, uint32_t events, loop_io_fn cb, void *userdata,
                         struct loop_watch **ret)
 {
-        return watch_new(l, fd, events, cb, userdata, true, ret);
+        return watch_new(l, fd, events, cb, userdata, true, false, ret);
 }
 
 int loop_watch_update(struct loop_watch *w, uint32_t events)

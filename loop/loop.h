@@ -9,6 +9,8 @@
  * io_uring. Single-threaded: all calls come from the thread that runs the loop.
  */
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "timerd/timerd-types.h"
@@ -60,6 +62,26 @@ int loop_watch(struct loop *l, int fd, uint32_t events, loop_io_fn cb, void *use
 int loop_watch_update(struct loop_watch *w, uint32_t events);
 /* Safe inside any callback; NULL is ignored. */
 void loop_unwatch(struct loop_watch *w);
+
+/*
+ * Watch a stream socket whose bytes the caller takes with loop_read() and nothing else. Events
+ * as loop_watch(); LOOP_IN means loop_read() has bytes, the end of the stream or an error to give,
+ * and is reported again while it has. The io_uring backend receives into buffers of its own with
+ * the completion (multishot recv into provided buffers, where the kernel has them), which saves
+ * the read(2) of each wake-up; elsewhere this is loop_watch() and loop_read() is read(2).
+ */
+int loop_watch_stream(struct loop *l, int fd, uint32_t events, loop_io_fn cb, void *userdata,
+                      struct loop_watch **ret);
+/* Take up to len bytes of w's stream, as read(2) of its fd: >0, 0 at its end, -EAGAIN, -errno. */
+long loop_read(struct loop_watch *w, void *buf, size_t len);
+/*
+ * The peer of stream watch w sends more than one wake-up's worth (bulk) or one message per
+ * wake-up (not bulk, the default). A completion per write of the peer costs more than one
+ * read(2) of all that is queued, so a bulk stream is taken by poll and read(2) on io_uring; a
+ * peer that waits for each answer saves that read(2) with the recv. What loop_read() gives is
+ * the same either way. 0, or -EINVAL for a watch that is not a live stream watch.
+ */
+int loop_stream_bulk(struct loop_watch *w, bool bulk);
 
 /*
  * Arm `clock`'s kernel timer at absolute `deadline_usec` on that clock, replacing any earlier arm.

@@ -50,7 +50,7 @@ int service_add_peer(struct service *s, struct peer *p)
         int r = hashmap_reserve(&s->peers.sessions, s->peers.sessions.n_entries + 1);
         if (r < 0)
                 return r;
-        r = loop_watch(s->loop, p->fd, LOOP_IN, on_peer_io, p, &p->watch);
+        r = loop_watch_stream(s->loop, p->fd, LOOP_IN, on_peer_io, p, &p->watch);
         if (r < 0)
                 return r;
         p->watched_events = LOOP_IN;

@@ -92,10 +92,10 @@ static int reader_make_room(struct vl_reader *r)
         return 0;
 }
 
-long vl_reader_fill(struct vl_reader *r, int fd)
+long vl_reader_fill_from(struct vl_reader *r, vl_read_fn *read_fn, void *ctx)
 {
         size_t room;
-        ssize_t n;
+        long n;
         int err;
 
         err = reader_make_room(r);
@@ -103,15 +103,44 @@ long vl_reader_fill(struct vl_reader *r, int fd)
                 return err;
 
         room = r->cap - r->len;
-        do
-                n = read(fd, r->buf + r->len, room);
-        while (n < 0 && errno == EINTR);
+        n = read_fn(ctx, r->buf + r->len, room);
         if (n < 0)
-                return errno == EWOULDBLOCK ? -EAGAIN : -errno;
-
+                return n;
         r->len += (size_t)n;
         r->filled = (size_t)n == room;
         return n;
+}
+
+struct fd_source {
+        int fd;
+        int flags; /* recv(2)'s, or -1: read(2) */
+};
+
+static long read_fd(void *ctx, void *buf, size_t len)
+{
+        const struct fd_source *src = ctx;
+        ssize_t n;
+
+        do
+                n = src->flags < 0 ? read(src->fd, buf, len) : recv(src->fd, buf, len, src->flags);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+        return n;
+}
+
+long vl_reader_fill(struct vl_reader *r, int fd)
+{
+        struct fd_source src = {.fd = fd, .flags = -1};
+
+        return vl_reader_fill_from(r, read_fd, &src);
+}
+
+long vl_reader_recv(struct vl_reader *r, int fd, bool wait)
+{
+        struct fd_source src = {.fd = fd, .flags = wait ? 0 : MSG_DONTWAIT};
+
+        return vl_reader_fill_from(r, read_fd, &src);
 }
 
 int vl_reader_feed(struct vl_reader *r, const void *data, size_t len)

@@ -3,8 +3,8 @@
 
 /*
  * Varlink framing: NUL-terminated messages on a byte stream. A reader accumulates input and hands
- * out whole messages; a writer queues output up to a bound. Neither blocks: the fd is
- * non-blocking and the caller polls. Shared by the service and libtimerd.
+ * out whole messages; a writer queues output up to a bound. Neither blocks (the caller polls) but
+ * vl_reader_recv() asked to wait. Shared by the service and libtimerd.
  */
 
 #include <stdbool.h>
@@ -33,6 +33,18 @@ void vl_reader_done(struct vl_reader *r);
  * message long) is full of whole messages not yet taken with vl_reader_next, or another -errno.
  */
 long vl_reader_fill(struct vl_reader *r, int fd);
+
+/*
+ * vl_reader_fill by recv(2) from a socket: without `wait` it does not block whatever the socket's
+ * O_NONBLOCK; with it, on a blocking socket, it waits for the first bytes (a signal does not end
+ * the wait). Same returns.
+ */
+long vl_reader_recv(struct vl_reader *r, int fd, bool wait);
+
+/* Where vl_reader_fill_from() takes bytes, as read(2) would: >0, 0 at the end, -EAGAIN, -errno. */
+typedef long vl_read_fn(void *ctx, void *buf, size_t len);
+/* vl_reader_fill() from a source other than an fd (the service's loop_read()). Same results. */
+long vl_reader_fill_from(struct vl_reader *r, vl_read_fn *read_fn, void *ctx);
 
 /* Add bytes as if read (tests, fuzzers). Same errors as vl_reader_fill. */
 int vl_reader_feed(struct vl_reader *r, const void *data, size_t len);

@@ -609,7 +609,12 @@ int timerd_call_raw(struct timerd *t, const char *method, const char *parameters
  * and t may be closed.
  */
 
-/* The connection's file descriptor, also once broken (remove it from the loop, then close t). */
+/*
+ * The connection's file descriptor, also once broken (remove it from the loop, then close t). It
+ * is left blocking, so that a blocking call waits for its answer in the read that takes it; every
+ * other read and write asks not to block. A loop may set O_NONBLOCK on it (blocking calls then
+ * poll before they read).
+ */
 int timerd_get_fd(const struct timerd *t);
 /* poll.h's POLLIN, | POLLOUT while output is buffered; 0 once broken. */
 int timerd_get_events(const struct timerd *t);

@@ -9,6 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "loop/loop.h"
+
 /* Linux >= 6.5; Debian 12's headers predate it. */
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
@@ -77,9 +79,35 @@ void peer_free(struct peer *p)
         free(p);
 }
 
+static long read_watch(void *ctx, void *buf, size_t len)
+{
+        return loop_read(ctx, buf, len);
+}
+
+#define PEER_QUIET_READS 4
+
+static void set_bulk(struct peer *p, bool bulk)
+{
+        if (loop_stream_bulk(p->watch, bulk) == 0)
+                p->bulk = bulk;
+}
+
 long peer_read(struct peer *p)
 {
-        return vl_reader_fill(&p->in, p->fd);
+        long n = vl_reader_fill_from(&p->in, read_watch, p->watch);
+
+        if (n > 0) {
+                /*
+                 * PEER_QUIET_READS reads in a row brought at most one call each: the peer waits
+                 * for its answers. Not after one: a pipelining peer's window often ends in a
+                 * read of a single call, and each switch costs the io_uring backend a wake-up.
+                 */
+                p->quiet_reads = p->calls_from_read <= 1 ? p->quiet_reads + 1 : 0;
+                if (p->bulk && p->quiet_reads >= PEER_QUIET_READS)
+                        set_bulk(p, false);
+                p->calls_from_read = 0;
+        }
+        return n;
 }
 
 int peer_next_call(struct peer *p, int max_depth, struct vl_call *ret)
@@ -89,6 +117,9 @@ int peer_next_call(struct peer *p, int max_depth, struct vl_call *ret)
         int r = vl_reader_next(&p->in, &msg, &len);
         if (r <= 0)
                 return r;
+        /* A second call before the next read: the peer does not wait for each answer. */
+        if (++p->calls_from_read == 2 && !p->bulk)
+                set_bulk(p, true);
         r = vl_call_parse_with(&p->parser, msg, len, max_depth, ret);
         return r < 0 ? r : 1;
 }

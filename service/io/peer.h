@@ -34,7 +34,10 @@ struct peer {
         bool reply_more;        /* that message is a reply that keeps the call open */
         struct loop_watch *watch;
         uint32_t watched_events;
-        int pidfd; /* the peer process; -1 when it could not be pinned down */
+        unsigned calls_from_read; /* messages taken since the last read brought bytes */
+        unsigned quiet_reads;     /* reads in a row that brought at most one call, while bulk */
+        bool bulk;                /* the watch is told the peer streams (loop_stream_bulk()) */
+        int pidfd;                /* the peer process; -1 when it could not be pinned down */
         /* NULL until AcknowledgeSignals: then, per signal number below NSIG, the generation of
          * the timer whose signal was sent and not yet SignalTaken (0: none); service/signals.h. */
         uint64_t *signals_unacknowledged;
@@ -75,7 +78,8 @@ struct peer {
 int peer_new(int fd, uint64_t session, size_t max_message, size_t max_output, struct peer **ret);
 void peer_free(struct peer *p);
 
-/* Read what the socket has: >0 bytes, 0 EOF, -EAGAIN, -EMSGSIZE, -errno. */
+/* Read what the socket has, through its loop watch (loop_read()): >0 bytes, 0 EOF, -EAGAIN,
+ * -EMSGSIZE, -errno. */
 long peer_read(struct peer *p);
 
 /*

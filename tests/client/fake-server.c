@@ -271,3 +271,17 @@ void fake_server_finish(struct fake_server *s)
         rmdir(s->directory);
         free(s);
 }
+
+char *fake_padded_parameters(size_t size)
+{
+        char *text;
+
+        assert_true(size >= 10);
+        text = malloc(size + 1);
+        assert_non_null(text);
+        memset(text, 'a', size);
+        memcpy(text, "{\"pad\":\"", 8);
+        memcpy(text + size - 2, "\"}", 2);
+        text[size] = 0;
+        return text;
+}

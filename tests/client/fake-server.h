@@ -74,3 +74,6 @@ void fake_server_join(struct fake_server *s);
 
 /* Join, check every step ran and every call matched, and remove the socket. */
 void fake_server_finish(struct fake_server *s);
+
+/* {"pad":"aaa…"}, `size` (at least 10) bytes long and malloc'd: parameters of a large call. */
+char *fake_padded_parameters(size_t size);

@@ -480,19 +480,6 @@ static void test_answer_before_hang_up(void **state)
         assert_int_equal(log.errors[2], -TIMERD_E_DISCONNECTED);
 }
 
-/* {"pad":"aaa…"}, size bytes long. */
-static char *padded_parameters(size_t size)
-{
-        char *text = malloc(size + 1);
-
-        assert_non_null(text);
-        memset(text, 'a', size);
-        memcpy(text, "{\"pad\":\"", 8);
-        memcpy(text + size - 2, "\"}", 2);
-        text[size] = 0;
-        return text;
-}
-
 static const struct fake_step piled_up_script[] = {
     FAKE_ANY_CALL,
     FAKE_ANY_CALL,
@@ -506,7 +493,7 @@ static void test_piled_up_calls_written(void **state)
 {
         struct fake_server *s = fake_server_start(piled_up_script, ELEMENTSOF(piled_up_script));
         struct timerd *t = connect_to(s);
-        char *parameters = padded_parameters(40 * 1024);
+        char *parameters = fake_padded_parameters(40 * 1024);
         struct log log = {};
 
         (void)state;
@@ -675,7 +662,7 @@ static void test_output_buffered(void **state)
 {
         char path[108];
         int listener = deaf_service(path);
-        char *big = padded_parameters(1024 * 1024);
+        char *big = fake_padded_parameters(1024 * 1024);
         struct timerd *t = NULL;
         struct log log = {};
         size_t queued = 0;
@@ -695,7 +682,7 @@ static void test_output_buffered(void **state)
         assert_int_equal(log.n, 0);
         free(big);
 
-        big = padded_parameters(16 * 1024 * 1024);
+        big = fake_padded_parameters(16 * 1024 * 1024);
         assert_int_equal(timerd_call_async(t, "x.Y", big, 0, on_raw, &log), -EMSGSIZE);
         free(big);
 

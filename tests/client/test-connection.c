@@ -320,19 +320,6 @@ static const struct fake_step after_large_request_script[] = {
     FAKE_REPLY("{\"error\":\"io.timerd.Timer.NotFound\",\"parameters\":{\"name\":\"a\"}}"),
 };
 
-/* Text of `size` bytes: {"pad":"aaa…"} */
-static char *padded_parameters(size_t size)
-{
-        char *text = malloc(size + 1);
-
-        assert_non_null(text);
-        memset(text, 'a', size);
-        memcpy(text, "{\"pad\":\"", 8);
-        memcpy(text + size - 2, "\"}", 2);
-        text[size] = 0;
-        return text;
-}
-
 /* A request past 16 MiB is refused before anything is sent: the connection stays usable. */
 static void test_request_too_large(void **state)
 {
@@ -342,11 +329,11 @@ static void test_request_too_large(void **state)
         char *text;
 
         (void)state;
-        text = padded_parameters(16U * 1024U * 1024U + 1U);
+        text = fake_padded_parameters(16U * 1024U * 1024U + 1U);
         assert_int_equal(timerd_call_raw(t, "io.timerd.Timer.Get", text, NULL), -EMSGSIZE);
         free(text);
         /* The parameters fit, the whole call with its method does not. */
-        text = padded_parameters(16U * 1024U * 1024U - 4U);
+        text = fake_padded_parameters(16U * 1024U * 1024U - 4U);
         assert_int_equal(timerd_call_raw(t, "io.timerd.Timer.Get", text, NULL), -EMSGSIZE);
         free(text);
 

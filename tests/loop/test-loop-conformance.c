@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -43,6 +44,7 @@ struct expiry {
 
 struct fixture {
         enum loop_backend backend;
+        bool plain_ring;
         struct loop *loop;
         struct expiry expiries[MAX_EXPIRIES];
         size_t n_expiries;
@@ -126,6 +128,7 @@ static int setup(void **state)
         assert_non_null(f);
         const struct variant *v = *state;
         f->backend = v->backend;
+        f->plain_ring = v->plain_ring;
         r = v->plain_ring ? uring_loop_new_plain(&cb, NULL, &f->loop)
                           : loop_new(f->backend, &cb, &f->loop);
         /* io_uring may be refused on this host; then its tests skip, timerfd's never do. */
@@ -936,6 +939,344 @@ static void test_free_with_live_watches(void **state)
         close(p[1]);
 }
 
+/* A stream watch's callback: counts, and takes what loop_read() gives while `reading`. */
+struct stream_record {
+        unsigned calls;
+        uint32_t events;
+        bool reading;
+        size_t per_call; /* bytes taken per callback at most (0: all there is) */
+        char *buf;
+        size_t cap, len;
+        long last; /* loop_read()'s last result */
+        bool end;
+};
+
+static void on_stream(struct loop_watch *w, int fd, uint32_t events, void *userdata)
+{
+        struct stream_record *rec = userdata;
+        (void)fd;
+
+        rec->calls++;
+        rec->events |= events;
+        while (rec->reading && rec->len < rec->cap) {
+                size_t room = rec->cap - rec->len;
+                long n = loop_read(w, rec->buf + rec->len,
+                                   rec->per_call && rec->per_call < room ? rec->per_call : room);
+
+                rec->last = n;
+                if (n <= 0) {
+                        rec->end = n == 0;
+                        break;
+                }
+                rec->len += (size_t)n;
+                if (rec->per_call)
+                        break;
+        }
+}
+
+static void stream_record_init(struct stream_record *rec, size_t cap, bool reading)
+{
+        *rec = (struct stream_record){.reading = reading, .cap = cap, .buf = malloc(cap)};
+        assert_non_null(rec->buf);
+}
+
+static uint8_t pattern_byte(size_t i)
+{
+        return (uint8_t)(i % 251);
+}
+
+/* Write bytes [from, from + len) of the pattern as far as fd takes them; how many it took. */
+static size_t write_pattern(int fd, size_t from, size_t len)
+{
+        uint8_t chunk[4096];
+        size_t done = 0;
+
+        while (done < len) {
+                size_t n = len - done < sizeof(chunk) ? len - done : sizeof(chunk);
+                ssize_t k;
+
+                for (size_t i = 0; i < n; i++)
+                        chunk[i] = pattern_byte(from + done + i);
+                k = write(fd, chunk, n);
+                if (k < 0) {
+                        assert_int_equal(errno, EAGAIN);
+                        break;
+                }
+                done += (size_t)k;
+        }
+        return done;
+}
+
+static void assert_pattern(const struct stream_record *rec, size_t len)
+{
+        assert_int_equal(rec->len, len);
+        for (size_t i = 0; i < len; i++)
+                if ((uint8_t)rec->buf[i] != pattern_byte(i))
+                        fail_msg("byte %zu is %u, not %u", i, (uint8_t)rec->buf[i],
+                                 pattern_byte(i));
+}
+
+static bool stream_has(const void *ctx)
+{
+        const struct stream_record *rec = ctx;
+
+        return rec->len == rec->cap;
+}
+
+static bool io_called_stream(const void *ctx)
+{
+        return ((const struct stream_record *)ctx)->calls > 0;
+}
+
+static bool stream_ended(const void *ctx)
+{
+        return ((const struct stream_record *)ctx)->end;
+}
+
+/* Larger than several of the io_uring backend's buffers: read whole and in order. */
+static void test_stream_reads_across_buffers(void **state)
+{
+        struct fixture *f = fixture(state);
+        const size_t total = 5 * 4096 + 123;
+        struct stream_record rec;
+        struct loop_watch *w;
+        int s[2];
+
+        stream_record_init(&rec, total + 1, true);
+        rec.cap = total;
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, s), 0);
+        assert_int_equal(loop_watch_stream(f->loop, s[0], LOOP_IN, on_stream, &rec, &w), 0);
+        assert_int_equal(loop_run_once(f->loop, 0), 0);
+        assert_int_equal(rec.calls, 0);
+
+        assert_int_equal(write_pattern(s[1], 0, total), total);
+        run_until(f, stream_has, &rec);
+        assert_pattern(&rec, total);
+        assert_int_equal(rec.events & LOOP_OUT, 0);
+
+        /* The end of the stream comes after the bytes, as read(2)'s 0. */
+        rec.cap++;
+        close(s[1]);
+        run_until(f, stream_ended, &rec);
+        assert_int_equal(rec.len, total);
+        assert_int_equal(rec.last, 0);
+        assert_int_equal(loop_read(NULL, rec.buf, 1), -EINVAL);
+
+        loop_unwatch(w);
+        close(s[0]);
+        free(rec.buf);
+}
+
+/* Bytes left unread are reported again, one callback at a time; once taken, silence. */
+static void test_stream_is_level_triggered(void **state)
+{
+        struct fixture *f = fixture(state);
+        struct stream_record rec;
+        struct loop_watch *w;
+        int s[2];
+
+        stream_record_init(&rec, 3, true);
+        rec.per_call = 1;
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, s), 0);
+        assert_int_equal(loop_watch_stream(f->loop, s[0], LOOP_IN, on_stream, &rec, &w), 0);
+        assert_int_equal(write(s[1], "xyz", 3), 3);
+        run_until(f, stream_has, &rec);
+        assert_int_equal(rec.calls, 3);
+        assert_memory_equal(rec.buf, "xyz", 3);
+        run_for(f, 30 * 1000);
+        assert_int_equal(rec.calls, 3);
+
+        /* Not a stream watch: loop_read() is refused. */
+        struct io_record other = {};
+        struct loop_watch *plain;
+        char c;
+        assert_int_equal(loop_watch(f->loop, s[1], LOOP_IN, on_io, &other, &plain), 0);
+        assert_int_equal(loop_read(plain, &c, 1), -EINVAL);
+        loop_unwatch(plain);
+
+        loop_unwatch(w);
+        close(s[0]);
+        close(s[1]);
+        free(rec.buf);
+}
+
+/* Without LOOP_IN nothing is taken from the socket (the peer feels it fill), a hang-up is still
+ * reported, and with LOOP_IN again what waited comes whole. */
+static void test_stream_pauses_without_in(void **state)
+{
+        struct fixture *f = fixture(state);
+        struct stream_record rec;
+        struct loop_watch *w;
+        int s[2], queued = 0;
+
+        stream_record_init(&rec, 1000, true);
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, s), 0);
+        assert_int_equal(loop_watch_stream(f->loop, s[0], LOOP_IN, on_stream, &rec, &w), 0);
+        assert_int_equal(loop_run_once(f->loop, 0), 0);
+        assert_int_equal(loop_watch_update(w, 0), 0);
+        run_for(f, 20 * 1000);
+
+        assert_int_equal(write_pattern(s[1], 0, 1000), 1000);
+        run_for(f, 30 * 1000);
+        assert_int_equal(rec.calls, 0);
+        assert_int_equal(ioctl(s[0], FIONREAD, &queued), 0);
+        assert_int_equal(queued, 1000);
+
+        assert_int_equal(loop_watch_update(w, LOOP_IN), 0);
+        run_until(f, stream_has, &rec);
+        assert_pattern(&rec, 1000);
+
+        assert_int_equal(loop_watch_update(w, 0), 0);
+        run_for(f, 20 * 1000);
+        rec.calls = 0;
+        rec.events = 0;
+        close(s[1]);
+        run_until(f, io_called_stream, &rec);
+        assert_true(rec.events & LOOP_ERR);
+
+        loop_unwatch(w);
+        close(s[0]);
+        free(rec.buf);
+}
+
+/* On io_uring with provided buffers, `times` receives (at least) found them run out. */
+static void assert_exhausted(const struct fixture *f, uint64_t times)
+{
+        if (f->backend != LOOP_BACKEND_IO_URING)
+                return;
+        if (f->plain_ring)
+                assert_int_equal(uring_loop_buffers_exhausted(f->loop), 0);
+        else
+                assert_true(uring_loop_buffers_exhausted(f->loop) >= times);
+}
+
+/*
+ * More peers than the io_uring backend has buffers each send a little that their watches do not
+ * read, so the buffers run out: another watch still gets its bytes (the poll and read(2)
+ * fallback), and once read every peer's bytes arrive whole, those held before the rest.
+ */
+#define HOLDERS    80
+#define HELD_BYTES 100
+
+static void test_stream_buffers_exhausted(void **state)
+{
+        struct fixture *f = fixture(state);
+        struct stream_record *held = calloc(HOLDERS, sizeof(*held)), b;
+        struct loop_watch *wh[HOLDERS], *wb;
+        int sh[HOLDERS][2], sb[2];
+
+        assert_non_null(held);
+        for (int i = 0; i < HOLDERS; i++) {
+                stream_record_init(&held[i], 2 * HELD_BYTES, false);
+                held[i].cap = HELD_BYTES;
+                assert_int_equal(
+                    socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sh[i]), 0);
+                assert_int_equal(
+                    loop_watch_stream(f->loop, sh[i][0], LOOP_IN, on_stream, &held[i], &wh[i]), 0);
+                assert_int_equal(write_pattern(sh[i][1], 0, HELD_BYTES), HELD_BYTES);
+        }
+        stream_record_init(&b, 10, true);
+        b.cap = 5;
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sb), 0);
+        assert_int_equal(loop_watch_stream(f->loop, sb[0], LOOP_IN, on_stream, &b, &wb), 0);
+        run_for(f, 20 * 1000);
+        assert_exhausted(f, 1);
+
+        assert_int_equal(write(sb[1], "hello", 5), 5);
+        run_until(f, stream_has, &b);
+        assert_memory_equal(b.buf, "hello", 5);
+        assert_exhausted(f, 2);
+
+        for (int i = 0; i < HOLDERS; i++) {
+                held[i].reading = true;
+                run_until(f, stream_has, &held[i]);
+                /* With the buffers back, it goes on. */
+                held[i].cap = 2 * HELD_BYTES;
+                assert_int_equal(write_pattern(sh[i][1], HELD_BYTES, HELD_BYTES), HELD_BYTES);
+                run_until(f, stream_has, &held[i]);
+                assert_pattern(&held[i], 2 * HELD_BYTES);
+        }
+        b.cap = 10;
+        assert_int_equal(write(sb[1], "world", 5), 5);
+        run_until(f, stream_has, &b);
+        assert_memory_equal(b.buf, "helloworld", 10);
+
+        for (int i = 0; i < HOLDERS; i++) {
+                loop_unwatch(wh[i]);
+                close(sh[i][0]);
+                close(sh[i][1]);
+                free(held[i].buf);
+        }
+        loop_unwatch(wb);
+        close(sb[0]);
+        close(sb[1]);
+        free(held);
+        free(b.buf);
+}
+
+/*
+ * A bulk stream (loop_stream_bulk()) is taken by read(2), not a completion per write: more
+ * writes than the io_uring backend has buffers, each waited for while the watch does not read,
+ * take none of them. Bytes held when it turns bulk come first, and after it turns back the
+ * recv brings the rest, all in order.
+ */
+#define BULK_WRITES 80
+#define BULK_BYTES  100
+
+static void test_stream_bulk(void **state)
+{
+        struct fixture *f = fixture(state);
+        size_t total = 2 * BULK_BYTES + 2 * BULK_WRITES * BULK_BYTES;
+        struct stream_record rec;
+        struct loop_watch *w, *plain;
+        size_t sent = 0;
+        int s[2];
+
+        stream_record_init(&rec, total, false);
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, s), 0);
+        assert_int_equal(loop_watch_stream(f->loop, s[0], LOOP_IN, on_stream, &rec, &w), 0);
+        assert_int_equal(loop_watch(f->loop, s[1], 0, on_io, NULL, &plain), 0);
+        assert_int_equal(loop_stream_bulk(plain, true), -EINVAL);
+        assert_int_equal(loop_stream_bulk(NULL, true), -EINVAL);
+        assert_int_equal(loop_run_once(f->loop, 0), 0);
+
+        /* Received and held, then bulk: what follows waits in the socket. */
+        sent += write_pattern(s[1], sent, BULK_BYTES);
+        run_until(f, io_called_stream, &rec);
+        assert_int_equal(loop_stream_bulk(w, true), 0);
+        for (int i = 0; i < BULK_WRITES; i++) {
+                sent += write_pattern(s[1], sent, BULK_BYTES);
+                run_for(f, 1000);
+        }
+        if (f->backend == LOOP_BACKEND_IO_URING)
+                assert_int_equal(uring_loop_buffers_exhausted(f->loop), 0);
+        rec.cap = sent;
+        rec.reading = true;
+        run_until(f, stream_has, &rec);
+        assert_pattern(&rec, sent);
+
+        /* Back on the recv, mid-stream, reading as it comes. */
+        rec.cap = total;
+        sent += write_pattern(s[1], sent, BULK_BYTES);
+        run_for(f, 1000);
+        assert_int_equal(loop_stream_bulk(w, false), 0);
+        for (int i = 0; i < BULK_WRITES; i++) {
+                sent += write_pattern(s[1], sent, BULK_BYTES);
+                run_for(f, 1000);
+        }
+        assert_int_equal(sent, total);
+        run_until(f, stream_has, &rec);
+        assert_pattern(&rec, total);
+        if (f->backend == LOOP_BACKEND_IO_URING)
+                assert_int_equal(uring_loop_buffers_exhausted(f->loop), 0);
+
+        loop_unwatch(plain);
+        loop_unwatch(w);
+        close(s[0]);
+        close(s[1]);
+        free(rec.buf);
+}
+
 #define FOR_EACH_CONFORMANCE_TEST(X)                                                               \
         X(test_backend_identity)                                                                   \
         X(test_new_rejects_missing_callbacks)                                                      \
@@ -970,7 +1311,12 @@ static void test_free_with_live_watches(void **state)
         X(test_stats_counted)                                                                      \
         X(test_stale_completion_counted)                                                           \
         X(test_many_fds)                                                                           \
-        X(test_free_with_live_watches)
+        X(test_free_with_live_watches)                                                             \
+        X(test_stream_reads_across_buffers)                                                        \
+        X(test_stream_is_level_triggered)                                                          \
+        X(test_stream_pauses_without_in)                                                           \
+        X(test_stream_buffers_exhausted)                                                           \
+        X(test_stream_bulk)
 
 int main(void)
 {

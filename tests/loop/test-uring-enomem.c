@@ -3,10 +3,13 @@
  * The io_uring backend out of memory while it reaps: the test links the backend with the linker's
  * --wrap of reallocarray, so the backlog the completions are copied into cannot grow. More
  * completions than one reap batch are ready at once; every one is still dispatched, a batch per
- * wait, and no wait fails (a failed wait stops the service). Counted, never timed.
+ * wait, and no wait fails (a failed wait stops the service). Counted, never timed. And --wrap of
+ * calloc: opening the ring fails with -ENOMEM at each of its allocations in turn (the provided
+ * buffers' among them), leaving nothing behind (ASan's leak check).
  */
 
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -38,6 +41,21 @@ void *__wrap_reallocarray(void *p, size_t n, size_t size)
                 return NULL;
         }
         return __real_reallocarray(p, n, size);
+}
+
+/* The callocs counted since the last reset; the one numbered `refuse_calloc` fails. */
+static unsigned callocs, refuse_calloc = UINT_MAX;
+
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+        if (callocs++ == refuse_calloc) {
+                errno = ENOMEM;
+                return NULL;
+        }
+        return __real_calloc(n, size);
 }
 
 struct watched {
@@ -122,11 +140,34 @@ static void test_backlog_cannot_grow_plain_ring(void **state)
         every_completion_dispatched(true);
 }
 
+static void test_open_out_of_memory(void **state)
+{
+        struct loop_callbacks cb = {.expired = on_expired};
+        struct loop *l = NULL;
+        unsigned needed;
+
+        (void)state;
+        callocs = 0;
+        assert_int_equal(uring_loop_new(&cb, NULL, &l), 0);
+        needed = callocs;
+        loop_free(l);
+        /* The loop, the provided buffers and their table, at least. */
+        assert_true(needed >= 3);
+        for (refuse_calloc = 0; refuse_calloc < needed; refuse_calloc++) {
+                callocs = 0;
+                l = NULL;
+                assert_int_equal(uring_loop_new(&cb, NULL, &l), -ENOMEM);
+                assert_null(l);
+        }
+        refuse_calloc = UINT_MAX;
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_backlog_cannot_grow),
             cmocka_unit_test(test_backlog_cannot_grow_plain_ring),
+            cmocka_unit_test(test_open_out_of_memory),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -418,6 +418,53 @@ static void reader_fill_errors(void **state)
         assert_int_equal(close(fds[1]), 0);
 }
 
+/* A source other than an fd: what it gives, the end and its errors come through as from read(2),
+ * and the reader's limits hold. */
+struct chunks {
+        const char *const *parts; /* NULL ends them: then `end` */
+        long end;
+        size_t next;
+};
+
+static long read_chunks(void *ctx, void *buf, size_t len)
+{
+        struct chunks *c = ctx;
+        const char *part = c->parts[c->next];
+        size_t n;
+
+        if (!part)
+                return c->end;
+        n = strlen(part);
+        assert_true(n <= len);
+        memcpy(buf, part, n);
+        c->next++;
+        return (long)n;
+}
+
+static void reader_fill_from_source(void **state)
+{
+        static const char *const parts[] = {"ab", "c", NULL};
+        struct chunks c = {.parts = parts, .end = -EAGAIN};
+        struct vl_reader r;
+
+        (void)state;
+        vl_reader_init(&r, 4);
+        assert_int_equal(vl_reader_fill_from(&r, read_chunks, &c), 2);
+        assert_no_next(&r);
+        assert_int_equal(vl_reader_fill_from(&r, read_chunks, &c), 1);
+        assert_int_equal(vl_reader_fill_from(&r, read_chunks, &c), -EAGAIN);
+        c.end = 0;
+        assert_int_equal(vl_reader_fill_from(&r, read_chunks, &c), 0);
+        c.end = -ECONNRESET;
+        assert_int_equal(vl_reader_fill_from(&r, read_chunks, &c), -ECONNRESET);
+        /* Five bytes and no NUL: past the limit of 4. */
+        static const char *const more[] = {"de", NULL};
+        c = (struct chunks){.parts = more, .end = -EAGAIN};
+        assert_int_equal(vl_reader_fill_from(&r, read_chunks, &c), 2);
+        assert_int_equal(vl_reader_fill_from(&r, read_chunks, &c), -EMSGSIZE);
+        vl_reader_done(&r);
+}
+
 static void reader_reusable_after_done(void **state)
 {
         struct vl_reader r;
@@ -827,6 +874,7 @@ int main(void)
             cmocka_unit_test(writer_closed_peer_socket),
             cmocka_unit_test(writer_pipe),
             cmocka_unit_test(writer_bad_fd),
+            cmocka_unit_test(reader_fill_from_source),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
