@@ -16,8 +16,7 @@
 /* Re-charge everything to t's accounts: all of it, or (-ENOMEM) nothing. */
 static int charge(struct service *s, const struct subuids *t)
 {
-        struct tally timers, parked;
-        struct hashmap conns;
+        struct tally timers, parked, conns;
         int r = registry_subuids_prepare(s->registry, t, &timers);
 
         if (r < 0)

@@ -27,79 +27,9 @@
 /* Each connection holds its socket and a pidfd of its process. */
 #define FDS_PER_CONNECTION 2
 
-struct conn_uid {
-        uid_t uid;
-        uint32_t n;         /* its connections */
-        uint32_t evictable; /* … of them not privileged */
-};
-
-static bool conn_uid_matches(const void *entry, const void *key)
-{
-        return ((const struct conn_uid *)entry)->uid == *(const uid_t *)key;
-}
-
-static uint64_t conn_uid_hash(const void *entry)
-{
-        return hash_mix64(((const struct conn_uid *)entry)->uid);
-}
-
-static struct conn_uid *conn_uid_find(const struct hashmap *m, uid_t uid)
-{
-        return hashmap_find(m, hash_mix64(uid), conn_uid_matches, &uid);
-}
-
 static uid_t account_of(const struct conns *c, uid_t uid)
 {
         return c->subuids ? subuids_account(c->subuids, uid) : uid;
-}
-
-/* Count a connection of uid into m, making its entry; -ENOMEM changes nothing. */
-static int conn_uid_add(struct hashmap *m, uid_t uid, bool privileged)
-{
-        struct conn_uid *u = conn_uid_find(m, uid);
-
-        if (!u) {
-                if (hashmap_reserve(m, m->n_entries + 1) < 0)
-                        return -ENOMEM;
-                u = calloc(1, sizeof(*u));
-                if (!u)
-                        return -ENOMEM;
-                u->uid = uid;
-                hashmap_insert(m, conn_uid_hash(u), u);
-        }
-        u->n++;
-        u->evictable += !privileged;
-        return 0;
-}
-
-/* Take one of uid's connections out of m. */
-static void conn_uid_sub(struct hashmap *m, uid_t uid, bool privileged)
-{
-        struct conn_uid *u = conn_uid_find(m, uid);
-
-        if (!u)
-                return;
-        u->evictable -= !privileged;
-        if (--u->n > 0)
-                return;
-        hashmap_remove(m, conn_uid_hash(u), u);
-        free(u);
-        /* Nothing is left allocated once every connection is gone. */
-        if (m->n_entries == 0) {
-                hashmap_done(m);
-                hashmap_init(m, conn_uid_hash);
-        }
-}
-
-static void conn_uids_free(struct hashmap *m)
-{
-        struct conn_uid *u;
-        size_t i = 0;
-
-        while ((u = hashmap_next(m, &i)))
-                free(u);
-        hashmap_done(m);
-        hashmap_init(m, conn_uid_hash);
 }
 
 /* uid 0, or a member of the admin group (config.h): it sees and controls every owner's timers and
@@ -122,8 +52,8 @@ void conns_init(struct conns *c, uint32_t max_connections)
 {
         struct rlimit nofile;
 
-        hashmap_init(&c->uids, conn_uid_hash);
-        hashmap_init(&c->accounts, conn_uid_hash);
+        tally_init(&c->uids);
+        tally_init(&c->accounts);
         c->subuids = NULL;
         list_init(&c->idle);
         list_init(&c->partial);
@@ -231,16 +161,15 @@ static void list_move_to_back(struct list_node *head, struct list_node *n)
 
 /* The account with the most unprivileged connections (the lowest uid among equals), or NULL
  * when there is none. */
-static const struct conn_uid *heaviest_unprivileged(const struct conns *c)
+static const struct tally_count *heaviest_unprivileged(const struct conns *c)
 {
-        const struct conn_uid *heaviest = NULL, *u;
+        const struct tally_count *heaviest = NULL, *a;
         size_t i = 0;
 
-        while ((u = hashmap_next(&c->accounts, &i)))
-                if (u->evictable > 0 &&
-                    (!heaviest || u->evictable > heaviest->evictable ||
-                     (u->evictable == heaviest->evictable && u->uid < heaviest->uid)))
-                        heaviest = u;
+        while ((a = tally_next(&c->accounts, &i)))
+                if (a->marked > 0 && (!heaviest || a->marked > heaviest->marked ||
+                                      (a->marked == heaviest->marked && a->uid < heaviest->uid)))
+                        heaviest = a;
         return heaviest;
 }
 
@@ -280,12 +209,11 @@ bool conns_admit(struct service *s, struct peer *p, struct peer **ret_victim)
 {
         struct conns *c = &s->conns;
         uid_t account = account_of(c, p->uid);
-        const struct conn_uid *u = conn_uid_find(&c->uids, p->uid),
-                              *a = conn_uid_find(&c->accounts, account);
-        uint32_t mine = a ? a->evictable : 0;
+        const struct tally_count *a = tally_find(&c->accounts, account);
+        uint64_t mine = a ? a->marked : 0;
         /* An account's own uid counts its own connections: the uids charged to it never keep it
          * out. */
-        uint32_t held = account == p->uid ? (u ? u->n : 0) : (a ? a->n : 0);
+        uint64_t held = account == p->uid ? tally_get(&c->uids, p->uid) : (a ? a->n : 0);
         struct peer *victim = NULL;
         bool full;
 
@@ -299,21 +227,22 @@ bool conns_admit(struct service *s, struct peer *p, struct peer **ret_victim)
         full = s->peers.n_live >= table_size(s) ||
                (!p->privileged && c->n_unprivileged >= unprivileged_room(s));
         if (full) {
-                const struct conn_uid *heaviest = heaviest_unprivileged(c);
+                const struct tally_count *heaviest = heaviest_unprivileged(c);
                 /* The privileged take a place from anyone else; others only from a uid holding
                  * at least two more than they do. */
-                if (!heaviest || (!p->privileged && heaviest->evictable <= mine + 1)) {
+                if (!heaviest || (!p->privileged && heaviest->marked <= mine + 1)) {
                         refuse(p, "connections", table_size(s));
                         return false;
                 }
                 victim = eviction_victim(s, heaviest->uid);
         }
-        if (conn_uid_add(&c->uids, p->uid, p->privileged) < 0) {
+        if (tally_charge(&c->uids, p->uid, 1, 0) < 0) {
                 log_error("Out of memory taking a connection of uid %u", (unsigned)p->uid);
                 return false;
         }
-        if (conn_uid_add(&c->accounts, account, p->privileged) < 0) {
-                conn_uid_sub(&c->uids, p->uid, p->privileged);
+        /* An account's unprivileged connections are marked: the only ones eviction takes. */
+        if (tally_charge(&c->accounts, account, 1, !p->privileged) < 0) {
+                tally_sub(&c->uids, p->uid, 1, 0);
                 log_error("Out of memory taking a connection of uid %u", (unsigned)p->uid);
                 return false;
         }
@@ -333,36 +262,34 @@ void conns_forget(struct service *s, struct peer *p)
                 list_remove(&p->idle_node);
         if (list_linked(&p->partial_node))
                 list_remove(&p->partial_node);
-        if (!conn_uid_find(&c->uids, p->uid))
-                return;
+        /* Every connection dropped was admitted: accept.c drops it only after conns_admit(). */
         c->n_unprivileged -= !p->privileged;
-        conn_uid_sub(&c->uids, p->uid, p->privileged);
-        conn_uid_sub(&c->accounts, p->account, p->privileged);
+        tally_sub(&c->uids, p->uid, 1, 0);
+        tally_sub(&c->accounts, p->account, 1, !p->privileged);
 }
 
 uint32_t conns_of(const struct conns *c, uid_t uid)
 {
-        const struct conn_uid *u = conn_uid_find(&c->uids, uid);
-
-        return u ? u->n : 0;
+        return (uint32_t)tally_get(&c->uids, uid);
 }
 
-int conns_subuids_prepare(const struct service *s, const struct subuids *t, struct hashmap *ret)
+int conns_subuids_prepare(const struct service *s, const struct subuids *t, struct tally *ret)
 {
         struct list_node *n;
 
-        hashmap_init(ret, conn_uid_hash);
+        tally_init(ret);
         list_for_each (n, &s->peers.live) {
                 const struct peer *p = list_entry(n, struct peer, node);
-                if (conn_uid_add(ret, t ? subuids_account(t, p->uid) : p->uid, p->privileged) < 0) {
-                        conn_uids_free(ret);
+                uid_t account = t ? subuids_account(t, p->uid) : p->uid;
+                if (tally_charge(ret, account, 1, !p->privileged) < 0) {
+                        tally_done(ret);
                         return -ENOMEM;
                 }
         }
         return 0;
 }
 
-void conns_subuids_commit(struct service *s, const struct subuids *t, struct hashmap *prepared)
+void conns_subuids_commit(struct service *s, const struct subuids *t, struct tally *prepared)
 {
         struct list_node *n;
 
@@ -370,7 +297,7 @@ void conns_subuids_commit(struct service *s, const struct subuids *t, struct has
                 struct peer *p = list_entry(n, struct peer, node);
                 p->account = t ? subuids_account(t, p->uid) : p->uid;
         }
-        conn_uids_free(&s->conns.accounts);
+        tally_done(&s->conns.accounts);
         s->conns.accounts = *prepared;
         s->conns.subuids = t;
 }

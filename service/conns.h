@@ -32,8 +32,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "base/hashmap.h"
 #include "base/list.h"
+#include "service/core/tally.h"
 
 struct peer;
 struct service;
@@ -41,8 +41,9 @@ struct service;
 struct subuids;
 
 struct conns {
-        struct hashmap uids;     /* uid → struct conn_uid: its connections */
-        struct hashmap accounts; /* account → struct conn_uid: the connections charged to it */
+        struct tally uids; /* uid → its connections */
+        struct tally
+            accounts; /* account → the connections charged to it, the unprivileged marked */
         const struct subuids *subuids; /* conns_subuids_commit(); NULL: none */
         uint32_t n_unprivileged;       /* connections neither of uid 0 nor of the admin group */
         uint32_t fd_capacity;          /* connections the descriptor limit leaves room for */
@@ -56,7 +57,7 @@ void conns_init(struct conns *c, uint32_t max_connections);
 /* Whether p (accepted, not yet watched) takes a place: false after telling it why (the caller
  * frees it). To make room, *ret_victim (else NULL) is a connection the caller must evict. */
 bool conns_admit(struct service *s, struct peer *p, struct peer **ret_victim);
-/* p is dropped: its place is free. */
+/* p, admitted, is dropped: its place is free. */
 void conns_forget(struct service *s, struct peer *p);
 
 /* The connections of uid. O(1). */
@@ -65,8 +66,8 @@ uint32_t conns_of(const struct conns *c, uid_t uid);
 /* Charge the connections to the accounts of t (NULL: no ranges), as registry_subuids_prepare()
  * and _commit() do for the registry: prepare counts them anew into *ret (-ENOMEM changing
  * nothing), commit takes it and charges each connection to its new account. */
-int conns_subuids_prepare(const struct service *s, const struct subuids *t, struct hashmap *ret);
-void conns_subuids_commit(struct service *s, const struct subuids *t, struct hashmap *prepared);
+int conns_subuids_prepare(const struct service *s, const struct subuids *t, struct tally *ret);
+void conns_subuids_commit(struct service *s, const struct subuids *t, struct tally *prepared);
 
 /* n_read bytes came from p. */
 void conns_note_input(struct service *s, struct peer *p, size_t n_read);

@@ -252,11 +252,10 @@ int parked_subuids_prepare(const struct parked *q, const struct subuids *t, stru
                 uint32_t account = t ? subuids_account(t, o->uid) : o->uid;
                 if (account == o->uid || parked_owner_parked(o) == 0)
                         continue;
-                if (tally_reserve(ret, account) < 0) {
+                if (tally_charge(ret, account, parked_owner_parked(o), 0) < 0) {
                         tally_done(ret);
                         return -ENOMEM;
                 }
-                tally_add(ret, account, parked_owner_parked(o));
         }
         return 0;
 }
@@ -452,7 +451,7 @@ void parked_retire(struct parked *q, struct entry *e)
                 q->stats.sleepers--;
         }
         if (o->account != o->uid)
-                tally_sub(&q->accounts, o->account, 1);
+                tally_sub(&q->accounts, o->account, 1, 0);
         if (e->phase == PHASE_OBSERVING) {
                 o->observing = NULL;
                 q->stats.observing--;
@@ -626,7 +625,7 @@ struct parked_transition parked_park(struct parked *q, const struct td_caller *c
                 q->stats.sleepers++;
         }
         if (o->account != o->uid)
-                tally_add(&q->accounts, o->account, 1);
+                tally_add(&q->accounts, o->account, 1, 0);
         *ret = e;
         return parked_transition_of(q, 0);
 }

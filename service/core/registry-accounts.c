@@ -25,11 +25,10 @@ int registry_subuids_prepare(const struct registry *r, const struct subuids *t, 
                 uint32_t account = t ? subuids_account(t, o->uid) : o->uid;
                 if (account == o->uid || o->n_timers == 0)
                         continue;
-                if (tally_reserve(ret, account) < 0) {
+                if (tally_charge(ret, account, o->n_timers, 0) < 0) {
                         tally_done(ret);
                         return -ENOMEM;
                 }
-                tally_add(ret, account, o->n_timers);
         }
         return 0;
 }

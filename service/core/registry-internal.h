@@ -355,14 +355,14 @@ static inline void owner_timers_add(struct registry *r, struct owner *o, size_t 
 {
         o->n_timers += n;
         if (o->account != o->uid)
-                tally_add(&r->accounts, o->account, n);
+                tally_add(&r->accounts, o->account, n, 0);
 }
 
 static inline void owner_timers_sub(struct registry *r, struct owner *o, size_t n)
 {
         o->n_timers -= n;
         if (o->account != o->uid)
-                tally_sub(&r->accounts, o->account, n);
+                tally_sub(&r->accounts, o->account, n, 0);
 }
 
 /* A run state of all zero: what a timer that never fired reports. */

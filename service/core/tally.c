@@ -5,11 +5,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-struct tally_count {
-        uint32_t uid;
-        uint64_t n;
-};
-
 static uint64_t count_hash(const void *entry)
 {
         return hash_mix64(((const struct tally_count *)entry)->uid);
@@ -25,6 +20,11 @@ static struct tally_count *count_find(const struct tally *t, uint32_t uid)
         if (t->counts.n_entries == 0)
                 return NULL;
         return hashmap_find(&t->counts, hash_mix64(uid), count_matches, &uid);
+}
+
+const struct tally_count *tally_find(const struct tally *t, uint32_t uid)
+{
+        return count_find(t, uid);
 }
 
 void tally_init(struct tally *t)
@@ -50,20 +50,26 @@ uint64_t tally_get(const struct tally *t, uint32_t uid)
         return c ? c->n : 0;
 }
 
-int tally_reserve(struct tally *t, uint32_t uid)
+/* uid's entry, made at 0 when it has none; NULL: out of memory. */
+static struct tally_count *count_get(struct tally *t, uint32_t uid)
 {
-        struct tally_count *c;
+        struct tally_count *c = count_find(t, uid);
 
-        if (count_find(t, uid))
-                return 0;
+        if (c)
+                return c;
         if (hashmap_reserve(&t->counts, t->counts.n_entries + 1) < 0)
-                return -ENOMEM;
+                return NULL;
         c = malloc(sizeof(*c));
         if (!c)
-                return -ENOMEM;
+                return NULL;
         *c = (struct tally_count){.uid = uid};
         hashmap_insert(&t->counts, count_hash(c), c);
-        return 0;
+        return c;
+}
+
+int tally_reserve(struct tally *t, uint32_t uid)
+{
+        return count_get(t, uid) ? 0 : -ENOMEM;
 }
 
 static void count_drop(struct tally *t, struct tally_count *c)
@@ -81,25 +87,47 @@ void tally_unreserve(struct tally *t, uint32_t uid)
                 count_drop(t, c);
 }
 
-void tally_add(struct tally *t, uint32_t uid, uint64_t n)
+void tally_add(struct tally *t, uint32_t uid, uint64_t n, uint64_t marked)
 {
         struct tally_count *c = count_find(t, uid);
 
-        assert(c);
+        assert(c && marked <= n);
         c->n += n;
+        c->marked += marked;
 }
 
-void tally_sub(struct tally *t, uint32_t uid, uint64_t n)
+int tally_charge(struct tally *t, uint32_t uid, uint64_t n, uint64_t marked)
+{
+        struct tally_count *c;
+
+        /* An entry at 0 would outlive its count. */
+        assert(n > 0 && marked <= n);
+        c = count_get(t, uid);
+        if (!c)
+                return -ENOMEM;
+        c->n += n;
+        c->marked += marked;
+        return 0;
+}
+
+void tally_sub(struct tally *t, uint32_t uid, uint64_t n, uint64_t marked)
 {
         struct tally_count *c;
 
         if (n == 0)
                 return;
         c = count_find(t, uid);
-        assert(c && c->n >= n);
+        assert(c && c->n >= n && c->marked >= marked);
         c->n -= n;
+        c->marked -= marked;
+        assert(c->marked <= c->n);
         if (c->n == 0)
                 count_drop(t, c);
+}
+
+const struct tally_count *tally_next(const struct tally *t, size_t *i)
+{
+        return hashmap_next(&t->counts, i);
 }
 
 uint64_t tally_total(const struct tally *t)
@@ -108,7 +136,7 @@ uint64_t tally_total(const struct tally *t)
         uint64_t total = 0;
         size_t i = 0;
 
-        while ((c = hashmap_next(&t->counts, &i)))
+        while ((c = tally_next(t, &i)))
                 total += c->n;
         return total;
 }
