@@ -59,15 +59,22 @@ static const char *error_of(json_object *reply)
         return e ? json_object_get_string(e) : NULL;
 }
 
-static void register_alarm(int fd, const char *name, unsigned long long delay_usec)
+/* A once alarm, transient or (retained) kept across its connection closing. */
+static void register_alarm_for(int fd, const char *name, unsigned long long delay_usec,
+                               bool retained)
 {
         json_object *r = call(fd,
                               "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":"
                               "\"%s\",\"delay_usec\":%llu,\"declaration\":{\"policy\":\"once\","
-                              "\"delivery\":\"alarm\"}}}",
-                              name, delay_usec);
+                              "\"delivery\":\"alarm\"%s}}}",
+                              name, delay_usec, retained ? ",\"lifetime\":\"retained\"" : "");
         assert_null(error_of(r));
         json_object_put(r);
+}
+
+static void register_alarm(int fd, const char *name, unsigned long long delay_usec)
+{
+        register_alarm_for(fd, name, delay_usec, false);
 }
 
 /* The observation's continuation and lease, as JSON text for Finish. */
@@ -80,6 +87,28 @@ static void observation_of(json_object *reply, char *continuation, size_t size,
             continuation, size, "%s",
             json_object_to_json_string_ext(field(obs, "continuation"), JSON_C_TO_STRING_PLAIN));
         *lease = (unsigned long long)json_object_get_int64(field(obs, "lease"));
+}
+
+/* Finish(continuation, lease, action): the whole reply. */
+static json_object *finish(int fd, const char *continuation, unsigned long long lease,
+                           const char *action)
+{
+        return call(fd,
+                    "{\"method\":\"io.timerd.Timer.Finish\",\"parameters\":{\"continuation\":%s,"
+                    "\"lease\":%llu,\"action\":\"%s\"}}",
+                    continuation, lease, action);
+}
+
+/* A 30 s Sleep that the alarm `name` interrupts within `within_ms` of `start`: the reply. */
+static json_object *sleep_observes(int fd, const char *name, unsigned long long start,
+                                   unsigned long long within_ms)
+{
+        json_object *r = call(fd, "{\"method\":\"io.timerd.Timer.Sleep\",\"parameters\":"
+                                  "{\"for_usec\":30000000}}");
+        assert_null(error_of(r));
+        assert_string_equal(json_object_get_string(field(r, "parameters.observation.timer")), name);
+        assert_true(harness_now_usec() - start < within_ms * MS);
+        return r;
 }
 
 static void test_sleep_elapses(void **state)
@@ -115,10 +144,7 @@ static void test_observation_resume_keeps_the_original_deadline(void **state)
         observation_of(r, continuation, sizeof(continuation), &lease);
         json_object_put(r);
 
-        r = call(fd,
-                 "{\"method\":\"io.timerd.Timer.Finish\",\"parameters\":{\"continuation\":%s,"
-                 "\"lease\":%llu,\"action\":\"resume\"}}",
-                 continuation, lease);
+        r = finish(fd, continuation, lease, "resume");
         assert_null(error_of(r));
         snprintf(
             ticket, sizeof(ticket), "%s",
@@ -155,18 +181,12 @@ static void test_observation_interrupt_reports_remaining_time(void **state)
         json_object_put(r);
 
         /* A wrong lease changes nothing. */
-        r = call(fd,
-                 "{\"method\":\"io.timerd.Timer.Finish\",\"parameters\":{\"continuation\":%s,"
-                 "\"lease\":%llu,\"action\":\"interrupt\"}}",
-                 continuation, lease + 1);
+        r = finish(fd, continuation, lease + 1, "interrupt");
         assert_string_equal(error_of(r), "io.timerd.Timer.ProtocolFailure");
         assert_string_equal(json_object_get_string(field(r, "parameters.kind")), "identity");
         json_object_put(r);
 
-        r = call(fd,
-                 "{\"method\":\"io.timerd.Timer.Finish\",\"parameters\":{\"continuation\":%s,"
-                 "\"lease\":%llu,\"action\":\"interrupt\"}}",
-                 continuation, lease);
+        r = finish(fd, continuation, lease, "interrupt");
         assert_null(error_of(r));
         unsigned long long remaining =
             (unsigned long long)json_object_get_int64(field(r, "parameters.remaining_usec"));
@@ -174,10 +194,7 @@ static void test_observation_interrupt_reports_remaining_time(void **state)
         json_object_put(r);
 
         /* It is over: a second Finish finds nothing parked. */
-        r = call(fd,
-                 "{\"method\":\"io.timerd.Timer.Finish\",\"parameters\":{\"continuation\":%s,"
-                 "\"lease\":%llu,\"action\":\"interrupt\"}}",
-                 continuation, lease);
+        r = finish(fd, continuation, lease, "interrupt");
         assert_string_equal(error_of(r), "io.timerd.Timer.ProtocolFailure");
         assert_string_equal(json_object_get_string(field(r, "parameters.kind")),
                             "unexpected_control");
@@ -196,10 +213,7 @@ static void test_terminate_retires_the_sleep(void **state)
         observation_of(r, continuation, sizeof(continuation), &lease);
         assert_null(field(r, "parameters.observation.remaining_usec"));
         json_object_put(r);
-        r = call(fd,
-                 "{\"method\":\"io.timerd.Timer.Finish\",\"parameters\":{\"continuation\":%s,"
-                 "\"lease\":%llu,\"action\":\"terminate\"}}",
-                 continuation, lease);
+        r = finish(fd, continuation, lease, "terminate");
         assert_null(error_of(r));
         json_object_put(r);
 
@@ -216,24 +230,21 @@ static void test_alarm_before_sleep_stays_pending(void **state)
         usleep(100000);
         /* Fired with nobody sleeping: the next Sleep observes it at once. */
         unsigned long long start = harness_now_usec();
-        json_object *r = call(fd, "{\"method\":\"io.timerd.Timer.Sleep\",\"parameters\":"
-                                  "{\"for_usec\":30000000}}");
-        assert_null(error_of(r));
-        assert_string_equal(json_object_get_string(field(r, "parameters.observation.timer")),
-                            "early");
-        assert_true(harness_now_usec() - start < 5000 * MS);
-        json_object_put(r);
+        json_object_put(sleep_observes(fd, "early", start, 5000));
         close(fd);
 }
 
-static json_object *get_timer(int fd, const char *name)
+/* Get(name): whether a firing is pending, and how many runs were delivered. */
+static void assert_timer(int fd, const char *name, bool pending, int64_t runs)
 {
         json_object *r = call(fd,
                               "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":"
                               "\"%s\"}}",
                               name);
         assert_null(error_of(r));
-        return r;
+        assert_int_equal(json_object_get_boolean(field(r, "parameters.timer.pending")), pending);
+        assert_int_equal(json_object_get_int64(field(r, "parameters.timer.runs")), runs);
+        json_object_put(r);
 }
 
 /* Issue 15 item 1: a retained alarm whose connection is gone interrupts a Sleep of its owner on
@@ -241,56 +252,27 @@ static json_object *get_timer(int fd, const char *name)
 static void test_alarm_of_a_gone_connection(void **state)
 {
         int fd = harness_raw_connect(*state);
-        json_object *r = call(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{"
-                                  "\"name\":\"orphan\",\"delay_usec\":600000,\"declaration\":{"
-                                  "\"policy\":\"once\",\"delivery\":\"alarm\",\"lifetime\":"
-                                  "\"retained\"}}}");
-        assert_null(error_of(r));
-        json_object_put(r);
-        r = call(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{"
-                     "\"name\":\"orphan-kept\",\"delay_usec\":150000,\"declaration\":{"
-                     "\"policy\":\"once\",\"delivery\":\"alarm\",\"lifetime\":\"retained\"}}}");
-        assert_null(error_of(r));
-        json_object_put(r);
+        register_alarm_for(fd, "orphan", 600 * MS, true);
+        register_alarm_for(fd, "orphan-kept", 150 * MS, true);
         close(fd);
         usleep(350000);
 
         fd = harness_raw_connect(*state);
         /* orphan-kept fired while nobody slept: the service holds it, one firing. */
-        r = get_timer(fd, "orphan-kept");
-        assert_true(json_object_get_boolean(field(r, "parameters.timer.pending")));
-        assert_int_equal(json_object_get_int64(field(r, "parameters.timer.runs")), 0);
-        json_object_put(r);
+        assert_timer(fd, "orphan-kept", true, 0);
         unsigned long long start = harness_now_usec();
-        r = call(fd, "{\"method\":\"io.timerd.Timer.Sleep\",\"parameters\":"
-                     "{\"for_usec\":30000000}}");
-        assert_null(error_of(r));
-        assert_string_equal(json_object_get_string(field(r, "parameters.observation.timer")),
-                            "orphan-kept");
-        assert_true(harness_now_usec() - start < 5000 * MS);
+        json_object *r = sleep_observes(fd, "orphan-kept", start, 5000);
         char continuation[256];
         unsigned long long lease;
         observation_of(r, continuation, sizeof(continuation), &lease);
         json_object_put(r);
-        r = call(fd,
-                 "{\"method\":\"io.timerd.Timer.Finish\",\"parameters\":{\"continuation\":%s,"
-                 "\"lease\":%llu,\"action\":\"terminate\"}}",
-                 continuation, lease);
+        r = finish(fd, continuation, lease, "terminate");
         assert_null(error_of(r));
         json_object_put(r);
-        r = get_timer(fd, "orphan-kept");
-        assert_false(json_object_get_boolean(field(r, "parameters.timer.pending")));
-        assert_int_equal(json_object_get_int64(field(r, "parameters.timer.runs")), 1);
-        json_object_put(r);
+        assert_timer(fd, "orphan-kept", false, 1);
 
         /* orphan fires while this Sleep is parked: it interrupts it. */
-        r = call(fd, "{\"method\":\"io.timerd.Timer.Sleep\",\"parameters\":"
-                     "{\"for_usec\":30000000}}");
-        assert_null(error_of(r));
-        assert_string_equal(json_object_get_string(field(r, "parameters.observation.timer")),
-                            "orphan");
-        assert_true(harness_now_usec() - start < 10000 * MS);
-        json_object_put(r);
+        json_object_put(sleep_observes(fd, "orphan", start, 10000));
         close(fd);
 }
 
@@ -300,36 +282,19 @@ static void test_alarm_of_a_gone_connection(void **state)
 static void test_alarm_kept_across_its_connection_closing(void **state)
 {
         int fd = harness_raw_connect(*state);
-        json_object *r = call(fd, "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{"
-                                  "\"name\":\"outlives\",\"delay_usec\":50000,\"declaration\":{"
-                                  "\"policy\":\"once\",\"delivery\":\"alarm\",\"lifetime\":"
-                                  "\"retained\"}}}");
-        assert_null(error_of(r));
-        json_object_put(r);
+        register_alarm_for(fd, "outlives", 50 * MS, true);
         usleep(250000);
         /* Fired, with the registering connection open and no Sleep anywhere. */
-        r = get_timer(fd, "outlives");
-        assert_true(json_object_get_boolean(field(r, "parameters.timer.pending")));
-        json_object_put(r);
+        assert_timer(fd, "outlives", true, 0);
         close(fd);
 
         fd = harness_raw_connect(*state);
-        r = get_timer(fd, "outlives");
-        assert_true(json_object_get_boolean(field(r, "parameters.timer.pending")));
-        json_object_put(r);
+        assert_timer(fd, "outlives", true, 0);
         unsigned long long start = harness_now_usec();
-        r = call(fd, "{\"method\":\"io.timerd.Timer.Sleep\",\"parameters\":"
-                     "{\"for_usec\":30000000}}");
-        assert_null(error_of(r));
-        assert_string_equal(json_object_get_string(field(r, "parameters.observation.timer")),
-                            "outlives");
+        json_object *r = sleep_observes(fd, "outlives", start, 5000);
         assert_int_equal(json_object_get_int64(field(r, "parameters.observation.alarms")), 1);
-        assert_true(harness_now_usec() - start < 5000 * MS);
         json_object_put(r);
-        r = get_timer(fd, "outlives");
-        assert_false(json_object_get_boolean(field(r, "parameters.timer.pending")));
-        assert_int_equal(json_object_get_int64(field(r, "parameters.timer.runs")), 1);
-        json_object_put(r);
+        assert_timer(fd, "outlives", false, 1);
         close(fd);
 }
 
