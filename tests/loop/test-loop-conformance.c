@@ -202,6 +202,27 @@ static size_t count_generation(const struct fixture *f, uint64_t generation)
         return n;
 }
 
+/* A non-blocking pipe whose read end the loop watches for input, on_io() recording in rec. */
+static void watch_pipe(struct fixture *f, int p[2], struct io_record *rec, struct loop_watch **ret)
+{
+        assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
+        assert_int_equal(loop_watch(f->loop, p[0], LOOP_IN, on_io, rec, ret), 0);
+}
+
+/* The same with a stream socket pair, whose first end is writable at once. */
+static void watch_socketpair(struct fixture *f, int s[2], struct io_record *rec,
+                             struct loop_watch **ret)
+{
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, s), 0);
+        assert_int_equal(loop_watch(f->loop, s[0], LOOP_IN, on_io, rec, ret), 0);
+}
+
+static void close_pair(const int p[2])
+{
+        close(p[0]);
+        close(p[1]);
+}
+
 static void test_backend_identity(void **state)
 {
         struct fixture *f = fixture(state);
@@ -233,8 +254,7 @@ static void test_watch_reports_readable(void **state)
         struct loop_watch *w;
         int p[2];
 
-        assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
-        assert_int_equal(loop_watch(f->loop, p[0], LOOP_IN, on_io, &rec, &w), 0);
+        watch_pipe(f, p, &rec, &w);
         assert_int_equal(loop_run_once(f->loop, 0), 0);
         assert_int_equal(rec.calls, 0);
 
@@ -244,8 +264,7 @@ static void test_watch_reports_readable(void **state)
         assert_int_equal(rec.events, LOOP_IN);
 
         loop_unwatch(w);
-        close(p[0]);
-        close(p[1]);
+        close_pair(p);
 }
 
 static void test_watch_is_level_triggered(void **state)
@@ -255,8 +274,7 @@ static void test_watch_is_level_triggered(void **state)
         struct loop_watch *w;
         int p[2];
 
-        assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
-        assert_int_equal(loop_watch(f->loop, p[0], LOOP_IN, on_io, &rec, &w), 0);
+        watch_pipe(f, p, &rec, &w);
         /* Three bytes, one read per callback: readiness must be reported until drained. */
         assert_int_equal(write(p[1], "xyz", 3), 3);
         for (unsigned expected = 1; expected <= 3; expected++) {
@@ -268,8 +286,7 @@ static void test_watch_is_level_triggered(void **state)
         assert_int_equal(rec.calls, 0);
 
         loop_unwatch(w);
-        close(p[0]);
-        close(p[1]);
+        close_pair(p);
 }
 
 static void test_watch_update_changes_events(void **state)
@@ -279,9 +296,8 @@ static void test_watch_update_changes_events(void **state)
         struct loop_watch *w;
         int s[2];
 
-        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, s), 0);
         /* Writable at once, never readable (nothing sent). */
-        assert_int_equal(loop_watch(f->loop, s[0], LOOP_IN, on_io, &rec, &w), 0);
+        watch_socketpair(f, s, &rec, &w);
         run_for(f, 20 * 1000);
         assert_int_equal(rec.calls, 0);
 
@@ -301,8 +317,7 @@ static void test_watch_update_changes_events(void **state)
         assert_int_equal(loop_watch_update(NULL, LOOP_IN), -EINVAL);
 
         loop_unwatch(w);
-        close(s[0]);
-        close(s[1]);
+        close_pair(s);
 }
 
 static void test_watch_rejects_bad_arguments(void **state)
@@ -327,8 +342,7 @@ static void test_watch_rejects_bad_arguments(void **state)
         assert_null(w);
 
         loop_unwatch(NULL);
-        close(p[0]);
-        close(p[1]);
+        close_pair(p);
 }
 
 static void test_unwatch_stops_events(void **state)
@@ -338,16 +352,14 @@ static void test_unwatch_stops_events(void **state)
         struct loop_watch *w;
         int p[2];
 
-        assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
-        assert_int_equal(loop_watch(f->loop, p[0], LOOP_IN, on_io, &rec, &w), 0);
+        watch_pipe(f, p, &rec, &w);
         assert_int_equal(loop_run_once(f->loop, 0), 0);
         loop_unwatch(w);
         assert_int_equal(write(p[1], "x", 1), 1);
         run_for(f, 30 * 1000);
         assert_int_equal(rec.calls, 0);
 
-        close(p[0]);
-        close(p[1]);
+        close_pair(p);
 }
 
 /* Unwatched while ready and just re-checked: the backend lets go of the file, so closing the fd
@@ -360,8 +372,7 @@ static void test_unwatch_ready_fd_releases_it(void **state)
         char c;
         int s[2];
 
-        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, s), 0);
-        assert_int_equal(loop_watch(f->loop, s[0], LOOP_IN, on_io, &rec, &w), 0);
+        watch_socketpair(f, s, &rec, &w);
         assert_int_equal(write(s[1], "x", 1), 1);
         run_until(f, io_called, &rec);
         loop_unwatch(w);
@@ -380,10 +391,8 @@ static void test_unwatch_inside_callback(void **state)
         struct loop_watch *wa, *wb;
         int pa[2], pb[2];
 
-        assert_int_equal(pipe2(pa, O_NONBLOCK | O_CLOEXEC), 0);
-        assert_int_equal(pipe2(pb, O_NONBLOCK | O_CLOEXEC), 0);
-        assert_int_equal(loop_watch(f->loop, pa[0], LOOP_IN, on_io, &a, &wa), 0);
-        assert_int_equal(loop_watch(f->loop, pb[0], LOOP_IN, on_io, &b, &wb), 0);
+        watch_pipe(f, pa, &a, &wa);
+        watch_pipe(f, pb, &b, &wb);
         /* Whichever runs first unwatches both: the other, ready in the same batch, never runs. */
         a.unwatch_self = b.unwatch_other = wa;
         a.unwatch_other = b.unwatch_self = wb;
@@ -393,10 +402,8 @@ static void test_unwatch_inside_callback(void **state)
         run_for(f, 50 * 1000);
         assert_int_equal(a.calls + b.calls, 1);
 
-        close(pa[0]);
-        close(pa[1]);
-        close(pb[0]);
-        close(pb[1]);
+        close_pair(pa);
+        close_pair(pb);
 }
 
 static void test_hangup_reports_error(void **state)
@@ -406,8 +413,7 @@ static void test_hangup_reports_error(void **state)
         struct loop_watch *w;
         int p[2];
 
-        assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
-        assert_int_equal(loop_watch(f->loop, p[0], LOOP_IN, on_io, &rec, &w), 0);
+        watch_pipe(f, p, &rec, &w);
         rec.unwatch_self = w;
         close(p[1]);
         run_until(f, io_called, &rec);
@@ -422,15 +428,13 @@ static void test_run_once_is_not_reentrant(void **state)
         struct loop_watch *w;
         int p[2];
 
-        assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
-        assert_int_equal(loop_watch(f->loop, p[0], LOOP_IN, on_io, &rec, &w), 0);
+        watch_pipe(f, p, &rec, &w);
         rec.loop = f->loop;
         rec.unwatch_self = w;
         assert_int_equal(write(p[1], "x", 1), 1);
         run_until(f, io_called, &rec);
         assert_int_equal(rec.nested_run, -EBUSY);
-        close(p[0]);
-        close(p[1]);
+        close_pair(p);
 }
 
 static void test_run_once_timeout_returns_zero(void **state)
@@ -622,8 +626,7 @@ static void test_rearm_in_batch_not_reported_early(void **state)
         assert_true(count_generation(f, 1) <= 1);
 
         loop_unwatch(w);
-        close(p[0]);
-        close(p[1]);
+        close_pair(p);
 }
 
 static void test_disarm_before_expiry(void **state)
@@ -830,8 +833,7 @@ static void test_stats_counted(void **state)
         struct loop_watch *w;
         int p[2];
 
-        assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
-        assert_int_equal(loop_watch(f->loop, p[0], LOOP_IN, on_io, &rec, &w), 0);
+        watch_pipe(f, p, &rec, &w);
         assert_int_equal(write(p[1], "x", 1), 1);
         run_until(f, io_called, &rec);
 
@@ -847,8 +849,7 @@ static void test_stats_counted(void **state)
         assert_int_equal(stats.clock_sets, 1);
 
         loop_unwatch(w);
-        close(p[0]);
-        close(p[1]);
+        close_pair(p);
 }
 
 static void test_stale_completion_counted(void **state)
@@ -928,15 +929,13 @@ static void test_free_with_live_watches(void **state)
         struct loop_watch *w;
         int p[2];
 
-        assert_int_equal(pipe2(p, O_NONBLOCK | O_CLOEXEC), 0);
-        assert_int_equal(loop_watch(f->loop, p[0], LOOP_IN, on_io, &rec, &w), 0);
+        watch_pipe(f, p, &rec, &w);
         assert_int_equal(loop_watch(f->loop, p[1], LOOP_OUT, on_io, &rec, &w), 0);
         assert_int_equal(loop_arm(f->loop, TIMERD_CLOCK_MONOTONIC, UINT64_MAX / 2, 1), 0);
         assert_int_equal(loop_run_once(f->loop, 0), 1);
         /* teardown frees the loop with both watches and the arm live: ASan finds no leak. */
         loop_free(NULL);
-        close(p[0]);
-        close(p[1]);
+        close_pair(p);
 }
 
 /* A stream watch's callback: counts, and takes what loop_read() gives while `reading`. */
