@@ -29,6 +29,20 @@ static inline struct parked *test_new(const struct parked_config *config)
         return q;
 }
 
+/* A cmocka fixture: *state is a queue of test_config(), freed after the test, failed or not. */
+static inline int queue_setup(void **state)
+{
+        struct parked_config config = test_config();
+        *state = test_new(&config);
+        return 0;
+}
+
+static inline int queue_teardown(void **state)
+{
+        parked_free(*state);
+        return 0;
+}
+
 static inline struct td_now test_now(uint64_t usec)
 {
         struct td_now now;
@@ -158,4 +172,12 @@ static inline struct parked_continuation observe(struct parked *q, const struct 
         const struct parked_effect *f = only_effect(t, PARKED_EFFECT_OBSERVATION, cookie);
         *ret_lease = f->observation.lease;
         return f->continuation;
+}
+
+/* OWNER_A's Sleep until 1000 in session 1 (cookie 1), observed by one alarm: its continuation. */
+static inline struct parked_continuation observed_sleep(struct parked *q, const struct td_now *now,
+                                                        uint64_t *ret_lease)
+{
+        sleep_ok(q, now, OWNER_A, 1, 1, 1000);
+        return observe(q, now, OWNER_A, 1, 1, ret_lease);
 }

@@ -193,8 +193,7 @@ static void awaiting_resume(struct parked *q, struct scenario *sc)
 {
         struct td_now now = test_now(0);
         uint64_t lease;
-        sleep_ok(q, &now, OWNER_A, 1, 1, 1000);
-        struct parked_continuation c = observe(q, &now, OWNER_A, 1, 1, &lease);
+        struct parked_continuation c = observed_sleep(q, &now, &lease);
         assert_int_equal(
             finish(q, &now, OWNER_A, 1, &c, lease, PARKED_ACTION_RESUME, 2, &sc->ticket).failure,
             0);

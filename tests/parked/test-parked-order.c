@@ -65,8 +65,7 @@ static void test_next_sleep_of_the_session_takes_over(void **state)
         size_t retired;
         uint64_t lease;
 
-        sleep_ok(q, &now, OWNER_A, 1, 1, 1000);
-        struct parked_continuation x = observe(q, &now, OWNER_A, 1, 1, &lease);
+        struct parked_continuation x = observed_sleep(q, &now, &lease);
         sleep_ok(q, &now, OWNER_A, 2, 2, 100);
         struct parked_continuation p = sleep_ok(q, &now, OWNER_A, 2, 3, 1000);
         struct parked_continuation r = sleep_ok(q, &now, OWNER_A, 3, 4, 1000);

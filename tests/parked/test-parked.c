@@ -116,9 +116,7 @@ static void test_new_and_invalid_input(void **state)
 
 static void test_wait_oldest_takes_firing(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         bool taken;
 
         struct parked_continuation w1 = wait_ok(q, OWNER_A, 1, 11);
@@ -156,14 +154,11 @@ static void test_wait_oldest_takes_firing(void **state)
         assert_int_equal(st.waiters, 1);
         struct parked_owner_snapshot snap;
         assert_int_equal(parked_get_owner(q, OWNER_A, &snap), -TIMERD_E_NOT_FOUND);
-        parked_free(q);
 }
 
 static void test_wait_names_filter(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct parked_continuation c;
         bool taken;
 
@@ -182,14 +177,11 @@ static void test_wait_names_filter(void **state)
         assert_false(taken);
         only_effect(checked(q, parked_offer_firing(q, OWNER_A, "x", &taken)), PARKED_EFFECT_REPLY,
                     1);
-        parked_free(q);
 }
 
 static void test_wait_stream_stays_parked(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct parked_continuation c;
         bool taken;
 
@@ -211,14 +203,11 @@ static void test_wait_stream_stays_parked(void **state)
         struct parked_stats st;
         parked_get_stats(q, &st);
         assert_int_equal(st.waiters, 1);
-        parked_free(q);
 }
 
 static void test_wait_timeout(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct parked_continuation c;
         uint64_t usec = 0;
         bool taken;
@@ -247,14 +236,11 @@ static void test_wait_timeout(void **state)
         assert_int_equal(f->continuation.nonce, c.nonce);
         assert_int_equal(parked_next_deadline(q, TIMERD_CLOCK_BOOTTIME, &usec), 0);
         assert_false(checked(q, parked_offer_firing(q, OWNER_A, "t", &taken)).n_effects);
-        parked_free(q);
 }
 
 static void test_sleep_elapses(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct parked_continuation c;
         uint64_t usec = 0;
 
@@ -282,14 +268,11 @@ static void test_sleep_elapses(void **state)
         struct parked_stats st;
         parked_get_stats(q, &st);
         assert_int_equal(st.sleepers, 0);
-        parked_free(q);
 }
 
 static void test_expire_order(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
 
         sleep_ok(q, &now, OWNER_A, 1, 1, 300);
@@ -319,14 +302,11 @@ static void test_expire_order(void **state)
         uint64_t usec = 0;
         assert_int_equal(parked_next_deadline(q, TIMERD_CLOCK_MONOTONIC, &usec), 1);
         assert_int_equal(usec, 900);
-        parked_free(q);
 }
 
 static void test_observation_resume_original_deadline(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         struct parked_ticket ticket;
         uint64_t usec = 0;
@@ -381,20 +361,16 @@ static void test_observation_resume_original_deadline(void **state)
         parked_get_stats(q, &st);
         assert_int_equal(st.sleepers, 0);
         assert_int_equal(st.awaiting_resume, 0);
-        parked_free(q);
 }
 
 static void test_resume_after_deadline_passed(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         struct parked_ticket ticket;
         uint64_t lease, usec = 0;
 
-        sleep_ok(q, &now, OWNER_A, 1, 1, 1000);
-        struct parked_continuation c = observe(q, &now, OWNER_A, 1, 1, &lease);
+        struct parked_continuation c = observed_sleep(q, &now, &lease);
         now = test_now(2000);
         assert_int_equal(
             finish(q, &now, OWNER_A, 1, &c, lease, PARKED_ACTION_RESUME, 2, &ticket).failure, 0);
@@ -402,14 +378,11 @@ static void test_resume_after_deadline_passed(void **state)
         assert_int_equal(parked_next_deadline(q, TIMERD_CLOCK_MONOTONIC, &usec), 1);
         assert_int_equal(usec, 1000);
         only_effect(checked(q, parked_expire(q, &now)), PARKED_EFFECT_ELAPSED, 3);
-        parked_free(q);
 }
 
 static void test_observation_interrupt(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         struct parked_ticket ticket;
         uint64_t lease, usec = 0;
@@ -439,20 +412,16 @@ static void test_observation_interrupt(void **state)
         t = finish(q, &now, OWNER_A, 1, &c, lease, PARKED_ACTION_INTERRUPT, 43, &ticket);
         f = only_effect(t, PARKED_EFFECT_INTERRUPTED, 43);
         assert_int_equal(f->interrupted.remaining_usec, 0);
-        parked_free(q);
 }
 
 static void test_observation_terminate(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         struct parked_ticket ticket;
         uint64_t lease;
 
-        sleep_ok(q, &now, OWNER_A, 1, 1, 1000);
-        struct parked_continuation c = observe(q, &now, OWNER_A, 1, 1, &lease);
+        struct parked_continuation c = observed_sleep(q, &now, &lease);
         const struct parked_effect *f = only_effect(
             finish(q, &now, OWNER_A, 1, &c, lease, PARKED_ACTION_TERMINATE, 50, &ticket),
             PARKED_EFFECT_RETIRED, 50);
@@ -461,14 +430,11 @@ static void test_observation_terminate(void **state)
         assert_int_equal(checked(q, parked_expire(q, &now)).n_effects, 0);
         struct parked_owner_snapshot snap;
         assert_int_equal(parked_get_owner(q, OWNER_A, &snap), -TIMERD_E_NOT_FOUND);
-        parked_free(q);
 }
 
 static void test_sleep_without_deadline(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         struct parked_continuation c;
         struct parked_ticket ticket;
@@ -492,15 +458,12 @@ static void test_sleep_without_deadline(void **state)
         f = only_effect(finish(q, &now, OWNER_A, 1, &c, lease, PARKED_ACTION_INTERRUPT, 4, &ticket),
                         PARKED_EFFECT_INTERRUPTED, 4);
         assert_false(f->interrupted.has_remaining);
-        parked_free(q);
 }
 
 /* Issue 15 item 1: the queue keeps no alarm; a Sleep that could take one is announced. */
 static void test_untaken_alarm_is_not_kept(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         struct parked_continuation c;
         struct parked_owner_snapshot snap;
@@ -528,20 +491,16 @@ static void test_untaken_alarm_is_not_kept(void **state)
         assert_int_equal(f->continuation.cycle, c.cycle + 1);
         assert_int_equal(
             checked(q, parked_offer_alarm(q, &now, OWNER_A, 1, "x", 0, &taken)).failure, -EINVAL);
-        parked_free(q);
 }
 
 static void test_observable_on_resume(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         struct parked_ticket ticket;
         uint64_t lease;
 
-        sleep_ok(q, &now, OWNER_A, 1, 1, 1000);
-        struct parked_continuation c = observe(q, &now, OWNER_A, 1, 1, &lease);
+        struct parked_continuation c = observed_sleep(q, &now, &lease);
         /* no Sleep waits after the observation ends: nothing to announce */
         assert_int_equal(
             finish(q, &now, OWNER_A, 1, &c, lease, PARKED_ACTION_RESUME, 2, &ticket).n_effects, 0);
@@ -555,14 +514,11 @@ static void test_observable_on_resume(void **state)
         assert_int_equal(f->observation.remaining_usec, 750);
         assert_int_equal(f->continuation.cycle, ticket.continuation.cycle + 2);
         assert_int_not_equal(f->observation.lease, lease);
-        parked_free(q);
 }
 
 static void test_one_observation_per_owner(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         struct parked_ticket ticket;
         uint64_t lease, lease_b;
@@ -603,7 +559,6 @@ static void test_one_observation_per_owner(void **state)
             finish(q, &now, OWNER_B, 3, &cb, lease_b, PARKED_ACTION_TERMINATE, 11, &ticket)
                 .n_effects,
             1);
-        parked_free(q);
 }
 
 /* Issue 15 item 2: Waits with names of which none can fire are answered and retired. */
@@ -618,9 +573,7 @@ static bool none_but_y(const char *const *names, size_t n_names, void *userdata)
 
 static void test_end_waits(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct parked_continuation c;
         struct parked_stats st;
         size_t asked = 0;
@@ -658,14 +611,11 @@ static void test_end_waits(void **state)
         only_effect(t, PARKED_EFFECT_NOTHING_TO_WAIT_FOR, 5);
         assert_int_equal(parked_get_owner(q, OWNER_B, &(struct parked_owner_snapshot){}),
                          -TIMERD_E_NOT_FOUND);
-        parked_free(q);
 }
 
 static void test_alarms_per_owner_in_one_session(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         struct parked_continuation c;
 
@@ -686,14 +636,11 @@ static void test_alarms_per_owner_in_one_session(void **state)
         struct parked_stats st;
         parked_get_stats(q, &st);
         assert_int_equal(st.observing, 5);
-        parked_free(q);
 }
 
 static void test_finish_failures(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         struct parked_ticket ticket;
         struct parked_owner_snapshot snap;
@@ -764,14 +711,11 @@ static void test_finish_failures(void **state)
 
         assert_int_equal(
             finish(q, &now, OWNER_A, 1, &c, lease, PARKED_ACTION_RESUME, 4, &ticket).failure, 0);
-        parked_free(q);
 }
 
 static void test_resume_failures(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         struct parked_ticket ticket;
         uint64_t lease;
@@ -810,21 +754,17 @@ static void test_resume_failures(void **state)
         assert_int_equal(parked_get_owner(q, OWNER_A, &snap), 0);
         assert_int_equal(snap.failure, PARKED_FAILURE_UNEXPECTED_CONTROL);
         assert_int_equal(snap.failures, 6);
-        parked_free(q);
 }
 
 static void test_duplicate_and_late_intents(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         struct parked_ticket ticket, ignored;
         size_t retired;
         uint64_t lease;
 
-        sleep_ok(q, &now, OWNER_A, 1, 1, 1000);
-        struct parked_continuation c = observe(q, &now, OWNER_A, 1, 1, &lease);
+        struct parked_continuation c = observed_sleep(q, &now, &lease);
         assert_int_equal(
             finish(q, &now, OWNER_A, 1, &c, lease, PARKED_ACTION_RESUME, 2, &ticket).failure, 0);
         /* Finish twice: the continuation now awaits its resumption */
@@ -865,7 +805,6 @@ static void test_duplicate_and_late_intents(void **state)
         assert_int_equal(snap.failure, PARKED_FAILURE_PHASE);
         assert_int_equal(snap.failures, 5);
         assert_int_equal(snap.sleepers + snap.waiters, 0);
-        parked_free(q);
 }
 
 static void test_nonce_overflow(void **state)
@@ -910,8 +849,7 @@ static void test_ticket_overflow(void **state)
         struct parked_ticket ticket;
         uint64_t lease;
 
-        sleep_ok(q, &now, OWNER_A, 1, 1, 1000);
-        struct parked_continuation c = observe(q, &now, OWNER_A, 1, 1, &lease);
+        struct parked_continuation c = observed_sleep(q, &now, &lease);
         assert_int_equal(lease, UINT64_MAX);
         assert_protocol_failure(
             finish(q, &now, OWNER_A, 1, &c, lease, PARKED_ACTION_RESUME, 2, &ticket),
@@ -935,8 +873,7 @@ static void test_cycle_overflow(void **state)
         struct parked_ticket ticket;
         uint64_t lease;
 
-        sleep_ok(q, &now, OWNER_A, 1, 1, 1000);
-        struct parked_continuation c = observe(q, &now, OWNER_A, 1, 1, &lease);
+        struct parked_continuation c = observed_sleep(q, &now, &lease);
         assert_int_equal(c.cycle, UINT64_MAX);
         /* the resumption would need one more cycle: refused before a ticket exists */
         assert_protocol_failure(
@@ -981,9 +918,7 @@ static void test_alarm_overflow_on_observation(void **state)
 
 static void test_session_closed(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         size_t retired = 99;
         uint64_t lease, usec = 0;
@@ -1025,21 +960,17 @@ static void test_session_closed(void **state)
         assert_int_equal(retired, 0);
         parked_get_stats(q, &st);
         assert_int_equal(st.sleepers + st.waiters + st.observing, 0);
-        parked_free(q);
 }
 
 static void test_resume_moves_session(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         struct parked_ticket ticket;
         size_t retired;
         uint64_t lease;
 
-        sleep_ok(q, &now, OWNER_A, 1, 1, 1000);
-        struct parked_continuation c = observe(q, &now, OWNER_A, 1, 1, &lease);
+        struct parked_continuation c = observed_sleep(q, &now, &lease);
         assert_int_equal(
             finish(q, &now, OWNER_A, 2, &c, lease, PARKED_ACTION_RESUME, 2, &ticket).failure, 0);
         assert_int_equal(resume(q, &now, OWNER_A, 2, &ticket, 3).failure, 0);
@@ -1051,14 +982,11 @@ static void test_resume_moves_session(void **state)
         assert_int_equal(f->session, 2);
         checked(q, parked_session_closed(q, &now, 2, &retired));
         assert_int_equal(retired, 1);
-        parked_free(q);
 }
 
 static void test_shutdown(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         struct parked_continuation c;
         struct parked_ticket ticket;
@@ -1103,7 +1031,6 @@ static void test_shutdown(void **state)
         struct parked_owner_snapshot snap;
         assert_int_equal(parked_get_owner(q, OWNER_A, &snap), 0);
         assert_int_equal(snap.failure, PARKED_FAILURE_IDENTITY);
-        parked_free(q);
 }
 
 static void test_limits(void **state)
@@ -1158,9 +1085,7 @@ static void test_limits(void **state)
 
 static void test_failure_latching_is_per_owner(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         struct parked_ticket ticket;
         uint64_t lease_a, lease_b;
@@ -1194,7 +1119,6 @@ static void test_failure_latching_is_per_owner(void **state)
         parked_get_stats(q, &st);
         assert_int_equal(st.latched_owners, 1);
         assert_int_equal(st.protocol_failures, 2);
-        parked_free(q);
 }
 
 /* xorshift: a fixed sequence, so a failure reproduces */
@@ -1208,9 +1132,7 @@ static uint64_t next_random(uint64_t *x)
 
 static void test_many_requests(void **state)
 {
-        (void)state;
-        struct parked_config config = test_config();
-        struct parked *q = test_new(&config);
+        struct parked *q = *state;
         struct td_now now = test_now(0);
         enum { N = 2000, SESSIONS = 97, OWNERS = 13 };
         uint64_t deadline[N + 1];
@@ -1277,7 +1199,6 @@ static void test_many_requests(void **state)
         assert_int_equal(expired, N - total_retired - 4);
         parked_get_stats(q, &st);
         assert_int_equal(st.waiters + st.sleepers, 0);
-        parked_free(q);
 }
 
 /*
@@ -1339,36 +1260,48 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_strings),
             cmocka_unit_test(test_new_and_invalid_input),
-            cmocka_unit_test(test_wait_oldest_takes_firing),
-            cmocka_unit_test(test_wait_names_filter),
-            cmocka_unit_test(test_wait_stream_stays_parked),
-            cmocka_unit_test(test_wait_timeout),
-            cmocka_unit_test(test_sleep_elapses),
-            cmocka_unit_test(test_expire_order),
-            cmocka_unit_test(test_observation_resume_original_deadline),
-            cmocka_unit_test(test_resume_after_deadline_passed),
-            cmocka_unit_test(test_observation_interrupt),
-            cmocka_unit_test(test_observation_terminate),
-            cmocka_unit_test(test_sleep_without_deadline),
-            cmocka_unit_test(test_untaken_alarm_is_not_kept),
-            cmocka_unit_test(test_observable_on_resume),
-            cmocka_unit_test(test_one_observation_per_owner),
-            cmocka_unit_test(test_alarms_per_owner_in_one_session),
-            cmocka_unit_test(test_end_waits),
-            cmocka_unit_test(test_finish_failures),
-            cmocka_unit_test(test_resume_failures),
-            cmocka_unit_test(test_duplicate_and_late_intents),
+            cmocka_unit_test_setup_teardown(test_wait_oldest_takes_firing, queue_setup,
+                                            queue_teardown),
+            cmocka_unit_test_setup_teardown(test_wait_names_filter, queue_setup, queue_teardown),
+            cmocka_unit_test_setup_teardown(test_wait_stream_stays_parked, queue_setup,
+                                            queue_teardown),
+            cmocka_unit_test_setup_teardown(test_wait_timeout, queue_setup, queue_teardown),
+            cmocka_unit_test_setup_teardown(test_sleep_elapses, queue_setup, queue_teardown),
+            cmocka_unit_test_setup_teardown(test_expire_order, queue_setup, queue_teardown),
+            cmocka_unit_test_setup_teardown(test_observation_resume_original_deadline, queue_setup,
+                                            queue_teardown),
+            cmocka_unit_test_setup_teardown(test_resume_after_deadline_passed, queue_setup,
+                                            queue_teardown),
+            cmocka_unit_test_setup_teardown(test_observation_interrupt, queue_setup,
+                                            queue_teardown),
+            cmocka_unit_test_setup_teardown(test_observation_terminate, queue_setup,
+                                            queue_teardown),
+            cmocka_unit_test_setup_teardown(test_sleep_without_deadline, queue_setup,
+                                            queue_teardown),
+            cmocka_unit_test_setup_teardown(test_untaken_alarm_is_not_kept, queue_setup,
+                                            queue_teardown),
+            cmocka_unit_test_setup_teardown(test_observable_on_resume, queue_setup, queue_teardown),
+            cmocka_unit_test_setup_teardown(test_one_observation_per_owner, queue_setup,
+                                            queue_teardown),
+            cmocka_unit_test_setup_teardown(test_alarms_per_owner_in_one_session, queue_setup,
+                                            queue_teardown),
+            cmocka_unit_test_setup_teardown(test_end_waits, queue_setup, queue_teardown),
+            cmocka_unit_test_setup_teardown(test_finish_failures, queue_setup, queue_teardown),
+            cmocka_unit_test_setup_teardown(test_resume_failures, queue_setup, queue_teardown),
+            cmocka_unit_test_setup_teardown(test_duplicate_and_late_intents, queue_setup,
+                                            queue_teardown),
             cmocka_unit_test(test_nonce_overflow),
             cmocka_unit_test(test_ticket_overflow),
             cmocka_unit_test(test_cycle_overflow),
             cmocka_unit_test(test_alarm_overflow_on_observation),
-            cmocka_unit_test(test_session_closed),
-            cmocka_unit_test(test_resume_moves_session),
-            cmocka_unit_test(test_shutdown),
+            cmocka_unit_test_setup_teardown(test_session_closed, queue_setup, queue_teardown),
+            cmocka_unit_test_setup_teardown(test_resume_moves_session, queue_setup, queue_teardown),
+            cmocka_unit_test_setup_teardown(test_shutdown, queue_setup, queue_teardown),
             cmocka_unit_test(test_limits),
             cmocka_unit_test(test_limits_by_account),
-            cmocka_unit_test(test_failure_latching_is_per_owner),
-            cmocka_unit_test(test_many_requests),
+            cmocka_unit_test_setup_teardown(test_failure_latching_is_per_owner, queue_setup,
+                                            queue_teardown),
+            cmocka_unit_test_setup_teardown(test_many_requests, queue_setup, queue_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
