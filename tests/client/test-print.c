@@ -81,6 +81,25 @@ static void test_clocks_read(void **state)
 
 static const struct table_style plain = {.legend = true};
 
+/* The table of n timers as print_timer_table() writes it at `now`; the caller frees it. */
+static char *table_text(const struct timerd_timer *timers, size_t n,
+                        const struct table_style *style)
+{
+        char *text = NULL;
+
+        CAPTURE(text, assert_int_equal(print_timer_table(f, timers, n, &now, style), 0));
+        return text;
+}
+
+/* One timer as print_timer() writes it at `now`; the caller frees it. */
+static char *timer_text(const struct timerd_timer *timer)
+{
+        char *text = NULL;
+
+        CAPTURE(text, print_timer(f, timer, &now));
+        return text;
+}
+
 static void three_timers(struct timerd_timer timers[3])
 {
         timers[0] =
@@ -106,7 +125,7 @@ static void test_table(void **state)
 
         (void)state;
         three_timers(timers);
-        CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 3, &now, &plain), 0));
+        text = table_text(timers, 3, &plain);
         /* Soonest first; nothing due last. */
         assert_string_equal(
             text,
@@ -132,11 +151,11 @@ static void test_table_no_legend(void **state)
 
         (void)state;
         three_timers(timers);
-        CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 1, &now, &style), 0));
+        text = table_text(timers, 1, &style);
         assert_string_equal(text, "-  -  -  -  -  idle  once  monotonic  inactive\n");
         free(text);
 
-        CAPTURE(text, assert_int_equal(print_timer_table(f, NULL, 0, &now, &style), 0));
+        text = table_text(NULL, 0, &style);
         assert_string_equal(text, "");
         free(text);
 }
@@ -155,7 +174,7 @@ static void test_table_owners(void **state)
         timers[0].owner = 4000000000;
         timers[1] = timers[0];
         timers[1].owner = 0;
-        CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 2, &now, &style), 0));
+        text = table_text(timers, 2, &style);
         assert_non_null(strstr(text, "  OWNER       NAME  "));
         assert_non_null(strstr(text, "-            root        x     once"));
         assert_non_null(strstr(text, "-            4000000000  x     once"));
@@ -175,7 +194,7 @@ static void test_table_fits_width(void **state)
         strcpy(timers[0].name, "a-rather-long-name-for-a-timer-indeed");
         for (size_t width = 160; width >= 40; width -= 10) {
                 style.width = width;
-                CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 3, &now, &style), 0));
+                text = table_text(timers, 3, &style);
                 /* Every line fits from 70 columns on; below that the essentials stay. */
                 for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
                         if (width >= 70 && strlen(line) > width)
@@ -185,7 +204,7 @@ static void test_table_fits_width(void **state)
         }
 
         style.width = 125;
-        CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 3, &now, &style), 0));
+        text = table_text(timers, 3, &style);
         assert_non_null(strstr(text, "a-rather-long..."));
         assert_null(strstr(text, "indeed"));
         assert_null(strstr(text, "LAST "));
@@ -194,7 +213,7 @@ static void test_table_fits_width(void **state)
         free(text);
 
         style.width = 70;
-        CAPTURE(text, assert_int_equal(print_timer_table(f, timers, 3, &now, &style), 0));
+        text = table_text(timers, 3, &style);
         assert_null(strstr(text, "PASSED"));
         assert_null(strstr(text, "LAST-RESULT"));
         assert_null(strstr(text, "CLOCK"));
@@ -214,12 +233,12 @@ static void test_table_color(void **state)
         char *text = NULL;
 
         (void)state;
-        CAPTURE(text, assert_int_equal(print_timer_table(f, &timer, 1, &now, &style), 0));
+        text = table_text(&timer, 1, &style);
         assert_non_null(strstr(text, "\033[4mNEXT\033[0m  "));
         assert_non_null(strstr(text, "monotonic  \033[1;31mfailed\033[0m\n"));
         free(text);
 
-        CAPTURE(text, assert_int_equal(print_timer_table(f, &timer, 1, &now, &plain), 0));
+        text = table_text(&timer, 1, &plain);
         assert_null(strchr(text, '\033'));
         free(text);
 }
@@ -231,11 +250,11 @@ static void test_table_counts(void **state)
         char *text = NULL;
 
         (void)state;
-        CAPTURE(text, assert_int_equal(print_timer_table(f, NULL, 0, &now, &plain), 0));
+        text = table_text(NULL, 0, &plain);
         assert_string_equal(text, "0 timers listed.\n");
         free(text);
 
-        CAPTURE(text, assert_int_equal(print_timer_table(f, &timer, 1, &now, &plain), 0));
+        text = table_text(&timer, 1, &plain);
         assert_non_null(strstr(text, "\n1 timer listed.\n"));
         free(text);
 }
@@ -250,7 +269,7 @@ static void test_table_overdue(void **state)
         (void)state;
         timer.has_next = true;
         timer.next_usec = 1700000000 * SEC - 65 * SEC;
-        CAPTURE(text, assert_int_equal(print_timer_table(f, &timer, 1, &now, &plain), 0));
+        text = table_text(&timer, 1, &plain);
         assert_non_null(strstr(text, "Tue 2023-11-14 22:12:15 UTC  1min 5s ago  "));
         free(text);
 }
@@ -275,7 +294,7 @@ static void test_show(void **state)
         timer.last_outcome = TIMERD_OUTCOME_EXPECTED_FAILURE;
         timer.last_duration_usec = 1500000;
 
-        CAPTURE(text, print_timer(f, &timer, &now));
+        text = timer_text(&timer);
         assert_non_null(strstr(text, "backup\n"));
         assert_non_null(strstr(text, "             Owner: 1000\n"));
         assert_non_null(strstr(text, "            Policy: watchdog, every 5min\n"));
@@ -299,11 +318,11 @@ static void test_show(void **state)
 
         /* What the runner reported of the program, when it did. */
         timer.last_result = (struct timerd_run_result){TIMERD_EXIT_SIGNALED, 9};
-        CAPTURE(text, print_timer(f, &timer, &now));
+        text = timer_text(&timer);
         assert_non_null(strstr(text, "       Last result: signal KILL\n"));
         free(text);
         timer.last_result = (struct timerd_run_result){TIMERD_EXIT_TIMED_OUT, 15};
-        CAPTURE(text, print_timer(f, &timer, &now));
+        text = timer_text(&timer);
         assert_non_null(strstr(text, "       Last result: timeout (TERM)\n"));
         free(text);
         timer.last_result = (struct timerd_run_result){};
@@ -312,11 +331,11 @@ static void test_show(void **state)
          */
         timer.has_last_start = true;
         timer.last_start_usec = 1700000000 * SEC;
-        CAPTURE(text, print_timer(f, &timer, &now));
+        text = timer_text(&timer);
         assert_non_null(strstr(text, "          Last run: on schedule\n"));
         free(text);
         timer.last_catch_up = true;
-        CAPTURE(text, print_timer(f, &timer, &now));
+        text = timer_text(&timer);
         assert_non_null(
             strstr(text, "          Last run: catch-up (due while the service was down)\n"));
         free(text);
@@ -328,14 +347,14 @@ static void test_show(void **state)
         timer.declaration.catch_up = false;
         timer.declaration.randomized_delay_usec = 30 * SEC;
         timer.declaration.handover_usec = 1500;
-        CAPTURE(text, print_timer(f, &timer, &now));
+        text = timer_text(&timer);
         assert_non_null(strstr(text, "          Handover: 1ms 500us\n"));
         assert_non_null(strstr(text, "          Delivery: signal SIGALRM\n"));
         assert_non_null(strstr(text, "          Catch-up: no\n"));
         assert_non_null(strstr(text, "  Randomized delay: 30s\n"));
         free(text);
         timer.declaration.signal = 10;
-        CAPTURE(text, print_timer(f, &timer, &now));
+        text = timer_text(&timer);
         assert_non_null(strstr(text, "          Delivery: signal SIGUSR1\n"));
         free(text);
 }
