@@ -43,6 +43,8 @@ static inline int queue_teardown(void **state)
         return 0;
 }
 
+#define QUEUE_TEST(test) cmocka_unit_test_setup_teardown(test, queue_setup, queue_teardown)
+
 static inline struct td_now test_now(uint64_t usec)
 {
         struct td_now now;

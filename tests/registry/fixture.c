@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
@@ -23,6 +24,23 @@ void fx_done(struct fx *f)
 {
         assert_int_equal(registry_check(f->r), 0);
         registry_free(f->r);
+}
+
+int fx_setup(void **state)
+{
+        struct fx *f = malloc(sizeof(*f));
+
+        assert_non_null(f);
+        fx_init(f, NULL);
+        *state = f;
+        return 0;
+}
+
+int fx_teardown(void **state)
+{
+        fx_done(*state);
+        free(*state);
+        return 0;
 }
 
 int fx_apply(struct fx *f, struct td_transition t)

@@ -31,6 +31,11 @@ struct fx {
 
 void fx_init(struct fx *f, const struct registry_config *config);
 void fx_done(struct fx *f);
+/* A cmocka fixture: *state is a struct fx of the default config, fx_done() after the test (its
+ * registry_check() included), failed or not. */
+int fx_setup(void **state);
+int fx_teardown(void **state);
+#define FX_TEST(test) cmocka_unit_test_setup_teardown(test, fx_setup, fx_teardown)
 
 /* Record the transition, follow its ARM/DISARM effects, check invariants; returns its failure. */
 int fx_apply(struct fx *f, struct td_transition t);

@@ -73,18 +73,16 @@ static void test_pages_of_everyone_add_up(void **state)
         static const char *const all[] = {"0/root", "2/b", "2/z", "5/a",
                                           "5/ab",   "5/m", "9/x", "4294967294/last"};
         const size_t n_all = sizeof(all) / sizeof(all[0]);
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        register_mixed(&f);
+        register_mixed(f);
         for (size_t limit = 1; limit <= n_all + 1; limit++) {
                 struct td_list_page q = {.all_owners = true, .limit = limit};
                 char cursor_name[TIMERD_NAME_MAX + 1];
                 size_t seen = 0;
 
                 for (;;) {
-                        struct page p = list_page(&f, &q);
+                        struct page p = list_page(f, &q);
                         size_t expect = n_all - seen < limit ? n_all - seen : limit;
 
                         assert_page(&p, seen + expect < n_all, all + seen, expect);
@@ -101,7 +99,6 @@ static void test_pages_of_everyone_add_up(void **state)
                 }
                 assert_int_equal(seen, n_all);
         }
-        fx_done(&f);
 }
 
 static void test_page_of_one_owner(void **state)
@@ -270,31 +267,28 @@ static void test_brief_as_snapshot(void **state)
 {
         struct td_snapshot t;
         struct td_brief b;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        register_mixed(&f);
-        assert_int_equal(registry_get(f.r, 5, "ab", &t), 0);
-        assert_int_equal(registry_get_brief(f.r, 5, "ab", &b), 0);
+        register_mixed(f);
+        assert_int_equal(registry_get(f->r, 5, "ab", &t), 0);
+        assert_int_equal(registry_get_brief(f->r, 5, "ab", &b), 0);
         assert_int_equal(b.clock, t.declaration.clock);
         assert_int_equal(b.state, t.state);
         assert_int_equal(b.failure, t.failure);
-        assert_int_equal(registry_get_brief(f.r, 5, "zz", &b), -TIMERD_E_NOT_FOUND);
-        assert_int_equal(registry_get_brief(f.r, 2, "a", &b), -TIMERD_E_NOT_FOUND);
-        assert_int_equal(registry_get_brief(f.r, 5, "a b", &b), -TIMERD_E_INVALID_NAME);
-        fx_done(&f);
+        assert_int_equal(registry_get_brief(f->r, 5, "zz", &b), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(registry_get_brief(f->r, 2, "a", &b), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(registry_get_brief(f->r, 5, "a b", &b), -TIMERD_E_INVALID_NAME);
 }
 
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_pages_of_everyone_add_up),
+            FX_TEST(test_pages_of_everyone_add_up),
             cmocka_unit_test(test_page_of_one_owner),
             cmocka_unit_test(test_cursor_after_removed_timer),
             cmocka_unit_test(test_after_the_last_and_empty),
             cmocka_unit_test(test_bad_page_arguments),
-            cmocka_unit_test(test_brief_as_snapshot),
+            FX_TEST(test_brief_as_snapshot),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -130,61 +130,58 @@ static void test_new_rejects_bad_config(void **state)
 static void test_register_rejects_bad_input(void **state)
 {
         struct td_declaration d;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register(&f, "bad name", fx_decl(TIMERD_POLICY_ONCE, 0), NULL),
+        assert_int_equal(fx_register(f, "bad name", fx_decl(TIMERD_POLICY_ONCE, 0), NULL),
                          -TIMERD_E_INVALID_NAME);
-        assert_int_equal(fx_register_full(&f, FX_UID, 0, "a", fx_decl(TIMERD_POLICY_ONCE, 0), false,
+        assert_int_equal(fx_register_full(f, FX_UID, 0, "a", fx_decl(TIMERD_POLICY_ONCE, 0), false,
                                           0, false, NULL),
                          -EINVAL);
-        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_MAX, 1), NULL),
+        assert_int_equal(fx_register(f, "a", fx_decl(TIMERD_POLICY_MAX, 1), NULL),
                          -TIMERD_E_INVALID_PARAMETER);
-        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_INVALID, 1), NULL),
+        assert_int_equal(fx_register(f, "a", fx_decl(TIMERD_POLICY_INVALID, 1), NULL),
                          -TIMERD_E_INVALID_PARAMETER);
         d = decl_at(TIMERD_POLICY_INTERVAL, 1, TIMERD_CLOCK_MAX, 0);
-        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        assert_int_equal(fx_register(f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
         d = decl_at(TIMERD_POLICY_INTERVAL, 1, TIMERD_CLOCK_INVALID, 0);
-        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        assert_int_equal(fx_register(f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
         d = fx_decl(TIMERD_POLICY_INTERVAL, 1);
         d.lifetime = TIMERD_LIFETIME_MAX;
-        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        assert_int_equal(fx_register(f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
         d = fx_decl(TIMERD_POLICY_INTERVAL, 1);
         d.delivery = TIMERD_DELIVERY_INVALID;
-        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        assert_int_equal(fx_register(f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
         d.delivery = TIMERD_DELIVERY_SIGNAL; /* needs a signal number */
-        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        assert_int_equal(fx_register(f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
         d.signo = TD_SIGNO_MAX + 1; /* one the journal can keep */
-        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        assert_int_equal(fx_register(f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
         d.delivery = TIMERD_DELIVERY_NOTIFY; /* takes none */
         d.signo = 10;
-        assert_int_equal(fx_register(&f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        assert_int_equal(fx_register(f, "a", d, NULL), -TIMERD_E_INVALID_PARAMETER);
         d.signo = 0;
-        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 5), NULL),
+        assert_int_equal(fx_register(f, "a", fx_decl(TIMERD_POLICY_ONCE, 5), NULL),
                          -TIMERD_E_INVALID_SCHEDULE);
-        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_CADENCE_ON_ONCE);
+        assert_int_equal(f->last.schedule_problem, TD_SCHEDULE_CADENCE_ON_ONCE);
         for (enum timerd_policy p = TIMERD_POLICY_AFTER_COMPLETION; p < TIMERD_POLICY_CALENDAR;
              p++) {
-                assert_int_equal(fx_register(&f, "a", fx_decl(p, 0), NULL),
+                assert_int_equal(fx_register(f, "a", fx_decl(p, 0), NULL),
                                  -TIMERD_E_INVALID_SCHEDULE);
-                assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_CADENCE_MISSING);
+                assert_int_equal(f->last.schedule_problem, TD_SCHEDULE_CADENCE_MISSING);
         }
         /* A calendar timer without its schedule. */
-        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_CALENDAR, 0), NULL),
+        assert_int_equal(fx_register(f, "a", fx_decl(TIMERD_POLICY_CALENDAR, 0), NULL),
                          -TIMERD_E_INVALID_SCHEDULE);
-        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_CALENDAR_MISSING);
+        assert_int_equal(f->last.schedule_problem, TD_SCHEDULE_CALENDAR_MISSING);
         /* now + cadence does not fit. */
-        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_INTERVAL, UINT64_MAX), NULL),
+        assert_int_equal(fx_register(f, "a", fx_decl(TIMERD_POLICY_INTERVAL, UINT64_MAX), NULL),
                          -TIMERD_E_OVERFLOW);
-        assert_int_equal(stats(&f).timers, 0);
+        assert_int_equal(stats(f).timers, 0);
 
         /* The registry accepts alarm clocks; arming them is the runtime's business. */
         d = decl_at(TIMERD_POLICY_INTERVAL, 10, TIMERD_CLOCK_BOOTTIME_ALARM, 0);
-        assert_int_equal(fx_register(&f, "a", d, NULL), 0);
-        assert_int_equal(f.last.n_effects, 1);
-        assert_arm(&f, 0, TIMERD_CLOCK_BOOTTIME_ALARM, 1010);
-        fx_done(&f);
+        assert_int_equal(fx_register(f, "a", d, NULL), 0);
+        assert_int_equal(f->last.n_effects, 1);
+        assert_arm(f, 0, TIMERD_CLOCK_BOOTTIME_ALARM, 1010);
 }
 
 static void test_register_generations_and_arms(void **state)
@@ -233,74 +230,67 @@ static void test_already_registered_and_replace(void **state)
         struct td_dispatch d;
         struct td_snapshot s;
         uint64_t g1, g2, g3;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 100), &g1),
-                         0);
-        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), NULL),
+        assert_int_equal(fx_register(f, "a", fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 100), &g1), 0);
+        assert_int_equal(fx_register(f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), NULL),
                          -TIMERD_E_ALREADY_REGISTERED);
-        assert_int_equal(fx_get(&f, "a").generation, g1);
+        assert_int_equal(fx_get(f, "a").generation, g1);
 
         /* Replace onto another clock: the old clock is disarmed, the new one armed. */
         assert_int_equal(
-            fx_register_full(&f, FX_UID, FX_SESSION, "a",
+            fx_register_full(f, FX_UID, FX_SESSION, "a",
                              decl_at(TIMERD_POLICY_INTERVAL, 50, TIMERD_CLOCK_BOOTTIME, 0), true,
                              2000, true, &g2),
             0);
         assert_true(g2 > g1);
-        assert_int_equal(f.last.n_effects, 2);
-        assert_disarm(&f, 0, MONO);
-        assert_arm(&f, 1, TIMERD_CLOCK_BOOTTIME, 2000);
-        assert_int_equal(fx_cancel(&f, fx_claim("a", g1)), -TIMERD_E_REGISTRATION_EXPIRED);
-        s = fx_get(&f, "a");
+        assert_int_equal(f->last.n_effects, 2);
+        assert_disarm(f, 0, MONO);
+        assert_arm(f, 1, TIMERD_CLOCK_BOOTTIME, 2000);
+        assert_int_equal(fx_cancel(f, fx_claim("a", g1)), -TIMERD_E_REGISTRATION_EXPIRED);
+        s = fx_get(f, "a");
         assert_int_equal(s.declaration.policy, TIMERD_POLICY_INTERVAL);
         assert_int_equal(s.declaration.clock, TIMERD_CLOCK_BOOTTIME);
 
         /* Replacing during a run expires its token and its pending firing; counters restart. */
-        assert_int_equal(fx_advance(&f, TIMERD_CLOCK_BOOTTIME, 2000), 1);
-        d = *fx_dispatch(&f, 0);
-        assert_int_equal(stats(&f).pending, 1);
+        assert_int_equal(fx_advance(f, TIMERD_CLOCK_BOOTTIME, 2000), 1);
+        d = *fx_dispatch(f, 0);
+        assert_int_equal(stats(f).pending, 1);
         assert_int_equal(
-            fx_register_full(&f, FX_UID, FX_SESSION, "a",
+            fx_register_full(f, FX_UID, FX_SESSION, "a",
                              decl_at(TIMERD_POLICY_INTERVAL, 50, TIMERD_CLOCK_BOOTTIME, 0), false,
                              0, true, &g3),
             0);
         assert_true(g3 > g2);
-        s = fx_get(&f, "a");
+        s = fx_get(f, "a");
         assert_int_equal(s.run, 0);
         assert_false(s.run_active);
         assert_false(s.pending);
         assert_false(s.has_last_start);
         assert_int_equal(s.state, TIMERD_STATE_SCHEDULED);
         assert_int_equal(s.next_deadline_usec, 2050);
-        assert_int_equal(stats(&f).pending, 0);
+        assert_int_equal(stats(f).pending, 0);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
             -TIMERD_E_REGISTRATION_EXPIRED);
-        fx_done(&f);
 }
 
 static void test_replace_moves_transient_session(void **state)
 {
         struct td_snapshot s;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register_full(&f, FX_UID, 1, "a", fx_decl(TIMERD_POLICY_ONCE, 0), false,
+        assert_int_equal(fx_register_full(f, FX_UID, 1, "a", fx_decl(TIMERD_POLICY_ONCE, 0), false,
                                           0, false, NULL),
                          0);
-        assert_int_equal(fx_register_full(&f, FX_UID, 2, "a", fx_decl(TIMERD_POLICY_ONCE, 0), false,
+        assert_int_equal(fx_register_full(f, FX_UID, 2, "a", fx_decl(TIMERD_POLICY_ONCE, 0), false,
                                           0, true, NULL),
                          0);
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 1)), 0);
-        assert_int_equal(registry_get(f.r, FX_UID, "a", &s), 0);
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, 1)), 0);
+        assert_int_equal(registry_get(f->r, FX_UID, "a", &s), 0);
         assert_int_equal(s.session, 2);
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
-        assert_int_equal(registry_get(f.r, FX_UID, "a", &s), -TIMERD_E_NOT_FOUND);
-        fx_done(&f);
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, 2)), 0);
+        assert_int_equal(registry_get(f->r, FX_UID, "a", &s), -TIMERD_E_NOT_FOUND);
 }
 
 static void test_once_life(void **state)
@@ -308,19 +298,17 @@ static void test_once_life(void **state)
         struct td_dispatch d;
         struct td_snapshot s;
         uint64_t g;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register(&f, "once", fx_decl(TIMERD_POLICY_ONCE, 0), &g), 0);
-        assert_int_equal(fx_schedule(&f, fx_claim("once", g), 5000), 0);
-        assert_arm(&f, 0, MONO, 5000);
-        assert_int_equal(fx_advance(&f, MONO, 4999), 0);
-        assert_int_equal(fx_advance(&f, MONO, 5000), 1);
+        assert_int_equal(fx_register(f, "once", fx_decl(TIMERD_POLICY_ONCE, 0), &g), 0);
+        assert_int_equal(fx_schedule(f, fx_claim("once", g), 5000), 0);
+        assert_arm(f, 0, MONO, 5000);
+        assert_int_equal(fx_advance(f, MONO, 4999), 0);
+        assert_int_equal(fx_advance(f, MONO, 5000), 1);
         /* Nothing left on the clock: the spent kernel timer is disarmed, ahead of the dispatch. */
-        assert_int_equal(f.last.n_effects, 2);
-        assert_disarm(&f, 0, MONO);
-        d = *fx_dispatch(&f, 0);
+        assert_int_equal(f->last.n_effects, 2);
+        assert_disarm(f, 0, MONO);
+        d = *fx_dispatch(f, 0);
         assert_string_equal(d.name, "once");
         assert_int_equal(d.owner, FX_UID);
         assert_int_equal(d.generation, g);
@@ -331,7 +319,7 @@ static void test_once_life(void **state)
         assert_int_equal(d.fired_usec, 5000);
         assert_int_equal(d.due_usec, 5000);
         assert_int_equal(d.overruns, 0);
-        s = fx_get(&f, "once");
+        s = fx_get(f, "once");
         assert_int_equal(s.state, TIMERD_STATE_RUNNING);
         assert_true(s.run_active);
         assert_true(s.pending);
@@ -339,11 +327,11 @@ static void test_once_life(void **state)
         assert_int_equal(s.last_start_usec, 5000);
         assert_false(s.has_deadline);
 
-        fx_set_now(&f, MONO, 5300);
+        fx_set_now(f, MONO, 5300);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        s = fx_get(&f, "once");
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        s = fx_get(f, "once");
         assert_int_equal(s.state, TIMERD_STATE_INACTIVE);
         assert_int_equal(s.runs, 1);
         assert_int_equal(s.run, 1);
@@ -355,233 +343,217 @@ static void test_once_life(void **state)
         assert_true(s.has_last_finish);
         assert_int_equal(s.last_finish_usec, 5300);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
             -TIMERD_E_REGISTRATION_EXPIRED);
-        fx_done(&f);
 }
 
 static void test_once_schedule_during_run(void **state)
 {
         struct td_dispatch d;
         struct td_snapshot s;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register_at(&f, "o", fx_decl(TIMERD_POLICY_ONCE, 0), 2000, NULL), 0);
-        assert_int_equal(fx_advance(&f, MONO, 2000), 1);
-        d = *fx_dispatch(&f, 0);
+        assert_int_equal(fx_register_at(f, "o", fx_decl(TIMERD_POLICY_ONCE, 0), 2000, NULL), 0);
+        assert_int_equal(fx_advance(f, MONO, 2000), 1);
+        d = *fx_dispatch(f, 0);
         /* The token is a delegated claim; the deadline waits for the run to complete. */
-        assert_int_equal(fx_schedule(&f, fx_token(&d), 9000), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        s = fx_get(&f, "o");
+        assert_int_equal(fx_schedule(f, fx_token(&d), 9000), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        s = fx_get(f, "o");
         assert_int_equal(s.state, TIMERD_STATE_RUNNING);
         assert_true(s.has_deadline);
         assert_int_equal(s.next_deadline_usec, 9000);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
-        assert_arm(&f, 0, MONO, 9000);
-        assert_int_equal(fx_get(&f, "o").state, TIMERD_STATE_SCHEDULED);
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_arm(f, 0, MONO, 9000);
+        assert_int_equal(fx_get(f, "o").state, TIMERD_STATE_SCHEDULED);
 
         /* Stop wins over a deadline set during the run. */
-        assert_int_equal(fx_advance(&f, MONO, 9000), 1);
-        d = *fx_dispatch(&f, 0);
+        assert_int_equal(fx_advance(f, MONO, 9000), 1);
+        d = *fx_dispatch(f, 0);
         assert_int_equal(d.run, 2);
-        assert_int_equal(fx_schedule(&f, fx_token(&d), 12000), 0);
+        assert_int_equal(fx_schedule(f, fx_token(&d), 12000), 0);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_STOP, 0), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        s = fx_get(&f, "o");
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_STOP, 0), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        s = fx_get(f, "o");
         assert_int_equal(s.state, TIMERD_STATE_INACTIVE);
         assert_false(s.has_deadline);
-        fx_done(&f);
 }
 
 static void test_after_completion_life(void **state)
 {
         struct td_dispatch d;
         struct td_snapshot s;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register(&f, "ac", fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 1000), NULL),
+        assert_int_equal(fx_register(f, "ac", fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 1000), NULL),
                          0);
-        assert_arm(&f, 0, MONO, 2000);
-        assert_int_equal(fx_advance(&f, MONO, 2000), 1);
-        d = *fx_dispatch(&f, 0);
+        assert_arm(f, 0, MONO, 2000);
+        assert_int_equal(fx_advance(f, MONO, 2000), 1);
+        d = *fx_dispatch(f, 0);
         /* Off the queue while it runs: runs never overlap. */
-        s = fx_get(&f, "ac");
+        s = fx_get(f, "ac");
         assert_false(s.has_deadline);
-        assert_int_equal(stats(&f).scheduled, 0);
-        assert_int_equal(stats(&f).running, 1);
-        assert_int_equal(fx_advance(&f, MONO, 5000), 0);
+        assert_int_equal(stats(f).scheduled, 0);
+        assert_int_equal(stats(f).running, 1);
+        assert_int_equal(fx_advance(f, MONO, 5000), 0);
 
-        fx_set_now(&f, MONO, 2600);
+        fx_set_now(f, MONO, 2600);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 250),
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 250),
             0);
-        assert_arm(&f, 0, MONO, 3600);
-        s = fx_get(&f, "ac");
+        assert_arm(f, 0, MONO, 3600);
+        s = fx_get(f, "ac");
         assert_int_equal(s.last_duration_usec, 250);
         assert_int_equal(s.total_duration_usec, 250);
 
         for (int i = 0; i < 2; i++) {
                 uint64_t t = 3600 + 1100 * (uint64_t)i;
 
-                assert_int_equal(fx_advance(&f, MONO, t), 1);
-                d = *fx_dispatch(&f, 0);
-                fx_set_now(&f, MONO, t + 100);
-                assert_int_equal(fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_EXPECTED_FAILURE,
+                assert_int_equal(fx_advance(f, MONO, t), 1);
+                d = *fx_dispatch(f, 0);
+                fx_set_now(f, MONO, t + 100);
+                assert_int_equal(fx_complete(f, fx_token(&d), TIMERD_OUTCOME_EXPECTED_FAILURE,
                                              TIMERD_DIRECTIVE_CONTINUE, 0),
                                  0);
-                assert_arm(&f, 0, MONO, t + 1100);
-                assert_int_equal(fx_get(&f, "ac").consecutive_expected_failures, (uint64_t)i + 1);
+                assert_arm(f, 0, MONO, t + 1100);
+                assert_int_equal(fx_get(f, "ac").consecutive_expected_failures, (uint64_t)i + 1);
         }
-        assert_int_equal(fx_advance(&f, MONO, 5800), 1);
-        d = *fx_dispatch(&f, 0);
+        assert_int_equal(fx_advance(f, MONO, 5800), 1);
+        d = *fx_dispatch(f, 0);
         assert_int_equal(d.run, 4);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
-        s = fx_get(&f, "ac");
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        s = fx_get(f, "ac");
         assert_int_equal(s.consecutive_expected_failures, 0);
         assert_int_equal(s.runs, 4);
         assert_int_equal(s.total_duration_usec, 250 + 100 + 100);
         assert_int_equal(s.last_outcome, TIMERD_OUTCOME_SUCCESS);
-        fx_done(&f);
 }
 
 static void test_watchdog_prearmed_and_kick(void **state)
 {
         struct td_dispatch d;
         uint64_t g, next;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register(&f, "wd", fx_decl(TIMERD_POLICY_WATCHDOG, 100), &g), 0);
-        assert_arm(&f, 0, MONO, 1100);
-        assert_int_equal(fx_advance(&f, MONO, 1100), 1);
+        assert_int_equal(fx_register(f, "wd", fx_decl(TIMERD_POLICY_WATCHDOG, 100), &g), 0);
+        assert_arm(f, 0, MONO, 1100);
+        assert_int_equal(fx_advance(f, MONO, 1100), 1);
         /* The successor is armed before the run is dispatched. */
-        assert_int_equal(f.last.n_effects, 2);
-        assert_arm(&f, 0, MONO, 1200);
-        d = *fx_dispatch(&f, 0);
-        assert_int_equal(registry_deliver(f.r, &d, 3), 0);
-        assert_int_equal(fx_effect(&f, 1, TD_EFFECT_DISPATCH)->dispatch.run, 1);
-        assert_int_equal(fx_get(&f, "wd").state, TIMERD_STATE_RUNNING);
-        assert_int_equal(fx_get(&f, "wd").next_deadline_usec, 1200);
+        assert_int_equal(f->last.n_effects, 2);
+        assert_arm(f, 0, MONO, 1200);
+        d = *fx_dispatch(f, 0);
+        assert_int_equal(registry_deliver(f->r, &d, 3), 0);
+        assert_int_equal(fx_effect(f, 1, TD_EFFECT_DISPATCH)->dispatch.run, 1);
+        assert_int_equal(fx_get(f, "wd").state, TIMERD_STATE_RUNNING);
+        assert_int_equal(fx_get(f, "wd").next_deadline_usec, 1200);
 
-        fx_set_now(&f, MONO, 1150);
-        assert_int_equal(fx_kick(&f, fx_claim("wd", g), &next), 0);
+        fx_set_now(f, MONO, 1150);
+        assert_int_equal(fx_kick(f, fx_claim("wd", g), &next), 0);
         assert_int_equal(next, 1250);
-        assert_arm(&f, 0, MONO, 1250);
-        fx_set_now(&f, MONO, 1180);
-        assert_int_equal(fx_kick(&f, fx_token(&d), &next), 0);
+        assert_arm(f, 0, MONO, 1250);
+        fx_set_now(f, MONO, 1180);
+        assert_int_equal(fx_kick(f, fx_token(&d), &next), 0);
         assert_int_equal(next, 1280);
 
         /* A hung worker: the watchdog fires again, counts an overrun, dispatches nothing, and is
          * held: no kernel timer until the run ends. */
-        assert_int_equal(fx_advance(&f, MONO, 1280), 0);
-        assert_int_equal(f.last.n_effects, 1);
-        assert_disarm(&f, 0, MONO);
-        assert_int_equal(fx_get(&f, "wd").overruns, 1);
-        assert_int_equal(fx_get(&f, "wd").next_deadline_usec, 1380);
-        assert_int_equal(stats(&f).pending, 0);
+        assert_int_equal(fx_advance(f, MONO, 1280), 0);
+        assert_int_equal(f->last.n_effects, 1);
+        assert_disarm(f, 0, MONO);
+        assert_int_equal(fx_get(f, "wd").overruns, 1);
+        assert_int_equal(fx_get(f, "wd").next_deadline_usec, 1380);
+        assert_int_equal(stats(f).pending, 0);
         /* A Kick while held moves the held deadline, still without a wake-up. */
-        fx_set_now(&f, MONO, 1300);
-        assert_int_equal(fx_kick(&f, fx_claim("wd", g), &next), 0);
+        fx_set_now(f, MONO, 1300);
+        assert_int_equal(fx_kick(f, fx_claim("wd", g), &next), 0);
         assert_int_equal(next, 1400);
-        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(f->last.n_effects, 0);
 
         /* Ended after 1400 and 1500 passed: both are overruns; the next firing is at 1600. */
-        fx_set_now(&f, MONO, 1550);
+        fx_set_now(f, MONO, 1550);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
-        assert_arm(&f, 0, MONO, 1600);
-        assert_int_equal(fx_get(&f, "wd").state, TIMERD_STATE_SCHEDULED);
-        assert_int_equal(fx_get(&f, "wd").overruns, 3);
-        assert_int_equal(fx_advance(&f, MONO, 1600), 1);
-        assert_arm(&f, 0, MONO, 1700);
-        assert_int_equal(fx_dispatch(&f, 0)->run, 2);
-        assert_int_equal(fx_dispatch(&f, 0)->overruns, 3);
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_arm(f, 0, MONO, 1600);
+        assert_int_equal(fx_get(f, "wd").state, TIMERD_STATE_SCHEDULED);
+        assert_int_equal(fx_get(f, "wd").overruns, 3);
+        assert_int_equal(fx_advance(f, MONO, 1600), 1);
+        assert_arm(f, 0, MONO, 1700);
+        assert_int_equal(fx_dispatch(f, 0)->run, 2);
+        assert_int_equal(fx_dispatch(f, 0)->overruns, 3);
 
         /* Kick revives a watchdog that was cancelled. */
-        assert_int_equal(fx_cancel(&f, fx_claim("wd", g)), 0);
-        assert_disarm(&f, 0, MONO);
-        assert_int_equal(fx_kick(&f, fx_claim("wd", g), &next), 0);
+        assert_int_equal(fx_cancel(f, fx_claim("wd", g)), 0);
+        assert_disarm(f, 0, MONO);
+        assert_int_equal(fx_kick(f, fx_claim("wd", g), &next), 0);
         assert_int_equal(next, 1700);
-        assert_arm(&f, 0, MONO, 1700);
-        fx_done(&f);
+        assert_arm(f, 0, MONO, 1700);
 }
 
 static void test_interval_overruns_after_jump(void **state)
 {
         struct td_dispatch d;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        fx_set_now(&f, MONO, 0);
-        assert_int_equal(fx_register_at(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 10), 100, NULL),
+        fx_set_now(f, MONO, 0);
+        assert_int_equal(fx_register_at(f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 10), 100, NULL),
                          0);
         /* Jump over 100, 110, 120, 130: one dispatch, 3 missed periods, next 140. */
-        assert_int_equal(fx_advance(&f, MONO, 135), 1);
-        assert_arm(&f, 0, MONO, 140);
-        d = *fx_dispatch(&f, 0);
+        assert_int_equal(fx_advance(f, MONO, 135), 1);
+        assert_arm(f, 0, MONO, 140);
+        d = *fx_dispatch(f, 0);
         assert_int_equal(d.deadline_usec, 100);
         assert_int_equal(d.fired_usec, 135);
         assert_int_equal(d.overruns, 3);
-        assert_int_equal(fx_get(&f, "iv").next_deadline_usec, 140);
-        assert_int_equal(registry_deliver(f.r, &d, 3), 0);
+        assert_int_equal(fx_get(f, "iv").next_deadline_usec, 140);
+        assert_int_equal(registry_deliver(f->r, &d, 3), 0);
 
         /* Due again while the run is active: an overrun, no second run, held off the queue. */
-        assert_int_equal(fx_advance(&f, MONO, 140), 0);
-        assert_disarm(&f, 0, MONO);
-        assert_int_equal(fx_get(&f, "iv").overruns, 4);
+        assert_int_equal(fx_advance(f, MONO, 140), 0);
+        assert_disarm(f, 0, MONO);
+        assert_int_equal(fx_get(f, "iv").overruns, 4);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
-        assert_arm(&f, 0, MONO, 150);
-        assert_int_equal(fx_advance(&f, MONO, 150), 1);
-        d = *fx_dispatch(&f, 0);
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_arm(f, 0, MONO, 150);
+        assert_int_equal(fx_advance(f, MONO, 150), 1);
+        d = *fx_dispatch(f, 0);
         assert_int_equal(d.run, 2);
         assert_int_equal(d.deadline_usec, 150);
         /* Per firing: the one period missed since the first firing; the total stays in Get. */
         assert_int_equal(d.overruns, 1);
-        assert_int_equal(fx_get(&f, "iv").overruns, 4);
-        assert_int_equal(stats(&f).overruns, 4);
-        assert_int_equal(stats(&f).firings, 2);
-        fx_done(&f);
+        assert_int_equal(fx_get(f, "iv").overruns, 4);
+        assert_int_equal(stats(f).overruns, 4);
+        assert_int_equal(stats(f).firings, 2);
 }
 
 static void test_firing_during_run_never_queues(void **state)
 {
         struct td_dispatch d;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 10), NULL), 0);
-        assert_int_equal(fx_advance(&f, MONO, 1010), 1);
+        assert_int_equal(fx_register(f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 10), NULL), 0);
+        assert_int_equal(fx_advance(f, MONO, 1010), 1);
         /* The first period due while pending is counted and holds the timer: no kernel timer
          * armed any more, so a pending firing costs no wake-ups however long nobody takes it. */
-        assert_int_equal(fx_advance(&f, MONO, 1020), 0);
-        assert_disarm(&f, 0, MONO);
-        assert_false(f.kernel[MONO].armed);
+        assert_int_equal(fx_advance(f, MONO, 1020), 0);
+        assert_disarm(f, 0, MONO);
+        assert_false(f->kernel[MONO].armed);
         for (uint64_t t = 1030; t <= 1060; t += 10)
-                assert_int_equal(fx_advance(&f, MONO, t), 0);
-        assert_int_equal(stats(&f).pending, 1);
+                assert_int_equal(fx_advance(f, MONO, t), 0);
+        assert_int_equal(stats(f).pending, 1);
         /* A reader sees the periods that passed, counted arithmetically. */
-        assert_int_equal(fx_get(&f, "iv").overruns, 1);
-        struct td_snapshot seen = fx_get(&f, "iv");
-        registry_snapshot_at(f.r, &seen, &f.now);
+        assert_int_equal(fx_get(f, "iv").overruns, 1);
+        struct td_snapshot seen = fx_get(f, "iv");
+        registry_snapshot_at(f->r, &seen, &f->now);
         assert_int_equal(seen.overruns, 5);
         assert_int_equal(seen.next_deadline_usec, 1070);
-        d = take(&f, FX_UID, NULL, 0, 3, 1);
+        d = take(f, FX_UID, NULL, 0, 3, 1);
         assert_int_equal(d.run, 1);
         assert_int_equal(d.overruns, 5);
-        assert_int_equal(fx_get(&f, "iv").overruns, 5);
-        take(&f, FX_UID, NULL, 0, 3, 0);
-        fx_done(&f);
+        assert_int_equal(fx_get(f, "iv").overruns, 5);
+        take(f, FX_UID, NULL, 0, 3, 0);
 }
 
 /* A shorter cadence than the configured minimum is refused wherever a cadence is given. */
@@ -620,78 +592,69 @@ static void test_pending_costs_no_wakeups(void **state)
         static const enum timerd_policy policies[] = {TIMERD_POLICY_INTERVAL,
                                                       TIMERD_POLICY_WATCHDOG};
         struct td_dispatch d;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register(&f, "iv", fx_decl(policies[0], 10), NULL), 0);
-        assert_int_equal(fx_register(&f, "wd", fx_decl(policies[1], 10), NULL), 0);
-        assert_int_equal(fx_advance(&f, MONO, 1010), 2);
-        assert_int_equal(fx_advance(&f, MONO, 1020), 0);
-        assert_false(f.kernel[MONO].armed);
-        assert_int_equal(fx_advance(&f, MONO, 1000000), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        d = take(&f, FX_UID, NULL, 0, 3, 1);
+        assert_int_equal(fx_register(f, "iv", fx_decl(policies[0], 10), NULL), 0);
+        assert_int_equal(fx_register(f, "wd", fx_decl(policies[1], 10), NULL), 0);
+        assert_int_equal(fx_advance(f, MONO, 1010), 2);
+        assert_int_equal(fx_advance(f, MONO, 1020), 0);
+        assert_false(f->kernel[MONO].armed);
+        assert_int_equal(fx_advance(f, MONO, 1000000), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        d = take(f, FX_UID, NULL, 0, 3, 1);
         assert_string_equal(d.name, "iv");
         assert_int_equal(d.overruns, (1000000 - 1020) / 10 + 1);
         /* The watchdog, held too, is still counted as of now when its turn comes. */
-        fx_set_now(&f, MONO, 2000000);
-        d = take(&f, FX_UID, NULL, 0, 3, 1);
+        fx_set_now(f, MONO, 2000000);
+        d = take(f, FX_UID, NULL, 0, 3, 1);
         assert_string_equal(d.name, "wd");
         assert_int_equal(d.overruns, (2000000 - 1020) / 10 + 1);
-        assert_int_equal(fx_get(&f, "wd").next_deadline_usec, 2000010);
+        assert_int_equal(fx_get(f, "wd").next_deadline_usec, 2000010);
         /* Taken, not completed: still no wake-up. */
-        assert_int_equal(fx_advance(&f, MONO, 3000000), 0);
-        assert_false(f.kernel[MONO].armed);
-        fx_done(&f);
+        assert_int_equal(fx_advance(f, MONO, 3000000), 0);
+        assert_false(f->kernel[MONO].armed);
 }
 
 static void test_interval_schedule_during_run(void **state)
 {
         struct td_dispatch d;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 10), NULL), 0);
-        assert_int_equal(fx_advance(&f, MONO, 1010), 1);
-        d = *fx_dispatch(&f, 0);
+        assert_int_equal(fx_register(f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 10), NULL), 0);
+        assert_int_equal(fx_advance(f, MONO, 1010), 1);
+        d = *fx_dispatch(f, 0);
         /* An interval stays queued during its run: the new deadline is armed at once. */
-        assert_int_equal(fx_schedule(&f, fx_token(&d), 5000), 0);
-        assert_arm(&f, 0, MONO, 5000);
-        assert_int_equal(fx_get(&f, "iv").state, TIMERD_STATE_RUNNING);
-        fx_done(&f);
+        assert_int_equal(fx_schedule(f, fx_token(&d), 5000), 0);
+        assert_arm(f, 0, MONO, 5000);
+        assert_int_equal(fx_get(f, "iv").state, TIMERD_STATE_RUNNING);
 }
 
 static void test_wrong_policy(void **state)
 {
         struct td_reschedule_result rr;
         uint64_t go, gi, gw;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register(&f, "o", fx_decl(TIMERD_POLICY_ONCE, 0), &go), 0);
-        assert_int_equal(fx_register(&f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 10), &gi), 0);
-        assert_int_equal(fx_register(&f, "w", fx_decl(TIMERD_POLICY_WATCHDOG, 10), &gw), 0);
-        assert_int_equal(fx_kick(&f, fx_claim("o", go), NULL), -TIMERD_E_WRONG_POLICY);
-        assert_int_equal(fx_kick(&f, fx_claim("i", gi), NULL), -TIMERD_E_WRONG_POLICY);
-        assert_int_equal(fx_schedule(&f, fx_claim("w", gw), 5000), -TIMERD_E_WRONG_POLICY);
-        assert_int_equal(reschedule(&f, fx_claim("w", gw), true, 5000, false, 0, &rr),
+        assert_int_equal(fx_register(f, "o", fx_decl(TIMERD_POLICY_ONCE, 0), &go), 0);
+        assert_int_equal(fx_register(f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 10), &gi), 0);
+        assert_int_equal(fx_register(f, "w", fx_decl(TIMERD_POLICY_WATCHDOG, 10), &gw), 0);
+        assert_int_equal(fx_kick(f, fx_claim("o", go), NULL), -TIMERD_E_WRONG_POLICY);
+        assert_int_equal(fx_kick(f, fx_claim("i", gi), NULL), -TIMERD_E_WRONG_POLICY);
+        assert_int_equal(fx_schedule(f, fx_claim("w", gw), 5000), -TIMERD_E_WRONG_POLICY);
+        assert_int_equal(reschedule(f, fx_claim("w", gw), true, 5000, false, 0, &rr),
                          -TIMERD_E_WRONG_POLICY);
-        assert_int_equal(reconcile(&f, "w", fx_decl(TIMERD_POLICY_WATCHDOG, 10),
+        assert_int_equal(reconcile(f, "w", fx_decl(TIMERD_POLICY_WATCHDOG, 10),
                                    TIMERD_DESIRED_EXACT, 5000, NULL, NULL),
                          -TIMERD_E_WRONG_POLICY);
-        assert_int_equal(fx_get(&f, "w").next_deadline_usec, 1010);
+        assert_int_equal(fx_get(f, "w").next_deadline_usec, 1010);
 
         /* A watchdog may take a new cadence (which disarms it, setitimer-style). */
-        assert_int_equal(reschedule(&f, fx_claim("w", gw), false, 0, true, 500, &rr), 0);
+        assert_int_equal(reschedule(f, fx_claim("w", gw), false, 0, true, 500, &rr), 0);
         assert_int_equal(rr.previous_cadence_usec, 10);
         assert_int_equal(rr.previous_remaining_usec, 10);
-        assert_int_equal(fx_get(&f, "w").declaration.cadence_usec, 10);
-        assert_int_equal(fx_get(&f, "w").live_cadence_usec, 500);
-        assert_int_equal(fx_get(&f, "w").state, TIMERD_STATE_INACTIVE);
-        fx_done(&f);
+        assert_int_equal(fx_get(f, "w").declaration.cadence_usec, 10);
+        assert_int_equal(fx_get(f, "w").live_cadence_usec, 500);
+        assert_int_equal(fx_get(f, "w").state, TIMERD_STATE_INACTIVE);
 }
 
 /* Issue 15 item 3: Reschedule's cadence changes the live schedule, not the declaration, so the
@@ -702,58 +665,54 @@ static void test_reschedule_cadence_is_live(void **state)
         const struct td_dispatch *d;
         uint64_t g, g2;
         bool created;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        fx_set_now(&f, MONO, 1000);
-        assert_int_equal(fx_register_at(&f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 100), 1100, &g),
-                         0);
-        assert_int_equal(reschedule(&f, fx_claim("i", g), true, 1200, true, 40, &rr), 0);
+        fx_set_now(f, MONO, 1000);
+        assert_int_equal(fx_register_at(f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 100), 1100, &g), 0);
+        assert_int_equal(reschedule(f, fx_claim("i", g), true, 1200, true, 40, &rr), 0);
         assert_int_equal(rr.previous_cadence_usec, 100);
-        assert_int_equal(fx_get(&f, "i").declaration.cadence_usec, 100);
-        assert_int_equal(fx_get(&f, "i").live_cadence_usec, 40);
+        assert_int_equal(fx_get(f, "i").declaration.cadence_usec, 100);
+        assert_int_equal(fx_get(f, "i").live_cadence_usec, 40);
 
         /* The schedule follows the live cadence. */
-        assert_int_equal(fx_advance(&f, MONO, 1200), 1);
-        d = fx_dispatch(&f, 0);
+        assert_int_equal(fx_advance(f, MONO, 1200), 1);
+        d = fx_dispatch(f, 0);
         assert_int_equal(
-            fx_complete(&f, fx_token(d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
-        assert_int_equal(fx_get(&f, "i").next_deadline_usec, 1240);
+            fx_complete(f, fx_token(d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_int_equal(fx_get(f, "i").next_deadline_usec, 1240);
 
         /* The rescheduled cadence is no declaration: Reconcile with it conflicts... */
-        assert_int_equal(reconcile(&f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 40),
+        assert_int_equal(reconcile(f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 40),
                                    TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
                          -TIMERD_E_RECONCILIATION_CONFLICT);
-        assert_int_equal(fx_get(&f, "i").live_cadence_usec, 40);
+        assert_int_equal(fx_get(f, "i").live_cadence_usec, 40);
         /* ...and the owner's own declaration matches: same claim, the wake-up kept, the declared
          * cadence back for the periods after it. */
-        assert_int_equal(reconcile(&f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 100),
+        assert_int_equal(reconcile(f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 100),
                                    TIMERD_DESIRED_SCHEDULED, 0, &g2, &created),
                          0);
         assert_int_equal(g2, g);
         assert_false(created);
-        assert_int_equal(fx_get(&f, "i").next_deadline_usec, 1240);
-        assert_int_equal(fx_get(&f, "i").live_cadence_usec, 100);
-        assert_int_equal(fx_advance(&f, MONO, 1240), 1);
-        d = fx_dispatch(&f, 0);
+        assert_int_equal(fx_get(f, "i").next_deadline_usec, 1240);
+        assert_int_equal(fx_get(f, "i").live_cadence_usec, 100);
+        assert_int_equal(fx_advance(f, MONO, 1240), 1);
+        d = fx_dispatch(f, 0);
         assert_int_equal(
-            fx_complete(&f, fx_token(d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
-        assert_int_equal(fx_get(&f, "i").next_deadline_usec, 1340);
+            fx_complete(f, fx_token(d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_int_equal(fx_get(f, "i").next_deadline_usec, 1340);
 
         /* Rescheduling to the declared cadence is no live cadence at all; a replacing Register
          * starts from the declaration. */
-        assert_int_equal(reschedule(&f, fx_claim("i", g), true, 2000, true, 30, &rr), 0);
-        assert_int_equal(reschedule(&f, fx_claim("i", g), true, 2000, true, 100, &rr), 0);
+        assert_int_equal(reschedule(f, fx_claim("i", g), true, 2000, true, 30, &rr), 0);
+        assert_int_equal(reschedule(f, fx_claim("i", g), true, 2000, true, 100, &rr), 0);
         assert_int_equal(rr.previous_cadence_usec, 30);
-        assert_int_equal(fx_get(&f, "i").live_cadence_usec, 100);
-        assert_int_equal(reschedule(&f, fx_claim("i", g), true, 2000, true, 30, &rr), 0);
-        assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION, "i",
+        assert_int_equal(fx_get(f, "i").live_cadence_usec, 100);
+        assert_int_equal(reschedule(f, fx_claim("i", g), true, 2000, true, 30, &rr), 0);
+        assert_int_equal(fx_register_full(f, FX_UID, FX_SESSION, "i",
                                           fx_decl(TIMERD_POLICY_INTERVAL, 100), true, 3000, true,
                                           &g2),
                          0);
-        assert_int_equal(fx_get(&f, "i").live_cadence_usec, 100);
-        fx_done(&f);
+        assert_int_equal(fx_get(f, "i").live_cadence_usec, 100);
 }
 
 /* Issue 15 item 9: the owner's Reconcile from another connection re-pins a retained signal timer
@@ -768,30 +727,27 @@ static void test_reconcile_repins_signal_timers(void **state)
         };
         uint64_t g;
         bool created;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
         sig.lifetime = notify.lifetime = TIMERD_LIFETIME_RETAINED;
         sig.delivery = TIMERD_DELIVERY_SIGNAL;
         sig.signo = 10;
-        assert_int_equal(fx_register(&f, "sig", sig, NULL), 0);
-        assert_int_equal(fx_register(&f, "note", notify, NULL), 0);
+        assert_int_equal(fx_register(f, "sig", sig, NULL), 0);
+        assert_int_equal(fx_register(f, "note", notify, NULL), 0);
 
         a.name = "sig";
         a.declaration = sig;
         a.caller_is_owner = false;
-        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g, &created)), 0);
-        assert_int_equal(fx_get(&f, "sig").session, FX_SESSION);
+        assert_int_equal(fx_apply(f, registry_reconcile(f->r, &f->now, &a, &g, &created)), 0);
+        assert_int_equal(fx_get(f, "sig").session, FX_SESSION);
         a.caller_is_owner = true;
-        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g, &created)), 0);
-        assert_int_equal(fx_get(&f, "sig").session, 9);
+        assert_int_equal(fx_apply(f, registry_reconcile(f->r, &f->now, &a, &g, &created)), 0);
+        assert_int_equal(fx_get(f, "sig").session, 9);
 
         a.name = "note";
         a.declaration = notify;
-        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g, &created)), 0);
-        assert_int_equal(fx_get(&f, "note").session, FX_SESSION);
-        fx_done(&f);
+        assert_int_equal(fx_apply(f, registry_reconcile(f->r, &f->now, &a, &g, &created)), 0);
+        assert_int_equal(fx_get(f, "note").session, FX_SESSION);
 }
 
 /* Issue 15 item 6: a claim whose registration is gone is stale, not unknown. */
@@ -799,31 +755,28 @@ static void test_claim_after_unregister_expired(void **state)
 {
         struct td_handle h;
         uint64_t g, g2;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), &g), 0);
-        assert_int_equal(fx_unregister(&f, fx_claim("a", g)), 0);
+        assert_int_equal(fx_register(f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), &g), 0);
+        assert_int_equal(fx_unregister(f, fx_claim("a", g)), 0);
         /* The owner's last timer is gone; its claim and a token of it are expired, not unknown. */
-        assert_int_equal(fx_schedule(&f, fx_claim("a", g), 5000), -TIMERD_E_REGISTRATION_EXPIRED);
-        assert_int_equal(fx_unregister(&f, fx_claim("a", g)), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_schedule(f, fx_claim("a", g), 5000), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_unregister(f, fx_claim("a", g)), -TIMERD_E_REGISTRATION_EXPIRED);
         h = fx_claim("a", g);
         h.run = 1;
-        assert_int_equal(fx_cancel(&f, h), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_cancel(f, h), -TIMERD_E_REGISTRATION_EXPIRED);
         /* A new timer of the same name does not revive the old claim. */
-        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), &g2), 0);
+        assert_int_equal(fx_register(f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), &g2), 0);
         assert_true(g2 > g);
-        assert_int_equal(fx_cancel(&f, fx_claim("a", g)), -TIMERD_E_REGISTRATION_EXPIRED);
-        assert_int_equal(fx_cancel(&f, fx_claim("a", g2)), 0);
+        assert_int_equal(fx_cancel(f, fx_claim("a", g)), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_cancel(f, fx_claim("a", g2)), 0);
         /* Another owner was never given g: for it the name is simply unknown. */
         h = fx_claim("a", g);
         h.owner = FX_UID + 1;
-        assert_int_equal(fx_schedule(&f, h, 5000), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(fx_schedule(f, h, 5000), -TIMERD_E_NOT_FOUND);
         /* A generation above the owner's last is one it was never given. */
-        assert_int_equal(fx_cancel(&f, fx_claim("b", g2 + 1)), -TIMERD_E_NOT_FOUND);
-        assert_int_equal(registry_check(f.r), 0);
-        fx_done(&f);
+        assert_int_equal(fx_cancel(f, fx_claim("b", g2 + 1)), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(registry_check(f->r), 0);
 }
 
 static void test_stale_claims_and_tokens(void **state)
@@ -831,70 +784,67 @@ static void test_stale_claims_and_tokens(void **state)
         struct td_handle h;
         struct td_dispatch d;
         uint64_t g;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register(&f, "a", fx_decl(TIMERD_POLICY_INTERVAL, 100), &g), 0);
-        assert_int_equal(fx_schedule(&f, fx_claim("a", g + 1), 5000),
+        assert_int_equal(fx_register(f, "a", fx_decl(TIMERD_POLICY_INTERVAL, 100), &g), 0);
+        assert_int_equal(fx_schedule(f, fx_claim("a", g + 1), 5000),
                          -TIMERD_E_REGISTRATION_EXPIRED);
-        assert_int_equal(fx_schedule(&f, fx_claim("a", g - 1), 5000),
+        assert_int_equal(fx_schedule(f, fx_claim("a", g - 1), 5000),
                          -TIMERD_E_REGISTRATION_EXPIRED);
         /* No timer "nope", and a generation never given to this owner: nothing to expire. */
-        assert_int_equal(fx_schedule(&f, fx_claim("nope", g + 1), 5000), -TIMERD_E_NOT_FOUND);
-        assert_int_equal(fx_schedule(&f, fx_claim("nope", 0), 5000), -TIMERD_E_NOT_FOUND);
-        assert_int_equal(fx_schedule(&f, fx_claim("bad name", g), 5000), -TIMERD_E_INVALID_NAME);
+        assert_int_equal(fx_schedule(f, fx_claim("nope", g + 1), 5000), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(fx_schedule(f, fx_claim("nope", 0), 5000), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(fx_schedule(f, fx_claim("bad name", g), 5000), -TIMERD_E_INVALID_NAME);
         h = fx_claim("a", g);
         h.owner = FX_UID + 1;
-        assert_int_equal(fx_schedule(&f, h, 5000), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(fx_schedule(f, h, 5000), -TIMERD_E_NOT_FOUND);
         /* A token of a run that does not exist yet. */
         h = fx_claim("a", g);
         h.run = 1;
-        assert_int_equal(fx_cancel(&f, h), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_cancel(f, h), -TIMERD_E_REGISTRATION_EXPIRED);
 
-        assert_int_equal(fx_advance(&f, MONO, 1100), 1);
-        d = *fx_dispatch(&f, 0);
+        assert_int_equal(fx_advance(f, MONO, 1100), 1);
+        d = *fx_dispatch(f, 0);
         h = fx_token(&d);
         h.run = 2;
-        assert_int_equal(fx_cancel(&f, h), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_cancel(f, h), -TIMERD_E_REGISTRATION_EXPIRED);
         assert_int_equal(
-            fx_complete(&f, fx_claim("a", g), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            fx_complete(f, fx_claim("a", g), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
             -TIMERD_E_NOT_RUNNING);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_NONE, TIMERD_DIRECTIVE_CONTINUE, 0),
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_NONE, TIMERD_DIRECTIVE_CONTINUE, 0),
             -TIMERD_E_INVALID_PARAMETER);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_MAX, TIMERD_DIRECTIVE_CONTINUE, 0),
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_MAX, TIMERD_DIRECTIVE_CONTINUE, 0),
             -TIMERD_E_INVALID_PARAMETER);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_MAX, 0),
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_MAX, 0),
             -TIMERD_E_INVALID_PARAMETER);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_INVALID, 0),
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_INVALID, 0),
             -TIMERD_E_INVALID_PARAMETER);
-        assert_true(fx_get(&f, "a").run_active);
-        assert_int_equal(fx_unregister(&f, fx_token(&d)), -TIMERD_E_INVALID_PARAMETER);
+        assert_true(fx_get(f, "a").run_active);
+        assert_int_equal(fx_unregister(f, fx_token(&d)), -TIMERD_E_INVALID_PARAMETER);
 
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
         /* The token expired with its run. */
-        assert_int_equal(fx_schedule(&f, fx_token(&d), 5000), -TIMERD_E_REGISTRATION_EXPIRED);
-        assert_int_equal(fx_cancel(&f, fx_token(&d)), -TIMERD_E_REGISTRATION_EXPIRED);
-        assert_int_equal(fx_kick(&f, fx_token(&d), NULL), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_schedule(f, fx_token(&d), 5000), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_cancel(f, fx_token(&d)), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_kick(f, fx_token(&d), NULL), -TIMERD_E_REGISTRATION_EXPIRED);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
             -TIMERD_E_REGISTRATION_EXPIRED);
 
-        assert_int_equal(fx_unregister(&f, fx_claim("a", g)), 0);
-        assert_disarm(&f, 0, MONO);
-        assert_int_equal(fx_schedule(&f, fx_claim("a", g), 5000), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(fx_unregister(f, fx_claim("a", g)), 0);
+        assert_disarm(f, 0, MONO);
+        assert_int_equal(fx_schedule(f, fx_claim("a", g), 5000), -TIMERD_E_REGISTRATION_EXPIRED);
         /* d.name pointed into the removed timer: spell the token out. */
         h = fx_claim("a", g);
         h.run = 1;
-        assert_int_equal(fx_complete(&f, h, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+        assert_int_equal(fx_complete(f, h, TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
                          -TIMERD_E_REGISTRATION_EXPIRED);
-        assert_int_equal(stats(&f).timers, 0);
-        fx_done(&f);
+        assert_int_equal(stats(f).timers, 0);
 }
 
 static void test_complete_outcomes_and_stop(void **state)
@@ -902,73 +852,66 @@ static void test_complete_outcomes_and_stop(void **state)
         struct td_dispatch d;
         struct td_snapshot s;
         uint64_t g;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register(&f, "w", fx_decl(TIMERD_POLICY_WATCHDOG, 100), &g), 0);
-        assert_int_equal(fx_advance(&f, MONO, 1100), 1);
-        d = *fx_dispatch(&f, 0);
-        assert_int_equal(fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_INVARIANT_FAILURE,
+        assert_int_equal(fx_register(f, "w", fx_decl(TIMERD_POLICY_WATCHDOG, 100), &g), 0);
+        assert_int_equal(fx_advance(f, MONO, 1100), 1);
+        d = *fx_dispatch(f, 0);
+        assert_int_equal(fx_complete(f, fx_token(&d), TIMERD_OUTCOME_INVARIANT_FAILURE,
                                      TIMERD_DIRECTIVE_CONTINUE, 0),
                          0);
-        assert_int_equal(f.last.n_effects, 1);
-        assert_disarm(&f, 0, MONO);
-        s = fx_get(&f, "w");
+        assert_int_equal(f->last.n_effects, 1);
+        assert_disarm(f, 0, MONO);
+        s = fx_get(f, "w");
         assert_int_equal(s.state, TIMERD_STATE_FAILED);
         assert_int_equal(s.failure, TIMERD_FAILURE_INVARIANT);
         assert_false(s.has_deadline);
         assert_int_equal(s.last_outcome, TIMERD_OUTCOME_INVARIANT_FAILURE);
-        assert_int_equal(stats(&f).failed, 1);
+        assert_int_equal(stats(f).failed, 1);
 
         /* An explicit kick is a new schedule: it clears the failure. */
-        assert_int_equal(fx_kick(&f, fx_claim("w", g), NULL), 0);
-        s = fx_get(&f, "w");
+        assert_int_equal(fx_kick(f, fx_claim("w", g), NULL), 0);
+        s = fx_get(f, "w");
         assert_int_equal(s.state, TIMERD_STATE_SCHEDULED);
         assert_int_equal(s.failure, TIMERD_FAILURE_NONE);
 
-        assert_int_equal(fx_register(&f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 50), &g), 0);
-        assert_int_equal(fx_advance(&f, MONO, 1150), 1);
-        d = *fx_dispatch(&f, 0);
+        assert_int_equal(fx_register(f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 50), &g), 0);
+        assert_int_equal(fx_advance(f, MONO, 1150), 1);
+        d = *fx_dispatch(f, 0);
         assert_string_equal(d.name, "i");
-        assert_int_equal(fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_EXPECTED_FAILURE,
-                                     TIMERD_DIRECTIVE_STOP, 0),
-                         0);
-        s = fx_get(&f, "i");
+        assert_int_equal(
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_EXPECTED_FAILURE, TIMERD_DIRECTIVE_STOP, 0),
+            0);
+        s = fx_get(f, "i");
         assert_int_equal(s.state, TIMERD_STATE_INACTIVE);
         assert_int_equal(s.consecutive_expected_failures, 1);
         assert_int_equal(s.failure, TIMERD_FAILURE_NONE);
-        fx_done(&f);
 }
 
 static void test_cancel(void **state)
 {
         struct td_dispatch d;
         uint64_t g;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register(&f, "ac", fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 100), &g),
-                         0);
-        assert_int_equal(fx_cancel(&f, fx_claim("ac", g)), 0);
-        assert_int_equal(f.last.n_effects, 1);
-        assert_disarm(&f, 0, MONO);
-        assert_int_equal(fx_get(&f, "ac").state, TIMERD_STATE_INACTIVE);
-        assert_int_equal(fx_cancel(&f, fx_claim("ac", g)), 0);
-        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_register(f, "ac", fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 100), &g), 0);
+        assert_int_equal(fx_cancel(f, fx_claim("ac", g)), 0);
+        assert_int_equal(f->last.n_effects, 1);
+        assert_disarm(f, 0, MONO);
+        assert_int_equal(fx_get(f, "ac").state, TIMERD_STATE_INACTIVE);
+        assert_int_equal(fx_cancel(f, fx_claim("ac", g)), 0);
+        assert_int_equal(f->last.n_effects, 0);
 
         /* Cancel during the run: the run stays valid but will not re-arm the timer. */
-        assert_int_equal(fx_schedule(&f, fx_claim("ac", g), 1500), 0);
-        assert_int_equal(fx_advance(&f, MONO, 1500), 1);
-        d = *fx_dispatch(&f, 0);
-        assert_int_equal(fx_cancel(&f, fx_token(&d)), 0);
-        assert_true(fx_get(&f, "ac").run_active);
+        assert_int_equal(fx_schedule(f, fx_claim("ac", g), 1500), 0);
+        assert_int_equal(fx_advance(f, MONO, 1500), 1);
+        d = *fx_dispatch(f, 0);
+        assert_int_equal(fx_cancel(f, fx_token(&d)), 0);
+        assert_true(fx_get(f, "ac").run_active);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_int_equal(fx_get(&f, "ac").state, TIMERD_STATE_INACTIVE);
-        fx_done(&f);
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_int_equal(fx_get(f, "ac").state, TIMERD_STATE_INACTIVE);
 }
 
 static void test_reschedule(void **state)
@@ -976,55 +919,52 @@ static void test_reschedule(void **state)
         struct td_reschedule_result rr;
         struct td_dispatch d;
         uint64_t gi, go, ga;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register_at(&f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 100), 1500, &gi),
+        assert_int_equal(fx_register_at(f, "i", fx_decl(TIMERD_POLICY_INTERVAL, 100), 1500, &gi),
                          0);
-        assert_int_equal(reschedule(&f, fx_claim("i", gi), true, 2000, true, 50, &rr), 0);
+        assert_int_equal(reschedule(f, fx_claim("i", gi), true, 2000, true, 50, &rr), 0);
         assert_int_equal(rr.previous_remaining_usec, 500);
         assert_int_equal(rr.previous_cadence_usec, 100);
-        assert_arm(&f, 0, MONO, 2000);
-        assert_int_equal(fx_get(&f, "i").declaration.cadence_usec, 100);
-        assert_int_equal(fx_get(&f, "i").live_cadence_usec, 50);
+        assert_arm(f, 0, MONO, 2000);
+        assert_int_equal(fx_get(f, "i").declaration.cadence_usec, 100);
+        assert_int_equal(fx_get(f, "i").live_cadence_usec, 50);
 
-        assert_int_equal(reschedule(&f, fx_claim("i", gi), false, 0, false, 0, &rr), 0);
+        assert_int_equal(reschedule(f, fx_claim("i", gi), false, 0, false, 0, &rr), 0);
         assert_int_equal(rr.previous_remaining_usec, 1000);
         assert_int_equal(rr.previous_cadence_usec, 50);
-        assert_disarm(&f, 0, MONO);
-        assert_int_equal(fx_get(&f, "i").state, TIMERD_STATE_INACTIVE);
-        assert_int_equal(reschedule(&f, fx_claim("i", gi), false, 0, false, 0, &rr), 0);
+        assert_disarm(f, 0, MONO);
+        assert_int_equal(fx_get(f, "i").state, TIMERD_STATE_INACTIVE);
+        assert_int_equal(reschedule(f, fx_claim("i", gi), false, 0, false, 0, &rr), 0);
         assert_int_equal(rr.previous_remaining_usec, 0);
 
         /* A deadline already passed has nothing remaining. */
-        assert_int_equal(reschedule(&f, fx_claim("i", gi), true, 900, false, 0, &rr), 0);
-        assert_int_equal(reschedule(&f, fx_claim("i", gi), true, 4000, false, 0, &rr), 0);
+        assert_int_equal(reschedule(f, fx_claim("i", gi), true, 900, false, 0, &rr), 0);
+        assert_int_equal(reschedule(f, fx_claim("i", gi), true, 4000, false, 0, &rr), 0);
         assert_int_equal(rr.previous_remaining_usec, 0);
 
-        assert_int_equal(reschedule(&f, fx_claim("i", gi), true, 4000, true, 0, &rr),
+        assert_int_equal(reschedule(f, fx_claim("i", gi), true, 4000, true, 0, &rr),
                          -TIMERD_E_INVALID_SCHEDULE);
-        assert_int_equal(reschedule(&f, fx_claim("i", gi + 9), true, 4000, false, 0, &rr),
+        assert_int_equal(reschedule(f, fx_claim("i", gi + 9), true, 4000, false, 0, &rr),
                          -TIMERD_E_REGISTRATION_EXPIRED);
-        assert_int_equal(fx_register(&f, "o", fx_decl(TIMERD_POLICY_ONCE, 0), &go), 0);
-        assert_int_equal(reschedule(&f, fx_claim("o", go), true, 4000, true, 5, &rr),
+        assert_int_equal(fx_register(f, "o", fx_decl(TIMERD_POLICY_ONCE, 0), &go), 0);
+        assert_int_equal(reschedule(f, fx_claim("o", go), true, 4000, true, 5, &rr),
                          -TIMERD_E_INVALID_SCHEDULE);
-        assert_int_equal(reschedule(&f, fx_claim("o", go), true, 4000, true, 0, &rr), 0);
-        assert_int_equal(fx_get(&f, "o").next_deadline_usec, 4000);
+        assert_int_equal(reschedule(f, fx_claim("o", go), true, 4000, true, 0, &rr), 0);
+        assert_int_equal(fx_get(f, "o").next_deadline_usec, 4000);
 
         /* During an after-completion run the remaining time is that of the deferred wake-up. */
         assert_int_equal(
-            fx_register_at(&f, "ac", fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 10), 1200, &ga), 0);
-        assert_int_equal(fx_advance(&f, MONO, 1200), 1);
-        d = *fx_dispatch(&f, 0);
-        assert_int_equal(reschedule(&f, fx_token(&d), true, 1700, false, 0, &rr), 0);
+            fx_register_at(f, "ac", fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 10), 1200, &ga), 0);
+        assert_int_equal(fx_advance(f, MONO, 1200), 1);
+        d = *fx_dispatch(f, 0);
+        assert_int_equal(reschedule(f, fx_token(&d), true, 1700, false, 0, &rr), 0);
         assert_int_equal(rr.previous_remaining_usec, 0);
-        assert_int_equal(reschedule(&f, fx_token(&d), true, 1900, false, 0, &rr), 0);
+        assert_int_equal(reschedule(f, fx_token(&d), true, 1900, false, 0, &rr), 0);
         assert_int_equal(rr.previous_remaining_usec, 500);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
-        assert_int_equal(fx_get(&f, "ac").next_deadline_usec, 1900);
-        fx_done(&f);
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_int_equal(fx_get(f, "ac").next_deadline_usec, 1900);
 }
 
 static void test_reconcile_create_reuse_conflict(void **state)
@@ -1033,52 +973,50 @@ static void test_reconcile_create_reuse_conflict(void **state)
         struct td_reconcile_args a;
         uint64_t g, g2;
         bool created;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
         d.lifetime = TIMERD_LIFETIME_RETAINED;
-        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_SCHEDULED, 0, &g, &created), 0);
+        assert_int_equal(reconcile(f, "a", d, TIMERD_DESIRED_SCHEDULED, 0, &g, &created), 0);
         assert_true(created);
-        assert_arm(&f, 0, MONO, 1100);
-        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_SCHEDULED, 0, &g2, &created), 0);
+        assert_arm(f, 0, MONO, 1100);
+        assert_int_equal(reconcile(f, "a", d, TIMERD_DESIRED_SCHEDULED, 0, &g2, &created), 0);
         assert_false(created);
         assert_int_equal(g2, g);
-        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(f->last.n_effects, 0);
 
         other = d;
         other.cadence_usec = 200;
-        assert_int_equal(reconcile(&f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+        assert_int_equal(reconcile(f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
                          -TIMERD_E_RECONCILIATION_CONFLICT);
         other = d;
         other.policy = TIMERD_POLICY_INTERVAL;
-        assert_int_equal(reconcile(&f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+        assert_int_equal(reconcile(f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
                          -TIMERD_E_RECONCILIATION_CONFLICT);
         other = d;
         other.clock = TIMERD_CLOCK_BOOTTIME;
-        assert_int_equal(reconcile(&f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+        assert_int_equal(reconcile(f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
                          -TIMERD_E_RECONCILIATION_CONFLICT);
         other = d;
         other.lifetime = TIMERD_LIFETIME_TRANSIENT;
-        assert_int_equal(reconcile(&f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+        assert_int_equal(reconcile(f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
                          -TIMERD_E_RECONCILIATION_CONFLICT);
         other = d;
         other.accuracy_usec = 5;
-        assert_int_equal(reconcile(&f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+        assert_int_equal(reconcile(f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
                          -TIMERD_E_RECONCILIATION_CONFLICT);
-        assert_int_equal(fx_get(&f, "a").state, TIMERD_STATE_SCHEDULED);
+        assert_int_equal(fx_get(f, "a").state, TIMERD_STATE_SCHEDULED);
 
-        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_MAX, 0, NULL, NULL),
+        assert_int_equal(reconcile(f, "a", d, TIMERD_DESIRED_MAX, 0, NULL, NULL),
                          -TIMERD_E_INVALID_PARAMETER);
-        assert_int_equal(reconcile(&f, "bad name", d, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+        assert_int_equal(reconcile(f, "bad name", d, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
                          -TIMERD_E_INVALID_NAME);
         other = d;
         other.delivery = TIMERD_DELIVERY_SIGNAL;
-        assert_int_equal(reconcile(&f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
+        assert_int_equal(reconcile(f, "a", other, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL),
                          -TIMERD_E_INVALID_PARAMETER);
         a = (struct td_reconcile_args){.name = "a", .declaration = d};
-        assert_int_equal(fx_apply(&f, registry_reconcile(f.r, &f.now, &a, &g2, &created)), -EINVAL);
-        fx_done(&f);
+        assert_int_equal(fx_apply(f, registry_reconcile(f->r, &f->now, &a, &g2, &created)),
+                         -EINVAL);
 }
 
 static void test_reconcile_desired(void **state)
@@ -1087,43 +1025,40 @@ static void test_reconcile_desired(void **state)
         struct td_declaration once = fx_decl(TIMERD_POLICY_ONCE, 0);
         struct td_snapshot s;
         bool created;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_INACTIVE, 0, NULL, &created), 0);
+        assert_int_equal(reconcile(f, "a", d, TIMERD_DESIRED_INACTIVE, 0, NULL, &created), 0);
         assert_true(created);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_int_equal(fx_get(&f, "a").state, TIMERD_STATE_INACTIVE);
-        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
-        assert_arm(&f, 0, MONO, 1100);
-        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_EXACT, 5000, NULL, NULL), 0);
-        assert_arm(&f, 0, MONO, 5000);
-        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_EXACT, 5000, NULL, NULL), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_int_equal(fx_get(&f, "a").next_deadline_usec, 5000);
-        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL), 0);
-        assert_disarm(&f, 0, MONO);
-        assert_int_equal(reconcile(&f, "a", d, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL), 0);
-        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_int_equal(fx_get(f, "a").state, TIMERD_STATE_INACTIVE);
+        assert_int_equal(reconcile(f, "a", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_arm(f, 0, MONO, 1100);
+        assert_int_equal(reconcile(f, "a", d, TIMERD_DESIRED_EXACT, 5000, NULL, NULL), 0);
+        assert_arm(f, 0, MONO, 5000);
+        assert_int_equal(reconcile(f, "a", d, TIMERD_DESIRED_EXACT, 5000, NULL, NULL), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_int_equal(reconcile(f, "a", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_int_equal(fx_get(f, "a").next_deadline_usec, 5000);
+        assert_int_equal(reconcile(f, "a", d, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL), 0);
+        assert_disarm(f, 0, MONO);
+        assert_int_equal(reconcile(f, "a", d, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL), 0);
+        assert_int_equal(f->last.n_effects, 0);
 
         /* A once timer has no cadence to invent a wake-up from: not even created. */
-        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
+        assert_int_equal(reconcile(f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
                          -TIMERD_E_INVALID_SCHEDULE);
-        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_DEADLINE_MISSING);
-        assert_int_equal(registry_get(f.r, FX_UID, "o", &s), -TIMERD_E_NOT_FOUND);
-        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_EXACT, 3000, NULL, &created), 0);
+        assert_int_equal(f->last.schedule_problem, TD_SCHEDULE_DEADLINE_MISSING);
+        assert_int_equal(registry_get(f->r, FX_UID, "o", &s), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(reconcile(f, "o", once, TIMERD_DESIRED_EXACT, 3000, NULL, &created), 0);
         assert_true(created);
-        assert_arm(&f, 0, MONO, 3000);
-        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL), 0);
-        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
+        assert_arm(f, 0, MONO, 3000);
+        assert_int_equal(reconcile(f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_int_equal(reconcile(f, "o", once, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL), 0);
+        assert_int_equal(reconcile(f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
                          -TIMERD_E_INVALID_SCHEDULE);
-        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_DEADLINE_MISSING);
-        fx_done(&f);
+        assert_int_equal(f->last.schedule_problem, TD_SCHEDULE_DEADLINE_MISSING);
 }
 
 /* Issue 15 item 3: SCHEDULED with a deadline arms a timer that has no wake-up at that deadline
@@ -1134,38 +1069,35 @@ static void test_reconcile_scheduled_with_deadline(void **state)
         struct td_declaration iv = fx_decl(TIMERD_POLICY_INTERVAL, 100);
         struct td_declaration wd = fx_decl(TIMERD_POLICY_WATCHDOG, 100);
         bool created;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 4000, NULL, &created),
+        assert_int_equal(reconcile(f, "o", once, TIMERD_DESIRED_SCHEDULED, 4000, NULL, &created),
                          0);
         assert_true(created);
-        assert_arm(&f, 0, MONO, 4000);
-        assert_int_equal(fx_get(&f, "o").state, TIMERD_STATE_SCHEDULED);
+        assert_arm(f, 0, MONO, 4000);
+        assert_int_equal(fx_get(f, "o").state, TIMERD_STATE_SCHEDULED);
         /* Already scheduled: kept, whatever deadline the repeat names. */
-        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 7000, NULL, &created),
+        assert_int_equal(reconcile(f, "o", once, TIMERD_DESIRED_SCHEDULED, 7000, NULL, &created),
                          0);
         assert_false(created);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_int_equal(fx_get(&f, "o").next_deadline_usec, 4000);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_int_equal(fx_get(f, "o").next_deadline_usec, 4000);
         /* After it fired, a repeat schedules it again. */
-        assert_int_equal(fx_advance(&f, MONO, 4000), 1);
-        struct td_dispatch d = *fx_dispatch(&f, 0);
+        assert_int_equal(fx_advance(f, MONO, 4000), 1);
+        struct td_dispatch d = *fx_dispatch(f, 0);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
-        assert_int_equal(fx_get(&f, "o").state, TIMERD_STATE_INACTIVE);
-        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 7000, NULL, NULL), 0);
-        assert_int_equal(fx_get(&f, "o").next_deadline_usec, 7000);
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_int_equal(fx_get(f, "o").state, TIMERD_STATE_INACTIVE);
+        assert_int_equal(reconcile(f, "o", once, TIMERD_DESIRED_SCHEDULED, 7000, NULL, NULL), 0);
+        assert_int_equal(fx_get(f, "o").next_deadline_usec, 7000);
 
         /* A recurring timer starts at the deadline given rather than now + cadence. */
-        assert_int_equal(reconcile(&f, "iv", iv, TIMERD_DESIRED_SCHEDULED, 5000, NULL, NULL), 0);
-        assert_int_equal(fx_get(&f, "iv").next_deadline_usec, 5000);
+        assert_int_equal(reconcile(f, "iv", iv, TIMERD_DESIRED_SCHEDULED, 5000, NULL, NULL), 0);
+        assert_int_equal(fx_get(f, "iv").next_deadline_usec, 5000);
         /* A watchdog's deadline moves only by Kick. */
-        assert_int_equal(reconcile(&f, "wd", wd, TIMERD_DESIRED_SCHEDULED, 5000, NULL, NULL),
+        assert_int_equal(reconcile(f, "wd", wd, TIMERD_DESIRED_SCHEDULED, 5000, NULL, NULL),
                          -TIMERD_E_WRONG_POLICY);
-        assert_int_equal(reconcile(&f, "wd", wd, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
-        fx_done(&f);
+        assert_int_equal(reconcile(f, "wd", wd, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
 }
 
 static void test_reconcile_during_run(void **state)
@@ -1173,39 +1105,36 @@ static void test_reconcile_during_run(void **state)
         struct td_declaration ac = fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 100);
         struct td_declaration once = fx_decl(TIMERD_POLICY_ONCE, 0);
         struct td_dispatch d;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(reconcile(&f, "ac", ac, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
-        assert_int_equal(fx_advance(&f, MONO, 1100), 1);
-        d = *fx_dispatch(&f, 0);
-        assert_int_equal(reconcile(&f, "ac", ac, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL), 0);
-        assert_int_equal(reconcile(&f, "ac", ac, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
-        fx_set_now(&f, MONO, 1150);
+        assert_int_equal(reconcile(f, "ac", ac, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_int_equal(fx_advance(f, MONO, 1100), 1);
+        d = *fx_dispatch(f, 0);
+        assert_int_equal(reconcile(f, "ac", ac, TIMERD_DESIRED_INACTIVE, 0, NULL, NULL), 0);
+        assert_int_equal(reconcile(f, "ac", ac, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        fx_set_now(f, MONO, 1150);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
-        assert_arm(&f, 0, MONO, 1250);
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_arm(f, 0, MONO, 1250);
 
-        assert_int_equal(fx_advance(&f, MONO, 1250), 1);
-        d = *fx_dispatch(&f, 0);
-        assert_int_equal(reconcile(&f, "ac", ac, TIMERD_DESIRED_EXACT, 9000, NULL, NULL), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_int_equal(fx_get(&f, "ac").next_deadline_usec, 9000);
-        assert_int_equal(reconcile(&f, "ac", ac, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_int_equal(fx_advance(f, MONO, 1250), 1);
+        d = *fx_dispatch(f, 0);
+        assert_int_equal(reconcile(f, "ac", ac, TIMERD_DESIRED_EXACT, 9000, NULL, NULL), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_int_equal(fx_get(f, "ac").next_deadline_usec, 9000);
+        assert_int_equal(reconcile(f, "ac", ac, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
-        assert_arm(&f, 0, MONO, 9000);
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_arm(f, 0, MONO, 9000);
 
-        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_EXACT, 2000, NULL, NULL), 0);
-        assert_int_equal(fx_advance(&f, MONO, 2000), 1);
-        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
+        assert_int_equal(reconcile(f, "o", once, TIMERD_DESIRED_EXACT, 2000, NULL, NULL), 0);
+        assert_int_equal(fx_advance(f, MONO, 2000), 1);
+        assert_int_equal(reconcile(f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
                          -TIMERD_E_INVALID_SCHEDULE);
-        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_DEADLINE_MISSING);
-        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_EXACT, 3000, NULL, NULL), 0);
-        assert_int_equal(reconcile(&f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
-        assert_int_equal(fx_get(&f, "o").next_deadline_usec, 3000);
-        fx_done(&f);
+        assert_int_equal(f->last.schedule_problem, TD_SCHEDULE_DEADLINE_MISSING);
+        assert_int_equal(reconcile(f, "o", once, TIMERD_DESIRED_EXACT, 3000, NULL, NULL), 0);
+        assert_int_equal(reconcile(f, "o", once, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_int_equal(fx_get(f, "o").next_deadline_usec, 3000);
 }
 
 /*
@@ -1217,100 +1146,94 @@ static void test_dispatch_owed_and_past_due(void **state)
         const struct td_dispatch *d;
         struct td_dispatch run;
         uint64_t g;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        fx_set_now(&f, MONO, 1000);
+        fx_set_now(f, MONO, 1000);
         /* A start in the past (start_usec: 1): due at once, not the service's lateness. */
-        assert_int_equal(fx_register_at(&f, "ancient", fx_decl(TIMERD_POLICY_ONCE, 0), 1, &g), 0);
-        assert_int_equal(fx_advance(&f, MONO, 1001), 1);
-        d = fx_dispatch(&f, 0);
+        assert_int_equal(fx_register_at(f, "ancient", fx_decl(TIMERD_POLICY_ONCE, 0), 1, &g), 0);
+        assert_int_equal(fx_advance(f, MONO, 1001), 1);
+        d = fx_dispatch(f, 0);
         assert_int_equal(d->deadline_usec, 1);
         assert_true(d->past_due);
         run = *d;
         assert_int_equal(
-            fx_complete(&f, fx_token(&run), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            fx_complete(f, fx_token(&run), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
             0);
         /* Scheduled ahead again: the service owes it from its deadline. */
-        assert_int_equal(fx_schedule(&f, fx_claim("ancient", g), 1500), 0);
-        assert_int_equal(fx_advance(&f, MONO, 1600), 1);
-        d = fx_dispatch(&f, 0);
+        assert_int_equal(fx_schedule(f, fx_claim("ancient", g), 1500), 0);
+        assert_int_equal(fx_advance(f, MONO, 1600), 1);
+        d = fx_dispatch(f, 0);
         assert_false(d->past_due);
         assert_int_equal(d->due_usec, 1500);
 
         /* An accuracy window is lateness declared: owed at its end. */
         assert_int_equal(
-            fx_register_at(&f, "loose", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 300), 2000, NULL), 0);
-        assert_int_equal(fx_advance(&f, MONO, 2300), 1);
-        d = fx_dispatch(&f, 0);
+            fx_register_at(f, "loose", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 300), 2000, NULL), 0);
+        assert_int_equal(fx_advance(f, MONO, 2300), 1);
+        d = fx_dispatch(f, 0);
         assert_int_equal(d->deadline_usec, 2000);
         assert_int_equal(d->due_usec, 2300);
         assert_false(d->past_due);
 
         /* An interval's successors are queued ahead: owed from their deadlines. */
-        assert_int_equal(fx_register_at(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 100), 500, NULL),
+        assert_int_equal(fx_register_at(f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 100), 500, NULL),
                          0);
-        assert_int_equal(fx_advance(&f, MONO, 2310), 1);
-        assert_true(fx_dispatch(&f, 0)->past_due);
-        run = *fx_dispatch(&f, 0);
+        assert_int_equal(fx_advance(f, MONO, 2310), 1);
+        assert_true(fx_dispatch(f, 0)->past_due);
+        run = *fx_dispatch(f, 0);
         assert_int_equal(
-            fx_complete(&f, fx_token(&run), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            fx_complete(f, fx_token(&run), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
             0);
-        assert_int_equal(fx_advance(&f, MONO, 2400), 1);
-        assert_false(fx_dispatch(&f, 0)->past_due);
-        assert_int_equal(fx_dispatch(&f, 0)->due_usec, 2400);
-        fx_done(&f);
+        assert_int_equal(fx_advance(f, MONO, 2400), 1);
+        assert_false(fx_dispatch(f, 0)->past_due);
+        assert_int_equal(fx_dispatch(f, 0)->due_usec, 2400);
 }
 
 static void test_coalescing(void **state)
 {
         const char *order[] = {"a", "b", "c"};
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        fx_set_now(&f, MONO, 0);
+        fx_set_now(f, MONO, 0);
         assert_int_equal(
-            fx_register_at(&f, "a", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 50), 100, NULL), 0);
-        assert_arm(&f, 0, MONO, 150);
+            fx_register_at(f, "a", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 50), 100, NULL), 0);
+        assert_arm(f, 0, MONO, 150);
         /* Overlapping windows share the one wake-up. */
         assert_int_equal(
-            fx_register_at(&f, "b", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 50), 120, NULL), 0);
-        assert_int_equal(f.last.n_effects, 0);
+            fx_register_at(f, "b", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 50), 120, NULL), 0);
+        assert_int_equal(f->last.n_effects, 0);
         /* An exact timer is never delayed: the clock moves to its deadline. */
-        assert_int_equal(fx_register_at(&f, "c", fx_decl(TIMERD_POLICY_ONCE, 0), 130, NULL), 0);
-        assert_arm(&f, 0, MONO, 130);
-        assert_int_equal(fx_advance(&f, MONO, 129), 0);
-        assert_int_equal(fx_advance(&f, MONO, 130), 3);
+        assert_int_equal(fx_register_at(f, "c", fx_decl(TIMERD_POLICY_ONCE, 0), 130, NULL), 0);
+        assert_arm(f, 0, MONO, 130);
+        assert_int_equal(fx_advance(f, MONO, 129), 0);
+        assert_int_equal(fx_advance(f, MONO, 130), 3);
         for (size_t i = 0; i < 3; i++) {
-                assert_string_equal(fx_dispatch(&f, i)->name, order[i]);
-                assert_int_equal(fx_dispatch(&f, i)->fired_usec, 130);
+                assert_string_equal(fx_dispatch(f, i)->name, order[i]);
+                assert_int_equal(fx_dispatch(f, i)->fired_usec, 130);
         }
 
         /* A window opening before an exact deadline fires with it. */
-        assert_int_equal(fx_register_at(&f, "d", fx_decl(TIMERD_POLICY_ONCE, 0), 200, NULL), 0);
+        assert_int_equal(fx_register_at(f, "d", fx_decl(TIMERD_POLICY_ONCE, 0), 200, NULL), 0);
         assert_int_equal(
-            fx_register_at(&f, "e", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 100), 150, NULL), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_int_equal(fx_advance(&f, MONO, 200), 2);
-        assert_string_equal(fx_dispatch(&f, 0)->name, "e");
-        assert_string_equal(fx_dispatch(&f, 1)->name, "d");
+            fx_register_at(f, "e", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 100), 150, NULL), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_int_equal(fx_advance(f, MONO, 200), 2);
+        assert_string_equal(fx_dispatch(f, 0)->name, "e");
+        assert_string_equal(fx_dispatch(f, 1)->name, "d");
 
         /* A replace that gives an exact timer a window, or takes it away, moves the arm time. */
-        assert_int_equal(fx_register_at(&f, "f", fx_decl(TIMERD_POLICY_ONCE, 0), 300, NULL), 0);
-        assert_arm(&f, 0, MONO, 300);
-        assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION, "f",
+        assert_int_equal(fx_register_at(f, "f", fx_decl(TIMERD_POLICY_ONCE, 0), 300, NULL), 0);
+        assert_arm(f, 0, MONO, 300);
+        assert_int_equal(fx_register_full(f, FX_UID, FX_SESSION, "f",
                                           decl_at(TIMERD_POLICY_ONCE, 0, MONO, 50), true, 300, true,
                                           NULL),
                          0);
-        assert_arm(&f, 0, MONO, 350);
-        assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION, "f",
+        assert_arm(f, 0, MONO, 350);
+        assert_int_equal(fx_register_full(f, FX_UID, FX_SESSION, "f",
                                           fx_decl(TIMERD_POLICY_ONCE, 0), true, 310, true, NULL),
                          0);
-        assert_arm(&f, 0, MONO, 310);
-        assert_int_equal(fx_advance(&f, MONO, 310), 1);
-        fx_done(&f);
+        assert_arm(f, 0, MONO, 310);
+        assert_int_equal(fx_advance(f, MONO, 310), 1);
 }
 
 static struct td_declaration decl_handover(enum timerd_policy policy, uint64_t cadence_usec,
@@ -1326,89 +1249,80 @@ static void test_handover_rejects_bad_input(void **state)
 {
         struct td_snapshot snap;
         struct td_declaration d;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
         d = decl_handover(TIMERD_POLICY_ONCE, 0, TIMERD_HANDOVER_MAX_USEC + 1);
-        assert_int_equal(fx_register(&f, "big", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        assert_int_equal(fx_register(f, "big", d, NULL), -TIMERD_E_INVALID_PARAMETER);
         d = decl_handover(TIMERD_POLICY_ONCE, 0, 10);
         d.delivery = TIMERD_DELIVERY_ALARM;
-        assert_int_equal(fx_register(&f, "alarm", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        assert_int_equal(fx_register(f, "alarm", d, NULL), -TIMERD_E_INVALID_PARAMETER);
         d.delivery = TIMERD_DELIVERY_SIGNAL;
         d.signo = 14;
-        assert_int_equal(fx_register(&f, "signal", d, NULL), -TIMERD_E_INVALID_PARAMETER);
+        assert_int_equal(fx_register(f, "signal", d, NULL), -TIMERD_E_INVALID_PARAMETER);
         /* A successor would be due the moment it is queued. */
         d = decl_handover(TIMERD_POLICY_INTERVAL, 100, 100);
-        assert_int_equal(fx_register(&f, "iv", d, NULL), -TIMERD_E_INVALID_SCHEDULE);
-        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_HANDOVER_NOT_SHORTER);
-        assert_int_equal(stats(&f).timers, 0);
-        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_register(f, "iv", d, NULL), -TIMERD_E_INVALID_SCHEDULE);
+        assert_int_equal(f->last.schedule_problem, TD_SCHEDULE_HANDOVER_NOT_SHORTER);
+        assert_int_equal(stats(f).timers, 0);
+        assert_int_equal(f->last.n_effects, 0);
 
         d = decl_handover(TIMERD_POLICY_ONCE, 0, TIMERD_HANDOVER_MAX_USEC);
-        assert_int_equal(fx_register(&f, "max", d, NULL), 0);
-        snap = fx_get(&f, "max");
+        assert_int_equal(fx_register(f, "max", d, NULL), 0);
+        snap = fx_get(f, "max");
         fx_assert_declaration_equal(&snap.declaration, &d);
-        fx_done(&f);
 }
 
 static void test_handover_once(void **state)
 {
         const struct td_dispatch *d;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        fx_set_now(&f, MONO, 0);
+        fx_set_now(f, MONO, 0);
         assert_int_equal(
-            fx_register_at(&f, "h", decl_handover(TIMERD_POLICY_ONCE, 0, 30), 100, NULL), 0);
+            fx_register_at(f, "h", decl_handover(TIMERD_POLICY_ONCE, 0, 30), 100, NULL), 0);
         /* Armed early; the deadline the owner sees is the declared one. */
-        assert_arm(&f, 0, MONO, 70);
-        assert_int_equal(fx_get(&f, "h").next_deadline_usec, 100);
-        assert_int_equal(fx_advance(&f, MONO, 69), 0);
-        assert_int_equal(fx_advance(&f, MONO, 72), 1);
-        d = fx_dispatch(&f, 0);
+        assert_arm(f, 0, MONO, 70);
+        assert_int_equal(fx_get(f, "h").next_deadline_usec, 100);
+        assert_int_equal(fx_advance(f, MONO, 69), 0);
+        assert_int_equal(fx_advance(f, MONO, 72), 1);
+        d = fx_dispatch(f, 0);
         assert_int_equal(d->deadline_usec, 100);
         assert_int_equal(d->fired_usec, 72);
         assert_int_equal(d->due_usec, 70);
         assert_int_equal(d->overruns, 0);
-        assert_int_equal(fx_get(&f, "h").run_deadline_usec, 100);
+        assert_int_equal(fx_get(f, "h").run_deadline_usec, 100);
 
         /* A deadline closer to 0 than the handover is due from 0. */
         assert_int_equal(
-            fx_register_at(&f, "near", decl_handover(TIMERD_POLICY_ONCE, 0, 500), 200, NULL), 0);
-        assert_arm(&f, 0, MONO, 0);
-        assert_int_equal(fx_get(&f, "near").next_deadline_usec, 200);
-        fx_done(&f);
+            fx_register_at(f, "near", decl_handover(TIMERD_POLICY_ONCE, 0, 500), 200, NULL), 0);
+        assert_arm(f, 0, MONO, 0);
+        assert_int_equal(fx_get(f, "near").next_deadline_usec, 200);
 }
 
 static void test_handover_order_and_coalescing(void **state)
 {
         struct td_declaration d = decl_handover(TIMERD_POLICY_ONCE, 0, 50);
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        fx_set_now(&f, MONO, 0);
+        fx_set_now(f, MONO, 0);
         /* "a" is due first in the queue (at 60) though its deadline (110) is later. */
-        assert_int_equal(fx_register_at(&f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 100, NULL), 0);
-        assert_int_equal(fx_register_at(&f, "a", d, 110, NULL), 0);
-        assert_arm(&f, 0, MONO, 60);
-        assert_int_equal(fx_advance(&f, MONO, 60), 1);
-        assert_string_equal(fx_dispatch(&f, 0)->name, "a");
-        assert_int_equal(fx_dispatch(&f, 0)->deadline_usec, 110);
-        assert_arm(&f, 0, MONO, 100);
+        assert_int_equal(fx_register_at(f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 100, NULL), 0);
+        assert_int_equal(fx_register_at(f, "a", d, 110, NULL), 0);
+        assert_arm(f, 0, MONO, 60);
+        assert_int_equal(fx_advance(f, MONO, 60), 1);
+        assert_string_equal(fx_dispatch(f, 0)->name, "a");
+        assert_int_equal(fx_dispatch(f, 0)->deadline_usec, 110);
+        assert_arm(f, 0, MONO, 100);
 
         /* The coalescing window counts from the handover instant. */
         d.accuracy_usec = 40;
-        assert_int_equal(fx_register_at(&f, "c", d, 300, NULL), 0);
-        assert_int_equal(fx_register_at(&f, "e", fx_decl(TIMERD_POLICY_ONCE, 0), 260, NULL), 0);
-        assert_int_equal(fx_advance(&f, MONO, 100), 1);
-        assert_arm(&f, 0, MONO, 260);
-        assert_int_equal(fx_advance(&f, MONO, 260), 2);
-        assert_string_equal(fx_dispatch(&f, 0)->name, "c");
-        assert_string_equal(fx_dispatch(&f, 1)->name, "e");
-        fx_done(&f);
+        assert_int_equal(fx_register_at(f, "c", d, 300, NULL), 0);
+        assert_int_equal(fx_register_at(f, "e", fx_decl(TIMERD_POLICY_ONCE, 0), 260, NULL), 0);
+        assert_int_equal(fx_advance(f, MONO, 100), 1);
+        assert_arm(f, 0, MONO, 260);
+        assert_int_equal(fx_advance(f, MONO, 260), 2);
+        assert_string_equal(fx_dispatch(f, 0)->name, "c");
+        assert_string_equal(fx_dispatch(f, 1)->name, "e");
 }
 
 /*
@@ -1420,92 +1334,84 @@ static void test_rare_fields_beside_runs(void **state)
 {
         struct td_declaration d = fx_decl(TIMERD_POLICY_INTERVAL, 100);
         struct td_snapshot s;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        fx_set_now(&f, MONO, 0);
+        fx_set_now(f, MONO, 0);
         d.accuracy_usec = 30;
-        assert_int_equal(fx_register_at(&f, "a", d, 100, NULL), 0);
-        assert_int_equal(fx_advance(&f, MONO, 130), 1);
-        assert_int_equal(fx_dispatch(&f, 0)->due_usec, 130);
-        assert_int_equal(fx_complete(&f, fx_token(fx_dispatch(&f, 0)), TIMERD_OUTCOME_SUCCESS,
+        assert_int_equal(fx_register_at(f, "a", d, 100, NULL), 0);
+        assert_int_equal(fx_advance(f, MONO, 130), 1);
+        assert_int_equal(fx_dispatch(f, 0)->due_usec, 130);
+        assert_int_equal(fx_complete(f, fx_token(fx_dispatch(f, 0)), TIMERD_OUTCOME_SUCCESS,
                                      TIMERD_DIRECTIVE_CONTINUE, 0),
                          0);
-        s = fx_get(&f, "a");
+        s = fx_get(f, "a");
         assert_int_equal(s.runs, 1);
         assert_int_equal(s.declaration.accuracy_usec, 30);
 
         /* Replaced: the runs start over, the new rare field is kept, the old one is gone. */
         d.accuracy_usec = 0;
         d.randomized_delay_usec = 5;
-        assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION, "a", d, true, 300, true, NULL),
-                         0);
-        s = fx_get(&f, "a");
+        assert_int_equal(fx_register_full(f, FX_UID, FX_SESSION, "a", d, true, 300, true, NULL), 0);
+        s = fx_get(f, "a");
         assert_int_equal(s.runs, 0);
         assert_int_equal(s.declaration.accuracy_usec, 0);
         assert_int_equal(s.declaration.randomized_delay_usec, 5);
-        assert_int_equal(fx_advance(&f, MONO, 300), 1);
-        assert_int_equal(fx_get(&f, "a").run, 1);
-        assert_int_equal(fx_get(&f, "a").declaration.randomized_delay_usec, 5);
+        assert_int_equal(fx_advance(f, MONO, 300), 1);
+        assert_int_equal(fx_get(f, "a").run, 1);
+        assert_int_equal(fx_get(f, "a").declaration.randomized_delay_usec, 5);
 
         /* Plain again, then rare again on a timer that has no record. */
-        assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION, "a",
+        assert_int_equal(fx_register_full(f, FX_UID, FX_SESSION, "a",
                                           fx_decl(TIMERD_POLICY_ONCE, 0), true, 500, true, NULL),
                          0);
-        s = fx_get(&f, "a");
+        s = fx_get(f, "a");
         assert_int_equal(s.runs, 0);
         assert_int_equal(s.declaration.randomized_delay_usec, 0);
         d = fx_decl(TIMERD_POLICY_ONCE, 0);
         d.accuracy_usec = 20;
-        assert_int_equal(fx_register_full(&f, FX_UID, FX_SESSION, "a", d, true, 500, true, NULL),
-                         0);
-        assert_int_equal(fx_advance(&f, MONO, 520), 1);
-        assert_int_equal(fx_dispatch(&f, 0)->due_usec, 520);
-        assert_int_equal(registry_check(f.r), 0);
-        fx_done(&f);
+        assert_int_equal(fx_register_full(f, FX_UID, FX_SESSION, "a", d, true, 500, true, NULL), 0);
+        assert_int_equal(fx_advance(f, MONO, 520), 1);
+        assert_int_equal(fx_dispatch(f, 0)->due_usec, 520);
+        assert_int_equal(registry_check(f->r), 0);
 }
 
 static void test_handover_interval_and_watchdog(void **state)
 {
         struct td_dispatch d;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        fx_set_now(&f, MONO, 0);
+        fx_set_now(f, MONO, 0);
         assert_int_equal(
-            fx_register_at(&f, "iv", decl_handover(TIMERD_POLICY_INTERVAL, 100, 20), 100, NULL), 0);
-        assert_arm(&f, 0, MONO, 80);
+            fx_register_at(f, "iv", decl_handover(TIMERD_POLICY_INTERVAL, 100, 20), 100, NULL), 0);
+        assert_arm(f, 0, MONO, 80);
         /* Early: the period is not missed, the next deadline is one cadence on. */
-        assert_int_equal(fx_advance(&f, MONO, 85), 1);
-        d = *fx_dispatch(&f, 0);
+        assert_int_equal(fx_advance(f, MONO, 85), 1);
+        d = *fx_dispatch(f, 0);
         assert_int_equal(d.deadline_usec, 100);
         assert_int_equal(d.overruns, 0);
-        assert_arm(&f, 0, MONO, 180);
-        assert_int_equal(fx_get(&f, "iv").next_deadline_usec, 200);
+        assert_arm(f, 0, MONO, 180);
+        assert_int_equal(fx_get(f, "iv").next_deadline_usec, 200);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
         /* Late by two periods as the queue counts them (due 180, 280; now 385 reaches 405). */
-        assert_int_equal(fx_advance(&f, MONO, 385), 1);
-        d = *fx_dispatch(&f, 0);
+        assert_int_equal(fx_advance(f, MONO, 385), 1);
+        d = *fx_dispatch(f, 0);
         assert_int_equal(d.deadline_usec, 200);
         assert_int_equal(d.overruns, 2);
-        assert_int_equal(fx_get(&f, "iv").next_deadline_usec, 500);
-        assert_arm(&f, 0, MONO, 480);
+        assert_int_equal(fx_get(f, "iv").next_deadline_usec, 500);
+        assert_arm(f, 0, MONO, 480);
 
         /* A watchdog's successor counts from the deadline when it fires early. */
-        fx_set_now(&f, MONO, 1000);
-        assert_int_equal(
-            fx_register(&f, "wd", decl_handover(TIMERD_POLICY_WATCHDOG, 100, 30), NULL), 0);
-        assert_int_equal(fx_get(&f, "wd").next_deadline_usec, 1100);
-        assert_int_equal(fx_advance(&f, MONO, 1075), 1);
-        assert_int_equal(fx_dispatch(&f, 0)->deadline_usec, 1100);
-        assert_int_equal(fx_get(&f, "wd").next_deadline_usec, 1200);
+        fx_set_now(f, MONO, 1000);
+        assert_int_equal(fx_register(f, "wd", decl_handover(TIMERD_POLICY_WATCHDOG, 100, 30), NULL),
+                         0);
+        assert_int_equal(fx_get(f, "wd").next_deadline_usec, 1100);
+        assert_int_equal(fx_advance(f, MONO, 1075), 1);
+        assert_int_equal(fx_dispatch(f, 0)->deadline_usec, 1100);
+        assert_int_equal(fx_get(f, "wd").next_deadline_usec, 1200);
         /* Late: from now, as without a handover. */
-        assert_int_equal(fx_advance(&f, MONO, 1250), 0);
-        assert_int_equal(fx_get(&f, "wd").next_deadline_usec, 1350);
-        fx_done(&f);
+        assert_int_equal(fx_advance(f, MONO, 1250), 0);
+        assert_int_equal(fx_get(f, "wd").next_deadline_usec, 1350);
 }
 
 /* The handover is how the client takes firings: a Reconcile adopts the caller's (an upgraded
@@ -1515,64 +1421,58 @@ static void test_handover_reconcile_adopts_the_callers(void **state)
         struct td_declaration old = fx_decl(TIMERD_POLICY_ONCE, 0), d;
         uint64_t g1, g2;
         bool created;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        fx_set_now(&f, MONO, 0);
+        fx_set_now(f, MONO, 0);
         old.lifetime = TIMERD_LIFETIME_RETAINED;
-        assert_int_equal(reconcile(&f, "r", old, TIMERD_DESIRED_SCHEDULED, 100, &g1, &created), 0);
+        assert_int_equal(reconcile(f, "r", old, TIMERD_DESIRED_SCHEDULED, 100, &g1, &created), 0);
         assert_true(created);
-        assert_arm(&f, 0, MONO, 100);
-        registry_changes_commit(f.r);
+        assert_arm(f, 0, MONO, 100);
+        registry_changes_commit(f->r);
 
         d = old;
         d.handover_usec = 30;
-        assert_int_equal(reconcile(&f, "r", d, TIMERD_DESIRED_SCHEDULED, 0, &g2, &created), 0);
+        assert_int_equal(reconcile(f, "r", d, TIMERD_DESIRED_SCHEDULED, 0, &g2, &created), 0);
         assert_false(created);
         assert_int_equal(g2, g1);
-        assert_int_equal(fx_get(&f, "r").declaration.handover_usec, 30);
-        assert_int_equal(fx_get(&f, "r").next_deadline_usec, 100);
-        assert_arm(&f, 0, MONO, 70);
+        assert_int_equal(fx_get(f, "r").declaration.handover_usec, 30);
+        assert_int_equal(fx_get(f, "r").next_deadline_usec, 100);
+        assert_arm(f, 0, MONO, 70);
         /* A retained timer's new handover is written. */
-        assert_true(registry_changes_pending(f.r));
-        registry_changes_commit(f.r);
+        assert_true(registry_changes_pending(f->r));
+        registry_changes_commit(f->r);
 
         /* The same again changes nothing; opting out moves it back to the deadline. */
-        assert_int_equal(reconcile(&f, "r", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_false(registry_changes_pending(f.r));
-        assert_int_equal(reconcile(&f, "r", old, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
-        assert_arm(&f, 0, MONO, 100);
-        assert_int_equal(fx_advance(&f, MONO, 100), 1);
-        assert_int_equal(fx_dispatch(&f, 0)->deadline_usec, 100);
+        assert_int_equal(reconcile(f, "r", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_false(registry_changes_pending(f->r));
+        assert_int_equal(reconcile(f, "r", old, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_arm(f, 0, MONO, 100);
+        assert_int_equal(fx_advance(f, MONO, 100), 1);
+        assert_int_equal(fx_dispatch(f, 0)->deadline_usec, 100);
 
         /* Any other difference is still a conflict, with or without a handover. */
         d.accuracy_usec = 5;
-        assert_int_equal(reconcile(&f, "r", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
+        assert_int_equal(reconcile(f, "r", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
                          -TIMERD_E_RECONCILIATION_CONFLICT);
-        assert_int_equal(fx_get(&f, "r").declaration.handover_usec, 0);
-        fx_done(&f);
+        assert_int_equal(fx_get(f, "r").declaration.handover_usec, 0);
 }
 
 /* A handover the declaration cannot have is refused as at registration; nothing changes. */
 static void test_handover_reconcile_invalid(void **state)
 {
         struct td_declaration d = fx_decl(TIMERD_POLICY_INTERVAL, 100);
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        fx_set_now(&f, MONO, 0);
-        assert_int_equal(reconcile(&f, "iv", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
-        assert_arm(&f, 0, MONO, 100);
+        fx_set_now(f, MONO, 0);
+        assert_int_equal(reconcile(f, "iv", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL), 0);
+        assert_arm(f, 0, MONO, 100);
         d.handover_usec = 100;
-        assert_int_equal(reconcile(&f, "iv", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
+        assert_int_equal(reconcile(f, "iv", d, TIMERD_DESIRED_SCHEDULED, 0, NULL, NULL),
                          -TIMERD_E_INVALID_SCHEDULE);
-        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_HANDOVER_NOT_SHORTER);
-        assert_int_equal(fx_get(&f, "iv").declaration.handover_usec, 0);
-        assert_int_equal(f.kernel[MONO].deadline_usec, 100);
-        fx_done(&f);
+        assert_int_equal(f->last.schedule_problem, TD_SCHEDULE_HANDOVER_NOT_SHORTER);
+        assert_int_equal(fx_get(f, "iv").declaration.handover_usec, 0);
+        assert_int_equal(f->kernel[MONO].deadline_usec, 100);
 }
 
 /* A registry that ignores handovers (a virtual clock) starts runs at their deadlines, and still
@@ -1622,23 +1522,20 @@ static void test_handover_reschedule_cadence(void **state)
 {
         struct td_reschedule_result rr;
         uint64_t g;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        fx_set_now(&f, MONO, 0);
+        fx_set_now(f, MONO, 0);
         assert_int_equal(
-            fx_register_at(&f, "iv", decl_handover(TIMERD_POLICY_INTERVAL, 100, 20), 100, &g), 0);
-        assert_int_equal(reschedule(&f, fx_claim("iv", g), true, 500, true, 20, &rr),
+            fx_register_at(f, "iv", decl_handover(TIMERD_POLICY_INTERVAL, 100, 20), 100, &g), 0);
+        assert_int_equal(reschedule(f, fx_claim("iv", g), true, 500, true, 20, &rr),
                          -TIMERD_E_INVALID_SCHEDULE);
-        assert_int_equal(f.last.schedule_problem, TD_SCHEDULE_HANDOVER_NOT_SHORTER);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_int_equal(fx_get(&f, "iv").declaration.cadence_usec, 100);
-        assert_int_equal(fx_get(&f, "iv").next_deadline_usec, 100);
-        assert_int_equal(reschedule(&f, fx_claim("iv", g), true, 500, true, 21, &rr), 0);
-        assert_int_equal(fx_get(&f, "iv").live_cadence_usec, 21);
-        assert_arm(&f, 0, MONO, 480);
-        fx_done(&f);
+        assert_int_equal(f->last.schedule_problem, TD_SCHEDULE_HANDOVER_NOT_SHORTER);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_int_equal(fx_get(f, "iv").declaration.cadence_usec, 100);
+        assert_int_equal(fx_get(f, "iv").next_deadline_usec, 100);
+        assert_int_equal(reschedule(f, fx_claim("iv", g), true, 500, true, 21, &rr), 0);
+        assert_int_equal(fx_get(f, "iv").live_cadence_usec, 21);
+        assert_arm(f, 0, MONO, 480);
 }
 
 static void test_same_deadline_dispatch_order(void **state)
@@ -1649,139 +1546,127 @@ static void test_same_deadline_dispatch_order(void **state)
                 uint32_t owner;
                 const char *name;
         } expected[] = {{1, "a"}, {1, "b"}, {1, "c"}, {2, "a"}, {2, "c"}, {3, "a"}, {3, "b"}};
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
         /* Exact and coalescing timers due at once interleave in one order. */
         for (size_t i = 0; i < 7; i++)
                 assert_int_equal(
-                    fx_register_full(&f, owners[i], FX_SESSION, names[i],
+                    fx_register_full(f, owners[i], FX_SESSION, names[i],
                                      decl_at(TIMERD_POLICY_ONCE, 0, MONO, i % 2 == 0 ? 0 : 1000),
                                      true, 500, false, NULL),
                     0);
-        fx_set_now(&f, MONO, 400);
-        assert_int_equal(fx_advance(&f, MONO, 500), 7);
+        fx_set_now(f, MONO, 400);
+        assert_int_equal(fx_advance(f, MONO, 500), 7);
         for (size_t i = 0; i < 7; i++) {
-                assert_int_equal(fx_dispatch(&f, i)->owner, expected[i].owner);
-                assert_string_equal(fx_dispatch(&f, i)->name, expected[i].name);
+                assert_int_equal(fx_dispatch(f, i)->owner, expected[i].owner);
+                assert_string_equal(fx_dispatch(f, i)->name, expected[i].name);
         }
-        fx_done(&f);
 }
 
 static void test_earliest_deadline_moves(void **state)
 {
         uint64_t ga, gb, gen;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register_at(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), 5000, &ga), 0);
-        assert_arm(&f, 0, MONO, 5000);
-        gen = f.last.effects[0].arm.generation;
-        assert_int_equal(fx_schedule(&f, fx_claim("a", ga), 3000), 0);
-        assert_arm(&f, 0, MONO, 3000);
-        assert_true(f.last.effects[0].arm.generation > gen);
-        assert_int_equal(fx_register_at(&f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 4000, &gb), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_int_equal(fx_schedule(&f, fx_claim("a", ga), 6000), 0);
-        assert_arm(&f, 0, MONO, 4000);
-        assert_int_equal(fx_cancel(&f, fx_claim("b", gb)), 0);
-        assert_arm(&f, 0, MONO, 6000);
-        assert_int_equal(fx_cancel(&f, fx_claim("a", ga)), 0);
-        assert_disarm(&f, 0, MONO);
-        assert_false(f.kernel[MONO].armed);
-        fx_done(&f);
+        assert_int_equal(fx_register_at(f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), 5000, &ga), 0);
+        assert_arm(f, 0, MONO, 5000);
+        gen = f->last.effects[0].arm.generation;
+        assert_int_equal(fx_schedule(f, fx_claim("a", ga), 3000), 0);
+        assert_arm(f, 0, MONO, 3000);
+        assert_true(f->last.effects[0].arm.generation > gen);
+        assert_int_equal(fx_register_at(f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 4000, &gb), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_int_equal(fx_schedule(f, fx_claim("a", ga), 6000), 0);
+        assert_arm(f, 0, MONO, 4000);
+        assert_int_equal(fx_cancel(f, fx_claim("b", gb)), 0);
+        assert_arm(f, 0, MONO, 6000);
+        assert_int_equal(fx_cancel(f, fx_claim("a", ga)), 0);
+        assert_disarm(f, 0, MONO);
+        assert_false(f->kernel[MONO].armed);
 }
 
 static void test_stale_expiry_dropped(void **state)
 {
         uint64_t g, g1, g2, gd;
         bool stale = false;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register_at(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), 2000, &g), 0);
-        g1 = f.last.effects[0].arm.generation;
-        assert_int_equal(fx_schedule(&f, fx_claim("a", g), 3000), 0);
-        g2 = f.last.effects[0].arm.generation;
-        fx_set_now(&f, MONO, 3000);
-        assert_int_equal(fx_apply(&f, registry_expire(f.r, &f.now, MONO, g1, &stale)), 0);
+        assert_int_equal(fx_register_at(f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), 2000, &g), 0);
+        g1 = f->last.effects[0].arm.generation;
+        assert_int_equal(fx_schedule(f, fx_claim("a", g), 3000), 0);
+        g2 = f->last.effects[0].arm.generation;
+        fx_set_now(f, MONO, 3000);
+        assert_int_equal(fx_apply(f, registry_expire(f->r, &f->now, MONO, g1, &stale)), 0);
         assert_true(stale);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_true(fx_get(&f, "a").has_deadline);
-        assert_int_equal(stats(&f).stale_expiries, 1);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_true(fx_get(f, "a").has_deadline);
+        assert_int_equal(stats(f).stale_expiries, 1);
 
-        assert_int_equal(fx_apply(&f, registry_expire(f.r, &f.now, MONO, g2, &stale)), 0);
+        assert_int_equal(fx_apply(f, registry_expire(f->r, &f->now, MONO, g2, &stale)), 0);
         assert_false(stale);
-        assert_int_equal(fx_count(&f, TD_EFFECT_DISPATCH), 1);
+        assert_int_equal(fx_count(f, TD_EFFECT_DISPATCH), 1);
         /* The same expiry twice: the kernel timer was spent by the first. */
-        assert_int_equal(fx_apply(&f, registry_expire(f.r, &f.now, MONO, g2, &stale)), 0);
+        assert_int_equal(fx_apply(f, registry_expire(f->r, &f->now, MONO, g2, &stale)), 0);
         assert_true(stale);
 
-        assert_int_equal(fx_register_at(&f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 9000, &g), 0);
-        assert_int_equal(fx_cancel(&f, fx_claim("b", g)), 0);
-        gd = fx_effect(&f, 0, TD_EFFECT_DISARM)->arm.generation;
-        assert_int_equal(fx_apply(&f, registry_expire(f.r, &f.now, MONO, gd, &stale)), 0);
+        assert_int_equal(fx_register_at(f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 9000, &g), 0);
+        assert_int_equal(fx_cancel(f, fx_claim("b", g)), 0);
+        gd = fx_effect(f, 0, TD_EFFECT_DISARM)->arm.generation;
+        assert_int_equal(fx_apply(f, registry_expire(f->r, &f->now, MONO, gd, &stale)), 0);
         assert_true(stale);
-        assert_int_equal(stats(&f).stale_expiries, 3);
+        assert_int_equal(stats(f).stale_expiries, 3);
 
-        assert_int_equal(fx_apply(&f, registry_expire(f.r, &f.now, TIMERD_CLOCK_MAX, gd, &stale)),
+        assert_int_equal(fx_apply(f, registry_expire(f->r, &f->now, TIMERD_CLOCK_MAX, gd, &stale)),
                          -EINVAL);
         assert_false(stale);
-        fx_done(&f);
 }
 
 static void test_provider_binding_failure(void **state)
 {
         struct td_snapshot s;
         uint64_t ga, gb, gd;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register_at(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), 2000, NULL), 0);
-        assert_int_equal(fx_register_at(&f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 3000, &gb), 0);
-        ga = f.kernel[MONO].generation;
-        assert_int_equal(fx_apply(&f, registry_confirm_arm(f.r, &f.now, MONO, ga, 0)), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_int_equal(fx_apply(&f, registry_confirm_arm(f.r, &f.now, MONO, ga - 1, -EPERM)), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_int_equal(fx_get(&f, "a").state, TIMERD_STATE_SCHEDULED);
+        assert_int_equal(fx_register_at(f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), 2000, NULL), 0);
+        assert_int_equal(fx_register_at(f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 3000, &gb), 0);
+        ga = f->kernel[MONO].generation;
+        assert_int_equal(fx_apply(f, registry_confirm_arm(f->r, &f->now, MONO, ga, 0)), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_int_equal(fx_apply(f, registry_confirm_arm(f->r, &f->now, MONO, ga - 1, -EPERM)), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_int_equal(fx_get(f, "a").state, TIMERD_STATE_SCHEDULED);
 
-        assert_int_equal(fx_apply(&f, registry_confirm_arm(f.r, &f.now, MONO, ga, -EPERM)), 0);
-        assert_int_equal(f.last.n_effects, 1);
-        assert_arm(&f, 0, MONO, 3000);
-        s = fx_get(&f, "a");
+        assert_int_equal(fx_apply(f, registry_confirm_arm(f->r, &f->now, MONO, ga, -EPERM)), 0);
+        assert_int_equal(f->last.n_effects, 1);
+        assert_arm(f, 0, MONO, 3000);
+        s = fx_get(f, "a");
         assert_int_equal(s.state, TIMERD_STATE_FAILED);
         assert_int_equal(s.failure, TIMERD_FAILURE_PROVIDER_BINDING);
         assert_false(s.has_deadline);
-        assert_int_equal(fx_get(&f, "b").state, TIMERD_STATE_SCHEDULED);
+        assert_int_equal(fx_get(f, "b").state, TIMERD_STATE_SCHEDULED);
 
         /* A failed disarm changes nothing: the old arm's expiry is stale anyway. */
-        assert_int_equal(fx_cancel(&f, fx_claim("b", gb)), 0);
-        gd = fx_effect(&f, 0, TD_EFFECT_DISARM)->arm.generation;
-        assert_int_equal(fx_apply(&f, registry_confirm_arm(f.r, &f.now, MONO, gd, -EIO)), 0);
-        assert_int_equal(f.last.n_effects, 0);
+        assert_int_equal(fx_cancel(f, fx_claim("b", gb)), 0);
+        gd = fx_effect(f, 0, TD_EFFECT_DISARM)->arm.generation;
+        assert_int_equal(fx_apply(f, registry_confirm_arm(f->r, &f->now, MONO, gd, -EIO)), 0);
+        assert_int_equal(f->last.n_effects, 0);
 
         /* An alarm clock the kernel refuses: its only timer fails, the clock is disarmed. */
         assert_int_equal(
-            fx_register(&f, "alarm",
+            fx_register(f, "alarm",
                         decl_at(TIMERD_POLICY_INTERVAL, 10, TIMERD_CLOCK_REALTIME_ALARM, 0), NULL),
             0);
-        gd = f.kernel[TIMERD_CLOCK_REALTIME_ALARM].generation;
-        assert_int_equal(fx_apply(&f, registry_confirm_arm(f.r, &f.now, TIMERD_CLOCK_REALTIME_ALARM,
-                                                           gd, -EPERM)),
+        gd = f->kernel[TIMERD_CLOCK_REALTIME_ALARM].generation;
+        assert_int_equal(fx_apply(f, registry_confirm_arm(f->r, &f->now,
+                                                          TIMERD_CLOCK_REALTIME_ALARM, gd, -EPERM)),
                          0);
-        assert_int_equal(f.last.n_effects, 1);
-        assert_disarm(&f, 0, TIMERD_CLOCK_REALTIME_ALARM);
-        assert_int_equal(fx_get(&f, "alarm").failure, TIMERD_FAILURE_PROVIDER_BINDING);
-        assert_int_equal(stats(&f).failed, 2);
+        assert_int_equal(f->last.n_effects, 1);
+        assert_disarm(f, 0, TIMERD_CLOCK_REALTIME_ALARM);
+        assert_int_equal(fx_get(f, "alarm").failure, TIMERD_FAILURE_PROVIDER_BINDING);
+        assert_int_equal(stats(f).failed, 2);
         assert_int_equal(
-            fx_apply(&f, registry_confirm_arm(f.r, &f.now, TIMERD_CLOCK_INVALID, gd, -EPERM)),
+            fx_apply(f, registry_confirm_arm(f->r, &f->now, TIMERD_CLOCK_INVALID, gd, -EPERM)),
             -EINVAL);
-        fx_done(&f);
 }
 
 /* Every owner listed since the last take, each once, then none. */
@@ -1839,25 +1724,22 @@ static void test_silenced_owners(void **state)
 
 static void test_provider_failure_takes_coalesced_batch(void **state)
 {
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        fx_set_now(&f, MONO, 0);
+        fx_set_now(f, MONO, 0);
         assert_int_equal(
-            fx_register_at(&f, "a", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 50), 100, NULL), 0);
+            fx_register_at(f, "a", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 50), 100, NULL), 0);
         assert_int_equal(
-            fx_register_at(&f, "b", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 50), 140, NULL), 0);
-        assert_int_equal(fx_register_at(&f, "c", fx_decl(TIMERD_POLICY_ONCE, 0), 300, NULL), 0);
-        assert_int_equal(f.kernel[MONO].deadline_usec, 150);
-        assert_int_equal(fx_apply(&f, registry_confirm_arm(f.r, &f.now, MONO,
-                                                           f.kernel[MONO].generation, -ENOMEM)),
+            fx_register_at(f, "b", decl_at(TIMERD_POLICY_ONCE, 0, MONO, 50), 140, NULL), 0);
+        assert_int_equal(fx_register_at(f, "c", fx_decl(TIMERD_POLICY_ONCE, 0), 300, NULL), 0);
+        assert_int_equal(f->kernel[MONO].deadline_usec, 150);
+        assert_int_equal(fx_apply(f, registry_confirm_arm(f->r, &f->now, MONO,
+                                                          f->kernel[MONO].generation, -ENOMEM)),
                          0);
-        assert_arm(&f, 0, MONO, 300);
-        assert_int_equal(fx_get(&f, "a").state, TIMERD_STATE_FAILED);
-        assert_int_equal(fx_get(&f, "b").state, TIMERD_STATE_FAILED);
-        assert_int_equal(fx_get(&f, "c").state, TIMERD_STATE_SCHEDULED);
-        fx_done(&f);
+        assert_arm(f, 0, MONO, 300);
+        assert_int_equal(fx_get(f, "a").state, TIMERD_STATE_FAILED);
+        assert_int_equal(fx_get(f, "b").state, TIMERD_STATE_FAILED);
+        assert_int_equal(fx_get(f, "c").state, TIMERD_STATE_SCHEDULED);
 }
 
 /* Bytes the allocator has handed out and not got back. */
@@ -1924,27 +1806,24 @@ static void test_shrink_after_session_closed(void **state)
 static void test_last_session_cache(void **state)
 {
         struct td_declaration d = fx_decl(TIMERD_POLICY_INTERVAL, 500);
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register_full(&f, FX_UID, 1, "a1", d, false, 0, false, NULL), 0);
-        assert_int_equal(fx_register_full(&f, FX_UID, 2, "b1", d, false, 0, false, NULL), 0);
-        assert_int_equal(fx_register_full(&f, FX_UID, 1, "a2", d, false, 0, false, NULL), 0);
-        assert_int_equal(fx_register_full(&f, FX_UID, 2, "b2", d, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(f, FX_UID, 1, "a1", d, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(f, FX_UID, 2, "b1", d, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(f, FX_UID, 1, "a2", d, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(f, FX_UID, 2, "b2", d, false, 0, false, NULL), 0);
         /* Session 2, the last one used, closes and is freed. */
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
-        while (registry_reap_pending(f.r)) {
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, 2)), 0);
+        while (registry_reap_pending(f->r)) {
                 uint64_t count;
-                assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 1, &count)), 0);
+                assert_int_equal(fx_apply(f, registry_reap_step(f->r, &f->now, 1, &count)), 0);
         }
-        assert_int_equal(stats(&f).timers, 2);
+        assert_int_equal(stats(f).timers, 2);
         /* A new session of the same id, then session 1 closes: only its timers go. */
-        assert_int_equal(fx_register_full(&f, FX_UID, 2, "b3", d, false, 0, false, NULL), 0);
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 1)), 0);
-        assert_int_equal(stats(&f).timers, 1);
-        assert_int_equal(fx_get(&f, "b3").state, TIMERD_STATE_SCHEDULED);
-        fx_done(&f);
+        assert_int_equal(fx_register_full(f, FX_UID, 2, "b3", d, false, 0, false, NULL), 0);
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, 1)), 0);
+        assert_int_equal(stats(f).timers, 1);
+        assert_int_equal(fx_get(f, "b3").state, TIMERD_STATE_SCHEDULED);
 }
 
 /* A closed session's transient timers are gone at once, whatever is left to free. */
@@ -2068,40 +1947,37 @@ static void test_session_closed_detaches_owner(void **state)
         struct td_declaration every = fx_decl(TIMERD_POLICY_INTERVAL, 500);
         char name[16], names[256], want[256];
         uint64_t count;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(
-            fx_register_full(&f, FX_UID - 1, 1, "before", every, false, 0, false, NULL), 0);
-        assert_int_equal(fx_register_full(&f, FX_UID + 1, 1, "after", every, false, 0, false, NULL),
+        assert_int_equal(fx_register_full(f, FX_UID - 1, 1, "before", every, false, 0, false, NULL),
+                         0);
+        assert_int_equal(fx_register_full(f, FX_UID + 1, 1, "after", every, false, 0, false, NULL),
                          0);
         for (size_t i = 0; i < N; i++) {
                 snprintf(name, sizeof(name), "d%03zu", i);
-                assert_int_equal(
-                    fx_register_full(&f, FX_UID, 2, name, every, false, 0, false, NULL), 0);
+                assert_int_equal(fx_register_full(f, FX_UID, 2, name, every, false, 0, false, NULL),
+                                 0);
         }
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
-        assert_int_equal(stats(&f).reaping, N);
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, 2)), 0);
+        assert_int_equal(stats(f).reaping, N);
         /* Out of the inventory in the close, before any is freed. */
-        assert_int_equal(f.r->inventory.n_nodes, 2);
+        assert_int_equal(f->r->inventory.n_nodes, 2);
         snprintf(want, sizeof(want), "%u:before %u:after", FX_UID - 1, FX_UID + 1);
-        list_all_names(&f, names, sizeof(names));
+        list_all_names(f, names, sizeof(names));
         assert_string_equal(names, want);
         /* A gone name registered again, mid-reap: the new timer joins the inventory. */
-        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 100, &count)), 0);
+        assert_int_equal(fx_apply(f, registry_reap_step(f->r, &f->now, 100, &count)), 0);
         assert_int_equal(count, 100);
-        assert_int_equal(fx_register_full(&f, FX_UID, 3, "d205", every, false, 0, false, NULL), 0);
-        assert_int_equal(stats(&f).reaping, N - 101);
+        assert_int_equal(fx_register_full(f, FX_UID, 3, "d205", every, false, 0, false, NULL), 0);
+        assert_int_equal(stats(f).reaping, N - 101);
         snprintf(want, sizeof(want), "%u:before %u:d205 %u:after", FX_UID - 1, FX_UID, FX_UID + 1);
-        list_all_names(&f, names, sizeof(names));
+        list_all_names(f, names, sizeof(names));
         assert_string_equal(names, want);
-        while (registry_reap_pending(f.r))
-                assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 64, &count)), 0);
-        assert_int_equal(stats(&f).reaping, 0);
-        list_all_names(&f, names, sizeof(names));
+        while (registry_reap_pending(f->r))
+                assert_int_equal(fx_apply(f, registry_reap_step(f->r, &f->now, 64, &count)), 0);
+        assert_int_equal(stats(f).reaping, 0);
+        list_all_names(f, names, sizeof(names));
         assert_string_equal(names, want);
-        fx_done(&f);
 }
 
 /*
@@ -2113,35 +1989,32 @@ static void test_session_closed_shares_owner(void **state)
         struct td_declaration every = fx_decl(TIMERD_POLICY_INTERVAL, 500);
         char name[16], names[256], want[256];
         uint64_t count;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
         for (size_t i = 0; i < 10; i++) {
                 snprintf(name, sizeof(name), "a%zu", i);
-                assert_int_equal(
-                    fx_register_full(&f, FX_UID, 2, name, every, false, 0, false, NULL), 0);
+                assert_int_equal(fx_register_full(f, FX_UID, 2, name, every, false, 0, false, NULL),
+                                 0);
                 snprintf(name, sizeof(name), "b%zu", i);
-                assert_int_equal(
-                    fx_register_full(&f, FX_UID, 3, name, every, false, 0, false, NULL), 0);
+                assert_int_equal(fx_register_full(f, FX_UID, 3, name, every, false, 0, false, NULL),
+                                 0);
         }
-        assert_int_equal(fx_register_full(&f, FX_UID, 4, "c", every, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(f, FX_UID, 4, "c", every, false, 0, false, NULL), 0);
         /* Session 2 shares its owner with 3 and 4; then 3 shares it with 2's gone timers; 4 is
          * left with only its own. */
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 3)), 0);
-        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 5, &count)), 0);
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, 2)), 0);
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, 3)), 0);
+        assert_int_equal(fx_apply(f, registry_reap_step(f->r, &f->now, 5, &count)), 0);
         snprintf(want, sizeof(want), "%u:c", FX_UID);
-        list_all_names(&f, names, sizeof(names));
+        list_all_names(f, names, sizeof(names));
         assert_string_equal(names, want);
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 4)), 0);
-        assert_int_equal(stats(&f).reaping, 16);
-        while (registry_reap_pending(f.r))
-                assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 3, &count)), 0);
-        list_all_names(&f, names, sizeof(names));
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, 4)), 0);
+        assert_int_equal(stats(f).reaping, 16);
+        while (registry_reap_pending(f->r))
+                assert_int_equal(fx_apply(f, registry_reap_step(f->r, &f->now, 3, &count)), 0);
+        list_all_names(f, names, sizeof(names));
         assert_string_equal(names, "");
-        assert_int_equal(fx_register_full(&f, FX_UID, 5, "a0", every, false, 0, false, NULL), 0);
-        fx_done(&f);
+        assert_int_equal(fx_register_full(f, FX_UID, 5, "a0", every, false, 0, false, NULL), 0);
 }
 
 static void test_session_closed(void **state)
@@ -2149,28 +2022,26 @@ static void test_session_closed(void **state)
         struct td_declaration keep = fx_decl(TIMERD_POLICY_AFTER_COMPLETION, 100);
         struct td_dispatch d;
         struct td_snapshot s;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
         keep.lifetime = TIMERD_LIFETIME_RETAINED;
-        assert_int_equal(fx_register_full(&f, FX_UID, 1, "t1", fx_decl(TIMERD_POLICY_INTERVAL, 500),
+        assert_int_equal(fx_register_full(f, FX_UID, 1, "t1", fx_decl(TIMERD_POLICY_INTERVAL, 500),
                                           false, 0, false, NULL),
                          0);
-        assert_int_equal(fx_register_full(&f, FX_UID, 1, "keep", keep, false, 0, false, NULL), 0);
-        assert_int_equal(fx_register_full(&f, FX_UID, 2, "t2", fx_decl(TIMERD_POLICY_INTERVAL, 500),
+        assert_int_equal(fx_register_full(f, FX_UID, 1, "keep", keep, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(f, FX_UID, 2, "t2", fx_decl(TIMERD_POLICY_INTERVAL, 500),
                                           false, 0, false, NULL),
                          0);
-        assert_int_equal(fx_advance(&f, MONO, 1100), 1);
-        d = take(&f, FX_UID, NULL, 0, 1, 1);
+        assert_int_equal(fx_advance(f, MONO, 1100), 1);
+        d = take(f, FX_UID, NULL, 0, 1, 1);
         assert_string_equal(d.name, "keep");
-        assert_false(fx_get(&f, "keep").pending);
+        assert_false(fx_get(f, "keep").pending);
 
-        fx_set_now(&f, MONO, 1130);
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 1)), 0);
-        assert_int_equal(registry_get(f.r, FX_UID, "t1", &s), -TIMERD_E_NOT_FOUND);
-        assert_int_equal(registry_get(f.r, FX_UID, "t2", &s), 0);
-        s = fx_get(&f, "keep");
+        fx_set_now(f, MONO, 1130);
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, 1)), 0);
+        assert_int_equal(registry_get(f->r, FX_UID, "t1", &s), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(registry_get(f->r, FX_UID, "t2", &s), 0);
+        s = fx_get(f, "keep");
         assert_false(s.run_active);
         assert_int_equal(s.runs, 1);
         assert_int_equal(s.last_outcome, TIMERD_OUTCOME_EXPECTED_FAILURE);
@@ -2178,18 +2049,17 @@ static void test_session_closed(void **state)
         assert_int_equal(s.last_duration_usec, 30);
         assert_int_equal(s.state, TIMERD_STATE_SCHEDULED);
         assert_int_equal(s.next_deadline_usec, 1230);
-        assert_int_equal(f.kernel[MONO].deadline_usec, 1230);
+        assert_int_equal(f->kernel[MONO].deadline_usec, 1230);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0),
             -TIMERD_E_REGISTRATION_EXPIRED);
 
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 1)), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 99)), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 0)), -EINVAL);
-        assert_int_equal(stats(&f).timers, 2);
-        fx_done(&f);
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, 1)), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, 99)), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, 0)), -EINVAL);
+        assert_int_equal(stats(f).timers, 2);
 }
 
 static void test_pending_firings(void **state)
@@ -2198,74 +2068,71 @@ static void test_pending_firings(void **state)
         const char *const nothing[] = {"nope"};
         const char *const with_null[] = {NULL};
         struct td_dispatch d, taken;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        fx_set_now(&f, MONO, 0);
-        assert_int_equal(fx_register_at(&f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 100, NULL), 0);
-        assert_int_equal(fx_register_at(&f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), 200, NULL), 0);
-        assert_int_equal(fx_register_at(&f, "z", fx_decl(TIMERD_POLICY_ONCE, 0), 400, NULL), 0);
-        assert_int_equal(fx_register_at(&f, "y", fx_decl(TIMERD_POLICY_ONCE, 0), 400, NULL), 0);
-        assert_int_equal(fx_advance(&f, MONO, 100), 1);
-        assert_int_equal(fx_advance(&f, MONO, 200), 1);
-        assert_int_equal(fx_advance(&f, MONO, 400), 2);
-        assert_int_equal(stats(&f).pending, 4);
+        fx_set_now(f, MONO, 0);
+        assert_int_equal(fx_register_at(f, "b", fx_decl(TIMERD_POLICY_ONCE, 0), 100, NULL), 0);
+        assert_int_equal(fx_register_at(f, "a", fx_decl(TIMERD_POLICY_ONCE, 0), 200, NULL), 0);
+        assert_int_equal(fx_register_at(f, "z", fx_decl(TIMERD_POLICY_ONCE, 0), 400, NULL), 0);
+        assert_int_equal(fx_register_at(f, "y", fx_decl(TIMERD_POLICY_ONCE, 0), 400, NULL), 0);
+        assert_int_equal(fx_advance(f, MONO, 100), 1);
+        assert_int_equal(fx_advance(f, MONO, 200), 1);
+        assert_int_equal(fx_advance(f, MONO, 400), 2);
+        assert_int_equal(stats(f).pending, 4);
 
-        take(&f, FX_UID + 1, NULL, 0, 5, 0);
-        take(&f, FX_UID, nothing, 1, 5, 0);
+        take(f, FX_UID + 1, NULL, 0, 5, 0);
+        take(f, FX_UID, nothing, 1, 5, 0);
         /* The filter picks z although y fired in the same expiry and sorts first. */
-        taken = take(&f, FX_UID, only_z, 1, 5, 1);
+        taken = take(f, FX_UID, only_z, 1, 5, 1);
         assert_string_equal(taken.name, "z");
         assert_int_equal(taken.deadline_usec, 400);
         /* Oldest first: b fired before a. */
-        assert_string_equal(take(&f, FX_UID, NULL, 0, 5, 1).name, "b");
-        assert_string_equal(take(&f, FX_UID, NULL, 0, 5, 1).name, "a");
-        taken = take(&f, FX_UID, NULL, 0, 5, 1);
+        assert_string_equal(take(f, FX_UID, NULL, 0, 5, 1).name, "b");
+        assert_string_equal(take(f, FX_UID, NULL, 0, 5, 1).name, "a");
+        taken = take(f, FX_UID, NULL, 0, 5, 1);
         assert_string_equal(taken.name, "y");
         assert_int_equal(taken.run, 1);
         assert_int_equal(taken.fired_usec, 400);
-        take(&f, FX_UID, NULL, 0, 5, 0);
-        assert_int_equal(stats(&f).pending, 0);
-        assert_int_equal(stats(&f).running, 4);
+        take(f, FX_UID, NULL, 0, 5, 0);
+        assert_int_equal(stats(f).pending, 0);
+        assert_int_equal(stats(f).running, 4);
 
-        assert_int_equal(
-            registry_take_pending(f.r, &f.now, FX_UID, TIMERD_DELIVERY_NOTIFY, NULL, 0, 0, &taken),
-            -EINVAL);
-        assert_int_equal(
-            registry_take_pending(f.r, &f.now, FX_UID, TIMERD_DELIVERY_NOTIFY, NULL, 1, 5, &taken),
-            -EINVAL);
-        assert_int_equal(registry_take_pending(f.r, &f.now, FX_UID, TIMERD_DELIVERY_NOTIFY,
+        assert_int_equal(registry_take_pending(f->r, &f->now, FX_UID, TIMERD_DELIVERY_NOTIFY, NULL,
+                                               0, 0, &taken),
+                         -EINVAL);
+        assert_int_equal(registry_take_pending(f->r, &f->now, FX_UID, TIMERD_DELIVERY_NOTIFY, NULL,
+                                               1, 5, &taken),
+                         -EINVAL);
+        assert_int_equal(registry_take_pending(f->r, &f->now, FX_UID, TIMERD_DELIVERY_NOTIFY,
                                                with_null, 1, 5, &taken),
                          -EINVAL);
 
         /* The runtime hands a DISPATCH straight to a waiter. */
-        assert_int_equal(fx_register_at(&f, "x", fx_decl(TIMERD_POLICY_ONCE, 0), 500, NULL), 0);
-        assert_int_equal(fx_advance(&f, MONO, 500), 1);
-        d = *fx_dispatch(&f, 0);
-        assert_int_equal(registry_deliver(f.r, &d, 0), -EINVAL);
+        assert_int_equal(fx_register_at(f, "x", fx_decl(TIMERD_POLICY_ONCE, 0), 500, NULL), 0);
+        assert_int_equal(fx_advance(f, MONO, 500), 1);
+        d = *fx_dispatch(f, 0);
+        assert_int_equal(registry_deliver(f->r, &d, 0), -EINVAL);
         d.generation++;
-        assert_int_equal(registry_deliver(f.r, &d, 5), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(registry_deliver(f->r, &d, 5), -TIMERD_E_REGISTRATION_EXPIRED);
         d.generation--;
         d.run++;
-        assert_int_equal(registry_deliver(f.r, &d, 5), -TIMERD_E_REGISTRATION_EXPIRED);
+        assert_int_equal(registry_deliver(f->r, &d, 5), -TIMERD_E_REGISTRATION_EXPIRED);
         d.run--;
         d.name = "missing";
-        assert_int_equal(registry_deliver(f.r, &d, 5), -TIMERD_E_NOT_FOUND);
+        assert_int_equal(registry_deliver(f->r, &d, 5), -TIMERD_E_NOT_FOUND);
         d.name = "bad name";
-        assert_int_equal(registry_deliver(f.r, &d, 5), -TIMERD_E_INVALID_NAME);
-        d = *fx_dispatch(&f, 0);
-        assert_int_equal(registry_deliver(f.r, &d, 5), 0);
-        assert_int_equal(registry_check(f.r), 0);
-        assert_false(fx_get(&f, "x").pending);
-        assert_int_equal(registry_deliver(f.r, &d, 5), -EALREADY);
-        take(&f, FX_UID, NULL, 0, 5, 0);
+        assert_int_equal(registry_deliver(f->r, &d, 5), -TIMERD_E_INVALID_NAME);
+        d = *fx_dispatch(f, 0);
+        assert_int_equal(registry_deliver(f->r, &d, 5), 0);
+        assert_int_equal(registry_check(f->r), 0);
+        assert_false(fx_get(f, "x").pending);
+        assert_int_equal(registry_deliver(f->r, &d, 5), -EALREADY);
+        take(f, FX_UID, NULL, 0, 5, 0);
 
         /* Every run handed to session 5 ends when it closes. */
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 5)), 0);
-        assert_int_equal(stats(&f).running, 0);
-        assert_int_equal(fx_get(&f, "x").consecutive_expected_failures, 1);
-        fx_done(&f);
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, 5)), 0);
+        assert_int_equal(stats(f).running, 0);
+        assert_int_equal(fx_get(f, "x").consecutive_expected_failures, 1);
 }
 
 static void test_generation_overflow(void **state)
@@ -2424,39 +2291,36 @@ static void test_duration_overflow(void **state)
 {
         struct td_dispatch d;
         struct td_snapshot s;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register(&f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 100), NULL), 0);
-        assert_int_equal(fx_advance(&f, MONO, 1100), 1);
-        d = *fx_dispatch(&f, 0);
-        assert_int_equal(fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS,
+        assert_int_equal(fx_register(f, "iv", fx_decl(TIMERD_POLICY_INTERVAL, 100), NULL), 0);
+        assert_int_equal(fx_advance(f, MONO, 1100), 1);
+        d = *fx_dispatch(f, 0);
+        assert_int_equal(fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS,
                                      TIMERD_DIRECTIVE_CONTINUE, TD_VALUE_MAX - 1),
                          0);
-        assert_int_equal(fx_advance(&f, MONO, 1200), 1);
-        d = *fx_dispatch(&f, 0);
+        assert_int_equal(fx_advance(f, MONO, 1200), 1);
+        d = *fx_dispatch(f, 0);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 5),
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 5),
             -TIMERD_E_OVERFLOW);
-        s = fx_get(&f, "iv");
+        s = fx_get(f, "iv");
         assert_true(s.run_active);
         assert_int_equal(s.runs, 1);
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 1), 0);
-        assert_int_equal(fx_get(&f, "iv").total_duration_usec, TD_VALUE_MAX);
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 1), 0);
+        assert_int_equal(fx_get(f, "iv").total_duration_usec, TD_VALUE_MAX);
 
         /* A run ended by its session's close cannot be counted either: the timer fails. */
-        assert_int_equal(fx_advance(&f, MONO, 1300), 1);
-        assert_int_equal(take(&f, FX_UID, NULL, 0, 9, 1).run, 3);
-        fx_set_now(&f, MONO, 1310);
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 9)), 0);
-        assert_disarm(&f, 0, MONO);
-        s = fx_get(&f, "iv");
+        assert_int_equal(fx_advance(f, MONO, 1300), 1);
+        assert_int_equal(take(f, FX_UID, NULL, 0, 9, 1).run, 3);
+        fx_set_now(f, MONO, 1310);
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, 9)), 0);
+        assert_disarm(f, 0, MONO);
+        s = fx_get(f, "iv");
         assert_false(s.run_active);
         assert_int_equal(s.failure, TIMERD_FAILURE_OVERFLOW);
         assert_int_equal(s.runs, 2);
-        fx_done(&f);
 }
 
 /* The last call was refused at `limit`, whose value for its caller is max. */
@@ -2907,47 +2771,44 @@ static void test_close_keeps_shared_queues(void **state)
         struct td_declaration once = fx_decl(TIMERD_POLICY_ONCE, 0);
         struct td_declaration every = fx_decl(TIMERD_POLICY_INTERVAL, 100);
         uint64_t count;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
         /* Another session's, queued. */
-        assert_int_equal(fx_register_full(&f, 1, 3, "other", once, true, 5000, false, NULL), 0);
-        assert_int_equal(fx_register_full(&f, 1, 2, "t0", once, true, 2000, false, NULL), 0);
-        assert_int_equal(fx_register_full(&f, 1, 2, "t1", once, true, 2100, false, NULL), 0);
-        fx_set_now(&f, TIMERD_CLOCK_REALTIME, 0);
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 2)), 0);
+        assert_int_equal(fx_register_full(f, 1, 3, "other", once, true, 5000, false, NULL), 0);
+        assert_int_equal(fx_register_full(f, 1, 2, "t0", once, true, 2000, false, NULL), 0);
+        assert_int_equal(fx_register_full(f, 1, 2, "t1", once, true, 2100, false, NULL), 0);
+        fx_set_now(f, TIMERD_CLOCK_REALTIME, 0);
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, 2)), 0);
         /* Still armed for the gone t0: met when due, and set aside. */
-        assert_true(f.kernel[MONO].armed);
-        assert_int_equal(f.kernel[MONO].deadline_usec, 2000);
-        assert_int_equal(fx_advance(&f, MONO, 2000), 0);
-        assert_int_equal(f.kernel[MONO].deadline_usec, 2100);
-        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 8, &count)), 0);
+        assert_true(f->kernel[MONO].armed);
+        assert_int_equal(f->kernel[MONO].deadline_usec, 2000);
+        assert_int_equal(fx_advance(f, MONO, 2000), 0);
+        assert_int_equal(f->kernel[MONO].deadline_usec, 2100);
+        assert_int_equal(fx_apply(f, registry_reap_step(f->r, &f->now, 8, &count)), 0);
         assert_int_equal(count, 2);
-        removals_assert(&f, "1:t0@0 1:t1@0");
-        assert_int_equal(f.kernel[MONO].deadline_usec, 5000);
+        removals_assert(f, "1:t0@0 1:t1@0");
+        assert_int_equal(f->kernel[MONO].deadline_usec, 5000);
 
         /* Its own interval, running: queued though not scheduled. */
-        assert_int_equal(fx_register_full(&f, 1, 4, "tick", every, false, 0, false, NULL), 0);
-        assert_int_equal(fx_register_full(&f, 1, 4, "t2", once, true, 5200, false, NULL), 0);
-        assert_int_equal(fx_advance(&f, MONO, 2100), 1);
+        assert_int_equal(fx_register_full(f, 1, 4, "tick", every, false, 0, false, NULL), 0);
+        assert_int_equal(fx_register_full(f, 1, 4, "t2", once, true, 5200, false, NULL), 0);
+        assert_int_equal(fx_advance(f, MONO, 2100), 1);
         struct td_snapshot tick;
-        assert_int_equal(registry_get(f.r, 1, "tick", &tick), 0);
+        assert_int_equal(registry_get(f->r, 1, "tick", &tick), 0);
         assert_int_equal(tick.state, TIMERD_STATE_RUNNING);
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, 4)), 0);
-        assert_true(f.kernel[MONO].armed);
-        assert_int_equal(stats(&f).reaping, 2);
-        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 1, &count)), 0);
-        removals_assert(&f, "1:tick@0");
-        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 1, &count)), 0);
-        removals_assert(&f, "1:t2@0");
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, 4)), 0);
+        assert_true(f->kernel[MONO].armed);
+        assert_int_equal(stats(f).reaping, 2);
+        assert_int_equal(fx_apply(f, registry_reap_step(f->r, &f->now, 1, &count)), 0);
+        removals_assert(f, "1:tick@0");
+        assert_int_equal(fx_apply(f, registry_reap_step(f->r, &f->now, 1, &count)), 0);
+        removals_assert(f, "1:t2@0");
         /* The step after the last frees the session's record. */
-        assert_int_equal(fx_apply(&f, registry_reap_step(f.r, &f.now, 1, &count)), 0);
+        assert_int_equal(fx_apply(f, registry_reap_step(f->r, &f->now, 1, &count)), 0);
         assert_int_equal(count, 0);
-        assert_false(registry_reap_pending(f.r));
-        assert_int_equal(fx_advance(&f, MONO, 5200), 1);
-        assert_string_equal(fx_dispatch(&f, 0)->name, "other");
-        fx_done(&f);
+        assert_false(registry_reap_pending(f->r));
+        assert_int_equal(fx_advance(f, MONO, 5200), 1);
+        assert_string_equal(fx_dispatch(f, 0)->name, "other");
 }
 
 /* A new timer past max_timers frees the gone timer the reap would free next, as a removal. */
@@ -3025,27 +2886,24 @@ static void test_stats_counts(void **state)
 {
         struct registry_stats st;
         uint64_t g;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register(&f, "idle", fx_decl(TIMERD_POLICY_ONCE, 0), NULL), 0);
-        assert_int_equal(fx_register(&f, "sched", fx_decl(TIMERD_POLICY_INTERVAL, 5000), NULL), 0);
-        assert_int_equal(fx_register(&f, "run", fx_decl(TIMERD_POLICY_INTERVAL, 100), NULL), 0);
-        assert_int_equal(fx_register(&f, "bad", fx_decl(TIMERD_POLICY_WATCHDOG, 100), &g), 0);
-        assert_int_equal(fx_advance(&f, MONO, 1100), 2);
-        assert_int_equal(fx_complete(&f, fx_token(fx_dispatch(&f, 0)),
+        assert_int_equal(fx_register(f, "idle", fx_decl(TIMERD_POLICY_ONCE, 0), NULL), 0);
+        assert_int_equal(fx_register(f, "sched", fx_decl(TIMERD_POLICY_INTERVAL, 5000), NULL), 0);
+        assert_int_equal(fx_register(f, "run", fx_decl(TIMERD_POLICY_INTERVAL, 100), NULL), 0);
+        assert_int_equal(fx_register(f, "bad", fx_decl(TIMERD_POLICY_WATCHDOG, 100), &g), 0);
+        assert_int_equal(fx_advance(f, MONO, 1100), 2);
+        assert_int_equal(fx_complete(f, fx_token(fx_dispatch(f, 0)),
                                      TIMERD_OUTCOME_INVARIANT_FAILURE, TIMERD_DIRECTIVE_CONTINUE,
                                      0),
                          0);
-        st = stats(&f);
+        st = stats(f);
         assert_int_equal(st.timers, 4);
         assert_int_equal(st.scheduled, 1);
         assert_int_equal(st.running, 1);
         assert_int_equal(st.failed, 1);
         assert_int_equal(st.pending, 1);
         assert_int_equal(st.firings, 2);
-        fx_done(&f);
 }
 
 static struct registry_stats owner_stats(const struct fx *f, uint32_t owner)
@@ -3062,42 +2920,39 @@ static void test_owner_stats_counts(void **state)
         struct td_declaration retained = fx_decl(TIMERD_POLICY_INTERVAL, 5000);
         struct registry_stats st;
         uint64_t other;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
         retained.lifetime = TIMERD_LIFETIME_RETAINED;
-        assert_int_equal(fx_register(&f, "idle", fx_decl(TIMERD_POLICY_ONCE, 0), NULL), 0);
-        assert_int_equal(fx_register(&f, "sched", fx_decl(TIMERD_POLICY_INTERVAL, 5000), NULL), 0);
-        assert_int_equal(fx_register(&f, "run", fx_decl(TIMERD_POLICY_INTERVAL, 100), NULL), 0);
-        assert_int_equal(fx_register(&f, "bad", fx_decl(TIMERD_POLICY_WATCHDOG, 100), NULL), 0);
+        assert_int_equal(fx_register(f, "idle", fx_decl(TIMERD_POLICY_ONCE, 0), NULL), 0);
+        assert_int_equal(fx_register(f, "sched", fx_decl(TIMERD_POLICY_INTERVAL, 5000), NULL), 0);
+        assert_int_equal(fx_register(f, "run", fx_decl(TIMERD_POLICY_INTERVAL, 100), NULL), 0);
+        assert_int_equal(fx_register(f, "bad", fx_decl(TIMERD_POLICY_WATCHDOG, 100), NULL), 0);
         assert_int_equal(
-            fx_register_full(&f, FX_UID + 1, 9, "theirs", retained, false, 0, false, &other), 0);
-        assert_int_equal(fx_advance(&f, MONO, 1100), 2);
-        assert_int_equal(fx_complete(&f, fx_token(fx_dispatch(&f, 0)),
+            fx_register_full(f, FX_UID + 1, 9, "theirs", retained, false, 0, false, &other), 0);
+        assert_int_equal(fx_advance(f, MONO, 1100), 2);
+        assert_int_equal(fx_complete(f, fx_token(fx_dispatch(f, 0)),
                                      TIMERD_OUTCOME_INVARIANT_FAILURE, TIMERD_DIRECTIVE_CONTINUE,
                                      0),
                          0);
-        st = owner_stats(&f, FX_UID);
+        st = owner_stats(f, FX_UID);
         assert_int_equal(st.timers, 4);
         assert_int_equal(st.scheduled, 1);
         assert_int_equal(st.running, 1);
         assert_int_equal(st.failed, 1);
         assert_int_equal(st.pending, 1);
-        st = owner_stats(&f, FX_UID + 1);
+        st = owner_stats(f, FX_UID + 1);
         assert_int_equal(st.timers, 1);
         assert_int_equal(st.scheduled, 1);
         assert_int_equal(st.running + st.failed + st.pending, 0);
-        st = owner_stats(&f, FX_UID + 2);
+        st = owner_stats(f, FX_UID + 2);
         assert_int_equal(st.timers + st.scheduled + st.running + st.failed + st.pending, 0);
 
         /* The other owner's timer goes: its counts go with it, ours stay. */
         struct td_handle theirs = fx_claim("theirs", other);
         theirs.owner = FX_UID + 1;
-        assert_int_equal(fx_unregister(&f, theirs), 0);
-        assert_int_equal(owner_stats(&f, FX_UID + 1).timers, 0);
-        assert_int_equal(owner_stats(&f, FX_UID).timers, 4);
-        fx_done(&f);
+        assert_int_equal(fx_unregister(f, theirs), 0);
+        assert_int_equal(owner_stats(f, FX_UID + 1).timers, 0);
+        assert_int_equal(owner_stats(f, FX_UID).timers, 4);
 }
 
 /* What closing a session would take: its transient timers, the runs handed to it. */
@@ -3105,51 +2960,45 @@ static void test_session_holds(void **state)
 {
         struct td_declaration retained = fx_decl(TIMERD_POLICY_INTERVAL, 500);
         struct td_dispatch d;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
         retained.lifetime = TIMERD_LIFETIME_RETAINED;
-        assert_false(registry_session_holds(f.r, FX_SESSION));
-        assert_int_equal(fx_register(&f, "mine", fx_decl(TIMERD_POLICY_ONCE, 0), NULL), 0);
-        assert_true(registry_session_holds(f.r, FX_SESSION));
-        assert_int_equal(fx_register_full(&f, FX_UID, 3, "kept", retained, false, 0, false, NULL),
+        assert_false(registry_session_holds(f->r, FX_SESSION));
+        assert_int_equal(fx_register(f, "mine", fx_decl(TIMERD_POLICY_ONCE, 0), NULL), 0);
+        assert_true(registry_session_holds(f->r, FX_SESSION));
+        assert_int_equal(fx_register_full(f, FX_UID, 3, "kept", retained, false, 0, false, NULL),
                          0);
-        assert_false(registry_session_holds(f.r, 3));
+        assert_false(registry_session_holds(f->r, 3));
 
         /* A run handed to session 4 is held by it until completed. */
-        assert_int_equal(fx_advance(&f, MONO, 1500), 1);
-        d = take(&f, FX_UID, NULL, 0, 4, 1);
-        assert_true(registry_session_holds(f.r, 4));
+        assert_int_equal(fx_advance(f, MONO, 1500), 1);
+        d = take(f, FX_UID, NULL, 0, 4, 1);
+        assert_true(registry_session_holds(f->r, 4));
         assert_int_equal(
-            fx_complete(&f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
-        assert_false(registry_session_holds(f.r, 4));
+            fx_complete(f, fx_token(&d), TIMERD_OUTCOME_SUCCESS, TIMERD_DIRECTIVE_CONTINUE, 0), 0);
+        assert_false(registry_session_holds(f->r, 4));
 
-        assert_int_equal(fx_apply(&f, registry_session_closed(f.r, &f.now, FX_SESSION)), 0);
-        assert_false(registry_session_holds(f.r, FX_SESSION));
-        fx_done(&f);
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, FX_SESSION)), 0);
+        assert_false(registry_session_holds(f->r, FX_SESSION));
 }
 
 static void test_rearm_after_clock_set(void **state)
 {
         uint64_t g;
-        struct fx f;
+        struct fx *f = *state;
 
-        (void)state;
-        fx_init(&f, NULL);
-        assert_int_equal(fx_register_at(&f, "wall",
+        assert_int_equal(fx_register_at(f, "wall",
                                         decl_at(TIMERD_POLICY_ONCE, 0, TIMERD_CLOCK_REALTIME, 0),
                                         5000, NULL),
                          0);
-        g = f.kernel[TIMERD_CLOCK_REALTIME].generation;
-        assert_int_equal(fx_apply(&f, registry_rearm(f.r, &f.now, TIMERD_CLOCK_REALTIME)), 0);
-        assert_int_equal(f.last.n_effects, 1);
-        assert_arm(&f, 0, TIMERD_CLOCK_REALTIME, 5000);
-        assert_true(f.last.effects[0].arm.generation > g);
-        assert_int_equal(fx_apply(&f, registry_rearm(f.r, &f.now, TIMERD_CLOCK_BOOTTIME)), 0);
-        assert_int_equal(f.last.n_effects, 0);
-        assert_int_equal(fx_apply(&f, registry_rearm(f.r, &f.now, TIMERD_CLOCK_MAX)), -EINVAL);
-        fx_done(&f);
+        g = f->kernel[TIMERD_CLOCK_REALTIME].generation;
+        assert_int_equal(fx_apply(f, registry_rearm(f->r, &f->now, TIMERD_CLOCK_REALTIME)), 0);
+        assert_int_equal(f->last.n_effects, 1);
+        assert_arm(f, 0, TIMERD_CLOCK_REALTIME, 5000);
+        assert_true(f->last.effects[0].arm.generation > g);
+        assert_int_equal(fx_apply(f, registry_rearm(f->r, &f->now, TIMERD_CLOCK_BOOTTIME)), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        assert_int_equal(fx_apply(f, registry_rearm(f->r, &f->now, TIMERD_CLOCK_MAX)), -EINVAL);
 }
 
 /*
@@ -3301,59 +3150,59 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_name_valid),
             cmocka_unit_test(test_new_rejects_bad_config),
-            cmocka_unit_test(test_register_rejects_bad_input),
+            FX_TEST(test_register_rejects_bad_input),
             cmocka_unit_test(test_register_generations_and_arms),
-            cmocka_unit_test(test_already_registered_and_replace),
-            cmocka_unit_test(test_replace_moves_transient_session),
-            cmocka_unit_test(test_once_life),
-            cmocka_unit_test(test_once_schedule_during_run),
-            cmocka_unit_test(test_after_completion_life),
-            cmocka_unit_test(test_watchdog_prearmed_and_kick),
-            cmocka_unit_test(test_interval_overruns_after_jump),
-            cmocka_unit_test(test_firing_during_run_never_queues),
+            FX_TEST(test_already_registered_and_replace),
+            FX_TEST(test_replace_moves_transient_session),
+            FX_TEST(test_once_life),
+            FX_TEST(test_once_schedule_during_run),
+            FX_TEST(test_after_completion_life),
+            FX_TEST(test_watchdog_prearmed_and_kick),
+            FX_TEST(test_interval_overruns_after_jump),
+            FX_TEST(test_firing_during_run_never_queues),
             cmocka_unit_test(test_min_cadence),
-            cmocka_unit_test(test_pending_costs_no_wakeups),
-            cmocka_unit_test(test_interval_schedule_during_run),
-            cmocka_unit_test(test_wrong_policy),
-            cmocka_unit_test(test_stale_claims_and_tokens),
-            cmocka_unit_test(test_claim_after_unregister_expired),
-            cmocka_unit_test(test_complete_outcomes_and_stop),
-            cmocka_unit_test(test_cancel),
-            cmocka_unit_test(test_reschedule),
-            cmocka_unit_test(test_reschedule_cadence_is_live),
-            cmocka_unit_test(test_reconcile_repins_signal_timers),
-            cmocka_unit_test(test_reconcile_create_reuse_conflict),
-            cmocka_unit_test(test_reconcile_desired),
-            cmocka_unit_test(test_reconcile_during_run),
-            cmocka_unit_test(test_reconcile_scheduled_with_deadline),
-            cmocka_unit_test(test_dispatch_owed_and_past_due),
-            cmocka_unit_test(test_coalescing),
-            cmocka_unit_test(test_same_deadline_dispatch_order),
-            cmocka_unit_test(test_handover_rejects_bad_input),
-            cmocka_unit_test(test_handover_once),
-            cmocka_unit_test(test_handover_order_and_coalescing),
-            cmocka_unit_test(test_rare_fields_beside_runs),
-            cmocka_unit_test(test_handover_interval_and_watchdog),
-            cmocka_unit_test(test_handover_reconcile_adopts_the_callers),
-            cmocka_unit_test(test_handover_reconcile_invalid),
+            FX_TEST(test_pending_costs_no_wakeups),
+            FX_TEST(test_interval_schedule_during_run),
+            FX_TEST(test_wrong_policy),
+            FX_TEST(test_stale_claims_and_tokens),
+            FX_TEST(test_claim_after_unregister_expired),
+            FX_TEST(test_complete_outcomes_and_stop),
+            FX_TEST(test_cancel),
+            FX_TEST(test_reschedule),
+            FX_TEST(test_reschedule_cadence_is_live),
+            FX_TEST(test_reconcile_repins_signal_timers),
+            FX_TEST(test_reconcile_create_reuse_conflict),
+            FX_TEST(test_reconcile_desired),
+            FX_TEST(test_reconcile_during_run),
+            FX_TEST(test_reconcile_scheduled_with_deadline),
+            FX_TEST(test_dispatch_owed_and_past_due),
+            FX_TEST(test_coalescing),
+            FX_TEST(test_same_deadline_dispatch_order),
+            FX_TEST(test_handover_rejects_bad_input),
+            FX_TEST(test_handover_once),
+            FX_TEST(test_handover_order_and_coalescing),
+            FX_TEST(test_rare_fields_beside_runs),
+            FX_TEST(test_handover_interval_and_watchdog),
+            FX_TEST(test_handover_reconcile_adopts_the_callers),
+            FX_TEST(test_handover_reconcile_invalid),
             cmocka_unit_test(test_handover_ignored),
-            cmocka_unit_test(test_handover_reschedule_cadence),
-            cmocka_unit_test(test_earliest_deadline_moves),
-            cmocka_unit_test(test_stale_expiry_dropped),
-            cmocka_unit_test(test_provider_binding_failure),
+            FX_TEST(test_handover_reschedule_cadence),
+            FX_TEST(test_earliest_deadline_moves),
+            FX_TEST(test_stale_expiry_dropped),
+            FX_TEST(test_provider_binding_failure),
             cmocka_unit_test(test_silenced_owners),
-            cmocka_unit_test(test_provider_failure_takes_coalesced_batch),
-            cmocka_unit_test(test_session_closed),
-            cmocka_unit_test(test_last_session_cache),
+            FX_TEST(test_provider_failure_takes_coalesced_batch),
+            FX_TEST(test_session_closed),
+            FX_TEST(test_last_session_cache),
             cmocka_unit_test(test_session_closed_gone_at_once),
-            cmocka_unit_test(test_session_closed_detaches_owner),
-            cmocka_unit_test(test_session_closed_shares_owner),
+            FX_TEST(test_session_closed_detaches_owner),
+            FX_TEST(test_session_closed_shares_owner),
             cmocka_unit_test(test_shrink_after_session_closed),
-            cmocka_unit_test(test_pending_firings),
+            FX_TEST(test_pending_firings),
             cmocka_unit_test(test_generation_overflow),
             cmocka_unit_test(test_handle_generation_overflow),
             cmocka_unit_test(test_deadline_overflow),
-            cmocka_unit_test(test_duration_overflow),
+            FX_TEST(test_duration_overflow),
             cmocka_unit_test(test_limits),
             cmocka_unit_test(test_owners_taking_turns),
             cmocka_unit_test(test_limits_by_account),
@@ -3365,11 +3214,11 @@ int main(void)
             cmocka_unit_test(test_removals),
             cmocka_unit_test(test_removal_at_the_limit),
             cmocka_unit_test(test_close_empties_queues),
-            cmocka_unit_test(test_close_keeps_shared_queues),
-            cmocka_unit_test(test_stats_counts),
-            cmocka_unit_test(test_owner_stats_counts),
-            cmocka_unit_test(test_session_holds),
-            cmocka_unit_test(test_rearm_after_clock_set),
+            FX_TEST(test_close_keeps_shared_queues),
+            FX_TEST(test_stats_counts),
+            FX_TEST(test_owner_stats_counts),
+            FX_TEST(test_session_holds),
+            FX_TEST(test_rearm_after_clock_set),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
