@@ -32,8 +32,6 @@
 #include "users.h"
 #include "wire.h"
 
-#define STATUS_CALL "{\"method\":\"io.timerd.Service.Status\"}"
-
 /* Room for every attacker's live timers and root's: only gone ones can fill the table. */
 #define MAX_TIMERS 1200
 #define PER_OWNER  250

@@ -30,8 +30,6 @@
 #include "users.h"
 #include "wire.h"
 
-#define STATUS_CALL "{\"method\":\"io.timerd.Service.Status\"}"
-
 /* The table of the fairness test: 10 places shared by the other uids, 2 kept for root. */
 #define TABLE        12
 #define PER_UID      4

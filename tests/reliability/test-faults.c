@@ -32,33 +32,15 @@
 #include "proc-stats.h"
 #include "wire.h"
 
-#define STATUS_CALL          "{\"method\":\"io.timerd.Service.Status\"}"
 #define SLOW_ROUND_TRIP_USEC 1000000
 #define IDLE_CPU_TICKS       10
-
-static int64_t status_field(int fd, const char *field)
-{
-        json_object *st = wire_call(fd, STATUS_CALL);
-        int64_t v = wire_int(st, field);
-        json_object_put(st);
-        return v;
-}
-
-static void expect_status_soon(int fd, const char *field, int64_t value)
-{
-        int64_t v = -1;
-        for (int i = 0; i < 500 && (v = status_field(fd, field)) != value; i++)
-                usleep(10000);
-        if (v != value)
-                fail_msg("Status %s is %" PRId64 ", expected %" PRId64, field, v, value);
-}
 
 /* The descriptors of timerd once what it dropped is freed (at the end of an iteration, which a
  * second answer proves passed). */
 static long settled_fds(const struct harness *h, int control)
 {
-        (void)status_field(control, "connections");
-        (void)status_field(control, "connections");
+        (void)wire_status(control, "connections");
+        (void)wire_status(control, "connections");
         return proc_fd_count(h->pid);
 }
 
@@ -84,12 +66,12 @@ static void test_closed_timers_gone_at_once_freed_in_steps(void **state)
         wire_bulk_register(holder, "gone", N_TIMERS,
                            "{\"policy\":\"interval\",\"cadence_usec\":3600000000}", WIRE_OWNER_SELF,
                            0);
-        assert_int_equal(status_field(control, "timers"), N_TIMERS);
-        int64_t steps = status_field(control, "reap_steps");
+        assert_int_equal(wire_status(control, "timers"), N_TIMERS);
+        int64_t steps = wire_status(control, "reap_steps");
         close(holder);
 
-        expect_status_soon(control, "connections", 1);
-        assert_int_equal(status_field(control, "timers"), 0);
+        wire_expect_status(control, "connections", 1);
+        assert_int_equal(wire_status(control, "timers"), 0);
         json_object *r = wire_call(
             control,
             "{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"gone00007\"}}");
@@ -102,9 +84,9 @@ static void test_closed_timers_gone_at_once_freed_in_steps(void **state)
         assert_string_equal(wire_string(r, "timer.declaration.policy"), "once");
         json_object_put(r);
 
-        expect_status_soon(control, "reaping", 0);
-        assert_true(status_field(control, "reap_steps") - steps > 1);
-        assert_int_equal(status_field(control, "timers"), 1);
+        wire_expect_status(control, "reaping", 0);
+        assert_true(wire_status(control, "reap_steps") - steps > 1);
+        assert_int_equal(wire_status(control, "timers"), 1);
         close(control);
 }
 
@@ -140,9 +122,9 @@ static void test_client_leaves_mid_reply(void **state)
                 }
                 close(fd);
         }
-        expect_status_soon(control, "connections", 1);
+        wire_expect_status(control, "connections", 1);
         expect_fds_soon(h, fds);
-        assert_int_equal(status_field(control, "timers"), N_TIMERS);
+        assert_int_equal(wire_status(control, "timers"), N_TIMERS);
         close(control);
 }
 
@@ -246,14 +228,14 @@ static void test_accept_without_descriptors(void **state)
         int fds[N];
 
         int control = harness_raw_connect(h);
-        assert_int_equal(status_field(control, "connections"), 1);
+        assert_int_equal(wire_status(control, "connections"), 1);
         for (int i = 0; i < N; i++)
                 fds[i] = harness_raw_connect(h);
         usleep(300000);
 
         /* Served on: the held connection answers at once. */
         unsigned long long start = harness_now_usec();
-        int64_t held = status_field(control, "connections");
+        int64_t held = wire_status(control, "connections");
         assert_true(harness_now_usec() - start < SLOW_ROUND_TRIP_USEC);
         assert_true(held > 1 && held < N + 1);
         expect_idle_cpu(h->pid);
@@ -297,8 +279,8 @@ static void test_client_gone_before_accept(void **state)
         assert_int_equal(waitpid(pid, NULL, 0), pid);
         assert_int_equal(kill(h->pid, SIGCONT), 0);
 
-        expect_status_soon(control, "connections", 1);
-        expect_status_soon(control, "waiters", 0);
+        wire_expect_status(control, "connections", 1);
+        wire_expect_status(control, "waiters", 0);
         expect_fds_soon(h, fds);
         close(control);
 }

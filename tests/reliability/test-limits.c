@@ -27,8 +27,6 @@
 #include "schedstat.h"
 #include "wire.h"
 
-#define STATUS_CALL "{\"method\":\"io.timerd.Service.Status\"}"
-
 /* The service's defaults and what the tests set (README "The service"). */
 #define MAX_MESSAGE          4096
 #define MAX_DEPTH            16

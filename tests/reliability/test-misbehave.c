@@ -28,7 +28,6 @@
 #include "proc-stats.h"
 #include "wire.h"
 
-#define STATUS_CALL          "{\"method\":\"io.timerd.Service.Status\"}"
 #define SLOW_ROUND_TRIP_USEC 1000000
 /* An idle service uses next to no CPU: a tenth of a second over a second is a busy loop. */
 #define IDLE_CPU_TICKS 10
@@ -46,33 +45,15 @@ static void expect_probe_fine(const struct probe *p, const char *what)
         assert_true(p->max_usec < SLOW_ROUND_TRIP_USEC);
 }
 
-static int64_t status_field(int fd, const char *field)
-{
-        json_object *st = wire_call(fd, STATUS_CALL);
-        int64_t v = wire_int(st, field);
-        json_object_put(st);
-        return v;
-}
-
-/* Wait (up to 5 s) until Status says `field` is `value`. */
-static void expect_status_soon(int fd, const char *field, int64_t value)
-{
-        int64_t v = -1;
-        for (int i = 0; i < 500 && (v = status_field(fd, field)) != value; i++)
-                usleep(10000);
-        if (v != value)
-                fail_msg("Status %s is %" PRId64 ", expected %" PRId64, field, v, value);
-}
-
 /* Idle for a second: next to no CPU, and no loop iterations but the Status call's own. A count
  * holds on a loaded machine where CPU time may not: work left behind shows as iterations. */
 static void expect_idle(const struct harness *h, int control)
 {
-        int64_t iterations = status_field(control, "iterations");
+        int64_t iterations = wire_status(control, "iterations");
         long before = proc_cpu_ticks(h->pid);
         usleep(1000000);
         long used = proc_cpu_ticks(h->pid) - before;
-        int64_t ran = status_field(control, "iterations") - iterations;
+        int64_t ran = wire_status(control, "iterations") - iterations;
         print_message("idle: %ld/100 s of CPU, %" PRId64 " loop iterations in 1 s\n", used, ran);
         if (used > IDLE_CPU_TICKS)
                 fail_msg("timerd used %ld/100 s of CPU in 1 s while idle", used);
@@ -97,11 +78,11 @@ static void test_half_written_messages_then_silence(void **state)
         usleep(500000);
         probe_stop(&probe);
         expect_probe_fine(&probe, "half-written messages");
-        expect_status_soon(control, "connections", N + 1);
+        wire_expect_status(control, "connections", N + 1);
 
         for (int i = 0; i < N; i++)
                 close(fds[i]);
-        expect_status_soon(control, "connections", 1);
+        wire_expect_status(control, "connections", 1);
         expect_idle(h, control);
         close(control);
 }
@@ -113,8 +94,8 @@ static void test_connect_and_close_storm(void **state)
         int control = harness_raw_connect(h);
         /* Accepted once it answered; a connection dropped in an iteration is freed at its end,
          * which the second answer proves passed. */
-        assert_int_equal(status_field(control, "connections"), 1);
-        assert_int_equal(status_field(control, "connections"), 1);
+        assert_int_equal(wire_status(control, "connections"), 1);
+        assert_int_equal(wire_status(control, "connections"), 1);
         long fds_before = proc_fd_count(h->pid);
         pid_t stormers[2];
         struct probe probe;
@@ -148,9 +129,9 @@ static void test_connect_and_close_storm(void **state)
          * all (the listen queue is first in, first out): once it is answered and gone, so are
          * they. */
         int last = harness_raw_connect(h);
-        assert_true(status_field(last, "connections") >= 2);
+        assert_true(wire_status(last, "connections") >= 2);
         close(last);
-        expect_status_soon(control, "connections", 1);
+        wire_expect_status(control, "connections", 1);
         /* Every connection's socket and pidfd were closed (a dropped connection's pidfd is
          * closed at the end of its iteration). */
         long fds = -1;
@@ -188,11 +169,11 @@ static void test_client_that_parks_many_waits_then_dies(void **state)
         }
         char c;
         assert_int_equal(read(ready[0], &c, 1), 1);
-        expect_status_soon(control, "waiters", N);
+        wire_expect_status(control, "waiters", N);
         assert_int_equal(kill(pid, SIGKILL), 0);
         assert_int_equal(waitpid(pid, NULL, 0), pid);
-        expect_status_soon(control, "waiters", 0);
-        expect_status_soon(control, "connections", 2);
+        wire_expect_status(control, "waiters", 0);
+        wire_expect_status(control, "connections", 2);
         probe_stop(&probe);
         expect_probe_fine(&probe, "parked waits of a killed client");
         expect_idle(h, control);
@@ -299,7 +280,7 @@ static void test_hang_up_behind_a_parked_wait(void **state)
         int fd = harness_raw_connect(h);
 
         wire_send(fd, "{\"method\":\"io.timerd.Timer.Wait\",\"parameters\":{}}");
-        expect_status_soon(control, "waiters", 1);
+        wire_expect_status(control, "waiters", 1);
         char *calls = malloc(N_CALLS * sizeof(STATUS_CALL));
         assert_non_null(calls);
         for (int i = 0; i < N_CALLS; i++)
@@ -309,8 +290,8 @@ static void test_hang_up_behind_a_parked_wait(void **state)
         usleep(200000);
         close(fd);
 
-        expect_status_soon(control, "waiters", 0);
-        expect_status_soon(control, "connections", 1);
+        wire_expect_status(control, "waiters", 0);
+        wire_expect_status(control, "connections", 1);
         expect_idle(h, control);
         close(control);
 }

@@ -53,7 +53,6 @@
         "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"t%d\","               \
         "\"declaration\":{\"policy\":\"once\",\"lifetime\":\"retained\"},"                         \
         "\"delay_usec\":3600000000}}"
-#define STATUS_CALL "{\"method\":\"io.timerd.Service.Status\"}"
 
 /* The subordinate uid file of the running test: a directory of its own, since timerd's is made
  * by the harness after the arguments are fixed. */

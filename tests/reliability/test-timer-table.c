@@ -24,8 +24,6 @@
 #include "users.h"
 #include "wire.h"
 
-#define STATUS_CALL "{\"method\":\"io.timerd.Service.Status\"}"
-
 /* 32 live timers for the other uids, 8 kept for root and the admin group. */
 #define TABLE     40
 #define RESERVED  8

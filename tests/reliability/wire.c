@@ -87,6 +87,23 @@ const char *wire_string(json_object *reply, const char *path)
         return v ? json_object_get_string(v) : NULL;
 }
 
+int64_t wire_status(int fd, const char *field)
+{
+        json_object *st = wire_call(fd, STATUS_CALL);
+        int64_t v = wire_int(st, field);
+        json_object_put(st);
+        return v;
+}
+
+void wire_expect_status(int fd, const char *field, int64_t value)
+{
+        int64_t v = -1;
+        for (int i = 0; i < 500 && (v = wire_status(fd, field)) != value; i++)
+                usleep(10000);
+        if (v != value)
+                fail_msg("Status %s is %" PRId64 ", expected %" PRId64, field, v, value);
+}
+
 void wire_expect_eof(int fd)
 {
         char buf[4096];

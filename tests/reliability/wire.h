@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #define WIRE_TIMEOUT_MS 5000
+#define STATUS_CALL     "{\"method\":\"io.timerd.Service.Status\"}"
 
 /* Send a printf-formatted message (its NUL is added). */
 void wire_send(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -24,6 +25,11 @@ const char *wire_error(json_object *reply);
  * absent) or a string (NULL). */
 int64_t wire_int(json_object *reply, const char *path);
 const char *wire_string(json_object *reply, const char *path);
+
+/* A number of Status (wire_int()'s path). */
+int64_t wire_status(int fd, const char *field);
+/* Wait (up to 5 s) until Status says `field` is `value`. */
+void wire_expect_status(int fd, const char *field, int64_t value);
 
 /* Expect the connection to be closed by the service within the timeout (no more replies). */
 void wire_expect_eof(int fd);
