@@ -70,6 +70,16 @@ void dur_crash(struct dur *d)
         assert_int_equal(WTERMSIG(status), SIGKILL);
 }
 
+struct timerd *dur_restart(struct dur *d, bool crash)
+{
+        if (crash)
+                dur_crash(d);
+        else
+                dur_stop(d);
+        dur_start(d);
+        return harness_connect(&d->h);
+}
+
 int dur_call(struct timerd *t, json_object **ret, const char *method, const char *fmt, ...)
 {
         char *params, *reply = NULL;

@@ -33,6 +33,8 @@ void dur_start(struct dur *d);
 void dur_stop(struct dur *d);
 /* SIGKILL: no chance to save anything. */
 void dur_crash(struct dur *d);
+/* Stopped (dur_stop) or killed (dur_crash), started again: a new connection to it. */
+struct timerd *dur_restart(struct dur *d, bool crash);
 
 /*
  * A varlink call with printf-made JSON parameters. Returns 0 or the typed error; *ret (may be

@@ -168,12 +168,7 @@ static void test_handover_survives_restart(void **state)
         timerd_close(t);
 
         for (int crash = 0; crash < 2; crash++) {
-                if (crash)
-                        dur_crash(dur);
-                else
-                        dur_stop(dur);
-                dur_start(dur);
-                t = harness_connect(&dur->h);
+                t = dur_restart(dur, crash);
                 assert_int_equal(dur_call(t, &reply, "io.timerd.Timer.Get", "{\"name\":\"early\"}"),
                                  0);
                 assert_true(json_object_object_get_ex(reply, "timer", &v) &&
@@ -220,12 +215,7 @@ static void test_live_cadence_survives_restart(void **state)
         timerd_close(t);
 
         for (int crash = 0; crash < 2; crash++) {
-                if (crash)
-                        dur_crash(dur);
-                else
-                        dur_stop(dur);
-                dur_start(dur);
-                t = harness_connect(&dur->h);
+                t = dur_restart(dur, crash);
                 assert_int_equal(timerd_get(t, "tick", TIMERD_OWNER_SELF, &timer), 0);
                 assert_int_equal(timer.declaration.cadence_usec, 7200 * SEC);
                 assert_int_equal(timer.live_cadence_usec, 60 * SEC);
@@ -373,12 +363,7 @@ static void test_calendar_survives_restart(void **state)
         timerd_close(t);
 
         for (int crash = 0; crash < 2; crash++) {
-                if (crash)
-                        dur_crash(dur);
-                else
-                        dur_stop(dur);
-                dur_start(dur);
-                t = harness_connect(&dur->h);
+                t = dur_restart(dur, crash);
                 for (int i = 0; i < 2; i++) {
                         assert_int_equal(timerd_get(t, before[i].name, TIMERD_OWNER_SELF, &after),
                                          0);
