@@ -588,19 +588,17 @@ static bool frame_crc_valid(const uint8_t *frame)
                journal_load_u32(frame + 4);
 }
 
-bool journal_frame_outline(const uint8_t *data, size_t size, size_t offset, struct record *ret,
-                           size_t *ret_size)
+/* The frame's type, flags, sequence and key read from where they are, the key inside the payload;
+ * false when they are malformed. */
+static bool frame_outline(const uint8_t *frame, size_t frame_size, struct record *ret)
 {
-        const uint8_t *payload = data + offset + FRAME_SIZE;
-        uint8_t flags;
+        const uint8_t *payload = frame + FRAME_SIZE;
+        uint8_t flags = payload[PAYLOAD_FLAGS];
 
-        if (!frame_fits(data, size, offset, ret_size))
-                return false;
-        flags = payload[PAYLOAD_FLAGS];
         /* The key must lie inside the payload: it is compared before the record is checked. */
         if ((payload[0] != RECORD_PUT && payload[0] != RECORD_DELETE) ||
             (flags & ~FLAG_BATCH_END) ||
-            payload[PAYLOAD_NAME] > *ret_size - FRAME_SIZE - PAYLOAD_NAME - 1)
+            payload[PAYLOAD_NAME] > frame_size - FRAME_SIZE - PAYLOAD_NAME - 1)
                 return false;
         *ret = (struct record){
             .type = payload[0],
@@ -610,21 +608,38 @@ bool journal_frame_outline(const uint8_t *data, size_t size, size_t offset, stru
         return true;
 }
 
-bool journal_frame_decode(const uint8_t *frame, bool check, struct journal_timer *ret)
+bool journal_frame_outline(const uint8_t *data, size_t size, size_t offset, struct record *ret,
+                           size_t *ret_size)
+{
+        return frame_fits(data, size, offset, ret_size) &&
+               frame_outline(data + offset, *ret_size, ret);
+}
+
+enum frame_check journal_frame_sealed(const uint8_t *data, size_t size, size_t offset,
+                                      struct record *ret, size_t *ret_size)
+{
+        const uint8_t *frame = data + offset;
+
+        if (!frame_fits(data, size, offset, ret_size) || !frame_crc_valid(frame))
+                return FRAME_DAMAGED;
+        return frame_outline(frame, *ret_size, ret) ? FRAME_VALID : FRAME_MALFORMED;
+}
+
+bool journal_frame_decode(const uint8_t *frame, bool crc, struct journal_timer *ret)
 {
         uint8_t type, flags;
         uint64_t seq;
 
-        return (!check || frame_crc_valid(frame)) &&
+        return (!crc || frame_crc_valid(frame)) &&
                payload_decode(frame + FRAME_SIZE, journal_load_u32(frame), true, &type, &flags,
                               &seq, ret);
 }
 
-bool journal_frame_valid(const uint8_t *frame)
+bool journal_frame_valid(const uint8_t *frame, bool crc)
 {
         struct record rec;
 
-        return frame_crc_valid(frame) &&
+        return (!crc || frame_crc_valid(frame)) &&
                record_decode(frame + FRAME_SIZE, journal_load_u32(frame), &rec);
 }
 

@@ -157,16 +157,22 @@ void journal_record_seal(uint8_t *frame, uint64_t seq, bool ends_batch);
 void journal_record_renumber(uint8_t *frame, uint64_t minus);
 enum frame_check journal_frame_check(const uint8_t *data, size_t size, size_t offset,
                                      struct record *ret, size_t *ret_size);
-/* What a snapshot's records get at open, where a journal's get journal_frame_check(): the frame
- * fits in the file, and its type, flags, sequence and key are read from where they are, the key
- * inside the payload; no checksum, no decode. The record is checked when it is decoded. */
+/*
+ * What a record gets at open where its content is checked later, when it is taken or dropped
+ * (journal_frame_decode(), journal_frame_valid()), so that a start decodes it once: the frame fits
+ * in the file, and its type, flags, sequence and key are read from where they are, the key inside
+ * the payload. A snapshot's outline, without the checksum; a journal's sealed, with it (the
+ * batches and the tail depend on it).
+ */
 bool journal_frame_outline(const uint8_t *data, size_t size, size_t offset, struct record *ret,
                            size_t *ret_size);
-/* A frame's timer decoded (a DELETE's owner and name); false when it is malformed or, with
- * `check`, when its checksum fails (a frame that had only its outline read). */
-bool journal_frame_decode(const uint8_t *frame, bool check, struct journal_timer *ret);
-/* journal_frame_check() of a frame that had its outline read: checksum and content. */
-bool journal_frame_valid(const uint8_t *frame);
+enum frame_check journal_frame_sealed(const uint8_t *data, size_t size, size_t offset,
+                                      struct record *ret, size_t *ret_size);
+/* A frame's timer decoded (a DELETE's owner and name); false when it is malformed or, with `crc`,
+ * when its checksum fails. */
+bool journal_frame_decode(const uint8_t *frame, bool crc, struct journal_timer *ret);
+/* The same check without the decode's copies. */
+bool journal_frame_valid(const uint8_t *frame, bool crc);
 /* A frame's key read in place: the frame passed journal_frame_check() or its outline. */
 struct journal_key journal_frame_key(const uint8_t *frame);
 /* journal_key_compare()'s order. */

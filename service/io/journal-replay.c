@@ -5,10 +5,10 @@
  * what follows the last complete batch is classified (torn, damaged, lost). The live set, the
  * latest change of each timer minus deletions, is handed to the caller; only then is the tail
  * kept aside and truncated. The files are mapped and their records read in place: the live set
- * is where they are, and a timer is decoded only when the caller takes it. A journal's records
- * are checked at open (the batches and the tail depend on them); a snapshot's, most of the
- * records at a start, only have their outline read there and are checked where they are taken,
- * so that each is read once.
+ * is where they are, and a timer is decoded only when the caller takes it. Each record is
+ * decoded once: at open only its outline is read (a journal's checksum too: the batches and the
+ * tail depend on it), and its content is checked where it is taken or dropped (a snapshot's
+ * checksum with it, so that its bytes are read once).
  */
 
 #include <errno.h>
@@ -41,7 +41,7 @@ struct live {
         const uint8_t **frames; /* in (owner, name) order */
         size_t n;
         /* The snapshot's records were checked in full at open (a journal.next was to be settled
-         * first): else each is checked where it is taken or dropped. */
+         * first): else their checksums are checked where they are taken or dropped. */
         bool snapshot_checked;
 };
 
@@ -57,11 +57,26 @@ static void live_free(struct live *live)
         free(live->frames);
 }
 
-/* A frame of the snapshot whose checksum and content are still to be checked. */
-static bool unchecked(const struct live *live, const uint8_t *frame)
+static bool in_snapshot(const struct live *live, const uint8_t *frame)
 {
-        return !live->snapshot_checked &&
-               (uintptr_t)frame - (uintptr_t)live->snapshot.data < live->snapshot.size;
+        return (uintptr_t)frame - (uintptr_t)live->snapshot.data < live->snapshot.size;
+}
+
+/* A frame whose checksum is still to be checked. */
+static bool crc_unchecked(const struct live *live, const uint8_t *frame)
+{
+        return !live->snapshot_checked && in_snapshot(live, frame);
+}
+
+/* A frame dropped from the live set is checked all the same: a malformed record refuses the
+ * files, live or not. */
+static int check_dropped(const struct live *live, const uint8_t *frame,
+                         struct journal_open_result *result)
+{
+        if (journal_frame_valid(frame, crc_unchecked(live, frame)))
+                return 0;
+        result->file = in_snapshot(live, frame) ? SNAPSHOT_FILE : JOURNAL_FILE;
+        return -EBADMSG;
 }
 
 /* A frame's key as a change holds it. */
@@ -197,20 +212,20 @@ static int live_merge(struct live *live, struct changes *c, struct journal_open_
                         frames[n++] = live->frames[s++];
                         continue;
                 }
-                /* The journal's last change of the timer replaces the snapshot's record, which is
-                 * checked all the same: a malformed record refuses the snapshot, live or not. */
-                if (order == 0 && unchecked(live, live->frames[s]) &&
-                    !journal_frame_valid(live->frames[s])) {
-                        free(frames);
-                        result->file = SNAPSHOT_FILE;
-                        return -EBADMSG;
-                }
-                if (order == 0)
-                        s++;
-                while (k + 1 < c->n && change_key_compare(&c->items[k], &c->items[k + 1]) == 0)
-                        k++;
-                if (!c->items[k].deleted)
+                /* The journal's last change of the timer replaces the snapshot's record. */
+                r = order == 0 ? check_dropped(live, live->frames[s++], result) : 0;
+                for (; r >= 0 && k + 1 < c->n &&
+                       change_key_compare(&c->items[k], &c->items[k + 1]) == 0;
+                     k++)
+                        r = check_dropped(live, c->items[k].frame, result);
+                if (r >= 0 && c->items[k].deleted)
+                        r = check_dropped(live, c->items[k].frame, result);
+                else if (r >= 0)
                         frames[n++] = c->items[k].frame;
+                if (r < 0) {
+                        free(frames);
+                        return r;
+                }
                 k++;
         }
         free(live->frames);
@@ -237,7 +252,8 @@ static int snapshot_header(const struct buffer *file, uint64_t *ret_epoch, uint6
 
 /* A snapshot's records: every one a PUT, unsequenced, in strictly ascending (owner, name) order.
  * They become the live set as they are. Checked in full with `check`; else only their outline,
- * each one's checksum and content where it is taken (live_take()) or dropped (live_merge()). */
+ * each one's checksum with its content where it is taken (live_take()) or dropped
+ * (live_merge()). */
 static int snapshot_replay(const struct journal *j, const struct buffer *file, uint64_t n_records,
                            bool check, struct live *live)
 {
@@ -371,7 +387,7 @@ static int journal_replay(const struct journal *j, const struct buffer *file, si
                 if ((c->n - n_before) % INTERRUPT_CHECK_EVERY == INTERRUPT_CHECK_EVERY - 1 &&
                     journal_interrupted(j))
                         return -EINTR;
-                check = journal_frame_check(file->data, file->size, offset, &rec, &size);
+                check = journal_frame_sealed(file->data, file->size, offset, &rec, &size);
                 if (check == FRAME_MALFORMED)
                         return -EBADMSG;
                 if (check == FRAME_DAMAGED) {
@@ -401,6 +417,13 @@ static int journal_replay(const struct journal *j, const struct buffer *file, si
                         ret->valid_size = offset;
                         n_committed = c->n;
                 }
+        }
+        /* The records of the incomplete last batch are dropped, not taken: checked now. */
+        for (size_t at = ret->valid_size, size; at < offset; at += size) {
+                struct record rec;
+
+                if (journal_frame_check(file->data, file->size, at, &rec, &size) != FRAME_VALID)
+                        return -EBADMSG;
         }
         ret->n_replayed = n_committed - n_before;
         ret->n_dropped = (c->n - n_committed) + n_damaged;
@@ -522,7 +545,7 @@ static int load_files(struct journal *j, struct live *live, struct changes *c,
         return 0;
 }
 
-/* Each live timer decoded and handed to `take` in order; a snapshot's record checked first. */
+/* Each live timer decoded, checked, and handed to `take` in order. */
 static int live_take(const struct journal *j, const struct live *live,
                      const struct journal_take *take, struct journal_open_result *result)
 {
@@ -538,7 +561,7 @@ static int live_take(const struct journal *j, const struct live *live,
         }
         for (size_t i = 0; i < live->n; i++) {
                 const uint8_t *frame = live->frames[i];
-                bool check = unchecked(live, frame);
+                bool crc = crc_unchecked(live, frame);
 
                 if (i % INTERRUPT_CHECK_EVERY == INTERRUPT_CHECK_EVERY - 1 &&
                     journal_interrupted(j))
@@ -548,9 +571,9 @@ static int live_take(const struct journal *j, const struct live *live,
                 if (i + LIVE_FETCH_AHEAD < live->n)
                         for (size_t b = 0; b < LIVE_FETCH_BYTES; b += 64)
                                 __builtin_prefetch(live->frames[i + LIVE_FETCH_AHEAD] + b);
-                if (!take ? check && !journal_frame_valid(frame)
-                          : !journal_frame_decode(frame, check, &timer)) {
-                        result->file = check ? SNAPSHOT_FILE : JOURNAL_FILE;
+                if (!take ? !journal_frame_valid(frame, crc)
+                          : !journal_frame_decode(frame, crc, &timer)) {
+                        result->file = in_snapshot(live, frame) ? SNAPSHOT_FILE : JOURNAL_FILE;
                         return -EBADMSG;
                 }
                 if (!take)

@@ -277,6 +277,59 @@ static void test_malformed_record(void **state)
         free(data);
 }
 
+/* Records that are read but not taken are checked all the same, resealed malformed (a policy out of
+ * range, a NUL in the name): one the next change of its timer replaces, a deletion, one of the
+ * incomplete last batch (its end cut off by a crash). */
+static void test_malformed_dropped_record(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[3] = {jt_timer(1, "a", 1), jt_timer(1, "a", 2), jt_timer(1, "b", 3)};
+        size_t batches[2] = {1, 2}, ends[2], size;
+        struct journal *j;
+        uint8_t *data, *frame;
+
+        /* "a" put twice: the first is replaced. */
+        write_batches(d, t, batches, 2, ends);
+        data = jt_read(d, "journal", &size);
+        frame = data + RECORDS_START;
+        frame[8 + 16] = 99;
+        store_u32(frame + 4, crc32c(0, frame + 8, load_u32(frame)));
+        assert_store_fault(d, "journal", data, size, -EBADMSG);
+        free(data);
+
+        /* "a" deleted: the deletion is dropped from the live set. */
+        jt_dir_remove(d);
+        jt_dir_make(d);
+        j = jt_open_expect(d, NULL, 0, NULL);
+        jt_put_commit(j, &t[0]);
+        assert_int_equal(journal_delete(j, 1, "a"), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+        data = jt_read(d, "journal", &size);
+        frame = data + RECORDS_START;
+        frame += 8 + load_u32(frame);
+        frame[8 + 15] = 0;
+        store_u32(frame + 4, crc32c(0, frame + 8, load_u32(frame)));
+        assert_store_fault(d, "journal", data, size, -EBADMSG);
+        free(data);
+
+        /* Batch 2 cut after its first record, which is dropped: it replays as a torn tail, and
+         * refuses the journal when malformed. */
+        jt_dir_remove(d);
+        jt_dir_make(d);
+        write_batches(d, t, batches, 2, ends);
+        data = jt_read(d, "journal", &size);
+        frame = data + ends[0];
+        size = ends[0] + 8 + load_u32(frame);
+        jt_write(d, "journal", data, size);
+        j = jt_open_expect(d, t, 1, NULL);
+        journal_close(j);
+        frame[8 + 16] = 99;
+        store_u32(frame + 4, crc32c(0, frame + 8, load_u32(frame)));
+        assert_store_fault(d, "journal", data, size, -EBADMSG);
+        free(data);
+}
+
 static void test_headers(void **state)
 {
         struct jt_dir *d = *state;
@@ -1053,6 +1106,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_corrupt_tail, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_corrupt_middle, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_malformed_record, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_malformed_dropped_record, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_snapshot_refused_after_takes, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_headers, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_snapshot_damage, setup, jt_teardown),
