@@ -52,6 +52,13 @@ static void store_u32(uint8_t *p, uint32_t v)
                 p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* A frame's payload byte set, the frame sealed again with a right checksum. */
+static void reseal(uint8_t *frame, size_t payload_offset, uint8_t value)
+{
+        frame[8 + payload_offset] = value;
+        store_u32(frame + 4, crc32c(0, frame + 8, load_u32(frame)));
+}
+
 /* Commit each group of timers as one batch; ret_ends[i] is the journal size after batch i. */
 static void write_batches(const struct jt_dir *d, const struct journal_timer *timers,
                           const size_t *batch_sizes, size_t n_batches, size_t *ret_ends)
@@ -292,8 +299,7 @@ static void test_malformed_dropped_record(void **state)
         write_batches(d, t, batches, 2, ends);
         data = jt_read(d, "journal", &size);
         frame = data + RECORDS_START;
-        frame[8 + 16] = 99;
-        store_u32(frame + 4, crc32c(0, frame + 8, load_u32(frame)));
+        reseal(frame, 16, 99);
         assert_store_fault(d, "journal", data, size, -EBADMSG);
         free(data);
 
@@ -308,8 +314,7 @@ static void test_malformed_dropped_record(void **state)
         data = jt_read(d, "journal", &size);
         frame = data + RECORDS_START;
         frame += 8 + load_u32(frame);
-        frame[8 + 15] = 0;
-        store_u32(frame + 4, crc32c(0, frame + 8, load_u32(frame)));
+        reseal(frame, 15, 0);
         assert_store_fault(d, "journal", data, size, -EBADMSG);
         free(data);
 
@@ -324,8 +329,7 @@ static void test_malformed_dropped_record(void **state)
         jt_write(d, "journal", data, size);
         j = jt_open_expect(d, t, 1, NULL);
         journal_close(j);
-        frame[8 + 16] = 99;
-        store_u32(frame + 4, crc32c(0, frame + 8, load_u32(frame)));
+        reseal(frame, 16, 99);
         assert_store_fault(d, "journal", data, size, -EBADMSG);
         free(data);
 }
@@ -503,11 +507,12 @@ static void test_snapshot_refused_after_takes(void **state)
                 struct journal_take take = jt_take(&taken);
                 /* The last record: a policy out of range, resealed; its checksum; and the same
                  * content error with a journal.next that continues the snapshot. */
-                uint8_t *payload = frame[2] + 8, saved = payload[16];
+                uint8_t saved = frame[2][8 + 16];
 
-                payload[16] = 99;
-                if (variant != 1)
-                        store_u32(frame[2] + 4, crc32c(0, payload, load_u32(frame[2])));
+                if (variant == 1)
+                        frame[2][8 + 16] = 99;
+                else
+                        reseal(frame[2], 16, 99);
                 jt_write(d, "snapshot", snapshot, size);
                 if (variant == 2)
                         jt_write(d, "journal.next", journal, journal_size);
@@ -524,8 +529,7 @@ static void test_snapshot_refused_after_takes(void **state)
                         free(next);
                 }
                 free(taken.timers);
-                payload[16] = saved;
-                store_u32(frame[2] + 4, crc32c(0, payload, load_u32(frame[2])));
+                reseal(frame[2], 16, saved);
         }
 
         /* "b" replaced by the journal, malformed in the snapshot: refused before any take. */
@@ -534,8 +538,7 @@ static void test_snapshot_refused_after_takes(void **state)
         j = jt_open_expect(d, (struct journal_timer[]){t[0], t[1], t[2], d4}, 4, NULL);
         jt_put_commit(j, &b2);
         journal_close(j);
-        frame[1][8 + 16] = 99;
-        store_u32(frame[1] + 4, crc32c(0, frame[1] + 8, load_u32(frame[1])));
+        reseal(frame[1], 16, 99);
         jt_write(d, "snapshot", snapshot, size);
         files_copy(d, &copy);
         {
