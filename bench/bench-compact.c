@@ -83,11 +83,10 @@ static struct journal *journal_in(const char *dir)
 {
         struct journal_open_result result;
         struct journal *j;
-        int r = journal_open(dir, NULL, &result, &j);
+        int r = journal_open(dir, NULL, NULL, &result, &j);
 
         if (r < 0)
                 die("journal_open: %s", strerror(-r));
-        journal_live_free(result.live);
         return j;
 }
 

@@ -115,10 +115,9 @@ static int run_row(const char *dir, unsigned batch, unsigned commits, double *re
 
         if (snprintf(state, sizeof(state), "%s/state-%u", dir, batch) >= (int)sizeof(state))
                 return -ENAMETOOLONG;
-        r = journal_open(state, NULL, &result, &j);
+        r = journal_open(state, NULL, NULL, &result, &j);
         if (r < 0)
                 return r;
-        journal_live_free(result.live);
         start = now_seconds();
         for (unsigned c = 0; c < commits && r >= 0; c++) {
                 for (unsigned i = 0; i < batch && r >= 0; i++) {

@@ -90,10 +90,9 @@ static double journal_rate(const char *dir, size_t records)
         int r;
 
         snprintf(state, sizeof(state), "%s/state", dir);
-        r = journal_open(state, NULL, &result, &j);
+        r = journal_open(state, NULL, NULL, &result, &j);
         if (r < 0)
                 die("journal_open %s: %s", state, strerror(-r));
-        journal_live_free(result.live);
         start = now_usec();
         for (size_t i = 0; i < records; i++) {
                 struct journal_timer t = {

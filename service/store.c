@@ -34,8 +34,10 @@
  * SIGTERM is looked for during the replay: the loop does not read the signalfd yet.
  * Every timer of the journal is restored (registry_restore(): runs handed to a client are
  * ended, pending ones stay; missed deadlines catch up once, spread by randomized_delay_usec with
- * values from a random seed). A name that is not valid, a timer the registry refuses, a corrupt
- * middle or another format version end the service with a store fault rather than guess.
+ * values from a random seed), as the journal hands it over: each record is read once, and a
+ * snapshot's is checked where it is taken. A name that is not valid, a timer the registry
+ * refuses, a corrupt middle or another format version end the service with a store fault rather
+ * than guess, also after timers were restored (the files are unchanged, the loop never ran).
  * Restored timers keep their generations. The generations an earlier start gave to transient
  * timers were never saved, so after the first start on a state directory new ones start above
  * the wall clock in microseconds: the service hands out fewer than one per microsecond, so no
@@ -313,62 +315,60 @@ static int store_fault(struct service *s, int error)
         return error;
 }
 
-static int restore_all(struct service *s, const struct journal_open_result *result)
-{
-        struct journal_timer timer;
-        const struct journal_timer *j = &timer;
-        struct store *st = s->store;
+/* The journal's timers restored as journal_open() hands them over (struct journal_take). */
+struct restore {
+        struct service *s;
         struct td_now now;
         uint64_t seed;
+        size_t n;
+        /* What a timer failed with, logged: journal_open() ends with it. */
+        int failure;
+};
+
+static int restore_reserve(void *userdata, size_t n_timers)
+{
+        struct restore *rs = userdata;
+        /* The registry's tables at their final size at once, rather than grown step by step. */
+        int r = registry_reserve(rs->s->registry, n_timers);
+
+        if (r < 0)
+                rs->failure = log_errno(r, "Cannot make room for %zu timers", n_timers);
+        return r;
+}
+
+static int restore_timer(void *userdata, const struct journal_timer *j)
+{
+        struct restore *rs = userdata;
+        struct service *s = rs->s;
+        const struct td_calendar *calendar;
+        struct td_snapshot snapshot;
+        struct td_transition t;
+        bool clamped;
         int r;
 
-        r = service_now(s, &now);
+        r = calendar_of_journal(s, j, &calendar);
         if (r < 0)
-                return r;
-        /* Only spreads catch-ups: without entropy yet, the clock will do. */
-        if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != (ssize_t)sizeof(seed))
-                seed = now.usec[TIMERD_CLOCK_REALTIME] ^ now.usec[TIMERD_CLOCK_MONOTONIC];
-
-        /* The registry's tables at their final size at once, rather than grown step by step. */
-        r = registry_reserve(s->registry, result->n_timers);
-        if (r < 0)
-                return log_errno(r, "Cannot make room for %zu timers", result->n_timers);
-        for (size_t i = 0; i < result->n_timers; i++) {
-                const struct td_calendar *calendar;
-                struct td_snapshot snapshot;
-                struct td_transition t;
-                bool clamped;
-
-                if (i % 4096 == 4095 && sigfd_stop_pending())
-                        return start_interrupted(s);
-                journal_live_timer(result, i, &timer);
-                r = calendar_of_journal(s, j, &calendar);
-                if (r < 0)
-                        return store_fault(s, r);
-                snapshot_of_journal(j, &now, st->boot_id, calendar, &snapshot);
-                /* The registry checks the name: it is logged only when valid. */
-                t = registry_restore(s->registry, &now, &snapshot, hash_mix64(seed + i), &clamped);
-                td_calendar_unref(calendar);
-                if (t.failure == -TIMERD_E_INVALID_NAME) {
-                        log_error("The journal holds a timer of uid %u with an invalid name",
-                                  (unsigned)j->owner);
-                        return store_fault(s, -EBADMSG);
-                }
-                if (t.failure < 0) {
-                        log_error("Cannot restore timer %s of uid %u from the journal: %s", j->name,
-                                  (unsigned)j->owner, error_message(t.failure));
-                        return store_fault(s, t.failure);
-                }
-                if (clamped)
-                        log_warning(
-                            "Timer %s of uid %u holds a value beyond int64 (an older timerd "
+                return rs->failure = store_fault(s, r);
+        snapshot_of_journal(j, &rs->now, s->store->boot_id, calendar, &snapshot);
+        /* The registry checks the name: it is logged only when valid. */
+        t = registry_restore(s->registry, &rs->now, &snapshot, hash_mix64(rs->seed + rs->n++),
+                             &clamped);
+        td_calendar_unref(calendar);
+        if (t.failure == -TIMERD_E_INVALID_NAME) {
+                log_error("The journal holds a timer of uid %u with an invalid name",
+                          (unsigned)j->owner);
+                return rs->failure = store_fault(s, -EBADMSG);
+        }
+        if (t.failure < 0) {
+                log_error("Cannot restore timer %s of uid %u from the journal: %s", j->name,
+                          (unsigned)j->owner, error_message(t.failure));
+                return rs->failure = store_fault(s, t.failure);
+        }
+        if (clamped)
+                log_warning("Timer %s of uid %u holds a value beyond int64 (an older timerd "
                             "saved it): restored failed (overflow), the value clamped",
                             j->name, (unsigned)j->owner);
-                service_apply(s, &now, t);
-        }
-        /* An earlier start gave out generations to transient timers, never saved. */
-        if (!result->created)
-                registry_generations_above(s->registry, now.usec[TIMERD_CLOCK_REALTIME]);
+        service_apply(s, &rs->now, t);
         return 0;
 }
 
@@ -420,6 +420,9 @@ static void log_dropped_tail(const struct service *s, const struct journal_open_
 
 int store_open(struct service *s)
 {
+        struct restore rs = {};
+        const struct journal_take take = {
+            .reserve = restore_reserve, .timer = restore_timer, .userdata = &rs};
         struct journal_open_result result;
         struct store *st;
         int r;
@@ -430,7 +433,19 @@ int store_open(struct service *s)
         s->store = st;
         read_boot_id(st->boot_id, sizeof(st->boot_id));
 
-        r = journal_open(s->config.state_dir, &start_ops, &result, &st->journal);
+        rs.s = s;
+        r = service_now(s, &rs.now);
+        if (r < 0)
+                return r;
+        /* Only spreads catch-ups: without entropy yet, the clock will do. */
+        if (getrandom(&rs.seed, sizeof(rs.seed), GRND_NONBLOCK) != (ssize_t)sizeof(rs.seed))
+                rs.seed = rs.now.usec[TIMERD_CLOCK_REALTIME] ^ rs.now.usec[TIMERD_CLOCK_MONOTONIC];
+
+        /* A record refused after timers were restored ends the start as a refusal before any
+         * did: the service exits with the fault, its registry never served. */
+        r = journal_open(s->config.state_dir, &start_ops, &take, &result, &st->journal);
+        if (rs.failure < 0)
+                return r;
         if (r == -EINTR)
                 return start_interrupted(s);
         if (r == -EBADFD || r == -ELOOP || r == -EISDIR) {
@@ -452,9 +467,10 @@ int store_open(struct service *s)
         }
         log_info("Journal replayed: %zu timers", result.n_timers);
         log_dropped_tail(s, &result);
-        r = restore_all(s, &result);
-        journal_live_free(result.live);
-        return r;
+        /* An earlier start gave out generations to transient timers, never saved. */
+        if (!result.created)
+                registry_generations_above(s->registry, rs.now.usec[TIMERD_CLOCK_REALTIME]);
+        return 0;
 }
 
 struct write_context {

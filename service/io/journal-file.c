@@ -407,13 +407,14 @@ int journal_next_install(struct journal *j)
         return 0;
 }
 
-int journal_next_settle(struct journal *j, uint64_t epoch)
+int journal_next_step(const struct journal *j, uint64_t epoch, enum next_step *ret)
 {
         struct buffer next = {};
         uint64_t next_epoch;
         uint32_t version;
         int r;
 
+        *ret = NEXT_NONE;
         r = journal_file_read(j, JOURNAL_NEXT, NULL, &next);
         if (r == -ENOENT)
                 return 0;
@@ -424,7 +425,15 @@ int journal_next_settle(struct journal *j, uint64_t epoch)
         free(next.data);
         /* Written and synced whole before the snapshot was renamed: with the snapshot it continues,
          * it holds what was committed during the compaction. Otherwise the snapshot never came. */
-        if (r >= 0 && next_epoch == epoch)
+        *ret = r >= 0 && next_epoch == epoch ? NEXT_INSTALL : NEXT_REMOVE;
+        return 0;
+}
+
+int journal_next_settle(struct journal *j, enum next_step step)
+{
+        if (step == NEXT_NONE)
+                return 0;
+        if (step == NEXT_INSTALL)
                 return journal_next_install(j);
         if (unlinkat(j->dir_fd, JOURNAL_NEXT, 0) < 0)
                 return journal_negative_errno();

@@ -457,7 +457,8 @@ static void decode_timer(struct reader *r, struct journal_timer *t)
         size_t last = 0;
 
         /* Unrolled, each field's codec and offsets are constants: a start-up decodes every record
-         * twice (checked at open, taken at restore), and the table walk was most of it. */
+         * (a journal's twice: checked at open, taken at restore), and the table walk was most of
+         * it. */
 #pragma GCC unroll 64
         for (size_t i = 1; i <= RECORD_FIELDS; i++) {
                 if (i >= TD_JOURNAL_TRAILING_FROM) {
@@ -524,9 +525,9 @@ void journal_record_seal(uint8_t *frame, uint64_t seq, bool ends_batch)
 }
 
 /* The payload's timer into *timer (a DELETE's: owner and name); false when malformed. With
- * !keep_strings only what validity depends on is written: a record is checked at open and decoded
- * again when its timer is taken, and zeroing the 700-byte timer and copying its strings was a
- * third of the check. */
+ * !keep_strings only what validity depends on is written: a journal's record is checked at open
+ * and decoded again when its timer is taken, and zeroing the 700-byte timer and copying its
+ * strings was a third of the check. */
 static bool payload_decode(const uint8_t *payload, size_t size, bool keep_strings,
                            uint8_t *ret_type, uint8_t *ret_flags, uint64_t *ret_seq,
                            struct journal_timer *timer)
@@ -566,13 +567,80 @@ static bool record_decode(const uint8_t *payload, size_t size, struct record *re
         return valid;
 }
 
-void journal_frame_timer(const uint8_t *frame, struct journal_timer *ret)
+/* Whether the frame at offset fits in the file, and its size. */
+static bool frame_fits(const uint8_t *data, size_t size, size_t offset, size_t *ret_size)
+{
+        uint32_t payload_size;
+
+        if (size - offset < FRAME_SIZE)
+                return false;
+        payload_size = journal_load_u32(data + offset);
+        if (payload_size < PAYLOAD_MIN || payload_size > PAYLOAD_MAX ||
+            payload_size > size - offset - FRAME_SIZE)
+                return false;
+        *ret_size = FRAME_SIZE + payload_size;
+        return true;
+}
+
+static bool frame_crc_valid(const uint8_t *frame)
+{
+        return crc32c(0, frame + FRAME_SIZE, journal_load_u32(frame)) ==
+               journal_load_u32(frame + 4);
+}
+
+/* The frame's type, flags, sequence and key read from where they are, the key inside the payload;
+ * false when they are malformed. */
+static bool frame_outline(const uint8_t *frame, size_t frame_size, struct record *ret)
+{
+        const uint8_t *payload = frame + FRAME_SIZE;
+        uint8_t flags = payload[PAYLOAD_FLAGS];
+
+        /* The key must lie inside the payload: it is compared before the record is checked. */
+        if ((payload[0] != RECORD_PUT && payload[0] != RECORD_DELETE) ||
+            (flags & ~FLAG_BATCH_END) ||
+            payload[PAYLOAD_NAME] > frame_size - FRAME_SIZE - PAYLOAD_NAME - 1)
+                return false;
+        *ret = (struct record){
+            .type = payload[0],
+            .ends_batch = flags & FLAG_BATCH_END,
+            .seq = load_u64(payload + PAYLOAD_SEQ),
+        };
+        return true;
+}
+
+bool journal_frame_outline(const uint8_t *data, size_t size, size_t offset, struct record *ret,
+                           size_t *ret_size)
+{
+        return frame_fits(data, size, offset, ret_size) &&
+               frame_outline(data + offset, *ret_size, ret);
+}
+
+enum frame_check journal_frame_sealed(const uint8_t *data, size_t size, size_t offset,
+                                      struct record *ret, size_t *ret_size)
+{
+        const uint8_t *frame = data + offset;
+
+        if (!frame_fits(data, size, offset, ret_size) || !frame_crc_valid(frame))
+                return FRAME_DAMAGED;
+        return frame_outline(frame, *ret_size, ret) ? FRAME_VALID : FRAME_MALFORMED;
+}
+
+bool journal_frame_decode(const uint8_t *frame, bool crc, struct journal_timer *ret)
 {
         uint8_t type, flags;
         uint64_t seq;
 
-        (void)payload_decode(frame + FRAME_SIZE, journal_load_u32(frame), true, &type, &flags, &seq,
-                             ret);
+        return (!crc || frame_crc_valid(frame)) &&
+               payload_decode(frame + FRAME_SIZE, journal_load_u32(frame), true, &type, &flags,
+                              &seq, ret);
+}
+
+bool journal_frame_valid(const uint8_t *frame, bool crc)
+{
+        struct record rec;
+
+        return (!crc || frame_crc_valid(frame)) &&
+               record_decode(frame + FRAME_SIZE, journal_load_u32(frame), &rec);
 }
 
 struct journal_key journal_frame_key(const uint8_t *frame)
@@ -611,19 +679,13 @@ enum frame_check journal_frame_check(const uint8_t *data, size_t size, size_t of
                                      struct record *ret, size_t *ret_size)
 {
         const uint8_t *frame = data + offset;
-        uint32_t payload_size;
+        size_t frame_size;
 
-        if (size - offset < FRAME_SIZE)
+        if (!frame_fits(data, size, offset, &frame_size) || !frame_crc_valid(frame))
                 return FRAME_DAMAGED;
-        payload_size = journal_load_u32(frame);
-        if (payload_size < PAYLOAD_MIN || payload_size > PAYLOAD_MAX ||
-            payload_size > size - offset - FRAME_SIZE)
-                return FRAME_DAMAGED;
-        if (crc32c(0, frame + FRAME_SIZE, payload_size) != journal_load_u32(frame + 4))
-                return FRAME_DAMAGED;
-        if (!record_decode(frame + FRAME_SIZE, payload_size, ret))
+        if (!record_decode(frame + FRAME_SIZE, frame_size - FRAME_SIZE, ret))
                 return FRAME_MALFORMED;
-        *ret_size = FRAME_SIZE + payload_size;
+        *ret_size = frame_size;
         return FRAME_VALID;
 }
 

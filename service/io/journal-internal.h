@@ -157,9 +157,23 @@ void journal_record_seal(uint8_t *frame, uint64_t seq, bool ends_batch);
 void journal_record_renumber(uint8_t *frame, uint64_t minus);
 enum frame_check journal_frame_check(const uint8_t *data, size_t size, size_t offset,
                                      struct record *ret, size_t *ret_size);
-/* A frame journal_frame_check() found valid: its timer decoded again (a DELETE's owner and
- * name), and its key read in place. */
-void journal_frame_timer(const uint8_t *frame, struct journal_timer *ret);
+/*
+ * What a record gets at open where its content is checked later, when it is taken or dropped
+ * (journal_frame_decode(), journal_frame_valid()), so that a start decodes it once: the frame fits
+ * in the file, and its type, flags, sequence and key are read from where they are, the key inside
+ * the payload. A snapshot's outline, without the checksum; a journal's sealed, with it (the
+ * batches and the tail depend on it).
+ */
+bool journal_frame_outline(const uint8_t *data, size_t size, size_t offset, struct record *ret,
+                           size_t *ret_size);
+enum frame_check journal_frame_sealed(const uint8_t *data, size_t size, size_t offset,
+                                      struct record *ret, size_t *ret_size);
+/* A frame's timer decoded (a DELETE's owner and name); false when it is malformed or, with `crc`,
+ * when its checksum fails. */
+bool journal_frame_decode(const uint8_t *frame, bool crc, struct journal_timer *ret);
+/* The same check without the decode's copies. */
+bool journal_frame_valid(const uint8_t *frame, bool crc);
+/* A frame's key read in place: the frame passed journal_frame_check() or its outline. */
 struct journal_key journal_frame_key(const uint8_t *frame);
 /* journal_key_compare()'s order. */
 int journal_frame_key_compare(const struct journal_key *a, const struct journal_key *b);
@@ -195,13 +209,22 @@ int journal_start_fresh(struct journal *j);
 int journal_repair(struct journal *j);
 int journal_fail(struct journal *j, int error);
 int journal_open_dir(struct journal *j, const char *state_dir, const char **ret_file);
-/* At open, after the snapshot of `epoch` was read: a journal.next that continues it becomes the
- * journal (a crash came between the renames of a compaction); any other is removed. */
-int journal_next_settle(struct journal *j, uint64_t epoch);
+/* At open, after the header of the snapshot of `epoch` was read: what is to be done with a
+ * journal.next. One that continues the snapshot becomes the journal (a crash came between the
+ * renames of a compaction); any other is removed. journal_next_settle() does it. */
+enum next_step {
+        NEXT_NONE, /* there is none */
+        NEXT_INSTALL,
+        NEXT_REMOVE,
+};
+int journal_next_step(const struct journal *j, uint64_t epoch, enum next_step *ret);
+int journal_next_settle(struct journal *j, enum next_step step);
 /* Rename journal.next over the journal and make that durable. */
 int journal_next_install(struct journal *j);
 int journal_damaged_keep(struct journal *j, const struct buffer *file, size_t offset,
                          struct journal_open_result *result);
 
-/* journal-replay.c: snapshot and journal read into result's live set, the tail repaired. */
-int journal_load(struct journal *j, struct journal_open_result *result);
+/* journal-replay.c: snapshot and journal read, their live set handed to `take`, the tail
+ * repaired. */
+int journal_load(struct journal *j, const struct journal_take *take,
+                 struct journal_open_result *result);

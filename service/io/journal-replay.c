@@ -2,13 +2,15 @@
 
 /*
  * Replay at open: the snapshot, then the journal's complete batches checked against its proof;
- * what follows the last complete batch is classified (torn, damaged, lost), kept aside and
- * truncated. The result is the live set: the latest change of each timer, minus deletions.
- * The files are mapped and their records read in place: the live set is where they are, and a
- * timer is decoded only when the caller takes it.
+ * what follows the last complete batch is classified (torn, damaged, lost). The live set, the
+ * latest change of each timer minus deletions, is handed to the caller; only then is the tail
+ * kept aside and truncated. The files are mapped and their records read in place: the live set
+ * is where they are, and a timer is decoded only when the caller takes it. Each record is
+ * decoded once: at open only its outline is read (a journal's checksum too: the batches and the
+ * tail depend on it), and its content is checked where it is taken or dropped (a snapshot's
+ * checksum with it, so that its bytes are read once).
  */
 
-#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,39 +35,48 @@ struct changes {
 };
 
 /* The live set: the files stay mapped while its records are read. */
-struct journal_live {
+struct live {
         struct buffer snapshot;
         struct buffer journal;
         const uint8_t **frames; /* in (owner, name) order */
         size_t n;
+        /* The snapshot's records were checked in full at open (a journal.next was to be settled
+         * first): else their checksums are checked where they are taken or dropped. */
+        bool snapshot_checked;
 };
 
-/* How far ahead journal_live_timer() fetches, and how much of a record (a typical one: a
- * calendar's is longer). */
+/* How far ahead live_take() fetches, and how much of a record (a typical one: a calendar's is
+ * longer). */
 #define LIVE_FETCH_AHEAD 4
 #define LIVE_FETCH_BYTES 384
 
-void journal_live_timer(const struct journal_open_result *result, size_t i,
-                        struct journal_timer *ret)
+static void live_free(struct live *live)
 {
-        const struct journal_live *live = result->live;
-
-        assert(i < result->n_timers);
-        /* Taken in order, and the files outgrow the caches: a later record is fetched meanwhile. */
-        if (i + LIVE_FETCH_AHEAD < live->n)
-                for (size_t b = 0; b < LIVE_FETCH_BYTES; b += 64)
-                        __builtin_prefetch(live->frames[i + LIVE_FETCH_AHEAD] + b);
-        journal_frame_timer(live->frames[i], ret);
-}
-
-void journal_live_free(struct journal_live *live)
-{
-        if (!live)
-                return;
         journal_file_unmap(&live->snapshot);
         journal_file_unmap(&live->journal);
         free(live->frames);
-        free(live);
+}
+
+static bool in_snapshot(const struct live *live, const uint8_t *frame)
+{
+        return (uintptr_t)frame - (uintptr_t)live->snapshot.data < live->snapshot.size;
+}
+
+/* A frame whose checksum is still to be checked. */
+static bool crc_unchecked(const struct live *live, const uint8_t *frame)
+{
+        return !live->snapshot_checked && in_snapshot(live, frame);
+}
+
+/* A frame dropped from the live set is checked all the same: a malformed record refuses the
+ * files, live or not. */
+static int check_dropped(const struct live *live, const uint8_t *frame,
+                         struct journal_open_result *result)
+{
+        if (journal_frame_valid(frame, crc_unchecked(live, frame)))
+                return 0;
+        result->file = in_snapshot(live, frame) ? SNAPSHOT_FILE : JOURNAL_FILE;
+        return -EBADMSG;
 }
 
 /* A frame's key as a change holds it. */
@@ -175,7 +186,7 @@ static int changes_sort(struct changes *c)
  * The latest change of each timer, minus deletions, in (owner, name) order: the snapshot's records
  * are in that order already, so only the journal's changes are sorted, then the two are merged.
  */
-static int live_merge(struct journal_live *live, struct changes *c)
+static int live_merge(struct live *live, struct changes *c, struct journal_open_result *result)
 {
         const uint8_t **frames;
         size_t s = 0, k = 0, n = 0;
@@ -202,12 +213,19 @@ static int live_merge(struct journal_live *live, struct changes *c)
                         continue;
                 }
                 /* The journal's last change of the timer replaces the snapshot's record. */
-                if (order == 0)
-                        s++;
-                while (k + 1 < c->n && change_key_compare(&c->items[k], &c->items[k + 1]) == 0)
-                        k++;
-                if (!c->items[k].deleted)
+                r = order == 0 ? check_dropped(live, live->frames[s++], result) : 0;
+                for (; r >= 0 && k + 1 < c->n &&
+                       change_key_compare(&c->items[k], &c->items[k + 1]) == 0;
+                     k++)
+                        r = check_dropped(live, c->items[k].frame, result);
+                if (r >= 0 && c->items[k].deleted)
+                        r = check_dropped(live, c->items[k].frame, result);
+                else if (r >= 0)
                         frames[n++] = c->items[k].frame;
+                if (r < 0) {
+                        free(frames);
+                        return r;
+                }
                 k++;
         }
         free(live->frames);
@@ -216,24 +234,32 @@ static int live_merge(struct journal_live *live, struct changes *c)
         return 0;
 }
 
-/* A snapshot: every record a PUT, unsequenced, in strictly ascending (owner, name) order. Its
- * records become the live set as they are. */
-static int snapshot_replay(const struct journal *j, const struct buffer *file, uint64_t *ret_epoch,
-                           struct journal_live *live)
+/* A snapshot's header: its epoch, and how many records it holds. */
+static int snapshot_header(const struct buffer *file, uint64_t *ret_epoch, uint64_t *ret_n_records)
 {
-        struct journal_key last = {};
-        size_t offset = SNAPSHOT_HEADER_SIZE;
-        uint64_t n_records;
         uint32_t version;
         int r;
 
         r = journal_header_decode(file->data, file->size, SNAPSHOT_HEADER_SIZE, SNAPSHOT_MAGIC,
-                                  SNAPSHOT_VERSION, &version, ret_epoch, &n_records);
+                                  SNAPSHOT_VERSION, &version, ret_epoch, ret_n_records);
         if (r < 0)
                 return r;
         /* Room for them all at once; more than the file can hold is damage. */
-        if (n_records > (file->size - SNAPSHOT_HEADER_SIZE) / (FRAME_SIZE + PAYLOAD_MIN))
+        if (*ret_n_records > (file->size - SNAPSHOT_HEADER_SIZE) / (FRAME_SIZE + PAYLOAD_MIN))
                 return -EBADMSG;
+        return 0;
+}
+
+/* A snapshot's records: every one a PUT, unsequenced, in strictly ascending (owner, name) order.
+ * They become the live set as they are. Checked in full with `check`; else only their outline,
+ * each one's checksum with its content where it is taken (live_take()) or dropped
+ * (live_merge()). */
+static int snapshot_replay(const struct journal *j, const struct buffer *file, uint64_t n_records,
+                           bool check, struct live *live)
+{
+        struct journal_key last = {};
+        size_t offset = SNAPSHOT_HEADER_SIZE;
+
         live->frames = reallocarray(NULL, n_records > 0 ? n_records : 1, sizeof(*live->frames));
         if (!live->frames)
                 return -ENOMEM;
@@ -246,8 +272,9 @@ static int snapshot_replay(const struct journal *j, const struct buffer *file, u
                 if (i % INTERRUPT_CHECK_EVERY == INTERRUPT_CHECK_EVERY - 1 &&
                     journal_interrupted(j))
                         return -EINTR;
-                if (journal_frame_check(file->data, file->size, offset, &rec, &size) !=
-                        FRAME_VALID ||
+                if (!(check ? journal_frame_check(file->data, file->size, offset, &rec, &size) ==
+                                  FRAME_VALID
+                            : journal_frame_outline(file->data, file->size, offset, &rec, &size)) ||
                     rec.type != RECORD_PUT || rec.seq != 0 || rec.ends_batch)
                         return -EBADMSG;
                 key = journal_frame_key(frame);
@@ -360,7 +387,7 @@ static int journal_replay(const struct journal *j, const struct buffer *file, si
                 if ((c->n - n_before) % INTERRUPT_CHECK_EVERY == INTERRUPT_CHECK_EVERY - 1 &&
                     journal_interrupted(j))
                         return -EINTR;
-                check = journal_frame_check(file->data, file->size, offset, &rec, &size);
+                check = journal_frame_sealed(file->data, file->size, offset, &rec, &size);
                 if (check == FRAME_MALFORMED)
                         return -EBADMSG;
                 if (check == FRAME_DAMAGED) {
@@ -391,6 +418,13 @@ static int journal_replay(const struct journal *j, const struct buffer *file, si
                         n_committed = c->n;
                 }
         }
+        /* The records of the incomplete last batch are dropped, not taken: checked now. */
+        for (size_t at = ret->valid_size, size; at < offset; at += size) {
+                struct record rec;
+
+                if (journal_frame_check(file->data, file->size, at, &rec, &size) != FRAME_VALID)
+                        return -EBADMSG;
+        }
         ret->n_replayed = n_committed - n_before;
         ret->n_dropped = (c->n - n_committed) + n_damaged;
         ret->tail_readable += c->n - n_committed;
@@ -410,9 +444,11 @@ static int journal_replay(const struct journal *j, const struct buffer *file, si
 }
 
 /* The snapshot, if there is one, and the journal.next a compaction may have left. */
-static int snapshot_load(struct journal *j, struct journal_live *live,
-                         struct journal_open_result *result, bool *ret_has_snapshot)
+static int snapshot_load(struct journal *j, struct live *live, struct journal_open_result *result,
+                         bool *ret_has_snapshot)
 {
+        enum next_step step;
+        uint64_t n_records = 0;
         int r;
 
         result->file = SNAPSHOT_FILE;
@@ -421,22 +457,41 @@ static int snapshot_load(struct journal *j, struct journal_live *live,
                 return r;
         *ret_has_snapshot = r >= 0;
         if (*ret_has_snapshot) {
-                r = snapshot_replay(j, &live->snapshot, &j->epoch, live);
                 j->snapshot_size = live->snapshot.size;
+                r = snapshot_header(&live->snapshot, &j->epoch, &n_records);
+                if (r < 0)
+                        return r;
+        }
+        result->file = JOURNAL_NEXT;
+        r = journal_next_step(j, j->epoch, &step);
+        if (r < 0)
+                return r;
+        /* Settling it changes the files: the snapshot is checked in full before. */
+        live->snapshot_checked = step != NEXT_NONE;
+        if (*ret_has_snapshot) {
+                result->file = SNAPSHOT_FILE;
+                r = snapshot_replay(j, &live->snapshot, n_records, live->snapshot_checked, live);
                 if (r < 0)
                         return r;
         }
         result->n_replayed = live->n;
         result->file = JOURNAL_NEXT;
-        return journal_next_settle(j, j->epoch);
+        return journal_next_settle(j, step);
 }
 
-static int load_files(struct journal *j, struct journal_live *live, struct changes *c,
-                      struct journal_open_result *result)
+/* What the open does to the journal once the live set is taken. */
+struct settle {
+        bool fresh; /* start a fresh journal: there was none, or the snapshot holds all of it */
+        struct journal_replay replay;
+        struct proof proof;
+};
+
+/* The files read, nothing changed on them (but a journal.next settled). */
+static int load_files(struct journal *j, struct live *live, struct changes *c,
+                      struct settle *settle, struct journal_open_result *result)
 {
         const struct buffer *file = &live->journal;
-        struct journal_replay replay = {};
-        struct proof proof = {};
+        struct journal_replay *replay = &settle->replay;
         uint64_t epoch;
         bool has_snapshot;
         int r;
@@ -449,8 +504,10 @@ static int load_files(struct journal *j, struct journal_live *live, struct chang
         r = journal_file_map(j, JOURNAL_FILE, &j->fd, &live->journal);
         if (r == -ENOENT && !has_snapshot)
                 result->created = true;
-        if (r == -ENOENT)
-                return has_snapshot ? -EBADMSG : journal_start_fresh(j);
+        if (r == -ENOENT) {
+                settle->fresh = true;
+                return has_snapshot ? -EBADMSG : 0;
+        }
         if (r < 0)
                 return r;
         r = journal_header_decode(file->data, file->size, JOURNAL_HEADER_SIZE, JOURNAL_MAGIC,
@@ -461,32 +518,89 @@ static int load_files(struct journal *j, struct journal_live *live, struct chang
                 /* Left by a crash during compaction: the snapshot holds all of it. */
                 journal_file_unmap(&live->journal);
                 result->stale_journal = true;
-                return journal_start_fresh(j);
+                settle->fresh = true;
+                return 0;
         }
         j->records_start = j->version == JOURNAL_VERSION ? JOURNAL_RECORDS_V3 : JOURNAL_HEADER_SIZE;
         if (r >= 0 && j->version == JOURNAL_VERSION)
-                r = journal_proof_read(file, &proof, &j->proof_slot);
+                r = journal_proof_read(file, &settle->proof, &j->proof_slot);
         if (r >= 0)
-                r = journal_replay(j, file, j->records_start, &proof, c, &replay);
-        if (r >= 0 && replay.valid_size < file->size)
-                r = journal_damaged_keep(j, file, replay.valid_size, result);
+                r = journal_replay(j, file, j->records_start, &settle->proof, c, replay);
         if (r < 0)
                 return r;
 
-        j->committed_size = replay.valid_size;
-        j->committed_records = replay.n_replayed;
-        j->next_seq = replay.next_seq;
-        result->proven_batch = proof.seq;
-        result->n_replayed += replay.n_replayed;
-        result->n_dropped = replay.n_dropped;
-        result->bytes_truncated = file->size - replay.valid_size;
-        result->tail = replay.tail;
-        result->tail_batch = replay.next_seq;
-        result->tail_readable = replay.tail_readable;
-        result->lost_batches = replay.lost_batches;
-        result->lost_records = replay.lost_records;
-        result->lost_bytes = replay.lost_bytes;
-        if (result->bytes_truncated > 0) {
+        j->committed_size = replay->valid_size;
+        j->committed_records = replay->n_replayed;
+        j->next_seq = replay->next_seq;
+        result->proven_batch = settle->proof.seq;
+        result->n_replayed += replay->n_replayed;
+        result->n_dropped = replay->n_dropped;
+        result->bytes_truncated = file->size - replay->valid_size;
+        result->tail = replay->tail;
+        result->tail_batch = replay->next_seq;
+        result->tail_readable = replay->tail_readable;
+        result->lost_batches = replay->lost_batches;
+        result->lost_records = replay->lost_records;
+        result->lost_bytes = replay->lost_bytes;
+        return 0;
+}
+
+/* Each live timer decoded, checked, and handed to `take` in order. */
+static int live_take(const struct journal *j, const struct live *live,
+                     const struct journal_take *take, struct journal_open_result *result)
+{
+        struct journal_timer timer;
+        int r;
+
+        if (take && take->reserve) {
+                r = take->reserve(take->userdata, live->n);
+                if (r < 0) {
+                        result->file = NULL;
+                        return r;
+                }
+        }
+        for (size_t i = 0; i < live->n; i++) {
+                const uint8_t *frame = live->frames[i];
+                bool crc = crc_unchecked(live, frame);
+
+                if (i % INTERRUPT_CHECK_EVERY == INTERRUPT_CHECK_EVERY - 1 &&
+                    journal_interrupted(j))
+                        return -EINTR;
+                /* Taken in order, and the files outgrow the caches: a later record is fetched
+                 * meanwhile. */
+                if (i + LIVE_FETCH_AHEAD < live->n)
+                        for (size_t b = 0; b < LIVE_FETCH_BYTES; b += 64)
+                                __builtin_prefetch(live->frames[i + LIVE_FETCH_AHEAD] + b);
+                if (!take ? !journal_frame_valid(frame, crc)
+                          : !journal_frame_decode(frame, crc, &timer)) {
+                        result->file = in_snapshot(live, frame) ? SNAPSHOT_FILE : JOURNAL_FILE;
+                        return -EBADMSG;
+                }
+                if (!take)
+                        continue;
+                r = take->timer(take->userdata, &timer);
+                if (r < 0) {
+                        result->file = NULL;
+                        return r;
+                }
+        }
+        return 0;
+}
+
+/* The journal made what the replay found: a fresh one, or the damaged tail kept aside and cut
+ * off, or what was read made durable. */
+static int journal_settle(struct journal *j, const struct live *live, const struct settle *settle,
+                          struct journal_open_result *result)
+{
+        int r;
+
+        result->file = JOURNAL_FILE;
+        if (settle->fresh)
+                return journal_start_fresh(j);
+        if (settle->replay.valid_size < live->journal.size) {
+                r = journal_damaged_keep(j, &live->journal, settle->replay.valid_size, result);
+                if (r < 0)
+                        return r;
                 j->needs_truncate = true;
                 r = journal_repair(j);
         } else {
@@ -494,31 +608,32 @@ static int load_files(struct journal *j, struct journal_live *live, struct chang
                  * fdatasync): durable before a commit proves it. */
                 r = journal_sync_fd(j, j->fd);
         }
-        if (r >= 0 && replay.tail == JOURNAL_TAIL_LOST)
+        if (r >= 0 && settle->replay.tail == JOURNAL_TAIL_LOST)
                 r = journal_proof_lower(j);
         return r;
 }
 
-int journal_load(struct journal *j, struct journal_open_result *result)
+int journal_load(struct journal *j, const struct journal_take *take,
+                 struct journal_open_result *result)
 {
-        struct journal_live *live;
+        struct live live = {};
+        struct settle settle = {};
         struct changes c = {};
         int r;
 
-        live = calloc(1, sizeof(*live));
-        if (!live)
-                return -ENOMEM;
-        r = load_files(j, live, &c, result);
+        r = load_files(j, &live, &c, &settle, result);
         if (r >= 0)
-                r = live_merge(live, &c);
+                r = live_merge(&live, &c, result);
         free(c.items);
-        if (r < 0) {
-                journal_live_free(live);
+        if (r >= 0)
+                r = live_take(j, &live, take, result);
+        if (r >= 0)
+                r = journal_settle(j, &live, &settle, result);
+        live_free(&live);
+        if (r < 0)
                 return r;
-        }
         result->file = NULL;
         result->format_version = j->version;
-        result->live = live;
-        result->n_timers = live->n;
+        result->n_timers = live.n;
         return 0;
 }

@@ -16,7 +16,8 @@ static const struct journal_ops system_ops = {
 };
 
 int journal_open(const char *state_dir, const struct journal_ops *ops,
-                 struct journal_open_result *ret_result, struct journal **ret_journal)
+                 const struct journal_take *take, struct journal_open_result *ret_result,
+                 struct journal **ret_journal)
 {
         struct journal_open_result result = {};
         struct journal *j;
@@ -34,7 +35,7 @@ int journal_open(const char *state_dir, const struct journal_ops *ops,
 
         r = journal_open_dir(j, state_dir, &result.file);
         if (r >= 0)
-                r = journal_load(j, &result);
+                r = journal_load(j, take, &result);
         if (r < 0) {
                 journal_close(j);
                 *ret_result = (struct journal_open_result){.file = result.file};

@@ -130,13 +130,22 @@ enum journal_tail {
 /* At most this many journal.damaged-* files are kept; the oldest go first. */
 #define JOURNAL_DAMAGED_KEEP 8
 
-struct journal_live;
+/*
+ * How journal_open() hands over the live set: each timer once, in (owner, name) order, decoded
+ * from the files where they are. A snapshot's records are checked as they are taken (one read of
+ * each: its checksum and decode together), so a malformed one may come after timers were handed
+ * over: the open then fails as a whole, and the caller drops what it took.
+ */
+struct journal_take {
+        /* Once, before the first timer: how many come. NULL: not told. */
+        int (*reserve)(void *userdata, size_t n_timers);
+        /* A negative return ends the open with it. */
+        int (*timer)(void *userdata, const struct journal_timer *timer);
+        void *userdata;
+};
 
 struct journal_open_result {
-        /* The live set in (owner, name) order: journal_live_timer() decodes one, and
-         * journal_live_free() gives it back. Its records are read in place from the files. */
-        struct journal_live *live;
-        size_t n_timers;
+        size_t n_timers;          /* in the live set */
         uint64_t n_replayed;      /* snapshot and journal records applied */
         uint64_t n_dropped;       /* torn-tail records truncated away (those of the incomplete
                                    * last batch, a damaged one counted once): never acknowledged */
@@ -159,17 +168,14 @@ struct journal_open_result {
 
 struct journal;
 
-/* Replay `state_dir`, repair a torn tail, and keep the journal open for appending. On failure
- * only ret_result->file is set. -errno for system errors, -EINTR when ops->interrupted() said so;
- * see the top of this file for the store faults. */
+/* Replay `state_dir`, hand the live set to `take` (NULL: only checked), repair a torn tail, and
+ * keep the journal open for appending. The files change only once every record was read and
+ * taken. On failure only ret_result->file is set. -errno for system errors, -EINTR when
+ * ops->interrupted() said so, what take->timer() or take->reserve() failed with; see the top of
+ * this file for the store faults. */
 int journal_open(const char *state_dir, const struct journal_ops *ops,
-                 struct journal_open_result *ret_result, struct journal **ret_journal);
-
-/* Timer i (< n_timers) of an open's live set. */
-void journal_live_timer(const struct journal_open_result *result, size_t i,
-                        struct journal_timer *ret);
-/* Once its timers are taken; NULL is ignored. */
-void journal_live_free(struct journal_live *live);
+                 const struct journal_take *take, struct journal_open_result *ret_result,
+                 struct journal **ret_journal);
 
 /* Drops an uncommitted batch: commit first. A compaction's child is killed and waited for. */
 void journal_close(struct journal *j);

@@ -125,23 +125,46 @@ static int compare_key(const struct journal_timer *a, const struct journal_timer
         return strcmp(a->name, b->name);
 }
 
-/* The live set decoded, as journal_compact() takes it. */
-static struct journal_timer *live_timers(const struct journal_open_result *r)
-{
-        struct journal_timer *timers = calloc(r->n_timers > 0 ? r->n_timers : 1, sizeof(*timers));
+/* The live set as journal_open() handed it over, as journal_compact() takes it. */
+struct live_set {
+        struct journal_timer *timers;
+        size_t n;
+        size_t allocated;
+};
 
-        if (!timers)
-                fail("calloc", ENOMEM);
-        for (size_t i = 0; i < r->n_timers; i++)
-                journal_live_timer(r, i, &timers[i]);
-        return timers;
+static int take_timer(void *userdata, const struct journal_timer *timer)
+{
+        struct live_set *set = userdata;
+
+        if (set->n == set->allocated) {
+                set->allocated = set->allocated > 0 ? 2 * set->allocated : 16;
+                set->timers = reallocarray(set->timers, set->allocated, sizeof(*set->timers));
+                if (!set->timers)
+                        fail("reallocarray", ENOMEM);
+        }
+        set->timers[set->n++] = *timer;
+        return 0;
 }
 
-static void check_live_set(const struct journal_open_result *r)
+static int open_taking(const char *dir, struct journal_open_result *ret, struct live_set *set,
+                       struct journal **ret_journal)
 {
-        struct journal_timer *timers = live_timers(r);
+        const struct journal_take take = {.timer = take_timer, .userdata = set};
 
-        for (size_t i = 0; i < r->n_timers; i++) {
+        *set = (struct live_set){};
+        int r = journal_open(dir, NULL, &take, ret, ret_journal);
+        if (r >= 0 && set->n != ret->n_timers)
+                fail("the live set handed over is not n_timers long", EBADMSG);
+        if (r < 0)
+                free(set->timers);
+        return r;
+}
+
+static void check_live_set(const struct live_set *set)
+{
+        const struct journal_timer *timers = set->timers;
+
+        for (size_t i = 0; i < set->n; i++) {
                 const struct journal_timer *t = &timers[i];
                 size_t len = strnlen(t->name, sizeof(t->name));
                 if (len == 0 || len > TIMERD_NAME_MAX)
@@ -152,7 +175,6 @@ static void check_live_set(const struct journal_open_result *r)
                         fail("the live set is not in (owner, name) order, or repeats a timer",
                              EBADMSG);
         }
-        free(timers);
 }
 
 /* The durable state of two timers is the same (field by field: padding is not state). */
@@ -179,52 +201,44 @@ static bool same_timer(const struct journal_timer *a, const struct journal_timer
                strcmp(a->boot_id, b->boot_id) == 0;
 }
 
-static void check_same_set(const struct journal_open_result *a, const struct journal_open_result *b,
-                           const char *what)
+static void check_same_set(const struct live_set *a, const struct live_set *b, const char *what)
 {
-        if (a->n_timers != b->n_timers)
+        if (a->n != b->n)
                 fail(what, EBADMSG);
-        for (size_t i = 0; i < a->n_timers; i++) {
-                struct journal_timer x, y;
-
-                journal_live_timer(a, i, &x);
-                journal_live_timer(b, i, &y);
-                if (!same_timer(&x, &y))
+        for (size_t i = 0; i < a->n; i++)
+                if (!same_timer(&a->timers[i], &b->timers[i]))
                         fail(what, EBADMSG);
-        }
 }
 
-static void reopen(const char *dir, struct journal_open_result *ret, struct journal **ret_journal,
+static void reopen(const char *dir, struct live_set *set, struct journal **ret_journal,
                    const char *what)
 {
-        int r = journal_open(dir, NULL, ret, ret_journal);
+        struct journal_open_result result;
+        int r = open_taking(dir, &result, set, ret_journal);
         if (r < 0)
                 fail(what, r);
-        if (ret->n_dropped > 0 || ret->bytes_truncated > 0 || ret->stale_journal)
+        if (result.n_dropped > 0 || result.bytes_truncated > 0 || result.stale_journal)
                 fail(what, EBADMSG);
 }
 
-static void check_replay(const char *dir, const struct journal_open_result *first,
-                         struct journal *j)
+static void check_replay(const char *dir, const struct live_set *first, struct journal *j)
 {
-        struct journal_open_result second, third;
+        struct live_set second, third;
         struct journal *again;
 
         journal_close(j);
         reopen(dir, &second, &again, "a repaired journal does not replay cleanly");
         check_same_set(first, &second, "a second replay differs from the first");
 
-        struct journal_timer *timers = live_timers(&second);
-        int r = journal_compact(again, timers, second.n_timers);
+        int r = journal_compact(again, second.timers, second.n);
         if (r < 0 && r != -EINVAL)
                 fail("journal_compact", r);
-        free(timers);
         journal_close(again);
         reopen(dir, &third, &again, "a compacted journal does not replay cleanly");
         check_same_set(&second, &third, "a compaction changed the live set");
         journal_close(again);
-        journal_live_free(second.live);
-        journal_live_free(third.live);
+        free(second.timers);
+        free(third.timers);
 }
 
 /* One scratch state directory for the whole run (made once, removed at exit): each input rewrites
@@ -251,6 +265,7 @@ static void remove_state_dir(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         struct journal_open_result result;
+        struct live_set set;
         struct state_files files;
         struct journal *j;
 
@@ -272,12 +287,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (files.snapshot)
                 write_file(dir_fd, "snapshot", files.snapshot, files.snapshot_size);
 
-        int r = journal_open(dir, NULL, &result, &j);
+        int r = open_taking(dir, &result, &set, &j);
         switch (r) {
         case 0:
-                check_live_set(&result);
-                check_replay(dir, &result, j);
-                journal_live_free(result.live);
+                check_live_set(&set);
+                check_replay(dir, &set, j);
+                free(set.timers);
                 break;
         case -EBADMSG:
         case -EPROTONOSUPPORT:

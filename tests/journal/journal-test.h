@@ -37,6 +37,14 @@ struct journal_timer jt_timer(uint32_t owner, const char *name, uint64_t seed);
 void jt_put_commit(struct journal *j, const struct journal_timer *t);
 void jt_assert_timer_equal(const struct journal_timer *a, const struct journal_timer *b);
 
+/* A journal_take that keeps every timer handed over, in order (free timers). */
+struct jt_taken {
+        struct journal_timer *timers;
+        size_t n;
+        size_t allocated;
+};
+struct journal_take jt_take(struct jt_taken *taken);
+
 /* Open with the counting ops (or `ops`, NULL: the system calls); the live set must be `expected`
  * (in order). */
 struct journal *jt_open_expect(const struct jt_dir *d, const struct journal_timer *expected,

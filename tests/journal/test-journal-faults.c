@@ -361,7 +361,7 @@ static void test_open_fails(void **state)
         for (unsigned k = 1; k <= 5; k++) {
                 jt_faults_reset();
                 jt_faults_arm(JT_ALL_OPS, k, 1, ENOSPC);
-                assert_int_equal(journal_open(d->state, &jt_ops, &result, &j), -ENOSPC);
+                assert_int_equal(journal_open(d->state, &jt_ops, NULL, &result, &j), -ENOSPC);
                 assert_false(jt_exists(d, "journal.tmp"));
         }
         jt_faults_reset();
@@ -374,9 +374,9 @@ static void test_open_fails(void **state)
         data = jt_read(d, "journal", &size);
         jt_write(d, "journal", data, size - 1);
         jt_faults_arm(1u << JT_FTRUNCATE, 1, 1, EIO);
-        assert_int_equal(journal_open(d->state, &jt_ops, &result, &j), -EIO);
+        assert_int_equal(journal_open(d->state, &jt_ops, NULL, &result, &j), -EIO);
         jt_faults_arm(1u << JT_FDATASYNC, 1, 1, EIO);
-        assert_int_equal(journal_open(d->state, &jt_ops, &result, &j), -EIO);
+        assert_int_equal(journal_open(d->state, &jt_ops, NULL, &result, &j), -EIO);
         jt_write(d, "journal", data, size - 1);
         jt_faults_reset();
         j = jt_open_expect(d, t, 1, &result);
@@ -392,7 +392,7 @@ static void test_open_fails(void **state)
         jt_write(d, "journal", data, size);
         free(data);
         jt_faults_arm(1u << JT_RENAMEAT, 1, 1, EIO);
-        assert_int_equal(journal_open(d->state, &jt_ops, &result, &j), -EIO);
+        assert_int_equal(journal_open(d->state, &jt_ops, NULL, &result, &j), -EIO);
         jt_faults_reset();
         j = jt_open_expect(d, t, 2, &result);
         assert_true(result.stale_journal);
@@ -428,15 +428,13 @@ static void test_short_writes(void **state)
 
         piecemeal.pwrite = pwrite_piecemeal;
         nothing.pwrite = pwrite_nothing;
-        assert_int_equal(journal_open(d->state, &piecemeal, &result, &j), 0);
-        journal_live_free(result.live);
+        assert_int_equal(journal_open(d->state, &piecemeal, NULL, &result, &j), 0);
         jt_faults_reset();
         jt_put_commit(j, &t[0]);
         assert_true(jt_faults.calls[JT_PWRITE] > 20);
         journal_close(j);
 
-        assert_int_equal(journal_open(d->state, &nothing, &result, &j), 0);
-        journal_live_free(result.live);
+        assert_int_equal(journal_open(d->state, &nothing, NULL, &result, &j), 0);
         assert_int_equal(journal_put(j, &t[1]), 0);
         assert_int_equal(journal_commit(j), -EIO);
         journal_close(j);

@@ -197,7 +197,7 @@ static void assert_resealed_malformed(struct jt_dir *d, uint8_t *data, size_t si
                   crc32c(0, data + RECORDS_START + 8, size - RECORDS_START - 8));
         jt_write(d, "journal", data, size);
         free(data);
-        assert_int_equal(journal_open(d->state, NULL, &(struct journal_open_result){}, &j),
+        assert_int_equal(journal_open(d->state, NULL, NULL, &(struct journal_open_result){}, &j),
                          -EBADMSG);
 }
 

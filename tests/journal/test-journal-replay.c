@@ -52,6 +52,13 @@ static void store_u32(uint8_t *p, uint32_t v)
                 p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* A frame's payload byte set, the frame sealed again with a right checksum. */
+static void reseal(uint8_t *frame, size_t payload_offset, uint8_t value)
+{
+        frame[8 + payload_offset] = value;
+        store_u32(frame + 4, crc32c(0, frame + 8, load_u32(frame)));
+}
+
 /* Commit each group of timers as one batch; ret_ends[i] is the journal size after batch i. */
 static void write_batches(const struct jt_dir *d, const struct journal_timer *timers,
                           const size_t *batch_sizes, size_t n_batches, size_t *ret_ends)
@@ -73,7 +80,7 @@ static void assert_open_fails(const struct jt_dir *d, int error)
         struct journal_open_result result;
         struct journal *j = NULL;
 
-        assert_int_equal(journal_open(d->state, &jt_ops, &result, &j), error);
+        assert_int_equal(journal_open(d->state, &jt_ops, NULL, &result, &j), error);
         assert_null(j);
 }
 
@@ -120,9 +127,9 @@ static void test_fresh_state_dir(void **state)
         journal_close(j);
 
         assert_true(asprintf(&missing, "%s/no/such/dir", d->root) > 0);
-        assert_int_equal(journal_open(missing, NULL, &result, &j), -ENOENT);
+        assert_int_equal(journal_open(missing, NULL, NULL, &result, &j), -ENOENT);
         free(missing);
-        assert_int_equal(journal_open(NULL, NULL, &result, &j), -EINVAL);
+        assert_int_equal(journal_open(NULL, NULL, NULL, &result, &j), -EINVAL);
 }
 
 /* Every prefix of the last batch: it is dropped and counted, the rest is kept and appendable. */
@@ -277,6 +284,56 @@ static void test_malformed_record(void **state)
         free(data);
 }
 
+/* Records that are read but not taken are checked all the same, resealed malformed (a policy out of
+ * range, a NUL in the name): one the next change of its timer replaces, a deletion, one of the
+ * incomplete last batch (its end cut off by a crash). */
+static void test_malformed_dropped_record(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[3] = {jt_timer(1, "a", 1), jt_timer(1, "a", 2), jt_timer(1, "b", 3)};
+        size_t batches[2] = {1, 2}, ends[2], size;
+        struct journal *j;
+        uint8_t *data, *frame;
+
+        /* "a" put twice: the first is replaced. */
+        write_batches(d, t, batches, 2, ends);
+        data = jt_read(d, "journal", &size);
+        frame = data + RECORDS_START;
+        reseal(frame, 16, 99);
+        assert_store_fault(d, "journal", data, size, -EBADMSG);
+        free(data);
+
+        /* "a" deleted: the deletion is dropped from the live set. */
+        jt_dir_remove(d);
+        jt_dir_make(d);
+        j = jt_open_expect(d, NULL, 0, NULL);
+        jt_put_commit(j, &t[0]);
+        assert_int_equal(journal_delete(j, 1, "a"), 0);
+        assert_int_equal(journal_commit(j), 0);
+        journal_close(j);
+        data = jt_read(d, "journal", &size);
+        frame = data + RECORDS_START;
+        frame += 8 + load_u32(frame);
+        reseal(frame, 15, 0);
+        assert_store_fault(d, "journal", data, size, -EBADMSG);
+        free(data);
+
+        /* Batch 2 cut after its first record, which is dropped: it replays as a torn tail, and
+         * refuses the journal when malformed. */
+        jt_dir_remove(d);
+        jt_dir_make(d);
+        write_batches(d, t, batches, 2, ends);
+        data = jt_read(d, "journal", &size);
+        frame = data + ends[0];
+        size = ends[0] + 8 + load_u32(frame);
+        jt_write(d, "journal", data, size);
+        j = jt_open_expect(d, t, 1, NULL);
+        journal_close(j);
+        reseal(frame, 16, 99);
+        assert_store_fault(d, "journal", data, size, -EBADMSG);
+        free(data);
+}
+
 static void test_headers(void **state)
 {
         struct jt_dir *d = *state;
@@ -370,6 +427,132 @@ static void test_snapshot_damage(void **state)
         j = jt_open_expect(d, t, 3, NULL);
         journal_close(j);
         free(data);
+}
+
+/* Every file of the state directory as it is now, to compare with later. */
+struct files_copy {
+        uint8_t *data[3];
+        size_t size[3];
+};
+
+static const char *const copied_files[3] = {"snapshot", "journal", "journal.next"};
+
+static void files_copy(const struct jt_dir *d, struct files_copy *ret)
+{
+        for (size_t i = 0; i < 3; i++)
+                ret->data[i] = jt_exists(d, copied_files[i])
+                                   ? jt_read(d, copied_files[i], &ret->size[i])
+                                   : NULL;
+}
+
+/* The files are exactly the copy, and nothing else was written (no journal.damaged-*). */
+static void assert_files_are(const struct jt_dir *d, struct files_copy *copy)
+{
+        size_t n = 0;
+        DIR *dir = opendir(d->state);
+
+        for (size_t i = 0; i < 3; i++) {
+                uint8_t *now;
+                size_t size;
+
+                assert_int_equal(jt_exists(d, copied_files[i]), copy->data[i] != NULL);
+                if (!copy->data[i])
+                        continue;
+                n++;
+                now = jt_read(d, copied_files[i], &size);
+                assert_int_equal(size, copy->size[i]);
+                assert_memory_equal(now, copy->data[i], size);
+                free(now);
+                free(copy->data[i]);
+        }
+        assert_non_null(dir);
+        for (struct dirent *e; (e = readdir(dir));)
+                n -= e->d_name[0] != '.';
+        closedir(dir);
+        assert_int_equal(n, 0);
+}
+
+/* A snapshot's record is checked where it is taken, after the timers before it were handed over:
+ * the open fails as a whole, as a refusal before any take did, and changes no file (the journal's
+ * torn tail is not cut, a journal.next is not installed). Its checksum, or its content resealed.
+ * A record the journal replaces is checked too, before anything is taken. */
+static void test_snapshot_refused_after_takes(void **state)
+{
+        struct jt_dir *d = *state;
+        struct journal_timer t[3] = {jt_timer(1, "a", 1), jt_timer(1, "b", 2), jt_timer(1, "c", 3)};
+        struct journal_timer b2 = jt_timer(1, "b", 20), d4 = jt_timer(1, "d", 4);
+        struct journal_open_result result;
+        struct files_copy copy;
+        uint8_t *snapshot, *journal, *frame[3];
+        size_t size, journal_size;
+        struct journal *j;
+
+        j = jt_open_expect(d, NULL, 0, NULL);
+        assert_int_equal(journal_compact(j, t, 3), 0);
+        jt_put_commit(j, &d4);
+        journal_close(j);
+        snapshot = jt_read(d, "snapshot", &size);
+        frame[0] = snapshot + SNAPSHOT_HEADER_SIZE;
+        for (size_t i = 1; i < 3; i++)
+                frame[i] = frame[i - 1] + 8 + load_u32(frame[i - 1]);
+        /* A torn tail: a crash during the next append. */
+        journal = jt_read(d, "journal", &journal_size);
+        journal = realloc(journal, journal_size + 3);
+        assert_non_null(journal);
+        memset(journal + journal_size, 0x55, 3);
+        jt_write(d, "journal", journal, journal_size + 3);
+
+        for (unsigned variant = 0; variant < 3; variant++) {
+                struct jt_taken taken;
+                struct journal_take take = jt_take(&taken);
+                /* The last record: a policy out of range, resealed; its checksum; and the same
+                 * content error with a journal.next that continues the snapshot. */
+                uint8_t saved = frame[2][8 + 16];
+
+                if (variant == 1)
+                        frame[2][8 + 16] = 99;
+                else
+                        reseal(frame[2], 16, 99);
+                jt_write(d, "snapshot", snapshot, size);
+                if (variant == 2)
+                        jt_write(d, "journal.next", journal, journal_size);
+                files_copy(d, &copy);
+                assert_int_equal(journal_open(d->state, &jt_ops, &take, &result, &j), -EBADMSG);
+                assert_string_equal(result.file, "snapshot");
+                /* The journal.next is read first: the snapshot is checked in full before it. */
+                assert_int_equal(taken.n, variant == 2 ? 0 : 2);
+                assert_files_are(d, &copy);
+                if (variant == 2) {
+                        char *next = jt_path(d, "journal.next");
+
+                        assert_int_equal(unlink(next), 0);
+                        free(next);
+                }
+                free(taken.timers);
+                reseal(frame[2], 16, saved);
+        }
+
+        /* "b" replaced by the journal, malformed in the snapshot: refused before any take. */
+        jt_write(d, "snapshot", snapshot, size);
+        jt_write(d, "journal", journal, journal_size);
+        j = jt_open_expect(d, (struct journal_timer[]){t[0], t[1], t[2], d4}, 4, NULL);
+        jt_put_commit(j, &b2);
+        journal_close(j);
+        reseal(frame[1], 16, 99);
+        jt_write(d, "snapshot", snapshot, size);
+        files_copy(d, &copy);
+        {
+                struct jt_taken taken;
+                struct journal_take take = jt_take(&taken);
+
+                assert_int_equal(journal_open(d->state, &jt_ops, &take, &result, &j), -EBADMSG);
+                assert_string_equal(result.file, "snapshot");
+                assert_int_equal(taken.n, 0);
+                free(taken.timers);
+        }
+        assert_files_are(d, &copy);
+        free(journal);
+        free(snapshot);
 }
 
 static void test_snapshot_plus_journal(void **state)
@@ -585,9 +768,9 @@ static void test_not_files(void **state)
         jt_dir_make(d);
         fclose(fopen(d->state, "we"));
         assert_int_equal(access(d->state, F_OK), 0);
-        assert_int_equal(journal_open(d->state, NULL, &result, &j), -ENOTDIR);
-        assert_int_equal(journal_open(d->state, NULL, NULL, &j), -EINVAL);
-        assert_int_equal(journal_open(d->state, NULL, &result, NULL), -EINVAL);
+        assert_int_equal(journal_open(d->state, NULL, NULL, &result, &j), -ENOTDIR);
+        assert_int_equal(journal_open(d->state, NULL, NULL, NULL, &j), -EINVAL);
+        assert_int_equal(journal_open(d->state, NULL, NULL, &result, NULL), -EINVAL);
 }
 
 /* The names of the journal.damaged-* files in the state directory. */
@@ -926,6 +1109,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_corrupt_tail, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_corrupt_middle, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_malformed_record, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_malformed_dropped_record, setup, jt_teardown),
+            cmocka_unit_test_setup_teardown(test_snapshot_refused_after_takes, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_headers, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_snapshot_damage, setup, jt_teardown),
             cmocka_unit_test_setup_teardown(test_snapshot_plus_journal, setup, jt_teardown),
