@@ -10,6 +10,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "varlink/tokens.h"
 
 #include "varlink/idl-ids.h" /* generated: the ids of interfaces, methods and field names */
 
@@ -46,6 +50,30 @@ struct vl_idl_struct {
         size_t n_fields;
         const struct vl_idl_field *fields;
 };
+
+/* The index in type->fields of the field key names (len bytes, as a call's reader keeps a key: cut
+ * at a NUL it holds); type->n_fields when none. */
+static inline size_t vl_idl_field_index(const struct vl_idl_struct *type, const char *key,
+                                        size_t len)
+{
+        size_t f = 0;
+
+        while (f < type->n_fields &&
+               (type->fields[f].len != len || memcmp(type->fields[f].name, key, len) != 0))
+                f++;
+        return f;
+}
+
+/* Whether a number token is a value an int of the IDL takes: a signed 64-bit integer, of which
+ * INT64_MIN is refused too (a json-c tree could not tell it from a number beyond, saturated). */
+static inline bool vl_idl_int_in_range(const char *text, const struct vl_token *t)
+{
+        uint64_t magnitude;
+        bool negative;
+
+        return vl_token_integer(text, t, &negative, &magnitude) == 0 &&
+               magnitude <= (uint64_t)INT64_MAX;
+}
 
 /* A method the IDL declares. */
 struct vl_idl_method {

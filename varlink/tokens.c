@@ -236,24 +236,33 @@ static int tokens_resize(struct vl_tokens *k, size_t cap)
         return 0;
 }
 
-int vl_tokens_parse(struct vl_tokens *k, const char *text, size_t len, int max_depth)
+int vl_tokens_reserve(struct vl_tokens *k, size_t len)
+{
+        k->n = 0;
+        if ((k->cap > VL_TOKENS_KEPT && vl_tokens_bound(len) <= VL_TOKENS_KEPT) || !k->v)
+                return tokens_resize(k, VL_TOKENS_KEPT);
+        return 0;
+}
+
+int vl_tokens_grow(struct vl_tokens *k, size_t len)
 {
         size_t bound = vl_tokens_bound(len);
-        int r;
 
-        k->n = 0;
-        if ((k->cap > VL_TOKENS_KEPT && bound <= VL_TOKENS_KEPT) || !k->v) {
-                r = tokens_resize(k, VL_TOKENS_KEPT);
-                if (r < 0)
-                        return r;
-        }
+        /* Doubling: the bound is 20 bytes of tokens per byte of text, most need far less. */
+        return tokens_resize(k, k->cap * 2 < bound ? k->cap * 2 : bound);
+}
+
+int vl_tokens_parse(struct vl_tokens *k, const char *text, size_t len, int max_depth)
+{
+        int r = vl_tokens_reserve(k, len);
+
+        if (r < 0)
+                return r;
         for (;;) {
                 r = vl_tokenize(text, len, max_depth, k->v, k->cap, &k->n);
-                if (r != -ENOBUFS || k->cap >= bound)
+                if (r != -ENOBUFS || k->cap >= vl_tokens_bound(len))
                         return r;
-                /* Doubling: the bound is 20 bytes of tokens per byte of text, most need far less.
-                 */
-                r = tokens_resize(k, k->cap * 2 < bound ? k->cap * 2 : bound);
+                r = vl_tokens_grow(k, len);
                 if (r < 0)
                         return r;
         }
