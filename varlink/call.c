@@ -81,7 +81,7 @@ struct scan {
         bool parameters_checked; /* the parameters' object was checked as scanned */
         bool unchecked;          /* something the scan does not vouch for: params_check() will */
         int checking;            /* the open containers that are checked: frame[1..checking] */
-        struct frame frame[FRAMES + 1];
+        struct frame *frame;     /* scan()'s, each written as its container opens */
 };
 
 /* A string made a C string in place (unescaping writes behind what it reads); its len then the
@@ -229,11 +229,13 @@ static void on_scalar(struct scan *sc, const struct frame *f, const char *text,
 static int scan(char *text, size_t len, int max_depth, struct vl_token *tokens, size_t cap,
                 size_t *ret_n, struct scan *sc)
 {
+        struct frame frames[FRAMES + 1];
         uint32_t parent = NO_PARENT;
         int depth = 0;
         size_t n = 0, pos;
         long next = 0;
 
+        sc->frame = frames;
         pos = skip_space(text, len, 0);
         for (;;) {
                 struct vl_token *t, *up;

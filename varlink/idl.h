@@ -71,6 +71,10 @@ static inline bool vl_idl_int_in_range(const char *text, const struct vl_token *
         uint64_t magnitude;
         bool negative;
 
+        /* 18 digits are below 10^18 < INT64_MAX: most ints need no reading here (the handler
+         * reads them again). */
+        if (t->type == VL_TOKEN_NUMBER && t->integer && t->len - (text[t->start] == '-') <= 18)
+                return true;
         return vl_token_integer(text, t, &negative, &magnitude) == 0 &&
                magnitude <= (uint64_t)INT64_MAX;
 }
