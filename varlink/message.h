@@ -21,7 +21,7 @@
 struct vl_idl_method;
 
 /*
- * What reading a call checks its parameters with while it scans them (varlink/call.c): the
+ * What reading a call checks its parameters with while it scans them (varlink/reader.c): the
  * methods of an IDL (varlink/idl.h) and room for a call's field maps, n_maps >= 1.
  */
 struct vl_call_check {
@@ -64,7 +64,7 @@ struct vl_call {
 
 /*
  * Parse a call with p's buffers, allocating nothing once they have grown, in one pass over its
- * text (varlink/call.c), and with p->check, look its method up and check its parameters as far as
+ * text (varlink/reader.c), and with p->check, look its method up and check its parameters as far as
  * the scan can vouch for them (struct vl_call: idl, checked). Returns 0, -EILSEQ for
  * text that is not valid UTF-8 (utf8.h: overlong forms, surrogates, lone surrogate escapes, code
  * points above U+10FFFF, cut-short sequences), -EBADMSG for text that is not JSON (or nests deeper

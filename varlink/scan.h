@@ -2,9 +2,8 @@
 #pragma once
 
 /*
- * The scanners of JSON text (RFC 8259, strictly), shared by the two readers: vl_tokenize()
- * (tokens.c: any JSON, for replies and trees) and the call reader (call.c: a call, checked against
- * its method's IDL as it is scanned). Internal to varlink/.
+ * The scanners of JSON text (RFC 8259, strictly): reader.c's loop scans with them, and tokens.c
+ * unescapes strings with their escape readers. Internal to varlink/.
  */
 
 #include <errno.h>

@@ -4,9 +4,9 @@
 /*
  * A value of a message read in place from its tokens (tokens.h), with nothing built: the
  * service's calls. The getters read as vl_get_*() read a json-c tree (varlink/message.h). The text
- * is a copy the reader owns, whose strings the reader (varlink/call.c) made C strings in place, so
- * that a string is handed out as a pointer into it. A call's fields are read by id from the map its
- * check made (struct vl_view_fields).
+ * is a copy the reader owns, whose strings the reader (varlink/reader.c) made C strings in place,
+ * so that a string is handed out as a pointer into it. A call's fields are read by id from the map
+ * its check made (struct vl_view_fields).
  */
 
 #include <stdbool.h>
@@ -37,10 +37,10 @@ struct vl_view {
 };
 
 /*
- * JSON text read for views (what varlink/call.c does for a call, without the call): msg's len bytes
- * copied into text (len + 1 bytes) and cut into tokens as vl_tokenize() cuts them, with its errors,
- * each string made a C string in place as it is scanned: unescaped, NUL-terminated where its
- * closing quote was (an unescaped string is never longer); a string's len is then its unescaped
+ * JSON text read for views (what varlink/reader.c does for a call, without the call): msg's len
+ * bytes copied into text (len + 1 bytes) and cut into tokens as vl_tokenize() cuts them, with its
+ * errors, each string made a C string in place as it is scanned: unescaped, NUL-terminated where
+ * its closing quote was (an unescaped string is never longer); a string's len is then its unescaped
  * length, a key cut at a NUL it holds, as a tree keeps it.
  */
 int vl_view_read(const char *msg, size_t len, int max_depth, char *text, struct vl_token *tokens,

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /*
- * A call read in one pass over its text: cut into tokens (the scanners of scan.h), its strings made
- * C strings in place as each is scanned, the envelope's members found as their keys are, the
- * method looked up in the IDL when its name is scanned, and, when the method came before the
- * parameters (as every client writes it), the parameters checked against the method's IDL as they
- * are scanned: each key matched to its field id and placed in the field map, each int range-checked
- * as it is read. A call the scan cannot vouch for (a key no field declares, an int out of range, a
- * second "method", parameters before the method) is left unchecked, and the service's
- * params_check() walks it after: the walk names the parameter an error reply names, by its rules
- * (fields in the order of their first keys, the value of the last).
+ * The one loop that reads JSON text, with the scanners of scan.h, for three readers:
+ * vl_tokenize() cuts any text into tokens (replies, trees); vl_view_read() also makes each string a
+ * C string in place as it is scanned; and vl_call_parse_with() reads a call: its envelope's
+ * members found as their keys are, the method looked up in the IDL when its name is scanned, and,
+ * when the method came before the parameters (as every client writes it), the parameters checked
+ * against the method's IDL as they are scanned: each key matched to its field id and placed in the
+ * field map, each int range-checked as it is read. A call the scan cannot vouch for (a key no field
+ * declares, an int out of range, a second "method", parameters before the method) is left
+ * unchecked, and the service's params_check() walks it after: the walk names the parameter an
+ * error reply names, by its rules (fields in the order of their first keys, the value of the last).
+ * The loop is inlined into each reader, so that vl_tokenize() carries none of the call's work.
  */
 
 #include <errno.h>
@@ -221,13 +223,14 @@ static void on_scalar(struct scan *sc, const struct frame *f, const char *text,
 }
 
 /*
- * Text (len bytes and a NUL after them, writable) into tokens[0..*ret_n) as vl_tokenize() cuts it,
- * its strings made C strings in place as vl_view_read() says, and, with sc->call, the call's
- * envelope, and with sc->check its check. -EBADMSG for text that is no JSON (the caller tells
- * -EILSEQ from the original text: the strings made in place are no longer it), -ENOBUFS.
+ * Text (len bytes) into tokens[0..*ret_n); in_place, with a NUL after it and writable, its strings
+ * made C strings as vl_view_read() says; with sc->call, the call's envelope, and with sc->check its
+ * check. -EBADMSG for text that is no JSON (the caller tells -EILSEQ from the original text: the
+ * strings made in place are no longer it), -ENOBUFS.
  */
-static int scan(char *text, size_t len, int max_depth, struct vl_token *tokens, size_t cap,
-                size_t *ret_n, struct scan *sc)
+static inline __attribute__((always_inline)) int scan(char *text, size_t len, int max_depth,
+                                                      struct vl_token *tokens, size_t cap,
+                                                      size_t *ret_n, struct scan *sc, bool in_place)
 {
         struct frame frames[FRAMES + 1];
         uint32_t parent = NO_PARENT;
@@ -265,7 +268,7 @@ static int scan(char *text, size_t len, int max_depth, struct vl_token *tokens, 
                         t->next = (uint32_t)n;
                         if (pos == 0)
                                 return -EBADMSG;
-                        if (t->type == VL_TOKEN_STRING)
+                        if (in_place && t->type == VL_TOKEN_STRING)
                                 string_finish(text, t);
                         if (sc->checking == depth && depth > 0)
                                 on_scalar(sc, &sc->frame[depth], text, t);
@@ -300,7 +303,8 @@ static int scan(char *text, size_t len, int max_depth, struct vl_token *tokens, 
                 if ((next = scan_key(text, len, pos, tokens, &n, cap)) <= 0)
                         return next < 0 ? (int)next : -EBADMSG;
                 pos = (size_t)next;
-                key_finish(text, &tokens[n - 1]);
+                if (in_place)
+                        key_finish(text, &tokens[n - 1]);
                 if (sc->checking == depth)
                         on_key(sc, &sc->frame[depth], text, &tokens[n - 1], (uint32_t)n);
         }
@@ -312,23 +316,46 @@ done:
         return 0;
 }
 
-/* scan() of a copy of msg into text (len + 1 bytes), with its errors as vl_tokenize()'s. */
+/* What vl_tokenize() refuses before it reads. */
+static int scan_refused(size_t len, int max_depth)
+{
+        if (max_depth < 1)
+                return -EINVAL;
+        return len >= UINT32_MAX ? -EMSGSIZE : 0;
+}
+
+/* A scan's error as vl_tokenize() returns it: text that is not UTF-8 is refused as that first,
+ * wherever the grammar broke. msg is the text as it came, before any string was made in place. */
+static int scan_error(int r, const char *msg, size_t len)
+{
+        return r < 0 && !vl_json_text_valid(msg, len) ? -EILSEQ : r;
+}
+
+int vl_tokenize(const char *text, size_t len, int max_depth, struct vl_token *tokens, size_t cap,
+                size_t *ret_n)
+{
+        struct scan sc = {0};
+        int r = scan_refused(len, max_depth);
+
+        if (r < 0)
+                return r;
+        /* Not in place: the text is only read. */
+        r = scan((char *)text, len, max_depth, tokens, cap, ret_n, &sc, false);
+        return scan_error(r, text, len);
+}
+
+/* scan() in place of a copy of msg into text (len + 1 bytes), with vl_tokenize()'s errors. */
 static int scan_copy(const char *msg, size_t len, int max_depth, char *text,
                      struct vl_token *tokens, size_t cap, size_t *ret_n, struct scan *sc)
 {
-        int r;
+        int r = scan_refused(len, max_depth);
 
-        if (max_depth < 1)
-                return -EINVAL;
-        if (len >= UINT32_MAX)
-                return -EMSGSIZE;
+        if (r < 0)
+                return r;
         memcpy(text, msg, len);
         text[len] = 0;
-        r = scan(text, len, max_depth, tokens, cap, ret_n, sc);
-        /* Text that is not UTF-8 is refused as that first, wherever the grammar broke. */
-        if (r < 0 && !vl_json_text_valid(msg, len))
-                return -EILSEQ;
-        return r;
+        r = scan(text, len, max_depth, tokens, cap, ret_n, sc, true);
+        return scan_error(r, msg, len);
 }
 
 int vl_view_read(const char *msg, size_t len, int max_depth, char *text, struct vl_token *tokens,
