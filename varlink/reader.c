@@ -110,8 +110,8 @@ static void key_finish(char *text, struct vl_token *t)
 }
 
 /* Key tokens[k] of the checked container at frame f; its value will be token k + 1. */
-static void on_key(struct scan *sc, struct frame *f, const char *text, const struct vl_token *k,
-                   uint32_t value)
+static inline __attribute__((always_inline)) void
+on_key(struct scan *sc, struct frame *f, const char *text, const struct vl_token *k, uint32_t value)
 {
         const struct vl_idl_field *field;
         size_t i;
@@ -146,7 +146,8 @@ static void on_key(struct scan *sc, struct frame *f, const char *text, const str
 
 /* The frame of container tokens[v], opened inside frame `up` (NULL for the root); FRAME_NONE when
  * it is not checked. */
-static struct frame open_frame(struct scan *sc, const struct frame *up, const struct vl_token *t)
+static inline __attribute__((always_inline)) struct frame
+open_frame(struct scan *sc, const struct frame *up, const struct vl_token *t)
 {
         const struct vl_idl_field *field;
         struct frame f = {.kind = FRAME_NONE};
@@ -190,7 +191,8 @@ static struct frame open_frame(struct scan *sc, const struct frame *up, const st
 }
 
 /* Container t opened at depth (1 for the root) inside a checked one, or as the root. */
-static void open_checked(struct scan *sc, int depth, const struct vl_token *t)
+static inline __attribute__((always_inline)) void open_checked(struct scan *sc, int depth,
+                                                               const struct vl_token *t)
 {
         /* The IDL's structs nest no deeper than the maps a call holds (embed-idl.py). */
         if (depth > FRAMES) {
@@ -203,8 +205,8 @@ static void open_checked(struct scan *sc, int depth, const struct vl_token *t)
 }
 
 /* Scalar token t, a value inside the checked container at frame f. */
-static void on_scalar(struct scan *sc, const struct frame *f, const char *text,
-                      const struct vl_token *t)
+static inline __attribute__((always_inline)) void
+on_scalar(struct scan *sc, const struct frame *f, const char *text, const struct vl_token *t)
 {
         const struct vl_idl_field *field = f->field;
 
@@ -232,7 +234,8 @@ static inline __attribute__((always_inline)) int scan(char *text, size_t len, in
                                                       struct vl_token *tokens, size_t cap,
                                                       size_t *ret_n, struct scan *sc, bool in_place)
 {
-        struct frame frames[FRAMES + 1];
+        struct frame frames[FRAMES + 1] = {
+            0}; /* each written as it opens: zeroed for the compiler, which cannot tell */
         uint32_t parent = NO_PARENT;
         int depth = 0;
         size_t n = 0, pos;

@@ -227,7 +227,8 @@ static inline size_t scan_literal(const char *s, size_t len, size_t pos, struct 
         return pos + n;
 }
 
-static inline size_t scan_scalar(const char *s, size_t len, size_t pos, struct vl_token *t)
+static inline __attribute__((always_inline)) size_t scan_scalar(const char *s, size_t len,
+                                                                size_t pos, struct vl_token *t)
 {
         switch (peek(s, len, pos)) {
         case '"':
