@@ -16,9 +16,10 @@
 #include "varlink/tokens.h"
 
 /*
- * An object's fields by id, made in one pass over its members (the service's params_check(), whose
- * ids are enum vl_idl_field_id of varlink/idl.h): a handler reads each field at its place, never
- * looking for its name among the members again.
+ * An object's fields by id (enum vl_idl_field_id of varlink/idl.h), made as a call is read
+ * (varlink/reader.c) or, for a call the reader could not vouch for, by the service's
+ * params_check(): a handler reads each field at its place, never looking for its name among the
+ * members again.
  */
 #define VL_VIEW_FIELDS_MAX 64
 
