@@ -193,17 +193,20 @@ static struct reply unknown_method(struct service *s, const char *method)
 /* The method of the call: what it decided. Every method of the IDL has a case (-Wswitch). */
 static struct reply dispatch(struct service *s, struct peer *p, const struct vl_call *call)
 {
-        const struct vl_idl_method *m = vl_idl_method_find(call->method, call->method_len);
+        /* The peer's parser looked the method up in the IDL as it read the call. */
+        const struct vl_idl_method *m = call->idl;
         struct params_fields fields;
         struct vl_view checked;
-        const struct vl_view *params = &checked;
+        const struct vl_view *params = call->checked ? &call->parameters : &checked;
         struct param_error err;
 
         /* A method of an interface not served here is not checked against its IDL. */
         if (!m || (m->interface == VL_IDL_IO_TIMERD_TEST && !s->clock.virtual))
                 return unknown_method(s, call->method);
-        /* The handlers read the fields from the maps the check makes. */
-        if (params_check(m->parameters, &call->parameters, &fields, &checked, &err) < 0)
+        /* The handlers read the fields from the maps the check makes: the reader's, or, for a call
+         * it could not vouch for, the walk's, which names what is wrong. */
+        if (!call->checked &&
+            params_check(m->parameters, &call->parameters, &fields, &checked, &err) < 0)
                 return reply_fail(&err);
         switch (m->id) {
         case VL_IDL_ORG_VARLINK_SERVICE_GET_INFO:

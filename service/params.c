@@ -32,17 +32,6 @@ int params_fail(struct param_error *err, int failure, const char *name, const ch
         return failure;
 }
 
-/* An int of the IDL is a signed 64-bit integer, of which INT64_MIN is refused too (a json-c
- * tree could not tell it from a number beyond, saturated). */
-static bool int_in_range(const char *text, const struct vl_token *t)
-{
-        uint64_t magnitude;
-        bool negative;
-
-        return vl_token_integer(text, t, &negative, &magnitude) == 0 &&
-               magnitude <= (uint64_t)INT64_MAX;
-}
-
 /* Where a value lies in the call, as a chain up to the parameters: written out only for an
  * error, so that checking a good call costs no formatting. */
 struct field_path {
@@ -87,7 +76,7 @@ static int check_int(struct check *c, const struct vl_idl_field *f, size_t v,
         const struct vl_token *t = &c->tokens[v];
 
         if (f->kind == VL_IDL_INT && t->type == VL_TOKEN_NUMBER && t->integer &&
-            !int_in_range(c->text, t))
+            !vl_idl_int_in_range(c->text, t))
                 return field_invalid(c->err, path);
         return 0;
 }
@@ -111,18 +100,6 @@ static int check_value(struct check *c, const struct vl_idl_field *f, size_t v,
         return check_struct(c, f->fields, v, map, path);
 }
 
-/* The field key names (len bytes, as the view keeps a key: cut at a NUL it holds);
- * type->n_fields when none. */
-static size_t field_of(const struct vl_idl_struct *type, const char *key, size_t len)
-{
-        size_t f = 0;
-
-        while (f < type->n_fields &&
-               (type->fields[f].len != len || memcmp(type->fields[f].name, key, len) != 0))
-                f++;
-        return f;
-}
-
 /*
  * Each field in the order of its first key, with the value of its last, as a tree holds a
  * duplicate: the first key no field declares is the one named, after the fields whose first key
@@ -139,7 +116,7 @@ static int check_struct(struct check *c, const struct vl_idl_struct *type, size_
 
         map->present = 0;
         for (size_t m = 0, k = object + 1; m < tokens[object].size; m++, k = tokens[k + 1].next) {
-                size_t f = field_of(type, c->text + tokens[k].start, tokens[k].len);
+                size_t f = vl_idl_field_index(type, c->text + tokens[k].start, tokens[k].len);
 
                 if (f == type->n_fields) {
                         unknown = unknown ? unknown : k;

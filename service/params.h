@@ -32,7 +32,8 @@ struct params_fields {
 };
 
 /*
- * The call's parameters against the parameters its method's IDL declares (struct vl_idl_method):
+ * The call's parameters against the parameters its method's IDL declares (struct vl_idl_method),
+ * for a call its reader did not check as it scanned it (struct vl_call's checked):
  * a field it does not declare, at any level, or an int beyond the IDL's signed 64 bits is
  * InvalidParameter naming the field by its dotted path ("declaration.frobnicate"). *ret is the
  * parameters with the field maps made in `fields` as they were checked, which the handlers read

@@ -144,7 +144,8 @@ class FieldTables:
         kind = {"int": "VL_IDL_INT", "struct": "VL_IDL_STRUCT"}.get(type_[0], "VL_IDL_OTHER")
         table = self.table(type_[1], type_name) if type_[0] == "struct" else None
         self.field_names.add(name)
-        return (f'{{"{name}", {len(name)}, {field_id(name)}, {kind}, '
+        first, last = name_words(name.encode())
+        return (f'{{"{name}", {len(name)}, {{{first:#x}, {last:#x}}}, {field_id(name)}, {kind}, '
                 f'{"true" if array else "false"}, {"&" + table if table else "NULL"}}}', table)
 
     def table(self, fields, type_name=None):
@@ -172,6 +173,19 @@ class FieldTables:
 # VL_IDL_FIELDS_MAX of varlink/idl.h: a call's check marks each field seen in one 64-bit word;
 # VL_VIEW_FIELDS_MAX of varlink/view.h: a field map has a place for each field name.
 FIELDS_MAX = 64
+
+
+def name_words(name):
+    """vl_idl_name_words() of varlink/idl.h: the first and the last 8 bytes of a name (4 of one
+    of 4 to 7 bytes; the first, middle and last byte of a shorter one), read little-endian."""
+    n = len(name)
+    if n >= 8:
+        return int.from_bytes(name[:8], "little"), int.from_bytes(name[n - 8:], "little")
+    if n >= 4:
+        return int.from_bytes(name[:4], "little"), int.from_bytes(name[n - 4:], "little")
+    if n > 0:
+        return name[0] | name[n // 2] << 8 | name[n - 1] << 16, 0
+    return 0, 0
 
 
 def field_id(name):

@@ -10,6 +10,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "varlink/tokens.h"
 
 #include "varlink/idl-ids.h" /* generated: the ids of interfaces, methods and field names */
 
@@ -33,6 +37,7 @@ struct vl_idl_struct;
 struct vl_idl_field {
         const char *name;
         size_t len;              /* of name */
+        uint64_t words[2];       /* vl_idl_name_words() of name */
         enum vl_idl_field_id id; /* its name's: where a call's field map keeps its value */
         enum vl_idl_kind kind;
         bool array;
@@ -46,6 +51,82 @@ struct vl_idl_struct {
         size_t n_fields;
         const struct vl_idl_field *fields;
 };
+
+/* A name's first and last 8 bytes, overlapping when it is shorter than 16 (of one of 4 to 7 bytes
+ * its first and last 4, of a shorter one its first, middle and last byte), read as little-endian
+ * words: two names of the same length up to 16 bytes are equal when their words are, without a
+ * memcmp. embed-idl.py writes each field's. */
+static inline uint64_t vl_idl_load_word(const char *s, size_t n)
+{
+        uint64_t w = 0;
+
+        if (n == 8) {
+                memcpy(&w, s, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+                w = __builtin_bswap64(w);
+#endif
+        } else {
+                uint32_t h;
+
+                memcpy(&h, s, 4);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+                h = __builtin_bswap32(h);
+#endif
+                w = h;
+        }
+        return w;
+}
+
+static inline void vl_idl_name_words(const char *s, size_t len, uint64_t ret[2])
+{
+        if (len >= 8) {
+                ret[0] = vl_idl_load_word(s, 8);
+                ret[1] = vl_idl_load_word(s + len - 8, 8);
+        } else if (len >= 4) {
+                ret[0] = vl_idl_load_word(s, 4);
+                ret[1] = vl_idl_load_word(s + len - 4, 4);
+        } else {
+                ret[0] = len == 0 ? 0
+                                  : (uint64_t)(unsigned char)s[0] |
+                                        (uint64_t)(unsigned char)s[len / 2] << 8 |
+                                        (uint64_t)(unsigned char)s[len - 1] << 16;
+                ret[1] = 0;
+        }
+}
+
+/* The index in type->fields of the field key names (len bytes, as a call's reader keeps a key: cut
+ * at a NUL it holds); type->n_fields when none. */
+static inline size_t vl_idl_field_index(const struct vl_idl_struct *type, const char *key,
+                                        size_t len)
+{
+        uint64_t w[2];
+        size_t f = 0;
+
+        vl_idl_name_words(key, len, w);
+        for (; f < type->n_fields; f++) {
+                const struct vl_idl_field *field = &type->fields[f];
+
+                if (field->len == len && field->words[0] == w[0] && field->words[1] == w[1] &&
+                    (len <= 16 || memcmp(field->name + 8, key + 8, len - 16) == 0))
+                        break;
+        }
+        return f;
+}
+
+/* Whether a number token is a value an int of the IDL takes: a signed 64-bit integer, of which
+ * INT64_MIN is refused too (a json-c tree could not tell it from a number beyond, saturated). */
+static inline bool vl_idl_int_in_range(const char *text, const struct vl_token *t)
+{
+        uint64_t magnitude;
+        bool negative;
+
+        /* 18 digits are below 10^18 < INT64_MAX: most ints need no reading here (the handler
+         * reads them again). */
+        if (t->type == VL_TOKEN_NUMBER && t->integer && t->len - (text[t->start] == '-') <= 18)
+                return true;
+        return vl_token_integer(text, t, &negative, &magnitude) == 0 &&
+               magnitude <= (uint64_t)INT64_MAX;
+}
 
 /* A method the IDL declares. */
 struct vl_idl_method {

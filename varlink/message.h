@@ -18,6 +18,18 @@
 
 #define VL_MAX_DEPTH_DEFAULT 16
 
+struct vl_idl_method;
+
+/*
+ * What reading a call checks its parameters with while it scans them (varlink/reader.c): the
+ * methods of an IDL (varlink/idl.h) and room for a call's field maps, n_maps >= 1.
+ */
+struct vl_call_check {
+        const struct vl_idl_method *(*find)(const char *name, size_t len);
+        struct vl_view_fields *maps;
+        size_t n_maps;
+};
+
 /*
  * What a connection keeps from one message to the next so that it does not allocate it for each
  * (varlink/json.h): zeroed by vl_parser_init, made at the first parse.
@@ -29,6 +41,7 @@ struct vl_parser {
          */
         char *text;
         size_t text_cap;
+        const struct vl_call_check *check; /* NULL: calls are read unchecked */
 };
 
 void vl_parser_init(struct vl_parser *p);
@@ -38,14 +51,21 @@ void vl_parser_done(struct vl_parser *p);
 struct vl_call {
         const char *method; /* "iface.Method" */
         size_t method_len;
-        struct vl_view parameters; /* an object, empty when absent or null */
+        struct vl_view parameters;       /* an object, empty when absent or null */
+        const struct vl_idl_method *idl; /* the method, when the parser's check knows it */
+        /* The parameters were checked against idl's as scanned, their field maps made: they hold
+         * nothing the IDL does not declare and no int beyond its range. Otherwise they are still
+         * to check (params_check()). */
+        bool checked;
         bool more;
         bool oneway;
         bool upgrade;
 };
 
 /*
- * Parse a call with p's buffers, allocating nothing once they have grown. Returns 0, -EILSEQ for
+ * Parse a call with p's buffers, allocating nothing once they have grown, in one pass over its
+ * text (varlink/reader.c), and with p->check, look its method up and check its parameters as far as
+ * the scan can vouch for them (struct vl_call: idl, checked). Returns 0, -EILSEQ for
  * text that is not valid UTF-8 (utf8.h: overlong forms, surrogates, lone surrogate escapes, code
  * points above U+10FFFF, cut-short sequences), -EBADMSG for text that is not JSON (or nests deeper
  * than max_depth), -EPROTO for JSON that is not a varlink call (no "method" that is a method name

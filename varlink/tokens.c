@@ -5,356 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "varlink/scan.h"
 #include "varlink/utf8.h"
-
-/* The parent of the root; while a container is open, its `next` holds its parent's index. */
-#define NO_PARENT UINT32_MAX
-
-/*
- * The scanners take the text (s, len) and a place in it by value and return the place after what
- * they read, 0 for text that is no JSON there (nothing ends at 0): kept in registers, not in a
- * struct that every store into a token would make the compiler reread (-fno-strict-aliasing).
- */
-
-static int peek(const char *s, size_t len, size_t pos)
-{
-        return pos < len ? (unsigned char)s[pos] : -1;
-}
-
-static bool is_digit(int ch)
-{
-        return ch >= '0' && ch <= '9';
-}
-
-static bool is_space(char ch)
-{
-        return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
-}
-
-/* Most places have none: one test says so. */
-static size_t skip_space(const char *s, size_t len, size_t pos)
-{
-        while (pos < len && (unsigned char)s[pos] <= ' ' && is_space(s[pos]))
-                pos++;
-        return pos;
-}
-
-/* A \u escape after its backslash and u: a code unit, or a surrogate pair; -1 when it is neither
- * (a lone surrogate, bad hex digits). */
-static int32_t unicode_escape(const char *s, size_t len, size_t *pos)
-{
-        long unit = vl_json_escaped_unit(s + *pos - 2, len - (*pos - 2)), low;
-
-        if (unit < 0 || (unit >= 0xdc00 && unit <= 0xdfff))
-                return -1;
-        *pos += 4;
-        if (unit < 0xd800 || unit > 0xdbff)
-                return (int32_t)unit;
-        low = vl_json_escaped_unit(s + *pos, len - *pos);
-        if (low < 0xdc00 || low > 0xdfff)
-                return -1;
-        *pos += 6;
-        return (int32_t)(0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00));
-}
-
-/* The character an escape letter stands for; 0 for u and for letters that are no escape. */
-static char simple_escape(char letter)
-{
-        switch (letter) {
-        case '"':
-        case '\\':
-        case '/':
-                return letter;
-        case 'b':
-                return '\b';
-        case 'f':
-                return '\f';
-        case 'n':
-                return '\n';
-        case 'r':
-                return '\r';
-        case 't':
-                return '\t';
-        default:
-                return 0;
-        }
-}
-
-/* Bytes a string's scan stops at: its end, an escape, a control character left raw, and any
- * byte of a multi-byte character, which has its own check. */
-static bool string_special(unsigned char ch)
-{
-        return ch == '"' || ch == '\\' || ch < 0x20 || ch >= 0x80;
-}
-
-#define BYTES(b) (UINT64_C(0x0101010101010101) * (b))
-
-/* A byte of x's below b (b <= 0x80), each at its high bit; above the lowest such byte the answer
- * may be wrong (a borrow), at and below it never. */
-static uint64_t bytes_below(uint64_t x, uint8_t b)
-{
-        return (x - BYTES(b)) & ~x & BYTES(0x80);
-}
-
-/*
- * The plain bytes of a string from s up to end: where the first special one is, or end. Eight at
- * a time while eight are left: a call's strings are names, mostly plain and short, and a byte
- * at a time with its four tests was a fifth of the call's parsing.
- */
-static const char *skip_plain(const char *s, const char *end)
-{
-        while (end - s >= 8) {
-                uint64_t x, hit;
-
-                memcpy(&x, s, sizeof(x));
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-                x = __builtin_bswap64(x); /* the first byte lowest, where a borrow cannot reach */
-#endif
-                /* Below 0x20 or from 0x80: bytes_below(x, 0x20) | (x & BYTES(0x80)), shorter. */
-                hit = bytes_below(x ^ BYTES('"'), 1) | bytes_below(x ^ BYTES('\\'), 1) |
-                      (((x - BYTES(0x20)) | x) & BYTES(0x80));
-                if (hit)
-                        return s + __builtin_ctzll(hit) / 8;
-                s += 8;
-        }
-        while (s < end && !string_special((unsigned char)*s))
-                s++;
-        return s;
-}
-
-/* The string whose opening quote is at pos. */
-static size_t scan_string(const char *s, size_t len, size_t pos, struct vl_token *t)
-{
-        const char *end = s + len;
-        size_t start = pos + 1;
-        bool escaped = false;
-
-        pos = start;
-        for (;;) {
-                unsigned char ch;
-
-                pos = (size_t)(skip_plain(s + pos, end) - s);
-                if (pos == len)
-                        return 0;
-                ch = (unsigned char)s[pos];
-                if (ch < 0x20) /* a control character left raw */
-                        return 0;
-                if (ch >= 0x80) {
-                        /* Checked here, in the one pass: outside strings it is no JSON anyway. */
-                        size_t n = vl_utf8_sequence_length(s + pos, len - pos);
-
-                        if (n == 0)
-                                return 0;
-                        pos += n;
-                        continue;
-                }
-                pos++;
-                if (ch == '"')
-                        break;
-                escaped = true;
-                if (pos == len)
-                        return 0;
-                ch = (unsigned char)s[pos++];
-                if (ch == 'u') {
-                        if (unicode_escape(s, len, &pos) < 0)
-                                return 0;
-                } else if (simple_escape((char)ch) == 0)
-                        return 0;
-        }
-        t->type = VL_TOKEN_STRING;
-        t->escaped = escaped;
-        t->start = (uint32_t)start;
-        t->len = (uint32_t)(pos - 1 - start);
-        return pos;
-}
-
-static size_t scan_digits(const char *s, size_t len, size_t pos)
-{
-        if (!is_digit(peek(s, len, pos)))
-                return 0;
-        while (is_digit(peek(s, len, pos)))
-                pos++;
-        return pos;
-}
-
-static size_t scan_number(const char *s, size_t len, size_t pos, struct vl_token *t)
-{
-        size_t start = pos;
-
-        t->type = VL_TOKEN_NUMBER;
-        t->integer = true;
-        pos += peek(s, len, pos) == '-';
-        /* No leading zeros: a 0 is the whole integer part. */
-        if (peek(s, len, pos) == '0')
-                pos++;
-        else if ((pos = scan_digits(s, len, pos)) == 0)
-                return 0;
-        if (peek(s, len, pos) == '.') {
-                /* At least one digit after the point, though json-c takes "1." (RFC 8259 §6). */
-                t->integer = false;
-                if ((pos = scan_digits(s, len, pos + 1)) == 0)
-                        return 0;
-        }
-        if (peek(s, len, pos) == 'e' || peek(s, len, pos) == 'E') {
-                t->integer = false;
-                pos++;
-                if (peek(s, len, pos) == '+' || peek(s, len, pos) == '-')
-                        pos++;
-                if ((pos = scan_digits(s, len, pos)) == 0)
-                        return 0;
-        }
-        t->len = (uint32_t)(pos - start);
-        return pos;
-}
-
-static size_t scan_literal(const char *s, size_t len, size_t pos, struct vl_token *t,
-                           const char *word, enum vl_token_type type)
-{
-        size_t n = strlen(word);
-
-        if (len - pos < n || memcmp(s + pos, word, n) != 0)
-                return 0;
-        t->type = (uint8_t)type;
-        t->len = (uint32_t)n;
-        return pos + n;
-}
-
-static size_t scan_scalar(const char *s, size_t len, size_t pos, struct vl_token *t)
-{
-        switch (peek(s, len, pos)) {
-        case '"':
-                return scan_string(s, len, pos, t);
-        case 't':
-                return scan_literal(s, len, pos, t, "true", VL_TOKEN_TRUE);
-        case 'f':
-                return scan_literal(s, len, pos, t, "false", VL_TOKEN_FALSE);
-        case 'n':
-                return scan_literal(s, len, pos, t, "null", VL_TOKEN_NULL);
-        default:
-                return scan_number(s, len, pos, t);
-        }
-}
-
-static char closing(const struct vl_token *container)
-{
-        return container->type == VL_TOKEN_OBJECT ? '}' : ']';
-}
-
-/* A member's key at pos and its colon, white space around them, into tokens[*n]: the place after
- * them, 0 for no JSON there or -ENOBUFS when tokens are cap already. */
-static long scan_key(const char *s, size_t len, size_t pos, struct vl_token *tokens, size_t *n,
-                     size_t cap)
-{
-        struct vl_token *t;
-
-        if (peek(s, len, pos) != '"')
-                return 0;
-        if (*n == cap)
-                return -ENOBUFS;
-        t = &tokens[(*n)++];
-        *t = (struct vl_token){0};
-        pos = scan_string(s, len, pos, t);
-        if (pos == 0)
-                return 0;
-        t->next = (uint32_t)*n;
-        pos = skip_space(s, len, pos);
-        if (peek(s, len, pos) != ':')
-                return 0;
-        return (long)skip_space(s, len, pos + 1);
-}
-
-int vl_tokenize(const char *text, size_t len, int max_depth, struct vl_token *tokens, size_t cap,
-                size_t *ret_n)
-{
-        uint32_t parent = NO_PARENT; /* the innermost open container */
-        int depth = 0;               /* containers open */
-        size_t n = 0, pos;
-        long next = 0;
-        int r = -EBADMSG;
-
-        if (max_depth < 1)
-                return -EINVAL;
-        if (len >= UINT32_MAX)
-                return -EMSGSIZE;
-
-        pos = skip_space(text, len, 0);
-        /* Each turn reads a value (one deeper than the containers open), then what closes after
-         * it, up to the next value. */
-        for (;;) {
-                struct vl_token *t, *up;
-                int ch = peek(text, len, pos);
-
-                if (depth + 1 > max_depth)
-                        goto fail;
-                if (n == cap) {
-                        r = -ENOBUFS;
-                        goto fail;
-                }
-                t = &tokens[n++];
-                *t = (struct vl_token){.start = (uint32_t)pos};
-                if (ch == '{' || ch == '[') {
-                        t->type = ch == '{' ? VL_TOKEN_OBJECT : VL_TOKEN_ARRAY;
-                        t->next = parent;
-                        parent = (uint32_t)(n - 1);
-                        depth++;
-                        pos = skip_space(text, len, pos + 1);
-                        if (peek(text, len, pos) != closing(t)) {
-                                if (t->type == VL_TOKEN_ARRAY)
-                                        continue;
-                                if ((next = scan_key(text, len, pos, tokens, &n, cap)) <= 0)
-                                        goto key_failed;
-                                pos = (size_t)next;
-                                continue;
-                        }
-                } else {
-                        pos = scan_scalar(text, len, pos, t);
-                        t->next = (uint32_t)n;
-                        if (pos == 0)
-                                goto fail;
-                        if (parent == NO_PARENT)
-                                break;
-                        goto after_value;
-                }
-                /* The innermost container's closing bracket at pos, then what follows it. */
-                for (;;) {
-                        up = &tokens[parent];
-                        pos++;
-                        up->len = (uint32_t)(pos - up->start);
-                        parent = up->next;
-                        up->next = (uint32_t)n;
-                        depth--;
-                        if (parent == NO_PARENT)
-                                goto done;
-                after_value:
-                        up = &tokens[parent];
-                        pos = skip_space(text, len, pos);
-                        up->size++;
-                        if (peek(text, len, pos) == ',')
-                                break;
-                        if (peek(text, len, pos) != closing(up))
-                                goto fail;
-                }
-                pos = skip_space(text, len, pos + 1);
-                if (up->type == VL_TOKEN_OBJECT) {
-                        if ((next = scan_key(text, len, pos, tokens, &n, cap)) <= 0)
-                                goto key_failed;
-                        pos = (size_t)next;
-                }
-        }
-done:
-        pos = skip_space(text, len, pos);
-        if (pos != len)
-                goto fail;
-        *ret_n = n;
-        return 0;
-key_failed:
-        r = next < 0 ? (int)next : -EBADMSG;
-fail:
-        /* Text that is not UTF-8 is refused as that first, wherever the grammar broke. */
-        if (!vl_json_text_valid(text, len))
-                return -EILSEQ;
-        return r;
-}
 
 static size_t put_utf8(char *o, uint32_t cp)
 {
@@ -491,24 +143,33 @@ static int tokens_resize(struct vl_tokens *k, size_t cap)
         return 0;
 }
 
-int vl_tokens_parse(struct vl_tokens *k, const char *text, size_t len, int max_depth)
+int vl_tokens_reserve(struct vl_tokens *k, size_t len)
+{
+        k->n = 0;
+        if ((k->cap > VL_TOKENS_KEPT && vl_tokens_bound(len) <= VL_TOKENS_KEPT) || !k->v)
+                return tokens_resize(k, VL_TOKENS_KEPT);
+        return 0;
+}
+
+int vl_tokens_grow(struct vl_tokens *k, size_t len)
 {
         size_t bound = vl_tokens_bound(len);
-        int r;
 
-        k->n = 0;
-        if ((k->cap > VL_TOKENS_KEPT && bound <= VL_TOKENS_KEPT) || !k->v) {
-                r = tokens_resize(k, VL_TOKENS_KEPT);
-                if (r < 0)
-                        return r;
-        }
+        /* Doubling: the bound is 20 bytes of tokens per byte of text, most need far less. */
+        return tokens_resize(k, k->cap * 2 < bound ? k->cap * 2 : bound);
+}
+
+int vl_tokens_parse(struct vl_tokens *k, const char *text, size_t len, int max_depth)
+{
+        int r = vl_tokens_reserve(k, len);
+
+        if (r < 0)
+                return r;
         for (;;) {
                 r = vl_tokenize(text, len, max_depth, k->v, k->cap, &k->n);
-                if (r != -ENOBUFS || k->cap >= bound)
+                if (r != -ENOBUFS || k->cap >= vl_tokens_bound(len))
                         return r;
-                /* Doubling: the bound is 20 bytes of tokens per byte of text, most need far less.
-                 */
-                r = tokens_resize(k, k->cap * 2 < bound ? k->cap * 2 : bound);
+                r = vl_tokens_grow(k, len);
                 if (r < 0)
                         return r;
         }

@@ -3,10 +3,11 @@
 
 /*
  * JSON text (RFC 8259, strictly) checked and cut into a flat array of tokens in one pass, in place:
- * no allocation, no copy, no locale. The one reader of JSON: the service reads calls from the
- * tokens in place (view.h), json.c builds json-c trees from them, libtimerd decodes replies
- * straight from them. Strings are unescaped on demand into the
- * caller's buffer, integers read as int64/uint64 without strtod.
+ * no allocation, no copy, no locale. The reader of replies and trees: json.c builds json-c trees
+ * from the tokens, libtimerd decodes replies straight from them. vl_tokenize() is one of the
+ * readers of reader.c's loop: the service's calls are cut into the same tokens by the same loop,
+ * which also makes their strings in place and checks them against the IDL as it goes. Strings are
+ * unescaped on demand into the caller's buffer, integers read as int64/uint64 without strtod.
  *
  * Refused beyond what RFC 8259 refuses: text that is not strict UTF-8 (utf8.h: also lone
  * surrogate escapes, which RFC 8259 §8.2 leaves unpredictable), nesting deeper than the caller's
@@ -40,7 +41,7 @@ struct vl_token {
         uint8_t type;   /* enum vl_token_type */
         bool escaped;   /* a string with a backslash in it: unescape before use */
         bool integer;   /* a number without fraction or exponent */
-        bool nul;       /* a string value holding a NUL, once vl_view_prepare() unescaped it */
+        bool nul;       /* a string value holding a NUL, once a view reader unescaped it */
 };
 
 /* Enough tokens for any text of len bytes, also one cut short: each starts at a byte of its own.
@@ -95,6 +96,11 @@ struct vl_tokens {
 
 /* vl_tokenize() into k->v[0..k->n), or -ENOMEM when it could not grow. */
 int vl_tokens_parse(struct vl_tokens *k, const char *text, size_t len, int max_depth);
+/* For a reader that grows them itself (varlink/reader.c): k emptied, with the tokens kept for a
+ * text of len bytes; and grown after a try with too few, towards vl_tokens_bound(len). 0 or
+ * -ENOMEM. */
+int vl_tokens_reserve(struct vl_tokens *k, size_t len);
+int vl_tokens_grow(struct vl_tokens *k, size_t len);
 void vl_tokens_done(struct vl_tokens *k);
 
 /*

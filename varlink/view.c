@@ -5,43 +5,6 @@
 #include <errno.h>
 #include <string.h>
 
-/* Unescaping writes behind what it reads, so a string is unescaped over its own text. Only an
- * escape ("\\u0000") can put a NUL in it: a raw one is a control character the tokenizer refused.
- * Returns whether it holds one. */
-static bool string_in_place(char *text, struct vl_token *t)
-{
-        if (!t->escaped) {
-                text[t->start + t->len] = 0;
-                return false;
-        }
-        t->len = (uint32_t)vl_token_unescape(text, t, text + t->start);
-        t->escaped = false;
-        t->nul = memchr(text + t->start, 0, t->len) != NULL;
-        return t->nul;
-}
-
-void vl_view_prepare(char *text, struct vl_token *tokens, size_t n)
-{
-        bool nul = false;
-
-        for (size_t i = 0; i < n; i++)
-                if (tokens[i].type == VL_TOKEN_STRING)
-                        nul |= string_in_place(text, &tokens[i]);
-        if (!nul)
-                return;
-        /* A key is cut at a NUL, as a tree keeps it (a value keeps it, and is refused as a C
-         * string): a second pass only for the rare text that has one. */
-        for (size_t i = 0; i < n; i++) {
-                if (tokens[i].type != VL_TOKEN_OBJECT)
-                        continue;
-                for (size_t m = 0, k = i + 1; m < tokens[i].size; m++, k = tokens[k + 1].next)
-                        if (tokens[k].nul) {
-                                tokens[k].len = (uint32_t)strlen(text + tokens[k].start);
-                                tokens[k].nul = false;
-                        }
-        }
-}
-
 enum vl_token_type vl_view_type(const struct vl_view *v)
 {
         return v->tokens ? (enum vl_token_type)v->tokens[v->index].type : VL_TOKEN_OBJECT;

@@ -4,9 +4,9 @@
 /*
  * A value of a message read in place from its tokens (tokens.h), with nothing built: the
  * service's calls. The getters read as vl_get_*() read a json-c tree (varlink/message.h). The text
- * is a copy the reader owns, whose strings vl_view_prepare() made C strings in place, so that a
- * string is handed out as a pointer into it. A call's fields are read by id from the map its
- * check made (struct vl_view_fields).
+ * is a copy the reader owns, whose strings the reader (varlink/reader.c) made C strings in place,
+ * so that a string is handed out as a pointer into it. A call's fields are read by id from the map
+ * its check made (struct vl_view_fields).
  */
 
 #include <stdbool.h>
@@ -16,9 +16,10 @@
 #include "varlink/tokens.h"
 
 /*
- * An object's fields by id, made in one pass over its members (the service's params_check(), whose
- * ids are enum vl_idl_field_id of varlink/idl.h): a handler reads each field at its place, never
- * looking for its name among the members again.
+ * An object's fields by id (enum vl_idl_field_id of varlink/idl.h), made as a call is read
+ * (varlink/reader.c) or, for a call the reader could not vouch for, by the service's
+ * params_check(): a handler reads each field at its place, never looking for its name among the
+ * members again.
  */
 #define VL_VIEW_FIELDS_MAX 64
 
@@ -37,11 +38,14 @@ struct vl_view {
 };
 
 /*
- * Every string of tokens[0..n) made a C string in place, once, before any view reads them:
- * unescaped, NUL-terminated where its closing quote was (an unescaped string is never longer).
- * A string's len is then its unescaped length; a key is cut at a NUL it holds, as a tree keeps it.
+ * JSON text read for views (what varlink/reader.c does for a call, without the call): msg's len
+ * bytes copied into text (len + 1 bytes) and cut into tokens as vl_tokenize() cuts them, with its
+ * errors, each string made a C string in place as it is scanned: unescaped, NUL-terminated where
+ * its closing quote was (an unescaped string is never longer); a string's len is then its unescaped
+ * length, a key cut at a NUL it holds, as a tree keeps it.
  */
-void vl_view_prepare(char *text, struct vl_token *tokens, size_t n);
+int vl_view_read(const char *msg, size_t len, int max_depth, char *text, struct vl_token *tokens,
+                 size_t cap, size_t *ret_n);
 
 /* The value's type; an object for the empty view. */
 enum vl_token_type vl_view_type(const struct vl_view *v);

@@ -59,6 +59,8 @@ int peer_new(int fd, uint64_t session, size_t max_message, size_t max_output, st
         list_init(&p->partial_node);
         vl_reader_init(&p->in, max_message);
         vl_parser_init(&p->parser);
+        p->check = (struct vl_call_check){vl_idl_method_find, p->maps, VL_IDL_OBJECTS_MAX};
+        p->parser.check = &p->check;
         vl_writer_init(&p->out, max_output);
         *ret = p;
         return 0;

@@ -13,6 +13,7 @@
 
 #include "base/list.h"
 #include "varlink/frame.h"
+#include "varlink/idl.h"
 #include "varlink/message.h"
 
 struct loop_watch;
@@ -28,6 +29,10 @@ struct peer {
         pid_t pid;
         struct vl_reader in;
         struct vl_parser parser;
+        /* What the parser checks a call's parameters with as it reads them: the IDL's methods and
+         * the call's field maps, which live as long as the call read in place. */
+        struct vl_call_check check;
+        struct vl_view_fields maps[VL_IDL_OBJECTS_MAX];
         struct vl_writer out;
         struct vl_text text;    /* a message being written into out (peer_text_begin()) */
         uint64_t text_position; /* where it starts */

@@ -9,6 +9,11 @@
  * Every reply must be valid UTF-8 and a varlink reply, whatever the input was. When the input is
  * spent and the service is idle, the client hangs up, and the registry and the parked queue must
  * pass their invariant checks with nothing of the closed session left.
+ *
+ * Each message of the input is also read twice beside the service: by a parser that checks calls
+ * against the IDL as it scans them, as a connection's does, and by one that does not, whose call
+ * params_check() then walks. They must agree on the call, and where the scan vouched for the
+ * parameters, the walk must accept them and make the same field maps.
  */
 
 #include <errno.h>
@@ -22,6 +27,7 @@
 #include <unistd.h>
 
 #include "service/api.h"
+#include "service/params.h"
 #include "service/io/backend.h"
 #include "service/io/clock.h"
 #include "service/io/log.h"
@@ -284,6 +290,78 @@ static void hang_up(struct service *s, int client, uint64_t session)
         free(timers);
 }
 
+/* Field maps a and b hold the same fields, at the same values, a struct's nested alike (type's
+ * fields; the walk leaves an array's place in `object` as it was). */
+static bool maps_equal(const struct vl_token *tokens, const struct vl_idl_struct *type,
+                       const struct vl_view_fields *a, const struct vl_view_fields *b)
+{
+        if (a->present != b->present)
+                return false;
+        for (size_t i = 0; i < type->n_fields; i++) {
+                const struct vl_idl_field *f = &type->fields[i];
+                bool nested;
+
+                if (!(a->present & UINT64_C(1) << f->id))
+                        continue;
+                if (a->value[f->id] != b->value[f->id])
+                        return false;
+                nested =
+                    f->kind == VL_IDL_STRUCT && tokens[a->value[f->id]].type == VL_TOKEN_OBJECT;
+                if (nested != !!a->object[f->id] || (nested && !b->object[f->id]))
+                        return false;
+                if (nested && !maps_equal(tokens, f->fields, a->object[f->id], b->object[f->id]))
+                        return false;
+        }
+        return true;
+}
+
+/* The one-pass check against the walk, on message msg (len bytes). */
+static void check_reader(const char *msg, size_t len)
+{
+        static struct vl_parser scanned, walked;
+        static struct vl_view_fields maps[VL_IDL_OBJECTS_MAX];
+        static const struct vl_call_check check = {vl_idl_method_find, maps, VL_IDL_OBJECTS_MAX};
+        struct params_fields fields;
+        struct param_error err;
+        struct vl_call a, b;
+        struct vl_view v;
+        int ra, rb;
+
+        scanned.check = &check;
+        ra = vl_call_parse_with(&scanned, msg, len, VL_MAX_DEPTH_DEFAULT, &a);
+        rb = vl_call_parse_with(&walked, msg, len, VL_MAX_DEPTH_DEFAULT, &b);
+        if (ra != rb)
+                fail("the checking reader and the plain one disagree", ra);
+        if (ra < 0)
+                return;
+        if (a.method_len != b.method_len || memcmp(a.method, b.method, a.method_len) != 0 ||
+            a.more != b.more || a.oneway != b.oneway || a.upgrade != b.upgrade ||
+            a.idl != vl_idl_method_find(b.method, b.method_len) || (a.checked && !a.idl))
+                fail("the checking reader read another envelope", EPROTO);
+        if (!a.checked)
+                return;
+        if (params_check(a.idl->parameters, &b.parameters, &fields, &v, &err) < 0)
+                fail("the walk refused parameters the scan checked", EINVAL);
+        if (!a.parameters.tokens != !v.tokens ||
+            (v.tokens && !maps_equal(v.tokens, a.idl->parameters, a.parameters.fields, v.fields)))
+                fail("the scan and the walk made other field maps", EINVAL);
+}
+
+/* The messages of an input as varlink frames them: each ends with a NUL. */
+static void check_readers(const uint8_t *data, size_t size)
+{
+        const char *p = (const char *)data, *end = p + size;
+
+        while (p < end) {
+                const char *nul = memchr(p, 0, (size_t)(end - p));
+
+                if (!nul)
+                        break;
+                check_reader(p, (size_t)(nul - p));
+                p = nul + 1;
+        }
+}
+
 /* libFuzzer calls LLVMFuzzerTestOneInput once per input in one process: the context (an epoll
  * loop, its timerfds, a listening socket, a state directory) is built once and reset between
  * inputs, and the state directory removed at exit. */
@@ -315,6 +393,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct peer *p = accept_client(s);
         uint64_t session = p->session;
 
+        check_readers(data, size);
         /* A reply cut short by a dropped connection of the last input is not checked. */
         ctx.reply_len = 0;
         feed(&ctx, client, data, size, getenv("FUZZ_VERBOSE") != NULL);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "json-texts.h"
+#include "varlink/idl.h"
 #include "varlink/json.h"
 #include "varlink/message.h"
 
@@ -220,6 +221,69 @@ static void call_not_a_call(void **state)
 
 /* The envelope's members are found in one pass over its keys: each by its unescaped name (cut at
  * a NUL, as a tree keeps a key), the last of duplicates, null as absent; other keys ignored. */
+/* With the IDL, a call is checked as it is scanned when the scan can vouch for it: its method
+ * found, its fields in the maps by id, nested structs in theirs. The rest is left to the walk (the
+ * service's params_check()), which names what is wrong. */
+static void call_checked_as_scanned(void **state)
+{
+        static const struct {
+                const char *text;
+                bool checked;
+        } calls[] = {
+            {"{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"name\":\"a\"}}", true},
+            {"{\"method\":\"io.timerd.Timer.Get\"}", true},
+            {"{\"method\":\"io.timerd.Timer.Get\",\"parameters\":null}", true},
+            {"{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"n\\u0061me\":\"a\",\"name\":1}"
+             "}",
+             true},
+            /* Parameters before the method, an unknown field at any level, an int beyond the
+             * IDL's, a second method. */
+            {"{\"parameters\":{\"name\":\"a\"},\"method\":\"io.timerd.Timer.Get\"}", false},
+            {"{\"method\":\"io.timerd.Timer.Get\",\"parameters\":{\"frobnicate\":1}}", false},
+            {"{\"method\":\"io.timerd.Timer.Unregister\",\"parameters\":{\"claim\":{\"name\":\"a\","
+             "\"run\":1}}}",
+             false},
+            {"{\"method\":\"io.timerd.Timer.Unregister\",\"parameters\":{\"claim\":{\"name\":\"a\","
+             "\"generation\":9223372036854775808}}}",
+             false},
+            {"{\"method\":\"io.timerd.Timer.Get\",\"method\":\"io.timerd.Timer.Get\"}", false},
+            /* Not a method of the IDL: nothing to check it against. */
+            {"{\"method\":\"io.timerd.Timer.Frobnicate\",\"parameters\":{}}", false},
+        };
+        struct vl_view_fields maps[VL_IDL_OBJECTS_MAX];
+        const struct vl_call_check check = {vl_idl_method_find, maps, VL_IDL_OBJECTS_MAX};
+        struct vl_parser p;
+        struct vl_view claim;
+        const char *s;
+        uint64_t u;
+        struct vl_call c;
+        (void)state;
+
+        vl_parser_init(&p);
+        p.check = &check;
+        for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+                assert_int_equal(call_parse(&p, calls[i].text, &c), 0);
+                assert_int_equal(c.checked, calls[i].checked);
+                assert_true(!c.checked || c.idl);
+        }
+        assert_null(c.idl);
+
+        assert_int_equal(call_parse(&p,
+                                    "{\"method\":\"io.timerd.Timer.Unregister\",\"parameters\":{"
+                                    "\"claim\":{\"name\":\"a\",\"generation\":7}}}",
+                                    &c),
+                         0);
+        assert_true(c.checked);
+        assert_ptr_equal(c.idl, &vl_idl_methods[VL_IDL_IO_TIMERD_TIMER_UNREGISTER]);
+        assert_int_equal(vl_view_get_object(&c.parameters, VL_IDL_FIELD_CLAIM, &claim), 0);
+        assert_int_equal(vl_view_get_string(&claim, VL_IDL_FIELD_NAME, &s), 0);
+        assert_string_equal(s, "a");
+        assert_int_equal(vl_view_get_u64(&claim, VL_IDL_FIELD_GENERATION, &u), 0);
+        assert_int_equal(u, 7);
+        assert_int_equal(vl_view_get_string(&c.parameters, VL_IDL_FIELD_NAME, &s), -ENOENT);
+        vl_parser_done(&p);
+}
+
 static void call_envelope_keys(void **state)
 {
         static const char *const bad[] = {
@@ -1039,6 +1103,7 @@ int main(void)
             cmocka_unit_test(default_depth),
             cmocka_unit_test(call_not_a_call),
             cmocka_unit_test(call_envelope_keys),
+            cmocka_unit_test(call_checked_as_scanned),
             cmocka_unit_test(reply_success),
             cmocka_unit_test(reply_error),
             cmocka_unit_test(reply_bad),
