@@ -484,6 +484,9 @@ uint64_t identity_hash(uint32_t owner, const char *name);
 struct timer *timer_lookup(const struct registry *r, uint32_t owner, const char *name);
 /* The live timer of that identity, else NULL. */
 struct timer *timer_find(const struct registry *r, uint32_t owner, const char *name);
+/* timer_find() with the identity's hash known (identity_hash()). */
+struct timer *timer_find_hashed(const struct registry *r, uint64_t hash, uint32_t owner,
+                                const char *name);
 struct owner *owner_find(const struct registry *r, uint32_t uid);
 
 /* registry-accounts.c: the account uid's timers are charged to. */
@@ -533,17 +536,19 @@ void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec, 
 void timer_dequeue(struct registry *r, struct timer *t);
 void run_detach(struct timer *t);
 int timer_limits_check(struct registry *r, uint32_t uid, bool privileged);
-int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
-              const struct td_declaration *d, uint64_t generation, struct timer **ret);
-/* Where a new timer goes, as a restore knows it: its identity's hash (identity_hash()), and
- * whether it comes after every timer in (uid, name) order. */
+/* Where a new timer goes, as its caller knows it from the look-up that found the name free: its
+ * identity's hash (identity_hash()), and whether it comes after every timer in (uid, name) order
+ * (false: not known). */
 struct timer_place {
         uint64_t hash;
         bool after_last;
 };
+int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
+              const struct td_declaration *d, uint64_t generation, const struct timer_place *place,
+              struct timer **ret);
 
 /* timer_new() without the stats_enter() that puts it in the counts: for a caller that sets its
- * state first (a restore) and then counts it once. place: NULL when not known. */
+ * state first (a restore) and then counts it once. */
 int timer_new_uncounted(struct registry *r, const struct td_caller *caller, const char *name,
                         const struct td_declaration *d, uint64_t generation,
                         const struct timer_place *place, struct timer **ret);

@@ -10,8 +10,8 @@
 #include "service/core/registry-internal.h"
 
 /*
- * Create the timer `img` describes as (owner, name), which must be absent (place: where it goes,
- * NULL when not known). A transient one whose session closed meanwhile is not created (*ret
+ * Create the timer `img` describes as (owner, name), which must be absent (place: where it
+ * goes). A transient one whose session closed meanwhile is not created (*ret
  * NULL); a run handed to a session that closed, or to none, is abandoned. -ENOMEM.
  */
 static int timer_install(struct registry *r, const struct td_now *now, uint32_t owner,
@@ -251,7 +251,8 @@ struct td_transition registry_restore(struct registry *r, const struct td_now *n
         if (e >= 0 && !snapshot_restorable(timer))
                 e = -EINVAL;
         place.after_last = e >= 0 && timer_after_last(r, timer->owner, timer->name);
-        if (e >= 0 && !place.after_last && timer_find(r, timer->owner, timer->name))
+        if (e >= 0 && !place.after_last &&
+            timer_find_hashed(r, place.hash, timer->owner, timer->name))
                 e = -TIMERD_E_ALREADY_REGISTERED;
         if (e >= 0)
                 e = handle_generations_check(r, 1);
@@ -332,7 +333,9 @@ struct td_transition registry_changes_rollback(struct registry *r, const struct 
                         timer_unlink(r, t);
                 timer_free(t);
                 if (b->existed) {
-                        e = timer_install(r, now, b->owner, b->name, NULL, &b->image, &t);
+                        const struct timer_place place = {.hash = identity_hash(b->owner, b->name)};
+
+                        e = timer_install(r, now, b->owner, b->name, &place, &b->image, &t);
                         if (e < 0 && failure == 0)
                                 failure = e;
                 }

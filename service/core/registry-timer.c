@@ -63,18 +63,30 @@ static uint64_t session_hash_of(const void *entry)
         return hash_mix64(((const struct session *)entry)->id);
 }
 
-struct timer *timer_lookup(const struct registry *r, uint32_t owner, const char *name)
+static struct timer *timer_lookup_hashed(const struct registry *r, uint64_t hash, uint32_t owner,
+                                         const char *name)
 {
         struct identity id = {.owner = owner, .name = name};
 
-        return hashmap_find(&r->timers, identity_hash(owner, name), timer_matches, &id);
+        return hashmap_find(&r->timers, hash, timer_matches, &id);
+}
+
+struct timer *timer_lookup(const struct registry *r, uint32_t owner, const char *name)
+{
+        return timer_lookup_hashed(r, identity_hash(owner, name), owner, name);
+}
+
+struct timer *timer_find_hashed(const struct registry *r, uint64_t hash, uint32_t owner,
+                                const char *name)
+{
+        struct timer *t = timer_lookup_hashed(r, hash, owner, name);
+
+        return t && !timer_gone(r, t) ? t : NULL;
 }
 
 struct timer *timer_find(const struct registry *r, uint32_t owner, const char *name)
 {
-        struct timer *t = timer_lookup(r, owner, name);
-
-        return t && !timer_gone(r, t) ? t : NULL;
+        return timer_find_hashed(r, identity_hash(owner, name), owner, name);
 }
 
 struct owner *owner_find(const struct registry *r, uint32_t uid)
@@ -726,16 +738,17 @@ int timer_new_uncounted(struct registry *r, const struct td_caller *caller, cons
         }
         r->last_owner = owner;
         /* The name of a gone timer is free at once: its record goes before the new one comes. */
-        struct timer *gone = r->n_gone > 0 ? timer_lookup(r, caller->uid, name) : NULL;
+        uint64_t hash = place->hash;
+        struct timer *gone = r->n_gone > 0 ? timer_lookup_hashed(r, hash, caller->uid, name) : NULL;
         if (gone)
-                timer_reap(r, session_find(r, gone->session), gone, timer_hash(gone));
+                timer_reap(r, session_find(r, gone->session), gone, hash);
         memcpy(t->name, name, len + 1);
         timerq_entry_init(&t->entry);
         t->uid = caller->uid;
         list_init(&t->transient_node);
         owner_timers_add(r, owner, 1);
-        hashmap_insert(&r->timers, place ? place->hash : timer_hash(t), t);
-        if (place && place->after_last)
+        hashmap_insert(&r->timers, hash, t);
+        if (place->after_last)
                 inventory_append(&r->inventory, &t->inventory_node);
         else
                 inventory_insert(&r->inventory, &t->inventory_node);
@@ -752,9 +765,10 @@ fail:
 }
 
 int timer_new(struct registry *r, const struct td_caller *caller, const char *name,
-              const struct td_declaration *d, uint64_t generation, struct timer **ret)
+              const struct td_declaration *d, uint64_t generation, const struct timer_place *place,
+              struct timer **ret)
 {
-        int e = timer_new_uncounted(r, caller, name, d, generation, NULL, ret);
+        int e = timer_new_uncounted(r, caller, name, d, generation, place, ret);
 
         if (e >= 0)
                 stats_enter(r, *ret);

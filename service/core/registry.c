@@ -207,6 +207,7 @@ static int declare_args_validate(struct registry *r, const struct td_caller *cal
 struct td_transition registry_register(struct registry *r, const struct td_now *now,
                                        const struct td_register_args *a, uint64_t *ret_generation)
 {
+        struct timer_place place = {0};
         struct before *b = NULL;
         struct timer *t;
         uint64_t deadline = 0;
@@ -217,11 +218,15 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
         e = declare_args_validate(r, &a->caller, a->name, &a->declaration);
         if (e < 0)
                 return transition_failed(r, e);
+        /* The name's slot is fetched while the deadline is computed: at a million timers the
+         * table outgrows the caches, and the look-up would wait for the miss. */
+        place.hash = identity_hash(a->caller.uid, a->name);
+        hashmap_prefetch(&r->timers, place.hash);
         e = first_deadline(r, a, now, &has_deadline, &deadline);
         if (e < 0)
                 return transition_failed(r, e);
 
-        t = timer_find(r, a->caller.uid, a->name);
+        t = timer_find_hashed(r, place.hash, a->caller.uid, a->name);
         if (t && !a->replace)
                 return transition_failed(r, -TIMERD_E_ALREADY_REGISTERED);
         e = generation_check(r);
@@ -235,7 +240,7 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
         if (e >= 0)
                 e = t ? timer_redeclare(r, t, &a->caller, &a->declaration, r->last_generation + 1)
                       : timer_new(r, &a->caller, a->name, &a->declaration, r->last_generation + 1,
-                                  &t);
+                                  &place, &t);
         if (e < 0) {
                 before_free(b);
                 return transition_failed(r, e);
@@ -312,6 +317,7 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
                                         const struct td_reconcile_args *a, uint64_t *ret_generation,
                                         bool *ret_created)
 {
+        struct timer_place place = {0};
         enum reconcile_step step;
         struct before *b = NULL;
         uint64_t deadline = 0;
@@ -323,7 +329,8 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
         e = declare_args_validate(r, &a->caller, a->name, &a->declaration);
         if (e < 0)
                 return transition_failed(r, e);
-        t = timer_find(r, a->caller.uid, a->name);
+        place.hash = identity_hash(a->caller.uid, a->name);
+        t = timer_find_hashed(r, place.hash, a->caller.uid, a->name);
         if (t && !declaration_equal(t, &a->declaration))
                 return transition_failed(r, -TIMERD_E_RECONCILIATION_CONFLICT);
         e = reconcile_plan(r, t, now, a, &step, &deadline);
@@ -341,7 +348,8 @@ struct td_transition registry_reconcile(struct registry *r, const struct td_now 
         if (e >= 0 && (created || step != RECONCILE_KEEP || rescheduled || handover_changed))
                 e = before_prepare(r, t, a->declaration.lifetime == TIMERD_LIFETIME_RETAINED, &b);
         if (e >= 0 && created)
-                e = timer_new(r, &a->caller, a->name, &a->declaration, r->last_generation + 1, &t);
+                e = timer_new(r, &a->caller, a->name, &a->declaration, r->last_generation + 1,
+                              &place, &t);
         if (e < 0) {
                 before_free(b);
                 return transition_failed(r, e);

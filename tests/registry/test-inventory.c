@@ -44,12 +44,14 @@ static uint64_t rng_next(uint64_t *s)
         return *s;
 }
 
+/* The naive order, with libc's strcmp(): the inventory compares names its own way. */
 static int item_compare(const void *a, const void *b)
 {
         const struct item *x = *(const struct item *const *)a, *y = *(const struct item *const *)b;
-        struct inventory_key kx = item_key(&x->node), ky = item_key(&y->node);
 
-        return inventory_key_compare(&kx, &ky);
+        if (x->owner != y->owner)
+                return x->owner < y->owner ? -1 : 1;
+        return strcmp(x->name, y->name);
 }
 
 /* Take it out if it is in, else put it in. */
@@ -123,6 +125,34 @@ static void test_key_order(void **state)
         assert_int_equal(inventory_key_compare(&c, &(struct inventory_key){2, "ab"}), 0);
         /* Owners compare as unsigned: the highest uid is last. */
         assert_true(inventory_key_compare(&(struct inventory_key){UINT32_MAX - 1, "a"}, &a) > 0);
+}
+
+static int sign(int x)
+{
+        return (x > 0) - (x < 0);
+}
+
+/* Names order as strcmp() orders them, bytes above 127 too (unsigned), a prefix first. */
+static void test_names_compare_as_strcmp(void **state)
+{
+        uint64_t seed = 0x9e3779b97f4a7c15;
+
+        (void)state;
+        for (int i = 0; i < 20000; i++) {
+                char x[8], y[8];
+                size_t nx = 1 + rng_next(&seed) % 7, ny = 1 + rng_next(&seed) % 7;
+
+                /* Few distinct bytes, so that names share prefixes and are often equal. */
+                for (size_t k = 0; k < nx; k++)
+                        x[k] = "a\x7f\x80\xff"[rng_next(&seed) % 4];
+                for (size_t k = 0; k < ny; k++)
+                        y[k] = k < nx && rng_next(&seed) % 4 ? x[k]
+                                                             : "a\x7f\x80\xff"[rng_next(&seed) % 4];
+                x[nx] = y[ny] = '\0';
+                const struct inventory_key kx = {7, x}, ky = {7, y};
+
+                assert_int_equal(sign(inventory_key_compare(&kx, &ky)), sign(strcmp(x, y)));
+        }
 }
 
 /* Keys already in order (the worst case of a plain binary search tree) still walk whole. */
@@ -382,6 +412,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_empty),
             cmocka_unit_test(test_key_order),
+            cmocka_unit_test(test_names_compare_as_strcmp),
             cmocka_unit_test(test_sorted_inserts),
             cmocka_unit_test(test_random_against_naive),
             cmocka_unit_test(test_key_before_node),
