@@ -195,9 +195,9 @@ static struct reply dispatch(struct service *s, struct peer *p, const struct vl_
 {
         /* The peer's parser looked the method up in the IDL as it read the call. */
         const struct vl_idl_method *m = call->idl;
+        const struct vl_view *params = &call->parameters;
         struct params_fields fields;
         struct vl_view checked;
-        const struct vl_view *params = call->checked ? &call->parameters : &checked;
         struct param_error err;
 
         /* A method of an interface not served here is not checked against its IDL. */
@@ -205,9 +205,11 @@ static struct reply dispatch(struct service *s, struct peer *p, const struct vl_
                 return unknown_method(s, call->method);
         /* The handlers read the fields from the maps the check makes: the reader's, or, for a call
          * it could not vouch for, the walk's, which names what is wrong. */
-        if (!call->checked &&
-            params_check(m->parameters, &call->parameters, &fields, &checked, &err) < 0)
-                return reply_fail(&err);
+        if (!call->checked) {
+                if (params_check(m->parameters, &call->parameters, &fields, &checked, &err) < 0)
+                        return reply_fail(&err);
+                params = &checked;
+        }
         switch (m->id) {
         case VL_IDL_ORG_VARLINK_SERVICE_GET_INFO:
                 return get_info(s);
