@@ -53,6 +53,8 @@ struct timerd {
         char *error_name;
         char *error_reason;
         char *error_description;
+        char *error_limit; /* a LimitExceeded's `limit`, with its `max` */
+        uint64_t error_max;
         /* Firings that came before their deadline, and the timerfds blocking waits hold them on. */
         struct hold hold;
         uint64_t n_held, n_released; /* firings put on hold, and handed on from there */
@@ -202,6 +204,7 @@ static void connection_free(struct timerd *t)
         free(t->error_name);
         free(t->error_reason);
         free(t->error_description);
+        free(t->error_limit);
         free(t->path);
         free(t);
 }
@@ -241,6 +244,15 @@ const char *timerd_last_error_description(const struct timerd *t)
         return t ? t->error_description : NULL;
 }
 
+const char *timerd_last_error_limit(const struct timerd *t, uint64_t *ret_max)
+{
+        if (!t || !t->error_limit)
+                return NULL;
+        if (ret_max)
+                *ret_max = t->error_max;
+        return t->error_limit;
+}
+
 int timerd_get_fd(const struct timerd *t)
 {
         return t ? t->fd : -EINVAL;
@@ -276,21 +288,29 @@ static void set_error_name(struct timerd *t, const char *name)
         free(t->error_name);
         free(t->error_reason);
         free(t->error_description);
+        free(t->error_limit);
         /* Best effort: the typed code is what callers act on. */
         t->error_name = name ? strdup(name) : NULL;
-        t->error_reason = t->error_description = NULL;
+        t->error_reason = t->error_description = t->error_limit = NULL;
 }
 
-/* The error's "reason" and "description" parameters, when it has them. */
+/* The error's "reason" and "description" parameters, when it has them; a LimitExceeded's "limit"
+ * and "max", when it has both. */
 static void set_error(struct timerd *t, const struct vl_reply *reply)
 {
-        const char *reason, *description;
+        const char *reason, *description, *limit;
 
         set_error_name(t, reply->error);
-        if (reply->error && vl_get_string(reply->parameters, "reason", &reason) == 0)
+        if (!reply->error)
+                return;
+        if (vl_get_string(reply->parameters, "reason", &reason) == 0)
                 t->error_reason = strdup(reason);
-        if (reply->error && vl_get_string(reply->parameters, "description", &description) == 0)
+        if (vl_get_string(reply->parameters, "description", &description) == 0)
                 t->error_description = strdup(description);
+        if (vl_error_from_name(reply->error) == TIMERD_E_LIMIT_EXCEEDED &&
+            vl_get_string(reply->parameters, "limit", &limit) == 0 &&
+            vl_get_u64(reply->parameters, "max", &t->error_max) == 0)
+                t->error_limit = strdup(limit);
 }
 
 static struct call *pop_call(struct timerd *t)

@@ -107,6 +107,13 @@ const char *timerd_last_error_reason(const struct timerd *t);
  * (\"13 *\"): value out of range").
  */
 const char *timerd_last_error_description(const struct timerd *t);
+/*
+ * For -TIMERD_E_LIMIT_EXCEEDED: the bound the call met, as the error's `limit` parameter names it
+ * ("timers_share", "timers_per_owner", "timers", "parked_per_owner", "connections", … see the
+ * IDL), with its `max` in *ret_max (when not NULL); else NULL and *ret_max untouched. It lives as
+ * long as timerd_last_error_name().
+ */
+const char *timerd_last_error_limit(const struct timerd *t, uint64_t *ret_max);
 
 /*
  * The names of the enums' values as the service spells them ("after_completion"), for tools and

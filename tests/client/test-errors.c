@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -87,10 +88,71 @@ static void test_every_error_mapped(void **state)
                 free(replies[i]);
 }
 
+/* A LimitExceeded's limit and max are kept with its name; the next answer replaces or clears
+ * them; a LimitExceeded without both, and another error with a max, give none. */
+static void test_limit_detail(void **state)
+{
+        static const char *const replies[] = {
+            "{\"error\":\"io.timerd.Timer.LimitExceeded\",\"parameters\":"
+            "{\"limit\":\"timers_share\",\"max\":5}}",
+            "{\"error\":\"io.timerd.Timer.LimitExceeded\",\"parameters\":"
+            "{\"limit\":\"parked_per_owner\",\"max\":65536}}",
+            "{\"parameters\":{}}",
+            "{\"error\":\"io.timerd.Timer.LimitExceeded\",\"parameters\":"
+            "{\"limit\":\"timers\",\"max\":40}}",
+            "{\"error\":\"io.timerd.Timer.RequestTooLarge\",\"parameters\":{\"max\":256}}",
+            "{\"error\":\"io.timerd.Timer.LimitExceeded\",\"parameters\":"
+            "{\"limit\":\"timers\"}}",
+        };
+        struct fake_step steps[2 * ELEMENTSOF(replies)];
+        struct timerd_claim claim = {.name = "a", .generation = 1};
+        struct fake_server *s;
+        struct timerd *t = NULL;
+        uint64_t max = 0;
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(replies); i++) {
+                steps[2 * i] = (struct fake_step)FAKE_ANY_CALL;
+                steps[2 * i + 1] = (struct fake_step)FAKE_REPLY(replies[i]);
+        }
+        s = fake_server_start(steps, ELEMENTSOF(steps));
+        assert_int_equal(timerd_connect(fake_server_path(s), &t), 0);
+        assert_null(timerd_last_error_limit(t, &max));
+        assert_null(timerd_last_error_limit(NULL, &max));
+
+        assert_int_equal(timerd_cancel(t, &claim, NULL), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_string_equal(timerd_last_error_limit(t, &max), "timers_share");
+        assert_int_equal(max, 5);
+        assert_string_equal(timerd_last_error_limit(t, NULL), "timers_share");
+
+        assert_int_equal(timerd_cancel(t, &claim, NULL), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_string_equal(timerd_last_error_limit(t, &max), "parked_per_owner");
+        assert_int_equal(max, 65536);
+
+        assert_int_equal(timerd_cancel(t, &claim, NULL), 0);
+        max = 7;
+        assert_null(timerd_last_error_limit(t, &max));
+        assert_int_equal(max, 7);
+
+        assert_int_equal(timerd_cancel(t, &claim, NULL), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_string_equal(timerd_last_error_limit(t, &max), "timers");
+        assert_int_equal(max, 40);
+
+        assert_int_equal(timerd_cancel(t, &claim, NULL), -TIMERD_E_REQUEST_TOO_LARGE);
+        assert_null(timerd_last_error_limit(t, &max));
+
+        assert_int_equal(timerd_cancel(t, &claim, NULL), -TIMERD_E_LIMIT_EXCEEDED);
+        assert_null(timerd_last_error_limit(t, &max));
+
+        timerd_close(t);
+        fake_server_finish(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_every_error_mapped),
+            cmocka_unit_test(test_limit_detail),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,7 @@
  * a user namespace's subordinate uids), each within its own limit, fill the table with live
  * timers, each held to its share (half of what the ones before it left), and root and the admin
  * group are still served from the places --reserved-timers keeps: Register, Reconcile, and a
- * Wait that receives the firing.
+ * Wait that receives the firing. libtimerd names the bound that refused each of them.
  */
 
 #include <inttypes.h>
@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -249,6 +250,79 @@ static void test_admin_group_is_served_when_other_uids_fill_the_timers(void **st
         close(root);
 }
 
+/* What a client should be told when libtimerd registers timers "lib<i>" until refused. */
+struct limit_job {
+        const struct harness *h;
+        int want;          /* registered before the refusal */
+        const char *limit; /* timerd_last_error_limit() after it */
+        uint64_t max;
+};
+
+/*
+ * Registers through libtimerd until refused. 0 when the refusal came after j->want timers and
+ * timerd_last_error_limit() named j->limit and j->max, and a Status after it left no limit
+ * behind; else which check failed (100 and more). In a child: no cmocka there.
+ */
+static int libtimerd_refusal_child(void *arg)
+{
+        const struct limit_job *j = arg;
+        struct timerd_start far = {.kind = TIMERD_START_AFTER, .usec = FAR_DELAY_USEC};
+        struct timerd_declaration d;
+        struct timerd_claim claim;
+        struct timerd_status status;
+        struct timerd *t;
+        const char *limit;
+        uint64_t max = 0;
+        int got, r = 0, result = 0;
+        char name[16];
+
+        if (timerd_connect(j->h->socket, &t) < 0)
+                return 100;
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 0);
+        d.lifetime = TIMERD_LIFETIME_RETAINED;
+        for (got = 0; got <= j->want; got++) {
+                snprintf(name, sizeof(name), "lib%d", got);
+                r = timerd_register(t, name, &d, &far, false, &claim);
+                if (r < 0)
+                        break;
+        }
+        limit = timerd_last_error_limit(t, &max);
+        if (r != -TIMERD_E_LIMIT_EXCEEDED)
+                result = 101;
+        else if (got != j->want)
+                result = 102;
+        else if (!limit || strcmp(limit, j->limit) != 0 || max != j->max)
+                result = 103;
+        else if (timerd_status(t, &status) < 0)
+                result = 104;
+        else if (timerd_last_error_limit(t, &max))
+                result = 105;
+        timerd_close(t);
+        return result;
+}
+
+/* libtimerd tells each client which bound refused it and its max: the first uid its own limit,
+ * the second and the fifth their share of what the others left, the last the others' part of the
+ * table; a later call clears it. */
+static void test_libtimerd_names_the_limit(void **state)
+{
+        struct harness *h = *state;
+        struct limit_job own = {h, got_in_turn[0], "timers_per_owner", PER_OWNER};
+        struct limit_job share = {h, got_in_turn[1], "timers_share", got_in_turn[1]};
+        struct limit_job last_share = {h, got_in_turn[4], "timers_share", got_in_turn[4]};
+        struct limit_job table = {h, got_in_turn[5], "timers", SHARED};
+
+        if (!users_available())
+                fail_msg("needs root to switch uids");
+        assert_int_equal(chmod(h->dir, 0755), 0);
+        assert_int_equal(run_as(FIRST_UID, libtimerd_refusal_child, &own), 0);
+        assert_int_equal(run_as(FIRST_UID + 1, libtimerd_refusal_child, &share), 0);
+        assert_int_equal(run_as(FIRST_UID + 2, fill, h), got_in_turn[2]);
+        assert_int_equal(run_as(FIRST_UID + 3, fill, h), got_in_turn[3]);
+        assert_int_equal(run_as(FIRST_UID + 4, libtimerd_refusal_child, &last_share), 0);
+        assert_int_equal(run_as(FIRST_UID + 5, libtimerd_refusal_child, &table), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -257,6 +331,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(
                 test_admin_group_is_served_when_other_uids_fill_the_timers, setup_table,
                 harness_teardown),
+            cmocka_unit_test_setup_teardown(test_libtimerd_names_the_limit, setup_table,
+                                            harness_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
