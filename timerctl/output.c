@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,9 +61,16 @@ int call_failed(struct timerd *t, const char *verb, const char *name, int error)
         const char *error_name = timerd_last_error_name(t);
         const char *reason = timerd_last_error_reason(t);
         const char *description = timerd_last_error_description(t);
+        uint64_t max;
+        const char *limit = timerd_last_error_limit(t, &max);
 
-        fprintf(stderr, "timerctl: %s%s%s: %s", verb, name ? " " : "", name ? name : "",
-                timerd_strerror(error));
+        fprintf(stderr, "timerctl: %s%s%s: ", verb, name ? " " : "", name ? name : "");
+        if (limit) {
+                /* Which bound, and its number: what the user can act on. */
+                fprintf(stderr, "limit exceeded: %s (max %" PRIu64 ")\n", limit, max);
+                return exit_status_of(error);
+        }
+        fputs(timerd_strerror(error), stderr);
         if (error_name && reason)
                 fprintf(stderr, " (%s: %s)", error_name, reason);
         else if (error_name)
