@@ -6,7 +6,8 @@
  * person together are refused at the person's --max-timers-per-owner and --max-connections-per-uid
  * while another person is served; the person's own uid keeps its own limit; a SIGHUP that reads a
  * new file re-charges the timers already registered; and a client in a real user namespace, whose
- * host uid is a subordinate one, is charged to the person.
+ * host uid is a subordinate one, is charged to the person. The timer table's share
+ * (timers_share) charges the person's uids as one too, while another person and root are served.
  */
 
 #include <errno.h>
@@ -47,6 +48,9 @@
 /* The fairness test's table: 8 connections, 6 of them shared by the unprivileged. */
 #define TABLE  8
 #define SHARED 6
+/* The timer share's table: 20 timers, 16 of them shared by the unprivileged. */
+#define TIMERS 20
+#define PART   16
 
 #define RANGES "# two persons\n64700:100000:1000\n\n64701:101000:1000\n"
 #define REGISTER_CALL                                                                              \
@@ -99,6 +103,13 @@ static int setup_ranges_table(void **state)
         return setup_with(state, args);
 }
 
+static int setup_ranges_timers(void **state)
+{
+        const char *const args[] = {subuid_arg, "--max-timers=20", "--reserved-timers=4",
+                                    "--max-timers-per-owner=16", NULL};
+        return setup_with(state, args);
+}
+
 static int teardown_ranges(void **state)
 {
         harness_teardown(state);
@@ -111,13 +122,15 @@ static int teardown_ranges(void **state)
 
 struct job {
         const struct harness *h;
-        int first; /* the name of its first timer: t<first> */
-        int want;  /* timers to register at most */
+        int first;         /* the name of its first timer: t<first> */
+        int want;          /* timers to register at most */
+        const char *limit; /* the limit that may refuse it */
+        int64_t max;       /* and its max */
 };
 
 /*
  * Registers until it is refused or has `want`: how many it registered (0..want), or 100 and more
- * when a call failed or a refusal was not the per-owner limit at PER_OWNER.
+ * when a call failed or a refusal was not j->limit at j->max.
  */
 static int register_some(void *arg)
 {
@@ -132,8 +145,8 @@ static int register_some(void *arg)
                         return 101;
                 const char *error = wire_error(r), *limit = error ? wire_string(r, "limit") : NULL;
                 bool at_limit = error && strcmp(error, "io.timerd.Timer.LimitExceeded") == 0 &&
-                                limit && strcmp(limit, "timers_per_owner") == 0 &&
-                                wire_int(r, "max") == PER_OWNER;
+                                limit && strcmp(limit, j->limit) == 0 &&
+                                wire_int(r, "max") == j->max;
                 json_object_put(r);
                 if (error && !at_limit)
                         return 102;
@@ -144,10 +157,18 @@ static int register_some(void *arg)
         return got;
 }
 
+/* register_some() as uid, which may be refused at limit with max only. */
+static int registered_at(const struct harness *h, uid_t uid, int first, int want, const char *limit,
+                         int64_t max)
+{
+        struct job j = {.h = h, .first = first, .want = want, .limit = limit, .max = max};
+        return run_as(uid, register_some, &j);
+}
+
+/* register_some() as uid, which may be refused at the per-owner limit only. */
 static int registered_as(const struct harness *h, uid_t uid, int first, int want)
 {
-        struct job j = {.h = h, .first = first, .want = want};
-        return run_as(uid, register_some, &j);
+        return registered_at(h, uid, first, want, "timers_per_owner", PER_OWNER);
 }
 
 /* Its own timers in Status: 0..99, or 100 when the call failed. */
@@ -376,7 +397,8 @@ static int registers_in_userns(void *arg)
 static void test_user_namespace_client_is_charged_to_the_person(void **state)
 {
         struct harness *h = *state;
-        struct job j = {.h = h, .first = 0, .want = PER_OWNER};
+        struct job j = {
+            .h = h, .first = 0, .want = PER_OWNER, .limit = "timers_per_owner", .max = PER_OWNER};
 
         assert_int_equal(registered_as(h, A_FIRST, 0, 3), 3);
         assert_int_equal(run_in_userns(A_FIRST + 5, registers_in_userns, &j), 1);
@@ -384,6 +406,40 @@ static void test_user_namespace_client_is_charged_to_the_person(void **state)
         assert_int_equal(run_in_userns(OUTSIDER, registers_in_userns, &j), PER_OWNER);
         /* The timer the namespace's client registered is its host uid's own. */
         assert_int_equal(run_as(A_FIRST + 5, own_timers, h), 1);
+}
+
+/*
+ * The timer table's share charges a person too: A's subordinate uids, one of them in a user
+ * namespace, together hold A's share of the others' part (half of it) and are refused naming it;
+ * B, then an outsider, each get half of what the ones before left; root still registers up to the
+ * whole table.
+ */
+static void test_subordinate_uids_share_the_persons_table_share(void **state)
+{
+        struct harness *h = *state;
+        struct job j = {.h = h, .first = 0, .want = 1, .limit = "timers_share", .max = PART / 2};
+        int root = harness_raw_connect(h);
+
+        assert_int_equal(registered_at(h, A_FIRST, 0, 5, "timers_share", PART / 2), 5);
+        assert_int_equal(registered_at(h, A_FIRST + 1, 0, PART, "timers_share", PART / 2),
+                         PART / 2 - 5);
+        assert_int_equal(run_in_userns(A_FIRST + 5, registers_in_userns, &j), 0);
+        assert_int_equal(registered_at(h, A_FIRST + RANGE - 1, 0, 1, "timers_share", PART / 2), 0);
+        /* B: (16 - 8 + 1) / 2 rounded down; the outsider (16 - 12 + 1) / 2. */
+        assert_int_equal(registered_at(h, B_FIRST + 3, 0, PART, "timers_share", 4), 4);
+        assert_int_equal(registered_at(h, OUTSIDER, 0, PART, "timers_share", 2), 2);
+        assert_int_equal(wire_status(root, "timers"), PART / 2 + 4 + 2);
+        for (int i = PART / 2 + 4 + 2; i < TIMERS; i++) {
+                json_object *r = wire_call(root, REGISTER_CALL, i);
+                assert_null(wire_error(r));
+                json_object_put(r);
+        }
+        json_object *r = wire_call(root, REGISTER_CALL, TIMERS);
+        assert_string_equal(wire_error(r), "io.timerd.Timer.LimitExceeded");
+        assert_string_equal(wire_string(r, "limit"), "timers");
+        assert_int_equal(wire_int(r, "max"), TIMERS);
+        json_object_put(r);
+        close(root);
 }
 
 int main(void)
@@ -399,6 +455,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(
                 test_a_person_under_its_share_evicts_another_persons_uids, setup_ranges_table,
                 teardown_ranges),
+            cmocka_unit_test_setup_teardown(test_subordinate_uids_share_the_persons_table_share,
+                                            setup_ranges_timers, teardown_ranges),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
