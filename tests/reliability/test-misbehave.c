@@ -24,15 +24,12 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "idle.h"
 #include "probe.h"
 #include "proc-stats.h"
 #include "wire.h"
 
 #define SLOW_ROUND_TRIP_USEC 1000000
-/* An idle service uses next to no CPU: a tenth of a second over a second is a busy loop. */
-#define IDLE_CPU_TICKS 10
-/* The iterations of one Status call on an open connection, with room to spare. */
-#define IDLE_ITERATIONS 4
 
 static void expect_probe_fine(const struct probe *p, const char *what)
 {
@@ -43,22 +40,6 @@ static void expect_probe_fine(const struct probe *p, const char *what)
         if (p->failures > 0)
                 fail_msg("%s: a round trip failed: %s", what, timerd_strerror(p->first_error));
         assert_true(p->max_usec < SLOW_ROUND_TRIP_USEC);
-}
-
-/* Idle for a second: next to no CPU, and no loop iterations but the Status call's own. A count
- * holds on a loaded machine where CPU time may not: work left behind shows as iterations. */
-static void expect_idle(const struct harness *h, int control)
-{
-        int64_t iterations = wire_status(control, "iterations");
-        long before = proc_cpu_ticks(h->pid);
-        usleep(1000000);
-        long used = proc_cpu_ticks(h->pid) - before;
-        int64_t ran = wire_status(control, "iterations") - iterations;
-        print_message("idle: %ld/100 s of CPU, %" PRId64 " loop iterations in 1 s\n", used, ran);
-        if (used > IDLE_CPU_TICKS)
-                fail_msg("timerd used %ld/100 s of CPU in 1 s while idle", used);
-        if (ran > IDLE_ITERATIONS)
-                fail_msg("timerd ran %" PRId64 " loop iterations in 1 s while idle", ran);
 }
 
 /* Many connections send half a message and then nothing, for good. */
