@@ -438,6 +438,10 @@ static void expect_parked_limit(struct timerd *t, const char *limit, uint64_t ma
         assert_int_equal(json_object_get_int64(v), max);
         json_object_put(o);
         free(reply);
+        /* libtimerd says the same to a program. */
+        uint64_t said = 0;
+        assert_string_equal(timerd_last_error_limit(t, &said), limit);
+        assert_int_equal(said, max);
 }
 
 static uint64_t waiters(struct timerd *t)
