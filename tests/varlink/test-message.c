@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -610,6 +611,58 @@ static void encode_like_json_c(void **state)
         json_object_put(v);
 }
 
+/* Strings are written a plain run at a time, found eight bytes at a time: each byte, at each place
+ * around the eight-byte steps and with a second one after it, written as json-c writes it. */
+static void encode_string_every_place(void **state)
+{
+        char text[24];
+
+        (void)state;
+        for (int b = 0; b < 256; b++)
+                for (size_t at = 0; at < 18; at++) {
+                        memset(text, 'a', sizeof(text));
+                        text[at] = (char)b;
+                        text[at + 5] = (char)(255 - b);
+                        json_object *v = json_object_new_string_len(text, sizeof(text));
+                        assert_non_null(v);
+                        char *ours = vl_json_encode(v);
+                        assert_non_null(ours);
+                        assert_string_equal(
+                            ours, json_object_to_json_string_ext(
+                                      v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+                        free(ours);
+                        json_object_put(v);
+                }
+}
+
+/* Integers are written two digits at a time: each count of digits, and its edges. */
+static void encode_u64_digits(void **state)
+{
+        uint64_t p = 1;
+
+        (void)state;
+        for (int digits = 1; digits <= 20; digits++, p *= 10) {
+                const uint64_t values[] = {p - 1, p, p + 1, p * 5 + 7,
+                                           digits == 20 ? UINT64_MAX : p * 10 - 1};
+
+                for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+                        struct vl_text t;
+                        char expected[64];
+
+                        vl_text_reply_begin(&t, false, 0);
+                        vl_text_add_u64(&t, "n", values[i]);
+                        char *ours = vl_text_reply_end(&t);
+                        assert_non_null(ours);
+                        snprintf(expected, sizeof(expected), "{\"parameters\":{\"n\":%" PRIu64 "}}",
+                                 values[i]);
+                        assert_string_equal(ours, expected);
+                        free(ours);
+                }
+                if (digits == 20)
+                        break;
+        }
+}
+
 /* A reply written field by field is byte for byte the reply encoded from the same tree. */
 static void encode_reply_as_text(void **state)
 {
@@ -1113,6 +1166,8 @@ int main(void)
             cmocka_unit_test(encode_reply),
             cmocka_unit_test(encode_like_json_c),
             cmocka_unit_test(encode_reply_as_text),
+            cmocka_unit_test(encode_string_every_place),
+            cmocka_unit_test(encode_u64_digits),
             cmocka_unit_test(encode_arrays_as_text),
             cmocka_unit_test(encode_in_place),
             cmocka_unit_test(encode_refuses_a_tree_missing_a_part),
