@@ -383,6 +383,73 @@ static void reply_bad(void **state)
         assert_int_equal(reply_parse_status("{} {}"), -EBADMSG);
 }
 
+/*
+ * A reply read as tokens (what libtimerd's calls read): its envelope's members found in one pass,
+ * each by its unescaped name, the last of duplicates, null as absent, other keys (also of the same
+ * lengths, or nested) ignored; and the same verdict as the tree's.
+ */
+static void reply_envelope_tokens(void **state)
+{
+        static const struct {
+                const char *text;
+                int status;
+                bool failed, continues;
+                const char *first_parameter; /* the parameters' first key; NULL: absent */
+        } replies[] = {
+            {"{\"parameters\":{\"a\":1}}", 0, false, false, "a"},
+            {"{\"parameters\":{}}", 0, false, false, NULL},
+            {"{}", 0, false, false, NULL},
+            {"{\"p\\u0061rameters\":{\"b\":1},\"continue\\u0073\":true}", 0, false, true, "b"},
+            {"{\"parameters\":{\"a\":1},\"parameters\":{\"c\":2}}", 0, false, false, "c"},
+            {"{\"parameters\":null,\"continues\":null,\"error\":null}", 0, false, false, NULL},
+            {"{\"parameterz\":{\"a\":1},\"continuez\":5,\"erroR\":5,\"x\":[]}", 0, false, false,
+             NULL},
+            {"{\"parameters\":{\"error\":\"a.b.C\",\"continues\":1}}", 0, false, false, "error"},
+            {"{\"continues\":false,\"continues\":true,\"parameters\":{\"d\":1}}", 0, false, true,
+             "d"},
+            {"{\"error\":\"a.b.C\",\"parameters\":{\"e\":1}}", 0, true, false, "e"},
+            {"{\"\\u0065rror\":\"a.b.C\"}", 0, true, false, NULL},
+            {"{\"error\":\"\"}", -EPROTO, false, false, NULL},
+            {"{\"error\":1}", -EPROTO, false, false, NULL},
+            {"{\"parameters\":[]}", -EPROTO, false, false, NULL},
+            {"{\"continues\":\"yes\"}", -EPROTO, false, false, NULL},
+            {"{\"continues\":true,\"continues\":1}", -EPROTO, false, false, NULL},
+            {"[]", -EPROTO, false, false, NULL},
+            /* Cut short, and two messages in one. */
+            {"{\"parameters\":{\"claim\":{\"name\":\"a\",\"generation\":1}}", -EBADMSG, false,
+             false, NULL},
+            {"{\"parameters\":{\"claim\":{\"name\":\"a\",\"generation\":1", -EBADMSG, false, false,
+             NULL},
+            {"{} {}", -EBADMSG, false, false, NULL},
+        };
+        struct vl_parser p;
+
+        (void)state;
+        vl_parser_init(&p);
+        for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
+                const char *text = replies[i].text;
+                struct vl_reply reply;
+                int r = vl_reply_tokenize(&p, text, strlen(text), VL_MAX_DEPTH_DEFAULT, &reply);
+
+                assert_int_equal(r, replies[i].status);
+                assert_int_equal(reply_parse_status(text), r);
+                if (r < 0)
+                        continue;
+                assert_int_equal(reply.failed, replies[i].failed);
+                assert_int_equal(reply.continues, replies[i].continues);
+                if (!replies[i].first_parameter) {
+                        assert_true(reply.parameters_token < 0 ||
+                                    reply.tokens[reply.parameters_token].size == 0);
+                        continue;
+                }
+                assert_true(reply.parameters_token > 0);
+                const struct vl_token *key = &reply.tokens[reply.parameters_token + 1];
+                assert_int_equal(key->len, strlen(replies[i].first_parameter));
+                assert_memory_equal(text + key->start, replies[i].first_parameter, key->len);
+        }
+        vl_parser_done(&p);
+}
+
 /* {"method":"a.b.C","parameters":{"x":[[...]]}} nested depth levels deep (the root is level 1). */
 static char *nested_call(size_t depth)
 {
@@ -1160,6 +1227,7 @@ int main(void)
             cmocka_unit_test(reply_success),
             cmocka_unit_test(reply_error),
             cmocka_unit_test(reply_bad),
+            cmocka_unit_test(reply_envelope_tokens),
             cmocka_unit_test(encode_call),
             cmocka_unit_test(encode_call_members),
             cmocka_unit_test(encode_call_refused),
