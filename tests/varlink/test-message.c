@@ -414,6 +414,7 @@ static void reply_envelope_tokens(void **state)
             {"{\"parameters\":[]}", -EPROTO, false, false, NULL},
             {"{\"continues\":\"yes\"}", -EPROTO, false, false, NULL},
             {"{\"continues\":true,\"continues\":1}", -EPROTO, false, false, NULL},
+            {"{\"continues\":18446744073709551616}", -EPROTO, false, false, NULL},
             {"[]", -EPROTO, false, false, NULL},
             /* Cut short, and two messages in one. */
             {"{\"parameters\":{\"claim\":{\"name\":\"a\",\"generation\":1}}", -EBADMSG, false,
