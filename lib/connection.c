@@ -285,6 +285,9 @@ int timerd_get_timeout(const struct timerd *t, uint64_t *ret_usec)
 
 static void set_error_name(struct timerd *t, const char *name)
 {
+        /* Most calls succeed, one after another: nothing to free or copy. */
+        if (!name && !t->error_name && !t->error_reason && !t->error_description && !t->error_limit)
+                return;
         free(t->error_name);
         free(t->error_reason);
         free(t->error_description);

@@ -10,6 +10,7 @@
 
 #include "varlink/message.h"
 #include "varlink/json.h"
+#include "varlink/scan.h"
 
 void vl_parser_init(struct vl_parser *p)
 {
@@ -102,16 +103,6 @@ static int get_parameters(json_object *root, json_object **ret)
         return 0;
 }
 
-/* A flag of a tokenized message: absent or null is false, anything but a boolean -EPROTO. */
-static int token_flag(const char *text, const struct vl_token *tokens, const char *field, bool *ret)
-{
-        int e = vl_token_get_bool(text, tokens, 0, field, ret);
-
-        if (e == -ENOENT)
-                *ret = false;
-        return e == -EINVAL ? -EPROTO : 0;
-}
-
 static int reply_from_json(json_object *root, struct vl_reply *ret)
 {
         struct vl_reply reply = {.root = root};
@@ -133,12 +124,58 @@ static int reply_from_json(json_object *root, struct vl_reply *ret)
         return 0;
 }
 
+/* The members of a reply's envelope. */
+enum reply_member {
+        REPLY_ERROR,
+        REPLY_PARAMETERS,
+        REPLY_CONTINUES,
+        _REPLY_MAX,
+};
+
+static const char *const reply_member_names[_REPLY_MAX] = {
+    [REPLY_ERROR] = "error",
+    [REPLY_PARAMETERS] = "parameters",
+    [REPLY_CONTINUES] = "continues",
+};
+
+/*
+ * Each member's value token, -1 when absent, found in one pass over the root's keys as
+ * vl_token_member() finds one (by the unescaped name, the last of duplicates, other keys ignored):
+ * three look-ups, each with its strlen and its own pass, were a third of reading a short reply.
+ * Plain keys are told apart by their length, then compared with a name of that length.
+ */
+static void reply_members(const char *text, const struct vl_token *t, int ret[_REPLY_MAX])
+{
+        size_t i = 1;
+
+        for (int m = 0; m < _REPLY_MAX; m++)
+                ret[m] = -1;
+        for (uint32_t n = 0; n < t[0].size; n++, i = t[i + 1].next) {
+                const struct vl_token *k = &t[i];
+                const char *key = text + k->start;
+                int m = _REPLY_MAX;
+
+                if (k->escaped) {
+                        for (m = 0; m < _REPLY_MAX; m++)
+                                if (vl_token_equals(text, k, reply_member_names[m]))
+                                        break;
+                } else if (k->len == 5)
+                        m = memcmp(key, "error", 5) == 0 ? REPLY_ERROR : _REPLY_MAX;
+                else if (k->len == 9)
+                        m = memcmp(key, "continues", 9) == 0 ? REPLY_CONTINUES : _REPLY_MAX;
+                else if (k->len == 10)
+                        m = memcmp(key, "parameters", 10) == 0 ? REPLY_PARAMETERS : _REPLY_MAX;
+                if (m < _REPLY_MAX)
+                        ret[m] = (int)(i + 1);
+        }
+}
+
 int vl_reply_tokenize(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                       struct vl_reply *ret)
 {
         struct vl_reply reply = {.text = msg, .parameters_token = -1};
         const struct vl_token *t;
-        int r, i;
+        int r, i, member[_REPLY_MAX];
 
         if (max_depth < 1)
                 return -EINVAL;
@@ -150,22 +187,24 @@ int vl_reply_tokenize(struct vl_parser *p, const char *msg, size_t len, int max_
         reply.tokens = t = p->tokens.v;
         if (t[0].type != VL_TOKEN_OBJECT)
                 return -EPROTO;
+        reply_members(msg, t, member);
         /* The error name's other checks (no NUL in it) are the tree's, which every error gets. */
-        i = vl_token_member(msg, t, 0, "error");
+        i = member[REPLY_ERROR];
         if (i >= 0 && t[i].type != VL_TOKEN_NULL) {
                 if (t[i].type != VL_TOKEN_STRING || t[i].len == 0)
                         return -EPROTO;
                 reply.failed = true;
         }
-        i = vl_token_member(msg, t, 0, "parameters");
+        i = member[REPLY_PARAMETERS];
         if (i >= 0 && t[i].type != VL_TOKEN_NULL) {
                 if (t[i].type != VL_TOKEN_OBJECT)
                         return -EPROTO;
                 reply.parameters_token = i;
         }
-        r = token_flag(msg, t, "continues", &reply.continues);
-        if (r < 0)
-                return r;
+        /* Absent or null is false, anything but a boolean not a reply. */
+        i = member[REPLY_CONTINUES];
+        if (i >= 0 && t[i].type != VL_TOKEN_NULL && vl_token_bool(&t[i], &reply.continues) < 0)
+                return -EPROTO;
         *ret = reply;
         return 0;
 }
@@ -301,67 +340,93 @@ static int text_add(struct vl_text *t, const char *s, size_t n)
         return 0;
 }
 
-/* A JSON string as json-c writes it with JSON_C_TO_STRING_NOSLASHESCAPE. */
+/*
+ * A JSON string as json-c writes it with JSON_C_TO_STRING_NOSLASHESCAPE. The plain runs between
+ * the bytes to escape are found eight bytes at a time (scan.h's skip_plain(), which also stops at
+ * bytes from 0x80, written as they are) and copied whole into room had once for a string with no
+ * escape: names are most of the strings, and a byte at a time with a switch was most of writing a
+ * call.
+ */
 static int text_add_string(struct vl_text *t, const char *s, size_t n)
 {
         static const char hex[] = "0123456789abcdef";
-        size_t start = 0;
-        int r = text_add(t, "\"", 1);
+        const char *end = s + n;
+        /* Room for what is left of s as it is and the closing quote, from here on. */
+        int r = text_reserve(t, n + 2);
 
-        for (size_t i = 0; i < n && r == 0; i++) {
-                unsigned char c = (unsigned char)s[i];
-                char esc[6] = {'\\', 0};
-                size_t esc_len = 2;
+        if (r < 0)
+                return r;
+        t->buf[t->len++] = '"';
+        for (;;) {
+                const char *p = skip_plain(s, end);
 
+                while (p < end && (unsigned char)*p >= 0x80)
+                        p = skip_plain(p + 1, end);
+                memcpy(t->buf + t->len, s, (size_t)(p - s));
+                t->len += (size_t)(p - s);
+                if (p == end)
+                        break;
+                r = text_reserve(t, 6 + (size_t)(end - p));
+                if (r < 0)
+                        return r;
+                unsigned char c = (unsigned char)*p;
+                char *o = t->buf + t->len;
+
+                *o++ = '\\';
                 switch (c) {
                 case '\b':
-                        esc[1] = 'b';
+                        *o++ = 'b';
                         break;
                 case '\n':
-                        esc[1] = 'n';
+                        *o++ = 'n';
                         break;
                 case '\r':
-                        esc[1] = 'r';
+                        *o++ = 'r';
                         break;
                 case '\t':
-                        esc[1] = 't';
+                        *o++ = 't';
                         break;
                 case '\f':
-                        esc[1] = 'f';
+                        *o++ = 'f';
                         break;
                 case '"':
                 case '\\':
-                        esc[1] = (char)c;
+                        *o++ = (char)c;
                         break;
-                default:
-                        if (c >= ' ')
-                                continue;
-                        memcpy(esc + 1, "u00", 3);
-                        esc[4] = hex[c >> 4];
-                        esc[5] = hex[c & 0xf];
-                        esc_len = 6;
+                default: /* below 0x20 */
+                        memcpy(o, "u00", 3);
+                        o[3] = hex[c >> 4];
+                        o[4] = hex[c & 0xf];
+                        o += 5;
                         break;
                 }
-                r = text_add(t, s + start, i - start);
-                if (r == 0)
-                        r = text_add(t, esc, esc_len);
-                start = i + 1;
+                t->len = (size_t)(o - t->buf);
+                s = p + 1;
         }
-        if (r == 0)
-                r = text_add(t, s + start, n - start);
-        return r == 0 ? text_add(t, "\"", 1) : r;
+        t->buf[t->len++] = '"';
+        return 0;
 }
 
-/* Decimal, without snprintf's format parsing: numbers are most of a reply's fields. */
+/* Decimal, two digits a step, without snprintf's format parsing: numbers are most of a reply's
+ * fields. */
 static int text_add_u64(struct vl_text *t, uint64_t v)
 {
+        static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                       "25262728293031323334353637383940414243444546474849"
+                                       "50515253545556575859606162636465666768697071727374"
+                                       "75767778798081828384858687888990919293949596979899";
         char num[20];
         size_t i = sizeof(num);
 
-        do {
-                num[--i] = (char)('0' + v % 10);
-                v /= 10;
-        } while (v > 0);
+        for (; v >= 100; v /= 100) {
+                i -= 2;
+                memcpy(num + i, pairs + 2 * (v % 100), 2);
+        }
+        if (v >= 10) {
+                i -= 2;
+                memcpy(num + i, pairs + 2 * v, 2);
+        } else
+                num[--i] = (char)('0' + v);
         return text_add(t, num + i, sizeof(num) - i);
 }
 

@@ -286,6 +286,33 @@ static void test_reply_in_pieces(void **state)
         fake_server_finish(s);
 }
 
+/* A success reply read as tokens, cut inside its envelope's keys and values, with a member it
+ * does not know: the claim is whole. */
+static const struct fake_step split_success_script[] = {
+    FAKE_ANY_CALL,
+    FAKE_RAW("{\"conti"),
+    FAKE_RAW("nues\":false,\"para"),
+    FAKE_RAW("meters\":{\"claim\":{\"name\":\"a\",\"generation\":7"),
+    FAKE_REPLY("}},\"extra\":[1]}"),
+};
+
+static void test_success_in_pieces(void **state)
+{
+        struct fake_server *s = fake_server_start(split_success_script, 5);
+        struct timerd *t = connect_to(s);
+        struct timerd_declaration d;
+        struct timerd_claim claim;
+
+        (void)state;
+        timerd_declaration_init(&d, TIMERD_POLICY_ONCE, 0);
+        assert_int_equal(timerd_register(t, "a", &d, NULL, false, &claim), 0);
+        assert_string_equal(claim.name, "a");
+        assert_int_equal(claim.generation, 7);
+        assert_null(timerd_last_error_name(t));
+        timerd_close(t);
+        fake_server_finish(s);
+}
+
 static const struct fake_step error_then_success_script[] = {
     FAKE_CALL(GET_CALL),
     FAKE_REPLY("{\"error\":\"io.timerd.Timer.NotFound\",\"parameters\":{\"name\":\"a\"}}"),
@@ -388,6 +415,7 @@ int main(void)
             cmocka_unit_test(test_unasked_continues),
             cmocka_unit_test(test_oversize_reply),
             cmocka_unit_test(test_reply_in_pieces),
+            cmocka_unit_test(test_success_in_pieces),
             cmocka_unit_test(test_last_error_name),
             cmocka_unit_test(test_request_too_large),
             cmocka_unit_test(test_strerror),

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -382,6 +383,74 @@ static void reply_bad(void **state)
         assert_int_equal(reply_parse_status("{} {}"), -EBADMSG);
 }
 
+/*
+ * A reply read as tokens (what libtimerd's calls read): its envelope's members found in one pass,
+ * each by its unescaped name, the last of duplicates, null as absent, other keys (also of the same
+ * lengths, or nested) ignored; and the same verdict as the tree's.
+ */
+static void reply_envelope_tokens(void **state)
+{
+        static const struct {
+                const char *text;
+                int status;
+                bool failed, continues;
+                const char *first_parameter; /* the parameters' first key; NULL: absent */
+        } replies[] = {
+            {"{\"parameters\":{\"a\":1}}", 0, false, false, "a"},
+            {"{\"parameters\":{}}", 0, false, false, NULL},
+            {"{}", 0, false, false, NULL},
+            {"{\"p\\u0061rameters\":{\"b\":1},\"continue\\u0073\":true}", 0, false, true, "b"},
+            {"{\"parameters\":{\"a\":1},\"parameters\":{\"c\":2}}", 0, false, false, "c"},
+            {"{\"parameters\":null,\"continues\":null,\"error\":null}", 0, false, false, NULL},
+            {"{\"parameterz\":{\"a\":1},\"continuez\":5,\"erroR\":5,\"x\":[]}", 0, false, false,
+             NULL},
+            {"{\"parameters\":{\"error\":\"a.b.C\",\"continues\":1}}", 0, false, false, "error"},
+            {"{\"continues\":false,\"continues\":true,\"parameters\":{\"d\":1}}", 0, false, true,
+             "d"},
+            {"{\"error\":\"a.b.C\",\"parameters\":{\"e\":1}}", 0, true, false, "e"},
+            {"{\"\\u0065rror\":\"a.b.C\"}", 0, true, false, NULL},
+            {"{\"error\":\"\"}", -EPROTO, false, false, NULL},
+            {"{\"error\":1}", -EPROTO, false, false, NULL},
+            {"{\"parameters\":[]}", -EPROTO, false, false, NULL},
+            {"{\"continues\":\"yes\"}", -EPROTO, false, false, NULL},
+            {"{\"continues\":true,\"continues\":1}", -EPROTO, false, false, NULL},
+            {"{\"continues\":18446744073709551616}", -EPROTO, false, false, NULL},
+            {"[]", -EPROTO, false, false, NULL},
+            /* Cut short, and two messages in one. */
+            {"{\"parameters\":{\"claim\":{\"name\":\"a\",\"generation\":1}}", -EBADMSG, false,
+             false, NULL},
+            {"{\"parameters\":{\"claim\":{\"name\":\"a\",\"generation\":1", -EBADMSG, false, false,
+             NULL},
+            {"{} {}", -EBADMSG, false, false, NULL},
+        };
+        struct vl_parser p;
+
+        (void)state;
+        vl_parser_init(&p);
+        for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
+                const char *text = replies[i].text;
+                struct vl_reply reply;
+                int r = vl_reply_tokenize(&p, text, strlen(text), VL_MAX_DEPTH_DEFAULT, &reply);
+
+                assert_int_equal(r, replies[i].status);
+                assert_int_equal(reply_parse_status(text), r);
+                if (r < 0)
+                        continue;
+                assert_int_equal(reply.failed, replies[i].failed);
+                assert_int_equal(reply.continues, replies[i].continues);
+                if (!replies[i].first_parameter) {
+                        assert_true(reply.parameters_token < 0 ||
+                                    reply.tokens[reply.parameters_token].size == 0);
+                        continue;
+                }
+                assert_true(reply.parameters_token > 0);
+                const struct vl_token *key = &reply.tokens[reply.parameters_token + 1];
+                assert_int_equal(key->len, strlen(replies[i].first_parameter));
+                assert_memory_equal(text + key->start, replies[i].first_parameter, key->len);
+        }
+        vl_parser_done(&p);
+}
+
 /* {"method":"a.b.C","parameters":{"x":[[...]]}} nested depth levels deep (the root is level 1). */
 static char *nested_call(size_t depth)
 {
@@ -608,6 +677,58 @@ static void encode_like_json_c(void **state)
                                       v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
         free(ours);
         json_object_put(v);
+}
+
+/* Strings are written a plain run at a time, found eight bytes at a time: each byte, at each place
+ * around the eight-byte steps and with a second one after it, written as json-c writes it. */
+static void encode_string_every_place(void **state)
+{
+        char text[24];
+
+        (void)state;
+        for (int b = 0; b < 256; b++)
+                for (size_t at = 0; at < 18; at++) {
+                        memset(text, 'a', sizeof(text));
+                        text[at] = (char)b;
+                        text[at + 5] = (char)(255 - b);
+                        json_object *v = json_object_new_string_len(text, sizeof(text));
+                        assert_non_null(v);
+                        char *ours = vl_json_encode(v);
+                        assert_non_null(ours);
+                        assert_string_equal(
+                            ours, json_object_to_json_string_ext(
+                                      v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+                        free(ours);
+                        json_object_put(v);
+                }
+}
+
+/* Integers are written two digits at a time: each count of digits, and its edges. */
+static void encode_u64_digits(void **state)
+{
+        uint64_t p = 1;
+
+        (void)state;
+        for (int digits = 1; digits <= 20; digits++, p *= 10) {
+                const uint64_t values[] = {p - 1, p, p + 1, p * 5 + 7,
+                                           digits == 20 ? UINT64_MAX : p * 10 - 1};
+
+                for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+                        struct vl_text t;
+                        char expected[64];
+
+                        vl_text_reply_begin(&t, false, 0);
+                        vl_text_add_u64(&t, "n", values[i]);
+                        char *ours = vl_text_reply_end(&t);
+                        assert_non_null(ours);
+                        snprintf(expected, sizeof(expected), "{\"parameters\":{\"n\":%" PRIu64 "}}",
+                                 values[i]);
+                        assert_string_equal(ours, expected);
+                        free(ours);
+                }
+                if (digits == 20)
+                        break;
+        }
 }
 
 /* A reply written field by field is byte for byte the reply encoded from the same tree. */
@@ -1107,12 +1228,15 @@ int main(void)
             cmocka_unit_test(reply_success),
             cmocka_unit_test(reply_error),
             cmocka_unit_test(reply_bad),
+            cmocka_unit_test(reply_envelope_tokens),
             cmocka_unit_test(encode_call),
             cmocka_unit_test(encode_call_members),
             cmocka_unit_test(encode_call_refused),
             cmocka_unit_test(encode_reply),
             cmocka_unit_test(encode_like_json_c),
             cmocka_unit_test(encode_reply_as_text),
+            cmocka_unit_test(encode_string_every_place),
+            cmocka_unit_test(encode_u64_digits),
             cmocka_unit_test(encode_arrays_as_text),
             cmocka_unit_test(encode_in_place),
             cmocka_unit_test(encode_refuses_a_tree_missing_a_part),
