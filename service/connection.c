@@ -105,7 +105,7 @@ static void peer_write(struct service *s, struct peer *p)
 {
         flush_unlist(p);
         int r = peer_flush(p);
-        if ((r < 0 && r != -EAGAIN) || (p->doomed && vl_writer_pending(&p->out) == 0)) {
+        if ((r < 0 && r != -EAGAIN) || (p->doomed && peer_unsent(p) == 0)) {
                 service_drop_peer(s, p);
                 return;
         }
@@ -148,7 +148,7 @@ static void message_queued(struct service *s, struct peer *p, uint64_t position,
                 break;
         }
         flush_list(s, p);
-        if (vl_writer_sendable(&p->out) >= FLUSH_THRESHOLD)
+        if (vl_writer_sendable(&p->out) - p->sending >= FLUSH_THRESHOLD)
                 peer_write(s, p);
 }
 
