@@ -86,7 +86,7 @@ struct uring_watch {
         struct list_node ready_node; /* on the loop's ready list */
 
         /* Its send through the ring (uring-send.c). */
-        uint32_t send_len;   /* bytes of the send whose outcome loop_sent() has not given; 0: none */
+        uint32_t send_len; /* bytes of the send whose outcome loop_sent() has not given; 0: none */
         uint64_t send_round; /* the loop's send round when it was queued */
         bool send_failed;    /* the kernel posted its failure: ... */
         int32_t send_res;    /* ... the bytes it took before the socket filled, or -errno */
@@ -134,7 +134,8 @@ struct uring_loop {
         uint64_t no_buffers;    /* recvs that found the buffers exhausted */
         bool reap_cut;          /* the last reap left completions in the CQ (no memory) */
 
-        /* Sends through the ring (uring-send.c): their bytes, copied until the kernel takes them. */
+        /* Sends through the ring (uring-send.c): their bytes, copied until the kernel takes them.
+         */
         char *staging;
         size_t staging_len;
         /* Sends queued before the last round ended have their outcome: a round ends when the SQ
