@@ -385,7 +385,7 @@ const char *vl_writer_sendable_data(const struct vl_writer *w, size_t *ret_len)
 {
         assert(!w->appending);
         *ret_len = vl_writer_sendable(w);
-        return w->buf + w->start;
+        return w->buf ? w->buf + w->start : NULL;
 }
 
 /* All written: the buffer starts over. */

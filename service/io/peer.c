@@ -202,6 +202,16 @@ int peer_flush(struct peer *p)
         return r;
 }
 
+int peer_flush_now(struct peer *p)
+{
+        int r = peer_flush(p);
+
+        /* The second takes the outcome of what the first sent through the loop. */
+        if (r == 0 && p->sending > 0)
+                r = peer_flush(p);
+        return r;
+}
+
 bool peer_has_output(const struct peer *p)
 {
         return vl_writer_sendable(&p->out) > p->sending;

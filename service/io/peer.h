@@ -113,11 +113,14 @@ void peer_text_cancel(struct peer *p);
  * the next flush; with send(2) after the socket filled under one, until all is written again.
  */
 int peer_flush(struct peer *p);
+/* The same, and what went through the loop has left, its outcome taken (a system call): 0 only
+ * once every byte is written. For a connection to be closed once its output is out. */
+int peer_flush_now(struct peer *p);
 
 /* Whether output may be written now (none is, while it waits for the store's commit; nor while it
  * is on its way by loop_send()). */
 bool peer_has_output(const struct peer *p);
-/* Output queued and not yet handed to the kernel, held output too. */
+/* Output queued and not yet handed to loop_send() or the socket, held output too. */
 size_t peer_unsent(const struct peer *p);
 
 /* Whether gid was p's primary or a supplementary group when it connected (SO_PEERCRED,

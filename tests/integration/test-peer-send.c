@@ -214,6 +214,40 @@ static void test_broken_connection_fails_the_flush(void **state)
         conn_close(&c);
 }
 
+/*
+ * A connection about to close (doomed, or the service stopping) writes and learns at once whether
+ * its output went: a reply that fits has left without a wait; one the socket does not take whole
+ * is left to write (-EAGAIN), nothing of it taken for written.
+ */
+static void test_flush_now_knows_the_outcome(void **state)
+{
+        enum { LEN = 60000 };
+        int sndbuf = 4096;
+        char *msg = calloc(1, LEN), buf[256];
+        struct conn c;
+
+        (void)state;
+        assert_non_null(msg);
+        if (conn_open(&c, LOOP_BACKEND_IO_URING) < 0)
+                skip();
+        assert_int_equal(vl_writer_queue(&c.peer->out, REPLY, strlen(REPLY)), 0);
+        assert_int_equal(peer_flush_now(c.peer), 0);
+        assert_int_equal(c.peer->sending, 0);
+        assert_int_equal(peer_unsent(c.peer), 0);
+        assert_int_equal(client_take(&c, buf, sizeof(buf)), sizeof(REPLY));
+
+        assert_int_equal(setsockopt(c.peer->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
+        memset(msg, 'x', LEN - 1);
+        assert_int_equal(vl_writer_queue(&c.peer->out, msg, LEN - 1), 0);
+        assert_int_equal(peer_flush_now(c.peer), -EAGAIN);
+        assert_int_equal(c.peer->sending, 0);
+        assert_true(c.peer->send_direct);
+        assert_true(peer_unsent(c.peer) > 0 && peer_unsent(c.peer) < LEN);
+        assert_true(peer_has_output(c.peer));
+        conn_close(&c);
+        free(msg);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -221,6 +255,7 @@ int main(void)
             cmocka_unit_test(test_timerfd_writes_with_send),
             cmocka_unit_test(test_large_reply_arrives_whole),
             cmocka_unit_test(test_broken_connection_fails_the_flush),
+            cmocka_unit_test(test_flush_now_knows_the_outcome),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
