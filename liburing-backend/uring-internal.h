@@ -7,7 +7,7 @@
  *   63      56 55     48 47                                   0
  *   [  kind  ][ clock  ][ request sequence (48 bits)           ]   TIMEOUT, TIMEOUT_UPDATE
  *   [  kind  ][ watch slot (24 bits)  ][ slot sequence (32)    ]   POLL, POLL_UPDATE, POLL_REMOVE,
- *                                                                   RECV, RECV_CANCEL
+ *                                                                   RECV, RECV_CANCEL, SEND
  *   [  kind  ][ 0                                               ]   TIMEOUT_REMOVE
  *
  * A clock has at most one live timeout request; its sequence is fresh for each new request (an
@@ -46,6 +46,7 @@ enum uring_kind {
         URING_KIND_TIMEOUT_REMOVE,
         URING_KIND_RECV,
         URING_KIND_RECV_CANCEL,
+        URING_KIND_SEND,
 };
 
 struct uring_completion {
@@ -83,6 +84,12 @@ struct uring_watch {
         uint32_t pending;   /* poll events waiting for the batch's end */
         int32_t head, tail; /* buffers received and not yet read, oldest first; -1: none */
         struct list_node ready_node; /* on the loop's ready list */
+
+        /* Its send through the ring (uring-send.c). */
+        uint32_t send_len; /* bytes of the send whose outcome loop_sent() has not given; 0: none */
+        uint64_t send_round; /* the loop's send round when it was queued */
+        bool send_failed;    /* the kernel posted its failure: ... */
+        int32_t send_res;    /* ... the bytes it took before the socket filled, or -errno */
 };
 
 /* One provided buffer: what a recv put in it and how much of that was read. */
@@ -125,6 +132,15 @@ struct uring_loop {
         struct uring_bufs bufs;
         struct list_node ready; /* stream watches with something to report */
         uint64_t no_buffers;    /* recvs that found the buffers exhausted */
+        bool reap_cut;          /* the last reap left completions in the CQ (no memory) */
+
+        /* Sends through the ring (uring-send.c): their bytes, copied until the kernel takes them.
+         */
+        char *staging;
+        size_t staging_len;
+        /* Sends queued before the last round ended have their outcome: a round ends when the SQ
+         * was consumed and the CQ then reaped to its end. */
+        uint64_t send_round;
 };
 
 static_assert(offsetof(struct uring_loop, base) == 0, "loop_free() frees the base address");
@@ -152,6 +168,10 @@ static inline uint64_t tag_user_data(enum uring_kind kind)
 
 /* The ring (uring-loop.c). */
 int uring_get_sqe(struct uring_loop *u, uint64_t user_data, struct io_uring_sqe **ret);
+/* Hand the SQ to the kernel now (retrying while it wants completions reaped first). */
+int uring_submit(struct uring_loop *u);
+/* Copy the CQ's completions into the backlog (sends' failures go to their watches). */
+int uring_reap(struct uring_loop *u);
 void uring_sqe_quiet(struct uring_loop *u, struct io_uring_sqe *sqe);
 
 /* Fd watches: slots, polls and their completions (uring-watch.c). */
@@ -193,3 +213,13 @@ void uring_handle_recv_cancel(struct uring_loop *u, const struct uring_completio
 void uring_recv_dispatch_ready(struct uring_loop *u);
 long uring_loop_read(struct loop_watch *lw, void *buf, size_t len);
 void uring_loop_stream_bulk(struct loop_watch *lw, bool bulk);
+
+/* Sends through the ring (uring-send.c). */
+int uring_loop_send(struct loop_watch *lw, const void *buf, size_t len);
+long uring_loop_sent(struct loop_watch *lw);
+/* A send's failure, recorded on its watch while the CQ is reaped (no callback, no allocation). */
+void uring_handle_send(struct uring_loop *u, const struct io_uring_cqe *cqe);
+/* The SQ was consumed (sq_consumed) and the CQ then reaped: end the round. */
+void uring_send_round_end(struct uring_loop *u, bool sq_consumed);
+/* The watch goes and its fd will be closed: its queued send leaves first. */
+void uring_send_unwatch(struct uring_loop *u, struct uring_watch *w);

@@ -56,10 +56,12 @@ static int backlog_push(struct uring_loop *u, const struct io_uring_cqe *cqe)
 /*
  * Move every completion out of the CQ, including those the kernel parked on overflow. Out of
  * memory to grow the backlog, the rest stay in the CQ for the next wait, which returns at once
- * for them: the backlog (REAP_BATCH at least, from the start) is dispatched meanwhile.
+ * for them: the backlog (REAP_BATCH at least, from the start) is dispatched meanwhile. A send's
+ * failure is recorded on its watch instead, so that it needs no room.
  */
-static int uring_reap(struct uring_loop *u)
+int uring_reap(struct uring_loop *u)
 {
+        u->reap_cut = true;
         for (;;) {
                 struct io_uring_cqe *cqes[REAP_BATCH];
                 unsigned n, taken = 0;
@@ -67,6 +69,10 @@ static int uring_reap(struct uring_loop *u)
 
                 n = io_uring_peek_batch_cqe(&u->ring, cqes, REAP_BATCH);
                 for (; taken < n; taken++) {
+                        if (user_data_kind(cqes[taken]->user_data) == URING_KIND_SEND) {
+                                uring_handle_send(u, cqes[taken]);
+                                continue;
+                        }
                         r = backlog_push(u, cqes[taken]);
                         if (r < 0)
                                 break;
@@ -76,15 +82,17 @@ static int uring_reap(struct uring_loop *u)
                         return 0;
                 if (n == REAP_BATCH)
                         continue;
-                if (!io_uring_cq_has_overflow(&u->ring))
+                if (!io_uring_cq_has_overflow(&u->ring)) {
+                        u->reap_cut = false;
                         return 0;
+                }
                 r = io_uring_get_events(&u->ring);
                 if (r < 0 && r != -EINTR)
                         return r;
         }
 }
 
-static int uring_submit(struct uring_loop *u)
+int uring_submit(struct uring_loop *u)
 {
         for (int attempt = 0;; attempt++) {
                 int r = io_uring_submit(&u->ring);
@@ -368,9 +376,11 @@ static int uring_loop_wait(struct loop *l, int64_t timeout_usec)
                 return r;
         l->stats.wakeups++;
 
+        bool consumed = io_uring_sq_ready(&u->ring) == 0;
         r = uring_reap(u);
         if (r < 0)
                 return r;
+        uring_send_round_end(u, consumed);
         uring_dispatch_backlog(u);
         return 0;
 }
@@ -390,6 +400,7 @@ static void uring_loop_done(struct loop *l)
         if (u->ring_ready)
                 io_uring_queue_exit(&u->ring);
         uring_bufs_free(u);
+        free(u->staging);
         free(u->slots);
         free(u->free_slots);
         free(u->backlog);
@@ -403,6 +414,8 @@ static const struct loop_backend_ops uring_loop_ops = {
     .unwatch = uring_loop_unwatch,
     .read = uring_loop_read,
     .stream_bulk = uring_loop_stream_bulk,
+    .send = uring_loop_send,
+    .sent = uring_loop_sent,
     .arm = uring_loop_arm,
     .disarm = uring_loop_disarm,
     .wait = uring_loop_wait,
@@ -417,7 +430,9 @@ static const struct loop_backend_ops uring_loop_ops = {
  * kernel instead of interrupting it with an inter-processor interrupt, and the flag tells
  * liburing to enter the kernel for such work when it reaps. The loop is single-threaded and enters
  * the kernel every iteration, so nothing waits longer than it would have. Not DEFER_TASKRUN: it
- * measured no better for the recv (sessions 26, 27) and made pipelined calls slower (session 25).
+ * measured no better for the recv (sessions 26, 27), made pipelined calls slower (session 25), and
+ * with the sends through the ring saves no system call and costs more instructions per pipelined
+ * call (session 32).
  */
 static const unsigned ring_setups[] = {
     IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,

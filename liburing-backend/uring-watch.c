@@ -201,6 +201,7 @@ void uring_loop_unwatch(struct loop_watch *lw)
         struct uring_loop *u = to_uring_loop(lw->loop);
         struct uring_watch *w = to_uring_watch(lw);
 
+        uring_send_unwatch(u, w);
         if (w->poll_live) {
                 poll_remove(u, uring_watch_user_data(u, URING_KIND_POLL, w));
                 w->poll_live = false;

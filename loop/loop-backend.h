@@ -41,6 +41,9 @@ struct loop_backend_ops {
         long (*read)(struct loop_watch *w, void *buf, size_t len);
         /* loop_stream_bulk() of a stream watch; NULL: its reads are read(2) already. */
         void (*stream_bulk)(struct loop_watch *w, bool bulk);
+        /* loop_send() and loop_sent() of a stream watch; NULL: the caller writes with send(2). */
+        int (*send)(struct loop_watch *w, const void *buf, size_t len);
+        long (*sent)(struct loop_watch *w);
         int (*arm)(struct loop *l, enum timerd_clock clock, uint64_t deadline_usec,
                    uint64_t generation);
         int (*disarm)(struct loop *l, enum timerd_clock clock);

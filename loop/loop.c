@@ -149,6 +149,24 @@ int loop_stream_bulk(struct loop_watch *w, bool bulk)
         return 0;
 }
 
+int loop_send(struct loop_watch *w, const void *buf, size_t len)
+{
+        if (!w || w->dead || !w->stream || (!buf && len > 0))
+                return -EINVAL;
+        if (!w->loop->ops->send)
+                return 0;
+        return w->loop->ops->send(w, buf, len);
+}
+
+long loop_sent(struct loop_watch *w)
+{
+        if (!w || w->dead || !w->stream)
+                return -EINVAL;
+        if (!w->loop->ops->sent)
+                return -ENOENT;
+        return w->loop->ops->sent(w);
+}
+
 int loop_watch_internal(struct loop *l, int fd, uint32_t events, loop_io_fn cb, void *userdata,
                         struct loop_watch **ret)
 {

@@ -84,6 +84,23 @@ long loop_read(struct loop_watch *w, void *buf, size_t len);
 int loop_stream_bulk(struct loop_watch *w, bool bulk);
 
 /*
+ * Send len bytes of buf on stream watch w when the loop next enters the kernel to wait, without a
+ * system call of their own (io_uring: a send in the io_uring_enter() of the wait). The bytes are
+ * copied. 1 when queued; 0 when the backend has no such send here (the caller writes with
+ * send(2)); -EBUSY while w's last send's outcome was not taken with loop_sent(); -ENOMEM, -errno.
+ * A send that did not take every byte is reported to w's callback as LOOP_OUT. The watch's fd
+ * may be closed right after loop_unwatch(): what was queued has left.
+ */
+int loop_send(struct loop_watch *w, const void *buf, size_t len);
+/*
+ * The outcome of w's last loop_send(), once: the bytes the socket took (all of them unless it
+ * filled: the rest is the caller's to write), -EAGAIN when it was full and took none, another
+ * -errno when the connection broke, -EINPROGRESS when not known yet (w then reports LOOP_OUT
+ * once it is), -ENOENT when there is none to give.
+ */
+long loop_sent(struct loop_watch *w);
+
+/*
  * Arm `clock`'s kernel timer at absolute `deadline_usec` on that clock, replacing any earlier arm.
  * A deadline in the past expires at once. -EPERM for an alarm clock without CAP_WAKE_ALARM,
  * -EINVAL for a bad clock, other -errno from the kernel.

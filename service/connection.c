@@ -104,8 +104,8 @@ static void flush_unlist(struct peer *p)
 static void peer_write(struct service *s, struct peer *p)
 {
         flush_unlist(p);
-        int r = peer_flush(p);
-        if ((r < 0 && r != -EAGAIN) || (p->doomed && vl_writer_pending(&p->out) == 0)) {
+        int r = p->doomed ? peer_flush_now(p) : peer_flush(p);
+        if ((r < 0 && r != -EAGAIN) || (p->doomed && r == 0 && peer_unsent(p) == 0)) {
                 service_drop_peer(s, p);
                 return;
         }
@@ -148,7 +148,7 @@ static void message_queued(struct service *s, struct peer *p, uint64_t position,
                 break;
         }
         flush_list(s, p);
-        if (vl_writer_sendable(&p->out) >= FLUSH_THRESHOLD)
+        if (vl_writer_sendable(&p->out) - p->sending >= FLUSH_THRESHOLD)
                 peer_write(s, p);
 }
 

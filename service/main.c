@@ -308,7 +308,8 @@ static void flush_peers(struct service *s)
                 struct list_node *n;
                 list_for_each (n, &s->peers.live) {
                         struct peer *p = list_entry(n, struct peer, node);
-                        if (peer_has_output(p) && peer_flush(p) == -EAGAIN)
+                        /* What went by loop_send() may have filled the socket. */
+                        if ((peer_has_output(p) || p->sending > 0) && peer_flush_now(p) == -EAGAIN)
                                 pending = true;
                 }
                 if (!pending)

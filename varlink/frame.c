@@ -381,6 +381,29 @@ static ssize_t write_without_sigpipe(int fd, const void *data, size_t len)
         return n;
 }
 
+const char *vl_writer_sendable_data(const struct vl_writer *w, size_t *ret_len)
+{
+        assert(!w->appending);
+        *ret_len = vl_writer_sendable(w);
+        return w->buf ? w->buf + w->start : NULL;
+}
+
+/* All written: the buffer starts over. */
+static void writer_rewind_if_empty(struct vl_writer *w)
+{
+        if (w->start == w->len) {
+                w->base += w->len;
+                w->start = w->len = 0;
+        }
+}
+
+void vl_writer_written(struct vl_writer *w, size_t n)
+{
+        assert(n <= vl_writer_sendable(w));
+        w->start += n;
+        writer_rewind_if_empty(w);
+}
+
 int vl_writer_flush(struct vl_writer *w, int fd)
 {
         /* A lent buffer may have moved (realloc): what w holds is stale until it is given back. */
@@ -405,9 +428,6 @@ int vl_writer_flush(struct vl_writer *w, int fd)
                         return -EIO;
                 w->start += (size_t)n;
         }
-        if (w->start == w->len) {
-                w->base += w->len;
-                w->start = w->len = 0;
-        }
+        writer_rewind_if_empty(w);
         return 0;
 }

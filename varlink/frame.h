@@ -108,6 +108,12 @@ int vl_writer_replace(struct vl_writer *w, uint64_t position, size_t len_old, co
  */
 int vl_writer_flush(struct vl_writer *w, int fd);
 
+/* The bytes a flush would write now: *ret_len of them at the address returned, valid until w
+ * changes. */
+const char *vl_writer_sendable_data(const struct vl_writer *w, size_t *ret_len);
+/* n of those bytes (n <= vl_writer_sendable()) were written by other means: as a flush would. */
+void vl_writer_written(struct vl_writer *w, size_t n);
+
 /* Whether a message is lent out (between vl_writer_append_begin() and _end()). */
 bool vl_writer_appending(const struct vl_writer *w);
 /* Bytes queued and not yet written, held ones too. */

@@ -160,14 +160,66 @@ void peer_text_cancel(struct peer *p)
         (void)vl_writer_append_end(&p->out, p->text.buf, text_start(p), p->text.cap);
 }
 
+/* The outcome of the loop_send() in flight: its bytes leave out, and a full socket is noted. */
+static int send_outcome(struct peer *p)
+{
+        long taken = loop_sent(p->watch);
+
+        if (taken == -EINPROGRESS)
+                return -EAGAIN;
+        if (taken == -EAGAIN)
+                taken = 0;
+        else if (taken < 0)
+                return (int)taken;
+        if ((size_t)taken < p->sending)
+                p->send_direct = true;
+        vl_writer_written(&p->out, (size_t)taken);
+        p->sending = 0;
+        return 0;
+}
+
 int peer_flush(struct peer *p)
 {
-        return vl_writer_flush(&p->out, p->fd);
+        int r;
+
+        if (p->sending > 0) {
+                r = send_outcome(p);
+                if (r < 0)
+                        return r;
+        }
+        if (!p->send_direct && p->watch) {
+                size_t len;
+                const char *bytes = vl_writer_sendable_data(&p->out, &len);
+
+                if (len > 0 && loop_send(p->watch, bytes, len) > 0) {
+                        p->sending = len;
+                        return 0;
+                }
+        }
+        r = vl_writer_flush(&p->out, p->fd);
+        if (r == 0)
+                p->send_direct = false;
+        return r;
+}
+
+int peer_flush_now(struct peer *p)
+{
+        int r = peer_flush(p);
+
+        /* The second takes the outcome of what the first sent through the loop. */
+        if (r == 0 && p->sending > 0)
+                r = peer_flush(p);
+        return r;
 }
 
 bool peer_has_output(const struct peer *p)
 {
-        return vl_writer_sendable(&p->out) > 0;
+        return vl_writer_sendable(&p->out) > p->sending;
+}
+
+size_t peer_unsent(const struct peer *p)
+{
+        return vl_writer_pending(&p->out) - p->sending;
 }
 
 int peer_in_group(const struct peer *p, gid_t gid)

@@ -39,6 +39,8 @@ struct peer {
         bool reply_more;        /* that message is a reply that keeps the call open */
         struct loop_watch *watch;
         uint32_t watched_events;
+        size_t sending;   /* out's first bytes, sent by loop_send(): its outcome not yet taken */
+        bool send_direct; /* the socket filled under a loop_send(): send(2) until all is written */
         unsigned calls_from_read; /* messages taken since the last read brought bytes */
         unsigned quiet_reads;     /* reads in a row that brought at most one call, while bulk */
         bool bulk;                /* the watch is told the peer streams (loop_stream_bulk()) */
@@ -105,11 +107,21 @@ int peer_text_end(struct peer *p, uint64_t *ret_position, size_t *ret_len);
 /* Drop the message being written: nothing is queued. */
 void peer_text_cancel(struct peer *p);
 
-/* Write queued output: 0 all written, -EAGAIN some left, -errno broken. */
+/*
+ * Write queued output: 0 all written, -EAGAIN some left, -errno broken. Through the loop's next
+ * wait where the watch can (loop_send(): no system call of its own), and its outcome taken at
+ * the next flush; with send(2) after the socket filled under one, until all is written again.
+ */
 int peer_flush(struct peer *p);
+/* The same, and what went through the loop has left, its outcome taken (a system call): 0 only
+ * once every byte is written. For a connection to be closed once its output is out. */
+int peer_flush_now(struct peer *p);
 
-/* Whether output may be written now (none is, while it waits for the store's commit). */
+/* Whether output may be written now (none is, while it waits for the store's commit; nor while it
+ * is on its way by loop_send()). */
 bool peer_has_output(const struct peer *p);
+/* Output queued and not yet handed to loop_send() or the socket, held output too. */
+size_t peer_unsent(const struct peer *p);
 
 /* Whether gid was p's primary or a supplementary group when it connected (SO_PEERCRED,
  * SO_PEERGROUPS): 1 or 0, or -errno when its groups cannot be read. */

@@ -163,6 +163,24 @@ static void test_many_pipelined_calls_answered_in_order(void **state)
         close(fd);
 }
 
+/* A client that sends its calls and shuts down its write side at once still gets every reply,
+ * whole, before the service hangs up: the replies leave before the connection is closed. */
+static void test_replies_before_a_hang_up_arrive(void **state)
+{
+        for (int calls = 1; calls <= 3; calls++) {
+                int fd = harness_raw_connect(*state);
+                char buf[65536];
+
+                for (int i = 0; i < calls; i++)
+                        send_msg(fd, "{\"method\":\"org.varlink.service.GetInfo\"}");
+                assert_int_equal(shutdown(fd, SHUT_WR), 0);
+                for (int i = 0; i < calls; i++)
+                        json_object_put(expect_reply(fd));
+                assert_int_equal(raw_recv(fd, buf, sizeof(buf), TIMEOUT_MS), -1);
+                close(fd);
+        }
+}
+
 static void test_oneway_gets_no_reply(void **state)
 {
         int fd = harness_raw_connect(*state);
@@ -916,6 +934,7 @@ int main(void)
             cmocka_unit_test(test_get_info_lists_interfaces),
             cmocka_unit_test(test_split_and_pipelined_messages),
             cmocka_unit_test(test_many_pipelined_calls_answered_in_order),
+            cmocka_unit_test(test_replies_before_a_hang_up_arrive),
             cmocka_unit_test(test_oneway_gets_no_reply),
             cmocka_unit_test(test_bad_messages_get_typed_errors),
             cmocka_unit_test(test_invalid_text_refused_and_never_echoed),

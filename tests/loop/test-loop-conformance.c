@@ -1276,6 +1276,168 @@ static void test_stream_bulk(void **state)
         free(rec.buf);
 }
 
+/* Whether this loop sends through its ring (loop_send()): io_uring with its provided buffers. */
+static bool sends_through_loop(const struct fixture *f)
+{
+        return f->backend == LOOP_BACKEND_IO_URING && !f->plain_ring;
+}
+
+/* Take what fd has now, without waiting: how many bytes (0: none). */
+static size_t take_now(int fd, char *buf, size_t cap)
+{
+        size_t len = 0;
+        ssize_t n;
+
+        while (len < cap && (n = recv(fd, buf + len, cap - len, MSG_DONTWAIT)) > 0)
+                len += (size_t)n;
+        return len;
+}
+
+static bool stream_out(const void *ctx)
+{
+        return ((const struct stream_record *)ctx)->events & LOOP_OUT;
+}
+
+/*
+ * A send through the loop leaves with the next wait, posts nothing when the socket takes it all
+ * (the wait returns nothing, the callback is not called) and its outcome is given once; one asked
+ * for before the wait leaves at once. Elsewhere loop_send() declines and the caller writes.
+ */
+static void test_send_leaves_with_the_wait(void **state)
+{
+        struct fixture *f = fixture(state);
+        struct stream_record rec;
+        struct io_record plain_rec = {0};
+        struct loop_watch *w, *plain;
+        char buf[64];
+        int s[2];
+
+        stream_record_init(&rec, 16, false);
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, s), 0);
+        assert_int_equal(loop_watch_stream(f->loop, s[0], LOOP_IN, on_stream, &rec, &w), 0);
+        assert_int_equal(loop_watch(f->loop, s[1], 0, on_io, &plain_rec, &plain), 0);
+        assert_int_equal(loop_send(NULL, "x", 1), -EINVAL);
+        assert_int_equal(loop_send(plain, "x", 1), -EINVAL);
+        assert_int_equal(loop_send(w, NULL, 1), -EINVAL);
+        assert_int_equal(loop_sent(NULL), -EINVAL);
+        assert_int_equal(loop_sent(plain), -EINVAL);
+        assert_int_equal(loop_sent(w), -ENOENT);
+        if (!sends_through_loop(f)) {
+                assert_int_equal(loop_send(w, "hello", 5), 0);
+                assert_int_equal(take_now(s[1], buf, sizeof(buf)), 0);
+                goto out;
+        }
+
+        assert_int_equal(loop_send(w, "hello", 5), 1);
+        assert_int_equal(loop_send(w, "again", 5), -EBUSY);
+        /* Nothing has left before the loop enters the kernel. */
+        assert_int_equal(take_now(s[1], buf, sizeof(buf)), 0);
+        assert_int_equal(loop_run_once(f->loop, 0), 0);
+        assert_int_equal(rec.calls, 0);
+        assert_int_equal(take_now(s[1], buf, sizeof(buf)), 5);
+        assert_memory_equal(buf, "hello", 5);
+        assert_int_equal(loop_sent(w), 5);
+        assert_int_equal(loop_sent(w), -ENOENT);
+
+        /* Its outcome asked for before any wait: the send leaves then. */
+        assert_int_equal(loop_send(w, "world!", 6), 1);
+        assert_int_equal(loop_sent(w), 6);
+        assert_int_equal(take_now(s[1], buf, sizeof(buf)), 6);
+        assert_memory_equal(buf, "world!", 6);
+
+        /* Unwatched right after: the bytes leave before the caller closes the fd. */
+        assert_int_equal(loop_send(w, "bye", 3), 1);
+        loop_unwatch(w);
+        w = NULL;
+        close(s[0]);
+        s[0] = -1;
+        assert_int_equal(take_now(s[1], buf, sizeof(buf)), 3);
+        assert_memory_equal(buf, "bye", 3);
+        (void)loop_run_once(f->loop, 0);
+        assert_int_equal(rec.calls, 0);
+out:
+        loop_unwatch(plain);
+        loop_unwatch(w);
+        if (s[0] >= 0)
+                close(s[0]);
+        close(s[1]);
+        free(rec.buf);
+}
+
+/* The send's outcome once the loop reported it (LOOP_OUT). */
+static long sent_after_report(struct fixture *f, struct stream_record *rec, struct loop_watch *w)
+{
+        rec->events = 0;
+        run_until(f, stream_out, rec);
+        return loop_sent(w);
+}
+
+/*
+ * A send the socket does not take whole is reported, never parked: the bytes it took (the rest is
+ * the caller's), -EAGAIN when the socket is full, -EPIPE or -ECONNRESET once the peer closed, and
+ * nothing of the failed sends reaches the peer out of order.
+ */
+static void test_send_failures_are_reported(void **state)
+{
+        struct fixture *f = fixture(state);
+        enum { TOTAL = 60000 };
+        int sndbuf = 4096;
+        struct stream_record rec;
+        struct loop_watch *w;
+        char *bytes = malloc(TOTAL), *got = malloc(TOTAL);
+        size_t taken;
+        long n;
+        int s[2];
+
+        assert_non_null(bytes);
+        assert_non_null(got);
+        for (size_t i = 0; i < TOTAL; i++)
+                bytes[i] = (char)pattern_byte(i);
+        stream_record_init(&rec, 16, false);
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, s), 0);
+        assert_int_equal(setsockopt(s[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
+        assert_int_equal(loop_watch_stream(f->loop, s[0], LOOP_IN, on_stream, &rec, &w), 0);
+        if (!sends_through_loop(f)) {
+                assert_int_equal(loop_send(w, bytes, TOTAL), 0);
+                goto out;
+        }
+
+        /* Short: part of it went, in order, and the rest is the caller's. */
+        assert_int_equal(loop_send(w, bytes, TOTAL), 1);
+        n = sent_after_report(f, &rec, w);
+        assert_true(n > 0 && n < TOTAL);
+        taken = (size_t)n;
+        /* Full: nothing went. */
+        assert_int_equal(loop_send(w, bytes + taken, TOTAL - taken), 1);
+        assert_int_equal(sent_after_report(f, &rec, w), -EAGAIN);
+        assert_int_equal(take_now(s[1], got, TOTAL), taken);
+        assert_memory_equal(got, bytes, taken);
+
+        /* Full again, and the peer goes before the send leaves. */
+        while (write(s[0], bytes, TOTAL) > 0)
+                ;
+        assert_int_equal(loop_send(w, bytes, TOTAL), 1);
+        close(s[1]);
+        s[1] = -1;
+        n = sent_after_report(f, &rec, w);
+        assert_true(n == -EPIPE || n == -ECONNRESET);
+        /* Its report is the watch's: one that is gone gets none. */
+        assert_int_equal(loop_send(w, bytes, 10), 1);
+        loop_unwatch(w);
+        w = NULL;
+        rec.calls = 0;
+        assert_int_equal(loop_run_once(f->loop, 0), 0);
+        assert_int_equal(rec.calls, 0);
+out:
+        loop_unwatch(w);
+        close(s[0]);
+        if (s[1] >= 0)
+                close(s[1]);
+        free(rec.buf);
+        free(bytes);
+        free(got);
+}
+
 #define FOR_EACH_CONFORMANCE_TEST(X)                                                               \
         X(test_backend_identity)                                                                   \
         X(test_new_rejects_missing_callbacks)                                                      \
@@ -1315,7 +1477,9 @@ static void test_stream_bulk(void **state)
         X(test_stream_is_level_triggered)                                                          \
         X(test_stream_pauses_without_in)                                                           \
         X(test_stream_buffers_exhausted)                                                           \
-        X(test_stream_bulk)
+        X(test_stream_bulk)                                                                        \
+        X(test_send_leaves_with_the_wait)                                                          \
+        X(test_send_failures_are_reported)
 
 int main(void)
 {

@@ -5,7 +5,8 @@
  * completions than one reap batch are ready at once; every one is still dispatched, a batch per
  * wait, and no wait fails (a failed wait stops the service). Counted, never timed. And --wrap of
  * calloc: opening the ring fails with -ENOMEM at each of its allocations in turn (the provided
- * buffers' among them), leaving nothing behind (ASan's leak check).
+ * buffers' among them), leaving nothing behind (ASan's leak check). And --wrap of malloc: a send
+ * through the ring without memory for its staging buffer.
  */
 
 #include <errno.h>
@@ -41,6 +42,20 @@ void *__wrap_reallocarray(void *p, size_t n, size_t size)
                 return NULL;
         }
         return __real_reallocarray(p, n, size);
+}
+
+static bool refusing_malloc;
+
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size);
+
+void *__wrap_malloc(size_t size)
+{
+        if (refusing_malloc) {
+                errno = ENOMEM;
+                return NULL;
+        }
+        return __real_malloc(size);
 }
 
 /* The callocs counted since the last reset; the one numbered `refuse_calloc` fails. */
@@ -162,12 +177,99 @@ static void test_open_out_of_memory(void **state)
         refuse_calloc = UINT_MAX;
 }
 
+static unsigned watches_called(const struct watched *x)
+{
+        unsigned called = 0;
+
+        for (int i = 0; i < WATCHES; i++)
+                called += x[i].calls;
+        return called;
+}
+
+static void on_stream(struct loop_watch *w, int fd, uint32_t events, void *userdata)
+{
+        uint32_t *reported = userdata;
+        (void)w;
+        (void)fd;
+
+        *reported |= events;
+}
+
+/*
+ * A send through the ring with no memory for its staging buffer is refused (-ENOMEM: the caller
+ * writes itself), nothing queued. And a send's outcome is never taken from a CQ only partly
+ * reaped: asked for while completions the backlog has no room for wait ahead of it, it is not
+ * known yet (-EINPROGRESS), the watch reports LOOP_OUT once the CQ is reaped to its end, and the
+ * failure is given then.
+ */
+static void test_send_out_of_memory(void **state)
+{
+        struct loop_callbacks cb = {.expired = on_expired};
+        struct watched *x = calloc(WATCHES, sizeof(*x));
+        struct loop_watch *w;
+        struct loop *l;
+        uint32_t reported = 0;
+        int s[2], r;
+        long sent;
+
+        (void)state;
+        assert_non_null(x);
+        assert_int_equal(uring_loop_new(&cb, NULL, &l), 0);
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, s), 0);
+        assert_int_equal(loop_watch_stream(l, s[0], LOOP_IN, on_stream, &reported, &w), 0);
+
+        refusing_malloc = true;
+        r = loop_send(w, "x", 1);
+        refusing_malloc = false;
+        assert_int_equal(r, -ENOMEM);
+        assert_int_equal(loop_sent(w), -ENOENT);
+        assert_int_equal(loop_run_once(l, 0), 0);
+
+        for (int i = 0; i < WATCHES; i++) {
+                assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, x[i].fds), 0);
+                assert_int_equal(loop_watch(l, x[i].fds[0], LOOP_IN, on_ready, &x[i], &x[i].watch),
+                                 0);
+        }
+        assert_int_equal(loop_run_once(l, 0), 0);
+        refused = 0;
+        refusing = true;
+        for (int i = 0; i < WATCHES; i++)
+                assert_int_equal(write(x[i].fds[1], "x", 1), 1);
+        close(s[1]);
+        /* The polls' completions are in the CQ (the writes ran the ring's task work), ahead of the
+         * send's: more than the backlog takes. */
+        assert_int_equal(loop_send(w, "x", 1), 1);
+        assert_int_equal(loop_sent(w), -EINPROGRESS);
+        do {
+                reported = 0;
+                assert_true(loop_run_once(l, HANG_USEC) > 0);
+        } while (!(reported & LOOP_OUT));
+        sent = loop_sent(w);
+        assert_true(sent == -EPIPE || sent == -ECONNRESET);
+        assert_int_equal(loop_sent(w), -ENOENT);
+        /* The stream's end is reported too: each watch is counted by its own callback. */
+        while (watches_called(x) < WATCHES)
+                assert_true(loop_run_once(l, HANG_USEC) > 0);
+        refusing = false;
+        assert_true(refused > 0);
+        for (int i = 0; i < WATCHES; i++) {
+                assert_int_equal(x[i].calls, 1);
+                close(x[i].fds[0]);
+                close(x[i].fds[1]);
+        }
+        loop_unwatch(w);
+        close(s[0]);
+        loop_free(l);
+        free(x);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_backlog_cannot_grow),
             cmocka_unit_test(test_backlog_cannot_grow_plain_ring),
             cmocka_unit_test(test_open_out_of_memory),
+            cmocka_unit_test(test_send_out_of_memory),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
