@@ -237,7 +237,10 @@ static void snapshot_of_journal(const struct journal_timer *j, const struct td_n
                       (!boot_id[0] || !j->boot_id[0] || strcmp(boot_id, j->boot_id) != 0);
         struct td_declaration *d = &ret->declaration;
 
-        *ret = (struct td_snapshot){.owner = j->owner};
+        /* Each member written once: zeroing the whole snapshot first, name and all, was 2 % of a
+         * start's instructions. */
+        ret->owner = j->owner;
+        ret->session = 0;
 #define FROM_JOURNAL_DECLARATION(kind, sm, wire, public, jm, position)                             \
         FROM_JOURNAL_##kind(d, sm, j, jm)
         TD_DECLARATION_FIELDS(FROM_JOURNAL_DECLARATION)

@@ -432,6 +432,42 @@ static void field_decode(struct reader *r, const struct field_layout *f, struct 
         }
 }
 
+/* An optional field a record leaves out: its zero. The take writes each member so, rather than
+ * zeroing the 700-byte timer first (a tenth of a record's decode). */
+static void field_clear(const struct field_layout *f, struct journal_timer *t)
+{
+        char *base = (char *)t;
+
+        switch (f->codec) {
+        case CODEC_U64:
+                store_u64(base + f->offset, 0);
+                break;
+        case CODEC_BOOL:
+                store_bool(base + f->offset, false);
+                break;
+        case CODEC_SIGNO:
+        case CODEC_ENUM:
+                store_int(base + f->offset, 0);
+                break;
+        case CODEC_OPT_USEC:
+                store_bool(base + f->offset, false);
+                store_u64(base + f->offset2, 0);
+                break;
+        case CODEC_RESULT:
+                store_int(base + f->offset, 0);
+                store_u32(base + f->offset2, 0);
+                break;
+        case CODEC_BOOT_ID:
+                t->boot_id[0] = '\0';
+                break;
+        case CODEC_CALENDAR:
+                t->calendar[0] = '\0';
+                t->timezone[0] = '\0';
+                t->fixed_random_delay = false;
+                break;
+        }
+}
+
 /* Whether a record carries an optional field at all: a calendar schedule by the policy. */
 static bool trailing_written(size_t position, size_t last_set, const struct journal_timer *t)
 {
@@ -465,8 +501,10 @@ static void decode_timer(struct reader *r, struct journal_timer *t)
                         bool present = field_at(i)->codec == CODEC_CALENDAR
                                            ? t->policy == TIMERD_POLICY_CALENDAR
                                            : r->left > 0;
-                        if (!present)
+                        if (!present) {
+                                field_clear(field_at(i), t);
                                 continue;
+                        }
                         last = i;
                 }
                 field_decode(r, field_at(i), t);
@@ -524,10 +562,10 @@ void journal_record_seal(uint8_t *frame, uint64_t seq, bool ends_batch)
         put_u32(&p, crc32c(0, payload, payload_size));
 }
 
-/* The payload's timer into *timer (a DELETE's: owner and name); false when malformed. With
- * !keep_strings only what validity depends on is written: a journal's record is checked at open
- * and decoded again when its timer is taken, and zeroing the 700-byte timer and copying its
- * strings was a third of the check. */
+/* The payload's timer into *timer, each member written (a DELETE's: owner and name only); false
+ * when malformed. With !keep_strings only what validity depends on is written: a journal's record
+ * is checked at open and decoded again when its timer is taken, and copying its strings was a
+ * third of the check. */
 static bool payload_decode(const uint8_t *payload, size_t size, bool keep_strings,
                            uint8_t *ret_type, uint8_t *ret_flags, uint64_t *ret_seq,
                            struct journal_timer *timer)
@@ -535,8 +573,6 @@ static bool payload_decode(const uint8_t *payload, size_t size, bool keep_string
         struct reader r = {.p = payload, .left = size, .keep_strings = keep_strings};
         uint8_t type, flags;
 
-        if (keep_strings)
-                *timer = (struct journal_timer){};
         type = get_u8(&r);
         flags = get_u8(&r);
         *ret_seq = get_u64(&r);

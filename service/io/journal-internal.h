@@ -168,8 +168,8 @@ bool journal_frame_outline(const uint8_t *data, size_t size, size_t offset, stru
                            size_t *ret_size);
 enum frame_check journal_frame_sealed(const uint8_t *data, size_t size, size_t offset,
                                       struct record *ret, size_t *ret_size);
-/* A frame's timer decoded (a DELETE's owner and name); false when it is malformed or, with `crc`,
- * when its checksum fails. */
+/* A frame's timer decoded, each member written (a DELETE's owner and name only); false when it is
+ * malformed or, with `crc`, when its checksum fails. */
 bool journal_frame_decode(const uint8_t *frame, bool crc, struct journal_timer *ret);
 /* The same check without the decode's copies. */
 bool journal_frame_valid(const uint8_t *frame, bool crc);
