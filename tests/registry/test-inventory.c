@@ -99,6 +99,19 @@ static void assert_walk(const struct inventory *inv, const struct inventory_key 
         assert_null(inventory_next(&c));
 }
 
+/* N_ITEMS items, zeroed, room for them sorted, and an empty inventory of them. */
+static struct item *items_new(const struct item ***ret_sorted, struct inventory *inv)
+{
+        struct item *items = calloc(N_ITEMS, sizeof(struct item));
+
+        *ret_sorted = calloc(N_ITEMS, sizeof(**ret_sorted));
+        assert_non_null(items);
+        assert_non_null(*ret_sorted);
+        inventory_init(inv, INVENTORY_OFFSET(struct item, node, owner),
+                       INVENTORY_OFFSET(struct item, node, name));
+        return items;
+}
+
 static void test_empty(void **state)
 {
         struct inventory inv;
@@ -159,15 +172,11 @@ static void test_names_compare_as_strcmp(void **state)
 /* Keys already in order (the worst case of a plain binary search tree) still walk whole. */
 static void test_sorted_inserts(void **state)
 {
-        struct item *items = calloc(N_ITEMS, sizeof(struct item));
-        const struct item **sorted = calloc(N_ITEMS, sizeof(*sorted));
+        const struct item **sorted;
         struct inventory inv;
+        struct item *items = items_new(&sorted, &inv);
 
         (void)state;
-        assert_non_null(items);
-        assert_non_null(sorted);
-        inventory_init(&inv, INVENTORY_OFFSET(struct item, node, owner),
-                       INVENTORY_OFFSET(struct item, node, name));
         for (size_t i = 0; i < N_ITEMS; i++) {
                 items[i].owner = 7;
                 snprintf(items[i].name, sizeof(items[i].name), "%05zu", i);
@@ -196,16 +205,12 @@ static void test_sorted_inserts(void **state)
 
 static void test_random_against_naive(void **state)
 {
-        struct item *items = calloc(N_ITEMS, sizeof(struct item));
-        const struct item **sorted = calloc(N_ITEMS, sizeof(*sorted));
-        uint64_t seed = 0x5eed;
+        const struct item **sorted;
         struct inventory inv;
+        struct item *items = items_new(&sorted, &inv);
+        uint64_t seed = 0x5eed;
 
         (void)state;
-        assert_non_null(items);
-        assert_non_null(sorted);
-        inventory_init(&inv, INVENTORY_OFFSET(struct item, node, owner),
-                       INVENTORY_OFFSET(struct item, node, name));
         for (size_t i = 0; i < N_ITEMS; i++) {
                 /* Few owners, names that are prefixes of each other. */
                 items[i].owner = (uint32_t)(i % 5) * 1000;
@@ -245,16 +250,12 @@ static void test_random_against_naive(void **state)
  * stays ordered and balanced, and the spine kept for appends is the tree's, at each step. */
 static void test_appends_keep_the_tree_balanced(void **state)
 {
-        struct item *items = calloc(N_ITEMS, sizeof(struct item));
-        const struct item **sorted = calloc(N_ITEMS, sizeof(*sorted));
-        uint64_t seed = 0xa99e;
+        const struct item **sorted;
         struct inventory inv;
+        struct item *items = items_new(&sorted, &inv);
+        uint64_t seed = 0xa99e;
 
         (void)state;
-        assert_non_null(items);
-        assert_non_null(sorted);
-        inventory_init(&inv, INVENTORY_OFFSET(struct item, node, owner),
-                       INVENTORY_OFFSET(struct item, node, name));
         for (size_t i = 0; i < N_ITEMS; i++) {
                 items[i].owner = (uint32_t)(i / 100);
                 snprintf(items[i].name, sizeof(items[i].name), "%05zu", i);
@@ -365,16 +366,12 @@ static void test_check_sees_a_wrong_balance(void **state)
  * one's, a quarter the next one's, ...), so that the splits and joins span unequal heights. */
 static void test_random_with_owner_removals(void **state)
 {
-        struct item *items = calloc(N_ITEMS, sizeof(struct item));
-        const struct item **sorted = calloc(N_ITEMS, sizeof(*sorted));
-        uint64_t seed = 0x0e1d;
+        const struct item **sorted;
         struct inventory inv;
+        struct item *items = items_new(&sorted, &inv);
+        uint64_t seed = 0x0e1d;
 
         (void)state;
-        assert_non_null(items);
-        assert_non_null(sorted);
-        inventory_init(&inv, INVENTORY_OFFSET(struct item, node, owner),
-                       INVENTORY_OFFSET(struct item, node, name));
         for (size_t i = 0; i < N_ITEMS; i++) {
                 uint64_t r = rng_next(&seed);
                 unsigned k = 0;
@@ -460,17 +457,13 @@ static void test_key_before_node(void **state)
 /* An owner's nodes out at once, whatever the others around them; then back in one by one. */
 static void test_remove_owner(void **state)
 {
-        struct item *items = calloc(N_ITEMS, sizeof(struct item));
-        const struct item **sorted = calloc(N_ITEMS, sizeof(*sorted));
+        const struct item **sorted;
+        struct inventory inv;
+        struct item *items = items_new(&sorted, &inv);
         const uint32_t owners[] = {0, 3000, 1000, 4000, 2000, UINT32_MAX};
         uint64_t seed = 0xd1e;
-        struct inventory inv;
 
         (void)state;
-        assert_non_null(items);
-        assert_non_null(sorted);
-        inventory_init(&inv, INVENTORY_OFFSET(struct item, node, owner),
-                       INVENTORY_OFFSET(struct item, node, name));
         for (size_t i = 0; i < N_ITEMS; i++) {
                 /* The first and the last uid too; about half of the items in. */
                 items[i].owner = i % 6 == 5 ? UINT32_MAX : (uint32_t)(i % 6) * 1000;
