@@ -260,9 +260,8 @@ static void append(struct inventory *inv, struct inventory_node *node)
                 set_child(inv->spine[n - 1], 1, node);
         inv->spine[n++] = node;
         for (size_t k = n - 1; k-- > 0;) {
-                struct inventory_node *p = inv->spine[k];
+                struct inventory_node *p = inv->spine[k], *z;
                 int b = balance(p);
-                bool lower;
 
                 if (b < 0) {
                         set_balance(p, 0);
@@ -272,14 +271,18 @@ static void append(struct inventory *inv, struct inventory_node *node)
                         set_balance(p, 1);
                         continue;
                 }
-                /* Its right child, next on the spine, leans right too: a single rotation puts it
-                 * in p's place on the spine, and p off it, on its left. */
+                /* Its right child z, next on the spine, has just grown to lean right: rotate()'s
+                 * single rotation, written out (both end balanced), as it runs about once an
+                 * append. z takes p's place on the spine, and p goes off it, on z's left. */
+                z = inv->spine[k + 1];
+                set_node(p, 1, child(z, 0), child(p, 0), 0);
+                set_node(z, 1, child(z, 1), p, 0);
                 if (k == 0)
-                        inv->root = rotate(p, 1, &lower);
+                        inv->root = z;
                 else
-                        set_child(inv->spine[k - 1], 1, rotate(p, 1, &lower));
-                memmove(&inv->spine[k], &inv->spine[k + 1], (n - k - 1) * sizeof(*inv->spine));
-                n--;
+                        set_child(inv->spine[k - 1], 1, z);
+                for (n--; k < n; k++)
+                        inv->spine[k] = inv->spine[k + 1];
                 break;
         }
         /* A spine as deep as kept is walked again at the next append. */
