@@ -95,12 +95,6 @@ static void set_child(struct inventory_node *node, int side, struct inventory_no
         node->link[side] = (uintptr_t)c | (node->link[side] & TALLER);
 }
 
-static void set_balance(struct inventory_node *node, int b)
-{
-        node->link[0] = (node->link[0] & ~TALLER) | (b < 0);
-        node->link[1] = (node->link[1] & ~TALLER) | (b > 0);
-}
-
 /* node's child on side is c, on the other side other; its balance b. */
 static void set_node(struct inventory_node *node, int side, struct inventory_node *c,
                      struct inventory_node *other, int b)
@@ -159,21 +153,23 @@ static bool grown(struct inventory_node **root, struct inventory_node *const *pa
 {
         for (size_t k = n; k-- > 0;) {
                 struct inventory_node *p = path[k];
-                int s = lean(sides[k]), b = balance(p);
+                int side = sides[k];
                 bool lower;
 
-                if (b == -s) {
-                        set_balance(p, 0);
+                /* The other side was the taller: now both are as tall. */
+                if (p->link[!side] & TALLER) {
+                        p->link[!side] &= ~TALLER;
                         return false;
                 }
-                if (b == 0) {
-                        set_balance(p, s);
+                /* Both were as tall: now this side is the taller, and p grew. */
+                if (!(p->link[side] & TALLER)) {
+                        p->link[side] |= TALLER;
                         continue;
                 }
                 /* The side that grew leans its way (it was balanced, or it is k of a join put
                  * over a subtree as tall as the shorter tree, below a node that did not lean
                  * its way): the rotation takes the level back. */
-                relink(root, path, sides, k, rotate(p, sides[k], &lower));
+                relink(root, path, sides, k, rotate(p, side, &lower));
                 assert(lower);
                 return false;
         }
@@ -186,18 +182,20 @@ static bool shrunk(struct inventory_node **root, struct inventory_node *const *p
 {
         for (size_t k = n; k-- > 0;) {
                 struct inventory_node *p = path[k];
-                int s = lean(sides[k]), b = balance(p);
+                int side = sides[k];
                 bool lower;
 
-                if (b == s) {
-                        set_balance(p, 0);
+                /* This side was the taller: now both are as tall, and p shrank. */
+                if (p->link[side] & TALLER) {
+                        p->link[side] &= ~TALLER;
                         continue;
                 }
-                if (b == 0) {
-                        set_balance(p, -s);
+                /* Both were as tall: now the other side is the taller. */
+                if (!(p->link[!side] & TALLER)) {
+                        p->link[!side] |= TALLER;
                         return false;
                 }
-                relink(root, path, sides, k, rotate(p, !sides[k], &lower));
+                relink(root, path, sides, k, rotate(p, !side, &lower));
                 if (!lower)
                         return false;
         }
@@ -261,14 +259,14 @@ static void append(struct inventory *inv, struct inventory_node *node)
         inv->spine[n++] = node;
         for (size_t k = n - 1; k-- > 0;) {
                 struct inventory_node *p = inv->spine[k], *z;
-                int b = balance(p);
 
-                if (b < 0) {
-                        set_balance(p, 0);
+                /* As in grown(), its right side having grown. */
+                if (p->link[0] & TALLER) {
+                        p->link[0] &= ~TALLER;
                         break;
                 }
-                if (b == 0) {
-                        set_balance(p, 1);
+                if (!(p->link[1] & TALLER)) {
+                        p->link[1] |= TALLER;
                         continue;
                 }
                 /* Its right child z, next on the spine, has just grown to lean right: rotate()'s
