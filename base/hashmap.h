@@ -94,7 +94,7 @@ static inline void *hashmap_slot_entry(const struct hashmap *m, size_t i)
 int hashmap_check(const struct hashmap *m);
 
 /* A 64-bit finalizer (splitmix64): spreads a key over all bits, so the low bits index well.
- * Inline: the inventory's treap derives a node's priority from it at every step of a descent. */
+ * Inline: a few instructions, on the path of every look-up that mixes a key. */
 static inline uint64_t hash_mix64(uint64_t x)
 {
         x ^= x >> 30;

@@ -639,7 +639,7 @@ static size_t queued_total(const struct registry *r)
 /* Its transient timers (of one owner) leave every count and lookup at once, whatever their
  * number; registry_reap_step() frees them a batch at a time. When they are all of their owner's
  * timers (a connection per uid holding them all), they leave the inventory at once too, so that
- * freeing one walks no treap. */
+ * freeing one walks no tree. */
 static void session_close(struct registry *r, struct session *s)
 {
         struct owner *o = owner_find(r, s->uid);

@@ -7,6 +7,7 @@
  * appends down from it, are exercised too.
  */
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -98,6 +99,19 @@ static void assert_walk(const struct inventory *inv, const struct inventory_key 
         assert_null(inventory_next(&c));
 }
 
+/* N_ITEMS items, zeroed, room for them sorted, and an empty inventory of them. */
+static struct item *items_new(const struct item ***ret_sorted, struct inventory *inv)
+{
+        struct item *items = calloc(N_ITEMS, sizeof(struct item));
+
+        *ret_sorted = calloc(N_ITEMS, sizeof(**ret_sorted));
+        assert_non_null(items);
+        assert_non_null(*ret_sorted);
+        inventory_init(inv, INVENTORY_OFFSET(struct item, node, owner),
+                       INVENTORY_OFFSET(struct item, node, name));
+        return items;
+}
+
 static void test_empty(void **state)
 {
         struct inventory inv;
@@ -158,15 +172,11 @@ static void test_names_compare_as_strcmp(void **state)
 /* Keys already in order (the worst case of a plain binary search tree) still walk whole. */
 static void test_sorted_inserts(void **state)
 {
-        struct item *items = calloc(N_ITEMS, sizeof(struct item));
-        const struct item **sorted = calloc(N_ITEMS, sizeof(*sorted));
+        const struct item **sorted;
         struct inventory inv;
+        struct item *items = items_new(&sorted, &inv);
 
         (void)state;
-        assert_non_null(items);
-        assert_non_null(sorted);
-        inventory_init(&inv, INVENTORY_OFFSET(struct item, node, owner),
-                       INVENTORY_OFFSET(struct item, node, name));
         for (size_t i = 0; i < N_ITEMS; i++) {
                 items[i].owner = 7;
                 snprintf(items[i].name, sizeof(items[i].name), "%05zu", i);
@@ -195,16 +205,12 @@ static void test_sorted_inserts(void **state)
 
 static void test_random_against_naive(void **state)
 {
-        struct item *items = calloc(N_ITEMS, sizeof(struct item));
-        const struct item **sorted = calloc(N_ITEMS, sizeof(*sorted));
-        uint64_t seed = 0x5eed;
+        const struct item **sorted;
         struct inventory inv;
+        struct item *items = items_new(&sorted, &inv);
+        uint64_t seed = 0x5eed;
 
         (void)state;
-        assert_non_null(items);
-        assert_non_null(sorted);
-        inventory_init(&inv, INVENTORY_OFFSET(struct item, node, owner),
-                       INVENTORY_OFFSET(struct item, node, name));
         for (size_t i = 0; i < N_ITEMS; i++) {
                 /* Few owners, names that are prefixes of each other. */
                 items[i].owner = (uint32_t)(i % 5) * 1000;
@@ -240,37 +246,16 @@ static void test_random_against_naive(void **state)
         free(items);
 }
 
-/* Each item's children, as indices into items (N_ITEMS: none). */
-static void shape_of(const struct item *items, size_t *ret)
+/* Appends in order (a restore's), with removes and inserts in the middle between them: the tree
+ * stays ordered and balanced, and the spine kept for appends is the tree's, at each step. */
+static void test_appends_keep_the_tree_balanced(void **state)
 {
-        for (size_t i = 0; i < N_ITEMS; i++) {
-                const struct inventory_node *kids[2] = {items[i].node.left, items[i].node.right};
-
-                for (size_t k = 0; k < 2; k++)
-                        ret[2 * i + k] =
-                            kids[k] ? (size_t)(inventory_entry(kids[k], const struct item, node) -
-                                               items)
-                                    : N_ITEMS;
-        }
-}
-
-/* Appends in order (a restore's), with removes and inserts in the middle between them, build the
- * very tree that inserting the same items in a random order builds: a treap's shape is its keys'
- * and priorities'. The spine kept for appends is checked at each step. */
-static void test_appends_build_the_same_tree(void **state)
-{
-        struct item *items = calloc(N_ITEMS, sizeof(struct item));
-        size_t *appended = calloc(2 * N_ITEMS, sizeof(size_t)),
-               *shuffled = calloc(2 * N_ITEMS, sizeof(size_t)), order[N_ITEMS];
-        uint64_t seed = 0xa99e;
+        const struct item **sorted;
         struct inventory inv;
+        struct item *items = items_new(&sorted, &inv);
+        uint64_t seed = 0xa99e;
 
         (void)state;
-        assert_non_null(items);
-        assert_non_null(appended);
-        assert_non_null(shuffled);
-        inventory_init(&inv, INVENTORY_OFFSET(struct item, node, owner),
-                       INVENTORY_OFFSET(struct item, node, name));
         for (size_t i = 0; i < N_ITEMS; i++) {
                 items[i].owner = (uint32_t)(i / 100);
                 snprintf(items[i].name, sizeof(items[i].name), "%05zu", i);
@@ -284,33 +269,147 @@ static void test_appends_build_the_same_tree(void **state)
                         item_toggle(&inv, &items[rng_next(&seed) % i]);
                 assert_int_equal(inventory_check(&inv), 0);
         }
-        for (size_t i = 0; i < N_ITEMS; i++)
-                if (!items[i].in) {
-                        inventory_insert(&inv, &items[i].node);
-                        items[i].in = true;
+        assert_walk(&inv, NULL, (const struct item *const *)sorted, naive_sorted(items, sorted));
+        free(sorted);
+        free(items);
+}
+
+/* No taller than an AVL tree of its nodes can be: one h tall holds at least F(h + 2) - 1 nodes
+ * (Fibonacci), so h < 1.4405 log2(n + 2); a plain binary search tree's can reach n. */
+static void assert_balanced_height(const struct inventory *inv)
+{
+        size_t h = inventory_height(inv), f = 0, g = 1; /* F(0), F(1) */
+
+        for (size_t i = 0; i < h + 2; i++) {
+                size_t next = f + g;
+
+                f = g;
+                g = next;
+        }
+        /* f is F(h + 2) */
+        assert_true(f - 1 <= inv->n_nodes);
+}
+
+/* How many bits n takes: ceil(log2(n + 1)). */
+static size_t bit_length(size_t n)
+{
+        size_t b = 0;
+
+        for (; n; n >>= 1)
+                b++;
+        return b;
+}
+
+/* Keys inserted in order (all appended) and in reverse order (each the first, down the left
+ * side), the worst cases of a plain binary search tree: the tree stays as shallow as a balanced
+ * one at every size; removing every other one keeps it so. */
+static void test_sorted_inserts_stay_shallow(void **state)
+{
+        enum { N = 20000 };
+        struct item *items = calloc(N, sizeof(struct item));
+        struct inventory inv;
+
+        (void)state;
+        assert_non_null(items);
+        for (size_t i = 0; i < N; i++) {
+                items[i].owner = 7;
+                snprintf(items[i].name, sizeof(items[i].name), "%05zu", i);
+        }
+        for (int reverse = 0; reverse < 2; reverse++) {
+                inventory_init(&inv, INVENTORY_OFFSET(struct item, node, owner),
+                               INVENTORY_OFFSET(struct item, node, name));
+                for (size_t i = 0; i < N; i++) {
+                        inventory_insert(&inv, &items[reverse ? N - 1 - i : i].node);
+                        assert_balanced_height(&inv);
+                        /* The whole check (O(n)) at each power of two. */
+                        if ((i & (i + 1)) == 0)
+                                assert_int_equal(inventory_check(&inv), 0);
+                }
+                assert_int_equal(inventory_check(&inv), 0);
+                /* Sorted inserts fill it level by level: no taller than needed. */
+                assert_true(inventory_height(&inv) <= bit_length(N) + 1);
+                for (size_t i = 0; i < N; i += 2) {
+                        inventory_remove(&inv, &items[i].node);
+                        assert_balanced_height(&inv);
+                }
+                assert_int_equal(inventory_check(&inv), 0);
+        }
+        free(items);
+}
+
+/* The check sees a balance bit that does not match the heights below it. */
+static void test_check_sees_a_wrong_balance(void **state)
+{
+        struct item items[100];
+        struct inventory inv;
+
+        (void)state;
+        inventory_init(&inv, INVENTORY_OFFSET(struct item, node, owner),
+                       INVENTORY_OFFSET(struct item, node, name));
+        for (size_t i = 0; i < 100; i++) {
+                items[i].owner = 1;
+                snprintf(items[i].name, sizeof(items[i].name), "%03zu", i);
+                inventory_insert(&inv, &items[i].node);
+        }
+        assert_int_equal(inventory_check(&inv), 0);
+        for (size_t i = 0; i < 100; i++)
+                for (size_t side = 0; side < 2; side++) {
+                        items[i].node.link[side] ^= 1;
+                        assert_int_equal(inventory_check(&inv), -EUCLEAN);
+                        items[i].node.link[side] ^= 1;
                 }
         assert_int_equal(inventory_check(&inv), 0);
-        assert_int_equal(inv.n_nodes, N_ITEMS);
-        shape_of(items, appended);
+}
 
+/* Random inserts, removes, removals of an owner's whole range and walks, against the naive sorted
+ * array, with the whole check after each step. Owners of very different sizes (half the items
+ * one's, a quarter the next one's, ...), so that the splits and joins span unequal heights. */
+static void test_random_with_owner_removals(void **state)
+{
+        const struct item **sorted;
+        struct inventory inv;
+        struct item *items = items_new(&sorted, &inv);
+        uint64_t seed = 0x0e1d;
+
+        (void)state;
         for (size_t i = 0; i < N_ITEMS; i++) {
-                inventory_remove(&inv, &items[i].node);
-                order[i] = i;
-        }
-        assert_null(inv.root);
-        for (size_t i = N_ITEMS; i > 1; i--) {
-                size_t j = rng_next(&seed) % i, t = order[i - 1];
+                uint64_t r = rng_next(&seed);
+                unsigned k = 0;
 
-                order[i - 1] = order[j];
-                order[j] = t;
+                while (k < 8 && (r >> k) & 1)
+                        k++;
+                items[i].owner = k * 1000;
+                snprintf(items[i].name, sizeof(items[i].name), "%zu", i);
         }
-        for (size_t i = 0; i < N_ITEMS; i++)
-                inventory_insert(&inv, &items[order[i]].node);
-        assert_int_equal(inventory_check(&inv), 0);
-        shape_of(items, shuffled);
-        assert_memory_equal(appended, shuffled, 2 * N_ITEMS * sizeof(size_t));
-        free(shuffled);
-        free(appended);
+        for (size_t op = 0; op < N_OPS; op++) {
+                uint64_t r = rng_next(&seed) % 100;
+                size_t n;
+
+                if (r < 3) {
+                        uint32_t owner = (uint32_t)(rng_next(&seed) % 9) * 1000;
+
+                        n = 0;
+                        for (size_t i = 0; i < N_ITEMS; i++)
+                                if (items[i].in && items[i].owner == owner) {
+                                        items[i].in = false;
+                                        n++;
+                                }
+                        inventory_remove_owner(&inv, owner, n);
+                } else
+                        item_toggle(&inv, &items[rng_next(&seed) % N_ITEMS]);
+                assert_int_equal(inventory_check(&inv), 0);
+                assert_balanced_height(&inv);
+                n = naive_sorted(items, sorted);
+                assert_int_equal(inv.n_nodes, n);
+                assert_ptr_equal(inventory_last(&inv), n > 0 ? &sorted[n - 1]->node : NULL);
+                if (r % 4 == 0) {
+                        struct inventory_key k = item_key(&items[rng_next(&seed) % N_ITEMS].node);
+
+                        assert_walk(&inv, r % 8 == 0 ? &k : NULL,
+                                    (const struct item *const *)sorted, n);
+                }
+        }
+        free(sorted);
         free(items);
 }
 
@@ -358,17 +457,13 @@ static void test_key_before_node(void **state)
 /* An owner's nodes out at once, whatever the others around them; then back in one by one. */
 static void test_remove_owner(void **state)
 {
-        struct item *items = calloc(N_ITEMS, sizeof(struct item));
-        const struct item **sorted = calloc(N_ITEMS, sizeof(*sorted));
+        const struct item **sorted;
+        struct inventory inv;
+        struct item *items = items_new(&sorted, &inv);
         const uint32_t owners[] = {0, 3000, 1000, 4000, 2000, UINT32_MAX};
         uint64_t seed = 0xd1e;
-        struct inventory inv;
 
         (void)state;
-        assert_non_null(items);
-        assert_non_null(sorted);
-        inventory_init(&inv, INVENTORY_OFFSET(struct item, node, owner),
-                       INVENTORY_OFFSET(struct item, node, name));
         for (size_t i = 0; i < N_ITEMS; i++) {
                 /* The first and the last uid too; about half of the items in. */
                 items[i].owner = i % 6 == 5 ? UINT32_MAX : (uint32_t)(i % 6) * 1000;
@@ -417,7 +512,10 @@ int main(void)
             cmocka_unit_test(test_random_against_naive),
             cmocka_unit_test(test_key_before_node),
             cmocka_unit_test(test_remove_owner),
-            cmocka_unit_test(test_appends_build_the_same_tree),
+            cmocka_unit_test(test_appends_keep_the_tree_balanced),
+            cmocka_unit_test(test_sorted_inserts_stay_shallow),
+            cmocka_unit_test(test_check_sees_a_wrong_balance),
+            cmocka_unit_test(test_random_with_owner_removals),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
