@@ -659,6 +659,7 @@ static void session_close(struct registry *r, struct session *s)
         if (queued_total(r) == s->n_state[TIMERD_STATE_SCHEDULED]) {
                 for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
                         timerq_clear(&r->queues[c]);
+                r->unsynced = (1u << TIMERD_CLOCK_MAX) - 1;
                 s->dequeued = true;
         }
         r->n_pending -= s->n_pending;
