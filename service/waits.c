@@ -387,8 +387,10 @@ void api_hand_over(struct service *s)
 {
         struct apply_outcome o;
 
-        /* The outer loop takes what a nested call would: in order. */
-        if (s->applying.handing_over)
+        /* The outer loop takes what a nested call would: in order. Nothing to apply and no owner
+         * silenced is what the loop's settles find several times a call: no walk for that. */
+        if (s->applying.handing_over ||
+            (apply_idle(&s->applying) && !registry_silenced_pending(s->registry)))
                 return;
         s->applying.handing_over = true;
         while (apply_take_outcome(s, &o)) {

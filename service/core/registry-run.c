@@ -602,6 +602,11 @@ int registry_take_pending(struct registry *r, const struct td_now *now, uint32_t
         return 0;
 }
 
+bool registry_silenced_pending(const struct registry *r)
+{
+        return !list_empty(&r->silenced);
+}
+
 bool registry_take_silenced_owner(struct registry *r, uint32_t *ret_owner)
 {
         struct owner *o;

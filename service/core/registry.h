@@ -451,6 +451,8 @@ int registry_take_pending(struct registry *r, const struct td_now *now, uint32_t
  * runtime re-checks their parked Waits.
  */
 bool registry_take_silenced_owner(struct registry *r, uint32_t *ret_owner);
+/* Whether registry_take_silenced_owner() has an owner to give. */
+bool registry_silenced_pending(const struct registry *r);
 
 /*
  * A session (connection) closed: its transient timers are removed, the runs delivered to it are
