@@ -337,13 +337,22 @@ static int control_simple(struct service *s, struct peer *p, const struct vl_vie
                           handle_op_fn op, bool allow_token, bool removes, enum event_kind event)
 {
         struct td_handle h;
-        enum timerd_clock clock = TIMERD_CLOCK_MONOTONIC;
         struct td_transition t;
+        uint32_t owner;
         int r;
 
-        if ((r = control_handle(s, p, params, allow_token, &h, &clock, err)) < 0)
+        /* No look-up first (control_handle()'s is for a clock, which these calls take none of):
+         * the op finds the timer. Where there is none, the op may know the claim's generation
+         * from the owner's history; the call says NotFound all the same, as it did after the
+         * look-up. */
+        if ((r = params_owner(params, p->uid, p->privileged, &owner, err)) < 0 ||
+            (r = params_handle(params, owner, allow_token, &h, err)) < 0)
                 return r;
         t = op(s->registry, now, &h);
+        if (t.failure == -TIMERD_E_REGISTRATION_EXPIRED &&
+            registry_get_brief(s->registry, h.owner, h.name, &(struct td_brief){0}) ==
+                -TIMERD_E_NOT_FOUND)
+                t.failure = -TIMERD_E_NOT_FOUND;
         /* An op that removed the timer left none of the name to have failed to arm: the binding
          * check would look it up to find nothing. */
         if (removes && t.failure == 0) {
