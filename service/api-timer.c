@@ -109,6 +109,10 @@ static int check_binding(struct service *s, struct param_error *err, uint32_t ow
                          const char *name)
 {
         struct td_brief t;
+
+        /* No failed timer at all, the usual case: no look-up. */
+        if (!registry_has_failed(s->registry))
+                return 0;
         if (registry_get_brief(s->registry, owner, name, &t) == 0 &&
             t.state == TIMERD_STATE_FAILED && t.failure == TIMERD_FAILURE_PROVIDER_BINDING)
                 return params_fail(err, -TIMERD_E_PROVIDER_BINDING_FAILED, name, NULL, 0);

@@ -1635,6 +1635,7 @@ static void test_provider_binding_failure(void **state)
         assert_int_equal(fx_apply(f, registry_confirm_arm(f->r, &f->now, MONO, ga - 1, -EPERM)), 0);
         assert_int_equal(f->last.n_effects, 0);
         assert_int_equal(fx_get(f, "a").state, TIMERD_STATE_SCHEDULED);
+        assert_false(registry_has_failed(f->r));
 
         assert_int_equal(fx_apply(f, registry_confirm_arm(f->r, &f->now, MONO, ga, -EPERM)), 0);
         assert_int_equal(f->last.n_effects, 1);
@@ -1667,6 +1668,13 @@ static void test_provider_binding_failure(void **state)
         assert_int_equal(
             fx_apply(f, registry_confirm_arm(f->r, &f->now, TIMERD_CLOCK_INVALID, gd, -EPERM)),
             -EINVAL);
+
+        /* What the service's binding check asks first: whether any timer failed. */
+        assert_true(registry_has_failed(f->r));
+        assert_int_equal(fx_unregister(f, fx_claim("a", fx_get(f, "a").generation)), 0);
+        assert_true(registry_has_failed(f->r));
+        assert_int_equal(fx_unregister(f, fx_claim("alarm", fx_get(f, "alarm").generation)), 0);
+        assert_false(registry_has_failed(f->r));
 }
 
 /* Every owner listed since the last take, each once, then none. */
