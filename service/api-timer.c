@@ -760,10 +760,13 @@ static const timer_method_fn timer_methods[_VL_IDL_METHOD_MAX] = {
 struct reply api_timer_call(struct service *s, struct peer *p, enum vl_idl_method_id method,
                             const struct vl_view *params)
 {
-        struct param_error err = {0};
+        struct param_error err;
         struct vl_text *reply = NULL;
         struct td_now now;
 
+        /* Not zeroed whole (430 bytes, ~60 instructions a call): params_fail() fills it all, and
+         * a reply reads its other fields only for the failures params_fail() sets. */
+        err.error = 0;
         assert(timer_methods[method]);
         if (service_now(s, &now) < 0)
                 return reply_error(TIMERD_E_SHUTTING_DOWN, NULL);
