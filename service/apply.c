@@ -138,7 +138,7 @@ static void drain(struct service *s)
 
         /* Nothing queued, nothing left by the out-of-memory path: the loop's settles find this
          * several times a call. (An empty queue was reset, its memory given back.) */
-        if (a->applying || (a->tail == 0 && !a->confirm_due && a->n_ended == 0))
+        if (a->applying || apply_idle(a))
                 return;
         a->applying = true;
         while (apply_next(s))

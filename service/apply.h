@@ -68,6 +68,12 @@ void service_apply(struct service *s, const struct td_now *now, struct td_transi
 /* Apply what is queued up to the next outcome and take it; false when nothing is left. */
 bool apply_take_outcome(struct service *s, struct apply_outcome *ret);
 
+/* Nothing queued, nothing left by the out-of-memory path: no effect waits to be applied. */
+static inline bool apply_idle(const struct applier *a)
+{
+        return a->tail == 0 && !a->confirm_due && a->n_ended == 0;
+}
+
 /* End a run the service delivered itself (an alarm, a signal): there is no client to complete it.
  */
 void service_end_run(struct service *s, const struct td_now *now, const struct td_dispatch *d,

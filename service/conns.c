@@ -304,7 +304,10 @@ void conns_subuids_commit(struct service *s, const struct subuids *t, struct tal
 
 void conns_note_input(struct service *s, struct peer *p, size_t n_read)
 {
-        uint64_t now = now_usec();
+        /* Stamped with the iteration's start, read as its work began before this read: the clocks
+         * started here count seconds, not the microseconds between, and a reading of the clock
+         * costs more than the rest of this. */
+        uint64_t now = s->iteration_start_usec ? s->iteration_start_usec : now_usec();
         size_t unfinished = vl_reader_unfinished(&p->in);
 
         p->active_usec = now;

@@ -69,7 +69,7 @@ uint32_t conns_of(const struct conns *c, uid_t uid);
 int conns_subuids_prepare(const struct service *s, const struct subuids *t, struct tally *ret);
 void conns_subuids_commit(struct service *s, const struct subuids *t, struct tally *prepared);
 
-/* n_read bytes came from p. */
+/* n_read bytes came from p, in an iteration service_note_work() began. */
 void conns_note_input(struct service *s, struct peer *p, size_t n_read);
 /* p's call opened or ended (p->call_open). */
 void conns_note_call(struct service *s, struct peer *p);

@@ -269,7 +269,12 @@ static bool waited_can_fire(const char *const *names, size_t n_names, void *user
 void api_waits_recheck(struct service *s, uint32_t owner)
 {
         struct waited_timers w = {.registry = s->registry, .owner = owner};
-        apply_parked(s, parked_end_waits(s->parked, owner, waited_can_fire, &w), NULL, NULL, NULL);
+        struct parked_transition t = parked_end_waits(s->parked, owner, waited_can_fire, &w);
+
+        /* Ending no Wait (an owner whose Waits all may still fire, or who has none: every
+         * Unregister of a notify timer asks) moved no parked deadline: nothing to apply. */
+        if (t.n_effects > 0)
+                apply_parked(s, t, NULL, NULL, NULL);
 }
 
 /* Carry out t, a method's transition: its answer to the caller p, or REPLY_NONE when parked. */
@@ -387,8 +392,10 @@ void api_hand_over(struct service *s)
 {
         struct apply_outcome o;
 
-        /* The outer loop takes what a nested call would: in order. */
-        if (s->applying.handing_over)
+        /* The outer loop takes what a nested call would: in order. Nothing to apply and no owner
+         * silenced is what the loop's settles find several times a call: no walk for that. */
+        if (s->applying.handing_over ||
+            (apply_idle(&s->applying) && !registry_silenced_pending(s->registry)))
                 return;
         s->applying.handing_over = true;
         while (apply_take_outcome(s, &o)) {

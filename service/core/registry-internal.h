@@ -303,6 +303,10 @@ struct registry {
         /* The room each queue keeps reserved, by kind (exact or coalescing). */
         size_t n_declared[TIMERD_CLOCK_MAX][TIMERQ_KIND_MAX];
         struct clock_arm arms[TIMERD_CLOCK_MAX];
+        /* The clocks (1 << clock) whose queue changed since their kernel timer was last brought
+         * in line with it: only these can need an ARM or a DISARM (transition_sync()). Kept
+         * across a failed call, so the next call's sync still sees what it changed. */
+        unsigned unsynced;
         uint64_t last_generation;
         uint64_t last_handle_generation;
 

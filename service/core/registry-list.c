@@ -192,6 +192,11 @@ void registry_get_stats(const struct registry *r, struct registry_stats *ret)
         };
 }
 
+bool registry_has_failed(const struct registry *r)
+{
+        return r->n_state[TIMERD_STATE_FAILED] > 0;
+}
+
 void registry_get_owner_stats(const struct registry *r, uint32_t owner, struct registry_stats *ret)
 {
         const struct owner *o = owner_find(r, owner);

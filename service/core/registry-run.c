@@ -602,6 +602,11 @@ int registry_take_pending(struct registry *r, const struct td_now *now, uint32_t
         return 0;
 }
 
+bool registry_silenced_pending(const struct registry *r)
+{
+        return !list_empty(&r->silenced);
+}
+
 bool registry_take_silenced_owner(struct registry *r, uint32_t *ret_owner)
 {
         struct owner *o;
@@ -659,6 +664,7 @@ static void session_close(struct registry *r, struct session *s)
         if (queued_total(r) == s->n_state[TIMERD_STATE_SCHEDULED]) {
                 for (enum timerd_clock c = 0; c < TIMERD_CLOCK_MAX; c++)
                         timerq_clear(&r->queues[c]);
+                r->unsynced = (1u << TIMERD_CLOCK_MAX) - 1;
                 s->dequeued = true;
         }
         r->n_pending -= s->n_pending;

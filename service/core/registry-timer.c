@@ -482,6 +482,7 @@ void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec, 
 {
         timerq_put(&r->queues[t->clock], &t->entry, handover_instant(r, t, deadline_usec),
                    timer_accuracy(t));
+        r->unsynced |= 1u << t->clock;
         t->deadline_usec = deadline_usec;
         t->calendar_epoch = r->calendar_pass.epoch;
         t->queued_past_due = handover_instant(r, t, deadline_usec) <= now;
@@ -491,15 +492,18 @@ void timer_enqueue(struct registry *r, struct timer *t, uint64_t deadline_usec, 
 void timer_set_handover(struct registry *r, struct timer *t, uint64_t handover_usec)
 {
         t->handover_usec = (uint32_t)handover_usec;
-        if (timer_queued(t))
+        if (timer_queued(t)) {
                 timerq_put(&r->queues[t->clock], &t->entry,
                            handover_instant(r, t, t->deadline_usec), timer_accuracy(t));
+                r->unsynced |= 1u << t->clock;
+        }
         timer_changed(r, t);
 }
 
 void timer_dequeue(struct registry *r, struct timer *t)
 {
         timerq_remove(&r->queues[t->clock], &t->entry);
+        r->unsynced |= 1u << t->clock;
         timer_forget_missed_deadline(t);
 }
 

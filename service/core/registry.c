@@ -237,17 +237,24 @@ struct td_transition registry_register(struct registry *r, const struct td_now *
                 e = timer_limits_check(r, a->caller.uid, a->privileged);
         if (e >= 0)
                 e = before_prepare(r, t, a->declaration.lifetime == TIMERD_LIFETIME_RETAINED, &b);
+        bool created = !t;
         if (e >= 0)
                 e = t ? timer_redeclare(r, t, &a->caller, &a->declaration, r->last_generation + 1)
-                      : timer_new(r, &a->caller, a->name, &a->declaration, r->last_generation + 1,
-                                  &place, &t);
+                      : timer_new_uncounted(r, &a->caller, a->name, &a->declaration,
+                                            r->last_generation + 1, &place, &t);
         if (e < 0) {
                 before_free(b);
                 return transition_failed(r, e);
         }
 
         before_attach(r, t, b);
-        if (has_deadline)
+        /* A new timer is counted once, with its first wake-up queued (no failure to clear, no
+         * run to defer it to): not counted, then uncounted and counted again around it. */
+        if (created) {
+                if (has_deadline)
+                        timer_enqueue(r, t, deadline, now->usec[t->clock]);
+                stats_enter(r, t);
+        } else if (has_deadline)
                 timer_set_wakeup(r, t, deadline, now);
         *ret_generation = t->generation;
         return transition_sync(r);

@@ -451,6 +451,8 @@ int registry_take_pending(struct registry *r, const struct td_now *now, uint32_t
  * runtime re-checks their parked Waits.
  */
 bool registry_take_silenced_owner(struct registry *r, uint32_t *ret_owner);
+/* Whether registry_take_silenced_owner() has an owner to give. */
+bool registry_silenced_pending(const struct registry *r);
 
 /*
  * A session (connection) closed: its transient timers are removed, the runs delivered to it are
@@ -489,6 +491,9 @@ struct td_brief {
 };
 int registry_get_brief(const struct registry *r, uint32_t owner, const char *name,
                        struct td_brief *ret);
+/* Whether any timer a look-up finds is in state failed (registry_get_stats()'s failed > 0), in
+ * O(1): none is, and no look-up can find one. */
+bool registry_has_failed(const struct registry *r);
 
 /*
  * The inventory in (owner, name) order: of `owner`, or of everyone when all_owners. Returns the

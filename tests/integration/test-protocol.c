@@ -928,6 +928,64 @@ static void test_subscribe_sees_a_mass_close_in_order(void **state)
         free(actor_in);
 }
 
+/* Call method on the claim {name, generation}; its reply must be `reply`, byte for byte. */
+static void expect_claim_call(int fd, const char *method, const char *name,
+                              unsigned long long generation, const char *reply)
+{
+        char msg[256], buf[4096];
+
+        snprintf(msg, sizeof(msg),
+                 "{\"method\":\"io.timerd.Timer.%s\",\"parameters\":{\"claim\":{\"name\":\"%s\","
+                 "\"generation\":%llu}}}",
+                 method, name, generation);
+        send_msg(fd, msg);
+        assert_true(raw_recv_reply(fd, buf, sizeof(buf), TIMEOUT_MS) >= 0);
+        assert_string_equal(buf, reply);
+}
+
+static unsigned long long registered(int fd, const char *name)
+{
+        char msg[256];
+
+        snprintf(msg, sizeof(msg),
+                 "{\"method\":\"io.timerd.Timer.Register\",\"parameters\":{\"name\":\"%s\","
+                 "\"declaration\":{\"policy\":\"once\"}}}",
+                 name);
+        send_msg(fd, msg);
+        json_object *p = expect_reply(fd), *claim, *generation;
+        assert_true(json_object_object_get_ex(p, "claim", &claim));
+        assert_true(json_object_object_get_ex(claim, "generation", &generation));
+        unsigned long long g = (unsigned long long)json_object_get_int64(generation);
+        json_object_put(p);
+        return g;
+}
+
+/* A claim on a name no timer has is NotFound, though the owner's history knows its generation;
+ * on a name a timer has at another generation, RegistrationExpired. Byte for byte. */
+static void test_claims_on_no_timer_are_not_found(void **state)
+{
+        static const char *const methods[] = {"Unregister", "Cancel"};
+        int fd = harness_raw_connect(*state);
+        unsigned long long first = registered(fd, "nf");
+
+        expect_claim_call(fd, "Unregister", "nf", first, "{\"parameters\":{}}");
+        for (size_t i = 0; i < 2; i++) {
+                expect_claim_call(fd, methods[i], "nf", first,
+                                  "{\"error\":\"io.timerd.Timer.NotFound\",\"parameters\":{"
+                                  "\"name\":\"nf\"}}");
+                expect_claim_call(fd, methods[i], "nf-never", 0,
+                                  "{\"error\":\"io.timerd.Timer.NotFound\",\"parameters\":{"
+                                  "\"name\":\"nf-never\"}}");
+        }
+        unsigned long long again = registered(fd, "nf");
+        for (size_t i = 0; i < 2; i++)
+                expect_claim_call(fd, methods[i], "nf", first,
+                                  "{\"error\":\"io.timerd.Timer.RegistrationExpired\","
+                                  "\"parameters\":{\"name\":\"nf\"}}");
+        expect_claim_call(fd, "Unregister", "nf", again, "{\"parameters\":{}}");
+        close(fd);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -948,6 +1006,7 @@ int main(void)
             cmocka_unit_test(test_wait_with_more_streams),
             cmocka_unit_test(test_disconnect_mid_call_is_harmless),
             cmocka_unit_test(test_subscribe_streams_events_of_others),
+            cmocka_unit_test(test_claims_on_no_timer_are_not_found),
             cmocka_unit_test_setup_teardown(test_subscribe_sees_a_mass_close_in_order,
                                             harness_setup, harness_teardown),
         };

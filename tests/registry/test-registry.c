@@ -1635,6 +1635,7 @@ static void test_provider_binding_failure(void **state)
         assert_int_equal(fx_apply(f, registry_confirm_arm(f->r, &f->now, MONO, ga - 1, -EPERM)), 0);
         assert_int_equal(f->last.n_effects, 0);
         assert_int_equal(fx_get(f, "a").state, TIMERD_STATE_SCHEDULED);
+        assert_false(registry_has_failed(f->r));
 
         assert_int_equal(fx_apply(f, registry_confirm_arm(f->r, &f->now, MONO, ga, -EPERM)), 0);
         assert_int_equal(f->last.n_effects, 1);
@@ -1667,6 +1668,13 @@ static void test_provider_binding_failure(void **state)
         assert_int_equal(
             fx_apply(f, registry_confirm_arm(f->r, &f->now, TIMERD_CLOCK_INVALID, gd, -EPERM)),
             -EINVAL);
+
+        /* What the service's binding check asks first: whether any timer failed. */
+        assert_true(registry_has_failed(f->r));
+        assert_int_equal(fx_unregister(f, fx_claim("a", fx_get(f, "a").generation)), 0);
+        assert_true(registry_has_failed(f->r));
+        assert_int_equal(fx_unregister(f, fx_claim("alarm", fx_get(f, "alarm").generation)), 0);
+        assert_false(registry_has_failed(f->r));
 }
 
 /* Every owner listed since the last take, each once, then none. */
@@ -3145,6 +3153,44 @@ static void test_timer_share(void **state)
         subuids_done(&table);
 }
 
+/* A call brings in line the kernel timers of the clocks whose queue it changed, each of them and
+ * no other: a clock it did not touch keeps its arm, one it left or joined is re-armed. */
+static void test_sync_the_clocks_touched(void **state)
+{
+        struct td_declaration mono = fx_decl(TIMERD_POLICY_ONCE, 0), boot = mono, real = mono;
+        uint64_t m, m2;
+        struct fx *f = *state;
+
+        boot.clock = TIMERD_CLOCK_BOOTTIME;
+        real.clock = TIMERD_CLOCK_REALTIME;
+        assert_int_equal(fx_register_at(f, "m", mono, 1000, &m), 0);
+        assert_int_equal(f->last.n_effects, 1);
+        assert_arm(f, 0, MONO, 1000);
+        assert_int_equal(fx_register_at(f, "r", real, 3000, NULL), 0);
+        assert_int_equal(f->last.n_effects, 1);
+        assert_arm(f, 0, TIMERD_CLOCK_REALTIME, 3000);
+        /* Behind the monotonic clock's first: no clock's arm moves. */
+        assert_int_equal(fx_register_at(f, "m2", mono, 5000, &m2), 0);
+        assert_int_equal(f->last.n_effects, 0);
+        /* Its first gone: the monotonic clock alone, armed for the next. */
+        assert_int_equal(fx_unregister(f, fx_claim("m", m)), 0);
+        assert_int_equal(f->last.n_effects, 1);
+        assert_arm(f, 0, MONO, 5000);
+        /* Declared again on another clock: the one it left and the one it joined. */
+        assert_int_equal(
+            fx_register_full(f, FX_UID, FX_SESSION, "m2", boot, true, 2000, true, NULL), 0);
+        assert_int_equal(f->last.n_effects, 2);
+        assert_disarm(f, 0, MONO);
+        assert_arm(f, 1, TIMERD_CLOCK_BOOTTIME, 2000);
+        /* The session's timers emptied every queue at once: each clock that was armed. */
+        assert_int_equal(fx_apply(f, registry_session_closed(f->r, &f->now, FX_SESSION)), 0);
+        assert_int_equal(f->last.n_effects, 2);
+        assert_disarm(f, 0, TIMERD_CLOCK_BOOTTIME);
+        assert_disarm(f, 1, TIMERD_CLOCK_REALTIME);
+        assert_false(f->kernel[TIMERD_CLOCK_BOOTTIME].armed);
+        assert_false(f->kernel[TIMERD_CLOCK_REALTIME].armed);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -3219,6 +3265,7 @@ int main(void)
             FX_TEST(test_owner_stats_counts),
             FX_TEST(test_session_holds),
             FX_TEST(test_rearm_after_clock_set),
+            FX_TEST(test_sync_the_clocks_touched),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
