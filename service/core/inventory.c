@@ -406,14 +406,15 @@ static void split_owner(const struct inventory *inv, struct inventory_node *root
         for (; root; n++) {
                 uint32_t o = node_owner(inv, root);
 
+                assert(n < MAX_HEIGHT);
                 path[n] = root;
                 heights[n] = h;
                 sides[n] = o < owner || (through && o == owner);
                 h = child_height(root, sides[n], h);
                 root = child(root, sides[n]);
         }
-        while (n-- > 0) {
-                struct inventory_node *x = path[n];
+        while (n > 0) {
+                struct inventory_node *x = path[--n];
                 int far = !sides[n];
                 struct inventory_node *sub = child(x, far);
                 size_t hsub = child_height(x, far, heights[n]);
