@@ -139,17 +139,18 @@ static const char *const reply_member_names[_REPLY_MAX] = {
 };
 
 /*
- * Each member's value token, -1 when absent, found in one pass over the root's keys as
- * vl_token_member() finds one (by the unescaped name, the last of duplicates, other keys ignored):
- * three look-ups, each with its strlen and its own pass, were a third of reading a short reply.
- * Plain keys are told apart by their length, then compared with a name of that length.
+ * Each member's value token, 0 when absent (as a call's envelope has them), found in one pass over
+ * the root's keys as vl_token_member() finds one (by the unescaped name, the last of duplicates,
+ * other keys ignored): three look-ups, each with its strlen and its own pass, were a third of
+ * reading a short reply. Plain keys are told apart by their length, then compared with a name of
+ * that length.
  */
-static void reply_members(const char *text, const struct vl_token *t, int ret[_REPLY_MAX])
+static void reply_members(const char *text, const struct vl_token *t, uint32_t ret[_REPLY_MAX])
 {
         size_t i = 1;
 
         for (int m = 0; m < _REPLY_MAX; m++)
-                ret[m] = -1;
+                ret[m] = 0;
         for (uint32_t n = 0; n < t[0].size; n++, i = t[i + 1].next) {
                 const struct vl_token *k = &t[i];
                 const char *key = text + k->start;
@@ -166,7 +167,7 @@ static void reply_members(const char *text, const struct vl_token *t, int ret[_R
                 else if (k->len == 10)
                         m = memcmp(key, "parameters", 10) == 0 ? REPLY_PARAMETERS : _REPLY_MAX;
                 if (m < _REPLY_MAX)
-                        ret[m] = (int)(i + 1);
+                        ret[m] = (uint32_t)(i + 1);
         }
 }
 
@@ -175,7 +176,8 @@ int vl_reply_tokenize(struct vl_parser *p, const char *msg, size_t len, int max_
 {
         struct vl_reply reply = {.text = msg, .parameters_token = -1};
         const struct vl_token *t;
-        int r, i, member[_REPLY_MAX];
+        uint32_t i, member[_REPLY_MAX];
+        int r;
 
         if (max_depth < 1)
                 return -EINVAL;
@@ -190,21 +192,20 @@ int vl_reply_tokenize(struct vl_parser *p, const char *msg, size_t len, int max_
         reply_members(msg, t, member);
         /* The error name's other checks (no NUL in it) are the tree's, which every error gets. */
         i = member[REPLY_ERROR];
-        if (i >= 0 && t[i].type != VL_TOKEN_NULL) {
+        if (i > 0 && t[i].type != VL_TOKEN_NULL) {
                 if (t[i].type != VL_TOKEN_STRING || t[i].len == 0)
                         return -EPROTO;
                 reply.failed = true;
         }
         i = member[REPLY_PARAMETERS];
-        if (i >= 0 && t[i].type != VL_TOKEN_NULL) {
+        if (i > 0 && t[i].type != VL_TOKEN_NULL) {
                 if (t[i].type != VL_TOKEN_OBJECT)
                         return -EPROTO;
-                reply.parameters_token = i;
+                reply.parameters_token = (int)i;
         }
-        /* Absent or null is false, anything but a boolean not a reply. */
-        i = member[REPLY_CONTINUES];
-        if (i >= 0 && t[i].type != VL_TOKEN_NULL && vl_token_bool(&t[i], &reply.continues) < 0)
-                return -EPROTO;
+        r = vl_token_flag(t, member[REPLY_CONTINUES], &reply.continues);
+        if (r < 0)
+                return r;
         *ret = reply;
         return 0;
 }

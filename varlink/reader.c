@@ -410,15 +410,6 @@ static int call_scan(struct vl_parser *p, const char *msg, size_t len, int max_d
         }
 }
 
-/* An envelope's flag: absent or null is false, anything but a boolean -EPROTO. */
-static int envelope_flag(const struct vl_token *tokens, uint32_t value, bool *ret)
-{
-        *ret = false;
-        if (value == 0 || tokens[value].type == VL_TOKEN_NULL)
-                return 0;
-        return vl_token_bool(&tokens[value], ret) < 0 ? -EPROTO : 0;
-}
-
 int vl_call_parse_with(struct vl_parser *p, const char *msg, size_t len, int max_depth,
                        struct vl_call *ret)
 {
@@ -462,9 +453,9 @@ int vl_call_parse_with(struct vl_parser *p, const char *msg, size_t len, int max
                 }
         } else
                 c.checked = sc.method && !sc.unchecked;
-        if ((r = envelope_flag(tokens, member[ENVELOPE_MORE], &c.more)) < 0 ||
-            (r = envelope_flag(tokens, member[ENVELOPE_ONEWAY], &c.oneway)) < 0 ||
-            (r = envelope_flag(tokens, member[ENVELOPE_UPGRADE], &c.upgrade)) < 0)
+        if ((r = vl_token_flag(tokens, member[ENVELOPE_MORE], &c.more)) < 0 ||
+            (r = vl_token_flag(tokens, member[ENVELOPE_ONEWAY], &c.oneway)) < 0 ||
+            (r = vl_token_flag(tokens, member[ENVELOPE_UPGRADE], &c.upgrade)) < 0)
                 return r;
         *ret = c;
         return 0;

@@ -213,6 +213,14 @@ int vl_token_bool(const struct vl_token *t, bool *ret)
         return 0;
 }
 
+int vl_token_flag(const struct vl_token *tokens, uint32_t value, bool *ret)
+{
+        *ret = false;
+        if (value == 0 || tokens[value].type == VL_TOKEN_NULL)
+                return 0;
+        return vl_token_bool(&tokens[value], ret) < 0 ? -EPROTO : 0;
+}
+
 int vl_token_get_u64(const char *text, const struct vl_token *tokens, size_t object,
                      const char *field, uint64_t *ret)
 {

@@ -123,6 +123,9 @@ int vl_token_get_array(const char *text, const struct vl_token *tokens, size_t o
  * another type or out of range. */
 int vl_token_u64(const char *text, const struct vl_token *t, uint64_t *ret);
 int vl_token_bool(const struct vl_token *t, bool *ret);
+/* An envelope's flag (a call's `more`, a reply's `continues`) at tokens[value], value 0 when the
+ * member is absent: absent or null is false, a boolean its value, anything else -EPROTO. */
+int vl_token_flag(const struct vl_token *tokens, uint32_t value, bool *ret);
 /* String token t as vl_token_get_string() reads a field: 0, or -EINVAL for another type, a NUL in
  * it, or more than size - 1 bytes. */
 int vl_token_string(const char *text, const struct vl_token *t, char *buf, size_t size);
